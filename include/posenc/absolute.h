@@ -1,0 +1,72 @@
+/* Absolute position encodings: sinusoidal tables, adding encodings or a
+ * learned table to embeddings, and concatenating them (Perceiver IO).
+ *
+ * Sinusoid of dimension D and base n: frequency i (i = 0 .. ceil(D/2)-1) is
+ * w_i = n^(-2i/D); position k has sin(k w_i) and cos(k w_i). Layout:
+ * - INTERLEAVED (Vaswani et al., PyTorch tutorials): column 2i holds
+ *   sin(k w_i), column 2i+1 holds cos(k w_i).
+ * - SPLIT (tensor2tensor, MAE/timm): columns 0..ceil(D/2)-1 hold the sines,
+ *   the remaining floor(D/2) columns the cosines.
+ * For odd D the last frequency has only its sine (the cosine would fall past
+ * column D-1). Angles are reduced in double precision, so values are accurate
+ * to fp32 rounding for positions far beyond 100000.
+ */
+#ifndef POSENC_ABSOLUTE_H
+#define POSENC_ABSOLUTE_H
+
+#include "posenc/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum posenc_sincos_layout {
+  POSENC_SINCOS_INTERLEAVED = 0,
+  POSENC_SINCOS_SPLIT = 1
+} posenc_sincos_layout;
+
+/* Sinusoidal table out[length, dim] for positions start .. start+length-1.
+ * start >= 0; base > 0 and finite, not 1 (10000 is the usual value);
+ * out_dtype F32 (float) or BF16 (uint16_t). */
+POSENC_API posenc_status posenc_sinusoid_table(
+    posenc_context* context, int64_t length, int64_t dim, int64_t start,
+    double base, posenc_sincos_layout layout, posenc_dtype out_dtype, void* out);
+
+/* 2D sin-cos table out[height*width, dim] for an height-by-width feature map,
+ * token n = x*width + y: columns [0, dim/2) are the 1D sinusoid (dim/2, base,
+ * layout) of the row x, columns [dim/2, dim) that of the column y. dim must be
+ * even. */
+POSENC_API posenc_status posenc_sinusoid_table_2d(
+    posenc_context* context, int64_t height, int64_t width, int64_t dim,
+    double base, posenc_sincos_layout layout, posenc_dtype out_dtype, void* out);
+
+/* out[b,t,:] = x[b,t,:] + P[offset+t, :] for x, out of [batch, tokens, dim],
+ * P the sinusoid above (computed on the fly, no table is built). offset >= 0
+ * is the position of token 0 (decoding with a cache). out == x is allowed (in
+ * place); any other overlap is POSENC_ERROR_ALIASING. */
+POSENC_API posenc_status posenc_add_sinusoid(
+    posenc_context* context, int64_t batch, int64_t tokens, int64_t dim,
+    int64_t offset, double base, posenc_sincos_layout layout, const float* x,
+    float* out);
+
+/* out[b,t,:] = x[b,t,:] + table[offset+t, :], table of [table_rows, dim];
+ * offset + tokens <= table_rows. out == x allowed; the table must not overlap
+ * out. */
+POSENC_API posenc_status posenc_add_learned(
+    posenc_context* context, int64_t batch, int64_t tokens, int64_t dim,
+    int64_t offset, const float* table, int64_t table_rows, const float* x,
+    float* out);
+
+/* out[b,t,:] = [x[b,t,:], P[offset+t,:]]: x of [batch, tokens, x_dim], the
+ * sinusoid of pos_dim columns appended, out of [batch, tokens, x_dim+pos_dim].
+ * out must not overlap x. */
+POSENC_API posenc_status posenc_concat_sinusoid(
+    posenc_context* context, int64_t batch, int64_t tokens, int64_t x_dim,
+    int64_t pos_dim, int64_t offset, double base, posenc_sincos_layout layout,
+    const float* x, float* out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POSENC_ABSOLUTE_H */

@@ -1,0 +1,109 @@
+/* posenc C ABI: status codes, errors, ISA selection, contexts.
+ *
+ * Conventions for every posenc function:
+ * - Tensors are dense, row-major, fp32 unless a dtype argument says otherwise;
+ *   bf16 values are passed as uint16_t bit patterns.
+ * - Sizes are int64_t and must be >= 1 unless documented otherwise.
+ * - Every function checks all its arguments before writing anything. On error
+ *   it returns a non-zero status, writes nothing to its outputs, and
+ *   posenc_last_error() returns a message naming the bad argument.
+ * - A NULL context means the process-wide default context.
+ * - Every function is thread-safe and may be called from many threads at once.
+ */
+#ifndef POSENC_CORE_H
+#define POSENC_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define POSENC_API __declspec(dllexport)
+#else
+#define POSENC_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum posenc_status {
+  POSENC_OK = 0,
+  POSENC_ERROR_NULL_POINTER = 1,    /* a required pointer is NULL */
+  POSENC_ERROR_INVALID_ARGUMENT = 2, /* a size, enum or scalar is out of range */
+  POSENC_ERROR_SHAPE_MISMATCH = 3,  /* sizes that must agree do not */
+  POSENC_ERROR_OVERFLOW = 4,        /* a product of sizes overflows */
+  POSENC_ERROR_ALIASING = 5,        /* outputs overlap inputs where not allowed */
+  POSENC_ERROR_UNSUPPORTED = 6,     /* valid, but not available here */
+  POSENC_ERROR_OUT_OF_MEMORY = 7,
+  POSENC_ERROR_INTERNAL = 8
+} posenc_status;
+
+/* Instruction-set paths. AUTO picks the best the CPU has under the cap. */
+typedef enum posenc_isa {
+  POSENC_ISA_AUTO = 0,
+  POSENC_ISA_BASELINE = 1, /* x86-64: SSE2; aarch64: the NEON path */
+  POSENC_ISA_AVX2 = 2,     /* AVX2 + FMA */
+  POSENC_ISA_AVX512 = 3,   /* AVX-512 F/CD/DQ/BW/VL */
+  POSENC_ISA_NEON = 4      /* aarch64 Advanced SIMD */
+} posenc_isa;
+
+typedef enum posenc_dtype {
+  POSENC_F32 = 0,
+  POSENC_BF16 = 1 /* bfloat16 stored as uint16_t, round-to-nearest-even */
+} posenc_dtype;
+
+/* Static string for a status, e.g. "invalid argument". */
+POSENC_API const char* posenc_status_string(posenc_status status);
+
+/* The message of the last failed call on this thread ("" if none). The
+ * pointer stays valid until the next posenc call on this thread. */
+POSENC_API const char* posenc_last_error(void);
+
+/* "0.1.0" */
+POSENC_API const char* posenc_version(void);
+
+/* Lower-case name: "auto", "baseline", "avx2", "avx512", "neon"; NULL for an
+ * unknown value. */
+POSENC_API const char* posenc_isa_name(posenc_isa isa);
+
+/* Parses a name as accepted by POSENC_MAX_ISA ("avx512", "avx2", "baseline",
+ * "neon"; case-insensitive). */
+POSENC_API posenc_status posenc_isa_from_name(const char* name, posenc_isa* isa);
+
+/* *available = 1 if this build has the path and the CPU (and OS) support it,
+ * regardless of the cap. */
+POSENC_API posenc_status posenc_isa_available(posenc_isa isa, int* available);
+
+/* Process-wide cap on posenc's kernels and on oneDNN. Initialized from the
+ * environment variable POSENC_MAX_ISA; AUTO removes posenc's cap. oneDNN
+ * accepts a cap only before its first primitive is created: after that,
+ * lowering the cap returns POSENC_ERROR_UNSUPPORTED and changes nothing.
+ * On x86-64 the caps map to oneDNN's avx512_core_amx, avx2 and sse41 (oneDNN's
+ * lowest level); on aarch64 oneDNN is not capped. */
+POSENC_API posenc_status posenc_set_max_isa(posenc_isa isa);
+POSENC_API posenc_isa posenc_max_isa(void);
+
+/* The best path the CPU has under the cap (never AUTO). */
+POSENC_API posenc_isa posenc_best_isa(void);
+
+/* A context fixes the ISA path and thread count of the calls made with it.
+ * isa: AUTO for the best under the cap, or a specific path, which must be
+ * available and not above the cap. num_threads: 0 for OpenMP's default at call
+ * time, else >= 1. A context is immutable and may be shared by threads. */
+typedef struct posenc_context posenc_context;
+POSENC_API posenc_status posenc_context_create(posenc_isa isa, int num_threads,
+                                               posenc_context** context);
+POSENC_API void posenc_context_destroy(posenc_context* context);
+/* The path the context runs (never AUTO) and its thread count (0: default). */
+POSENC_API posenc_isa posenc_context_isa(const posenc_context* context);
+POSENC_API int posenc_context_num_threads(const posenc_context* context);
+
+/* bf16 conversions, round-to-nearest-even; NaN stays NaN. */
+POSENC_API uint16_t posenc_f32_to_bf16(float value);
+POSENC_API float posenc_bf16_to_f32(uint16_t value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POSENC_CORE_H */

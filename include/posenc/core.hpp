@@ -1,0 +1,74 @@
+// posenc C++ API: a header-only layer over the C ABI that turns status codes
+// into exceptions and owns contexts. Include posenc/posenc.hpp.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "posenc/core.h"
+
+namespace posenc {
+
+// Thrown by every C++ wrapper when the C call fails; what() is the C ABI's
+// message, which names the bad argument.
+class Error : public std::runtime_error {
+ public:
+  Error(posenc_status status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  posenc_status status() const noexcept { return status_; }
+
+ private:
+  posenc_status status_;
+};
+
+inline void check(posenc_status status) {
+  if (status != POSENC_OK) throw Error(status, posenc_last_error());
+}
+
+enum class Isa {
+  automatic = POSENC_ISA_AUTO,
+  baseline = POSENC_ISA_BASELINE,
+  avx2 = POSENC_ISA_AVX2,
+  avx512 = POSENC_ISA_AVX512,
+  neon = POSENC_ISA_NEON,
+};
+
+inline const char* isa_name(Isa isa) { return posenc_isa_name(posenc_isa(isa)); }
+inline bool isa_available(Isa isa) {
+  int available = 0;
+  check(posenc_isa_available(posenc_isa(isa), &available));
+  return available != 0;
+}
+inline void set_max_isa(Isa isa) { check(posenc_set_max_isa(posenc_isa(isa))); }
+inline Isa max_isa() { return Isa(posenc_max_isa()); }
+inline Isa best_isa() { return Isa(posenc_best_isa()); }
+
+// Owns a posenc_context: the ISA path and thread count of the calls made with
+// it. A default-constructed Context uses the process default (the best path
+// under the cap, OpenMP's thread count). Move-only; safe to share by
+// reference across threads.
+class Context {
+ public:
+  Context() = default;
+  explicit Context(Isa isa, int num_threads = 0) {
+    check(posenc_context_create(posenc_isa(isa), num_threads, &handle_));
+  }
+  Context(Context&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Context& operator=(Context&& other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context() { posenc_context_destroy(handle_); }
+
+  Isa isa() const { return Isa(posenc_context_isa(handle_)); }
+  int num_threads() const { return posenc_context_num_threads(handle_); }
+  posenc_context* get() const { return handle_; }
+
+ private:
+  posenc_context* handle_ = nullptr;
+};
+
+}  // namespace posenc

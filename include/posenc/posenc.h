@@ -1,0 +1,9 @@
+/* posenc: positional encodings and relative-position attention for CPUs.
+ * The C ABI; include this header (or posenc.hpp from C++). */
+#ifndef POSENC_POSENC_H
+#define POSENC_POSENC_H
+
+#include "posenc/core.h"
+#include "posenc/absolute.h"
+
+#endif /* POSENC_POSENC_H */

@@ -1,0 +1,6 @@
+// posenc: the C++ API (header-only, over the C ABI of posenc/posenc.h).
+#pragma once
+
+#include "posenc/posenc.h"
+#include "posenc/core.hpp"
+#include "posenc/absolute.hpp"

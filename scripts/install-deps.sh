@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages posenc builds and tests with; does nothing for
+# packages already present. Pass --cross to add the aarch64 cross toolchain
+# and qemu used by the NEON test run (the arm64 sysroot is made by
+# scripts/make-arm64-sysroot.sh).
+set -euo pipefail
+
+packages=(build-essential cmake libdnnl-dev libxsimd-dev libgtest-dev
+          libbenchmark-dev libpng-dev)
+if [[ "${1:-}" == "--cross" ]]; then
+  packages+=(crossbuild-essential-arm64 qemu-user-static)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+echo "installing: ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,135 @@
+// C ABI: absolute encodings. Validation here; the work in ops/absolute.cpp.
+#include "api/guard.hpp"
+#include "api/validate.hpp"
+#include "ops/absolute.hpp"
+#include "posenc/absolute.h"
+
+using namespace posenc;
+
+namespace {
+
+size_t dtype_bytes(posenc_dtype dtype) { return dtype == POSENC_BF16 ? 2 : 4; }
+
+void require_sinusoid(double base, posenc_sincos_layout layout) {
+  require_frequency_base(base, "base");
+  require_sincos_layout(layout, "layout");
+}
+
+// The last position written must stay exactly representable in double.
+void require_positions(int64_t offset, int64_t count, const char* offset_name) {
+  require_non_negative(offset, offset_name);
+  if (offset > (int64_t(1) << 53) - count) {
+    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
+                std::string(offset_name) + " + the number of positions must be <= 2^53");
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+posenc_status posenc_sinusoid_table(posenc_context* context, int64_t length, int64_t dim,
+                                    int64_t start, double base, posenc_sincos_layout layout,
+                                    posenc_dtype out_dtype, void* out) {
+  return guard("posenc_sinusoid_table", [&] {
+    require_positive(length, "length");
+    require_positive(dim, "dim");
+    require_positions(start, length, "start");
+    require_sinusoid(base, layout);
+    require_dtype(out_dtype, "out_dtype");
+    require_not_null(out, "out");
+    checked_bytes({length, dim}, dtype_bytes(out_dtype), "out");
+    ops::sinusoid_table(resolve_context(context), length, dim, start, base, layout, out_dtype,
+                        out);
+  });
+}
+
+posenc_status posenc_sinusoid_table_2d(posenc_context* context, int64_t height, int64_t width,
+                                       int64_t dim, double base, posenc_sincos_layout layout,
+                                       posenc_dtype out_dtype, void* out) {
+  return guard("posenc_sinusoid_table_2d", [&] {
+    require_positive(height, "height");
+    require_positive(width, "width");
+    require_positive(dim, "dim");
+    if (dim % 2 != 0) {
+      throw Error(POSENC_ERROR_INVALID_ARGUMENT,
+                  "dim must be even, half for rows and half for columns (got " +
+                      std::to_string(dim) + ")");
+    }
+    require_sinusoid(base, layout);
+    require_dtype(out_dtype, "out_dtype");
+    require_not_null(out, "out");
+    checked_bytes({height, width, dim}, dtype_bytes(out_dtype), "out");
+    ops::sinusoid_table_2d(resolve_context(context), height, width, dim, base, layout,
+                           out_dtype, out);
+  });
+}
+
+posenc_status posenc_add_sinusoid(posenc_context* context, int64_t batch, int64_t tokens,
+                                  int64_t dim, int64_t offset, double base,
+                                  posenc_sincos_layout layout, const float* x, float* out) {
+  return guard("posenc_add_sinusoid", [&] {
+    require_positive(batch, "batch");
+    require_positive(tokens, "tokens");
+    require_positive(dim, "dim");
+    require_positions(offset, tokens, "offset");
+    require_sinusoid(base, layout);
+    require_not_null(x, "x");
+    require_not_null(out, "out");
+    const int64_t bytes = checked_bytes({batch, tokens, dim}, sizeof(float), "x");
+    require_same_or_disjoint(out, bytes, "out", x, bytes, "x");
+    ops::add_sinusoid(resolve_context(context), batch, tokens, dim, offset, base, layout, x,
+                      out);
+  });
+}
+
+posenc_status posenc_add_learned(posenc_context* context, int64_t batch, int64_t tokens,
+                                 int64_t dim, int64_t offset, const float* table,
+                                 int64_t table_rows, const float* x, float* out) {
+  return guard("posenc_add_learned", [&] {
+    require_positive(batch, "batch");
+    require_positive(tokens, "tokens");
+    require_positive(dim, "dim");
+    require_non_negative(offset, "offset");
+    require_positive(table_rows, "table_rows");
+    if (offset > table_rows - tokens) {
+      throw Error(POSENC_ERROR_SHAPE_MISMATCH,
+                  "offset + tokens (" + std::to_string(offset) + " + " +
+                      std::to_string(tokens) + ") exceeds table_rows (" +
+                      std::to_string(table_rows) + ")");
+    }
+    require_not_null(table, "table");
+    require_not_null(x, "x");
+    require_not_null(out, "out");
+    const int64_t bytes = checked_bytes({batch, tokens, dim}, sizeof(float), "x");
+    const int64_t table_bytes = checked_bytes({table_rows, dim}, sizeof(float), "table");
+    require_same_or_disjoint(out, bytes, "out", x, bytes, "x");
+    require_disjoint(out, bytes, "out", table, table_bytes, "table");
+    ops::add_learned(resolve_context(context), batch, tokens, dim, offset, table, x, out);
+  });
+}
+
+posenc_status posenc_concat_sinusoid(posenc_context* context, int64_t batch, int64_t tokens,
+                                     int64_t x_dim, int64_t pos_dim, int64_t offset,
+                                     double base, posenc_sincos_layout layout, const float* x,
+                                     float* out) {
+  return guard("posenc_concat_sinusoid", [&] {
+    require_positive(batch, "batch");
+    require_positive(tokens, "tokens");
+    require_positive(x_dim, "x_dim");
+    require_positive(pos_dim, "pos_dim");
+    require_positions(offset, tokens, "offset");
+    require_sinusoid(base, layout);
+    require_not_null(x, "x");
+    require_not_null(out, "out");
+    if (x_dim > INT64_MAX - pos_dim) throw Error(POSENC_ERROR_OVERFLOW, "x_dim + pos_dim overflows");
+    const int64_t x_bytes = checked_bytes({batch, tokens, x_dim}, sizeof(float), "x");
+    const int64_t out_bytes =
+        checked_bytes({batch, tokens, x_dim + pos_dim}, sizeof(float), "out");
+    require_disjoint(out, out_bytes, "out", x, x_bytes, "x");
+    ops::concat_sinusoid(resolve_context(context), batch, tokens, x_dim, pos_dim, offset, base,
+                         layout, x, out);
+  });
+}
+
+}  // extern "C"

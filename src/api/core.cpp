@@ -1,0 +1,133 @@
+// C ABI: errors, versions, ISA selection, contexts, bf16 scalars.
+#include <cctype>
+#include <cstring>
+#include <string>
+
+#include "api/guard.hpp"
+#include "api/validate.hpp"
+#include "posenc/core.h"
+#include "runtime/context.hpp"
+#include "runtime/cpu_features.hpp"
+#include "runtime/isa_cap.hpp"
+
+namespace posenc {
+namespace {
+thread_local std::string last_error_message;
+}  // namespace
+
+void set_last_error(const std::string& message) { last_error_message = message; }
+
+}  // namespace posenc
+
+using namespace posenc;
+
+extern "C" {
+
+const char* posenc_status_string(posenc_status status) {
+  switch (status) {
+    case POSENC_OK: return "ok";
+    case POSENC_ERROR_NULL_POINTER: return "null pointer";
+    case POSENC_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case POSENC_ERROR_SHAPE_MISMATCH: return "shape mismatch";
+    case POSENC_ERROR_OVERFLOW: return "size overflow";
+    case POSENC_ERROR_ALIASING: return "aliasing not allowed";
+    case POSENC_ERROR_UNSUPPORTED: return "unsupported";
+    case POSENC_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case POSENC_ERROR_INTERNAL: return "internal error";
+  }
+  return "unknown status";
+}
+
+const char* posenc_last_error(void) { return last_error_message.c_str(); }
+
+const char* posenc_version(void) { return POSENC_VERSION_STRING; }
+
+const char* posenc_isa_name(posenc_isa isa) {
+  switch (isa) {
+    case POSENC_ISA_AUTO: return "auto";
+    case POSENC_ISA_BASELINE: return "baseline";
+    case POSENC_ISA_AVX2: return "avx2";
+    case POSENC_ISA_AVX512: return "avx512";
+    case POSENC_ISA_NEON: return "neon";
+  }
+  return nullptr;
+}
+
+posenc_status posenc_isa_from_name(const char* name, posenc_isa* isa) {
+  return guard("posenc_isa_from_name", [&] {
+    require_not_null(name, "name");
+    require_not_null(isa, "isa");
+    std::string lower(name);
+    for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+    for (posenc_isa candidate : {POSENC_ISA_AUTO, POSENC_ISA_BASELINE, POSENC_ISA_AVX2,
+                                 POSENC_ISA_AVX512, POSENC_ISA_NEON}) {
+      if (lower == posenc_isa_name(candidate)) {
+        *isa = candidate;
+        return;
+      }
+    }
+    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
+                "name: unknown ISA \"" + std::string(name) +
+                    "\" (expected auto, baseline, avx2, avx512 or neon)");
+  });
+}
+
+posenc_status posenc_isa_available(posenc_isa isa, int* available) {
+  return guard("posenc_isa_available", [&] {
+    require_not_null(available, "available");
+    if (posenc_isa_name(isa) == nullptr || isa == POSENC_ISA_AUTO) {
+      throw Error(POSENC_ERROR_INVALID_ARGUMENT,
+                  "isa: unknown ISA value " + std::to_string(int(isa)));
+    }
+    *available = cpu_supports(isa) ? 1 : 0;
+  });
+}
+
+posenc_status posenc_set_max_isa(posenc_isa isa) {
+  return guard("posenc_set_max_isa", [&] {
+    if (posenc_isa_name(isa) == nullptr) {
+      throw Error(POSENC_ERROR_INVALID_ARGUMENT,
+                  "isa: unknown ISA value " + std::to_string(int(isa)));
+    }
+    set_max_isa(isa);
+  });
+}
+
+posenc_isa posenc_max_isa(void) { return max_isa(); }
+
+posenc_isa posenc_best_isa(void) { return best_isa_under_cap(); }
+
+posenc_status posenc_context_create(posenc_isa isa, int num_threads, posenc_context** context) {
+  return guard("posenc_context_create", [&] {
+    require_not_null(context, "context");
+    require_non_negative(num_threads, "num_threads");
+    const posenc_isa resolved = resolve_isa(isa, "isa");
+    *context = new posenc_context{resolved, num_threads};
+  });
+}
+
+void posenc_context_destroy(posenc_context* context) { delete context; }
+
+posenc_isa posenc_context_isa(const posenc_context* context) {
+  return resolve_context(context).isa;
+}
+
+int posenc_context_num_threads(const posenc_context* context) {
+  return context != nullptr ? context->num_threads : 0;
+}
+
+uint16_t posenc_f32_to_bf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return uint16_t((bits >> 16) | 0x40u);
+  return uint16_t((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
+
+float posenc_bf16_to_f32(uint16_t value) {
+  const uint32_t bits = uint32_t(value) << 16;
+  float result;
+  std::memcpy(&result, &bits, sizeof result);
+  return result;
+}
+
+}  // extern "C"

@@ -1,0 +1,16 @@
+// The table of kernels for one ISA path: one member per kernel family. Each
+// family's header declares its function-pointer struct; the per-ISA files in
+// src/arch/ fill a table with the kernels instantiated for their arch.
+#pragma once
+
+#include "kernels/absolute/absolute_kernels.hpp"
+#include "kernels/elementwise/elementwise_kernels.hpp"
+
+namespace posenc {
+
+struct KernelTable {
+  ElementwiseKernels elementwise;
+  AbsoluteKernels absolute;
+};
+
+}  // namespace posenc

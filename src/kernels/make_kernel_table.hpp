@@ -1,0 +1,17 @@
+// Included only by the per-ISA files in src/arch/: instantiates every kernel
+// for one xsimd arch and collects them into a KernelTable.
+#pragma once
+
+#include "kernels/absolute/absolute_impl.hpp"
+#include "kernels/elementwise/elementwise_impl.hpp"
+#include "kernels/kernel_table.hpp"
+
+namespace posenc {
+
+template <class Arch>
+constexpr KernelTable make_kernel_table() {
+  return KernelTable{kernels::make_elementwise_kernels<Arch>(),
+                     kernels::make_absolute_kernels<Arch>()};
+}
+
+}  // namespace posenc

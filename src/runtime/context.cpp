@@ -1,0 +1,17 @@
+#include "runtime/context.hpp"
+
+#include <omp.h>
+
+#include "runtime/isa_cap.hpp"
+#include "runtime/kernel_registry.hpp"
+
+namespace posenc {
+
+ExecContext resolve_context(const posenc_context* context) {
+  const posenc_isa isa = context != nullptr ? context->isa : best_isa_under_cap();
+  const int requested = context != nullptr ? context->num_threads : 0;
+  return ExecContext{isa, compiled_kernel_table(isa),
+                     requested > 0 ? requested : omp_get_max_threads()};
+}
+
+}  // namespace posenc

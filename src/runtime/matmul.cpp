@@ -1,0 +1,171 @@
+#include "runtime/matmul.hpp"
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "runtime/error.hpp"
+#include "runtime/isa_cap.hpp"
+
+namespace posenc {
+
+bool MatmulShape::operator==(const MatmulShape& o) const {
+  return batch == o.batch && m == o.m && n == o.n && k == o.k && lda == o.lda &&
+         ldb == o.ldb && ldc == o.ldc && batch_stride_a == o.batch_stride_a &&
+         batch_stride_b == o.batch_stride_b && batch_stride_c == o.batch_stride_c &&
+         transpose_b == o.transpose_b && ab_type == o.ab_type && c_type == o.c_type &&
+         alpha == o.alpha && accumulate == o.accumulate;
+}
+
+namespace {
+
+struct ShapeHash {
+  size_t operator()(const MatmulShape& s) const {
+    size_t h = 0;
+    auto mix = [&h](int64_t v) { h = h * 1000003u ^ std::hash<int64_t>()(v); };
+    for (int64_t v : {s.batch, s.m, s.n, s.k, s.lda, s.ldb, s.ldc, s.batch_stride_a,
+                      s.batch_stride_b, s.batch_stride_c, int64_t(s.transpose_b),
+                      int64_t(s.ab_type), int64_t(s.c_type), int64_t(s.accumulate)}) {
+      mix(v);
+    }
+    float alpha = s.alpha;
+    int32_t alpha_bits;
+    std::memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
+    mix(alpha_bits);
+    return h;
+  }
+};
+
+using dt = dnnl::memory::data_type;
+
+dt onednn_type(posenc_dtype type) { return type == POSENC_BF16 ? dt::bf16 : dt::f32; }
+
+struct CachedMatmul {
+  dnnl::memory::desc a, b, c;
+  dnnl::matmul primitive;
+  size_t scratchpad_bytes;
+  std::string impl;  // oneDNN's implementation name, e.g. "brg:avx512_core"
+};
+
+dnnl::engine& cpu_engine() {
+  max_isa();  // applies POSENC_MAX_ISA to oneDNN before its first primitive
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+CachedMatmul create_matmul(const MatmulShape& s) {
+  using dims = dnnl::memory::dims;
+  const dims a_dims{s.batch_stride_a == 0 ? 1 : s.batch, s.m, s.k};
+  const dims b_dims{s.batch_stride_b == 0 ? 1 : s.batch, s.k, s.n};
+  const dims c_dims{s.batch, s.m, s.n};
+  const dims b_strides = s.transpose_b ? dims{s.batch_stride_b, 1, s.ldb}
+                                       : dims{s.batch_stride_b, s.ldb, 1};
+  dnnl::memory::desc a(a_dims, onednn_type(s.ab_type), dims{s.batch_stride_a, s.lda, 1});
+  dnnl::memory::desc b(b_dims, onednn_type(s.ab_type), b_strides);
+  dnnl::memory::desc c(c_dims, onednn_type(s.c_type), dims{s.batch_stride_c, s.ldc, 1});
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (s.alpha != 1.0f) attr.set_output_scales(0, {s.alpha});
+  if (s.accumulate) {
+    dnnl::post_ops ops;
+    ops.append_sum(1.0f);
+    attr.set_post_ops(ops);
+  }
+  dnnl::matmul::desc desc(a, b, c);
+  dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
+  return CachedMatmul{a, b, c, dnnl::matmul(pd), pd.scratchpad_desc().get_size(),
+                      pd.impl_info_str()};
+}
+
+class MatmulCache {
+ public:
+  std::shared_ptr<const CachedMatmul> get(const MatmulShape& shape) {
+    {
+      std::shared_lock<std::shared_mutex> lock(mutex_);
+      auto it = cache_.find(shape);
+      if (it != cache_.end()) return it->second;
+    }
+    auto created = std::make_shared<const CachedMatmul>(create_matmul(shape));
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    return cache_.emplace(shape, std::move(created)).first->second;
+  }
+
+ private:
+  std::shared_mutex mutex_;
+  std::unordered_map<MatmulShape, std::shared_ptr<const CachedMatmul>, ShapeHash> cache_;
+};
+
+MatmulCache& matmul_cache() {
+  static MatmulCache cache;
+  return cache;
+}
+
+}  // namespace
+
+void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
+  std::shared_ptr<const CachedMatmul> mm;
+  try {
+    mm = matmul_cache().get(shape);
+  } catch (const dnnl::error& e) {
+    throw Error(POSENC_ERROR_UNSUPPORTED, std::string("oneDNN matmul: ") + e.what());
+  }
+  dnnl::engine& engine = cpu_engine();
+  thread_local dnnl::stream stream(engine);
+  thread_local std::vector<uint8_t> scratchpad;
+  if (scratchpad.size() < mm->scratchpad_bytes) scratchpad.resize(mm->scratchpad_bytes);
+  dnnl::memory a_mem(mm->a, engine, const_cast<void*>(a));
+  dnnl::memory b_mem(mm->b, engine, const_cast<void*>(b));
+  dnnl::memory c_mem(mm->c, engine, c);
+  dnnl::memory scratch_mem(dnnl::memory::desc({int64_t(mm->scratchpad_bytes)}, dt::u8,
+                                              dnnl::memory::format_tag::a),
+                           engine, scratchpad.data());
+  mm->primitive.execute(stream, {{DNNL_ARG_SRC, a_mem},
+                                 {DNNL_ARG_WEIGHTS, b_mem},
+                                 {DNNL_ARG_DST, c_mem},
+                                 {DNNL_ARG_SCRATCHPAD, scratch_mem}});
+  stream.wait();
+}
+
+const char* onednn_version_string() {
+  static const std::string text = [] {
+    const dnnl_version_t* v = dnnl_version();
+    return std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+           std::to_string(v->patch) + " (" + v->hash + ")";
+  }();
+  return text.c_str();
+}
+
+const char* onednn_isa_string() {
+  cpu_engine();
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+}
+
+const char* onednn_matmul_impl(posenc_dtype type) {
+  MatmulShape s;
+  s.m = s.n = s.k = s.lda = s.ldb = s.ldc = 256;
+  s.ab_type = type;
+  try {
+    return matmul_cache().get(s)->impl.c_str();  // cached entries live until exit
+  } catch (const dnnl::error&) {
+    return "unsupported";
+  }
+}
+
+}  // namespace posenc

@@ -1,0 +1,42 @@
+// Batched GEMM through oneDNN, with primitives cached by shape and type.
+//
+// C[b] = alpha * A[b] x op(B[b]) (+ C[b] if accumulate), for b < batch, where
+// A[b] is m x k (row stride lda), op(B[b]) is k x n: B[b] stored k x n (row
+// stride ldb) or, with transpose_b, stored n x k (row stride ldb). Batch
+// strides of 0 broadcast A or B across the batch. C is fp32 unless c_type
+// says bf16; A and B share a_type (fp32 or bf16), accumulation is fp32.
+//
+// Safe to call from many threads at once. Inside an OpenMP parallel region
+// the GEMM runs on the calling thread alone.
+#pragma once
+
+#include <cstdint>
+
+#include "posenc/core.h"
+
+namespace posenc {
+
+struct MatmulShape {
+  int64_t batch = 1;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0;
+  bool transpose_b = false;
+  posenc_dtype ab_type = POSENC_F32;
+  posenc_dtype c_type = POSENC_F32;
+  float alpha = 1.0f;
+  bool accumulate = false;
+
+  bool operator==(const MatmulShape& other) const;
+};
+
+void matmul(const MatmulShape& shape, const void* a, const void* b, void* c);
+
+// oneDNN's version and the ISA its primitives dispatch to, for `posenc info`.
+const char* onednn_version_string();
+const char* onednn_isa_string();
+// The implementation oneDNN picks for an fp32 or bf16 square GEMM (e.g.
+// "brg:avx512_core"); creates, but does not run, a primitive.
+const char* onednn_matmul_impl(posenc_dtype type);
+
+}  // namespace posenc

@@ -1,0 +1,225 @@
+// Absolute encodings on every ISA path against the double reference loops.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <tuple>
+
+#include "compare.hpp"
+#include "isa_test.hpp"
+#include "posenc/posenc.h"
+#include "reference/absolute.hpp"
+
+namespace posenc::test {
+namespace {
+
+namespace ref = posenc::reference;
+
+// Reduced angles keep fp32 sin/cos within a few ulp of 1 for any position.
+constexpr double kSinusoidAtol = 2e-6;
+constexpr double kBf16Rtol = 1.0 / 256;  // half a bf16 ulp is 2^-9 relative
+
+const posenc_sincos_layout kLayouts[] = {POSENC_SINCOS_INTERLEAVED, POSENC_SINCOS_SPLIT};
+
+class SinusoidTable : public IsaTest {};
+
+TEST_P(SinusoidTable, MatchesReferenceF32) {
+  for (int64_t dim : {1, 2, 3, 7, 8, 64, 65, 127, 130}) {
+    for (int64_t length : {1, 5, 67}) {
+      for (int64_t start : {0, 99990, 500000}) {
+        for (auto layout : kLayouts) {
+          SCOPED_TRACE(testing::Message() << "dim " << dim << " length " << length << " start "
+                                          << start << " layout " << layout);
+          GuardedFloats out(size_t(length * dim));
+          ASSERT_EQ(posenc_sinusoid_table(context(), length, dim, start, 10000.0, layout,
+                                          POSENC_F32, out.data()),
+                    POSENC_OK)
+              << posenc_last_error();
+          EXPECT_TRUE(all_close(out.data(), ref::sinusoid_table(length, dim, start, 10000.0, layout),
+                                kSinusoidAtol, 0.0));
+          EXPECT_TRUE(out.guards_intact());
+        }
+      }
+    }
+  }
+}
+
+TEST_P(SinusoidTable, MatchesReferenceBf16) {
+  for (int64_t dim : {1, 9, 64}) {
+    const int64_t length = 33;
+    std::vector<uint16_t> out(size_t(length * dim));
+    ASSERT_EQ(posenc_sinusoid_table(context(), length, dim, 7, 500.0, POSENC_SINCOS_SPLIT,
+                                    POSENC_BF16, out.data()),
+              POSENC_OK);
+    EXPECT_TRUE(all_close_bf16(out.data(),
+                               ref::sinusoid_table(length, dim, 7, 500.0, POSENC_SINCOS_SPLIT),
+                               1e-6, kBf16Rtol));
+  }
+}
+
+TEST_P(SinusoidTable, LongTable) {
+  const int64_t length = 8192, dim = 512;
+  std::vector<float> out(size_t(length * dim));
+  ASSERT_EQ(posenc_sinusoid_table(context(), length, dim, 0, 10000.0,
+                                  POSENC_SINCOS_INTERLEAVED, POSENC_F32, out.data()),
+            POSENC_OK);
+  EXPECT_TRUE(all_close(out.data(),
+                        ref::sinusoid_table(length, dim, 0, 10000.0, POSENC_SINCOS_INTERLEAVED),
+                        kSinusoidAtol, 0.0));
+}
+
+// Seed 004's PositionalEncoding: pe[:, 0::2] = sin(k * div), pe[:, 1::2] =
+// cos(k * div), div = exp(arange(0, D, 2) * -(ln(10000) / D)).
+TEST_P(SinusoidTable, EqualsPytorchTutorialDefinition) {
+  const int64_t length = 50, dim = 16;
+  std::vector<float> out(size_t(length * dim));
+  ASSERT_EQ(posenc_sinusoid_table(context(), length, dim, 0, 10000.0,
+                                  POSENC_SINCOS_INTERLEAVED, POSENC_F32, out.data()),
+            POSENC_OK);
+  for (int64_t k = 0; k < length; ++k) {
+    for (int64_t i = 0; i < dim; i += 2) {
+      const double div = std::exp(double(i) * -(std::log(10000.0) / double(dim)));
+      EXPECT_NEAR(out[size_t(k * dim + i)], std::sin(double(k) * div), kSinusoidAtol);
+      EXPECT_NEAR(out[size_t(k * dim + i + 1)], std::cos(double(k) * div), kSinusoidAtol);
+    }
+  }
+}
+
+class SinusoidTable2d : public IsaTest {};
+
+TEST_P(SinusoidTable2d, MatchesReference) {
+  const std::tuple<int64_t, int64_t> maps[] = {{1, 1}, {1, 7}, {7, 1}, {7, 5}, {14, 14}, {24, 40}};
+  for (auto [height, width] : maps) {
+    for (int64_t dim : {2, 6, 64, 258}) {
+      for (auto layout : kLayouts) {
+        SCOPED_TRACE(testing::Message() << height << "x" << width << " dim " << dim);
+        GuardedFloats out(size_t(height * width * dim));
+        ASSERT_EQ(posenc_sinusoid_table_2d(context(), height, width, dim, 10000.0, layout,
+                                           POSENC_F32, out.data()),
+                  POSENC_OK);
+        EXPECT_TRUE(all_close(out.data(), ref::sinusoid_table_2d(height, width, dim, 10000.0, layout),
+                              kSinusoidAtol, 0.0));
+        EXPECT_TRUE(out.guards_intact());
+      }
+    }
+  }
+}
+
+TEST_P(SinusoidTable2d, Bf16) {
+  std::vector<uint16_t> out(size_t(3 * 7 * 8));
+  ASSERT_EQ(posenc_sinusoid_table_2d(context(), 3, 7, 8, 10000.0, POSENC_SINCOS_SPLIT,
+                                     POSENC_BF16, out.data()),
+            POSENC_OK);
+  EXPECT_TRUE(all_close_bf16(out.data(),
+                             ref::sinusoid_table_2d(3, 7, 8, 10000.0, POSENC_SINCOS_SPLIT),
+                             1e-6, kBf16Rtol));
+}
+
+class AddSinusoid : public IsaTest {};
+
+TEST_P(AddSinusoid, OutOfPlaceAndInPlace) {
+  for (int64_t batch : {1, 3}) {
+    for (int64_t tokens : {1, 17}) {
+      for (int64_t dim : {1, 3, 64, 129}) {
+        for (int64_t offset : {0, 100000}) {
+          SCOPED_TRACE(testing::Message() << "B " << batch << " T " << tokens << " D " << dim
+                                          << " offset " << offset);
+          const size_t n = size_t(batch * tokens * dim);
+          const std::vector<float> x = random_floats(n, uint32_t(n + offset));
+          const auto want = ref::add_sinusoid(batch, tokens, dim, offset, 10000.0,
+                                              POSENC_SINCOS_INTERLEAVED, x.data());
+          GuardedFloats out(n);
+          ASSERT_EQ(posenc_add_sinusoid(context(), batch, tokens, dim, offset, 10000.0,
+                                        POSENC_SINCOS_INTERLEAVED, x.data(), out.data()),
+                    POSENC_OK);
+          EXPECT_TRUE(all_close(out.data(), want, 4e-6, 1e-6));
+          EXPECT_TRUE(out.guards_intact());
+
+          std::vector<float> in_place = x;
+          ASSERT_EQ(posenc_add_sinusoid(context(), batch, tokens, dim, offset, 10000.0,
+                                        POSENC_SINCOS_INTERLEAVED, in_place.data(),
+                                        in_place.data()),
+                    POSENC_OK);
+          EXPECT_TRUE(all_close(in_place.data(), want, 4e-6, 1e-6));
+        }
+      }
+    }
+  }
+}
+
+// Decoding one token at a time with an offset equals the rows of one call.
+TEST_P(AddSinusoid, DecodeStepsEqualFullSequence) {
+  const int64_t tokens = 9, dim = 24;
+  const std::vector<float> x = random_floats(size_t(tokens * dim), 3);
+  std::vector<float> full(x.size()), step(x.size());
+  ASSERT_EQ(posenc_add_sinusoid(context(), 1, tokens, dim, 0, 10000.0, POSENC_SINCOS_SPLIT,
+                                x.data(), full.data()),
+            POSENC_OK);
+  for (int64_t t = 0; t < tokens; ++t) {
+    ASSERT_EQ(posenc_add_sinusoid(context(), 1, 1, dim, t, 10000.0, POSENC_SINCOS_SPLIT,
+                                  x.data() + t * dim, step.data() + t * dim),
+              POSENC_OK);
+  }
+  EXPECT_EQ(full, step);
+}
+
+class AddLearned : public IsaTest {};
+
+TEST_P(AddLearned, MatchesReference) {
+  for (int64_t dim : {1, 5, 64, 100}) {
+    for (int64_t offset : {0, 3}) {
+      const int64_t batch = 2, tokens = 13, rows = 16;
+      const std::vector<float> table = random_floats(size_t(rows * dim), 11);
+      const std::vector<float> x = random_floats(size_t(batch * tokens * dim), 12);
+      const auto want = ref::add_learned(batch, tokens, dim, offset, table.data(), x.data());
+      GuardedFloats out(x.size());
+      ASSERT_EQ(posenc_add_learned(context(), batch, tokens, dim, offset, table.data(), rows,
+                                   x.data(), out.data()),
+                POSENC_OK);
+      EXPECT_TRUE(all_close(out.data(), want, 0.0, 1e-7));
+      EXPECT_TRUE(out.guards_intact());
+      std::vector<float> in_place = x;
+      ASSERT_EQ(posenc_add_learned(context(), batch, tokens, dim, offset, table.data(), rows,
+                                   in_place.data(), in_place.data()),
+                POSENC_OK);
+      EXPECT_TRUE(all_close(in_place.data(), want, 0.0, 1e-7));
+    }
+  }
+}
+
+TEST_P(AddLearned, RejectsRowsPastTheTable) {
+  const std::vector<float> table(16 * 4, 1.0f), x(10 * 4, 1.0f);
+  GuardedFloats out(x.size());
+  EXPECT_EQ(posenc_add_learned(context(), 1, 10, 4, 7, table.data(), 16, x.data(), out.data()),
+            POSENC_ERROR_SHAPE_MISMATCH);
+  EXPECT_NE(std::string(posenc_last_error()).find("table_rows"), std::string::npos);
+  EXPECT_TRUE(out.payload_untouched());
+}
+
+class ConcatSinusoid : public IsaTest {};
+
+TEST_P(ConcatSinusoid, MatchesReference) {
+  for (int64_t x_dim : {1, 5, 64}) {
+    for (int64_t pos_dim : {1, 4, 33}) {
+      const int64_t batch = 2, tokens = 7, offset = 5;
+      const std::vector<float> x = random_floats(size_t(batch * tokens * x_dim), 5);
+      GuardedFloats out(size_t(batch * tokens * (x_dim + pos_dim)));
+      ASSERT_EQ(posenc_concat_sinusoid(context(), batch, tokens, x_dim, pos_dim, offset, 10000.0,
+                                       POSENC_SINCOS_INTERLEAVED, x.data(), out.data()),
+                POSENC_OK);
+      EXPECT_TRUE(all_close(out.data(),
+                            ref::concat_sinusoid(batch, tokens, x_dim, pos_dim, offset, 10000.0,
+                                                 POSENC_SINCOS_INTERLEAVED, x.data()),
+                            kSinusoidAtol, 0.0));
+      EXPECT_TRUE(out.guards_intact());
+    }
+  }
+}
+
+POSENC_INSTANTIATE_ISA_TESTS(SinusoidTable);
+POSENC_INSTANTIATE_ISA_TESTS(SinusoidTable2d);
+POSENC_INSTANTIATE_ISA_TESTS(AddSinusoid);
+POSENC_INSTANTIATE_ISA_TESTS(AddLearned);
+POSENC_INSTANTIATE_ISA_TESTS(ConcatSinusoid);
+
+}  // namespace
+}  // namespace posenc::test

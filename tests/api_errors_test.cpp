@@ -1,0 +1,141 @@
+// Bad input to the C ABI: the documented status, a message naming the
+// argument, and nothing written.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <thread>
+#include <string>
+
+#include "compare.hpp"
+#include "posenc/posenc.h"
+
+namespace posenc::test {
+namespace {
+
+::testing::AssertionResult fails_with(posenc_status got, posenc_status want,
+                                      const char* argument) {
+  if (got != want) {
+    return ::testing::AssertionFailure() << "status " << posenc_status_string(got) << ", want "
+                                         << posenc_status_string(want) << " ("
+                                         << posenc_last_error() << ")";
+  }
+  if (std::string(posenc_last_error()).find(argument) == std::string::npos) {
+    return ::testing::AssertionFailure()
+           << "message \"" << posenc_last_error() << "\" does not name " << argument;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+constexpr auto kI = POSENC_SINCOS_INTERLEAVED;
+
+TEST(ApiErrors, SinusoidTable) {
+  GuardedFloats out(64);
+  float* o = out.data();
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 0, 4, 0, 1e4, kI, POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "length"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, -1, 0, 1e4, kI, POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "dim"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, 4, -2, 1e4, kI, POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "start"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, 4, 0, 1.0, kI, POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "base"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, 4, 0, -5.0, kI, POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "base"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, 4, 0, 1e4,
+                                               posenc_sincos_layout(7), POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "layout"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, 4, 0, 1e4, kI, posenc_dtype(9), o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "out_dtype"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, 4, 0, 1e4, kI, POSENC_F32, nullptr),
+                         POSENC_ERROR_NULL_POINTER, "out"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, INT64_MAX / 2, 4, 0, 1e4, kI,
+                                               POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "start"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, int64_t(1) << 40, int64_t(1) << 40, 0,
+                                               1e4, kI, POSENC_F32, o),
+                         POSENC_ERROR_OVERFLOW, "out"));
+  EXPECT_TRUE(out.payload_untouched());
+}
+
+TEST(ApiErrors, SinusoidTable2dNeedsEvenDim) {
+  GuardedFloats out(64);
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table_2d(nullptr, 2, 2, 5, 1e4, kI, POSENC_F32,
+                                                  out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "dim"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table_2d(nullptr, 2, 0, 4, 1e4, kI, POSENC_F32,
+                                                  out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "width"));
+  EXPECT_TRUE(out.payload_untouched());
+}
+
+TEST(ApiErrors, AddSinusoidAliasing) {
+  GuardedFloats buffer(64);
+  float* x = buffer.data();
+  EXPECT_TRUE(fails_with(posenc_add_sinusoid(nullptr, 1, 4, 8, 0, 1e4, kI, x, x + 1),
+                         POSENC_ERROR_ALIASING, "out"));
+  EXPECT_TRUE(fails_with(posenc_add_sinusoid(nullptr, 1, 4, 8, 0, 1e4, kI, nullptr, x),
+                         POSENC_ERROR_NULL_POINTER, "x"));
+  EXPECT_TRUE(fails_with(posenc_add_sinusoid(nullptr, 0, 4, 8, 0, 1e4, kI, x, x),
+                         POSENC_ERROR_INVALID_ARGUMENT, "batch"));
+  EXPECT_TRUE(fails_with(posenc_add_sinusoid(nullptr, 1, 4, 8, -1, 1e4, kI, x, x),
+                         POSENC_ERROR_INVALID_ARGUMENT, "offset"));
+  EXPECT_TRUE(buffer.payload_untouched());
+}
+
+TEST(ApiErrors, AddLearned) {
+  GuardedFloats out(64);
+  const std::vector<float> table(32, 1.0f), x(32, 1.0f);
+  EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 1, 4, 8, 0, nullptr, 4, x.data(),
+                                            out.data()),
+                         POSENC_ERROR_NULL_POINTER, "table"));
+  EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 1, 4, 8, 0, table.data(), 0, x.data(),
+                                            out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "table_rows"));
+  EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 1, 4, 8, 1, table.data(), 4, x.data(),
+                                            out.data()),
+                         POSENC_ERROR_SHAPE_MISMATCH, "table_rows"));
+  EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 1, 4, 8, 0, out.data(), 4, x.data(),
+                                            out.data()),
+                         POSENC_ERROR_ALIASING, "table"));
+  EXPECT_TRUE(out.payload_untouched());
+}
+
+TEST(ApiErrors, ConcatSinusoid) {
+  GuardedFloats buffer(64);
+  float* b = buffer.data();
+  EXPECT_TRUE(fails_with(posenc_concat_sinusoid(nullptr, 1, 2, 4, 4, 0, 1e4, kI, b, b),
+                         POSENC_ERROR_ALIASING, "out"));
+  EXPECT_TRUE(fails_with(posenc_concat_sinusoid(nullptr, 1, 2, 4, 0, 0, 1e4, kI, b, b + 32),
+                         POSENC_ERROR_INVALID_ARGUMENT, "pos_dim"));
+  EXPECT_TRUE(fails_with(posenc_concat_sinusoid(nullptr, 1, 2, INT64_MAX, 4, 0, 1e4, kI, b,
+                                                b + 32),
+                         POSENC_ERROR_OVERFLOW, "x_dim"));
+  EXPECT_TRUE(buffer.payload_untouched());
+}
+
+TEST(ApiErrors, Contexts) {
+  posenc_context* context = nullptr;
+  EXPECT_TRUE(fails_with(posenc_context_create(POSENC_ISA_AUTO, 0, nullptr),
+                         POSENC_ERROR_NULL_POINTER, "context"));
+  EXPECT_TRUE(fails_with(posenc_context_create(POSENC_ISA_AUTO, -1, &context),
+                         POSENC_ERROR_INVALID_ARGUMENT, "num_threads"));
+  EXPECT_TRUE(fails_with(posenc_context_create(posenc_isa(42), 0, &context),
+                         POSENC_ERROR_INVALID_ARGUMENT, "isa"));
+  EXPECT_EQ(context, nullptr);
+  EXPECT_TRUE(fails_with(posenc_set_max_isa(posenc_isa(-3)), POSENC_ERROR_INVALID_ARGUMENT,
+                         "isa"));
+  posenc_isa isa;
+  EXPECT_TRUE(fails_with(posenc_isa_from_name("sse9", &isa), POSENC_ERROR_INVALID_ARGUMENT,
+                         "name"));
+}
+
+TEST(ApiErrors, LastErrorIsPerThread) {
+  EXPECT_NE(posenc_sinusoid_table(nullptr, 0, 1, 0, 1e4, kI, POSENC_F32, nullptr), POSENC_OK);
+  std::string other;
+  std::thread([&] { other = posenc_last_error(); }).join();
+  EXPECT_EQ(other, "");
+  EXPECT_NE(std::string(posenc_last_error()), "");
+}
+
+}  // namespace
+}  // namespace posenc::test

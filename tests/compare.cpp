@@ -1,0 +1,73 @@
+#include "compare.hpp"
+
+#include <cmath>
+#include <random>
+
+#include "posenc/core.h"
+
+namespace posenc::test {
+namespace {
+
+template <class Getter>
+::testing::AssertionResult compare(size_t count, const Getter& got_at,
+                                   const std::vector<double>& want, double atol, double rtol) {
+  size_t bad = 0, first_bad = 0;
+  double worst = 0.0;
+  for (size_t i = 0; i < count; ++i) {
+    const double g = got_at(i), w = want[i];
+    bool ok;
+    if (std::isnan(w) || std::isinf(w)) {
+      ok = std::isnan(w) ? std::isnan(g) : g == w;
+    } else {
+      const double err = std::fabs(g - w);
+      ok = err <= atol + rtol * std::fabs(w);  // false for NaN
+      if (ok && err > worst) worst = err;
+      if (!ok && !std::isnan(err) && err > worst) worst = err;
+    }
+    if (!ok && bad++ == 0) first_bad = i;
+  }
+  if (bad == 0) return ::testing::AssertionSuccess() << "max error " << worst;
+  return ::testing::AssertionFailure()
+         << bad << " of " << count << " values differ; first at " << first_bad << ": got "
+         << got_at(first_bad) << ", want " << want[first_bad] << "; max error " << worst;
+}
+
+}  // namespace
+
+::testing::AssertionResult all_close(const float* got, const std::vector<double>& want,
+                                     double atol, double rtol) {
+  return compare(want.size(), [got](size_t i) { return double(got[i]); }, want, atol, rtol);
+}
+
+::testing::AssertionResult all_close_bf16(const uint16_t* got, const std::vector<double>& want,
+                                          double atol, double rtol) {
+  return compare(want.size(), [got](size_t i) { return double(posenc_bf16_to_f32(got[i])); },
+                 want, atol, rtol);
+}
+
+std::vector<float> random_floats(size_t count, uint32_t seed, float low, float high) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(low, high);
+  std::vector<float> values(count);
+  for (float& v : values) v = dist(rng);
+  return values;
+}
+
+GuardedFloats::GuardedFloats(size_t count, float fill)
+    : fill_(fill), storage_(count + 2 * kGuard, fill) {}
+
+bool GuardedFloats::guards_intact() const {
+  for (size_t i = 0; i < kGuard; ++i) {
+    if (storage_[i] != fill_ || storage_[storage_.size() - 1 - i] != fill_) return false;
+  }
+  return true;
+}
+
+bool GuardedFloats::payload_untouched() const {
+  for (float v : storage_) {
+    if (v != fill_) return false;
+  }
+  return true;
+}
+
+}  // namespace posenc::test

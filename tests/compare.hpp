@@ -1,0 +1,38 @@
+// Comparing results with the reference loops, and making test inputs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace posenc::test {
+
+// |got[i] - want[i]| <= atol + rtol * |want[i]| for every i; NaN must match
+// NaN and infinities must match exactly. On failure the message gives the
+// first bad index, the count of bad values and the largest error.
+::testing::AssertionResult all_close(const float* got, const std::vector<double>& want,
+                                     double atol, double rtol);
+::testing::AssertionResult all_close_bf16(const uint16_t* got, const std::vector<double>& want,
+                                          double atol, double rtol);
+
+// Uniform values in [low, high), reproducible from the seed.
+std::vector<float> random_floats(size_t count, uint32_t seed, float low = -1.0f,
+                                 float high = 1.0f);
+
+// A buffer with guard values around its payload, to prove that a failed call
+// wrote nothing, and that a successful one wrote nothing outside.
+class GuardedFloats {
+ public:
+  explicit GuardedFloats(size_t count, float fill = 12345.0f);
+  float* data() { return storage_.data() + kGuard; }
+  bool guards_intact() const;
+  bool payload_untouched() const;  // still all `fill`
+
+ private:
+  static constexpr size_t kGuard = 64;
+  float fill_;
+  std::vector<float> storage_;
+};
+
+}  // namespace posenc::test

@@ -1,0 +1,144 @@
+// The oneDNN GEMM wrapper against a naive double loop, and from many threads.
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "compare.hpp"
+#include "posenc/core.h"
+#include "runtime/matmul.hpp"
+
+namespace posenc::test {
+namespace {
+
+std::vector<double> naive_matmul(const MatmulShape& s, const float* a, const float* b,
+                                 const float* c_in) {
+  std::vector<double> c(size_t(s.batch * s.m * s.ldc), 0.0);
+  for (int64_t bi = 0; bi < s.batch; ++bi) {
+    for (int64_t i = 0; i < s.m; ++i) {
+      for (int64_t j = 0; j < s.n; ++j) {
+        double sum = 0.0;
+        for (int64_t p = 0; p < s.k; ++p) {
+          const double av = a[bi * s.batch_stride_a + i * s.lda + p];
+          const double bv = s.transpose_b ? b[bi * s.batch_stride_b + j * s.ldb + p]
+                                          : b[bi * s.batch_stride_b + p * s.ldb + j];
+          sum += av * bv;
+        }
+        const size_t at = size_t(bi * s.batch_stride_c + i * s.ldc + j);
+        c[at] = s.alpha * sum + (s.accumulate ? double(c_in[at]) : 0.0);
+      }
+    }
+  }
+  return c;
+}
+
+struct Case {
+  int64_t batch, m, n, k;
+  bool transpose_b, broadcast_b, accumulate;
+  float alpha;
+};
+
+MatmulShape shape_of(const Case& c) {
+  MatmulShape s;
+  s.batch = c.batch;
+  s.m = c.m;
+  s.n = c.n;
+  s.k = c.k;
+  s.lda = c.k + 3;  // padded rows: strides are honoured
+  s.ldb = c.transpose_b ? c.k + 1 : c.n + 2;
+  s.ldc = c.n + 5;
+  s.transpose_b = c.transpose_b;
+  s.batch_stride_a = s.m * s.lda;
+  s.batch_stride_b = c.broadcast_b ? 0 : (c.transpose_b ? c.n : c.k) * s.ldb;
+  s.batch_stride_c = s.m * s.ldc;
+  s.alpha = c.alpha;
+  s.accumulate = c.accumulate;
+  return s;
+}
+
+TEST(Matmul, MatchesNaiveLoop) {
+  const Case cases[] = {
+      {1, 1, 1, 1, false, false, false, 1.0f},   {1, 7, 5, 3, true, false, false, 1.0f},
+      {3, 17, 65, 64, true, true, false, 0.125f}, {2, 64, 129, 80, false, false, true, 1.0f},
+      {4, 33, 31, 128, true, false, true, 0.5f},  {1, 257, 513, 64, true, true, false, 1.0f},
+  };
+  for (const Case& c : cases) {
+    const MatmulShape s = shape_of(c);
+    SCOPED_TRACE(testing::Message() << c.batch << "x" << c.m << "x" << c.n << "x" << c.k);
+    const auto a = random_floats(size_t(s.batch * s.batch_stride_a), 1);
+    const auto b = random_floats(size_t(std::max<int64_t>(s.batch_stride_b * s.batch,
+                                                          (c.transpose_b ? c.n : c.k) * s.ldb)),
+                                 2);
+    std::vector<float> out = random_floats(size_t(s.batch * s.batch_stride_c), 3);
+    const auto want = naive_matmul(s, a.data(), b.data(), out.data());
+    matmul(s, a.data(), b.data(), out.data());
+    for (int64_t bi = 0; bi < s.batch; ++bi) {
+      for (int64_t i = 0; i < s.m; ++i) {
+        const size_t row = size_t(bi * s.batch_stride_c + i * s.ldc);
+        std::vector<double> want_row(want.begin() + row, want.begin() + row + s.n);
+        ASSERT_TRUE(all_close(out.data() + row, want_row, 1e-5, 1e-5));
+      }
+    }
+  }
+}
+
+TEST(Matmul, Bf16InputsAccumulateInF32) {
+  MatmulShape s;
+  s.m = 9;
+  s.n = 11;
+  s.k = 64;
+  s.lda = s.k;
+  s.ldb = s.k;
+  s.ldc = s.n;
+  s.transpose_b = true;
+  s.ab_type = POSENC_BF16;
+  const auto a = random_floats(size_t(s.m * s.k), 4);
+  const auto b = random_floats(size_t(s.n * s.k), 5);
+  std::vector<uint16_t> a16(a.size()), b16(b.size());
+  std::vector<float> a_rounded(a.size()), b_rounded(b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    a16[i] = posenc_f32_to_bf16(a[i]);
+    a_rounded[i] = posenc_bf16_to_f32(a16[i]);
+  }
+  for (size_t i = 0; i < b.size(); ++i) {
+    b16[i] = posenc_f32_to_bf16(b[i]);
+    b_rounded[i] = posenc_bf16_to_f32(b16[i]);
+  }
+  std::vector<float> out(size_t(s.m * s.n));
+  try {
+    matmul(s, a16.data(), b16.data(), out.data());
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "no bf16 GEMM on this CPU: " << e.what();
+  }
+  EXPECT_TRUE(all_close(out.data(), naive_matmul(s, a_rounded.data(), b_rounded.data(), nullptr),
+                        1e-4, 1e-4));
+}
+
+TEST(Matmul, ManyThreadsAtOnce) {
+  std::vector<std::thread> threads;
+  std::vector<int> failures(8, 0);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([t, &failures] {
+      const Case c{1, 8 + t, 16 + 3 * t, 32, true, false, false, 1.0f};
+      const MatmulShape s = shape_of(c);
+      const auto a = random_floats(size_t(s.batch_stride_a), uint32_t(t));
+      const auto b = random_floats(size_t(c.n * s.ldb), uint32_t(t + 100));
+      for (int iter = 0; iter < 50; ++iter) {
+        std::vector<float> out(size_t(s.batch_stride_c), 0.0f);
+        matmul(s, a.data(), b.data(), out.data());
+        const auto want = naive_matmul(s, a.data(), b.data(), nullptr);
+        for (int64_t i = 0; i < s.m; ++i) {
+          for (int64_t j = 0; j < s.n; ++j) {
+            const size_t at = size_t(i * s.ldc + j);
+            if (std::abs(out[at] - want[at]) > 1e-4) ++failures[size_t(t)];
+          }
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int f : failures) EXPECT_EQ(f, 0);
+}
+
+}  // namespace
+}  // namespace posenc::test

@@ -1,0 +1,89 @@
+// ISA names, availability, contexts and bf16 scalars.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "posenc/posenc.h"
+#include "runtime/kernel_registry.hpp"
+
+namespace posenc::test {
+namespace {
+
+TEST(Runtime, IsaNamesRoundTrip) {
+  for (posenc_isa isa : {POSENC_ISA_AUTO, POSENC_ISA_BASELINE, POSENC_ISA_AVX2,
+                         POSENC_ISA_AVX512, POSENC_ISA_NEON}) {
+    posenc_isa parsed;
+    ASSERT_EQ(posenc_isa_from_name(posenc_isa_name(isa), &parsed), POSENC_OK);
+    EXPECT_EQ(parsed, isa);
+  }
+  posenc_isa parsed;
+  ASSERT_EQ(posenc_isa_from_name("AVX2", &parsed), POSENC_OK);
+  EXPECT_EQ(parsed, POSENC_ISA_AVX2);
+  EXPECT_EQ(posenc_isa_name(posenc_isa(99)), nullptr);
+}
+
+TEST(Runtime, BestIsaIsAvailableAndHasKernels) {
+  const posenc_isa best = posenc_best_isa();
+  int available = 0;
+  ASSERT_EQ(posenc_isa_available(best, &available), POSENC_OK);
+  EXPECT_EQ(available, 1);
+  EXPECT_NE(compiled_kernel_table(best), nullptr);
+  EXPECT_EQ(posenc_context_isa(nullptr), best);
+}
+
+TEST(Runtime, ContextKeepsItsPathAndThreads) {
+  posenc_context* context = nullptr;
+  ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 3, &context), POSENC_OK);
+  EXPECT_EQ(posenc_context_isa(context), posenc_best_isa());
+  EXPECT_EQ(posenc_context_num_threads(context), 3);
+  posenc_context_destroy(context);
+  posenc_context_destroy(nullptr);
+}
+
+TEST(Runtime, UnavailablePathIsRefused) {
+#if defined(__x86_64__)
+  posenc_context* context = nullptr;
+  EXPECT_EQ(posenc_context_create(POSENC_ISA_NEON, 0, &context), POSENC_ERROR_UNSUPPORTED);
+  EXPECT_EQ(context, nullptr);
+#else
+  GTEST_SKIP() << "every compiled path runs on aarch64";
+#endif
+}
+
+TEST(Runtime, Bf16Conversions) {
+  EXPECT_EQ(posenc_f32_to_bf16(1.0f), 0x3F80);
+  EXPECT_EQ(posenc_bf16_to_f32(0x3F80), 1.0f);
+  // 1 + 2^-8 is halfway between two bf16 values: ties go to even (1.0).
+  EXPECT_EQ(posenc_f32_to_bf16(1.0f + 1.0f / 256), 0x3F80);
+  EXPECT_EQ(posenc_f32_to_bf16(1.0f + 3.0f / 256), 0x3F82);
+  EXPECT_TRUE(std::isnan(posenc_bf16_to_f32(
+      posenc_f32_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_EQ(posenc_bf16_to_f32(posenc_f32_to_bf16(std::numeric_limits<float>::infinity())),
+            std::numeric_limits<float>::infinity());
+}
+
+// The bf16 kernel of every path agrees with the scalar conversion bit for bit.
+TEST(Runtime, Bf16KernelsMatchScalar) {
+  std::vector<float> values;
+  for (int i = -300; i < 300; ++i) values.push_back(float(i) * 0.37f + 1.0f / float(i | 1));
+  values.push_back(std::numeric_limits<float>::quiet_NaN());
+  values.push_back(-std::numeric_limits<float>::infinity());
+  values.push_back(std::numeric_limits<float>::max());
+  values.push_back(1.0f + 1.0f / 256);
+  for (posenc_isa isa : {POSENC_ISA_BASELINE, POSENC_ISA_AVX2, POSENC_ISA_AVX512,
+                         POSENC_ISA_NEON}) {
+    int available = 0;
+    posenc_isa_available(isa, &available);
+    const KernelTable* table = compiled_kernel_table(isa);
+    if (!available || table == nullptr) continue;
+    std::vector<uint16_t> got(values.size());
+    table->elementwise.f32_to_bf16(values.data(), got.data(), int64_t(values.size()));
+    for (size_t i = 0; i < values.size(); ++i) {
+      EXPECT_EQ(got[i], posenc_f32_to_bf16(values[i])) << posenc_isa_name(isa) << " at " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace posenc::test
