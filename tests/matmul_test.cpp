@@ -1,6 +1,7 @@
 // The oneDNN GEMM wrapper against a naive double loop, and from many threads.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -138,6 +139,23 @@ TEST(Matmul, ManyThreadsAtOnce) {
   }
   for (auto& thread : threads) thread.join();
   for (int f : failures) EXPECT_EQ(f, 0);
+}
+
+}  // namespace
+}  // namespace posenc::test
+
+namespace posenc::test {
+namespace {
+
+// A regression guard: descriptors posenc builds must keep oneDNN off its
+// slow reference implementation where it has optimized ones.
+TEST(Matmul, UsesAnOptimizedImplementation) {
+#if defined(__x86_64__)
+  EXPECT_EQ(std::string(onednn_matmul_impl(POSENC_F32)).rfind("ref", 0), std::string::npos)
+      << onednn_matmul_impl(POSENC_F32);
+#else
+  GTEST_SKIP() << "oneDNN's aarch64 implementations vary by build";
+#endif
 }
 
 }  // namespace

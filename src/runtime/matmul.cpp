@@ -62,14 +62,20 @@ dnnl::engine& cpu_engine() {
 
 CachedMatmul create_matmul(const MatmulShape& s) {
   using dims = dnnl::memory::dims;
-  const dims a_dims{s.batch_stride_a == 0 ? 1 : s.batch, s.m, s.k};
-  const dims b_dims{s.batch_stride_b == 0 ? 1 : s.batch, s.k, s.n};
-  const dims c_dims{s.batch, s.m, s.n};
-  const dims b_strides = s.transpose_b ? dims{s.batch_stride_b, 1, s.ldb}
-                                       : dims{s.batch_stride_b, s.ldb, 1};
-  dnnl::memory::desc a(a_dims, onednn_type(s.ab_type), dims{s.batch_stride_a, s.lda, 1});
-  dnnl::memory::desc b(b_dims, onednn_type(s.ab_type), b_strides);
-  dnnl::memory::desc c(c_dims, onednn_type(s.c_type), dims{s.batch_stride_c, s.ldc, 1});
+  // A broadcast operand has batch dimension 1; its batch stride is then
+  // written as that of a dense batch, which keeps oneDNN on its fast kernels
+  // (a zero stride sends it to the reference implementation).
+  const int64_t a_batch = s.batch_stride_a == 0 ? 1 : s.batch;
+  const int64_t b_batch = s.batch_stride_b == 0 ? 1 : s.batch;
+  const int64_t a_stride = s.batch_stride_a == 0 ? s.m * s.lda : s.batch_stride_a;
+  const int64_t b_rows = s.transpose_b ? s.n : s.k;
+  const int64_t b_stride = s.batch_stride_b == 0 ? b_rows * s.ldb : s.batch_stride_b;
+  const int64_t c_stride = s.batch == 1 ? s.m * s.ldc : s.batch_stride_c;
+  const dims b_strides = s.transpose_b ? dims{b_stride, 1, s.ldb} : dims{b_stride, s.ldb, 1};
+  dnnl::memory::desc a(dims{a_batch, s.m, s.k}, onednn_type(s.ab_type), dims{a_stride, s.lda, 1});
+  dnnl::memory::desc b(dims{b_batch, s.k, s.n}, onednn_type(s.ab_type), b_strides);
+  dnnl::memory::desc c(dims{s.batch, s.m, s.n}, onednn_type(s.c_type),
+                       dims{c_stride, s.ldc, 1});
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (s.alpha != 1.0f) attr.set_output_scales(0, {s.alpha});
@@ -137,7 +143,7 @@ const char* onednn_version_string() {
   static const std::string text = [] {
     const dnnl_version_t* v = dnnl_version();
     return std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-           std::to_string(v->patch) + " (" + v->hash + ")";
+           std::to_string(v->patch);
   }();
   return text.c_str();
 }

@@ -1,0 +1,58 @@
+// posenc check: every op on every runnable ISA path against the reference.
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+
+#include "checks.hpp"
+#include "commands.hpp"
+
+namespace posenc::cli {
+
+double max_abs_error(const float* got, const std::vector<double>& want) {
+  double worst = 0.0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double err = std::fabs(double(got[i]) - want[i]);
+    if (!(err <= worst)) worst = err;  // NaN sticks
+  }
+  return worst;
+}
+
+std::vector<posenc_isa> runnable_isas() {
+  std::vector<posenc_isa> isas;
+  for (posenc_isa isa : {POSENC_ISA_AVX512, POSENC_ISA_AVX2, POSENC_ISA_BASELINE,
+                         POSENC_ISA_NEON}) {
+    posenc_context* context = nullptr;
+    if (posenc_context_create(isa, 0, &context) == POSENC_OK) isas.push_back(isa);
+    posenc_context_destroy(context);
+  }
+  return isas;
+}
+
+int run_check(int, char**) {
+  std::vector<Check> checks = absolute_checks();
+  int failures = 0, passes = 0;
+  std::printf("%-34s %-9s %12s %12s  %s\n", "check", "isa", "max error", "tolerance", "result");
+  for (posenc_isa isa : runnable_isas()) {
+    posenc_context* raw = nullptr;
+    posenc_context_create(isa, 0, &raw);
+    std::unique_ptr<posenc_context, void (*)(posenc_context*)> context(raw,
+                                                                        posenc_context_destroy);
+    for (const Check& check : checks) {
+      try {
+        const CheckResult r = check.run(context.get());
+        const bool ok = r.max_error <= r.tolerance;
+        ok ? ++passes : ++failures;
+        std::printf("%-34s %-9s %12.3g %12.3g  %s\n", check.name.c_str(), posenc_isa_name(isa),
+                    r.max_error, r.tolerance, ok ? "pass" : "FAIL");
+      } catch (const std::exception& e) {
+        ++failures;
+        std::printf("%-34s %-9s  FAIL: %s\n", check.name.c_str(), posenc_isa_name(isa), e.what());
+      }
+    }
+  }
+  std::printf("\n%d passed, %d failed\n", passes, failures);
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace posenc::cli

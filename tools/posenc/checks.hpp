@@ -1,0 +1,32 @@
+// The self-test behind `posenc check` and `posenc demo`: each op family
+// contributes checks that run an op through the C ABI on one context and
+// measure its largest deviation from the reference loops.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "posenc/posenc.h"
+
+namespace posenc::cli {
+
+struct CheckResult {
+  double max_error;  // largest |got - want| over the output
+  double tolerance;  // the bound the op promises on this input
+};
+
+struct Check {
+  std::string name;
+  std::function<CheckResult(posenc_context*)> run;
+};
+
+// Largest |got[i] - want[i]|.
+double max_abs_error(const float* got, const std::vector<double>& want);
+
+// The ISA paths this CPU runs under the cap, best first.
+std::vector<posenc_isa> runnable_isas();
+
+std::vector<Check> absolute_checks();
+
+}  // namespace posenc::cli

@@ -1,0 +1,10 @@
+// The subcommands of the posenc program; each returns the process exit code.
+#pragma once
+
+namespace posenc::cli {
+
+int run_info(int argc, char** argv);
+int run_demo(int argc, char** argv);
+int run_check(int argc, char** argv);
+
+}  // namespace posenc::cli

@@ -1,0 +1,44 @@
+// posenc info: what the machine offers and what posenc runs.
+#include <omp.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "commands.hpp"
+#include "posenc/posenc.h"
+#include "runtime/matmul.hpp"
+
+namespace posenc::cli {
+
+int run_info(int, char**) {
+  std::printf("posenc %s\n\nISA paths of this build and CPU:\n", posenc_version());
+#if defined(__x86_64__)
+  const posenc_isa paths[] = {POSENC_ISA_AVX512, POSENC_ISA_AVX2, POSENC_ISA_BASELINE};
+#else
+  const posenc_isa paths[] = {POSENC_ISA_NEON};
+#endif
+  for (posenc_isa isa : paths) {
+    int available = 0;
+    posenc_isa_available(isa, &available);
+    std::printf("  %-9s %s\n", posenc_isa_name(isa), available ? "yes" : "no (CPU lacks it)");
+  }
+  const posenc_isa cap = posenc_max_isa();
+  const posenc_isa best = posenc_best_isa();
+  const char* env = std::getenv("POSENC_MAX_ISA");
+  std::printf("\npath in use: %s\n", posenc_isa_name(best));
+  if (cap == POSENC_ISA_AUTO) {
+    std::printf("  why: the best path the CPU supports (no cap; set POSENC_MAX_ISA to cap)\n");
+  } else {
+    std::printf("  why: capped at %s by %s\n", posenc_isa_name(cap),
+                env != nullptr ? "POSENC_MAX_ISA" : "posenc_set_max_isa");
+  }
+  std::printf("\noneDNN %s\n", onednn_version_string());
+  std::printf("  dispatches to: %s\n", onednn_isa_string());
+  std::printf("  fp32 matmul implementation: %s\n", onednn_matmul_impl(POSENC_F32));
+  std::printf("  bf16 matmul implementation: %s\n", onednn_matmul_impl(POSENC_BF16));
+  std::printf("\nthreads: %d (OpenMP default; OMP_NUM_THREADS or a context sets it)\n",
+              omp_get_max_threads());
+  return 0;
+}
+
+}  // namespace posenc::cli
