@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds posenc and runs every test:
+#   1. native build: the GoogleTest suite on every ISA path the CPU has (and a
+#      process capped with POSENC_MAX_ISA=avx2), then `posenc check`;
+#   2. on x86-64, a cross build for aarch64 whose suite runs on the NEON path
+#      under qemu-user (needs `install-deps.sh --cross`).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+jobs=$(nproc)
+
+echo "== native build and tests"
+cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$root/build" -j "$jobs"
+ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
+"$root/build/tools/posenc/posenc" check
+
+if [[ $(uname -m) == x86_64 ]]; then
+  echo "== aarch64 (NEON) build, tests under qemu"
+  sysroot="$root/build-arm64/sysroot"
+  "$root/scripts/make-arm64-sysroot.sh" "$sysroot"
+  cmake -S "$root" -B "$root/build-arm64" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" \
+    -DPOSENC_ARM64_SYSROOT="$sysroot" \
+    -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_TOOLS=OFF >/dev/null
+  cmake --build "$root/build-arm64" -j "$jobs"
+  ctest --test-dir "$root/build-arm64" --output-on-failure
+fi
