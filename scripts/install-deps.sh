@@ -5,7 +5,7 @@
 # scripts/make-arm64-sysroot.sh).
 set -euo pipefail
 
-packages=(build-essential cmake libdnnl-dev libxsimd-dev libgtest-dev
+packages=(build-essential cmake pkg-config libdnnl-dev libxsimd-dev libgtest-dev
           libbenchmark-dev libpng-dev)
 if [[ "${1:-}" == "--cross" ]]; then
   packages+=(crossbuild-essential-arm64 qemu-user-static)

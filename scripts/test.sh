@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds posenc and runs every test:
 #   1. native build: the GoogleTest suite on every ISA path the CPU has (and a
-#      process capped with POSENC_MAX_ISA=avx2), then `posenc check`;
+#      process capped with POSENC_MAX_ISA=avx2), then `posenc check`, then an
+#      install into a temporary prefix with the examples built against it;
 #   2. on x86-64, a cross build for aarch64 whose suite runs on the NEON path
 #      under qemu-user (needs `install-deps.sh --cross`).
 set -euo pipefail
@@ -14,6 +15,7 @@ cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$root/build" -j "$jobs"
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 "$root/build/tools/posenc/posenc" check
+"$root/scripts/check-install.sh" "$root/build"
 
 if [[ $(uname -m) == x86_64 ]]; then
   echo "== aarch64 (NEON) build, tests under qemu"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs a built posenc into a temporary prefix and builds and runs the
+# examples against it, once through find_package(posenc) and once through
+# pkg-config. Usage: check-install.sh BUILD_DIR
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:?usage: check-install.sh BUILD_DIR}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix="$work/prefix"
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+echo "installed into a temporary prefix:"
+(cd "$prefix" && find . -type f | sort | sed 's/^/  /')
+
+echo "== examples through find_package(posenc)"
+cmake -S "$root/examples" -B "$work/examples" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/examples" -j "$(nproc)" >/dev/null
+LD_LIBRARY_PATH="$prefix/lib" "$work/examples/encode_c"
+
+echo "== examples through pkg-config"
+libdir=$(dirname "$(find "$prefix" -name posenc.pc)")
+export PKG_CONFIG_PATH="$libdir"
+cc -std=c11 -Wall -Wextra -Werror "$root/examples/encode.c" -o "$work/encode_pc" \
+  $(pkg-config --cflags --libs posenc) -lm
+LD_LIBRARY_PATH="$(pkg-config --variable=libdir posenc)" "$work/encode_pc"
