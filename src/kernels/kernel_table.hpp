@@ -4,6 +4,8 @@
 #pragma once
 
 #include "kernels/absolute/absolute_kernels.hpp"
+#include "kernels/attention/attention_bias_kernels.hpp"
+#include "kernels/attention/attention_kernels.hpp"
 #include "kernels/elementwise/elementwise_kernels.hpp"
 
 namespace posenc {
@@ -11,6 +13,8 @@ namespace posenc {
 struct KernelTable {
   ElementwiseKernels elementwise;
   AbsoluteKernels absolute;
+  AttentionKernels attention;
+  AttentionBiasKernels attention_bias;
 };
 
 }  // namespace posenc

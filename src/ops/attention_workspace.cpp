@@ -1,0 +1,73 @@
+#include "ops/attention_workspace.hpp"
+
+#include <algorithm>
+
+#include "ops/attention_bias.hpp"
+
+namespace posenc::ops {
+namespace {
+
+constexpr size_t kAlign = 64;
+// Query rows per block: big enough for efficient GEMMs, small enough that a
+// block's scores stay in the L2 cache.
+constexpr int64_t kQueryBlock = 64;
+constexpr int64_t kMinQueryBlock = 16;
+// Keys up to kSingleKeyBlock are one block (an exact softmax in one step);
+// longer rows are cut into kKeyBlock keys with the online softmax.
+constexpr int64_t kSingleKeyBlock = 2048;
+constexpr int64_t kKeyBlock = 1024;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Reserves `bytes` at `offset`, aligned; returns where it starts.
+size_t reserve(size_t& offset, size_t bytes) {
+  const size_t start = offset;
+  offset += (bytes + kAlign - 1) / kAlign * kAlign;
+  return start;
+}
+
+}  // namespace
+
+AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
+  const int64_t heads_total = p.batch * p.heads;
+  int64_t blocks = ceil_div(p.q_len, kQueryBlock);
+  // Enough tasks for every thread, while blocks stay reasonably tall.
+  while (heads_total * blocks < 2 * int64_t(threads) &&
+         ceil_div(p.q_len, blocks + 1) >= kMinQueryBlock) {
+    ++blocks;
+  }
+  AttentionBlocking b;
+  b.query_block = ceil_div(p.q_len, blocks);
+  b.query_blocks = ceil_div(p.q_len, b.query_block);
+  b.key_block = p.kv_len <= kSingleKeyBlock ? p.kv_len : kKeyBlock;
+  b.tasks = heads_total * b.query_blocks;
+  b.slots = int(std::min<int64_t>(threads, b.tasks));
+  return b;
+}
+
+SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
+  const size_t rows = size_t(b.query_block);
+  const bool bf16 = p.dtype == POSENC_BF16;
+  SlotLayout s{};
+  size_t offset = 0;
+  const size_t block = rows * size_t(b.key_block);
+  s.scores = reserve(offset, block * sizeof(float));
+  s.probs_bf16 = reserve(offset, bf16 ? block * sizeof(uint16_t) : 0);
+  s.bias = reserve(offset, size_t(AttentionBias::scratch_floats(p, b.query_block, b.key_block)) *
+                               sizeof(float));
+  s.acc = reserve(offset, rows * size_t(p.head_dim) * sizeof(float));
+  s.row_max = reserve(offset, rows * sizeof(float));
+  s.row_sum = reserve(offset, rows * sizeof(float));
+  s.value_window = p.relative_values ? RelativeValues::max_window(p, b.query_block) : 0;
+  const size_t weights = rows * size_t(s.value_window);
+  s.weights = reserve(offset, weights * sizeof(float));
+  s.weights_bf16 = reserve(offset, bf16 ? weights * sizeof(uint16_t) : 0);
+  s.bytes = offset;
+  return s;
+}
+
+size_t workspace_bytes(const AttentionBlocking& blocking, const SlotLayout& layout) {
+  return size_t(blocking.slots) * layout.bytes + kAlign;
+}
+
+}  // namespace posenc::ops
