@@ -93,19 +93,39 @@ Inputs make_inputs(const posenc_attention_desc& d) {
   return in;
 }
 
+// Seconds of one run of fn, after a warm-up run.
 template <class Fn>
-double median_seconds(int repeats, const Fn& fn) {
+double seconds_of(const Fn& fn) {
   fn();
-  std::vector<double> times;
-  for (int r = 0; r < repeats; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    fn();
-    times.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::nth_element(times.begin(), times.begin() + repeats / 2, times.end());
-  return times[size_t(repeats / 2)];
+  const auto start = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+
+// A call of posenc_attention with its inputs and a preallocated workspace.
+class FusedCall {
+ public:
+  FusedCall(posenc_context* context, const posenc_attention_desc& desc, Inputs& inputs)
+      : context_(context), desc_(desc),
+        out_(size_t(desc.batch * desc.heads * desc.q_len * desc.head_dim)),
+        tensors_(inputs.tensors(desc, out_.data())) {
+    posenc_attention_workspace_size(context, &desc_, &bytes_);
+    workspace_.resize(bytes_);
+  }
+  void operator()() const {
+    posenc_attention(context_, &desc_, &tensors_, workspace_.data(), bytes_);
+  }
+  const posenc_attention_tensors& tensors() const { return tensors_; }
+  size_t workspace_bytes() const { return bytes_; }
+
+ private:
+  posenc_context* context_;
+  posenc_attention_desc desc_;
+  std::vector<float> out_;
+  posenc_attention_tensors tensors_;
+  size_t bytes_ = 0;
+  mutable std::vector<unsigned char> workspace_;
+};
 
 // Seconds of a reference computation, measured once per (key, ISA) for the
 // whole run (Google Benchmark calls a benchmark several times).
@@ -122,30 +142,25 @@ void fused(benchmark::State& state, posenc_context* context, const Shape& shape,
   posenc_attention_desc d = desc_of(shape);
   d.dtype = dtype;
   Inputs in = make_inputs(d);
-  std::vector<float> out(size_t(d.batch * d.heads * d.q_len * d.head_dim));
-  size_t bytes = 0;
-  posenc_attention_workspace_size(context, &d, &bytes);
-  std::vector<unsigned char> workspace(bytes);
-  const posenc_attention_tensors t = in.tensors(d, out.data());
-  auto call = [&] { posenc_attention(context, &d, &t, workspace.data(), bytes); };
+  const FusedCall call(context, d, in);
   const double seconds = timed_loop(state, call);
   const std::string key = std::string(shape.name) + "/" + posenc_isa_name(posenc_context_isa(context));
   const double flops = flops_of(d);
   state.counters["gflops"] = flops / seconds * 1e-9;
   state.counters["x_gemm"] = flops / seconds * 1e-9 / machine_figures().gemm_gflops;
-  state.counters["workspace_mib"] = double(bytes) / double(1 << 20);
+  state.counters["workspace_mib"] = double(call.workspace_bytes()) / double(1 << 20);
   if (dtype == POSENC_F32) {
     const double unfused = once(key + "/unfused", [&] {
       UnfusedAttention baseline(d);
-      return median_seconds(2, [&] { baseline.run(context, t); });
+      return seconds_of([&] { baseline.run(context, call.tensors()); });
     });
     set_speedup(state, "x_unfused", unfused, seconds);
   } else {
     const double f32 = once(key + "/fused_f32", [&] {
       posenc_attention_desc df = d;
       df.dtype = POSENC_F32;
-      const posenc_attention_tensors tf = in.tensors(df, out.data());
-      return median_seconds(3, [&] { posenc_attention(context, &df, &tf, nullptr, 0); });
+      const FusedCall call_f32(context, df, in);
+      return seconds_of([&] { call_f32(); call_f32(); call_f32(); }) / 3.0;
     });
     set_speedup(state, "x_fp32", f32, seconds);
   }

@@ -50,7 +50,10 @@
  * POSENC_ERROR_UNSUPPORTED.
  *
  * Non-finite inputs propagate as IEEE arithmetic does (a NaN in q, k, v or a
- * table gives NaN where it is used); nothing traps.
+ * table gives NaN where it is used); nothing traps. As in the unfused
+ * softmax(scores + mask) v, a masked key's v row is multiplied by a zero
+ * weight, so a NaN or Inf there can reach the rows of queries processed
+ * together with it; fully masked rows are always zero.
  */
 #ifndef POSENC_ATTENTION_H
 #define POSENC_ATTENTION_H
@@ -102,7 +105,8 @@ typedef struct posenc_attention_tensors {
 } posenc_attention_tensors;
 
 /* Fills *desc for plain attention: the given sizes, BHTD, F32 in and out,
- * scale 1/sqrt(head_dim), no bias, no mask, offset 0, bias_uses_scaled_q 1. */
+ * scale 1/sqrt(head_dim), no bias, no mask, offset 0, bias_uses_scaled_q 1.
+ * Does nothing if desc is NULL. */
 POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t batch,
                                            int64_t heads, int64_t q_len, int64_t kv_len,
                                            int64_t head_dim);
@@ -154,18 +158,25 @@ typedef struct posenc_bottleneck_desc {
   int tables_per_head; /* 0 or 1 */
 } posenc_bottleneck_desc;
 
+/* Fills *desc: the given sizes, F32 in and out, scale 1/sqrt(head_dim),
+ * shared tables. Does nothing if desc is NULL. */
 POSENC_API void posenc_bottleneck_desc_init(posenc_bottleneck_desc* desc, int64_t batch,
                                             int64_t channels, int64_t height, int64_t width,
                                             int64_t heads, int64_t head_dim);
 
-/* Workspace in bytes: the projected q, k, v of the whole batch plus the
+/* Workspace in bytes: the token-major copy of fmap, the projected q, k, v
+ * and the attention's output for the whole batch (so it grows with
+ * batch x height x width x (channels + 4 x heads x head_dim)), plus the
  * attention's own workspace (posenc_attention_workspace_size). */
 POSENC_API posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
                                                           const posenc_bottleneck_desc* desc,
                                                           size_t* bytes);
 
-/* Errors as posenc_attention: NULL pointers, sizes, overflow, out
- * overlapping an input or the workspace, workspace_bytes too small. */
+/* Runs the block. workspace: NULL (posenc allocates) or at least
+ * posenc_bottleneck_workspace_size bytes. Errors (nothing written) as
+ * posenc_attention: NULL pointers, sizes, dtypes, scale, flags, overflow,
+ * out overlapping an input or the workspace, workspace_bytes too small,
+ * POSENC_ERROR_UNSUPPORTED for BF16 without a oneDNN bf16 GEMM. */
 POSENC_API posenc_status posenc_bottleneck_mhsa(posenc_context* context,
                                                 const posenc_bottleneck_desc* desc,
                                                 const void* fmap, const void* w_qkv,

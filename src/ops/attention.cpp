@@ -159,7 +159,12 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
     float* row = s.scores + r * ld;
     const int64_t valid = std::clamp<int64_t>(p_.visible_keys(qb.first + r) - kb.first, 0,
                                               kb.count);
-    const float correction = k.softmax_block(row, valid, kb.count, s.row_max + r, s.row_sum + r);
+    // bf16 probabilities straight from the softmax, unless the relative
+    // values need them in fp32 first.
+    const bool direct_bf16 = p_.dtype == POSENC_BF16 && !p_.relative_values;
+    uint16_t* probs_bf16 = s.probs_bf16 + r * ld;
+    const float correction = k.softmax_block(row, valid, kb.count, s.row_max + r, s.row_sum + r,
+                                             direct_bf16 ? probs_bf16 : nullptr);
     if (kb.first > 0 && correction != 1.0f) {
       k.scale_f32(s.acc + r * p_.head_dim, correction, s.acc + r * p_.head_dim, p_.head_dim);
       if (p_.relative_values) {
@@ -169,9 +174,9 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
     }
     if (p_.relative_values) {
       values_.scatter(qb, r, kb, vw, row, s.weights + r * layout_.value_window);
-    }
-    if (p_.dtype == POSENC_BF16) {
-      ctx_.kernels->elementwise.f32_to_bf16(row, s.probs_bf16 + r * ld, kb.count);
+      if (p_.dtype == POSENC_BF16) {
+        ctx_.kernels->elementwise.f32_to_bf16(row, probs_bf16, kb.count);
+      }
     }
   }
 

@@ -10,6 +10,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/attention/attention_kernels.hpp"
+#include "kernels/elementwise/elementwise_impl.hpp"
 
 namespace posenc::kernels {
 
@@ -32,9 +33,19 @@ float max_of(const float* x, int64_t n) {
   return result;
 }
 
-// x[j] = exp(x[j] - shift) for j < n; returns the sum of the new values.
+// The first `count` lanes of x, as bf16 bits, to out.
 template <class Arch>
-float exp_shifted_sum(float* x, int64_t n, float shift) {
+void store_bf16(xsimd::batch<float, Arch> x, uint16_t* out, int64_t count) {
+  alignas(64) uint32_t wide[xsimd::batch<float, Arch>::size];
+  bf16_bits<Arch>(x).store_aligned(wide);
+  for (int64_t l = 0; l < count; ++l) out[l] = uint16_t(wide[l]);
+}
+
+// exp(x[j] - shift) for j < n, written over x or, if out_bf16 is not NULL,
+// to out_bf16 as bf16 (x is then left as it was); returns the sum of the
+// fp32 values.
+template <class Arch>
+float exp_shifted_sum(float* x, int64_t n, float shift, uint16_t* out_bf16) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
   const batch s(shift);
@@ -42,7 +53,11 @@ float exp_shifted_sum(float* x, int64_t n, float shift) {
   int64_t j = 0;
   for (; j + lanes <= n; j += lanes) {
     const batch e = xsimd::exp(batch::load_unaligned(x + j) - s);
-    e.store_unaligned(x + j);
+    if (out_bf16 != nullptr) {
+      store_bf16<Arch>(e, out_bf16 + j, lanes);
+    } else {
+      e.store_unaligned(x + j);
+    }
     acc += e;
   }
   if (j < n) {  // the tail, padded with -inf (exp gives 0)
@@ -50,8 +65,12 @@ float exp_shifted_sum(float* x, int64_t n, float shift) {
     std::fill(tail, tail + lanes, -std::numeric_limits<float>::infinity());
     std::copy(x + j, x + n, tail);
     const batch e = xsimd::exp(batch::load_aligned(tail) - s);
-    e.store_aligned(tail);
-    std::copy(tail, tail + (n - j), x + j);
+    if (out_bf16 != nullptr) {
+      store_bf16<Arch>(e, out_bf16 + j, n - j);
+    } else {
+      e.store_aligned(tail);
+      std::copy(tail, tail + (n - j), x + j);
+    }
     acc += e;
   }
   return xsimd::hadd(acc);
@@ -68,15 +87,20 @@ void scale_f32(const float* x, float factor, float* out, int64_t n) {
 }
 
 template <class Arch>
-float softmax_block(float* scores, int64_t valid, int64_t n, float* row_max, float* row_sum) {
+float softmax_block(float* scores, int64_t valid, int64_t n, float* row_max, float* row_sum,
+                    uint16_t* probs_bf16) {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
   const float old_max = *row_max;
   const float new_max = std::max(old_max, max_of<Arch>(scores, valid));
   // A row whose visible scores are all -inf so far: shift by 0, so that its
   // probabilities are 0 (not NaN) and later blocks can still carry weight.
   const float shift = new_max == neg_inf ? 0.0f : new_max;
-  const float sum = exp_shifted_sum<Arch>(scores, valid, shift);
-  std::fill(scores + valid, scores + n, 0.0f);
+  const float sum = exp_shifted_sum<Arch>(scores, valid, shift, probs_bf16);
+  if (probs_bf16 != nullptr) {
+    std::fill(probs_bf16 + valid, probs_bf16 + n, uint16_t(0));
+  } else {
+    std::fill(scores + valid, scores + n, 0.0f);
+  }
   float correction = 1.0f;
   if (old_max != new_max) correction = old_max == neg_inf ? 0.0f : std::exp(old_max - new_max);
   *row_sum = *row_sum * correction + sum;
@@ -86,7 +110,7 @@ float softmax_block(float* scores, int64_t valid, int64_t n, float* row_max, flo
 
 template <class Arch>
 void softmax_row(float* x, int64_t n) {
-  const float sum = exp_shifted_sum<Arch>(x, n, max_of<Arch>(x, n));
+  const float sum = exp_shifted_sum<Arch>(x, n, max_of<Arch>(x, n), nullptr);
   scale_f32<Arch>(x, 1.0f / sum, x, n);
 }
 
