@@ -24,6 +24,13 @@ cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build "$root/build-asan" -j "$jobs"
 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs"
 
+echo "== ThreadSanitizer: many application threads, OpenMP at one thread"
+cmake -S "$root" -B "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPOSENC_SANITIZE=thread -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_TOOLS=OFF >/dev/null
+cmake --build "$root/build-tsan" -j "$jobs" --target posenc_tests
+OMP_NUM_THREADS=1 "$root/build-tsan/tests/posenc_tests" \
+  --gtest_filter='Concurrency.*:Matmul.ManyThreadsAtOnce:ApiErrors.LastErrorIsPerThread'
+
 echo "== fuzzing the C ABI for ${POSENC_FUZZ_SECONDS:-60} s"
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPOSENC_SANITIZE=address,undefined -DPOSENC_BUILD_FUZZERS=ON \
