@@ -359,6 +359,8 @@ TEST_P(Attention, Bf16) {
   posenc_attention_desc d = relative_1d(desc(1, 70, 2600, 8), 1500, 0);
   d.relative_values = 1;
   EXPECT_TRUE(matches_reference(context(), as_bf16(causal(d, 2530))));
+  // Query blocks of 20 against 60 keys: the GEMM shapes (m <= 32, 49 <= n <=
+  // 63) on which oneDNN 2.6.3's AMX bf16 matmul fails with dense outputs.
   d = desc(4, 40, 60, 64);
   d.bias = POSENC_BIAS_ABSOLUTE;
   EXPECT_TRUE(matches_reference(context(), as_bf16(d, POSENC_BF16), true));

@@ -133,7 +133,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
       }
       weights = s.weights_bf16;
     }
-    values_.apply(qb, vw, weights, layout_.value_window, s.acc);
+    values_.apply(qb, vw, weights, layout_.value_window, s.acc, layout_.acc_ld);
   }
   store(qb, b, s);
 }
@@ -141,7 +141,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
 void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock& kb,
                                  const RowWindow& vw, const Scratch& s) const {
   const AttentionKernels& k = ctx_.kernels->attention;
-  const int64_t ld = blocking_.key_block;
+  const int64_t ld = layout_.scores_ld;
   MatmulShape qk;
   qk.m = qb.rows;
   qk.n = kb.count;
@@ -166,7 +166,8 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
     const float correction = k.softmax_block(row, valid, kb.count, s.row_max + r, s.row_sum + r,
                                              direct_bf16 ? probs_bf16 : nullptr);
     if (kb.first > 0 && correction != 1.0f) {
-      k.scale_f32(s.acc + r * p_.head_dim, correction, s.acc + r * p_.head_dim, p_.head_dim);
+      float* acc = s.acc + r * layout_.acc_ld;
+      k.scale_f32(acc, correction, acc, p_.head_dim);
       if (p_.relative_values) {
         float* w = s.weights + r * layout_.value_window;
         k.scale_f32(w, correction, w, vw.count);
@@ -186,7 +187,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
   pv.k = kb.count;
   pv.lda = ld;
   pv.ldb = p_.v.token;
-  pv.ldc = p_.head_dim;
+  pv.ldc = layout_.acc_ld;
   pv.ab_type = p_.dtype;
   pv.accumulate = kb.first > 0;
   const void* probs = p_.dtype == POSENC_BF16 ? static_cast<const void*>(s.probs_bf16)
@@ -199,7 +200,7 @@ void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Scratch& s) 
   const size_t out_bytes = p_.out_dtype == POSENC_BF16 ? 2 : 4;
   for (int64_t r = 0; r < qb.rows; ++r) {
     const int64_t i = qb.first + r;
-    float* acc = s.acc + r * d;
+    float* acc = s.acc + r * layout_.acc_ld;
     char* out = static_cast<char*>(t_.out) +
                 size_t(b * p_.out.batch + qb.head * p_.out.head + i * p_.out.token) * out_bytes;
     if (p_.visible_keys(i) == 0) {  // a fully masked row: zeros, not 0/0

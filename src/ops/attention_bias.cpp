@@ -58,9 +58,11 @@ int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_b
                                       int64_t key_block) {
   switch (p.bias) {
     case POSENC_BIAS_RELATIVE_1D:
-      return query_block * std::min(relative_index(p).rows, key_block + query_block - 1);
+      return query_block *
+             gemm_output_stride(std::min(relative_index(p).rows, key_block + query_block - 1));
     case POSENC_BIAS_RELATIVE_2D:
-      return query_block * (2 * p.map_height - 1 + 2 * p.map_width - 1);
+      return query_block * (gemm_output_stride(2 * p.map_height - 1) +
+                            gemm_output_stride(2 * p.map_width - 1));
     default:
       return 0;
   }
@@ -78,29 +80,31 @@ void AttentionBias::add(const QueryBlock& qb, const KeyBlock& kb, float* scores,
     case POSENC_BIAS_RELATIVE_1D: {
       const int64_t query_pos = p_.query_offset + qb.first;
       const RowWindow w = relative_window(index_, query_pos, qb.rows, kb.first, kb.count);
+      const int64_t lw = gemm_output_stride(w.count);
       logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, index_.rows, w.first), w.count,
-                  p_.bias_alpha, false, scratch, w.count);
+                  p_.bias_alpha, false, scratch, lw);
       for (int64_t r = 0; r < qb.rows; ++r) {
         const int64_t shift = kb.first - (query_pos + r) + index_.center - w.first;
-        kernels_.gather_add(scratch + r * w.count, shift, -w.first, index_.rows - 1 - w.first,
+        kernels_.gather_add(scratch + r * lw, shift, -w.first, index_.rows - 1 - w.first,
                             scores + r * ld, kb.count);
       }
       return;
     }
     case POSENC_BIAS_RELATIVE_2D: {
       const int64_t X = p_.map_height, Y = p_.map_width;
-      float* row_logits = scratch;                       // [rows, 2X-1]
-      float* col_logits = scratch + qb.rows * (2 * X - 1);  // [rows, 2Y-1]
+      const int64_t lh = gemm_output_stride(2 * X - 1), lw = gemm_output_stride(2 * Y - 1);
+      float* row_logits = scratch;                  // [rows, 2X-1], row stride lh
+      float* col_logits = scratch + qb.rows * lh;  // [rows, 2Y-1], row stride lw
       if (kb.first == 0) {  // kept in scratch for the later key blocks
         logits_gemm(p_, qb, table_row(p_, t_.table_h, qb.head, 2 * X - 1, 0), 2 * X - 1,
-                    p_.bias_alpha, false, row_logits, 2 * X - 1);
+                    p_.bias_alpha, false, row_logits, lh);
         logits_gemm(p_, qb, table_row(p_, t_.table_w, qb.head, 2 * Y - 1, 0), 2 * Y - 1,
-                    p_.bias_alpha, false, col_logits, 2 * Y - 1);
+                    p_.bias_alpha, false, col_logits, lw);
       }
       for (int64_t r = 0; r < qb.rows; ++r) {
         const int64_t x1 = (qb.first + r) / Y, y1 = (qb.first + r) % Y;
-        kernels_.add_2d(row_logits + r * (2 * X - 1) + X - 1 - x1,
-                        col_logits + r * (2 * Y - 1) + Y - 1 - y1, Y, kb.first,
+        kernels_.add_2d(row_logits + r * lh + X - 1 - x1, col_logits + r * lw + Y - 1 - y1, Y,
+                        kb.first,
                         scores + r * ld, kb.count);
       }
       return;
@@ -129,14 +133,14 @@ void RelativeValues::scatter(const QueryBlock& qb, int64_t r, const KeyBlock& kb
 }
 
 void RelativeValues::apply(const QueryBlock& qb, const RowWindow& window, const void* weights,
-                           int64_t ld, float* out) const {
+                           int64_t ld, float* out, int64_t ldo) const {
   MatmulShape s;
   s.m = qb.rows;
   s.n = p_.head_dim;
   s.k = window.count;
   s.lda = ld;
   s.ldb = p_.head_dim;
-  s.ldc = p_.head_dim;
+  s.ldc = ldo;
   s.ab_type = p_.dtype;
   s.accumulate = true;
   matmul(s, weights, table_row(p_, t_.value_table, qb.head, index_.rows, window.first), out);

@@ -87,10 +87,10 @@ class RelativeValues {
   void scatter(const QueryBlock& qb, int64_t r, const KeyBlock& kb, const RowWindow& window,
                const float* p, float* weights) const;
 
-  // out[r, :] += weights[r, :] . RV[window] for the block's rows; weights
-  // (fp32, row stride ld) are given as the GEMM's A (fp32 or bf16).
+  // out[r, :] += weights[r, :] . RV[window] for the block's rows (out of row
+  // stride ldo); weights (row stride ld) in the problem's dtype.
   void apply(const QueryBlock& qb, const RowWindow& window, const void* weights, int64_t ld,
-             float* out) const;
+             float* out, int64_t ldo) const;
 
  private:
   const AttentionProblem& p_;

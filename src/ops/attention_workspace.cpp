@@ -12,6 +12,10 @@ constexpr size_t kAlign = 64;
 // block's scores stay in the L2 cache.
 constexpr int64_t kQueryBlock = 64;
 constexpr int64_t kMinQueryBlock = 16;
+// Short problems are cut into at least this many tasks when blocks can stay
+// kMinQueryBlock tall. A constant, not the thread count: the blocks (and so
+// the bits of the result) are the same whatever the thread count.
+constexpr int64_t kMinTasks = 8;
 // Keys up to kSingleKeyBlock are one block (an exact softmax in one step);
 // longer rows are cut into kKeyBlock keys with the online softmax.
 constexpr int64_t kSingleKeyBlock = 2048;
@@ -31,8 +35,7 @@ size_t reserve(size_t& offset, size_t bytes) {
 AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   const int64_t heads_total = p.batch * p.heads;
   int64_t blocks = ceil_div(p.q_len, kQueryBlock);
-  // Enough tasks for every thread, while blocks stay reasonably tall.
-  while (heads_total * blocks < 2 * int64_t(threads) &&
+  while (heads_total * blocks < kMinTasks &&
          ceil_div(p.q_len, blocks + 1) >= kMinQueryBlock) {
     ++blocks;
   }
@@ -49,13 +52,15 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   const size_t rows = size_t(b.query_block);
   const bool bf16 = p.dtype == POSENC_BF16;
   SlotLayout s{};
+  s.scores_ld = gemm_output_stride(b.key_block);
+  s.acc_ld = gemm_output_stride(p.head_dim);
   size_t offset = 0;
-  const size_t block = rows * size_t(b.key_block);
+  const size_t block = rows * size_t(s.scores_ld);
   s.scores = reserve(offset, block * sizeof(float));
   s.probs_bf16 = reserve(offset, bf16 ? block * sizeof(uint16_t) : 0);
   s.bias = reserve(offset, size_t(AttentionBias::scratch_floats(p, b.query_block, b.key_block)) *
                                sizeof(float));
-  s.acc = reserve(offset, rows * size_t(p.head_dim) * sizeof(float));
+  s.acc = reserve(offset, rows * size_t(s.acc_ld) * sizeof(float));
   s.row_max = reserve(offset, rows * sizeof(float));
   s.row_sum = reserve(offset, rows * sizeof(float));
   s.value_window = p.relative_values ? RelativeValues::max_window(p, b.query_block) : 0;

@@ -17,14 +17,17 @@ struct AttentionBlocking {
   int slots;             // threads that get scratch: min(threads, tasks)
 };
 
+// The blocks depend on the problem only; threads sets the scratch slots.
 AttentionBlocking attention_blocking(const AttentionProblem& problem, int threads);
 
 // Byte offsets of one thread's scratch inside its slot, each 64-byte aligned.
 struct SlotLayout {
-  size_t scores;     // float [query_block, key_block]
-  size_t probs_bf16; // uint16 [query_block, key_block] (bf16 only)
+  int64_t scores_ld; // row stride of scores and probs_bf16 (>= key_block)
+  int64_t acc_ld;    // row stride of acc (>= head_dim)
+  size_t scores;     // float [query_block, scores_ld]
+  size_t probs_bf16; // uint16 [query_block, scores_ld] (bf16 only)
   size_t bias;       // AttentionBias scratch
-  size_t acc;        // float [query_block, head_dim]: unnormalized output
+  size_t acc;        // float [query_block, acc_ld]: unnormalized output
   size_t row_max;    // float [query_block]
   size_t row_sum;    // float [query_block]
   size_t weights;    // float [query_block, value_window] (relative values only)

@@ -18,12 +18,13 @@ size_t aligned(size_t bytes) { return (bytes + 63) / 64 * 64; }
 // in rows of 3*heads*head_dim (token-major), output token-major.
 AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
   const int64_t tokens = d.height * d.width, inner = d.heads * d.head_dim;
+  const int64_t ld = gemm_output_stride(3 * inner);
   AttentionProblem p{};
   p.batch = d.batch;
   p.heads = d.heads;
   p.q_len = p.kv_len = tokens;
   p.head_dim = d.head_dim;
-  p.q = p.k = p.v = TokenStrides{tokens * 3 * inner, d.head_dim, 3 * inner};
+  p.q = p.k = p.v = TokenStrides{tokens * ld, d.head_dim, ld};
   p.out = TokenStrides{tokens * inner, d.head_dim, inner};
   p.dtype = d.dtype;
   p.out_dtype = d.out_dtype;
@@ -39,7 +40,7 @@ AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
 // Byte offsets in the workspace (after aligning it to 64 bytes).
 struct BottleneckLayout {
   size_t tokens_in;   // [batch, tokens, channels] of dtype
-  size_t qkv;         // [batch, tokens, 3*inner] of dtype
+  size_t qkv;         // [batch, tokens, 3*inner] of dtype, rows gemm_output_stride() apart
   size_t tokens_out;  // [batch, tokens, inner] of out_dtype
   size_t attention;   // the attention's workspace
   size_t bytes;
@@ -51,7 +52,7 @@ BottleneckLayout layout_of(const posenc_bottleneck_desc& d, int threads) {
   BottleneckLayout l;
   l.tokens_in = 0;
   l.qkv = l.tokens_in + aligned(tokens * size_t(d.channels) * es);
-  l.tokens_out = l.qkv + aligned(tokens * 3 * inner * es);
+  l.tokens_out = l.qkv + aligned(tokens * size_t(gemm_output_stride(3 * int64_t(inner))) * es);
   l.attention = l.tokens_out + aligned(tokens * inner * bytes_of(d.out_dtype));
   l.bytes = l.attention + attention_workspace_bytes(attention_problem(d), threads) + 64;
   return l;
@@ -108,9 +109,9 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d, co
   s.n = 3 * inner;
   s.k = d.channels;
   s.lda = s.ldb = d.channels;
-  s.ldc = 3 * inner;
+  s.ldc = gemm_output_stride(3 * inner);
   s.batch_stride_a = tokens * d.channels;
-  s.batch_stride_c = tokens * 3 * inner;
+  s.batch_stride_c = tokens * s.ldc;
   s.transpose_b = true;
   s.ab_type = s.c_type = d.dtype;
   matmul(s, base + l.tokens_in, w_qkv, base + l.qkv);

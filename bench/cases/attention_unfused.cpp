@@ -74,14 +74,6 @@ UnfusedAttention::UnfusedAttention(const posenc_attention_desc& desc) : d_(desc)
   }
 }
 
-int64_t UnfusedAttention::intermediate_bytes() const {
-  size_t floats = 0;
-  for (const auto* v : {&scores_, &logits_, &padded_, &flat_padded_, &skewed_, &skewed_h_, &q_t_}) {
-    floats += v->size();
-  }
-  return int64_t(floats * sizeof(float));
-}
-
 void UnfusedAttention::relative_1d(const ExecContext& ctx, const float* q, const float* table) {
   const int64_t n = d_.q_len, d = d_.head_dim;
   gemm(1, n, 2 * n - 1, d, q, table, true, d_.scale, logits_.data());

@@ -21,9 +21,6 @@ class UnfusedAttention {
 
   void run(posenc_context* context, const posenc_attention_tensors& tensors);
 
-  // Bytes of the intermediates of one (batch, head).
-  int64_t intermediate_bytes() const;
-
  private:
   void relative_1d(const ExecContext& ctx, const float* q, const float* table);
   void relative_2d(const ExecContext& ctx, const float* q, const float* table_h,
