@@ -457,5 +457,22 @@ TEST(AttentionCppApi, WorkspaceObjectAndErrors) {
   }
 }
 
+TEST(AttentionCppApi, BottleneckWrapper) {
+  const posenc::Context context;
+  const posenc_bottleneck_desc d = bottleneck_desc(1, 6, 2, 3, 2, 4);
+  const std::vector<float> fmap = random_floats(6 * 6, 41), w = random_floats(24 * 6, 42);
+  const std::vector<float> rel_h = random_floats(3 * 4, 43), rel_w = random_floats(5 * 4, 44);
+  std::vector<float> out(8 * 6);
+  EXPECT_GT(bottleneck_workspace_size(context, d), 0u);
+  bottleneck_mhsa(context, d, fmap.data(), w.data(), rel_h.data(), rel_w.data(), out.data());
+  EXPECT_TRUE(all_close(out.data(),
+                        reference::bottleneck_mhsa(d, fmap.data(), w.data(), rel_h.data(),
+                                                   rel_w.data()),
+                        kF32Atol, kF32Rtol));
+  EXPECT_THROW(bottleneck_mhsa(context, d, nullptr, w.data(), rel_h.data(), rel_w.data(),
+                               out.data()),
+               posenc::Error);
+}
+
 }  // namespace
 }  // namespace posenc::test
