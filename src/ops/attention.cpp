@@ -141,7 +141,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
 void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock& kb,
                                  const RowWindow& vw, const Scratch& s) const {
   const AttentionKernels& k = ctx_.kernels->attention;
-  const int64_t ld = layout_.scores_ld;
+  const int64_t ld = gemm_output_stride(kb.count);  // dense: the AMX path needs it
   MatmulShape qk;
   qk.m = qb.rows;
   qk.n = kb.count;

@@ -36,11 +36,14 @@ struct AttentionProblem {
   int64_t visible_keys(int64_t i) const;
 };
 
-// The row stride of every GEMM output the attention writes: never equal to
-// the row length. oneDNN 2.6.3's AMX bf16 matmul computes some dense outputs
-// wrong or faults on them (e.g. transposed B, m <= 32, 49 <= n <= 63), while
-// outputs with a longer row stride take a path that is right.
-inline int64_t gemm_output_stride(int64_t columns) { return (columns + 15) / 16 * 16 + 16; }
+// The row stride of every GEMM output the attention writes. oneDNN 2.6.3's
+// AMX bf16 matmul, when more than one thread is configured, computes dense
+// outputs of 49 to 63 columns wrong (and can fault on them); a longer stride
+// sends those shapes to a slower path that is right. Other widths stay dense,
+// which the AMX path needs.
+inline int64_t gemm_output_stride(int64_t columns) {
+  return columns >= 49 && columns <= 63 ? 64 : columns;
+}
 
 // The problem of a validated desc, with the strides of its layout.
 AttentionProblem make_attention_problem(const posenc_attention_desc& desc);
