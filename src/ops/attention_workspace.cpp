@@ -8,9 +8,12 @@ namespace posenc::ops {
 namespace {
 
 constexpr size_t kAlign = 64;
-// Query rows per block: big enough for efficient GEMMs, small enough that a
-// block's scores stay in the L2 cache.
+// Query rows per block: a block's scores (rows x key block) stay near
+// kBlockScores floats, in the L2 cache, with at least kQueryBlock and at
+// most kMaxQueryBlock rows (tall blocks mean fewer, more efficient GEMMs).
+constexpr int64_t kBlockScores = 64 * 1024;
 constexpr int64_t kQueryBlock = 64;
+constexpr int64_t kMaxQueryBlock = 256;
 constexpr int64_t kMinQueryBlock = 16;
 // Short problems are cut into at least this many tasks when blocks can stay
 // kMinQueryBlock tall. A constant, not the thread count: the blocks (and so
@@ -34,7 +37,9 @@ size_t reserve(size_t& offset, size_t bytes) {
 
 AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   const int64_t heads_total = p.batch * p.heads;
-  int64_t blocks = ceil_div(p.q_len, kQueryBlock);
+  const int64_t key_block = p.kv_len <= kSingleKeyBlock ? p.kv_len : kKeyBlock;
+  const int64_t rows = std::clamp(kBlockScores / key_block, kQueryBlock, kMaxQueryBlock);
+  int64_t blocks = ceil_div(p.q_len, rows);
   while (heads_total * blocks < kMinTasks &&
          ceil_div(p.q_len, blocks + 1) >= kMinQueryBlock) {
     ++blocks;
@@ -42,7 +47,7 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   AttentionBlocking b;
   b.query_block = ceil_div(p.q_len, blocks);
   b.query_blocks = ceil_div(p.q_len, b.query_block);
-  b.key_block = p.kv_len <= kSingleKeyBlock ? p.kv_len : kKeyBlock;
+  b.key_block = key_block;
   b.tasks = heads_total * b.query_blocks;
   b.slots = int(std::min<int64_t>(threads, b.tasks));
   return b;
