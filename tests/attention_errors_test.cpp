@@ -98,7 +98,7 @@ TEST_F(AttentionErrors, SizesEnumsAndFlags) {
   EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->layout"));
   d_.dtype = posenc_dtype(3);
   EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->dtype"));
-  d_.out_dtype = posenc_dtype(-1);
+  d_.out_dtype = posenc_dtype(1 << 30);
   EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->out_dtype"));
   d_.scale = std::numeric_limits<float>::infinity();
   EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->scale"));

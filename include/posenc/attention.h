@@ -66,14 +66,16 @@ extern "C" {
 
 typedef enum posenc_attention_layout {
   POSENC_LAYOUT_BHTD = 0,
-  POSENC_LAYOUT_BTHD = 1
+  POSENC_LAYOUT_BTHD = 1,
+  POSENC_LAYOUT_MAX_ENUM = 0x7FFFFFFF
 } posenc_attention_layout;
 
 typedef enum posenc_attention_bias {
   POSENC_BIAS_NONE = 0,
   POSENC_BIAS_ABSOLUTE = 1,
   POSENC_BIAS_RELATIVE_1D = 2,
-  POSENC_BIAS_RELATIVE_2D = 3
+  POSENC_BIAS_RELATIVE_2D = 3,
+  POSENC_BIAS_MAX_ENUM = 0x7FFFFFFF
 } posenc_attention_bias;
 
 typedef struct posenc_attention_desc {

@@ -82,7 +82,7 @@ int64_t validate_desc(const posenc_attention_desc& d) {
     fail(POSENC_ERROR_INVALID_ARGUMENT, "desc->max_distance must be in [0, 2^40] (got " +
                                             std::to_string(d.max_distance) + ")");
   }
-  if (d.bias < POSENC_BIAS_NONE || d.bias > POSENC_BIAS_RELATIVE_2D) {
+  if (d.bias > POSENC_BIAS_RELATIVE_2D) {
     fail(POSENC_ERROR_INVALID_ARGUMENT,
          "desc->bias: unknown bias value " + std::to_string(int(d.bias)));
   }

@@ -72,6 +72,7 @@ void AttentionBias::add(const QueryBlock& qb, const KeyBlock& kb, float* scores,
                         float* scratch) const {
   switch (p_.bias) {
     case POSENC_BIAS_NONE:
+    case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
       return;
     case POSENC_BIAS_ABSOLUTE:
       logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, p_.kv_len, kb.first), kb.count,
