@@ -1,14 +1,19 @@
 # ctest script: `posenc viz --out DIR` writes every figure as a valid PNG and
 # prints its path; a bad option exits with status 2.
-# Variables: POSENC (the CLI), PNG_CHECK (posenc_png_check), OUT (a folder).
+# Variables: POSENC (the CLI), PNG_CHECK (posenc_png_check), OUT (a folder),
+# EXPECTED_FILES (the file names it must write, separated by commas).
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})
+# A learned table of 3 rows of 2 float32 values, written as text: the bytes
+# "????" are the float 0x3F3F3F3F (0.747), "@@@@" 0x40404040 (3.004).
+file(WRITE ${OUT}/table.f32 "????@@@@@@@@????????????")
 execute_process(COMMAND ${POSENC} viz --out ${OUT} --length 24 --dim 20 --height 5 --width 7
-                RESULT_VARIABLE status OUTPUT_VARIABLE printed)
+                        --pixel 1,6 --table ${OUT}/table.f32 --table-dim 2
+                RESULT_VARIABLE status OUTPUT_VARIABLE printed ERROR_VARIABLE error)
 if(NOT status EQUAL 0)
-  message(FATAL_ERROR "posenc viz failed (${status}): ${printed}")
+  message(FATAL_ERROR "posenc viz failed (${status}): ${printed}${error}")
 endif()
-set(expected ${EXPECTED_FILES})
+string(REPLACE "," ";" expected "${EXPECTED_FILES}")
 set(paths "")
 foreach(name IN LISTS expected)
   if(NOT EXISTS ${OUT}/${name})

@@ -27,7 +27,9 @@ int run_viz(int argc, char** argv) {
   }
   try {
     std::filesystem::create_directories(options.out_dir);
-    for (const NamedFigure& figure : absolute_figures(options)) {
+    std::vector<NamedFigure> figures = absolute_figures(options);
+    for (NamedFigure& figure : relative_figures(options)) figures.push_back(std::move(figure));
+    for (const NamedFigure& figure : figures) {
       const std::string path = options.out_dir + "/" + options.prefix + figure.file;
       viz::write_png(path, viz::render_heatmap(figure.heatmap));
       std::printf("%s\n", path.c_str());

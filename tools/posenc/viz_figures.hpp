@@ -18,4 +18,8 @@ struct NamedFigure {
 // the --table file. Throws posenc::Error or std::runtime_error.
 std::vector<NamedFigure> absolute_figures(const VizOptions& options);
 
+// "logits" and "bias": relative logits of random queries and tables through
+// posenc_relative_logits_1d, _2d_decomposed and _2d. Throws posenc::Error.
+std::vector<NamedFigure> relative_figures(const VizOptions& options);
+
 }  // namespace posenc::cli

@@ -79,13 +79,18 @@ void apply(const std::string& name, const std::string& value, VizOptions& o) {
   } else if (name == "--query") {
     o.query = parse_int(name, value, 0, 4095);
   } else if (name == "--height") {
-    o.height = parse_int(name, value, 1, 512);
+    o.height = parse_int(name, value, 1, 64);
   } else if (name == "--width") {
-    o.width = parse_int(name, value, 1, 512);
+    o.width = parse_int(name, value, 1, 64);
   } else if (name == "--pixel") {
     parse_pixel(value, o);
   } else if (name == "--rel-dim") {
     o.rel_dim = parse_int(name, value, 1, 8192);
+  } else if (name == "--queries") {
+    if (value != "shared" && value != "independent") {
+      throw BadOption("--queries: expected shared or independent, got '" + value + "'");
+    }
+    o.independent_queries = value == "independent";
   } else if (name == "--seed") {
     o.seed = uint32_t(parse_int(name, value, 0, 0xFFFFFFFFLL));
   } else if (name == "--table") {
@@ -153,11 +158,13 @@ void print_viz_help() {
       "              (Wang and Chen 2020); with --table also table_similarity.png\n"
       "  logits      relative_logits_query.png: q . R[j - i + T - 1] of one query i\n"
       "              over the keys j; relative_logits.png: the T x T matrix of all\n"
-      "              queries (random q and R)\n"
+      "              queries (random q and R, posenc_relative_logits_1d)\n"
       "  bias        relative_bias_2d.png: q . Rh[x2 - x1 + X - 1] +\n"
       "              q . Rw[y2 - y1 + Y - 1] over the X x Y map around the query\n"
-      "              pixel (x1, y1) (Stand-Alone Self-Attention); relative_bias_rows\n"
-      "              .png and relative_bias_cols.png: its two terms by offset\n"
+      "              pixel (x1, y1) (Stand-Alone Self-Attention; random q, Rh, Rw,\n"
+      "              posenc_relative_logits_2d); relative_bias_rows.png and\n"
+      "              relative_bias_cols.png: its two terms (rel_h, rel_w of\n"
+      "              posenc_relative_logits_2d_decomposed) by offset\n"
       "Signed data uses a diverging blue-white-red map centred on 0.\n"
       "\n"
       "options (--name VALUE or --name=VALUE):\n"
@@ -170,10 +177,13 @@ void print_viz_help() {
       "  --base N           sinusoid base (default: 10000)\n"
       "  --layout L         interleaved or split sin/cos columns (default: interleaved)\n"
       "  --query I          query of the logits strip, 0..T-1 (default: T/2)\n"
-      "  --height X         feature map rows, 1..512 (default: 12)\n"
-      "  --width Y          feature map columns, 1..512 (default: 16)\n"
+      "  --height X         feature map rows, 1..64 (default: 12)\n"
+      "  --width Y          feature map columns, 1..64 (default: 16)\n"
       "  --pixel X1,Y1      query pixel (default: the centre)\n"
       "  --rel-dim D        dims of the random q and relative tables (default: 32)\n"
+      "  --queries MODE     1D logits: shared (one random q for every query, so the\n"
+      "                     matrix is constant along diagonals) or independent\n"
+      "                     (a random q per query) (default: shared)\n"
       "  --seed S           random seed for q and the tables (default: 1)\n"
       "  --table FILE       a learned table as raw float32 [rows, D] (numpy tofile)\n"
       "  --table-dim D      its D (required with --table)\n"

@@ -22,6 +22,7 @@ struct VizOptions {
   int64_t width = 16;                 // Y of the 2D feature map
   int64_t pixel_x = -1, pixel_y = -1;  // query pixel of the 2D bias; -1: centre
   int64_t rel_dim = 32;               // dim of the random q and relative tables
+  bool independent_queries = false;   // 1D logits: one random q per query
   uint32_t seed = 1;
   std::string table_path;             // optional learned table, raw float32
   int64_t table_dim = 0;
