@@ -2,6 +2,9 @@
 // the colour scale and the marker.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -91,6 +94,35 @@ TEST(VizHeatmap, MarkerFramesTheMarkedCell) {
     }
   }
   EXPECT_GT(changed, 0);
+}
+
+// Bounding box (x0, y0, x1, y1) of the pixels of colour c.
+std::array<int, 4> extent(const Image& image, Rgb c) {
+  std::array<int, 4> box{image.width(), image.height(), -1, -1};
+  for (int y = 0; y < image.height(); ++y) {
+    for (int x = 0; x < image.width(); ++x) {
+      if (!(image.at(x, y) == c)) continue;
+      box = {std::min(box[0], x), std::min(box[1], y), std::max(box[2], x), std::max(box[3], y)};
+    }
+  }
+  return box;
+}
+
+// A table of 32 rows by 4 columns, all NaN (grey, a colour the colour bar
+// lacks): its plot is 64 x 512 with square cells and 512 x 512 stretched.
+TEST(VizHeatmap, CellsAreSquareUnlessStretched) {
+  Heatmap h;
+  h.rows = 32;
+  h.cols = 4;
+  h.values.assign(128, std::nanf(""));
+  const Rgb c{128, 128, 128};
+  std::array<int, 4> box = extent(render_heatmap(h), c);
+  EXPECT_EQ(box[2] - box[0] + 1, 64);
+  EXPECT_EQ(box[3] - box[1] + 1, 512);
+  h.square_cells = false;
+  box = extent(render_heatmap(h), c);
+  EXPECT_EQ(box[2] - box[0] + 1, 512);
+  EXPECT_EQ(box[3] - box[1] + 1, 512);
 }
 
 TEST(VizHeatmap, RejectsMismatchedSizesAndEmptyScales) {

@@ -53,6 +53,7 @@ std::vector<NamedFigure> absolute_figures(const VizOptions& o) {
     h.x.label = "dimension";
     h.y.label = "position";
     h.scale = {&viz::ColorMap::sequential(), -1.0, 1.0};
+    h.square_cells = false;
     figures.push_back({"sinusoid_table.png", std::move(h)});
   }
   if (all || o.only.count("similarity")) {

@@ -68,9 +68,11 @@ std::vector<int> axis_ticks(const Axis& axis, int count, int cell, bool horizont
 
 Layout make_layout(const Heatmap& h) {
   Layout l{};
-  const int cell = std::max(1, kPlotTarget / std::max(h.rows, h.cols));
-  l.cell_w = std::max(cell, (kPlotMin + h.cols - 1) / h.cols);
-  l.cell_h = std::max(cell, (kPlotMin + h.rows - 1) / h.rows);
+  const int square = std::max(1, kPlotTarget / std::max(h.rows, h.cols));
+  const int cell_w = h.square_cells ? square : std::max(1, kPlotTarget / h.cols);
+  const int cell_h = h.square_cells ? square : std::max(1, kPlotTarget / h.rows);
+  l.cell_w = std::max(cell_w, (kPlotMin + h.cols - 1) / h.cols);
+  l.cell_h = std::max(cell_h, (kPlotMin + h.rows - 1) / h.rows);
   l.plot_w = l.cell_w * h.cols;
   l.plot_h = l.cell_h * h.rows;
   l.y_ticks = axis_ticks(h.y, h.rows, l.cell_h, false);

@@ -38,6 +38,9 @@ struct Heatmap {
   Axis y;  // along the rows
   ColorScale scale;
   std::optional<Cell> marker;
+  // true: cells are square (maps of space or positions against positions);
+  // false: each axis is stretched to the plot size on its own (tables).
+  bool square_cells = true;
 };
 
 // [-m, m] with m the largest |value| (1 if all are zero): for signed data on
