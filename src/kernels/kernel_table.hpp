@@ -5,12 +5,14 @@
 
 #include "kernels/absolute/absolute_kernels.hpp"
 #include "kernels/elementwise/elementwise_kernels.hpp"
+#include "kernels/relative/relative_kernels.hpp"
 
 namespace posenc {
 
 struct KernelTable {
   ElementwiseKernels elementwise;
   AbsoluteKernels absolute;
+  RelativeKernels relative;
 };
 
 }  // namespace posenc
