@@ -4,3 +4,4 @@
 #include "posenc/posenc.h"
 #include "posenc/core.hpp"
 #include "posenc/absolute.hpp"
+#include "posenc/rope.hpp"

@@ -5,12 +5,14 @@
 
 #include "kernels/absolute/absolute_kernels.hpp"
 #include "kernels/elementwise/elementwise_kernels.hpp"
+#include "kernels/rope/rope_kernels.hpp"
 
 namespace posenc {
 
 struct KernelTable {
   ElementwiseKernels elementwise;
   AbsoluteKernels absolute;
+  RopeKernels rope;
 };
 
 }  // namespace posenc

@@ -5,13 +5,15 @@
 #include "kernels/absolute/absolute_impl.hpp"
 #include "kernels/elementwise/elementwise_impl.hpp"
 #include "kernels/kernel_table.hpp"
+#include "kernels/rope/rope_impl.hpp"
 
 namespace posenc {
 
 template <class Arch>
 constexpr KernelTable make_kernel_table() {
   return KernelTable{kernels::make_elementwise_kernels<Arch>(),
-                     kernels::make_absolute_kernels<Arch>()};
+                     kernels::make_absolute_kernels<Arch>(),
+                     kernels::make_rope_kernels<Arch>()};
 }
 
 }  // namespace posenc
