@@ -75,7 +75,11 @@ TEST_F(RopeErrors, ConfigFields) {
       {"base", [](posenc_rope_config& c) { c.base = 1.0; }},
       {"grid_width", [](posenc_rope_config& c) { c.grid_width = -1; }},
       {"scaling", [](posenc_rope_config& c) { c.scaling = posenc_rope_scaling(9); }},
-      {"factor", [](posenc_rope_config& c) { c.scaling = POSENC_ROPE_SCALING_LINEAR; c.factor = 0; }},
+      {"factor",
+       [](posenc_rope_config& c) {
+         c.scaling = POSENC_ROPE_SCALING_LINEAR;
+         c.factor = 0;
+       }},
       {"original_max_positions",
        [](posenc_rope_config& c) { c.scaling = POSENC_ROPE_SCALING_LLAMA3; }},
       {"sequence_length",

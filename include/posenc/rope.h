@@ -53,7 +53,9 @@
  * Angles. A cos/sin cache (posenc_rope_cache) holds rows computed in double
  * and rounded once to fp32. Without a cache the rows are computed per call:
  * each angle is reduced to [-pi, pi] in double and its sine and cosine taken
- * in fp32, accurate to a few 1e-7 at any position up to 2^53.
+ * in fp32. Both are accurate to a few 1e-7 for positions up to about 10^8
+ * (where the double product p * w_j still has an error below 1e-8); larger
+ * positions (< 2^53) are accepted with a proportionally larger error.
  *
  * Tensors. Layouts BTHD [batch, tokens, heads, head_dim] and BHTD
  * [batch, heads, tokens, head_dim], dense; dtype F32 (float) or BF16
@@ -154,8 +156,11 @@ typedef struct posenc_rope_positions {
  * The angles come from exactly one of config (computed on the fly) and cache
  * (the other must be NULL); rotary_dim <= head_dim. out == x is allowed (in
  * place); any other overlap of out with x or ids is POSENC_ERROR_ALIASING.
- * Errors: a NULL or bad config names the field (e.g. "rotary_dim"); a
- * position outside the range names "positions"; nothing is written. */
+ * Errors (nothing is written): a bad config field, e.g. an odd rotary_dim
+ * or rotary_dim > head_dim, is POSENC_ERROR_INVALID_ARGUMENT naming the field
+ * ("rotary_dim"); a position outside the range is INVALID_ARGUMENT naming
+ * "positions" (with the first bad index); NULL pointers, overflowing sizes and
+ * overlaps are NULL_POINTER, OVERFLOW and ALIASING naming the argument. */
 POSENC_API posenc_status posenc_rope(posenc_context* context, const posenc_rope_config* config,
                                      const posenc_rope_cache* cache,
                                      const posenc_rope_positions* positions,

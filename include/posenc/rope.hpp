@@ -55,10 +55,10 @@ class RopeCache {
 };
 
 // Where angles come from: a cache, or a config (on the fly). Implicit, so
-// that either can be passed where RopeAngles is expected.
-struct RopeAngles {
-  RopeAngles(const RopeCache& cache) : cache(cache.get()) {}
-  RopeAngles(const posenc_rope_config& config) : config(&config) {}
+// that either can be passed where RopeSource is expected.
+struct RopeSource {
+  RopeSource(const RopeCache& cache) : cache(cache.get()) {}
+  RopeSource(const posenc_rope_config& config) : config(&config) {}
   const posenc_rope_config* config = nullptr;
   const posenc_rope_cache* cache = nullptr;
 };
@@ -79,7 +79,7 @@ inline posenc_dtype rope_dtype(const uint16_t*) { return POSENC_BF16; }  // bf16
 
 // Value: float, or uint16_t for bf16.
 template <class Value>
-void rope(const Context& context, RopeAngles angles, RopeLayout layout, int64_t batch,
+void rope(const Context& context, RopeSource angles, RopeLayout layout, int64_t batch,
           int64_t tokens, int64_t heads, int64_t head_dim, const Value* x, Value* out,
           posenc_rope_positions positions = rope_offset(0)) {
   check(posenc_rope(context.get(), angles.config, angles.cache, &positions,
@@ -88,7 +88,7 @@ void rope(const Context& context, RopeAngles angles, RopeLayout layout, int64_t 
 }
 
 template <class Value>
-void rope_qk(const Context& context, RopeAngles angles, RopeLayout layout, int64_t batch,
+void rope_qk(const Context& context, RopeSource angles, RopeLayout layout, int64_t batch,
              int64_t tokens, int64_t q_heads, int64_t k_heads, int64_t head_dim, const Value* q,
              Value* q_out, const Value* k, Value* k_out,
              posenc_rope_positions positions = rope_offset(0)) {

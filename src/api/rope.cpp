@@ -66,11 +66,14 @@ void rope_call(posenc_context* context, const posenc_rope_config* config,
   for (int i = 0; i < count; ++i) {
     const Operand& o = operands[i];
     require_same_or_disjoint(o.out, bytes[i], o.out_name, o.in, bytes[i], o.in_name);
-    if (ids_bytes > 0) require_disjoint(o.out, bytes[i], o.out_name, positions->ids, ids_bytes, "positions.ids");
+    if (ids_bytes > 0) {
+      require_disjoint(o.out, bytes[i], o.out_name, positions->ids, ids_bytes, "positions.ids");
+    }
     for (int j = 0; j < count; ++j) {
       if (j == i) continue;
-      require_disjoint(o.out, bytes[i], o.out_name, operands[j].in, bytes[j], operands[j].in_name);
-      require_disjoint(o.out, bytes[i], o.out_name, operands[j].out, bytes[j], operands[j].out_name);
+      const Operand& other = operands[j];
+      require_disjoint(o.out, bytes[i], o.out_name, other.in, bytes[j], other.in_name);
+      require_disjoint(o.out, bytes[i], o.out_name, other.out, bytes[j], other.out_name);
     }
   }
   if (cache != nullptr) {
@@ -121,7 +124,9 @@ posenc_status posenc_rope_inverse_frequencies(const posenc_rope_config* config, 
     require_not_null(inv_freq, "inv_freq");
     const ops::RopeAngles angles = ops::rope_angles(*config);
     const size_t axis = angles.axis_inv_freq.size();
-    for (int64_t j = 0; j < angles.pairs(); ++j) inv_freq[j] = angles.axis_inv_freq[size_t(j) % axis];
+    for (int64_t j = 0; j < angles.pairs(); ++j) {
+      inv_freq[j] = angles.axis_inv_freq[size_t(j) % axis];  // 2D: both halves alike
+    }
     if (attention_factor != nullptr) *attention_factor = angles.attention_factor;
   });
 }
