@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -16,9 +17,11 @@
 
 namespace posenc::kernels {
 
-// n <= lanes values as floats, zero past n (bf16 widened exactly).
-template <class Arch>
-xsimd::batch<float, Arch> load_floats(const float* p, int64_t n) {
+// n <= lanes values as floats, zero past n (bf16 widened exactly). Count is
+// int64_t, or an integral_constant for full batches so that the bf16 loops
+// have a fixed trip count and are vectorized.
+template <class Arch, class Count>
+xsimd::batch<float, Arch> load_floats(const float* p, Count n) {
   using batch = xsimd::batch<float, Arch>;
   if (n == int64_t(batch::size)) return batch::load_unaligned(p);
   alignas(64) float part[batch::size] = {};
@@ -26,16 +29,16 @@ xsimd::batch<float, Arch> load_floats(const float* p, int64_t n) {
   return batch::load_aligned(part);
 }
 
-template <class Arch>
-xsimd::batch<float, Arch> load_floats(const uint16_t* p, int64_t n) {
+template <class Arch, class Count>
+xsimd::batch<float, Arch> load_floats(const uint16_t* p, Count n) {
   using ubatch = xsimd::batch<uint32_t, Arch>;
   alignas(64) uint32_t wide[ubatch::size] = {};
   for (int64_t l = 0; l < n; ++l) wide[l] = uint32_t(p[l]) << 16;
   return xsimd::bitwise_cast<xsimd::batch<float, Arch>>(ubatch::load_aligned(wide));
 }
 
-template <class Arch>
-void store_floats(xsimd::batch<float, Arch> v, float* p, int64_t n) {
+template <class Arch, class Count>
+void store_floats(xsimd::batch<float, Arch> v, float* p, Count n) {
   using batch = xsimd::batch<float, Arch>;
   if (n == int64_t(batch::size)) return v.store_unaligned(p);
   alignas(64) float part[batch::size];
@@ -43,8 +46,8 @@ void store_floats(xsimd::batch<float, Arch> v, float* p, int64_t n) {
   std::memcpy(p, part, size_t(n) * sizeof(float));
 }
 
-template <class Arch>
-void store_floats(xsimd::batch<float, Arch> v, uint16_t* p, int64_t n) {
+template <class Arch, class Count>
+void store_floats(xsimd::batch<float, Arch> v, uint16_t* p, Count n) {
   alignas(64) uint32_t wide[xsimd::batch<uint32_t, Arch>::size];
   bf16_bits<Arch>(v).store_aligned(wide);
   for (int64_t l = 0; l < n; ++l) p[l] = uint16_t(wide[l]);
@@ -59,12 +62,13 @@ xsimd::batch<float, Arch> swap_pairs(xsimd::batch<float, Arch> v) {
   return xsimd::bitwise_cast<xsimd::batch<float, Arch>>((bits << 32) | (bits >> 32));
 }
 
-// Calls step(i, lanes) for full batches of [0, n), then step(i, rest).
+// Calls step(i, lanes) for full batches of [0, n) (lanes as an
+// integral_constant), then step(i, rest) with the int64_t rest.
 template <class Arch, class Step>
 void for_batches(int64_t n, const Step& step) {
   constexpr int64_t lanes = xsimd::batch<float, Arch>::size;
   int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) step(i, lanes);
+  for (; i + lanes <= n; i += lanes) step(i, std::integral_constant<int64_t, lanes>{});
   if (i < n) step(i, n - i);
 }
 
@@ -72,7 +76,7 @@ template <class Arch, class T>
 void rotate_interleaved(const T* x, T* out, const float* row, int64_t rotary_dim) {
   const float* cos = row;
   const float* sin = row + rotary_dim;
-  for_batches<Arch>(rotary_dim, [&](int64_t i, int64_t n) {
+  for_batches<Arch>(rotary_dim, [&](int64_t i, auto n) {
     const auto v = load_floats<Arch>(x + i, n);
     const auto c = load_floats<Arch>(cos + i, n);
     const auto s = load_floats<Arch>(sin + i, n);
@@ -85,7 +89,7 @@ void rotate_half_split(const T* x, T* out, const float* row, int64_t rotary_dim)
   const int64_t pairs = rotary_dim / 2;
   const float* cos = row;
   const float* sin = row + pairs;
-  for_batches<Arch>(pairs, [&](int64_t j, int64_t n) {
+  for_batches<Arch>(pairs, [&](int64_t j, auto n) {
     const auto a = load_floats<Arch>(x + j, n);
     const auto b = load_floats<Arch>(x + pairs + j, n);
     const auto c = load_floats<Arch>(cos + j, n);
