@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -17,41 +16,39 @@
 
 namespace posenc::kernels {
 
-// n <= lanes values as floats, zero past n (bf16 widened exactly). Count is
-// int64_t, or an integral_constant for full batches so that the bf16 loops
-// have a fixed trip count and are vectorized.
-template <class Arch, class Count>
-xsimd::batch<float, Arch> load_floats(const float* p, Count n) {
-  using batch = xsimd::batch<float, Arch>;
-  if (n == int64_t(batch::size)) return batch::load_unaligned(p);
-  alignas(64) float part[batch::size] = {};
-  std::memcpy(part, p, size_t(n) * sizeof(float));
-  return batch::load_aligned(part);
+// One batch of values as floats (bf16 widened exactly) and back (bf16
+// rounded to nearest even). The bf16 loops have a fixed trip count, which the
+// compiler vectorizes.
+template <class Arch>
+xsimd::batch<float, Arch> load_floats(const float* p) {
+  return xsimd::batch<float, Arch>::load_unaligned(p);
 }
 
-template <class Arch, class Count>
-xsimd::batch<float, Arch> load_floats(const uint16_t* p, Count n) {
+template <class Arch>
+xsimd::batch<float, Arch> load_floats(const uint16_t* p) {
   using ubatch = xsimd::batch<uint32_t, Arch>;
-  alignas(64) uint32_t wide[ubatch::size] = {};
-  for (int64_t l = 0; l < n; ++l) wide[l] = uint32_t(p[l]) << 16;
+  alignas(64) uint32_t wide[ubatch::size];
+  for (size_t l = 0; l < ubatch::size; ++l) wide[l] = uint32_t(p[l]) << 16;
   return xsimd::bitwise_cast<xsimd::batch<float, Arch>>(ubatch::load_aligned(wide));
 }
 
-template <class Arch, class Count>
-void store_floats(xsimd::batch<float, Arch> v, float* p, Count n) {
-  using batch = xsimd::batch<float, Arch>;
-  if (n == int64_t(batch::size)) return v.store_unaligned(p);
-  alignas(64) float part[batch::size];
-  v.store_aligned(part);
-  std::memcpy(p, part, size_t(n) * sizeof(float));
+template <class Arch>
+void store_floats(xsimd::batch<float, Arch> v, float* p) {
+  v.store_unaligned(p);
 }
 
-template <class Arch, class Count>
-void store_floats(xsimd::batch<float, Arch> v, uint16_t* p, Count n) {
-  alignas(64) uint32_t wide[xsimd::batch<uint32_t, Arch>::size];
+// GCC 12 flags its own _mm512_undefined_epi32() (under the AVX-512 shifts of
+// bf16_bits) as uninitialized once inlined here; the value is never used.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+template <class Arch>
+void store_floats(xsimd::batch<float, Arch> v, uint16_t* p) {
+  using ubatch = xsimd::batch<uint32_t, Arch>;
+  alignas(64) uint32_t wide[ubatch::size];
   bf16_bits<Arch>(v).store_aligned(wide);
-  for (int64_t l = 0; l < n; ++l) p[l] = uint16_t(wide[l]);
+  for (size_t l = 0; l < ubatch::size; ++l) p[l] = uint16_t(wide[l]);
 }
+#pragma GCC diagnostic pop
 
 // Swaps the two floats of every 64-bit lane: [x0 x1 x2 x3] -> [x1 x0 x3 x2]
 // (a rotate by 32 bits, which every ISA has, unlike a float swizzle).
@@ -62,41 +59,75 @@ xsimd::batch<float, Arch> swap_pairs(xsimd::batch<float, Arch> v) {
   return xsimd::bitwise_cast<xsimd::batch<float, Arch>>((bits << 32) | (bits >> 32));
 }
 
-// Calls step(i, lanes) for full batches of [0, n) (lanes as an
-// integral_constant), then step(i, rest) with the int64_t rest.
-template <class Arch, class Step>
-void for_batches(int64_t n, const Step& step) {
-  constexpr int64_t lanes = xsimd::batch<float, Arch>::size;
-  int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) step(i, std::integral_constant<int64_t, lanes>{});
-  if (i < n) step(i, n - i);
+// Values [i, i + lanes) of an INTERLEAVED row.
+template <class Arch, class T>
+void interleaved_step(const T* x, T* out, const float* cos, const float* sin, int64_t i) {
+  const auto v = load_floats<Arch>(x + i);
+  const auto c = load_floats<Arch>(cos + i);
+  const auto s = load_floats<Arch>(sin + i);
+  store_floats<Arch>(xsimd::fma(swap_pairs<Arch>(v), s, v * c), out + i);
 }
 
+// Pairs [j, j + lanes) of a HALF_SPLIT row of `pairs` pairs.
+template <class Arch, class T>
+void half_split_step(const T* x, T* out, const float* cos, const float* sin, int64_t pairs,
+                     int64_t j) {
+  const auto a = load_floats<Arch>(x + j);
+  const auto b = load_floats<Arch>(x + pairs + j);
+  const auto c = load_floats<Arch>(cos + j);
+  const auto s = load_floats<Arch>(sin + j);
+  store_floats<Arch>(xsimd::fms(a, c, b * s), out + j);
+  store_floats<Arch>(xsimd::fma(a, s, b * c), out + pairs + j);
+}
+
+// Copies n values of `from` to `to`.
+template <class Arch, class T>
+void copy_values(const T* from, T* to, int64_t n) {
+  std::memcpy(to, from, size_t(n) * sizeof(T));
+}
+
+// Full batches in place; a tail of n < lanes goes through zero-padded local
+// copies. Every pointer is passed by value, so the compiler keeps them in
+// registers across the stores to out.
 template <class Arch, class T>
 void rotate_interleaved(const T* x, T* out, const float* row, int64_t rotary_dim) {
+  constexpr int64_t lanes = xsimd::batch<float, Arch>::size;
   const float* cos = row;
   const float* sin = row + rotary_dim;
-  for_batches<Arch>(rotary_dim, [&](int64_t i, auto n) {
-    const auto v = load_floats<Arch>(x + i, n);
-    const auto c = load_floats<Arch>(cos + i, n);
-    const auto s = load_floats<Arch>(sin + i, n);
-    store_floats<Arch>(xsimd::fma(swap_pairs<Arch>(v), s, v * c), out + i, n);
-  });
+  int64_t i = 0;
+  for (; i + lanes <= rotary_dim; i += lanes) interleaved_step<Arch>(x, out, cos, sin, i);
+  if (i == rotary_dim) return;
+  const int64_t n = rotary_dim - i;
+  alignas(64) T x_tail[lanes] = {};
+  alignas(64) T out_tail[lanes];
+  alignas(64) float cos_tail[lanes] = {}, sin_tail[lanes] = {};
+  copy_values<Arch>(x + i, x_tail, n);
+  copy_values<Arch>(cos + i, cos_tail, n);
+  copy_values<Arch>(sin + i, sin_tail, n);
+  interleaved_step<Arch>(x_tail, out_tail, cos_tail, sin_tail, 0);
+  copy_values<Arch>(out_tail, out + i, n);
 }
 
 template <class Arch, class T>
 void rotate_half_split(const T* x, T* out, const float* row, int64_t rotary_dim) {
+  constexpr int64_t lanes = xsimd::batch<float, Arch>::size;
   const int64_t pairs = rotary_dim / 2;
   const float* cos = row;
   const float* sin = row + pairs;
-  for_batches<Arch>(pairs, [&](int64_t j, auto n) {
-    const auto a = load_floats<Arch>(x + j, n);
-    const auto b = load_floats<Arch>(x + pairs + j, n);
-    const auto c = load_floats<Arch>(cos + j, n);
-    const auto s = load_floats<Arch>(sin + j, n);
-    store_floats<Arch>(xsimd::fms(a, c, b * s), out + j, n);
-    store_floats<Arch>(xsimd::fma(a, s, b * c), out + pairs + j, n);
-  });
+  int64_t j = 0;
+  for (; j + lanes <= pairs; j += lanes) half_split_step<Arch>(x, out, cos, sin, pairs, j);
+  if (j == pairs) return;
+  const int64_t n = pairs - j;  // the tail as a row of `lanes` pairs
+  alignas(64) T x_tail[2 * lanes] = {};
+  alignas(64) T out_tail[2 * lanes];
+  alignas(64) float cos_tail[lanes] = {}, sin_tail[lanes] = {};
+  copy_values<Arch>(x + j, x_tail, n);
+  copy_values<Arch>(x + pairs + j, x_tail + lanes, n);
+  copy_values<Arch>(cos + j, cos_tail, n);
+  copy_values<Arch>(sin + j, sin_tail, n);
+  half_split_step<Arch>(x_tail, out_tail, cos_tail, sin_tail, lanes, 0);
+  copy_values<Arch>(out_tail, out + j, n);
+  copy_values<Arch>(out_tail + lanes, out + pairs + j, n);
 }
 
 template <class Arch, class T, posenc_rope_pairing Pairing>
