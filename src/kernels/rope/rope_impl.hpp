@@ -68,16 +68,17 @@ void interleaved_step(const T* x, T* out, const float* cos, const float* sin, in
   store_floats<Arch>(xsimd::fma(swap_pairs<Arch>(v), s, v * c), out + i);
 }
 
-// Pairs [j, j + lanes) of a HALF_SPLIT row of `pairs` pairs.
-template <class Arch, class T>
+// Pairs [j, j + lanes) of a HALF_SPLIT row of `pairs` pairs: the first-half
+// values (Half 0), the second-half values (Half 1), or both (Half 2).
+template <class Arch, int Half, class T>
 void half_split_step(const T* x, T* out, const float* cos, const float* sin, int64_t pairs,
                      int64_t j) {
   const auto a = load_floats<Arch>(x + j);
   const auto b = load_floats<Arch>(x + pairs + j);
   const auto c = load_floats<Arch>(cos + j);
   const auto s = load_floats<Arch>(sin + j);
-  store_floats<Arch>(xsimd::fms(a, c, b * s), out + j);
-  store_floats<Arch>(xsimd::fma(a, s, b * c), out + pairs + j);
+  if (Half != 1) store_floats<Arch>(xsimd::fms(a, c, b * s), out + j);
+  if (Half != 0) store_floats<Arch>(xsimd::fma(a, s, b * c), out + pairs + j);
 }
 
 // Copies n values of `from` to `to`.
@@ -115,7 +116,14 @@ void rotate_half_split(const T* x, T* out, const float* row, int64_t rotary_dim)
   const float* cos = row;
   const float* sin = row + pairs;
   int64_t j = 0;
-  for (; j + lanes <= pairs; j += lanes) half_split_step<Arch>(x, out, cos, sin, pairs, j);
+  if (out != x) {  // each half in order: the stores stream through memory
+    for (; j + lanes <= pairs; j += lanes) half_split_step<Arch, 0>(x, out, cos, sin, pairs, j);
+    for (j = 0; j + lanes <= pairs; j += lanes) {
+      half_split_step<Arch, 1>(x, out, cos, sin, pairs, j);
+    }
+  } else {
+    for (; j + lanes <= pairs; j += lanes) half_split_step<Arch, 2>(x, out, cos, sin, pairs, j);
+  }
   if (j == pairs) return;
   const int64_t n = pairs - j;  // the tail as a row of `lanes` pairs
   alignas(64) T x_tail[2 * lanes] = {};
@@ -125,7 +133,7 @@ void rotate_half_split(const T* x, T* out, const float* row, int64_t rotary_dim)
   copy_values<Arch>(x + pairs + j, x_tail + lanes, n);
   copy_values<Arch>(cos + j, cos_tail, n);
   copy_values<Arch>(sin + j, sin_tail, n);
-  half_split_step<Arch>(x_tail, out_tail, cos_tail, sin_tail, lanes, 0);
+  half_split_step<Arch, 2>(x_tail, out_tail, cos_tail, sin_tail, lanes, 0);
   copy_values<Arch>(out_tail, out + j, n);
   copy_values<Arch>(out_tail + lanes, out + pairs + j, n);
 }
