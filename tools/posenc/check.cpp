@@ -30,7 +30,10 @@ std::vector<posenc_isa> runnable_isas() {
 }
 
 int run_check(int, char**) {
-  std::vector<Check> checks = absolute_checks();
+  std::vector<Check> checks;
+  for (auto family : {absolute_checks, rope_checks}) {
+    for (Check& c : family()) checks.push_back(std::move(c));
+  }
   int failures = 0, passes = 0;
   std::printf("%-34s %-9s %12s %12s  %s\n", "check", "isa", "max error", "tolerance", "result");
   for (posenc_isa isa : runnable_isas()) {
