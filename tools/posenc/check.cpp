@@ -9,6 +9,10 @@
 
 namespace posenc::cli {
 
+void require_ok(posenc_status status) {
+  if (status != POSENC_OK) throw std::runtime_error(posenc_last_error());
+}
+
 double max_abs_error(const float* got, const std::vector<double>& want) {
   double worst = 0.0;
   for (size_t i = 0; i < want.size(); ++i) {

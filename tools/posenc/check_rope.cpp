@@ -1,6 +1,5 @@
 // Self-checks of rotary embeddings (unscaled frequencies theta^(-2j/rotary_dim)).
 #include <cmath>
-#include <stdexcept>
 #include <string>
 
 #include "checks.hpp"
@@ -8,10 +7,6 @@
 
 namespace posenc::cli {
 namespace {
-
-void require_ok(posenc_status status) {
-  if (status != POSENC_OK) throw std::runtime_error(posenc_last_error());
-}
 
 reference::RopeReference unscaled(posenc_rope_pairing pairing, int64_t rotary_dim,
                                   posenc_rope_layout layout, int64_t heads, int64_t head_dim,
