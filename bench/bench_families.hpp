@@ -4,5 +4,6 @@
 namespace posenc::bench {
 
 void register_absolute_benchmarks();
+void register_relative_benchmarks();
 
 }  // namespace posenc::bench

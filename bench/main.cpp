@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("posenc_best_isa", posenc_isa_name(posenc_best_isa()));
 
   posenc::bench::register_absolute_benchmarks();
+  posenc::bench::register_relative_benchmarks();
 
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
