@@ -63,12 +63,32 @@ void broadcast_sum_row(const float* h, int64_t h_count, const float* w, int64_t 
                        float* out) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
+  if (w_count < lanes) {
+    // Short segments: a full-width store runs into the following segments,
+    // which the next stores overwrite; the segments where a full-width
+    // store would pass the row's end are stored value by value.
+    alignas(64) float padded[lanes] = {};
+    for (int64_t y = 0; y < w_count; ++y) padded[y] = w[y];
+    const batch wb = batch::load_aligned(padded);
+    int64_t x = 0;
+    for (; x * w_count + lanes <= h_count * w_count; ++x) {
+      (batch(h[x]) + wb).store_unaligned(out + x * w_count);
+    }
+    for (; x < h_count; ++x) {
+      for (int64_t y = 0; y < w_count; ++y) out[x * w_count + y] = h[x] + w[y];
+    }
+    return;
+  }
   for (int64_t x = 0; x < h_count; ++x) {
     const batch hx(h[x]);
     float* row = out + x * w_count;
-    int64_t y = 0;
-    for (; y + lanes <= w_count; y += lanes) (hx + batch::load_unaligned(w + y)).store_unaligned(row + y);
-    for (; y < w_count; ++y) row[y] = h[x] + w[y];
+    for (int64_t y = 0; y + lanes <= w_count; y += lanes) {
+      (hx + batch::load_unaligned(w + y)).store_unaligned(row + y);
+    }
+    // The tail as one more full batch ending at the segment's end (it
+    // rewrites a few values with the same sums).
+    const int64_t tail = w_count - lanes;
+    if (w_count % lanes != 0) (hx + batch::load_unaligned(w + tail)).store_unaligned(row + tail);
   }
 }
 
