@@ -60,18 +60,21 @@ int64_t window_logits(const Relative1dTiling& t, int64_t width, const float* q, 
 // distance below -K needs row 0, so then lo = 0; one above K needs row 2K,
 // so then the window ends at 2K.
 void gather_keys(const RelativeKernels& kernels, const Relative1dGeometry& g, const float* s,
-                 int64_t width, int64_t lo, int64_t i, int64_t j_s, int64_t count, float* out) {
+                 int64_t width, int64_t lo, int64_t i, int64_t j_s, int64_t count, float* out,
+                 bool stream = false) {
   const int64_t p = g.query_offset;
   const int64_t shift = j_s - (p + i) + zero_row(g) - lo;
   const int64_t visible = g.causal ? std::clamp<int64_t>(p + i - j_s + 1, 0, count) : count;
-  kernels.gather_row(s, width, shift, visible, out, count);
+  (stream ? kernels.gather_row_stream : kernels.gather_row)(s, width, shift, visible, out,
+                                                            count);
 }
 
 }  // namespace
 
 void relative_1d_tile(const RelativeKernels& kernels, const Relative1dTiling& tiling,
                       const float* q, int64_t ldq, const float* table, int64_t i0, int64_t m,
-                      int64_t j0, int64_t n, float* out, int64_t ldo, float* scratch) {
+                      int64_t j0, int64_t n, float* out, int64_t ldo, float* scratch,
+                      bool stream) {
   const Relative1dGeometry& g = tiling.geometry;
   const int64_t p = g.query_offset;
   // The distances j - (p + i) of the tile's visible logits span
@@ -84,7 +87,8 @@ void relative_1d_tile(const RelativeKernels& kernels, const Relative1dTiling& ti
   const int64_t lo =
       d_max < d_min ? 0 : window_logits(tiling, window, q, ldq, table, m, d_min, scratch);
   for (int64_t r = 0; r < m; ++r) {
-    gather_keys(kernels, g, scratch + r * window, window, lo, i0 + r, j0, n, out + r * ldo);
+    gather_keys(kernels, g, scratch + r * window, window, lo, i0 + r, j0, n, out + r * ldo,
+                stream);
   }
 }
 
@@ -106,7 +110,7 @@ void relative_1d_rows(const RelativeKernels& kernels, const Relative1dTiling& ti
   if (c_hi - c_lo < m) {  // little to write directly: rectangular tiles
     for (int64_t j0 = 0; j0 < keys; j0 += tiling.tile_keys) {
       relative_1d_tile(kernels, tiling, q, ldq, table, i0, m, j0,
-                       std::min(tiling.tile_keys, keys - j0), out + j0, ldo, scratch);
+                       std::min(tiling.tile_keys, keys - j0), out + j0, ldo, scratch, false);
     }
     return;
   }

@@ -51,15 +51,17 @@ Relative1dTiling make_relative_1d_tiling(const Relative1dGeometry& g, int64_t ti
 // out[r * ldo + c] = logit(i0 + r, j0 + c), m <= tile_queries,
 // n <= tile_keys. q points to query i0's row (row stride ldq); table is the
 // head's table (row stride dim); scratch holds tiling.scratch_floats()
-// floats. Single-threaded (runs its GEMM on the calling thread inside an
-// OpenMP region).
+// floats. stream: write out with non-temporal stores (gather_row_stream).
+// Single-threaded (runs its GEMM on the calling thread inside an OpenMP
+// region).
 void relative_1d_tile(const RelativeKernels& kernels, const Relative1dTiling& tiling,
                       const float* q, int64_t ldq, const float* table, int64_t i0, int64_t m,
-                      int64_t j0, int64_t n, float* out, int64_t ldo, float* scratch);
+                      int64_t j0, int64_t n, float* out, int64_t ldo, float* scratch,
+                      bool stream);
 
 // Writes all keys of queries [i0, i0 + m) of one head: out[r * ldo + j] =
 // logit(i0 + r, j) for j < keys, m <= tile_queries; otherwise as
-// relative_1d_tile.
+// relative_1d_tile (with ordinary stores).
 void relative_1d_rows(const RelativeKernels& kernels, const Relative1dTiling& tiling,
                       const float* q, int64_t ldq, const float* table, int64_t i0, int64_t m,
                       float* out, int64_t ldo, float* scratch);
