@@ -223,6 +223,27 @@ TEST_P(RelativeGatherKernels, StreamingGatherEqualsGather) {
   }
 }
 
+TEST_P(RelativeGatherKernels, StreamingBroadcastSumEqualsBroadcastSum) {
+  const posenc::RelativeKernels& k = compiled_kernel_table(GetParam())->relative;
+  const std::vector<float> h = random_floats(40, 8), w = random_floats(40, 9);
+  std::vector<float> want(1700), got(1700);
+  for (int64_t h_count : {1, 3, 40}) {
+    for (int64_t w_count : {1, 5, 16, 17, 40}) {
+      for (int64_t misaligned = 0; misaligned < 16; misaligned += 5) {
+        SCOPED_TRACE(testing::Message() << h_count << "x" << w_count << " at +" << misaligned);
+        std::fill(want.begin(), want.end(), 7.0f);
+        std::fill(got.begin(), got.end(), 7.0f);
+        k.broadcast_sum_row(h.data(), h_count, w.data(), w_count, want.data() + misaligned);
+        k.broadcast_sum_row_stream(h.data(), h_count, w.data(), w_count,
+                                   got.data() + misaligned);
+        ASSERT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0);
+        ASSERT_EQ(want[size_t(misaligned + h_count * w_count - 1)],
+                  h[size_t(h_count - 1)] + w[size_t(w_count - 1)]);
+      }
+    }
+  }
+}
+
 TEST_P(RelativeLogits1d, Clipped) {
   for (int64_t length : {7, 64, 65}) {
     for (int64_t clip : {int64_t(1), int64_t(3), length - 1, length, length + 5}) {
@@ -408,6 +429,23 @@ TEST(RelativeCppApi, WrappersRunAndThrow) {
 POSENC_INSTANTIATE_ISA_TESTS(AbsoluteLogits);
 POSENC_INSTANTIATE_ISA_TESTS(RelToAbs);
 POSENC_INSTANTIATE_ISA_TESTS(RelativeLogits1d);
+// A bias of 32 MiB and more is written with non-temporal stores.
+TEST_P(RelativeLogits2d, StreamedFullBias) {
+  const int64_t heads = 2, height = 40, width = 56, dim = 1, tokens = height * width;
+  const Inputs2d in = inputs_2d(1, heads, {height, width}, dim, heads, 95);
+  GuardedFloats out(size_t(heads * tokens * tokens));
+  ASSERT_EQ(posenc_relative_logits_2d(context(), 1, heads, height, width, dim, in.q.data(),
+                                      in.row_table.data(), in.column_table.data(), heads,
+                                      out.data()),
+            POSENC_OK);
+  EXPECT_TRUE(all_close(out.data(),
+                        ref::relative_logits_2d(1, heads, height, width, dim, in.q.data(),
+                                                in.row_table.data(), in.column_table.data(),
+                                                heads),
+                        2 * dot_atol(dim), kRtol));
+  EXPECT_TRUE(out.guards_intact());
+}
+
 POSENC_INSTANTIATE_ISA_TESTS(RelativeLogits2d);
 POSENC_INSTANTIATE_ISA_TESTS(RelativeGatherKernels);
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ops/relative_gemm.hpp"
+#include "ops/relative_stream.hpp"
 #include "runtime/parallel.hpp"
 
 namespace posenc::ops {
@@ -59,7 +60,10 @@ void relative_logits_2d(const ExecContext& ctx, int64_t batch, int64_t heads, in
   std::vector<float> rel_h(size_t(rows * X)), rel_w(size_t(rows * Y));
   relative_logits_2d_decomposed(ctx, batch, heads, height, width, dim, q, row_table,
                                 column_table, table_heads, rel_h.data(), rel_w.data());
-  const auto broadcast_sum_row = ctx.kernels->relative.broadcast_sum_row;
+  const RelativeKernels& kernels = ctx.kernels->relative;
+  const auto broadcast_sum_row = stream_relative_output(rows * N * 4)
+                                     ? kernels.broadcast_sum_row_stream
+                                     : kernels.broadcast_sum_row;
   parallel_for(ctx.num_threads, rows, [&](int64_t row) {
     broadcast_sum_row(rel_h.data() + row * X, X, rel_w.data() + row * Y, Y, out + row * N);
   });

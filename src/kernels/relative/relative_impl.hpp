@@ -126,9 +126,23 @@ void broadcast_sum_row(const float* h, int64_t h_count, const float* w, int64_t 
 }
 
 template <class Arch>
+void broadcast_sum_row_stream(const float* h, int64_t h_count, const float* w, int64_t w_count,
+                              float* out) {
+  using batch = xsimd::batch<float, Arch>;
+  for (int64_t x = 0; x < h_count; ++x) {
+    const batch hx(h[x]);
+    write_floats<Arch, true>(
+        out + x * w_count, w_count,
+        [&](int64_t y) { return hx + batch::load_unaligned(w + y); },
+        [&](int64_t y) { return h[x] + w[y]; });
+  }
+  stream_fence<Arch, true>();
+}
+
+template <class Arch>
 constexpr RelativeKernels make_relative_kernels() {
   return RelativeKernels{&gather_row<Arch, false>, &gather_row<Arch, true>,
-                         &broadcast_sum_row<Arch>};
+                         &broadcast_sum_row<Arch>, &broadcast_sum_row_stream<Arch>};
 }
 
 }  // namespace posenc::kernels

@@ -22,6 +22,9 @@ struct RelativeKernels {
   // out[x * w_count + y] = h[x] + w[y] for x < h_count, y < w_count.
   void (*broadcast_sum_row)(const float* h, int64_t h_count, const float* w, int64_t w_count,
                             float* out);
+  // The same with non-temporal stores, as gather_row_stream.
+  void (*broadcast_sum_row_stream)(const float* h, int64_t h_count, const float* w,
+                                   int64_t w_count, float* out);
 };
 
 }  // namespace posenc
