@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Installs the Debian packages posenc builds and tests with; does nothing for
-# packages already present. Pass --cross to add the aarch64 cross toolchain
-# and qemu used by the NEON test run (the arm64 sysroot is made by
-# scripts/make-arm64-sysroot.sh).
+# Installs the Debian packages posenc builds with; does nothing for packages
+# already present. --test adds what the full test suite needs: the aarch64
+# cross toolchain and qemu for the NEON run (the arm64 sysroot is made by
+# scripts/make-arm64-sysroot.sh), and clang with libFuzzer for the fuzzer.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libdnnl-dev libxsimd-dev libgtest-dev
           libbenchmark-dev libpng-dev)
-if [[ "${1:-}" == "--cross" ]]; then
-  packages+=(crossbuild-essential-arm64 qemu-user-static)
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(crossbuild-essential-arm64 qemu-user-static clang libclang-rt-14-dev libomp-14-dev)
 fi
 
 missing=()

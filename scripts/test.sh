@@ -4,7 +4,7 @@
 #      process capped with POSENC_MAX_ISA=avx2), then `posenc check`, then an
 #      install into a temporary prefix with the examples built against it;
 #   2. on x86-64, a cross build for aarch64 whose suite runs on the NEON path
-#      under qemu-user (needs `install-deps.sh --cross`).
+#      under qemu-user (needs `install-deps.sh --test`).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,6 +16,32 @@ cmake --build "$root/build" -j "$jobs"
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 "$root/build/tools/posenc/posenc" check
 "$root/scripts/check-install.sh" "$root/build"
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
+cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPOSENC_SANITIZE=address,undefined \
+  -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_TOOLS=OFF >/dev/null
+cmake --build "$root/build-asan" -j "$jobs"
+ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs"
+
+echo "== ThreadSanitizer: many application threads, OpenMP at one thread"
+cmake -S "$root" -B "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPOSENC_SANITIZE=thread -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_TOOLS=OFF >/dev/null
+cmake --build "$root/build-tsan" -j "$jobs" --target posenc_tests
+OMP_NUM_THREADS=1 "$root/build-tsan/tests/posenc_tests" \
+  --gtest_filter='Concurrency.*:Matmul.ManyThreadsAtOnce:ApiErrors.LastErrorIsPerThread'
+
+echo "== fuzzing the C ABI for ${POSENC_FUZZ_SECONDS:-60} s"
+CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPOSENC_SANITIZE=address,undefined -DPOSENC_BUILD_FUZZERS=ON \
+  -DPOSENC_BUILD_TESTS=OFF -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_TOOLS=OFF >/dev/null
+cmake --build "$root/build-fuzz" -j "$jobs"
+corpus="$root/build-fuzz/corpus"
+mkdir -p "$corpus"
+# Huge but valid sizes must fail with POSENC_ERROR_OUT_OF_MEMORY, not abort.
+ASAN_OPTIONS=allocator_may_return_null=1 "$root/build-fuzz/tests/fuzz/posenc_api_fuzzer" \
+  -max_total_time="${POSENC_FUZZ_SECONDS:-60}" -print_final_stats=1 \
+  -artifact_prefix="$root/build-fuzz/" "$corpus" "$root/tests/fuzz/corpus"
 
 if [[ $(uname -m) == x86_64 ]]; then
   echo "== aarch64 (NEON) build, tests under qemu"

@@ -22,7 +22,8 @@ extern "C" {
 
 typedef enum posenc_sincos_layout {
   POSENC_SINCOS_INTERLEAVED = 0,
-  POSENC_SINCOS_SPLIT = 1
+  POSENC_SINCOS_SPLIT = 1,
+  POSENC_SINCOS_LAYOUT_MAX_ENUM = 0x7FFFFFFF
 } posenc_sincos_layout;
 
 /* Sinusoidal table out[length, dim] for positions start .. start+length-1.

@@ -8,6 +8,9 @@
  *   it returns a non-zero status, writes nothing to its outputs, and
  *   posenc_last_error() returns a message naming the bad argument.
  * - A NULL context means the process-wide default context.
+ * - Enums end in a *_MAX_ENUM sentinel (0x7FFFFFFF) that only widens their
+ *   range, so that any value from 0 to INT32_MAX a caller passes is valid to
+ *   check; unknown values are rejected with POSENC_ERROR_INVALID_ARGUMENT.
  * - Every function is thread-safe and may be called from many threads at once.
  */
 #ifndef POSENC_CORE_H
@@ -35,7 +38,8 @@ typedef enum posenc_status {
   POSENC_ERROR_ALIASING = 5,        /* outputs overlap inputs where not allowed */
   POSENC_ERROR_UNSUPPORTED = 6,     /* valid, but not available here */
   POSENC_ERROR_OUT_OF_MEMORY = 7,
-  POSENC_ERROR_INTERNAL = 8
+  POSENC_ERROR_INTERNAL = 8,
+  POSENC_STATUS_MAX_ENUM = 0x7FFFFFFF
 } posenc_status;
 
 /* Instruction-set paths. AUTO picks the best the CPU has under the cap. */
@@ -44,12 +48,14 @@ typedef enum posenc_isa {
   POSENC_ISA_BASELINE = 1, /* x86-64: SSE2; aarch64: the NEON path */
   POSENC_ISA_AVX2 = 2,     /* AVX2 + FMA */
   POSENC_ISA_AVX512 = 3,   /* AVX-512 F/CD/DQ/BW/VL */
-  POSENC_ISA_NEON = 4      /* aarch64 Advanced SIMD */
+  POSENC_ISA_NEON = 4,     /* aarch64 Advanced SIMD */
+  POSENC_ISA_MAX_ENUM = 0x7FFFFFFF
 } posenc_isa;
 
 typedef enum posenc_dtype {
   POSENC_F32 = 0,
-  POSENC_BF16 = 1 /* bfloat16 stored as uint16_t, round-to-nearest-even */
+  POSENC_BF16 = 1, /* bfloat16 stored as uint16_t, round-to-nearest-even */
+  POSENC_DTYPE_MAX_ENUM = 0x7FFFFFFF
 } posenc_dtype;
 
 /* Static string for a status, e.g. "invalid argument". */

@@ -5,3 +5,4 @@
 #include "posenc/core.hpp"
 #include "posenc/absolute.hpp"
 #include "posenc/relative.hpp"
+#include "posenc/rope.hpp"

@@ -34,6 +34,7 @@ const char* posenc_status_string(posenc_status status) {
     case POSENC_ERROR_UNSUPPORTED: return "unsupported";
     case POSENC_ERROR_OUT_OF_MEMORY: return "out of memory";
     case POSENC_ERROR_INTERNAL: return "internal error";
+    case POSENC_STATUS_MAX_ENUM: break;
   }
   return "unknown status";
 }
@@ -49,6 +50,7 @@ const char* posenc_isa_name(posenc_isa isa) {
     case POSENC_ISA_AVX2: return "avx2";
     case POSENC_ISA_AVX512: return "avx512";
     case POSENC_ISA_NEON: return "neon";
+    case POSENC_ISA_MAX_ENUM: break;
   }
   return nullptr;
 }

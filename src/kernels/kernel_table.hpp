@@ -6,6 +6,7 @@
 #include "kernels/absolute/absolute_kernels.hpp"
 #include "kernels/elementwise/elementwise_kernels.hpp"
 #include "kernels/relative/relative_kernels.hpp"
+#include "kernels/rope/rope_kernels.hpp"
 
 namespace posenc {
 
@@ -13,6 +14,7 @@ struct KernelTable {
   ElementwiseKernels elementwise;
   AbsoluteKernels absolute;
   RelativeKernels relative;
+  RopeKernels rope;
 };
 
 }  // namespace posenc

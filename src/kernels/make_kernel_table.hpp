@@ -6,6 +6,7 @@
 #include "kernels/elementwise/elementwise_impl.hpp"
 #include "kernels/kernel_table.hpp"
 #include "kernels/relative/relative_impl.hpp"
+#include "kernels/rope/rope_impl.hpp"
 
 namespace posenc {
 
@@ -13,7 +14,8 @@ template <class Arch>
 constexpr KernelTable make_kernel_table() {
   return KernelTable{kernels::make_elementwise_kernels<Arch>(),
                      kernels::make_absolute_kernels<Arch>(),
-                     kernels::make_relative_kernels<Arch>()};
+                     kernels::make_relative_kernels<Arch>(),
+                     kernels::make_rope_kernels<Arch>()};
 }
 
 }  // namespace posenc

@@ -45,7 +45,10 @@ class CapState {
       std::fprintf(stderr, "posenc: ignoring POSENC_MAX_ISA=%s (expected avx512, avx2, baseline or neon)\n", env);
       return;
     }
-    apply_onednn_cap(isa);
+    if (!apply_onednn_cap(isa)) {
+      std::fprintf(stderr, "posenc: POSENC_MAX_ISA=%s could not cap oneDNN, which already "
+                   "created a primitive in this process\n", env);
+    }
     cap_.store(isa);
   }
 

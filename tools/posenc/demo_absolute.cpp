@@ -8,7 +8,7 @@
 #include "checks.hpp"
 #include "demo.hpp"
 #include "reference/absolute.hpp"
-#include "timing.hpp"
+#include "cases/machine.hpp"
 
 namespace posenc::cli {
 namespace {
@@ -48,7 +48,7 @@ bool demo_absolute() {
   const size_t n = size_t(kBatch * kLength * kDim);
   std::vector<float> x(n), out(n), naive_out(n), table(size_t(kLength * kDim));
   for (size_t i = 0; i < n; ++i) x[i] = float(i % 101) * 0.01f - 0.5f;
-  const double naive = median_seconds([&] { naive_add(x, table, naive_out); }, 3);
+  const double naive = bench::median_seconds([&] { naive_add(x, table, naive_out); }, 3);
   const auto want = reference::add_sinusoid(kBatch, kLength, kDim, 0, 10000.0,
                                             POSENC_SINCOS_INTERLEAVED, x.data());
   std::printf("\n  add_sinusoid B=%lld T=%lld D=%lld (naive fp32 table + add: %.2f ms)\n",
@@ -59,10 +59,10 @@ bool demo_absolute() {
     posenc_context* raw = nullptr;
     posenc_context_create(isa, 0, &raw);
     std::unique_ptr<posenc_context, void (*)(posenc_context*)> ctx(raw, posenc_context_destroy);
-    const double t = median_seconds([&] {
+    const double t = bench::median_seconds([&] {
       posenc_add_sinusoid(ctx.get(), kBatch, kLength, kDim, 0, 10000.0,
                           POSENC_SINCOS_INTERLEAVED, x.data(), out.data());
-    });
+    }, 7);
     const double err = max_abs_error(out.data(), want);
     ok = ok && err < 4e-6;
     std::printf("  %-9s %10.2f %9.1fx %12.2g\n", posenc_isa_name(isa), t * 1e3, naive / t, err);

@@ -1,0 +1,87 @@
+#include "machine.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "runtime/matmul.hpp"
+
+namespace posenc::bench {
+namespace {
+
+std::vector<char>& buffer(int slot, size_t bytes) {
+  static std::map<std::pair<int, size_t>, std::vector<char>> buffers;
+  std::vector<char>& b = buffers[{slot, bytes}];
+  if (b.size() != bytes) b.assign(bytes, 1);
+  return b;
+}
+
+// Calls chunk(begin, end) on equal parts of [0, bytes), one per OpenMP
+// thread, as the ops themselves use every thread.
+template <class Chunk>
+void split_over_threads(size_t bytes, const Chunk& chunk) {
+#pragma omp parallel
+  {
+    const size_t parts = size_t(omp_get_num_threads());
+    const size_t part = (bytes + parts - 1) / parts;
+    const size_t begin = std::min(bytes, part * size_t(omp_get_thread_num()));
+    chunk(begin, std::min(bytes, begin + part));
+  }
+}
+
+double gemm_gflops() {
+  const int64_t n = 1024;
+  std::vector<float> a(size_t(n * n), 0.5f), b(size_t(n * n), 0.25f), c(size_t(n * n));
+  MatmulShape s;
+  s.m = s.n = s.k = s.lda = s.ldb = s.ldc = n;
+  const double seconds = median_seconds([&] { matmul(s, a.data(), b.data(), c.data()); }, 7);
+  return 2.0 * double(n * n * n) / seconds * 1e-9;
+}
+
+}  // namespace
+
+double median_seconds(const std::function<void()>& fn, int repeats) {
+  fn();
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(times.begin(), times.begin() + repeats / 2, times.end());
+  return times[size_t(repeats / 2)];
+}
+
+double memcpy_seconds(size_t bytes) {
+  char* src = buffer(0, bytes).data();
+  char* dst = buffer(1, bytes).data();
+  return median_seconds(
+      [&] {
+        split_over_threads(bytes,
+                           [&](size_t b, size_t e) { std::memcpy(dst + b, src + b, e - b); });
+      },
+      9);
+}
+
+double memset_seconds(size_t bytes) {
+  char* dst = buffer(1, bytes).data();
+  return median_seconds(
+      [&] { split_over_threads(bytes, [&](size_t b, size_t e) { std::memset(dst + b, 3, e - b); }); },
+      9);
+}
+
+const MachineFigures& machine_figures() {
+  static const MachineFigures figures = [] {
+    const size_t bytes = size_t(64) << 20;
+    return MachineFigures{gemm_gflops(), 2.0 * double(bytes) / memcpy_seconds(bytes) * 1e-9,
+                          double(bytes) / memset_seconds(bytes) * 1e-9};
+  }();
+  return figures;
+}
+
+}  // namespace posenc::bench

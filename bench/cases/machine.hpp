@@ -1,0 +1,26 @@
+// The machine's limits, measured in the same run as the benchmarks: the
+// oneDNN fp32 GEMM rate and the copy and fill bandwidth on all threads.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace posenc::bench {
+
+struct MachineFigures {
+  double gemm_gflops;          // oneDNN fp32 matmul 1024^3, default threads
+  double memcpy_gbytes_per_s;  // bytes read plus written, 64 MiB, all threads
+  double memset_gbytes_per_s;  // bytes written, 64 MiB, all threads
+};
+
+// Measured at the first call, then kept.
+const MachineFigures& machine_figures();
+
+// Median seconds of `repeats` runs of fn after one warm-up run.
+double median_seconds(const std::function<void()>& fn, int repeats);
+
+// Median seconds of copying / filling `bytes` bytes on all OpenMP threads.
+double memcpy_seconds(size_t bytes);
+double memset_seconds(size_t bytes);
+
+}  // namespace posenc::bench

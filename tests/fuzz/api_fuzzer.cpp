@@ -1,0 +1,121 @@
+// Fuzzes the C ABI: each input picks an op, its shapes and parameters (valid
+// or not), pointers (NULL or not) and enum values. Valid calls must succeed
+// and stay inside their buffers (ASan); invalid ones must fail with a message
+// and leave the output untouched. Any violation aborts.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "fuzz_input.hpp"
+#include "posenc/posenc.h"
+
+namespace posenc::fuzz {
+namespace {
+
+constexpr float kUntouched = 77.0f;
+
+void require(bool condition, const char* what) {
+  if (!condition) {
+    std::fprintf(stderr, "posenc fuzz: %s (last error: %s)\n", what, posenc_last_error());
+    std::abort();
+  }
+}
+
+// Product of sizes if all are valid, else 1 (a buffer a rejected call must
+// not touch anyway).
+size_t elements(std::initializer_list<int64_t> sizes, int invalid) {
+  if (invalid > 0) return 1;
+  size_t n = 1;
+  for (int64_t s : sizes) n *= size_t(s);
+  return n;
+}
+
+// Checks the outcome of a call whose output buffer is `out`, which held only
+// `untouched` before the call.
+void expect_outcome(posenc_status status, bool must_fail, const std::vector<float>& out,
+                    float untouched = kUntouched) {
+  if (must_fail) {
+    require(status != POSENC_OK, "an invalid call succeeded");
+    require(posenc_last_error()[0] != '\0', "a failed call left no message");
+    for (float v : out) require(v == untouched, "a failed call wrote its output");
+  } else {
+    require(status == POSENC_OK, "a valid call failed");
+  }
+}
+
+posenc_sincos_layout layout(FuzzInput& in, int& invalid) {
+  const int v = in.choice(5);
+  if (v > 1) ++invalid;
+  return posenc_sincos_layout(v);
+}
+
+void fuzz_sinusoid_table(FuzzInput& in) {
+  int invalid = 0;
+  const int64_t length = in.size(64, invalid), dim = in.size(64, invalid);
+  const int64_t start = in.flag() ? int64_t(in.byte()) * 4099 : -int64_t(in.byte());
+  if (start < 0) ++invalid;
+  const double base = in.real(10000.0);
+  const posenc_sincos_layout lay = layout(in, invalid);
+  const bool bf16 = in.flag();
+  std::vector<float> out(elements({length, dim}, invalid), kUntouched);
+  const bool null_out = in.choice(16) == 0;
+  const posenc_status status =
+      posenc_sinusoid_table(nullptr, length, dim, start, base, lay, bf16 ? POSENC_BF16 : POSENC_F32,
+                            null_out ? nullptr : out.data());
+  expect_outcome(status, invalid + in.invalid_reals() > 0 || null_out, out);
+}
+
+void fuzz_add(FuzzInput& in) {
+  int invalid = 0;
+  const int64_t batch = in.size(8, invalid), tokens = in.size(32, invalid),
+                dim = in.size(48, invalid);
+  const int64_t offset = in.flag() ? int64_t(in.byte()) : -1 - int64_t(in.byte());
+  if (offset < 0) ++invalid;
+  const size_t n = elements({batch, tokens, dim}, invalid);
+  std::vector<float> x(n, 0.5f), out(n, kUntouched);
+  const int pointers = in.choice(8);  // 0: x NULL, 1: out NULL, 2: in place, 3: overlap
+  const bool in_place = pointers == 2;
+  float* out_ptr = pointers == 1 ? nullptr : in_place ? x.data() : out.data();
+  const float* x_ptr = pointers == 0 ? nullptr : x.data();
+  std::vector<float> overlapping(n + 1, kUntouched);
+  if (pointers == 3) {
+    x_ptr = overlapping.data();
+    out_ptr = overlapping.data() + 1;
+  }
+  // x and out shifted by one element overlap when they hold more than one.
+  const bool bad_pointers = pointers <= 1 || (pointers == 3 && n > 1);
+  posenc_status status;
+  if (in.flag()) {
+    const double base = in.real(10000.0);
+    const posenc_sincos_layout lay = layout(in, invalid);
+    status = posenc_add_sinusoid(nullptr, batch, tokens, dim, offset, base, lay, x_ptr, out_ptr);
+  } else {
+    int table_invalid = 0;
+    const int64_t rows = in.size(64, table_invalid);
+    const bool too_short = table_invalid == 0 && invalid == 0 && offset + tokens > rows;
+    std::vector<float> table(elements({rows, dim}, table_invalid + invalid), 0.25f);
+    invalid += table_invalid + (too_short ? 1 : 0);
+    status = posenc_add_learned(nullptr, batch, tokens, dim, offset, table.data(), rows, x_ptr,
+                                out_ptr);
+  }
+  const bool must_fail = invalid + in.invalid_reals() > 0 || bad_pointers;
+  if (in_place) {
+    expect_outcome(status, must_fail, x, 0.5f);
+  } else {
+    expect_outcome(status, must_fail, pointers == 3 ? overlapping : out);
+  }
+}
+
+}  // namespace
+}  // namespace posenc::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace posenc::fuzz;
+  FuzzInput in(data, size);
+  switch (in.choice(2)) {
+    case 0: fuzz_sinusoid_table(in); break;
+    default: fuzz_add(in); break;
+  }
+  return 0;
+}
