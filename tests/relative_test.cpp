@@ -2,6 +2,7 @@
 // the skew bit for bit against the seeds' pad/reshape sequence.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -13,6 +14,7 @@
 #include "posenc/posenc.h"
 #include "posenc/posenc.hpp"
 #include "reference/relative.hpp"
+#include "runtime/kernel_registry.hpp"
 
 namespace posenc::test {
 namespace {
@@ -116,8 +118,9 @@ std::vector<float> bit_patterns(size_t count, uint32_t seed) {
 }
 
 TEST_P(RelToAbs, BitwiseEqualsPadReshape) {
+  // 8 x 1030 x 1030 floats pass 32 MiB: written with non-temporal stores.
   for (int64_t length : {1, 2, 3, 7, 64, 65, 257, 1030}) {
-    const int64_t matrices = length > 257 ? 1 : 6, batch = length > 257 ? 1 : 2;
+    const int64_t matrices = length > 257 ? 8 : 6, batch = 2;
     SCOPED_TRACE(testing::Message() << "length " << length);
     const auto in = bit_patterns(size_t(matrices * length * (2 * length - 1)), uint32_t(length));
     GuardedFloats out(size_t(matrices * length * length));
@@ -174,10 +177,71 @@ TEST_P(RelativeLogits1d, QueriesAndKeysDiffer) {
   }
 }
 
-// More than one tile of queries and of keys (tiles are 64 x 1024).
+// Many query tiles (64 queries) and more than one skewed GEMM per row (512
+// columns).
 TEST_P(RelativeLogits1d, LargeSequence) {
   check_relative_1d(context(), {1, 1, 1030, 1030, 64, 1, {}}, 40);
   check_relative_1d(context(), {1, 2, 130, 2100, 8, 2, {0, 0, true}}, 41);
+}
+
+// Outputs of 32 MiB and more are gathered from rectangular tiles (64 x
+// 2048) with non-temporal stores (dim 1 keeps the reference cheap).
+TEST_P(RelativeLogits1d, StreamedOutput) {
+  check_relative_1d(context(), {1, 2, 1030, 4100, 1, 2, {}}, 42);
+  check_relative_1d(context(), {1, 2, 1030, 4100, 1, 1, {100, 3000, true}}, 43);
+}
+
+class RelativeGatherKernels : public IsaTest {};
+
+// The streaming gather writes exactly what the ordinary one does, at every
+// alignment of the output, on the ISA's own path.
+TEST_P(RelativeGatherKernels, StreamingGatherEqualsGather) {
+  const posenc::RelativeKernels& k = compiled_kernel_table(GetParam())->relative;
+  const std::vector<float> s = random_floats(200, 7);
+  std::vector<float> want(300), got(300);
+  for (int64_t n : {1, 5, 37, 200}) {
+    for (int64_t shift : {-50, -3, 0, 4, 150}) {
+      for (int64_t count : {0, 1, 3, 16, 17, 100, 250}) {
+        for (int64_t visible : {int64_t(0), count / 3, count}) {
+          for (int64_t misaligned = 0; misaligned < 16; misaligned += 3) {
+            SCOPED_TRACE(testing::Message() << "n " << n << " shift " << shift << " count "
+                                            << count << " visible " << visible << " at +"
+                                            << misaligned);
+            std::fill(want.begin(), want.end(), 7.0f);
+            std::fill(got.begin(), got.end(), 7.0f);
+            k.gather_row(s.data(), n, shift, visible, want.data() + misaligned, count);
+            k.gather_row_stream(s.data(), n, shift, visible, got.data() + misaligned, count);
+            ASSERT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0);
+            for (int64_t c = 0; c < visible; ++c) {
+              ASSERT_EQ(want[size_t(misaligned + c)],
+                        s[size_t(std::clamp<int64_t>(c + shift, 0, n - 1))]);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(RelativeGatherKernels, StreamingBroadcastSumEqualsBroadcastSum) {
+  const posenc::RelativeKernels& k = compiled_kernel_table(GetParam())->relative;
+  const std::vector<float> h = random_floats(40, 8), w = random_floats(40, 9);
+  std::vector<float> want(1700), got(1700);
+  for (int64_t h_count : {1, 3, 40}) {
+    for (int64_t w_count : {1, 5, 16, 17, 40}) {
+      for (int64_t misaligned = 0; misaligned < 16; misaligned += 5) {
+        SCOPED_TRACE(testing::Message() << h_count << "x" << w_count << " at +" << misaligned);
+        std::fill(want.begin(), want.end(), 7.0f);
+        std::fill(got.begin(), got.end(), 7.0f);
+        k.broadcast_sum_row(h.data(), h_count, w.data(), w_count, want.data() + misaligned);
+        k.broadcast_sum_row_stream(h.data(), h_count, w.data(), w_count,
+                                   got.data() + misaligned);
+        ASSERT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0);
+        ASSERT_EQ(want[size_t(misaligned + h_count * w_count - 1)],
+                  h[size_t(h_count - 1)] + w[size_t(w_count - 1)]);
+      }
+    }
+  }
 }
 
 TEST_P(RelativeLogits1d, Clipped) {
@@ -365,7 +429,25 @@ TEST(RelativeCppApi, WrappersRunAndThrow) {
 POSENC_INSTANTIATE_ISA_TESTS(AbsoluteLogits);
 POSENC_INSTANTIATE_ISA_TESTS(RelToAbs);
 POSENC_INSTANTIATE_ISA_TESTS(RelativeLogits1d);
+// A bias of 32 MiB and more is written with non-temporal stores.
+TEST_P(RelativeLogits2d, StreamedFullBias) {
+  const int64_t heads = 2, height = 40, width = 56, dim = 1, tokens = height * width;
+  const Inputs2d in = inputs_2d(1, heads, {height, width}, dim, heads, 95);
+  GuardedFloats out(size_t(heads * tokens * tokens));
+  ASSERT_EQ(posenc_relative_logits_2d(context(), 1, heads, height, width, dim, in.q.data(),
+                                      in.row_table.data(), in.column_table.data(), heads,
+                                      out.data()),
+            POSENC_OK);
+  EXPECT_TRUE(all_close(out.data(),
+                        ref::relative_logits_2d(1, heads, height, width, dim, in.q.data(),
+                                                in.row_table.data(), in.column_table.data(),
+                                                heads),
+                        2 * dot_atol(dim), kRtol));
+  EXPECT_TRUE(out.guards_intact());
+}
+
 POSENC_INSTANTIATE_ISA_TESTS(RelativeLogits2d);
+POSENC_INSTANTIATE_ISA_TESTS(RelativeGatherKernels);
 
 }  // namespace
 }  // namespace posenc::test

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/relative_stream.hpp"
 #include "runtime/parallel.hpp"
 
 namespace posenc::ops {
@@ -14,7 +15,9 @@ void rel_to_abs(const ExecContext& ctx, int64_t batch, int64_t heads, int64_t le
   const int64_t rows = batch * heads * length;
   const int64_t in_cols = 2 * length - 1;
   constexpr int64_t kRowsPerTask = 16;
-  const auto gather_row = ctx.kernels->relative.gather_row;
+  const RelativeKernels& kernels = ctx.kernels->relative;
+  const auto gather_row = stream_relative_output(rows * length * 4) ? kernels.gather_row_stream
+                                                                    : kernels.gather_row;
   parallel_for(ctx.num_threads, (rows + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
     const int64_t end = std::min(rows, (task + 1) * kRowsPerTask);
     for (int64_t row = task * kRowsPerTask; row < end; ++row) {
