@@ -55,7 +55,7 @@ std::vector<OpRunner> absolute_runners() {
 
 std::vector<OpRunner> all_runners() {
   std::vector<OpRunner> runners;
-  for (auto family : {absolute_runners, rope_runners}) {
+  for (auto family : {absolute_runners, relative_runners, rope_runners}) {
     for (OpRunner& r : family()) runners.push_back(std::move(r));
   }
   return runners;
