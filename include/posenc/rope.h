@@ -72,12 +72,14 @@ extern "C" {
 
 typedef enum posenc_rope_pairing {
   POSENC_ROPE_INTERLEAVED = 0, /* pairs (2j, 2j+1) */
-  POSENC_ROPE_HALF_SPLIT = 1   /* pairs (j, j + rotary_dim/2) */
+  POSENC_ROPE_HALF_SPLIT = 1,   /* pairs (j, j + rotary_dim/2) */
+  POSENC_ROPE_PAIRING_MAX_ENUM = 0x7FFFFFFF
 } posenc_rope_pairing;
 
 typedef enum posenc_rope_layout {
   POSENC_ROPE_BTHD = 0, /* [batch, tokens, heads, head_dim] */
-  POSENC_ROPE_BHTD = 1  /* [batch, heads, tokens, head_dim] */
+  POSENC_ROPE_BHTD = 1,  /* [batch, heads, tokens, head_dim] */
+  POSENC_ROPE_LAYOUT_MAX_ENUM = 0x7FFFFFFF
 } posenc_rope_layout;
 
 typedef enum posenc_rope_scaling {
@@ -85,7 +87,8 @@ typedef enum posenc_rope_scaling {
   POSENC_ROPE_SCALING_LINEAR = 1,
   POSENC_ROPE_SCALING_DYNAMIC_NTK = 2,
   POSENC_ROPE_SCALING_YARN = 3,
-  POSENC_ROPE_SCALING_LLAMA3 = 4
+  POSENC_ROPE_SCALING_LLAMA3 = 4,
+  POSENC_ROPE_SCALING_MAX_ENUM = 0x7FFFFFFF
 } posenc_rope_scaling;
 
 /* How angles are made. Fill with posenc_rope_config_init, then change what
@@ -138,7 +141,8 @@ POSENC_API posenc_status posenc_rope_cache_config(const posenc_rope_cache* cache
 
 typedef enum posenc_rope_position_type {
   POSENC_ROPE_POSITIONS_INT32 = 0,
-  POSENC_ROPE_POSITIONS_INT64 = 1
+  POSENC_ROPE_POSITIONS_INT64 = 1,
+  POSENC_ROPE_POSITIONS_MAX_ENUM = 0x7FFFFFFF
 } posenc_rope_position_type;
 
 /* The position of each token. ids == NULL: token t has position offset + t

@@ -91,6 +91,8 @@ RopeAngles rope_angles(const posenc_rope_config& config) {
     case POSENC_ROPE_SCALING_LLAMA3:
       angles.axis_inv_freq = llama3(config, dim);
       break;
+    case POSENC_ROPE_SCALING_MAX_ENUM:  // refused by the API's validation
+      break;
   }
   return angles;
 }
