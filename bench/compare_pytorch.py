@@ -21,7 +21,6 @@ import argparse
 import ctypes
 import math
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -160,7 +159,7 @@ def case_positional_encoding():
 
     def make():
         return {"x": randn(B, T, D), "pe": positional_encoding_table(5000, D),
-                "out": torch.empty(B, T, D)}
+                "out": torch.zeros(B, T, D)}
 
     def posenc(lib, ctx, t):
         check(lib, lib.posenc_add_sinusoid(ctx, ctypes.c_int64(B), ctypes.c_int64(T),
@@ -169,15 +168,17 @@ def case_positional_encoding():
                                            ptr(t["out"])))
         return t["out"]
 
+    # The difference is the fp32 tutorial table's own error (k * div_term
+    # rounded in fp32); posenc reduces angles in double.
     return Case("PositionalEncoding forward", f"B{B} T{T} D{D}", make,
-                lambda t: t["x"] + t["pe"][:, :T], posenc, 2e-4)
+                lambda t: t["x"] + t["pe"][:, :T], posenc, 5e-4)
 
 
 def case_rel_to_abs():
     B, H, L = 2, 8, 512
 
     def make():
-        return {"r": randn(B, H, L, 2 * L - 1), "out": torch.empty(B, H, L, L)}
+        return {"r": randn(B, H, L, 2 * L - 1), "out": torch.zeros(B, H, L, L)}
 
     def posenc(lib, ctx, t):
         check(lib, lib.posenc_rel_to_abs(ctx, ctypes.c_int64(B), ctypes.c_int64(H),
@@ -193,7 +194,7 @@ def case_relative_1d():
 
     def make():
         return {"q": randn(B, H, T, d), "R": randn(2 * T - 1, d, scale=d ** -0.5),
-                "out": torch.empty(B, H, T, T)}
+                "out": torch.zeros(B, H, T, T)}
 
     def posenc(lib, ctx, t):
         check(lib, lib.posenc_relative_logits_1d(
@@ -212,7 +213,7 @@ def case_relative_2d():
     def make():
         return {"q": randn(B, H, X * Y, d), "Rh": randn(2 * X - 1, d, scale=d ** -0.5),
                 "Rw": randn(2 * Y - 1, d, scale=d ** -0.5),
-                "out": torch.empty(B, H, X * Y, X * Y)}
+                "out": torch.zeros(B, H, X * Y, X * Y)}
 
     def posenc(lib, ctx, t):
         check(lib, lib.posenc_relative_logits_2d(
@@ -231,7 +232,7 @@ def case_bottleneck(B, H, X, Y, d):
     def make():
         return {"q": randn(B, H, X * Y, d), "k": randn(B, H, X * Y, d),
                 "v": randn(B, H, X * Y, d), "Rh": randn(2 * X - 1, d, scale=scale),
-                "Rw": randn(2 * Y - 1, d, scale=scale), "out": torch.empty(B, H, X * Y, d)}
+                "Rw": randn(2 * Y - 1, d, scale=scale), "out": torch.zeros(B, H, X * Y, d)}
 
     def posenc(lib, ctx, t):
         desc = AttentionDesc()
@@ -258,11 +259,11 @@ def case_rope():
     def make():
         cos, sin = rope_tables(T, d)
         return {"q": randn(B, H, T, d), "k": randn(B, H, T, d), "cos": cos, "sin": sin,
-                "q_out": torch.empty(B, H, T, d), "k_out": torch.empty(B, H, T, d)}
+                "q_out": torch.zeros(B, H, T, d), "k_out": torch.zeros(B, H, T, d)}
 
     def torch_way(t):
-        return torch.cat((t["q"] * t["cos"] + rotate_half(t["q"]) * t["sin"],
-                          t["k"] * t["cos"] + rotate_half(t["k"]) * t["sin"]))
+        return (t["q"] * t["cos"] + rotate_half(t["q"]) * t["sin"],
+                t["k"] * t["cos"] + rotate_half(t["k"]) * t["sin"])
 
     def posenc(lib, ctx, t):
         config = RopeConfig()
@@ -271,10 +272,11 @@ def case_rope():
                                       ctypes.c_int64(B), ctypes.c_int64(T), ctypes.c_int64(H),
                                       ctypes.c_int64(H), ctypes.c_int64(d), ptr(t["q"]),
                                       ptr(t["q_out"]), ptr(t["k"]), ptr(t["k_out"])))
-        return torch.cat((t["q_out"], t["k_out"]))
+        return t["q_out"], t["k_out"]
 
+    # As above: torch's fp32 angles t * inv_freq lose about 1e-4 by t = 2048.
     return Case("rotate-half RoPE (q and k)", f"B{B} H{H} T{T} d{d}", make, torch_way, posenc,
-                2e-5)
+                1e-3)
 
 
 CASES = {
@@ -290,6 +292,21 @@ CASES = {
 
 # --- measuring ---------------------------------------------------------------
 
+def max_difference(got, want):
+    """Largest |got - want| over a tensor or a tuple of tensors."""
+    if isinstance(got, tuple):
+        return max(max_difference(g, w) for g, w in zip(got, want))
+    return float((got - want).abs().max())
+
+
+def blas_name():
+    """The BLAS library torch's GEMMs load (Debian picks it by alternatives)."""
+    torch.randn(64, 64) @ torch.randn(64, 64)
+    with open("/proc/self/maps") as maps:
+        names = {line.split()[-1].rsplit("/", 1)[-1] for line in maps if "blas" in line.lower()}
+    return ", ".join(sorted(names)) or "none found"
+
+
 def median_seconds(fn, repeats):
     fn()
     times = []
@@ -301,11 +318,19 @@ def median_seconds(fn, repeats):
 
 
 def peak_rss_mib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    # VmHWM belongs to this process's address space; ru_maxrss would carry the
+    # parent's peak across fork and exec.
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def measure_peak(args):
-    """Child process: peak extra memory of one side of one case, in MiB."""
+    """Child process: peak memory of one side of one case beyond its inputs
+    and posenc's (zero-filled, so resident) output buffers, in MiB. torch's
+    figure includes the output tensor it allocates."""
     torch.manual_seed(0)
     case = CASES[args.peak_case]()
     tensors = case.make()
@@ -344,8 +369,7 @@ def main():
 
     lib = load_posenc(args.lib)
     names = [n for n in args.only.split(",") if n] or list(CASES)
-    print(f"torch {torch.__version__} ({torch.get_num_threads()} threads, BLAS: "
-          f"{'OpenBLAS' if 'openblas' in torch.__config__.show().lower() else 'other'}), "
+    print(f"torch {torch.__version__} ({torch.get_num_threads()} threads, BLAS: {blas_name()}), "
           f"posenc {lib.posenc_version().decode()} on "
           f"{lib.posenc_isa_name(lib.posenc_best_isa()).decode()}, "
           f"{args.threads} threads")
@@ -360,7 +384,7 @@ def main():
         with torch.no_grad():
             want = case.torch_fn(tensors)
             got = case.posenc_fn(lib, None, tensors)
-            diff = float((got - want).abs().max())
+            diff = max_difference(got, want)
             t_torch = median_seconds(lambda: case.torch_fn(tensors), args.repeats)
             t_posenc = median_seconds(lambda: case.posenc_fn(lib, None, tensors), args.repeats)
         failed |= not diff <= case.tolerance
