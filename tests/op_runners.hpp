@@ -19,6 +19,8 @@ struct OpRunner {
 
 std::vector<OpRunner> absolute_runners();
 std::vector<OpRunner> attention_runners();
+std::vector<OpRunner> relative_runners();
+std::vector<OpRunner> rope_runners();
 
 // Every family's runners.
 std::vector<OpRunner> all_runners();

@@ -27,6 +27,8 @@ using CaseList = std::vector<BenchCase>;
 
 CaseList absolute_cases();
 CaseList attention_cases();
+CaseList relative_cases();
+CaseList rope_cases();
 
 // Every family's cases.
 CaseList all_cases();

@@ -5,3 +5,5 @@
 #include "posenc/core.hpp"
 #include "posenc/absolute.hpp"
 #include "posenc/attention.hpp"
+#include "posenc/relative.hpp"
+#include "posenc/rope.hpp"

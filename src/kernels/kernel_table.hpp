@@ -7,6 +7,8 @@
 #include "kernels/attention/attention_bias_kernels.hpp"
 #include "kernels/attention/attention_kernels.hpp"
 #include "kernels/elementwise/elementwise_kernels.hpp"
+#include "kernels/relative/relative_kernels.hpp"
+#include "kernels/rope/rope_kernels.hpp"
 
 namespace posenc {
 
@@ -15,6 +17,8 @@ struct KernelTable {
   AbsoluteKernels absolute;
   AttentionKernels attention;
   AttentionBiasKernels attention_bias;
+  RelativeKernels relative;
+  RopeKernels rope;
 };
 
 }  // namespace posenc

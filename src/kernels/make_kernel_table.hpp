@@ -7,6 +7,8 @@
 #include "kernels/attention/attention_impl.hpp"
 #include "kernels/elementwise/elementwise_impl.hpp"
 #include "kernels/kernel_table.hpp"
+#include "kernels/relative/relative_impl.hpp"
+#include "kernels/rope/rope_impl.hpp"
 
 namespace posenc {
 
@@ -15,7 +17,9 @@ constexpr KernelTable make_kernel_table() {
   return KernelTable{kernels::make_elementwise_kernels<Arch>(),
                      kernels::make_absolute_kernels<Arch>(),
                      kernels::make_attention_kernels<Arch>(),
-                     kernels::make_attention_bias_kernels<Arch>()};
+                     kernels::make_attention_bias_kernels<Arch>(),
+                     kernels::make_relative_kernels<Arch>(),
+                     kernels::make_rope_kernels<Arch>()};
 }
 
 }  // namespace posenc

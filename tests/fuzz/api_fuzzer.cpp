@@ -107,15 +107,75 @@ void fuzz_add(FuzzInput& in) {
   }
 }
 
+void fuzz_relative_1d(FuzzInput& in) {
+  int invalid = 0;
+  const int64_t batch = in.size(3, invalid), heads = in.size(4, invalid),
+                queries = in.size(40, invalid), keys = in.size(40, invalid),
+                dim = in.size(24, invalid);
+  posenc_relative_options options{int64_t(in.byte() % 48) - 4, int64_t(in.byte() % 40) - 2,
+                                  in.choice(3)};
+  if (options.query_offset < 0 || options.clip < 0 || options.causal > 1) ++invalid;
+  // table_heads: 1 (shared) or heads are valid; 0 and heads + 1 are not.
+  const int64_t choice = in.choice(4);
+  const int64_t table_heads = invalid > 0 ? 1 : choice == 0 ? 1 : choice == 1 ? heads
+                                                : choice == 2 ? 0 : heads + 1;
+  const bool bad_table_heads = table_heads != 1 && table_heads != heads;
+  const int64_t rows = invalid > 0        ? 1
+                      : options.clip > 0 ? 2 * options.clip + 1
+                                         : options.query_offset + queries + keys - 1;
+  std::vector<float> q(elements({batch, heads, queries, dim}, invalid), 0.25f);
+  std::vector<float> table(
+      elements({std::max<int64_t>(table_heads, 1), std::max<int64_t>(rows, 1), dim}, invalid),
+      0.5f);
+  std::vector<float> out(elements({batch, heads, queries, keys}, invalid), kUntouched);
+  const posenc_status status =
+      posenc_relative_logits_1d(nullptr, batch, heads, queries, keys, dim, q.data(),
+                                table.data(), table_heads, &options, out.data());
+  expect_outcome(status, invalid > 0 || bad_table_heads, out);
+}
+
+void fuzz_rope(FuzzInput& in) {
+  int invalid = 0;
+  const int64_t batch = in.size(3, invalid), tokens = in.size(24, invalid),
+                heads = in.size(4, invalid), head_dim = in.size(40, invalid);
+  posenc_rope_config config;
+  require(posenc_rope_config_init(&config, 2 * (1 + in.byte() % 24)) == POSENC_OK,
+          "config init failed");
+  config.pairing = posenc_rope_pairing(in.choice(3));
+  config.scaling = posenc_rope_scaling(in.choice(6));
+  config.factor = in.real(2.0);
+  config.original_max_positions = in.byte() % 64;
+  config.sequence_length = in.byte() % 64;
+  if (in.flag()) config.rotary_dim += 1;  // odd: always refused
+  const posenc_rope_positions positions{int64_t(in.byte()) - 8, nullptr,
+                                        POSENC_ROPE_POSITIONS_INT64};
+  const size_t n = elements({batch, tokens, heads, head_dim}, invalid);
+  std::vector<float> x(n, 0.5f), out(n, kUntouched);
+  const posenc_status status =
+      posenc_rope(nullptr, &config, nullptr, &positions, posenc_rope_layout(in.choice(3)),
+                  POSENC_F32, batch, tokens, heads, head_dim, x.data(), out.data());
+  const bool must_fail = invalid > 0 || config.rotary_dim % 2 != 0 ||
+                         config.rotary_dim > head_dim || positions.offset < 0;
+  if (must_fail) {
+    expect_outcome(status, true, out);
+  } else if (status != POSENC_OK) {
+    // Other refusals (a scaling's parameters, an unknown enum) must leave
+    // the output untouched and say why.
+    expect_outcome(status, true, out);
+  }
+}
+
 }  // namespace
 }  // namespace posenc::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace posenc::fuzz;
   FuzzInput in(data, size);
-  switch (in.choice(2)) {
+  switch (in.choice(4)) {
     case 0: fuzz_sinusoid_table(in); break;
-    default: fuzz_add(in); break;
+    case 1: fuzz_add(in); break;
+    case 2: fuzz_relative_1d(in); break;
+    default: fuzz_rope(in); break;
   }
   return 0;
 }

@@ -66,7 +66,7 @@ void print_row(const BenchCase& c, const char* isa, const CaseMetrics& m, bool j
       std::snprintf(gflops, sizeof gflops, "%.1f", m.gflops);
       std::snprintf(of_gemm, sizeof of_gemm, "%.0f%%", 100 * m.fraction_of_gemm);
     }
-    std::printf("%-22s %-22s %-9s %9.3f %8s %8.1f %7s %8.0f%% %7.0f%%  %s\n", c.op.c_str(),
+    std::printf("%-16s %-38s %-9s %9.3f %8s %8.1f %7s %8.0f%% %7.0f%%  %s\n", c.op.c_str(),
                 c.shape.c_str(), isa, m.seconds * 1e3, gflops, m.gbytes_per_s, of_gemm,
                 100 * m.fraction_of_copy, 100 * m.bound_ratio, speedup);
   }
@@ -96,7 +96,7 @@ int run_bench(int argc, char** argv) {
     std::printf("machine, measured now: oneDNN fp32 GEMM %.1f GFLOP/s, memcpy %.1f GB/s, "
                 "memset %.1f GB/s\n\n",
                 machine.gemm_gflops, machine.memcpy_gbytes_per_s, machine.memset_gbytes_per_s);
-    std::printf("%-22s %-22s %-9s %9s %8s %8s %7s %9s %8s  %s\n", "op", "shape", "isa",
+    std::printf("%-16s %-38s %-9s %9s %8s %8s %7s %9s %8s  %s\n", "op", "shape", "isa",
                 "median ms", "GFLOP/s", "GB/s", "of GEMM", "of memcpy", "of bound",
                 "speedup");
   }

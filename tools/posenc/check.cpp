@@ -9,6 +9,10 @@
 
 namespace posenc::cli {
 
+void require_ok(posenc_status status) {
+  if (status != POSENC_OK) throw std::runtime_error(posenc_last_error());
+}
+
 double max_abs_error(const float* got, const std::vector<double>& want) {
   double worst = 0.0;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -30,7 +34,10 @@ std::vector<posenc_isa> runnable_isas() {
 }
 
 int run_check(int, char**) {
-  std::vector<Check> checks = absolute_checks();
+  std::vector<Check> checks;
+  for (auto family : {absolute_checks, relative_checks, rope_checks}) {
+    for (Check& c : family()) checks.push_back(std::move(c));
+  }
   int failures = 0, passes = 0;
   std::printf("%-34s %-9s %12s %12s  %s\n", "check", "isa", "max error", "tolerance", "result");
   for (posenc_isa isa : runnable_isas()) {

@@ -1,5 +1,4 @@
 // Self-checks of the absolute encodings.
-#include <stdexcept>
 #include <string>
 
 #include "checks.hpp"
@@ -7,10 +6,6 @@
 
 namespace posenc::cli {
 namespace {
-
-void require_ok(posenc_status status) {
-  if (status != POSENC_OK) throw std::runtime_error(posenc_last_error());
-}
 
 std::vector<float> ramp(size_t count) {
   std::vector<float> values(count);

@@ -21,6 +21,9 @@ struct Check {
   std::function<CheckResult(posenc_context*)> run;
 };
 
+// Throws std::runtime_error with posenc's message unless status is OK.
+void require_ok(posenc_status status);
+
 // Largest |got[i] - want[i]|.
 double max_abs_error(const float* got, const std::vector<double>& want);
 
@@ -28,5 +31,7 @@ double max_abs_error(const float* got, const std::vector<double>& want);
 std::vector<posenc_isa> runnable_isas();
 
 std::vector<Check> absolute_checks();
+std::vector<Check> relative_checks();
+std::vector<Check> rope_checks();
 
 }  // namespace posenc::cli

@@ -7,5 +7,6 @@ int run_info(int argc, char** argv);
 int run_demo(int argc, char** argv);
 int run_check(int argc, char** argv);
 int run_bench(int argc, char** argv);
+int run_viz(int argc, char** argv);
 
 }  // namespace posenc::cli

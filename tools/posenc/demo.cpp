@@ -13,6 +13,7 @@ int run_demo(int, char**) {
   std::printf("\n");
   bool ok = true;
   ok = demo_absolute() && ok;
+  ok = demo_relative() && ok;
   std::printf("\n%s\n", ok ? "all results agree with the reference loops"
                            : "SOME RESULTS DISAGREE WITH THE REFERENCE LOOPS");
   return ok ? 0 : 1;

@@ -1,10 +1,18 @@
 // The sections of `posenc demo`, one per op family.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace posenc::cli {
 
 // Each prints its results; returns false if a result disagreed with the
 // reference loops.
 bool demo_absolute();
+bool demo_relative();
+
+// Times the benchmark cases of these ops on each ISA path, with the speedup
+// over each case's baseline.
+void demo_cases(const std::vector<std::string>& ops);
 
 }  // namespace posenc::cli

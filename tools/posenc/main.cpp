@@ -18,6 +18,8 @@ void print_usage() {
       "  bench   op x shape x ISA table against the machine's GEMM rate and\n"
       "          copy bandwidth measured in the same run [--json] [--isa NAME]\n"
       "          [--filter TEXT] [--repeats N]\n"
+      "  viz     writes PNG figures: the sinusoid table, cosine similarity of\n"
+      "          positions, relative logits, the 2D relative bias (see viz --help)\n"
       "\n"
       "environment: POSENC_MAX_ISA=avx512|avx2|baseline|neon caps posenc and\n"
       "oneDNN; OMP_NUM_THREADS sets the default thread count.");
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(command, "demo") == 0) return posenc::cli::run_demo(argc - 1, argv + 1);
   if (std::strcmp(command, "check") == 0) return posenc::cli::run_check(argc - 1, argv + 1);
   if (std::strcmp(command, "bench") == 0) return posenc::cli::run_bench(argc - 1, argv + 1);
+  if (std::strcmp(command, "viz") == 0) return posenc::cli::run_viz(argc - 1, argv + 1);
   std::fprintf(stderr, "posenc: unknown command '%s'\n\n", command);
   print_usage();
   return 2;

@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""posenc against seed-style PyTorch on the same shapes and thread count.
+
+The PyTorch side is written here from the math, the way the seed articles
+write it: the PositionalEncoding module (table built at construction), the
+pad / flatten / pad / reshape / slice skew, the 1D and 2D relative logits
+through einsum plus the skew, the bottleneck attention forward (materialized
+scores + position logits, softmax, second einsum), and the rotate-half RoPE.
+posenc is called through its C ABI with ctypes. For each case the script
+prints the largest difference of the outputs, the median times, the speedup
+and the peak extra memory of each side (measured in a child process).
+
+Needs Debian's python3-torch and libopenblas0-openmp (without OpenBLAS,
+torch's GEMMs fall back to reference BLAS and the comparison is meaningless),
+and a built libposenc.so. Run with Debian's interpreter:
+
+    /usr/bin/python3 bench/compare_pytorch.py [--lib build/src/libposenc.so]
+        [--threads N] [--repeats N] [--only CASE,...] [--markdown]
+"""
+import argparse
+import ctypes
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_LIB = os.path.join(HERE, "..", "build", "src", "libposenc.so")
+
+F32, BF16 = 0, 1
+c_f32p = ctypes.POINTER(ctypes.c_float)
+
+
+# --- the C ABI -------------------------------------------------------------
+
+class AttentionDesc(ctypes.Structure):
+    _fields_ = [("batch", ctypes.c_int64), ("heads", ctypes.c_int64),
+                ("q_len", ctypes.c_int64), ("kv_len", ctypes.c_int64),
+                ("head_dim", ctypes.c_int64), ("layout", ctypes.c_int),
+                ("dtype", ctypes.c_int), ("out_dtype", ctypes.c_int),
+                ("scale", ctypes.c_float), ("causal", ctypes.c_int),
+                ("query_offset", ctypes.c_int64), ("bias", ctypes.c_int),
+                ("tables_per_head", ctypes.c_int), ("bias_uses_scaled_q", ctypes.c_int),
+                ("max_distance", ctypes.c_int64), ("map_height", ctypes.c_int64),
+                ("map_width", ctypes.c_int64), ("relative_values", ctypes.c_int)]
+
+
+class AttentionTensors(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_void_p) for name in
+                ("q", "k", "v", "table", "table_h", "table_w", "value_table", "out")]
+
+
+class RopeConfig(ctypes.Structure):
+    _fields_ = [("rotary_dim", ctypes.c_int64), ("pairing", ctypes.c_int),
+                ("base", ctypes.c_double), ("grid_width", ctypes.c_int64),
+                ("scaling", ctypes.c_int), ("factor", ctypes.c_double),
+                ("original_max_positions", ctypes.c_int64),
+                ("sequence_length", ctypes.c_int64),
+                ("extrapolation_factor", ctypes.c_double),
+                ("attention_factor", ctypes.c_double), ("beta_fast", ctypes.c_double),
+                ("beta_slow", ctypes.c_double), ("low_freq_factor", ctypes.c_double),
+                ("high_freq_factor", ctypes.c_double)]
+
+
+def load_posenc(path):
+    lib = ctypes.CDLL(path)
+    for name in ("posenc_last_error", "posenc_version", "posenc_isa_name"):
+        getattr(lib, name).restype = ctypes.c_char_p
+    return lib
+
+
+def check(lib, status):
+    if status != 0:
+        raise RuntimeError("posenc: " + lib.posenc_last_error().decode())
+
+
+def ptr(tensor):
+    assert tensor.is_contiguous()
+    return ctypes.c_void_p(tensor.data_ptr())
+
+
+# --- seed-style PyTorch ----------------------------------------------------
+
+def positional_encoding_table(max_length, d_model):
+    pe = torch.zeros(max_length, d_model)
+    k = torch.arange(0, max_length).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d_model, 2) * -(math.log(10000.0) / d_model))
+    pe[:, 0::2] = torch.sin(k * div_term)
+    pe[:, 1::2] = torch.cos(k * div_term)
+    return pe.unsqueeze(0)
+
+
+def relative_to_absolute(x):
+    b, h, l, _ = x.shape
+    x = torch.cat((x, torch.zeros((b, h, l, 1))), dim=3)
+    flat = x.reshape(b, h, l * 2 * l)
+    flat = torch.cat((flat, torch.zeros((b, h, l - 1))), dim=2)
+    return flat.reshape(b, h, l + 1, 2 * l - 1)[:, :, :l, (l - 1):]
+
+
+def relative_logits_1d(q, table):
+    return relative_to_absolute(torch.einsum("bhtd,rd->bhtr", q, table))
+
+
+def relative_logits_2d(q, rel_h, rel_w, height, width):
+    """Seed 000's decomposition, with the height/width mix-up fixed."""
+    b, h, n, d = q.shape
+    grid = q.reshape(b, h, height, width, d)
+    # along columns: for each row x1, a width-long 1D problem
+    r_w = relative_logits_1d(grid.reshape(b, h * height, width, d), rel_w)
+    r_w = r_w.reshape(b, h, height, width, width)          # [b,h,x1,y1,y2]
+    r_h = relative_logits_1d(grid.transpose(2, 3).reshape(b, h * width, height, d), rel_h)
+    r_h = r_h.reshape(b, h, width, height, height)         # [b,h,y1,x1,x2]
+    r_w = r_w.unsqueeze(4).expand(b, h, height, width, height, width)
+    r_h = r_h.permute(0, 1, 3, 2, 4).unsqueeze(5).expand(b, h, height, width, height, width)
+    return (r_h + r_w).reshape(b, h, n, n)
+
+
+def bottleneck_attention(q, k, v, rel_h, rel_w, height, width, scale):
+    q = q * scale
+    sim = torch.einsum("bhid,bhjd->bhij", q, k)
+    sim = sim + relative_logits_2d(q, rel_h, rel_w, height, width)
+    attn = sim.softmax(dim=-1)
+    return torch.einsum("bhij,bhjd->bhid", attn, v)
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rope_tables(seq_len, dim, base=10000.0):
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+    freqs = torch.outer(torch.arange(seq_len).float(), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos()[None, None], emb.sin()[None, None]
+
+
+# --- cases: inputs, the torch way, the posenc way ---------------------------
+
+class Case:
+    def __init__(self, name, shape, make, torch_fn, posenc_fn, tolerance):
+        self.name, self.shape = name, shape
+        self.make, self.torch_fn, self.posenc_fn = make, torch_fn, posenc_fn
+        self.tolerance = tolerance
+
+
+def randn(*shape, scale=1.0):
+    return torch.randn(*shape) * scale
+
+
+def case_positional_encoding():
+    B, T, D = 8, 2048, 512
+
+    def make():
+        return {"x": randn(B, T, D), "pe": positional_encoding_table(5000, D),
+                "out": torch.zeros(B, T, D)}
+
+    def posenc(lib, ctx, t):
+        check(lib, lib.posenc_add_sinusoid(ctx, ctypes.c_int64(B), ctypes.c_int64(T),
+                                           ctypes.c_int64(D), ctypes.c_int64(0),
+                                           ctypes.c_double(10000.0), 0, ptr(t["x"]),
+                                           ptr(t["out"])))
+        return t["out"]
+
+    # The difference is the fp32 tutorial table's own error (k * div_term
+    # rounded in fp32); posenc reduces angles in double.
+    return Case("PositionalEncoding forward", f"B{B} T{T} D{D}", make,
+                lambda t: t["x"] + t["pe"][:, :T], posenc, 5e-4)
+
+
+def case_rel_to_abs():
+    B, H, L = 2, 8, 512
+
+    def make():
+        return {"r": randn(B, H, L, 2 * L - 1), "out": torch.zeros(B, H, L, L)}
+
+    def posenc(lib, ctx, t):
+        check(lib, lib.posenc_rel_to_abs(ctx, ctypes.c_int64(B), ctypes.c_int64(H),
+                                         ctypes.c_int64(L), ptr(t["r"]), ptr(t["out"])))
+        return t["out"]
+
+    return Case("rel_to_abs skew", f"B{B} H{H} L{L}", make,
+                lambda t: relative_to_absolute(t["r"]), posenc, 0.0)
+
+
+def case_relative_1d():
+    B, H, T, d = 1, 8, 2048, 64
+
+    def make():
+        return {"q": randn(B, H, T, d), "R": randn(2 * T - 1, d, scale=d ** -0.5),
+                "out": torch.zeros(B, H, T, T)}
+
+    def posenc(lib, ctx, t):
+        check(lib, lib.posenc_relative_logits_1d(
+            ctx, ctypes.c_int64(B), ctypes.c_int64(H), ctypes.c_int64(T), ctypes.c_int64(T),
+            ctypes.c_int64(d), ptr(t["q"]), ptr(t["R"]), ctypes.c_int64(1), None,
+            ptr(t["out"])))
+        return t["out"]
+
+    return Case("1D relative logits", f"B{B} H{H} T{T} d{d}", make,
+                lambda t: relative_logits_1d(t["q"], t["R"]), posenc, 1e-4)
+
+
+def case_relative_2d():
+    B, H, X, Y, d = 8, 4, 14, 14, 128
+
+    def make():
+        return {"q": randn(B, H, X * Y, d), "Rh": randn(2 * X - 1, d, scale=d ** -0.5),
+                "Rw": randn(2 * Y - 1, d, scale=d ** -0.5),
+                "out": torch.zeros(B, H, X * Y, X * Y)}
+
+    def posenc(lib, ctx, t):
+        check(lib, lib.posenc_relative_logits_2d(
+            ctx, ctypes.c_int64(B), ctypes.c_int64(H), ctypes.c_int64(X), ctypes.c_int64(Y),
+            ctypes.c_int64(d), ptr(t["q"]), ptr(t["Rh"]), ptr(t["Rw"]), ctypes.c_int64(1),
+            ptr(t["out"])))
+        return t["out"]
+
+    return Case("2D relative logits (full bias)", f"B{B} H{H} {X}x{Y} d{d}", make,
+                lambda t: relative_logits_2d(t["q"], t["Rh"], t["Rw"], X, Y), posenc, 1e-4)
+
+
+def case_bottleneck(B, H, X, Y, d):
+    scale = d ** -0.5
+
+    def make():
+        return {"q": randn(B, H, X * Y, d), "k": randn(B, H, X * Y, d),
+                "v": randn(B, H, X * Y, d), "Rh": randn(2 * X - 1, d, scale=scale),
+                "Rw": randn(2 * Y - 1, d, scale=scale), "out": torch.zeros(B, H, X * Y, d)}
+
+    def posenc(lib, ctx, t):
+        desc = AttentionDesc()
+        lib.posenc_attention_desc_init(ctypes.byref(desc), ctypes.c_int64(B),
+                                       ctypes.c_int64(H), ctypes.c_int64(X * Y),
+                                       ctypes.c_int64(X * Y), ctypes.c_int64(d))
+        desc.bias = 3  # RELATIVE_2D
+        desc.map_height, desc.map_width = X, Y
+        tensors = AttentionTensors(q=t["q"].data_ptr(), k=t["k"].data_ptr(),
+                                   v=t["v"].data_ptr(), table_h=t["Rh"].data_ptr(),
+                                   table_w=t["Rw"].data_ptr(), out=t["out"].data_ptr())
+        check(lib, lib.posenc_attention(ctx, ctypes.byref(desc), ctypes.byref(tensors),
+                                        None, ctypes.c_size_t(0)))
+        return t["out"]
+
+    return Case("bottleneck attention forward", f"B{B} H{H} {X}x{Y} d{d}", make,
+                lambda t: bottleneck_attention(t["q"], t["k"], t["v"], t["Rh"], t["Rw"], X, Y,
+                                               scale), posenc, 1e-4)
+
+
+def case_rope():
+    B, H, T, d = 1, 32, 2048, 128
+
+    def make():
+        cos, sin = rope_tables(T, d)
+        return {"q": randn(B, H, T, d), "k": randn(B, H, T, d), "cos": cos, "sin": sin,
+                "q_out": torch.zeros(B, H, T, d), "k_out": torch.zeros(B, H, T, d)}
+
+    def torch_way(t):
+        return (t["q"] * t["cos"] + rotate_half(t["q"]) * t["sin"],
+                t["k"] * t["cos"] + rotate_half(t["k"]) * t["sin"])
+
+    def posenc(lib, ctx, t):
+        config = RopeConfig()
+        check(lib, lib.posenc_rope_config_init(ctypes.byref(config), ctypes.c_int64(d)))
+        check(lib, lib.posenc_rope_qk(ctx, ctypes.byref(config), None, None, 1, F32,
+                                      ctypes.c_int64(B), ctypes.c_int64(T), ctypes.c_int64(H),
+                                      ctypes.c_int64(H), ctypes.c_int64(d), ptr(t["q"]),
+                                      ptr(t["q_out"]), ptr(t["k"]), ptr(t["k_out"])))
+        return t["q_out"], t["k_out"]
+
+    # As above: torch's fp32 angles t * inv_freq lose about 1e-4 by t = 2048.
+    return Case("rotate-half RoPE (q and k)", f"B{B} H{H} T{T} d{d}", make, torch_way, posenc,
+                1e-3)
+
+
+CASES = {
+    "pe": case_positional_encoding,
+    "skew": case_rel_to_abs,
+    "rel1d": case_relative_1d,
+    "rel2d": case_relative_2d,
+    "botnet14": lambda: case_bottleneck(8, 4, 14, 14, 128),
+    "botnet64": lambda: case_bottleneck(1, 4, 64, 64, 64),
+    "rope": case_rope,
+}
+
+
+# --- measuring ---------------------------------------------------------------
+
+def max_difference(got, want):
+    """Largest |got - want| over a tensor or a tuple of tensors."""
+    if isinstance(got, tuple):
+        return max(max_difference(g, w) for g, w in zip(got, want))
+    return float((got - want).abs().max())
+
+
+def blas_name():
+    """The BLAS library torch's GEMMs load (Debian picks it by alternatives)."""
+    torch.randn(64, 64) @ torch.randn(64, 64)
+    with open("/proc/self/maps") as maps:
+        names = {line.split()[-1].rsplit("/", 1)[-1] for line in maps if "blas" in line.lower()}
+    return ", ".join(sorted(names)) or "none found"
+
+
+def median_seconds(fn, repeats):
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def peak_rss_mib():
+    # VmHWM belongs to this process's address space; ru_maxrss would carry the
+    # parent's peak across fork and exec.
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+def measure_peak(args):
+    """Child process: peak memory of one side of one case beyond its inputs
+    and posenc's (zero-filled, so resident) output buffers, in MiB. torch's
+    figure includes the output tensor it allocates."""
+    torch.manual_seed(0)
+    case = CASES[args.peak_case]()
+    tensors = case.make()
+    lib = load_posenc(args.lib) if args.peak_side == "posenc" else None
+    before = peak_rss_mib()
+    if lib is None:
+        case.torch_fn(tensors)
+    else:
+        case.posenc_fn(lib, None, tensors)
+    print(f"{peak_rss_mib() - before:.1f}")
+
+
+def child_peak(args, name, side):
+    out = subprocess.run([sys.executable, __file__, "--lib", args.lib, "--threads",
+                          str(args.threads), "--peak-case", name, "--peak-side", side],
+                         capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lib", default=os.path.normpath(DEFAULT_LIB))
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", default="", help="comma-separated: " + ",".join(CASES))
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--peak-case", help=argparse.SUPPRESS)
+    parser.add_argument("--peak-side", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    torch.set_num_threads(args.threads)
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    if args.peak_case:
+        measure_peak(args)
+        return 0
+
+    lib = load_posenc(args.lib)
+    names = [n for n in args.only.split(",") if n] or list(CASES)
+    print(f"torch {torch.__version__} ({torch.get_num_threads()} threads, BLAS: {blas_name()}), "
+          f"posenc {lib.posenc_version().decode()} on "
+          f"{lib.posenc_isa_name(lib.posenc_best_isa()).decode()}, "
+          f"{args.threads} threads")
+    header = ("case", "shape", "max |diff|", "torch ms", "posenc ms", "speedup",
+              "torch MiB", "posenc MiB")
+    rows = []
+    failed = False
+    for name in names:
+        torch.manual_seed(0)
+        case = CASES[name]()
+        tensors = case.make()
+        with torch.no_grad():
+            want = case.torch_fn(tensors)
+            got = case.posenc_fn(lib, None, tensors)
+            diff = max_difference(got, want)
+            t_torch = median_seconds(lambda: case.torch_fn(tensors), args.repeats)
+            t_posenc = median_seconds(lambda: case.posenc_fn(lib, None, tensors), args.repeats)
+        failed |= not diff <= case.tolerance
+        rows.append((case.name, case.shape, f"{diff:.2g}", f"{t_torch * 1e3:.2f}",
+                     f"{t_posenc * 1e3:.2f}", f"{t_torch / t_posenc:.1f}x",
+                     f"{child_peak(args, name, 'torch'):.0f}",
+                     f"{child_peak(args, name, 'posenc'):.0f}"))
+        del tensors, want, got
+    if args.markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+    else:
+        widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+        for row in [header] + rows:
+            print("  ".join(str(v).ljust(w) for v, w in zip(row, widths)))
+    if failed:
+        print("OUTPUTS DIFFER BEYOND TOLERANCE", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+// C++ wrappers of posenc/rope.h; shapes, layouts, scalings and errors as
+// documented there. Every function throws posenc::Error on bad input.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+#include "posenc/core.hpp"
+#include "posenc/rope.h"
+
+namespace posenc {
+
+enum class RopePairing {
+  interleaved = POSENC_ROPE_INTERLEAVED,
+  half_split = POSENC_ROPE_HALF_SPLIT,
+};
+
+enum class RopeLayout {
+  bthd = POSENC_ROPE_BTHD,
+  bhtd = POSENC_ROPE_BHTD,
+};
+
+// posenc_rope_config_init's defaults, with a pairing; set scaling fields on
+// the result as needed.
+inline posenc_rope_config rope_config(int64_t rotary_dim,
+                                      RopePairing pairing = RopePairing::half_split,
+                                      double base = 10000.0) {
+  posenc_rope_config config;
+  check(posenc_rope_config_init(&config, rotary_dim));
+  config.pairing = posenc_rope_pairing(pairing);
+  config.base = base;
+  return config;
+}
+
+// Owns a posenc_rope_cache (immutable, shareable across threads).
+class RopeCache {
+ public:
+  RopeCache(const Context& context, const posenc_rope_config& config, int64_t max_positions) {
+    check(posenc_rope_cache_create(context.get(), &config, max_positions, &handle_));
+  }
+  RopeCache(RopeCache&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  RopeCache& operator=(RopeCache&& other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+  RopeCache(const RopeCache&) = delete;
+  RopeCache& operator=(const RopeCache&) = delete;
+  ~RopeCache() { posenc_rope_cache_destroy(handle_); }
+
+  int64_t max_positions() const { return posenc_rope_cache_max_positions(handle_); }
+  const posenc_rope_cache* get() const { return handle_; }
+
+ private:
+  posenc_rope_cache* handle_ = nullptr;
+};
+
+// Where angles come from: a cache, or a config (on the fly). Implicit, so
+// that either can be passed where RopeSource is expected.
+struct RopeSource {
+  RopeSource(const RopeCache& cache) : cache(cache.get()) {}
+  RopeSource(const posenc_rope_config& config) : config(&config) {}
+  const posenc_rope_config* config = nullptr;
+  const posenc_rope_cache* cache = nullptr;
+};
+
+// Positions offset + t, or explicit ids [batch, tokens].
+inline posenc_rope_positions rope_offset(int64_t offset) {
+  return {offset, nullptr, POSENC_ROPE_POSITIONS_INT32};
+}
+inline posenc_rope_positions rope_ids(const int32_t* ids) {
+  return {0, ids, POSENC_ROPE_POSITIONS_INT32};
+}
+inline posenc_rope_positions rope_ids(const int64_t* ids) {
+  return {0, ids, POSENC_ROPE_POSITIONS_INT64};
+}
+
+inline posenc_dtype rope_dtype(const float*) { return POSENC_F32; }
+inline posenc_dtype rope_dtype(const uint16_t*) { return POSENC_BF16; }  // bf16 bits
+
+// Value: float, or uint16_t for bf16.
+template <class Value>
+void rope(const Context& context, RopeSource angles, RopeLayout layout, int64_t batch,
+          int64_t tokens, int64_t heads, int64_t head_dim, const Value* x, Value* out,
+          posenc_rope_positions positions = rope_offset(0)) {
+  check(posenc_rope(context.get(), angles.config, angles.cache, &positions,
+                    posenc_rope_layout(layout), rope_dtype(x), batch, tokens, heads, head_dim,
+                    x, out));
+}
+
+template <class Value>
+void rope_qk(const Context& context, RopeSource angles, RopeLayout layout, int64_t batch,
+             int64_t tokens, int64_t q_heads, int64_t k_heads, int64_t head_dim, const Value* q,
+             Value* q_out, const Value* k, Value* k_out,
+             posenc_rope_positions positions = rope_offset(0)) {
+  check(posenc_rope_qk(context.get(), angles.config, angles.cache, &positions,
+                       posenc_rope_layout(layout), rope_dtype(q), batch, tokens, q_heads,
+                       k_heads, head_dim, q, q_out, k, k_out));
+}
+
+}  // namespace posenc

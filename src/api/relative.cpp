@@ -1,0 +1,199 @@
+// C ABI: position logits. Validation here; the work in ops/relative_*.cpp.
+#include <cstdint>
+#include <string>
+
+#include "api/guard.hpp"
+#include "api/validate.hpp"
+#include "ops/relative_1d.hpp"
+#include "ops/relative_2d.hpp"
+#include "ops/relative_absolute_logits.hpp"
+#include "ops/relative_skew.hpp"
+#include "posenc/relative.h"
+
+using namespace posenc;
+
+namespace {
+
+void require_table_heads(int64_t table_heads, int64_t heads) {
+  if (table_heads != 1 && table_heads != heads) {
+    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
+                "table_heads must be 1 (shared) or heads = " + std::to_string(heads) +
+                    " (per head), got " + std::to_string(table_heads));
+  }
+}
+
+// a + b for non-negative a and b, or POSENC_ERROR_OVERFLOW naming `what`.
+int64_t checked_sum(int64_t a, int64_t b, const std::string& what) {
+  if (a > INT64_MAX - b) throw Error(POSENC_ERROR_OVERFLOW, what + " overflows");
+  return a + b;
+}
+
+// 2 * size - 1 rows of a relative table over `size` positions.
+int64_t relative_rows(int64_t size, const char* name) {
+  return checked_sum(size, size - 1, std::string("2 * ") + name + " - 1");
+}
+
+void require_sizes(int64_t batch, int64_t heads, int64_t dim) {
+  require_positive(batch, "batch");
+  require_positive(heads, "heads");
+  require_positive(dim, "dim");
+}
+
+ops::Relative1dGeometry relative_1d_geometry(int64_t queries, int64_t keys, int64_t dim,
+                                             const posenc_relative_options* options) {
+  const posenc_relative_options o = options ? *options : posenc_relative_options{0, 0, 0};
+  require_non_negative(o.query_offset, "options->query_offset");
+  require_non_negative(o.clip, "options->clip");
+  if (o.causal != 0 && o.causal != 1) {
+    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
+                "options->causal must be 0 or 1 (got " + std::to_string(o.causal) + ")");
+  }
+  // Every position and distance must fit: p + queries + keys.
+  checked_sum(checked_sum(o.query_offset, queries, "options->query_offset + queries"), keys,
+              "options->query_offset + queries + keys");
+  if (o.clip > (INT64_MAX - 1) / 2) {
+    throw Error(POSENC_ERROR_OVERFLOW, "2 * options->clip + 1 overflows");
+  }
+  return ops::Relative1dGeometry{queries, keys, dim, o.query_offset, o.clip, o.causal == 1};
+}
+
+// The 2D problem's checks; returns the bytes of q and of the two tables.
+struct Bytes2d {
+  int64_t q, row_table, column_table;
+};
+
+Bytes2d validate_2d(int64_t batch, int64_t heads, int64_t height, int64_t width, int64_t dim,
+                    const float* q, const float* row_table, const float* column_table,
+                    int64_t table_heads) {
+  require_sizes(batch, heads, dim);
+  require_positive(height, "height");
+  require_positive(width, "width");
+  require_table_heads(table_heads, heads);
+  require_not_null(q, "q");
+  require_not_null(row_table, "row_table");
+  require_not_null(column_table, "column_table");
+  const int64_t tokens = checked_bytes({height, width}, 1, "height * width");
+  return Bytes2d{
+      checked_bytes({batch, heads, tokens, dim}, sizeof(float), "q"),
+      checked_bytes({table_heads, relative_rows(height, "height"), dim}, sizeof(float),
+                    "row_table"),
+      checked_bytes({table_heads, relative_rows(width, "width"), dim}, sizeof(float),
+                    "column_table")};
+}
+
+// out must not overlap q or either table.
+void require_disjoint_2d(const float* out, int64_t out_bytes, const char* out_name,
+                         const float* q, const float* row_table, const float* column_table,
+                         const Bytes2d& in) {
+  require_disjoint(out, out_bytes, out_name, q, in.q, "q");
+  require_disjoint(out, out_bytes, out_name, row_table, in.row_table, "row_table");
+  require_disjoint(out, out_bytes, out_name, column_table, in.column_table, "column_table");
+}
+
+}  // namespace
+
+extern "C" {
+
+posenc_status posenc_absolute_logits(posenc_context* context, int64_t batch, int64_t heads,
+                                     int64_t queries, int64_t keys, int64_t dim,
+                                     const float* q, const float* table, int64_t table_heads,
+                                     float* out) {
+  return guard("posenc_absolute_logits", [&] {
+    require_sizes(batch, heads, dim);
+    require_positive(queries, "queries");
+    require_positive(keys, "keys");
+    require_table_heads(table_heads, heads);
+    require_not_null(q, "q");
+    require_not_null(table, "table");
+    require_not_null(out, "out");
+    const int64_t q_bytes = checked_bytes({batch, heads, queries, dim}, sizeof(float), "q");
+    const int64_t table_bytes = checked_bytes({table_heads, keys, dim}, sizeof(float), "table");
+    const int64_t out_bytes = checked_bytes({batch, heads, queries, keys}, sizeof(float), "out");
+    require_disjoint(out, out_bytes, "out", q, q_bytes, "q");
+    require_disjoint(out, out_bytes, "out", table, table_bytes, "table");
+    ops::absolute_logits(resolve_context(context), batch, heads, queries, keys, dim, q, table,
+                         table_heads, out);
+  });
+}
+
+posenc_status posenc_rel_to_abs(posenc_context* context, int64_t batch, int64_t heads,
+                                int64_t length, const float* in, float* out) {
+  return guard("posenc_rel_to_abs", [&] {
+    require_positive(batch, "batch");
+    require_positive(heads, "heads");
+    require_positive(length, "length");
+    require_not_null(in, "in");
+    require_not_null(out, "out");
+    const int64_t in_bytes = checked_bytes(
+        {batch, heads, length, relative_rows(length, "length")}, sizeof(float), "in");
+    const int64_t out_bytes = checked_bytes({batch, heads, length, length}, sizeof(float), "out");
+    require_disjoint(out, out_bytes, "out", in, in_bytes, "in");
+    ops::rel_to_abs(resolve_context(context), batch, heads, length, in, out);
+  });
+}
+
+posenc_status posenc_relative_logits_1d(posenc_context* context, int64_t batch, int64_t heads,
+                                        int64_t queries, int64_t keys, int64_t dim,
+                                        const float* q, const float* table, int64_t table_heads,
+                                        const posenc_relative_options* options, float* out) {
+  return guard("posenc_relative_logits_1d", [&] {
+    require_sizes(batch, heads, dim);
+    require_positive(queries, "queries");
+    require_positive(keys, "keys");
+    require_table_heads(table_heads, heads);
+    const ops::Relative1dGeometry geometry = relative_1d_geometry(queries, keys, dim, options);
+    require_not_null(q, "q");
+    require_not_null(table, "table");
+    require_not_null(out, "out");
+    const int64_t q_bytes = checked_bytes({batch, heads, queries, dim}, sizeof(float), "q");
+    const int64_t table_bytes =
+        checked_bytes({table_heads, ops::relative_1d_table_rows(geometry), dim}, sizeof(float),
+                      "table");
+    const int64_t out_bytes = checked_bytes({batch, heads, queries, keys}, sizeof(float), "out");
+    require_disjoint(out, out_bytes, "out", q, q_bytes, "q");
+    require_disjoint(out, out_bytes, "out", table, table_bytes, "table");
+    ops::relative_logits_1d(resolve_context(context), batch, heads, geometry, q, table,
+                            table_heads, out);
+  });
+}
+
+posenc_status posenc_relative_logits_2d_decomposed(
+    posenc_context* context, int64_t batch, int64_t heads, int64_t height, int64_t width,
+    int64_t dim, const float* q, const float* row_table, const float* column_table,
+    int64_t table_heads, float* rel_h, float* rel_w) {
+  return guard("posenc_relative_logits_2d_decomposed", [&] {
+    const Bytes2d in = validate_2d(batch, heads, height, width, dim, q, row_table,
+                                   column_table, table_heads);
+    require_not_null(rel_h, "rel_h");
+    require_not_null(rel_w, "rel_w");
+    const int64_t tokens = height * width;
+    const int64_t h_bytes = checked_bytes({batch, heads, tokens, height}, sizeof(float), "rel_h");
+    const int64_t w_bytes = checked_bytes({batch, heads, tokens, width}, sizeof(float), "rel_w");
+    require_disjoint_2d(rel_h, h_bytes, "rel_h", q, row_table, column_table, in);
+    require_disjoint_2d(rel_w, w_bytes, "rel_w", q, row_table, column_table, in);
+    require_disjoint(rel_w, w_bytes, "rel_w", rel_h, h_bytes, "rel_h");
+    ops::relative_logits_2d_decomposed(resolve_context(context), batch, heads, height, width,
+                                       dim, q, row_table, column_table, table_heads, rel_h,
+                                       rel_w);
+  });
+}
+
+posenc_status posenc_relative_logits_2d(posenc_context* context, int64_t batch, int64_t heads,
+                                        int64_t height, int64_t width, int64_t dim,
+                                        const float* q, const float* row_table,
+                                        const float* column_table, int64_t table_heads,
+                                        float* out) {
+  return guard("posenc_relative_logits_2d", [&] {
+    const Bytes2d in = validate_2d(batch, heads, height, width, dim, q, row_table,
+                                   column_table, table_heads);
+    require_not_null(out, "out");
+    const int64_t tokens = height * width;
+    const int64_t out_bytes =
+        checked_bytes({batch, heads, tokens, tokens}, sizeof(float), "out");
+    require_disjoint_2d(out, out_bytes, "out", q, row_table, column_table, in);
+    ops::relative_logits_2d(resolve_context(context), batch, heads, height, width, dim, q,
+                            row_table, column_table, table_heads, out);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,119 @@
+#include "api/rope_validate.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "api/validate.hpp"
+#include "runtime/error.hpp"
+
+namespace posenc {
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) {
+  throw Error(POSENC_ERROR_INVALID_ARGUMENT, message);
+}
+
+void require_above(double value, double bound, const char* name, const char* bound_text) {
+  if (!std::isfinite(value) || !(value > bound)) {
+    invalid(std::string(name) + " must be finite and > " + bound_text + " (got " +
+            std::to_string(value) + ")");
+  }
+}
+
+void require_scaling_fields(const posenc_rope_config& c) {
+  if (c.scaling == POSENC_ROPE_SCALING_NONE) return;
+  require_above(c.factor, 0.0, "factor", "0");
+  if (c.scaling == POSENC_ROPE_SCALING_LINEAR) return;
+  require_positive(c.original_max_positions, "original_max_positions");
+  const int64_t freq_dim = c.grid_width > 0 ? c.rotary_dim / 2 : c.rotary_dim;
+  switch (c.scaling) {
+    case POSENC_ROPE_SCALING_DYNAMIC_NTK:
+      require_positive(c.sequence_length, "sequence_length");
+      if (freq_dim <= 2) {
+        invalid("rotary_dim must give a frequency dimension > 2 for DYNAMIC_NTK (got " +
+                std::to_string(c.rotary_dim) + ")");
+      }
+      break;
+    case POSENC_ROPE_SCALING_YARN:
+      if (!(c.extrapolation_factor >= 0.0 && c.extrapolation_factor <= 1.0)) {
+        invalid("extrapolation_factor must be in [0, 1] (got " +
+                std::to_string(c.extrapolation_factor) + ")");
+      }
+      if (!std::isfinite(c.attention_factor) || c.attention_factor < 0.0) {
+        invalid("attention_factor must be finite and >= 0 (got " +
+                std::to_string(c.attention_factor) + ")");
+      }
+      require_above(c.beta_slow, 0.0, "beta_slow", "0");
+      require_above(c.beta_fast, c.beta_slow, "beta_fast", "beta_slow");
+      break;
+    case POSENC_ROPE_SCALING_LLAMA3:
+      require_above(c.low_freq_factor, 0.0, "low_freq_factor", "0");
+      require_above(c.high_freq_factor, c.low_freq_factor, "high_freq_factor",
+                    "low_freq_factor");
+      break;
+    default:
+      break;
+  }
+}
+
+template <class Id>
+void require_ids_in_range(const Id* ids, int64_t batch, int64_t tokens, int64_t limit,
+                          const char* limit_name) {
+  for (int64_t i = 0; i < batch * tokens; ++i) {
+    if (ids[i] < 0 || int64_t(ids[i]) >= limit) {
+      invalid("positions.ids[" + std::to_string(i / tokens) + ", " +
+              std::to_string(i % tokens) + "] = " + std::to_string(ids[i]) +
+              " is outside [0, " + std::to_string(limit) + ") (" + limit_name + ")");
+    }
+  }
+}
+
+}  // namespace
+
+void require_rope_config(const posenc_rope_config& c) {
+  if (c.rotary_dim < 2 || c.rotary_dim % 2 != 0) {
+    invalid("rotary_dim must be even and >= 2 (got " + std::to_string(c.rotary_dim) + ")");
+  }
+  if (c.pairing != POSENC_ROPE_INTERLEAVED && c.pairing != POSENC_ROPE_HALF_SPLIT) {
+    invalid("pairing: unknown value " + std::to_string(int(c.pairing)));
+  }
+  require_frequency_base(c.base, "base");
+  require_non_negative(c.grid_width, "grid_width");
+  if (c.grid_width > 0 && c.rotary_dim % 4 != 0) {
+    invalid("rotary_dim must be a multiple of 4 for 2D RoPE (grid_width > 0) (got " +
+            std::to_string(c.rotary_dim) + ")");
+  }
+  if (int(c.scaling) < POSENC_ROPE_SCALING_NONE || int(c.scaling) > POSENC_ROPE_SCALING_LLAMA3) {
+    invalid("scaling: unknown value " + std::to_string(int(c.scaling)));
+  }
+  require_scaling_fields(c);
+}
+
+void require_rope_positions(const posenc_rope_positions* positions, int64_t batch,
+                            int64_t tokens, int64_t limit, const char* limit_name) {
+  const posenc_rope_positions p = positions ? *positions : posenc_rope_positions{0, nullptr, {}};
+  if (p.ids == nullptr) {
+    if (p.offset < 0 || p.offset > limit - tokens) {
+      invalid("positions: offset + tokens (" + std::to_string(p.offset) + " + " +
+              std::to_string(tokens) + ") must be in [0, " + std::to_string(limit) + "] (" +
+              limit_name + ")");
+    }
+    return;
+  }
+  if (p.offset != 0) invalid("positions.offset must be 0 when positions.ids is set");
+  if (p.ids_type == POSENC_ROPE_POSITIONS_INT32) {
+    require_ids_in_range(static_cast<const int32_t*>(p.ids), batch, tokens, limit, limit_name);
+  } else if (p.ids_type == POSENC_ROPE_POSITIONS_INT64) {
+    require_ids_in_range(static_cast<const int64_t*>(p.ids), batch, tokens, limit, limit_name);
+  } else {
+    invalid("positions.ids_type: unknown value " + std::to_string(int(p.ids_type)));
+  }
+}
+
+int64_t rope_ids_bytes(const posenc_rope_positions* positions, int64_t batch, int64_t tokens) {
+  if (positions == nullptr || positions->ids == nullptr) return 0;
+  const size_t bytes = positions->ids_type == POSENC_ROPE_POSITIONS_INT32 ? 4 : 8;
+  return checked_bytes({batch, tokens}, bytes, "positions.ids");
+}
+
+}  // namespace posenc

@@ -1,0 +1,55 @@
+#include "ops/relative_1d.hpp"
+
+#include <algorithm>
+
+#include "ops/relative_scratch.hpp"
+#include "ops/relative_stream.hpp"
+#include "runtime/parallel.hpp"
+
+namespace posenc::ops {
+namespace {
+
+// Tile sizes. Rectangular tiles (for streamed outputs): the GEMM result of a
+// full tile, 64 x (64 + 2048 - 1) floats (about 540 KB), stays in the L2
+// cache for the gather; its extra columns cost (64 - 1) / 2048, about 3%,
+// over the logits themselves. Rows written in place: skewed GEMMs at most
+// 512 columns wide (their table window, 512 x dim, stays in the L2 cache).
+constexpr int64_t kTileQueries = 64;
+constexpr int64_t kTileKeys = 2048;
+constexpr int64_t kDirectColumns = 512;
+
+}  // namespace
+
+void relative_logits_1d(const ExecContext& ctx, int64_t batch, int64_t heads,
+                        const Relative1dGeometry& g, const float* q, const float* table,
+                        int64_t table_heads, float* out) {
+  const Relative1dTiling tiling = make_relative_1d_tiling(
+      g, std::min(g.queries, kTileQueries), std::min(g.keys, kTileKeys), kDirectColumns);
+  const int64_t query_tiles = (g.queries + tiling.tile_queries - 1) / tiling.tile_queries;
+  const int64_t table_stride = table_heads > 1 ? relative_1d_table_rows(g) * g.dim : 0;
+  const RelativeKernels& kernels = ctx.kernels->relative;
+  // A large output is gathered from tiles with non-temporal stores; a
+  // smaller one, likely read again from the caches, is mostly written in
+  // place by the skewed GEMMs.
+  const bool stream = stream_relative_output(batch * heads * g.queries * g.keys * 4);
+  const int64_t key_tiles = stream ? (g.keys + tiling.tile_keys - 1) / tiling.tile_keys : 1;
+  parallel_for(ctx.num_threads, batch * heads * query_tiles * key_tiles, [&](int64_t index) {
+    const int64_t head_index = index / (query_tiles * key_tiles);  // b * heads + h
+    const int64_t i0 = index / key_tiles % query_tiles * tiling.tile_queries;
+    const int64_t m = std::min(tiling.tile_queries, g.queries - i0);
+    const int64_t row0 = head_index * g.queries + i0;
+    const float* head_table = table + head_index % heads * table_stride;
+    float* scratch = relative_thread_scratch(tiling.scratch_floats());
+    if (stream) {
+      const int64_t j0 = index % key_tiles * tiling.tile_keys;
+      relative_1d_tile(kernels, tiling, q + row0 * g.dim, g.dim, head_table, i0, m, j0,
+                       std::min(tiling.tile_keys, g.keys - j0), out + row0 * g.keys + j0,
+                       g.keys, scratch, true);
+    } else {
+      relative_1d_rows(kernels, tiling, q + row0 * g.dim, g.dim, head_table, i0, m,
+                       out + row0 * g.keys, g.keys, scratch);
+    }
+  });
+}
+
+}  // namespace posenc::ops

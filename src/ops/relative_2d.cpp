@@ -1,0 +1,72 @@
+#include "ops/relative_2d.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "ops/relative_gemm.hpp"
+#include "ops/relative_stream.hpp"
+#include "runtime/parallel.hpp"
+
+namespace posenc::ops {
+namespace {
+
+// Heads per batched GEMM, at most: keeps enough independent GEMMs for the
+// threads when the map is small.
+constexpr int64_t kHeadsPerGemm = 64;
+
+}  // namespace
+
+void relative_logits_2d_decomposed(const ExecContext& ctx, int64_t batch, int64_t heads,
+                                   int64_t height, int64_t width, int64_t dim, const float* q,
+                                   const float* row_table, const float* column_table,
+                                   int64_t table_heads, float* rel_h, float* rel_w) {
+  const int64_t X = height, Y = width, N = X * Y;
+  // A group of heads runs as one batched GEMM: with shared tables any
+  // consecutive heads of the batch * heads; with per-head tables, the heads
+  // of one batch entry (the table stride then follows the head).
+  const bool per_head = table_heads > 1;
+  const int64_t group_heads = std::min(per_head ? heads : batch * heads, kHeadsPerGemm);
+  const int64_t groups_per_run = ((per_head ? heads : batch * heads) + group_heads - 1) / group_heads;
+  const int64_t groups = (per_head ? batch : 1) * groups_per_run;
+  const int64_t row_stride = per_head ? (2 * X - 1) * dim : 0;
+  const int64_t column_stride = per_head ? (2 * Y - 1) * dim : 0;
+  parallel_for(ctx.num_threads, groups * (X + Y), [&](int64_t index) {
+    const int64_t group = index / (X + Y), line = index % (X + Y);
+    const int64_t run = group / groups_per_run, first = group % groups_per_run * group_heads;
+    const int64_t count =
+        std::min(group_heads, (per_head ? heads : batch * heads) - first);
+    const int64_t head0 = run * (per_head ? heads : 0) + first;  // b * heads + h of the first
+    const float* q0 = q + head0 * N * dim;
+    if (line < X) {  // map row x1 = line: rel_h of its Y queries
+      const int64_t x1 = line;
+      query_table_gemm(Y, X, dim, q0 + x1 * Y * dim, dim,
+                       row_table + first * row_stride + (X - 1 - x1) * dim,
+                       rel_h + (head0 * N + x1 * Y) * X, X,
+                       GemmBatch{count, N * dim, row_stride, N * X});
+    } else {  // map column y1: rel_w of its X queries, Y rows apart
+      const int64_t y1 = line - X;
+      query_table_gemm(X, Y, dim, q0 + y1 * dim, Y * dim,
+                       column_table + first * column_stride + (Y - 1 - y1) * dim,
+                       rel_w + (head0 * N + y1) * Y, Y * Y,
+                       GemmBatch{count, N * dim, column_stride, N * Y});
+    }
+  });
+}
+
+void relative_logits_2d(const ExecContext& ctx, int64_t batch, int64_t heads, int64_t height,
+                        int64_t width, int64_t dim, const float* q, const float* row_table,
+                        const float* column_table, int64_t table_heads, float* out) {
+  const int64_t X = height, Y = width, N = X * Y, rows = batch * heads * N;
+  std::vector<float> rel_h(size_t(rows * X)), rel_w(size_t(rows * Y));
+  relative_logits_2d_decomposed(ctx, batch, heads, height, width, dim, q, row_table,
+                                column_table, table_heads, rel_h.data(), rel_w.data());
+  const RelativeKernels& kernels = ctx.kernels->relative;
+  const auto broadcast_sum_row = stream_relative_output(rows * N * 4)
+                                     ? kernels.broadcast_sum_row_stream
+                                     : kernels.broadcast_sum_row;
+  parallel_for(ctx.num_threads, rows, [&](int64_t row) {
+    broadcast_sum_row(rel_h.data() + row * X, X, rel_w.data() + row * Y, Y, out + row * N);
+  });
+}
+
+}  // namespace posenc::ops

@@ -1,0 +1,31 @@
+#include "ops/relative_skew.hpp"
+
+#include <algorithm>
+
+#include "ops/relative_stream.hpp"
+#include "runtime/parallel.hpp"
+
+namespace posenc::ops {
+
+void rel_to_abs(const ExecContext& ctx, int64_t batch, int64_t heads, int64_t length,
+                const float* in, float* out) {
+  // out row i is the contiguous slice in[i, length-1-i .. 2*length-2-i]: the
+  // pad/reshape sequence moves every value there without arithmetic, so
+  // copying it is bit for bit the same.
+  const int64_t rows = batch * heads * length;
+  const int64_t in_cols = 2 * length - 1;
+  constexpr int64_t kRowsPerTask = 16;
+  const RelativeKernels& kernels = ctx.kernels->relative;
+  const auto gather_row = stream_relative_output(rows * length * 4) ? kernels.gather_row_stream
+                                                                    : kernels.gather_row;
+  parallel_for(ctx.num_threads, (rows + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
+    const int64_t end = std::min(rows, (task + 1) * kRowsPerTask);
+    for (int64_t row = task * kRowsPerTask; row < end; ++row) {
+      const int64_t i = row % length;
+      gather_row(in + row * in_cols, in_cols, length - 1 - i, length, out + row * length,
+                 length);
+    }
+  });
+}
+
+}  // namespace posenc::ops

@@ -1,0 +1,16 @@
+#include "ops/rope_cache.hpp"
+
+#include "ops/rope_rows.hpp"
+#include "runtime/parallel.hpp"
+
+namespace posenc::ops {
+
+void build_rope_cache(const ExecContext& ctx, posenc_rope_cache& cache) {
+  const int64_t row_floats = cache.angles.row_floats();
+  cache.rows.resize(size_t(cache.max_positions * row_floats));
+  parallel_for(ctx.num_threads, cache.max_positions, [&](int64_t p) {
+    exact_rope_row(cache.angles, p, cache.rows.data() + p * row_floats);
+  });
+}
+
+}  // namespace posenc::ops

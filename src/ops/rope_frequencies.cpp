@@ -1,0 +1,100 @@
+#include "ops/rope_frequencies.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace posenc::ops {
+namespace {
+
+constexpr double kTwoPi = 6.283185307179586476925286766559;
+
+// theta^(-2j/F) for j < F/2.
+std::vector<double> base_frequencies(int64_t dim, double base) {
+  std::vector<double> freqs(size_t(dim / 2));
+  for (size_t j = 0; j < freqs.size(); ++j) {
+    freqs[j] = std::pow(base, -double(2 * j) / double(dim));
+  }
+  return freqs;
+}
+
+std::vector<double> dynamic_ntk(const posenc_rope_config& c, int64_t dim) {
+  const double length = double(std::max(c.sequence_length, c.original_max_positions));
+  const double ratio = c.factor * length / double(c.original_max_positions) - (c.factor - 1.0);
+  const double base = c.base * std::pow(ratio, double(dim) / double(dim - 2));
+  return base_frequencies(dim, base);
+}
+
+// The (fractional) pair index whose frequency turns `rotations` times over
+// the original context.
+double yarn_correction_dim(double rotations, int64_t dim, double base, double context) {
+  return double(dim) * std::log(context / (rotations * kTwoPi)) / (2.0 * std::log(base));
+}
+
+std::vector<double> yarn(const posenc_rope_config& c, int64_t dim) {
+  std::vector<double> freqs = base_frequencies(dim, c.base);
+  const double context = double(c.original_max_positions);
+  const double low =
+      std::max(std::floor(yarn_correction_dim(c.beta_fast, dim, c.base, context)), 0.0);
+  double high =
+      std::min(std::ceil(yarn_correction_dim(c.beta_slow, dim, c.base, context)), double(dim - 1));
+  if (high == low) high += 0.001;
+  for (size_t j = 0; j < freqs.size(); ++j) {
+    const double ramp = std::clamp((double(j) - low) / (high - low), 0.0, 1.0);
+    const double extrapolation = (1.0 - ramp) * c.extrapolation_factor;
+    freqs[j] = (1.0 - extrapolation) * freqs[j] / c.factor + extrapolation * freqs[j];
+  }
+  return freqs;
+}
+
+std::vector<double> llama3(const posenc_rope_config& c, int64_t dim) {
+  std::vector<double> freqs = base_frequencies(dim, c.base);
+  const double context = double(c.original_max_positions);
+  const double high_wavelength = context / c.high_freq_factor;
+  const double low_wavelength = context / c.low_freq_factor;
+  for (double& w : freqs) {
+    const double wavelength = kTwoPi / w;
+    if (wavelength > low_wavelength) {
+      w /= c.factor;
+    } else if (wavelength >= high_wavelength) {
+      const double smooth = (context / wavelength - c.low_freq_factor) /
+                            (c.high_freq_factor - c.low_freq_factor);
+      w = (1.0 - smooth) * w / c.factor + smooth * w;
+    }
+  }
+  return freqs;
+}
+
+}  // namespace
+
+RopeAngles rope_angles(const posenc_rope_config& config) {
+  const int64_t dim = config.grid_width > 0 ? config.rotary_dim / 2 : config.rotary_dim;
+  RopeAngles angles{config, {}, 1.0};
+  switch (config.scaling) {
+    case POSENC_ROPE_SCALING_NONE:
+      angles.axis_inv_freq = base_frequencies(dim, config.base);
+      break;
+    case POSENC_ROPE_SCALING_LINEAR:
+      angles.axis_inv_freq = base_frequencies(dim, config.base);
+      for (double& w : angles.axis_inv_freq) w /= config.factor;
+      break;
+    case POSENC_ROPE_SCALING_DYNAMIC_NTK:
+      angles.axis_inv_freq = dynamic_ntk(config, dim);
+      break;
+    case POSENC_ROPE_SCALING_YARN:
+      angles.axis_inv_freq = yarn(config, dim);
+      if (config.attention_factor > 0.0) {
+        angles.attention_factor = config.attention_factor;
+      } else if (config.factor > 1.0) {
+        angles.attention_factor = 0.1 * std::log(config.factor) + 1.0;
+      }
+      break;
+    case POSENC_ROPE_SCALING_LLAMA3:
+      angles.axis_inv_freq = llama3(config, dim);
+      break;
+    case POSENC_ROPE_SCALING_MAX_ENUM:  // refused by the API's validation
+      break;
+  }
+  return angles;
+}
+
+}  // namespace posenc::ops

@@ -1,0 +1,75 @@
+#include "ops/rope_rows.hpp"
+
+#include <cmath>
+#include <vector>
+
+namespace posenc::ops {
+namespace {
+
+// Writes pairs [first, first + count) of a row from their cos and sin, each
+// multiplied by `scale`.
+void write_pairs(const RopeAngles& angles, const float* cos, const float* sin, int64_t first,
+                 int64_t count, float scale, float* row) {
+  const int64_t rotary_dim = angles.config.rotary_dim;
+  if (angles.config.pairing == POSENC_ROPE_INTERLEAVED) {
+    float* cos_row = row + 2 * first;
+    float* sin_row = row + rotary_dim + 2 * first;
+    for (int64_t j = 0; j < count; ++j) {
+      cos_row[2 * j] = cos_row[2 * j + 1] = scale * cos[j];
+      sin_row[2 * j] = -(scale * sin[j]);
+      sin_row[2 * j + 1] = scale * sin[j];
+    }
+  } else {
+    const int64_t pairs = angles.pairs();
+    for (int64_t j = 0; j < count; ++j) {
+      row[first + j] = scale * cos[j];
+      row[pairs + first + j] = scale * sin[j];
+    }
+  }
+}
+
+// Calls axis(first_pair, axis_position) for each axis of the position: the
+// whole row in 1D; the row then the column of the grid cell in 2D.
+template <class Axis>
+void for_each_axis(const RopeAngles& angles, int64_t position, const Axis& axis) {
+  const int64_t width = angles.config.grid_width;
+  if (width == 0) {
+    axis(0, position);
+  } else {
+    const int64_t half = angles.pairs() / 2;
+    axis(0, position / width);
+    axis(half, position % width);
+  }
+}
+
+}  // namespace
+
+void exact_rope_row(const RopeAngles& angles, int64_t position, float* row) {
+  const size_t count = angles.axis_inv_freq.size();
+  thread_local std::vector<float> cos, sin;
+  cos.resize(count);
+  sin.resize(count);
+  for_each_axis(angles, position, [&](int64_t first, int64_t axis_position) {
+    for (size_t j = 0; j < count; ++j) {
+      const double angle = double(axis_position) * angles.axis_inv_freq[j];
+      cos[j] = float(angles.attention_factor * std::cos(angle));
+      sin[j] = float(angles.attention_factor * std::sin(angle));
+    }
+    write_pairs(angles, cos.data(), sin.data(), first, int64_t(count), 1.0f, row);
+  });
+}
+
+void fast_rope_row(const ExecContext& ctx, const RopeAngles& angles, int64_t position,
+                   float* row) {
+  const int64_t count = int64_t(angles.axis_inv_freq.size());
+  thread_local std::vector<float> sincos;  // [sin | cos] of one axis
+  sincos.resize(size_t(2 * count));
+  const float scale = float(angles.attention_factor);
+  for_each_axis(angles, position, [&](int64_t first, int64_t axis_position) {
+    ctx.kernels->absolute.sinusoid_row(axis_position, angles.axis_inv_freq.data(), 2 * count,
+                                       POSENC_SINCOS_SPLIT, sincos.data());
+    write_pairs(angles, sincos.data() + count, sincos.data(), first, count, scale, row);
+  });
+}
+
+}  // namespace posenc::ops

@@ -1,0 +1,18 @@
+// Cos/sin rows of RoPE (the layout of RopeAngles::row_floats), for one
+// position: exactly (double, for caches) or fast (fp32 sin/cos of angles
+// reduced in double, for the on-the-fly path).
+#pragma once
+
+#include <cstdint>
+
+#include "ops/rope_frequencies.hpp"
+#include "runtime/context.hpp"
+
+namespace posenc::ops {
+
+void exact_rope_row(const RopeAngles& angles, int64_t position, float* row);
+
+void fast_rope_row(const ExecContext& ctx, const RopeAngles& angles, int64_t position,
+                   float* row);
+
+}  // namespace posenc::ops

@@ -1,0 +1,148 @@
+#include "reference/relative.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace posenc::reference {
+namespace {
+
+double dot(const float* a, const float* b, int64_t dim) {
+  double sum = 0.0;
+  for (int64_t c = 0; c < dim; ++c) sum += double(a[c]) * double(b[c]);
+  return sum;
+}
+
+// The table of head h: [rows, dim] each, shared when table_heads == 1.
+const float* head_table(const float* table, int64_t table_heads, int64_t h, int64_t rows,
+                        int64_t dim) {
+  return table + (table_heads == 1 ? 0 : h * rows * dim);
+}
+
+// out[b,h,i,j] = q[b,h,i] . table_h[row_of(i, j)], or -infinity where
+// row_of returns a negative row (masked); each table has `rows` rows.
+template <class RowOf>
+std::vector<double> logits(int64_t batch, int64_t heads, int64_t queries, int64_t keys,
+                           int64_t dim, const float* q, const float* table, int64_t table_heads,
+                           int64_t rows, const RowOf& row_of) {
+  std::vector<double> out(size_t(batch * heads * queries * keys));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* t = head_table(table, table_heads, h, rows, dim);
+      for (int64_t i = 0; i < queries; ++i) {
+        const int64_t qrow = (b * heads + h) * queries + i;
+        for (int64_t j = 0; j < keys; ++j) {
+          const int64_t r = row_of(i, j);
+          out[size_t(qrow * keys + j)] = r < 0 ? -std::numeric_limits<double>::infinity()
+                                               : dot(q + qrow * dim, t + r * dim, dim);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> absolute_logits(int64_t batch, int64_t heads, int64_t queries,
+                                    int64_t keys, int64_t dim, const float* q,
+                                    const float* table, int64_t table_heads) {
+  return logits(batch, heads, queries, keys, dim, q, table, table_heads, keys,
+                [](int64_t, int64_t j) { return j; });
+}
+
+std::vector<double> relative_logits_1d(int64_t batch, int64_t heads, int64_t queries,
+                                       int64_t keys, int64_t dim, const float* q,
+                                       const float* table, int64_t table_heads,
+                                       const RelativeOptions& o) {
+  const int64_t p = o.query_offset, K = o.clip;
+  const int64_t rows = K > 0 ? 2 * K + 1 : p + queries + keys - 1;
+  return logits(batch, heads, queries, keys, dim, q, table, table_heads, rows,
+                [&](int64_t i, int64_t j) {
+                  const int64_t distance = j - (p + i);
+                  if (o.causal && distance > 0) return int64_t(-1);
+                  return K > 0 ? std::clamp(distance, -K, K) + K : distance + p + queries - 1;
+                });
+}
+
+Relative2d relative_logits_2d_decomposed(int64_t batch, int64_t heads, int64_t height,
+                                         int64_t width, int64_t dim, const float* q,
+                                         const float* row_table, const float* column_table,
+                                         int64_t table_heads) {
+  const int64_t X = height, Y = width, N = X * Y;
+  Relative2d out{std::vector<double>(size_t(batch * heads * N * X)),
+                 std::vector<double>(size_t(batch * heads * N * Y))};
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* rh = head_table(row_table, table_heads, h, 2 * X - 1, dim);
+      const float* rw = head_table(column_table, table_heads, h, 2 * Y - 1, dim);
+      for (int64_t x1 = 0; x1 < X; ++x1) {
+        for (int64_t y1 = 0; y1 < Y; ++y1) {
+          const int64_t n = (b * heads + h) * N + x1 * Y + y1;
+          for (int64_t x2 = 0; x2 < X; ++x2) {
+            out.rel_h[size_t(n * X + x2)] = dot(q + n * dim, rh + (x2 - x1 + X - 1) * dim, dim);
+          }
+          for (int64_t y2 = 0; y2 < Y; ++y2) {
+            out.rel_w[size_t(n * Y + y2)] = dot(q + n * dim, rw + (y2 - y1 + Y - 1) * dim, dim);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<double> relative_logits_2d(int64_t batch, int64_t heads, int64_t height,
+                                       int64_t width, int64_t dim, const float* q,
+                                       const float* row_table, const float* column_table,
+                                       int64_t table_heads) {
+  const Relative2d parts = relative_logits_2d_decomposed(batch, heads, height, width, dim, q,
+                                                         row_table, column_table, table_heads);
+  const int64_t X = height, Y = width, N = X * Y;
+  std::vector<double> out(size_t(batch * heads * N * N));
+  for (int64_t n1 = 0; n1 < batch * heads * N; ++n1) {
+    for (int64_t x2 = 0; x2 < X; ++x2) {
+      for (int64_t y2 = 0; y2 < Y; ++y2) {
+        out[size_t(n1 * N + x2 * Y + y2)] =
+            parts.rel_h[size_t(n1 * X + x2)] + parts.rel_w[size_t(n1 * Y + y2)];
+      }
+    }
+  }
+  return out;
+}
+
+int64_t pad_reshape_workspace(int64_t length) {
+  const int64_t padded_columns = length * 2 * length;                 // [L, 2L] flattened
+  const int64_t padded_flat = padded_columns + (length - 1);          // + L-1 zeros
+  return padded_columns + padded_flat;
+}
+
+void pad_reshape_rel_to_abs(int64_t length, const float* in, float* out, float* workspace) {
+  const int64_t L = length, in_cols = 2 * L - 1;
+  // x = cat(in, zeros[L, 1]) along the columns: [L, 2L].
+  float* x = workspace;
+  for (int64_t i = 0; i < L; ++i) {
+    std::memcpy(x + i * 2 * L, in + i * in_cols, size_t(in_cols) * sizeof(float));
+    x[i * 2 * L + in_cols] = 0.0f;
+  }
+  // flat_x_padded = cat(flatten(x), zeros[L-1]): L*2L + L-1 = (L+1)(2L-1).
+  float* flat = workspace + L * 2 * L;
+  std::memcpy(flat, x, size_t(L * 2 * L) * sizeof(float));
+  std::fill(flat + L * 2 * L, flat + L * 2 * L + (L - 1), 0.0f);
+  // final = flat.reshape(L+1, 2L-1)[:L, L-1:], materialized.
+  for (int64_t i = 0; i < L; ++i) {
+    std::memcpy(out + i * L, flat + i * in_cols + (L - 1), size_t(L) * sizeof(float));
+  }
+}
+
+std::vector<float> pad_reshape_rel_to_abs(int64_t matrices, int64_t length, const float* in) {
+  std::vector<float> out(size_t(matrices * length * length));
+  std::vector<float> workspace(size_t(pad_reshape_workspace(length)));
+  for (int64_t m = 0; m < matrices; ++m) {
+    pad_reshape_rel_to_abs(length, in + m * length * (2 * length - 1),
+                           out.data() + m * length * length, workspace.data());
+  }
+  return out;
+}
+
+}  // namespace posenc::reference

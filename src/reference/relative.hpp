@@ -1,0 +1,54 @@
+// Reference loops for the position logits (posenc/relative.h): naive loops
+// accumulating in double, and the seeds' pad / flatten / pad / reshape /
+// slice skew in plain C++ (the baseline the gather must equal bit for bit).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace posenc::reference {
+
+// [batch, heads, queries, keys]; table of [table_heads, keys, dim].
+std::vector<double> absolute_logits(int64_t batch, int64_t heads, int64_t queries,
+                                    int64_t keys, int64_t dim, const float* q,
+                                    const float* table, int64_t table_heads);
+
+struct RelativeOptions {
+  int64_t query_offset = 0;
+  int64_t clip = 0;
+  bool causal = false;
+};
+
+// As posenc_relative_logits_1d: masked logits are -infinity.
+std::vector<double> relative_logits_1d(int64_t batch, int64_t heads, int64_t queries,
+                                       int64_t keys, int64_t dim, const float* q,
+                                       const float* table, int64_t table_heads,
+                                       const RelativeOptions& options);
+
+// rel_h [batch, heads, N, height] and rel_w [batch, heads, N, width].
+struct Relative2d {
+  std::vector<double> rel_h, rel_w;
+};
+Relative2d relative_logits_2d_decomposed(int64_t batch, int64_t heads, int64_t height,
+                                         int64_t width, int64_t dim, const float* q,
+                                         const float* row_table, const float* column_table,
+                                         int64_t table_heads);
+
+// The full bias [batch, heads, N, N], each value rel_h + rel_w in double.
+std::vector<double> relative_logits_2d(int64_t batch, int64_t heads, int64_t height,
+                                       int64_t width, int64_t dim, const float* q,
+                                       const float* row_table, const float* column_table,
+                                       int64_t table_heads);
+
+// The seeds' skew of one [length, 2*length-1] matrix, step by step: append a
+// zero column ([length, 2*length]), flatten, append length-1 zeros, view as
+// [length+1, 2*length-1], copy rows [0, length) and columns
+// [length-1, 2*length-1) to out [length, length]. workspace holds
+// pad_reshape_workspace(length) floats (the two padded copies).
+int64_t pad_reshape_workspace(int64_t length);
+void pad_reshape_rel_to_abs(int64_t length, const float* in, float* out, float* workspace);
+
+// The same over [matrices, length, 2*length-1] into [matrices, length, length].
+std::vector<float> pad_reshape_rel_to_abs(int64_t matrices, int64_t length, const float* in);
+
+}  // namespace posenc::reference

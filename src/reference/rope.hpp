@@ -1,0 +1,25 @@
+// Reference loops for RoPE (posenc/rope.h), in double.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "posenc/rope.h"
+
+namespace posenc::reference {
+
+struct RopeReference {
+  posenc_rope_pairing pairing;
+  int64_t rotary_dim;
+  int64_t grid_width;            // 0: 1D; else 2D, position p = cell (p / W, p % W)
+  std::vector<double> inv_freq;  // per pair, rotary_dim/2 values
+  double attention_factor;
+  posenc_rope_layout layout;
+  int64_t batch, tokens, heads, head_dim;
+  std::vector<int64_t> positions;  // [batch, tokens]
+};
+
+// x rotated, of the same shape and layout as x.
+std::vector<double> rope(const RopeReference& r, const float* x);
+
+}  // namespace posenc::reference

@@ -1,0 +1,157 @@
+// Bad input to the position-logit functions: the documented status, a
+// message naming the argument, and nothing written.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "compare.hpp"
+#include "posenc/posenc.h"
+
+namespace posenc::test {
+namespace {
+
+::testing::AssertionResult fails_with(posenc_status got, posenc_status want,
+                                      const char* argument) {
+  if (got != want) {
+    return ::testing::AssertionFailure() << "status " << posenc_status_string(got) << ", want "
+                                         << posenc_status_string(want) << " ("
+                                         << posenc_last_error() << ")";
+  }
+  if (std::string(posenc_last_error()).find(argument) == std::string::npos) {
+    return ::testing::AssertionFailure()
+           << "message \"" << posenc_last_error() << "\" does not name " << argument;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+constexpr auto kInvalid = POSENC_ERROR_INVALID_ARGUMENT;
+constexpr auto kNull = POSENC_ERROR_NULL_POINTER;
+constexpr auto kOverflow = POSENC_ERROR_OVERFLOW;
+constexpr auto kAliasing = POSENC_ERROR_ALIASING;
+
+TEST(RelativeErrors, AbsoluteLogits) {
+  GuardedFloats out(64);
+  const std::vector<float> q(64, 1.0f), t(64, 1.0f);
+  float* o = out.data();
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 0, 1, 2, 2, 2, q.data(), t.data(), 1, o),
+                         kInvalid, "batch"));
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 0, 2, 2, 2, q.data(), t.data(), 1, o),
+                         kInvalid, "heads"));
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 1, 0, 2, 2, q.data(), t.data(), 1, o),
+                         kInvalid, "queries"));
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 1, 2, -1, 2, q.data(), t.data(), 1, o),
+                         kInvalid, "keys"));
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 1, 2, 2, 0, q.data(), t.data(), 1, o),
+                         kInvalid, "dim"));
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 3, 2, 2, 2, q.data(), t.data(), 2, o),
+                         kInvalid, "table_heads"));
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 3, 2, 2, 2, q.data(), t.data(), 0, o),
+                         kInvalid, "table_heads"));
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 1, 2, 2, 2, nullptr, t.data(), 1, o),
+                         kNull, "q"));
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 1, 2, 2, 2, q.data(), nullptr, 1, o),
+                         kNull, "table"));
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 1, 2, 2, 2, q.data(), t.data(), 1,
+                                                nullptr),
+                         kNull, "out"));
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, INT64_MAX / 2, 1, 4, 4, 2, q.data(),
+                                                t.data(), 1, o),
+                         kOverflow, "q"));
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 1, 2, 2, 2, o + 2, t.data(), 1, o),
+                         kAliasing, "q"));
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 1, 2, 2, 2, q.data(), o, 1, o),
+                         kAliasing, "table"));
+  EXPECT_TRUE(out.payload_untouched());
+}
+
+TEST(RelativeErrors, RelToAbs) {
+  GuardedFloats out(64);
+  const std::vector<float> in(64, 1.0f);
+  float* o = out.data();
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, 0, in.data(), o), kInvalid, "length"));
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, -1, 1, 2, in.data(), o), kInvalid, "batch"));
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, 2, nullptr, o), kNull, "in"));
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, 2, in.data(), nullptr), kNull, "out"));
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, INT64_MAX, in.data(), o),
+                         kOverflow, "length"));
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, int64_t(1) << 31, in.data(), o),
+                         kOverflow, "in"));
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, 3, o + 4, o), kAliasing, "out"));
+  EXPECT_TRUE(out.payload_untouched());
+}
+
+TEST(RelativeErrors, RelativeLogits1d) {
+  GuardedFloats out(64);
+  const std::vector<float> q(64, 1.0f), t(64, 1.0f);
+  float* o = out.data();
+  auto call = [&](int64_t heads, int64_t queries, int64_t keys, int64_t table_heads,
+                  const posenc_relative_options* options, const float* table, float* dst) {
+    return posenc_relative_logits_1d(nullptr, 1, heads, queries, keys, 2, q.data(), table,
+                                     table_heads, options, dst);
+  };
+  const posenc_relative_options negative_offset{-1, 0, 0}, negative_clip{0, -2, 0},
+      bad_causal{0, 0, 2}, huge_offset{INT64_MAX - 3, 0, 0}, huge_clip{0, INT64_MAX / 2 + 1, 0};
+  EXPECT_TRUE(fails_with(call(1, 0, 2, 1, nullptr, t.data(), o), kInvalid, "queries"));
+  EXPECT_TRUE(fails_with(call(1, 2, 0, 1, nullptr, t.data(), o), kInvalid, "keys"));
+  EXPECT_TRUE(fails_with(call(2, 2, 2, 3, nullptr, t.data(), o), kInvalid, "table_heads"));
+  EXPECT_TRUE(fails_with(call(1, 2, 2, 1, &negative_offset, t.data(), o), kInvalid,
+                         "options->query_offset"));
+  EXPECT_TRUE(fails_with(call(1, 2, 2, 1, &negative_clip, t.data(), o), kInvalid,
+                         "options->clip"));
+  EXPECT_TRUE(fails_with(call(1, 2, 2, 1, &bad_causal, t.data(), o), kInvalid,
+                         "options->causal"));
+  EXPECT_TRUE(fails_with(call(1, 2, 2, 1, &huge_offset, t.data(), o), kOverflow,
+                         "options->query_offset"));
+  EXPECT_TRUE(fails_with(call(1, 2, 2, 1, &huge_clip, t.data(), o), kOverflow, "options->clip"));
+  EXPECT_TRUE(fails_with(call(1, 2, 2, 1, nullptr, nullptr, o), kNull, "table"));
+  EXPECT_TRUE(fails_with(call(1, 2, 2, 1, nullptr, t.data(), nullptr), kNull, "out"));
+  // The table of 2 queries and 2 keys at offset 3 has 3 + 2 + 2 - 1 = 6 rows.
+  const posenc_relative_options offset3{3, 0, 0};
+  EXPECT_TRUE(fails_with(call(1, 2, 2, 1, &offset3, o + 2, o), kAliasing, "table"));
+  EXPECT_TRUE(out.payload_untouched());
+  EXPECT_EQ(call(1, 2, 2, 1, &offset3, o + 4, o + 4 + 6 * 2), POSENC_OK);
+}
+
+TEST(RelativeErrors, RelativeLogits2d) {
+  GuardedFloats out(256);
+  const std::vector<float> q(64, 1.0f), t(64, 1.0f);
+  float* o = out.data();
+  auto full = [&](int64_t height, int64_t width, int64_t table_heads, const float* qq,
+                  const float* rh, const float* rw, float* dst) {
+    return posenc_relative_logits_2d(nullptr, 1, 2, height, width, 2, qq, rh, rw, table_heads,
+                                     dst);
+  };
+  auto split = [&](const float* rh, float* rel_h, float* rel_w) {
+    return posenc_relative_logits_2d_decomposed(nullptr, 1, 1, 2, 3, 2, q.data(), rh, t.data(),
+                                                1, rel_h, rel_w);
+  };
+  EXPECT_TRUE(fails_with(full(0, 2, 1, q.data(), t.data(), t.data(), o), kInvalid, "height"));
+  EXPECT_TRUE(fails_with(full(2, 0, 1, q.data(), t.data(), t.data(), o), kInvalid, "width"));
+  EXPECT_TRUE(fails_with(full(2, 2, 3, q.data(), t.data(), t.data(), o), kInvalid,
+                         "table_heads"));
+  EXPECT_TRUE(fails_with(full(2, 2, 1, nullptr, t.data(), t.data(), o), kNull, "q"));
+  EXPECT_TRUE(fails_with(full(2, 2, 1, q.data(), nullptr, t.data(), o), kNull, "row_table"));
+  EXPECT_TRUE(fails_with(full(2, 2, 1, q.data(), t.data(), nullptr, o), kNull, "column_table"));
+  EXPECT_TRUE(fails_with(full(2, 2, 1, q.data(), t.data(), t.data(), nullptr), kNull, "out"));
+  EXPECT_TRUE(fails_with(full(INT64_MAX / 4, 8, 1, q.data(), t.data(), t.data(), o), kOverflow,
+                         "height * width"));
+  EXPECT_TRUE(fails_with(full(int64_t(1) << 20, int64_t(1) << 20, 1, q.data(), t.data(),
+                              t.data(), o),
+                         kOverflow, "out"));
+  EXPECT_TRUE(fails_with(full(2, 2, 1, o + 20, t.data(), t.data(), o), kAliasing, "q"));
+  EXPECT_TRUE(fails_with(full(2, 2, 2, q.data(), o + 30, t.data(), o), kAliasing, "row_table"));
+  EXPECT_TRUE(fails_with(full(2, 2, 1, q.data(), t.data(), o + 120, o + 100), kAliasing,
+                         "column_table"));
+  // rel_h is [6, 2], rel_w [6, 3].
+  EXPECT_TRUE(fails_with(split(t.data(), nullptr, o), kNull, "rel_h"));
+  EXPECT_TRUE(fails_with(split(t.data(), o, nullptr), kNull, "rel_w"));
+  EXPECT_TRUE(fails_with(split(t.data(), o, o + 11), kAliasing, "rel_w"));
+  EXPECT_TRUE(fails_with(split(o + 10, o, o + 100), kAliasing, "row_table"));
+  EXPECT_TRUE(out.payload_untouched());
+  EXPECT_EQ(split(t.data(), o, o + 12), POSENC_OK);
+}
+
+}  // namespace
+}  // namespace posenc::test

@@ -1,0 +1,236 @@
+// Bad input to the RoPE entry points: the documented status, a message naming
+// the argument, and nothing written.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <string>
+
+#include "compare.hpp"
+#include "posenc/posenc.h"
+
+namespace posenc::test {
+namespace {
+
+constexpr auto kBthd = POSENC_ROPE_BTHD;
+constexpr int64_t kBatch = 1, kTokens = 4, kHeads = 2, kDim = 8;
+
+class RopeErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(posenc_rope_config_init(&config_, kDim), POSENC_OK);
+    ASSERT_EQ(posenc_rope_cache_create(nullptr, &config_, 10, &cache_), POSENC_OK);
+  }
+  void TearDown() override { posenc_rope_cache_destroy(cache_); }
+
+  // One tensor x -> out on the fly with config, at `positions`.
+  posenc_status rope(const posenc_rope_config& config,
+                     const posenc_rope_positions* positions = nullptr) {
+    return posenc_rope(nullptr, &config, nullptr, positions, kBthd, POSENC_F32, kBatch, kTokens,
+                       kHeads, kDim, x_.data(), out_.data());
+  }
+  posenc_status rope_cached(const posenc_rope_positions* positions) {
+    return posenc_rope(nullptr, nullptr, cache_, positions, kBthd, POSENC_F32, kBatch, kTokens,
+                       kHeads, kDim, x_.data(), out_.data());
+  }
+
+  // The call failed with `want`, its message names `argument`, out is as it was.
+  void expect_rejected(posenc_status got, posenc_status want, const char* argument) {
+    const std::string message = posenc_last_error();
+    EXPECT_EQ(got, want) << message;
+    EXPECT_NE(message.find(argument), std::string::npos)
+        << "\"" << message << "\" does not name " << argument;
+    EXPECT_TRUE(out_.payload_untouched()) << argument;
+  }
+
+  posenc_rope_config config_;
+  posenc_rope_cache* cache_ = nullptr;
+  GuardedFloats x_{kBatch * kTokens * kHeads * kDim, 0.5f};
+  GuardedFloats out_{kBatch * kTokens * kHeads * kDim};
+};
+
+TEST_F(RopeErrors, RotaryDim) {
+  for (int64_t rotary_dim : {7, 1, 0, -4, 10}) {  // odd, too small, above head_dim
+    posenc_rope_config c = config_;
+    c.rotary_dim = rotary_dim;
+    expect_rejected(rope(c), POSENC_ERROR_INVALID_ARGUMENT, "rotary_dim");
+  }
+  posenc_rope_config c = config_;
+  c.rotary_dim = 6;
+  c.grid_width = 3;  // 2D needs a multiple of 4
+  expect_rejected(rope(c), POSENC_ERROR_INVALID_ARGUMENT, "rotary_dim");
+  c.rotary_dim = 5;
+  posenc_rope_cache* cache = nullptr;
+  expect_rejected(posenc_rope_cache_create(nullptr, &c, 8, &cache),
+                  POSENC_ERROR_INVALID_ARGUMENT, "rotary_dim");
+  EXPECT_EQ(cache, nullptr);
+}
+
+TEST_F(RopeErrors, ConfigFields) {
+  struct Bad {
+    const char* field;
+    void (*set)(posenc_rope_config&);
+  };
+  const Bad bad[] = {
+      {"pairing", [](posenc_rope_config& c) { c.pairing = posenc_rope_pairing(5); }},
+      {"base", [](posenc_rope_config& c) { c.base = 1.0; }},
+      {"grid_width", [](posenc_rope_config& c) { c.grid_width = -1; }},
+      {"scaling", [](posenc_rope_config& c) { c.scaling = posenc_rope_scaling(9); }},
+      {"factor",
+       [](posenc_rope_config& c) {
+         c.scaling = POSENC_ROPE_SCALING_LINEAR;
+         c.factor = 0;
+       }},
+      {"original_max_positions",
+       [](posenc_rope_config& c) { c.scaling = POSENC_ROPE_SCALING_LLAMA3; }},
+      {"sequence_length",
+       [](posenc_rope_config& c) {
+         c.scaling = POSENC_ROPE_SCALING_DYNAMIC_NTK;
+         c.original_max_positions = 16;
+       }},
+      {"rotary_dim",
+       [](posenc_rope_config& c) {  // F/(F-2) needs F > 2
+         c.scaling = POSENC_ROPE_SCALING_DYNAMIC_NTK;
+         c.original_max_positions = c.sequence_length = 16;
+         c.rotary_dim = 2;
+       }},
+      {"extrapolation_factor",
+       [](posenc_rope_config& c) {
+         c.scaling = POSENC_ROPE_SCALING_YARN;
+         c.original_max_positions = 16;
+         c.extrapolation_factor = 1.5;
+       }},
+      {"attention_factor",
+       [](posenc_rope_config& c) {
+         c.scaling = POSENC_ROPE_SCALING_YARN;
+         c.original_max_positions = 16;
+         c.attention_factor = -1.0;
+       }},
+      {"beta_fast",
+       [](posenc_rope_config& c) {
+         c.scaling = POSENC_ROPE_SCALING_YARN;
+         c.original_max_positions = 16;
+         c.beta_fast = 1.0;
+       }},
+      {"beta_slow",
+       [](posenc_rope_config& c) {
+         c.scaling = POSENC_ROPE_SCALING_YARN;
+         c.original_max_positions = 16;
+         c.beta_slow = 0.0;
+       }},
+      {"low_freq_factor",
+       [](posenc_rope_config& c) {
+         c.scaling = POSENC_ROPE_SCALING_LLAMA3;
+         c.original_max_positions = 16;
+         c.low_freq_factor = 0.0;
+       }},
+      {"high_freq_factor",
+       [](posenc_rope_config& c) {
+         c.scaling = POSENC_ROPE_SCALING_LLAMA3;
+         c.original_max_positions = 16;
+         c.high_freq_factor = 1.0;
+       }},
+  };
+  for (const Bad& b : bad) {
+    posenc_rope_config c = config_;
+    b.set(c);
+    expect_rejected(rope(c), POSENC_ERROR_INVALID_ARGUMENT, b.field);
+    double inv_freq[4];
+    expect_rejected(posenc_rope_inverse_frequencies(&c, inv_freq, nullptr),
+                    POSENC_ERROR_INVALID_ARGUMENT, b.field);
+  }
+}
+
+TEST_F(RopeErrors, PositionsOutsideTheRange) {
+  posenc_rope_positions past_cache{7, nullptr, POSENC_ROPE_POSITIONS_INT32};  // 7 + 4 > 10
+  expect_rejected(rope_cached(&past_cache), POSENC_ERROR_INVALID_ARGUMENT, "positions");
+  posenc_rope_positions negative{-1, nullptr, POSENC_ROPE_POSITIONS_INT32};
+  expect_rejected(rope(config_, &negative), POSENC_ERROR_INVALID_ARGUMENT, "positions");
+  posenc_rope_positions past_2_53{(int64_t(1) << 53) - 3, nullptr, POSENC_ROPE_POSITIONS_INT32};
+  expect_rejected(rope(config_, &past_2_53), POSENC_ERROR_INVALID_ARGUMENT, "positions");
+
+  const int32_t ids32[kTokens] = {0, 3, 10, 1};  // 10 is past the cache
+  posenc_rope_positions by_ids32{0, ids32, POSENC_ROPE_POSITIONS_INT32};
+  expect_rejected(rope_cached(&by_ids32), POSENC_ERROR_INVALID_ARGUMENT, "positions");
+  const int64_t ids64[kTokens] = {0, -2, 1, 1};
+  posenc_rope_positions by_ids64{0, ids64, POSENC_ROPE_POSITIONS_INT64};
+  expect_rejected(rope(config_, &by_ids64), POSENC_ERROR_INVALID_ARGUMENT, "positions");
+
+  const int64_t good[kTokens] = {0, 1, 2, 3};
+  posenc_rope_positions with_offset{2, good, POSENC_ROPE_POSITIONS_INT64};
+  expect_rejected(rope(config_, &with_offset), POSENC_ERROR_INVALID_ARGUMENT, "positions");
+  posenc_rope_positions bad_type{0, good, posenc_rope_position_type(3)};
+  expect_rejected(rope(config_, &bad_type), POSENC_ERROR_INVALID_ARGUMENT, "positions");
+}
+
+TEST_F(RopeErrors, ShapesEnumsAndPointers) {
+  float* x = x_.data();
+  float* out = out_.data();
+  const posenc_rope_config* c = &config_;
+  expect_rejected(posenc_rope(nullptr, nullptr, nullptr, nullptr, kBthd, POSENC_F32, 1, 4, 2, 8,
+                              x, out),
+                  POSENC_ERROR_NULL_POINTER, "config");
+  expect_rejected(posenc_rope(nullptr, c, cache_, nullptr, kBthd, POSENC_F32, 1, 4, 2, 8, x, out),
+                  POSENC_ERROR_INVALID_ARGUMENT, "cache");
+  expect_rejected(posenc_rope(nullptr, c, nullptr, nullptr, posenc_rope_layout(2), POSENC_F32, 1,
+                              4, 2, 8, x, out),
+                  POSENC_ERROR_INVALID_ARGUMENT, "layout");
+  expect_rejected(posenc_rope(nullptr, c, nullptr, nullptr, kBthd, posenc_dtype(4), 1, 4, 2, 8, x,
+                              out),
+                  POSENC_ERROR_INVALID_ARGUMENT, "dtype");
+  expect_rejected(posenc_rope(nullptr, c, nullptr, nullptr, kBthd, POSENC_F32, 0, 4, 2, 8, x, out),
+                  POSENC_ERROR_INVALID_ARGUMENT, "batch");
+  expect_rejected(posenc_rope(nullptr, c, nullptr, nullptr, kBthd, POSENC_F32, 1, 4, 0, 8, x, out),
+                  POSENC_ERROR_INVALID_ARGUMENT, "heads");
+  expect_rejected(posenc_rope(nullptr, c, nullptr, nullptr, kBthd, POSENC_F32, 1, 4, 2, 8,
+                              nullptr, out),
+                  POSENC_ERROR_NULL_POINTER, "x");
+  expect_rejected(posenc_rope(nullptr, c, nullptr, nullptr, kBthd, POSENC_F32, INT64_MAX / 4, 4,
+                              2, 8, x, out),
+                  POSENC_ERROR_OVERFLOW, "x");
+  expect_rejected(posenc_rope(nullptr, c, nullptr, nullptr, kBthd, POSENC_F32, 1, 4, 2, 8, x,
+                              x + 1),
+                  POSENC_ERROR_ALIASING, "out");
+  const int64_t ids[kTokens] = {0, 1, 2, 3};
+  const posenc_rope_positions by_ids{0, ids, POSENC_ROPE_POSITIONS_INT64};
+  expect_rejected(posenc_rope(nullptr, c, nullptr, &by_ids, kBthd, POSENC_F32, 1, 4, 2, 8, x,
+                              reinterpret_cast<float*>(const_cast<int64_t*>(ids))),
+                  POSENC_ERROR_ALIASING, "positions.ids");
+}
+
+TEST_F(RopeErrors, QkAliasingAndHeads) {
+  GuardedFloats k(kBatch * kTokens * kDim);
+  float* q = x_.data();
+  float* q_out = out_.data();
+  auto qk = [&](int64_t k_heads, const float* k_in, float* q_o, float* k_o) {
+    return posenc_rope_qk(nullptr, &config_, nullptr, nullptr, kBthd, POSENC_F32, kBatch, kTokens,
+                          kHeads, k_heads, kDim, q, q_o, k_in, k_o);
+  };
+  expect_rejected(qk(0, k.data(), q_out, k.data()), POSENC_ERROR_INVALID_ARGUMENT, "k_heads");
+  expect_rejected(qk(1, nullptr, q_out, k.data()), POSENC_ERROR_NULL_POINTER, "k");
+  expect_rejected(qk(1, k.data(), q_out, q), POSENC_ERROR_ALIASING, "k_out");      // over q
+  expect_rejected(qk(1, k.data(), q_out, q_out + 8), POSENC_ERROR_ALIASING, "q_out");
+  expect_rejected(qk(1, k.data(), k.data(), k.data()), POSENC_ERROR_ALIASING, "q_out");
+  EXPECT_TRUE(k.payload_untouched());
+}
+
+TEST_F(RopeErrors, CacheAndHelpers) {
+  posenc_rope_cache* cache = nullptr;
+  expect_rejected(posenc_rope_cache_create(nullptr, &config_, 0, &cache),
+                  POSENC_ERROR_INVALID_ARGUMENT, "max_positions");
+  expect_rejected(posenc_rope_cache_create(nullptr, &config_, INT64_MAX / 2, &cache),
+                  POSENC_ERROR_OVERFLOW, "max_positions");
+  expect_rejected(posenc_rope_cache_create(nullptr, nullptr, 4, &cache),
+                  POSENC_ERROR_NULL_POINTER, "config");
+  expect_rejected(posenc_rope_cache_create(nullptr, &config_, 4, nullptr),
+                  POSENC_ERROR_NULL_POINTER, "cache");
+  EXPECT_EQ(cache, nullptr);
+  expect_rejected(posenc_rope_inverse_frequencies(&config_, nullptr, nullptr),
+                  POSENC_ERROR_NULL_POINTER, "inv_freq");
+  expect_rejected(posenc_rope_config_init(nullptr, 8), POSENC_ERROR_NULL_POINTER, "config");
+  expect_rejected(posenc_rope_cache_config(nullptr, &config_), POSENC_ERROR_NULL_POINTER,
+                  "cache");
+  EXPECT_EQ(posenc_rope_cache_max_positions(nullptr), 0);
+}
+
+}  // namespace
+}  // namespace posenc::test

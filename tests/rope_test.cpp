@@ -1,0 +1,580 @@
+// RoPE on every ISA path against the double reference loops, with the
+// frequencies of every scaling computed here from the formulas of
+// posenc/rope.h.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "compare.hpp"
+#include "isa_test.hpp"
+#include "posenc/posenc.h"
+#include "posenc/posenc.hpp"
+#include "reference/rope.hpp"
+
+namespace posenc::test {
+namespace {
+
+constexpr double kPi = 3.141592653589793238462643383279;
+// fp32 rotation of O(1) values with angles reduced in double.
+constexpr double kF32Atol = 1e-5;
+constexpr double kBf16Rtol = 1.0 / 256;  // half a bf16 ulp is 2^-9 relative
+
+const posenc_rope_pairing kPairings[] = {POSENC_ROPE_INTERLEAVED, POSENC_ROPE_HALF_SPLIT};
+const posenc_rope_layout kLayouts[] = {POSENC_ROPE_BTHD, POSENC_ROPE_BHTD};
+
+posenc_rope_config make_config(int64_t rotary_dim, posenc_rope_pairing pairing) {
+  posenc_rope_config config;
+  EXPECT_EQ(posenc_rope_config_init(&config, rotary_dim), POSENC_OK);
+  config.pairing = pairing;
+  return config;
+}
+
+// The inverse frequency of every pair and the attention factor, from the
+// formulas of posenc/rope.h written out in double.
+std::vector<double> formula_inv_freq(const posenc_rope_config& c, double* attention) {
+  const int64_t dim = c.grid_width > 0 ? c.rotary_dim / 2 : c.rotary_dim;
+  const double s = c.factor, context = double(c.original_max_positions);
+  std::vector<double> axis;
+  for (int64_t j = 0; j < dim / 2; ++j) {
+    double theta = c.base;
+    if (c.scaling == POSENC_ROPE_SCALING_DYNAMIC_NTK) {
+      const double length = std::max(double(c.sequence_length), context);
+      theta *= std::pow(s * length / context - (s - 1.0), double(dim) / double(dim - 2));
+    }
+    double w = 1.0 / std::pow(theta, double(2 * j) / double(dim));
+    if (c.scaling == POSENC_ROPE_SCALING_LINEAR) w /= s;
+    if (c.scaling == POSENC_ROPE_SCALING_YARN) {
+      auto corr = [&](double rotations) {
+        return double(dim) * std::log(context / (rotations * 2.0 * kPi)) / (2.0 * std::log(c.base));
+      };
+      const double lo = std::max(std::floor(corr(c.beta_fast)), 0.0);
+      double hi = std::min(std::ceil(corr(c.beta_slow)), double(dim - 1));
+      if (hi == lo) hi += 0.001;
+      const double ramp = std::min(1.0, std::max(0.0, (double(j) - lo) / (hi - lo)));
+      const double e = (1.0 - ramp) * c.extrapolation_factor;
+      w = w / s * (1.0 - e) + w * e;
+    }
+    if (c.scaling == POSENC_ROPE_SCALING_LLAMA3) {
+      const double wavelength = 2.0 * kPi / w;
+      if (wavelength > context / c.low_freq_factor) {
+        w /= s;
+      } else if (wavelength >= context / c.high_freq_factor) {
+        const double g = (context / wavelength - c.low_freq_factor) /
+                         (c.high_freq_factor - c.low_freq_factor);
+        w = (1.0 - g) * w / s + g * w;
+      }
+    }
+    axis.push_back(w);
+  }
+  *attention = 1.0;
+  if (c.scaling == POSENC_ROPE_SCALING_YARN) {
+    *attention = c.attention_factor > 0.0 ? c.attention_factor
+                                          : (s > 1.0 ? 0.1 * std::log(s) + 1.0 : 1.0);
+  }
+  std::vector<double> per_pair(size_t(c.rotary_dim / 2));
+  for (size_t j = 0; j < per_pair.size(); ++j) per_pair[j] = axis[j % axis.size()];
+  return per_pair;
+}
+
+// One call's shapes and where its angles come from.
+struct Problem {
+  explicit Problem(const posenc_rope_config& c) : config(c) {}
+
+  posenc_rope_config config;
+  posenc_rope_layout layout = POSENC_ROPE_BTHD;
+  int64_t batch = 2, tokens = 7, heads = 3, head_dim = 8;
+  int64_t offset = 0;
+  std::vector<int64_t> ids;    // empty: offset + t
+  bool ids_int32 = false;
+  int64_t cache_positions = 0;  // 0: on the fly
+
+  size_t size() const { return size_t(batch * tokens * heads * head_dim); }
+};
+
+std::vector<int64_t> positions_of(const Problem& p) {
+  if (!p.ids.empty()) return p.ids;
+  std::vector<int64_t> positions(size_t(p.batch * p.tokens));
+  for (size_t i = 0; i < positions.size(); ++i) positions[i] = p.offset + int64_t(i) % p.tokens;
+  return positions;
+}
+
+std::vector<double> reference_of(const Problem& p, const float* x) {
+  reference::RopeReference r{p.config.pairing, p.config.rotary_dim, p.config.grid_width, {}, 1.0,
+                             p.layout, p.batch, p.tokens, p.heads, p.head_dim, positions_of(p)};
+  r.inv_freq = formula_inv_freq(p.config, &r.attention_factor);
+  return reference::rope(r, x);
+}
+
+// Runs posenc_rope on x (float or bf16 bits) into out.
+posenc_status run(posenc_context* context, const Problem& p, posenc_dtype dtype, const void* x,
+                  void* out) {
+  std::vector<int32_t> ids32(p.ids.begin(), p.ids.end());
+  posenc_rope_positions positions{p.offset, nullptr, POSENC_ROPE_POSITIONS_INT64};
+  if (!p.ids.empty()) {
+    positions.ids = p.ids_int32 ? static_cast<const void*>(ids32.data()) : p.ids.data();
+    positions.ids_type = p.ids_int32 ? POSENC_ROPE_POSITIONS_INT32 : POSENC_ROPE_POSITIONS_INT64;
+  }
+  posenc_rope_cache* cache = nullptr;
+  if (p.cache_positions > 0) {
+    const posenc_status s = posenc_rope_cache_create(context, &p.config, p.cache_positions, &cache);
+    if (s != POSENC_OK) return s;
+  }
+  const posenc_status s =
+      posenc_rope(context, cache ? nullptr : &p.config, cache, &positions, p.layout, dtype,
+                  p.batch, p.tokens, p.heads, p.head_dim, x, out);
+  posenc_rope_cache_destroy(cache);
+  return s;
+}
+
+// Runs an fp32 problem on random x and compares with the reference.
+::testing::AssertionResult matches_reference(posenc_context* context, const Problem& p,
+                                             double atol = kF32Atol) {
+  const std::vector<float> x = random_floats(p.size(), uint32_t(p.size() + p.offset));
+  GuardedFloats out(p.size());
+  const posenc_status s = run(context, p, POSENC_F32, x.data(), out.data());
+  if (s != POSENC_OK) return ::testing::AssertionFailure() << posenc_last_error();
+  if (!out.guards_intact()) return ::testing::AssertionFailure() << "wrote outside out";
+  return all_close(out.data(), reference_of(p, x.data()), atol, 0.0);
+}
+
+std::vector<uint16_t> to_bf16(const std::vector<float>& x) {
+  std::vector<uint16_t> bits(x.size());
+  for (size_t i = 0; i < x.size(); ++i) bits[i] = posenc_f32_to_bf16(x[i]);
+  return bits;
+}
+
+std::vector<float> from_bf16(const std::vector<uint16_t>& bits) {
+  std::vector<float> x(bits.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = posenc_bf16_to_f32(bits[i]);
+  return x;
+}
+
+// The rows of token t: [batch, 1, heads, dim] (BTHD) or [batch, heads, 1, dim].
+template <class Value>
+std::vector<Value> token_rows(const std::vector<Value>& x, const Problem& p, int64_t t) {
+  std::vector<Value> rows;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t h = 0; h < p.heads; ++h) {
+      const int64_t vector = p.layout == POSENC_ROPE_BTHD ? (b * p.tokens + t) * p.heads + h
+                                                          : (b * p.heads + h) * p.tokens + t;
+      rows.insert(rows.end(), x.begin() + vector * p.head_dim,
+                  x.begin() + (vector + 1) * p.head_dim);
+    }
+  }
+  return rows;
+}
+
+TEST(RopeFrequencies, EveryScalingMatchesFormulas) {
+  std::vector<posenc_rope_config> configs;
+  for (int64_t rotary_dim : {2, 4, 64, 80, 128}) {
+    for (int scaling = 0; scaling <= POSENC_ROPE_SCALING_LLAMA3; ++scaling) {
+      posenc_rope_config c = make_config(rotary_dim, POSENC_ROPE_HALF_SPLIT);
+      c.scaling = posenc_rope_scaling(scaling);
+      c.factor = 8.0;
+      c.original_max_positions = 2048;
+      c.sequence_length = 5000;
+      if (c.scaling == POSENC_ROPE_SCALING_DYNAMIC_NTK && rotary_dim == 2) continue;
+      configs.push_back(c);
+    }
+  }
+  posenc_rope_config c = make_config(128, POSENC_ROPE_INTERLEAVED);
+  c.scaling = POSENC_ROPE_SCALING_YARN;
+  c.base = 500000.0;
+  c.factor = 32.0;
+  c.original_max_positions = 4096;
+  c.extrapolation_factor = 0.5;
+  c.attention_factor = 1.25;
+  c.beta_fast = 16.0;
+  c.beta_slow = 2.0;
+  configs.push_back(c);
+  c.scaling = POSENC_ROPE_SCALING_LLAMA3;  // Llama 3.1: theta 500000, s 8, L0 8192
+  c.factor = 8.0;
+  c.original_max_positions = 8192;
+  configs.push_back(c);
+  c.scaling = POSENC_ROPE_SCALING_YARN;
+  c.grid_width = 7;
+  configs.push_back(c);
+  c.scaling = POSENC_ROPE_SCALING_DYNAMIC_NTK;
+  c.sequence_length = 100;  // <= L0: unscaled
+  configs.push_back(c);
+
+  for (const posenc_rope_config& config : configs) {
+    SCOPED_TRACE(testing::Message() << "rotary_dim " << config.rotary_dim << " scaling "
+                                    << config.scaling << " grid_width " << config.grid_width);
+    std::vector<double> got(size_t(config.rotary_dim / 2));
+    double attention = 0.0, want_attention = 0.0;
+    ASSERT_EQ(posenc_rope_inverse_frequencies(&config, got.data(), &attention), POSENC_OK)
+        << posenc_last_error();
+    const std::vector<double> want = formula_inv_freq(config, &want_attention);
+    for (size_t j = 0; j < got.size(); ++j) EXPECT_NEAR(got[j], want[j], 1e-14 * want[j]) << j;
+    EXPECT_DOUBLE_EQ(attention, want_attention);
+  }
+}
+
+// What each scaling must do, independent of how its formula is written.
+TEST(RopeFrequencies, ScalingsKeepAndScaleTheRightPairs) {
+  posenc_rope_config c = make_config(128, POSENC_ROPE_HALF_SPLIT);
+  c.base = 500000.0;
+  std::vector<double> plain(64), scaled(64);
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&c, plain.data(), nullptr), POSENC_OK);
+  EXPECT_EQ(plain[0], 1.0);
+  EXPECT_NEAR(plain[63], std::pow(500000.0, -126.0 / 128.0), 1e-20);
+
+  c.scaling = POSENC_ROPE_SCALING_LLAMA3;
+  c.factor = 8.0;
+  c.original_max_positions = 8192;
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&c, scaled.data(), nullptr), POSENC_OK);
+  EXPECT_EQ(scaled[0], plain[0]);                // wavelength 2 pi: kept
+  EXPECT_DOUBLE_EQ(scaled[63], plain[63] / 8.0); // wavelength > 8192: interpolated
+  EXPECT_GT(scaled[32], plain[32] / 8.0);       // wavelength in [2048, 8192]: smoothed
+  EXPECT_LT(scaled[32], plain[32]);
+
+  c.scaling = POSENC_ROPE_SCALING_YARN;
+  double attention = 0.0;
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&c, scaled.data(), &attention), POSENC_OK);
+  EXPECT_EQ(scaled[0], plain[0]);
+  EXPECT_DOUBLE_EQ(scaled[63], plain[63] / 8.0);
+  EXPECT_DOUBLE_EQ(attention, 0.1 * std::log(8.0) + 1.0);
+
+  c.scaling = POSENC_ROPE_SCALING_DYNAMIC_NTK;
+  c.sequence_length = 8192;  // not past L0: unchanged
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&c, scaled.data(), nullptr), POSENC_OK);
+  EXPECT_EQ(scaled, plain);
+  c.sequence_length = 16384;  // base * (8 * 2 - 7)^(128/126)
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&c, scaled.data(), nullptr), POSENC_OK);
+  const double base = 500000.0 * std::pow(9.0, 128.0 / 126.0);
+  EXPECT_NEAR(scaled[1], std::pow(base, -2.0 / 128.0), 1e-15);
+}
+
+class Rope : public IsaTest {};
+
+TEST_P(Rope, MatchesReference) {
+  for (int64_t head_dim : {2, 8, 64, 80, 128}) {
+    for (int64_t rotary_dim : {head_dim, head_dim / 4 * 2, int64_t(6)}) {
+      if (rotary_dim < 2 || rotary_dim > head_dim) continue;
+      for (auto pairing : kPairings) {
+        for (auto layout : kLayouts) {
+          for (int64_t cache_positions : {0, 64}) {
+            SCOPED_TRACE(testing::Message() << "head_dim " << head_dim << " rotary_dim "
+                                            << rotary_dim << " pairing " << pairing << " layout "
+                                            << layout << " cache " << cache_positions);
+            Problem p{make_config(rotary_dim, pairing)};
+            p.layout = layout;
+            p.head_dim = head_dim;
+            p.offset = 5;
+            p.cache_positions = cache_positions;
+            EXPECT_TRUE(matches_reference(context(), p));
+          }
+        }
+      }
+    }
+  }
+}
+
+// Blocks of tokens with a tail, many heads, a large head.
+TEST_P(Rope, LongSequence) {
+  for (auto pairing : kPairings) {
+    for (auto layout : kLayouts) {
+      for (int64_t cache_positions : {0, 400}) {
+        Problem p{make_config(128, pairing)};
+        p.layout = layout;
+        p.batch = 2;
+        p.tokens = 300;
+        p.heads = 5;
+        p.head_dim = 128;
+        p.offset = 77;
+        p.cache_positions = cache_positions;
+        EXPECT_TRUE(matches_reference(context(), p)) << pairing << " " << layout;
+      }
+    }
+  }
+}
+
+// Angles reduced in double keep fp32 accuracy at positions up to 500000.
+TEST_P(Rope, LargePositions) {
+  for (auto pairing : kPairings) {
+    Problem p{make_config(128, pairing)};
+    p.head_dim = 128;
+    p.tokens = 11;
+    p.offset = 500000 - 10;
+    EXPECT_TRUE(matches_reference(context(), p)) << "on the fly, contiguous";
+    p.offset = 0;
+    p.ids.resize(size_t(p.batch * p.tokens));
+    for (size_t i = 0; i < p.ids.size(); ++i) p.ids[i] = int64_t(i * 45451 % 500001);
+    EXPECT_TRUE(matches_reference(context(), p)) << "on the fly, ids";
+    Problem small{make_config(8, pairing)};
+    small.offset = 500001 - small.tokens;
+    small.cache_positions = 500001;
+    EXPECT_TRUE(matches_reference(context(), small)) << "cache";
+  }
+}
+
+// One decode step at offset t equals token t of the full-sequence call.
+TEST_P(Rope, DecodeStepsEqualFullSequence) {
+  for (auto pairing : kPairings) {
+    for (auto layout : kLayouts) {
+      for (int64_t cache_positions : {0, 16}) {
+        Problem full{make_config(48, pairing)};
+        full.layout = layout;
+        full.tokens = 10;
+        full.head_dim = 64;
+        full.cache_positions = cache_positions;
+        const std::vector<float> x = random_floats(full.size(), 21);
+        std::vector<float> want(x.size());
+        ASSERT_EQ(run(context(), full, POSENC_F32, x.data(), want.data()), POSENC_OK);
+        for (int64_t t = 0; t < full.tokens; ++t) {
+          Problem step = full;
+          step.tokens = 1;
+          step.offset = t;
+          const std::vector<float> xs = token_rows(x, full, t);
+          std::vector<float> got(xs.size());
+          ASSERT_EQ(run(context(), step, POSENC_F32, xs.data(), got.data()), POSENC_OK);
+          EXPECT_EQ(got, token_rows(want, full, t)) << "token " << t << " layout " << layout;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(Rope, ExplicitPositions) {
+  for (auto pairing : kPairings) {
+    for (bool int32 : {false, true}) {
+      for (int64_t cache_positions : {0, 1000}) {
+        Problem p{make_config(64, pairing)};
+        p.layout = POSENC_ROPE_BHTD;
+        p.tokens = 40;
+        p.head_dim = 96;
+        p.ids_int32 = int32;
+        p.cache_positions = cache_positions;
+        p.ids.resize(size_t(p.batch * p.tokens));
+        for (size_t i = 0; i < p.ids.size(); ++i) p.ids[i] = int64_t(i * 7919 % 1000);
+        EXPECT_TRUE(matches_reference(context(), p)) << int32 << " " << cache_positions;
+
+        // ids offset + t give the bits of the contiguous call
+        Problem contiguous = p;
+        contiguous.ids.clear();
+        contiguous.offset = 9;
+        for (size_t i = 0; i < p.ids.size(); ++i) p.ids[i] = 9 + int64_t(i) % p.tokens;
+        const std::vector<float> x = random_floats(p.size(), 5);
+        std::vector<float> by_ids(x.size()), by_offset(x.size());
+        ASSERT_EQ(run(context(), p, POSENC_F32, x.data(), by_ids.data()), POSENC_OK);
+        ASSERT_EQ(run(context(), contiguous, POSENC_F32, x.data(), by_offset.data()), POSENC_OK);
+        EXPECT_EQ(by_ids, by_offset);
+      }
+    }
+  }
+}
+
+TEST_P(Rope, Bf16) {
+  for (auto pairing : kPairings) {
+    for (auto layout : kLayouts) {
+      for (int64_t cache_positions : {0, 64}) {
+        Problem p{make_config(40, pairing)};
+        p.layout = layout;
+        p.head_dim = 52;
+        p.offset = 50;
+        p.cache_positions = cache_positions;
+        const std::vector<uint16_t> x = to_bf16(random_floats(p.size(), 8));
+        std::vector<uint16_t> out(x.size());
+        ASSERT_EQ(run(context(), p, POSENC_BF16, x.data(), out.data()), POSENC_OK)
+            << posenc_last_error();
+        EXPECT_TRUE(all_close_bf16(out.data(), reference_of(p, from_bf16(x).data()), kF32Atol,
+                                   kBf16Rtol));
+        for (size_t v = 0; v < x.size(); v += size_t(p.head_dim)) {  // passed through
+          EXPECT_EQ(0, std::memcmp(&out[v + 40], &x[v + 40], 12 * sizeof(uint16_t)));
+        }
+      }
+    }
+  }
+}
+
+// x rotated in place has the bits of x rotated into another buffer.
+template <class Value>
+void expect_in_place_equals_out_of_place(posenc_context* context, const Problem& p,
+                                         posenc_dtype dtype, const std::vector<Value>& x) {
+  std::vector<Value> out(x.size()), in_place = x;
+  ASSERT_EQ(run(context, p, dtype, x.data(), out.data()), POSENC_OK);
+  ASSERT_EQ(run(context, p, dtype, in_place.data(), in_place.data()), POSENC_OK);
+  EXPECT_EQ(out, in_place);
+}
+
+TEST_P(Rope, InPlaceEqualsOutOfPlace) {
+  for (auto pairing : kPairings) {
+    Problem p{make_config(60, pairing)};
+    p.head_dim = 64;
+    p.tokens = 35;
+    const std::vector<float> x = random_floats(p.size(), 4);
+    expect_in_place_equals_out_of_place(context(), p, POSENC_F32, x);
+    expect_in_place_equals_out_of_place(context(), p, POSENC_BF16, to_bf16(x));
+  }
+}
+
+// q and k together (fewer k heads) equal two separate calls, in and out of place.
+TEST_P(Rope, QkEqualsTwoCalls) {
+  for (auto pairing : kPairings) {
+    for (auto layout : kLayouts) {
+      posenc_rope_config config = make_config(32, pairing);
+      posenc_rope_cache* cache = nullptr;
+      ASSERT_EQ(posenc_rope_cache_create(context(), &config, 100, &cache), POSENC_OK);
+      for (bool use_cache : {false, true}) {
+        const posenc_rope_config* c = use_cache ? nullptr : &config;
+        const posenc_rope_cache* k_cache = use_cache ? cache : nullptr;
+        const int64_t batch = 2, tokens = 33, q_heads = 4, k_heads = 2, dim = 40;
+        const posenc_rope_positions at{60, nullptr, POSENC_ROPE_POSITIONS_INT32};
+        std::vector<float> q = random_floats(size_t(batch * tokens * q_heads * dim), 1);
+        std::vector<float> k = random_floats(size_t(batch * tokens * k_heads * dim), 2);
+        std::vector<float> q_want(q.size()), k_want(k.size()), q_got(q.size()), k_got(k.size());
+        ASSERT_EQ(posenc_rope(context(), c, k_cache, &at, layout, POSENC_F32, batch, tokens,
+                              q_heads, dim, q.data(), q_want.data()), POSENC_OK);
+        ASSERT_EQ(posenc_rope(context(), c, k_cache, &at, layout, POSENC_F32, batch, tokens,
+                              k_heads, dim, k.data(), k_want.data()), POSENC_OK);
+        ASSERT_EQ(posenc_rope_qk(context(), c, k_cache, &at, layout, POSENC_F32, batch, tokens,
+                                 q_heads, k_heads, dim, q.data(), q_got.data(), k.data(),
+                                 k_got.data()),
+                  POSENC_OK) << posenc_last_error();
+        EXPECT_EQ(q_got, q_want);
+        EXPECT_EQ(k_got, k_want);
+        ASSERT_EQ(posenc_rope_qk(context(), c, k_cache, &at, layout, POSENC_F32, batch, tokens,
+                                 q_heads, k_heads, dim, q.data(), q.data(), k.data(), k.data()),
+                  POSENC_OK);
+        EXPECT_EQ(q, q_want);
+        EXPECT_EQ(k, k_want);
+      }
+      posenc_rope_cache_destroy(cache);
+    }
+  }
+}
+
+TEST_P(Rope, Scalings) {
+  std::vector<posenc_rope_config> configs;
+  posenc_rope_config c = make_config(64, POSENC_ROPE_HALF_SPLIT);
+  c.original_max_positions = 128;
+  c.factor = 4.0;
+  for (int scaling = 1; scaling <= POSENC_ROPE_SCALING_LLAMA3; ++scaling) {
+    c.scaling = posenc_rope_scaling(scaling);
+    c.sequence_length = 400;
+    configs.push_back(c);
+  }
+  c.scaling = POSENC_ROPE_SCALING_YARN;
+  c.pairing = POSENC_ROPE_INTERLEAVED;
+  c.extrapolation_factor = 0.25;
+  c.attention_factor = 0.8;
+  configs.push_back(c);
+  for (const posenc_rope_config& config : configs) {
+    for (int64_t cache_positions : {0, 512}) {
+      Problem p{config};
+      p.head_dim = 72;
+      p.tokens = 45;
+      p.offset = 350;
+      p.cache_positions = cache_positions;
+      EXPECT_TRUE(matches_reference(context(), p)) << "scaling " << config.scaling;
+    }
+  }
+}
+
+TEST_P(Rope, Axial2d) {
+  const int64_t height = 3, width = 5;  // non-square
+  for (int64_t rotary_dim : {16, 8}) {
+    for (auto pairing : kPairings) {
+      for (auto layout : kLayouts) {
+        for (int64_t cache_positions : {int64_t(0), height * width}) {
+          Problem p{make_config(rotary_dim, pairing)};
+          p.config.grid_width = width;
+          p.layout = layout;
+          p.tokens = height * width;
+          p.head_dim = 16;
+          p.cache_positions = cache_positions;
+          EXPECT_TRUE(matches_reference(context(), p))
+              << rotary_dim << " " << pairing << " " << layout << " " << cache_positions;
+          p.ids = {14, 0, 7, 3, 9, 11, 2, 4, 13, 1, 5, 6, 8, 10, 12};  // a subset, MAE-style
+          p.ids.insert(p.ids.end(), p.ids.begin(), p.ids.begin() + 15);
+          p.tokens = 15;
+          EXPECT_TRUE(matches_reference(context(), p)) << "ids";
+        }
+      }
+    }
+  }
+}
+
+// Cells of row 0 rotate only the column pairs: the row pairs stay as they are.
+TEST_P(Rope, Axial2dRowPairsComeFirst) {
+  posenc_rope_config config = make_config(16, POSENC_ROPE_INTERLEAVED);
+  config.grid_width = 6;
+  const std::vector<float> x = random_floats(6 * 16, 3);
+  std::vector<float> out(x.size());
+  ASSERT_EQ(posenc_rope(context(), &config, nullptr, nullptr, POSENC_ROPE_BTHD, POSENC_F32, 1,
+                        6, 1, 16, x.data(), out.data()),
+            POSENC_OK);
+  for (int64_t y = 1; y < 6; ++y) {
+    for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(out[size_t(y * 16 + i)], x[size_t(y * 16 + i)]);
+    EXPECT_NE(out[size_t(y * 16 + 8)], x[size_t(y * 16 + 8)]);
+  }
+}
+
+TEST_P(Rope, CacheSharedByThreads) {
+  const posenc_rope_config config = make_config(64, POSENC_ROPE_INTERLEAVED);
+  posenc_rope_cache* cache = nullptr;
+  ASSERT_EQ(posenc_rope_cache_create(context(), &config, 256, &cache), POSENC_OK);
+  const int64_t tokens = 200, heads = 4, dim = 64;
+  const std::vector<float> x = random_floats(size_t(tokens * heads * dim), 6);
+  std::vector<float> want(x.size());
+  ASSERT_EQ(posenc_rope(context(), nullptr, cache, nullptr, POSENC_ROPE_BTHD, POSENC_F32, 1,
+                        tokens, heads, dim, x.data(), want.data()),
+            POSENC_OK);
+  std::vector<std::vector<float>> got(4, std::vector<float>(x.size()));
+  std::vector<posenc_status> status(got.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i) {
+    threads.emplace_back([&, i] {
+      status[i] = posenc_rope(context(), nullptr, cache, nullptr, POSENC_ROPE_BTHD, POSENC_F32,
+                              1, tokens, heads, dim, x.data(), got[i].data());
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(status[i], POSENC_OK);
+    EXPECT_EQ(got[i], want);
+  }
+  posenc_rope_config copy;
+  ASSERT_EQ(posenc_rope_cache_config(cache, &copy), POSENC_OK);
+  EXPECT_EQ(copy.rotary_dim, 64);
+  EXPECT_EQ(posenc_rope_cache_max_positions(cache), 256);
+  posenc_rope_cache_destroy(cache);
+}
+
+POSENC_INSTANTIATE_ISA_TESTS(Rope);
+
+TEST(RopeCpp, CacheConfigAndErrors) {
+  posenc::Context context;
+  const posenc_rope_config config = posenc::rope_config(8, posenc::RopePairing::interleaved);
+  posenc::RopeCache cache(context, config, 16);
+  EXPECT_EQ(cache.max_positions(), 16);
+  std::vector<float> q(3 * 2 * 8, 0.5f), k(3 * 1 * 8, 0.25f), with_cache(q.size());
+  posenc::rope(context, cache, posenc::RopeLayout::bthd, 1, 3, 2, 8, q.data(), with_cache.data(),
+               posenc::rope_offset(4));
+  posenc::rope_qk(context, config, posenc::RopeLayout::bthd, 1, 3, 2, 1, 8, q.data(), q.data(),
+                  k.data(), k.data(), posenc::rope_offset(4));
+  EXPECT_TRUE(all_close(q.data(), std::vector<double>(with_cache.begin(), with_cache.end()),
+                        1e-6, 0.0));
+  const int32_t ids[3] = {0, 1, 16};
+  try {
+    posenc::rope(context, cache, posenc::RopeLayout::bthd, 1, 3, 2, 8, q.data(), q.data(),
+                 posenc::rope_ids(ids));
+    FAIL() << "expected posenc::Error";
+  } catch (const posenc::Error& e) {
+    EXPECT_EQ(e.status(), POSENC_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("positions"), std::string::npos);
+  }
+  const posenc_rope_config odd = posenc::rope_config(7);
+  EXPECT_THROW(posenc::rope(context, odd, posenc::RopeLayout::bthd, 1, 3, 2, 8, q.data(),
+                            q.data()),
+               posenc::Error);
+}
+
+}  // namespace
+}  // namespace posenc::test

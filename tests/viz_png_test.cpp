@@ -1,0 +1,82 @@
+// The PNG writer: pixels survive a round trip through libpng, and a failed
+// write leaves no file behind.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "png_reader.hpp"
+#include "viz/png_writer.hpp"
+
+namespace posenc::viz {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("posenc_viz_png_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+Image pattern(int width, int height) {
+  Image image(width, height);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      image.set(x, y, {uint8_t(x * 37 + y), uint8_t(y * 11 + 3), uint8_t(x ^ (y * 5))});
+    }
+  }
+  return image;
+}
+
+TEST(VizPng, RoundTripKeepsEveryPixel) {
+  for (auto [w, h] : {std::pair{1, 1}, {7, 5}, {3, 64}, {301, 2}}) {
+    const fs::path path = fresh_dir("round_trip") / "p.png";
+    const Image image = pattern(w, h);
+    write_png(path.string(), image);
+    const test::DecodedPng back = test::read_png(path.string());
+    ASSERT_EQ(back.error, "");
+    EXPECT_EQ(back.width, w);
+    EXPECT_EQ(back.height, h);
+    EXPECT_EQ(back.bit_depth, 8);
+    const std::vector<uint8_t> want(image.data(), image.data() + size_t(w) * h * 3);
+    EXPECT_EQ(back.rgb, want) << w << "x" << h;
+    EXPECT_FALSE(fs::exists(path.string() + ".partial"));
+  }
+}
+
+TEST(VizPng, OverwritesAnExistingFile) {
+  const fs::path path = fresh_dir("overwrite") / "p.png";
+  std::ofstream(path) << "not a png";
+  write_png(path.string(), pattern(4, 4));
+  EXPECT_EQ(test::read_png(path.string()).error, "");
+}
+
+TEST(VizPng, MissingFolderIsAnErrorNamingThePath) {
+  const fs::path path = fresh_dir("missing") / "no_such_folder" / "p.png";
+  try {
+    write_png(path.string(), pattern(2, 2));
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(path.parent_path()));
+}
+
+// The encoded file cannot replace the target (a non-empty folder): the error
+// names the path and the partial file is removed.
+TEST(VizPng, FailedWriteLeavesNoPartialFile) {
+  const fs::path dir = fresh_dir("failed");
+  const fs::path path = dir / "taken.png";
+  fs::create_directories(path);
+  std::ofstream(path / "keep") << "x";
+  EXPECT_THROW(write_png(path.string(), pattern(3, 3)), std::runtime_error);
+  EXPECT_FALSE(fs::exists(path.string() + ".partial"));
+  EXPECT_TRUE(fs::is_directory(path));
+}
+
+}  // namespace
+}  // namespace posenc::viz

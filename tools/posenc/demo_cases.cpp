@@ -1,0 +1,32 @@
+// Timing benchmark cases on each ISA path for the demo.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "cases/bench_case.hpp"
+#include "cases/machine.hpp"
+#include "checks.hpp"
+#include "demo.hpp"
+
+namespace posenc::cli {
+
+void demo_cases(const std::vector<std::string>& ops) {
+  std::printf("\n  %-30s %-22s %-9s %9s  %s\n", "op", "shape", "isa", "ms", "speedup");
+  for (const bench::BenchCase& c : bench::all_cases()) {
+    if (std::find(ops.begin(), ops.end(), c.op) == ops.end()) continue;
+    const double baseline = c.baseline ? bench::median_seconds(c.baseline, 3) : 0.0;
+    for (posenc_isa isa : runnable_isas()) {
+      posenc_context* raw = nullptr;
+      require_ok(posenc_context_create(isa, 0, &raw));
+      std::unique_ptr<posenc_context, void (*)(posenc_context*)> ctx(raw,
+                                                                      posenc_context_destroy);
+      const double t = bench::median_seconds([&] { c.run(ctx.get()); }, 5);
+      std::printf("  %-30s %-22s %-9s %9.3f", c.op.c_str(), c.shape.c_str(),
+                  posenc_isa_name(isa), t * 1e3);
+      if (baseline > 0) std::printf("  %.1fx over the %s way", baseline / t, c.baseline_name.c_str());
+      std::printf("\n");
+    }
+  }
+}
+
+}  // namespace posenc::cli

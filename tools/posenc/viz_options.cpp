@@ -1,0 +1,195 @@
+#include "viz_options.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace posenc::cli {
+namespace {
+
+const std::set<std::string> kGroups = {"table", "similarity", "logits", "bias"};
+
+struct BadOption : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+int64_t parse_int(const std::string& option, const std::string& text, int64_t lo, int64_t hi) {
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || value < lo || value > hi) {
+    throw BadOption(option + ": expected an integer in [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "], got '" + text + "'");
+  }
+  return value;
+}
+
+double parse_base(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(value) || value <= 0 || value == 1) {
+    throw BadOption("--base: expected a finite number > 0 other than 1, got '" + text + "'");
+  }
+  return value;
+}
+
+void parse_pixel(const std::string& text, VizOptions& o) {
+  const size_t comma = text.find(',');
+  if (comma == std::string::npos) {
+    throw BadOption("--pixel: expected X,Y (row,column), got '" + text + "'");
+  }
+  o.pixel_x = parse_int("--pixel row", text.substr(0, comma), 0, 1 << 20);
+  o.pixel_y = parse_int("--pixel column", text.substr(comma + 1), 0, 1 << 20);
+}
+
+void parse_only(const std::string& text, VizOptions& o) {
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string group = text.substr(start, comma - start);
+    if (!kGroups.count(group)) {
+      throw BadOption("--only: unknown figure '" + group +
+                      "' (table, similarity, logits, bias)");
+    }
+    o.only.insert(group);
+    start = comma + 1;
+  }
+}
+
+void apply(const std::string& name, const std::string& value, VizOptions& o) {
+  if (name == "--out") {
+    o.out_dir = value;
+  } else if (name == "--prefix") {
+    o.prefix = value;
+  } else if (name == "--only") {
+    parse_only(value, o);
+  } else if (name == "--length") {
+    o.length = parse_int(name, value, 1, 4096);
+  } else if (name == "--dim") {
+    o.dim = parse_int(name, value, 1, 8192);
+  } else if (name == "--base") {
+    o.base = parse_base(value);
+  } else if (name == "--layout") {
+    if (value != "interleaved" && value != "split") {
+      throw BadOption("--layout: expected interleaved or split, got '" + value + "'");
+    }
+    o.layout = value == "split" ? POSENC_SINCOS_SPLIT : POSENC_SINCOS_INTERLEAVED;
+  } else if (name == "--query") {
+    o.query = parse_int(name, value, 0, 4095);
+  } else if (name == "--height") {
+    o.height = parse_int(name, value, 1, 64);
+  } else if (name == "--width") {
+    o.width = parse_int(name, value, 1, 64);
+  } else if (name == "--pixel") {
+    parse_pixel(value, o);
+  } else if (name == "--rel-dim") {
+    o.rel_dim = parse_int(name, value, 1, 8192);
+  } else if (name == "--queries") {
+    if (value != "shared" && value != "independent") {
+      throw BadOption("--queries: expected shared or independent, got '" + value + "'");
+    }
+    o.independent_queries = value == "independent";
+  } else if (name == "--seed") {
+    o.seed = uint32_t(parse_int(name, value, 0, 0xFFFFFFFFLL));
+  } else if (name == "--table") {
+    o.table_path = value;
+  } else if (name == "--table-dim") {
+    o.table_dim = parse_int(name, value, 1, 1 << 20);
+  } else {
+    throw BadOption("unknown option '" + name + "' (see posenc viz --help)");
+  }
+}
+
+// Checks between options, once all are known; fills the defaults that
+// depend on others.
+void finish(VizOptions& o) {
+  if (o.query < 0) o.query = o.length / 2;
+  if (o.query >= o.length) {
+    throw BadOption("--query: " + std::to_string(o.query) + " is not below --length " +
+                    std::to_string(o.length));
+  }
+  if (o.pixel_x < 0) o.pixel_x = o.height / 2;
+  if (o.pixel_y < 0) o.pixel_y = o.width / 2;
+  if (o.pixel_x >= o.height || o.pixel_y >= o.width) {
+    throw BadOption("--pixel: (" + std::to_string(o.pixel_x) + "," +
+                    std::to_string(o.pixel_y) + ") is outside the " + std::to_string(o.height) +
+                    "x" + std::to_string(o.width) + " map (--height, --width)");
+  }
+  if (o.table_path.empty() != (o.table_dim == 0)) {
+    throw BadOption("--table and --table-dim go together");
+  }
+}
+
+}  // namespace
+
+VizParse parse_viz_options(int argc, char** argv, VizOptions& options, std::string& message) {
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "-h" || arg == "--help") return VizParse::help;
+      const size_t equals = arg.find('=');
+      if (arg.rfind("--", 0) == 0 && equals != std::string::npos) {
+        apply(arg.substr(0, equals), arg.substr(equals + 1), options);
+      } else if (i + 1 < argc) {
+        apply(arg, argv[++i], options);
+      } else {
+        throw BadOption(arg.rfind("--", 0) == 0 ? arg + ": missing value"
+                                                : "unexpected argument '" + arg + "'");
+      }
+    }
+    finish(options);
+    return VizParse::run;
+  } catch (const BadOption& e) {
+    message = e.what();
+    return VizParse::error;
+  }
+}
+
+void print_viz_help() {
+  std::puts(
+      "usage: posenc viz [options]\n"
+      "\n"
+      "Writes PNG figures and prints their paths:\n"
+      "  table       sinusoid_table.png: the sinusoidal table, positions (rows) by\n"
+      "              dimensions (columns), sequential colour map on [-1, 1]\n"
+      "  similarity  sinusoid_similarity.png: cos_sim(P[i], P[j]) over positions\n"
+      "              (Wang and Chen 2020); with --table also table_similarity.png\n"
+      "  logits      relative_logits_query.png: q . R[j - i + T - 1] of one query i\n"
+      "              over the keys j; relative_logits.png: the T x T matrix of all\n"
+      "              queries (random q and R, posenc_relative_logits_1d)\n"
+      "  bias        relative_bias_2d.png: q . Rh[x2 - x1 + X - 1] +\n"
+      "              q . Rw[y2 - y1 + Y - 1] over the X x Y map around the query\n"
+      "              pixel (x1, y1) (Stand-Alone Self-Attention; random q, Rh, Rw,\n"
+      "              posenc_relative_logits_2d); relative_bias_rows.png and\n"
+      "              relative_bias_cols.png: its two terms (rel_h, rel_w of\n"
+      "              posenc_relative_logits_2d_decomposed) by offset\n"
+      "Signed data uses a diverging blue-white-red map centred on 0.\n"
+      "\n"
+      "options (--name VALUE or --name=VALUE):\n"
+      "  --out DIR          output folder, created if missing (default: .)\n"
+      "  --prefix TEXT      prepended to each file name (default: none)\n"
+      "  --only LIST        comma-separated figures among table, similarity,\n"
+      "                     logits, bias (default: all)\n"
+      "  --length T         positions / sequence length, 1..4096 (default: 64)\n"
+      "  --dim D            sinusoid dimensions, 1..8192 (default: 128)\n"
+      "  --base N           sinusoid base (default: 10000)\n"
+      "  --layout L         interleaved or split sin/cos columns (default: interleaved)\n"
+      "  --query I          query of the logits strip, 0..T-1 (default: T/2)\n"
+      "  --height X         feature map rows, 1..64 (default: 12)\n"
+      "  --width Y          feature map columns, 1..64 (default: 16)\n"
+      "  --pixel X1,Y1      query pixel (default: the centre)\n"
+      "  --rel-dim D        dims of the random q and relative tables (default: 32)\n"
+      "  --queries MODE     1D logits: shared (one random q for every query, so the\n"
+      "                     matrix is constant along diagonals) or independent\n"
+      "                     (a random q per query) (default: shared)\n"
+      "  --seed S           random seed for q and the tables (default: 1)\n"
+      "  --table FILE       a learned table as raw float32 [rows, D] (numpy tofile)\n"
+      "  --table-dim D      its D (required with --table)\n"
+      "  -h, --help         this text\n"
+      "\n"
+      "exit status: 0 on success, 1 if a file could not be written, 2 on bad options.");
+}
+
+}  // namespace posenc::cli

@@ -1,0 +1,32 @@
+#include "raw_table.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+
+namespace posenc::viz {
+
+RawTable load_raw_table(const std::string& path, int64_t dim) {
+  auto fail = [&](const std::string& why) {
+    throw std::runtime_error("table " + path + ": " + why);
+  };
+  if (dim < 1) fail("dim must be >= 1");
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file) fail("cannot open");
+  const std::streamoff bytes = file.tellg();
+  const int64_t row_bytes = dim * int64_t(sizeof(float));
+  if (bytes <= 0) fail("is empty");
+  if (bytes % row_bytes != 0) {
+    fail(std::to_string(bytes) + " bytes is not a whole number of rows of " +
+         std::to_string(dim) + " float32 values");
+  }
+  RawTable table{bytes / row_bytes, dim, std::vector<float>(size_t(bytes) / sizeof(float))};
+  file.seekg(0);
+  if (!file.read(reinterpret_cast<char*>(table.values.data()), bytes)) fail("read failed");
+  for (size_t i = 0; i < table.values.size(); ++i) {
+    if (!std::isfinite(table.values[i])) fail("value " + std::to_string(i) + " is not finite");
+  }
+  return table;
+}
+
+}  // namespace posenc::viz
