@@ -138,10 +138,11 @@ CaseList attention_cases() {
   for (const Shape& shape : kShapes) {
     auto b = std::make_shared<AttentionBuffers>(shape);
     const double flops = flops_of(b->desc(POSENC_F32));
-    cases.push_back({"attention_f32", shape.name, b->bytes(POSENC_F32), b->out_bytes(), flops,
+    const std::string op = std::string("attention_") + (shape.width > 0 ? "2d" : "1d");
+    cases.push_back({op + "_f32", shape.name, b->bytes(POSENC_F32), b->out_bytes(), flops,
                      [b](posenc_context* ctx) { b->run(ctx, POSENC_F32); }, "unfused",
                      [b] { b->run_unfused(); }});
-    cases.push_back({"attention_bf16", shape.name, b->bytes(POSENC_BF16), b->out_bytes(), flops,
+    cases.push_back({op + "_bf16", shape.name, b->bytes(POSENC_BF16), b->out_bytes(), flops,
                      [b](posenc_context* ctx) { b->run(ctx, POSENC_BF16); }, "fused_f32",
                      [b] { b->run(nullptr, POSENC_F32); }});
   }
