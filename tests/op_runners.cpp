@@ -55,7 +55,8 @@ std::vector<OpRunner> absolute_runners() {
 
 std::vector<OpRunner> all_runners() {
   std::vector<OpRunner> runners;
-  for (auto family : {absolute_runners, relative_runners, rope_runners}) {
+  for (auto family :
+       {absolute_runners, attention_runners, relative_runners, rope_runners}) {
     for (OpRunner& r : family()) runners.push_back(std::move(r));
   }
   return runners;

@@ -18,6 +18,7 @@ struct OpRunner {
 };
 
 std::vector<OpRunner> absolute_runners();
+std::vector<OpRunner> attention_runners();
 std::vector<OpRunner> relative_runners();
 std::vector<OpRunner> rope_runners();
 

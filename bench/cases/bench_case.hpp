@@ -26,6 +26,7 @@ struct BenchCase {
 using CaseList = std::vector<BenchCase>;
 
 CaseList absolute_cases();
+CaseList attention_cases();
 CaseList relative_cases();
 CaseList rope_cases();
 

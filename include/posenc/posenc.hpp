@@ -4,5 +4,6 @@
 #include "posenc/posenc.h"
 #include "posenc/core.hpp"
 #include "posenc/absolute.hpp"
+#include "posenc/attention.hpp"
 #include "posenc/relative.hpp"
 #include "posenc/rope.hpp"

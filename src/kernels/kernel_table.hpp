@@ -4,6 +4,8 @@
 #pragma once
 
 #include "kernels/absolute/absolute_kernels.hpp"
+#include "kernels/attention/attention_bias_kernels.hpp"
+#include "kernels/attention/attention_kernels.hpp"
 #include "kernels/elementwise/elementwise_kernels.hpp"
 #include "kernels/relative/relative_kernels.hpp"
 #include "kernels/rope/rope_kernels.hpp"
@@ -13,6 +15,8 @@ namespace posenc {
 struct KernelTable {
   ElementwiseKernels elementwise;
   AbsoluteKernels absolute;
+  AttentionKernels attention;
+  AttentionBiasKernels attention_bias;
   RelativeKernels relative;
   RopeKernels rope;
 };

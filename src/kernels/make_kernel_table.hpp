@@ -3,6 +3,8 @@
 #pragma once
 
 #include "kernels/absolute/absolute_impl.hpp"
+#include "kernels/attention/attention_bias_impl.hpp"
+#include "kernels/attention/attention_impl.hpp"
 #include "kernels/elementwise/elementwise_impl.hpp"
 #include "kernels/kernel_table.hpp"
 #include "kernels/relative/relative_impl.hpp"
@@ -14,6 +16,8 @@ template <class Arch>
 constexpr KernelTable make_kernel_table() {
   return KernelTable{kernels::make_elementwise_kernels<Arch>(),
                      kernels::make_absolute_kernels<Arch>(),
+                     kernels::make_attention_kernels<Arch>(),
+                     kernels::make_attention_bias_kernels<Arch>(),
                      kernels::make_relative_kernels<Arch>(),
                      kernels::make_rope_kernels<Arch>()};
 }

@@ -35,7 +35,7 @@ std::vector<posenc_isa> runnable_isas() {
 
 int run_check(int, char**) {
   std::vector<Check> checks;
-  for (auto family : {absolute_checks, relative_checks, rope_checks}) {
+  for (auto family : {absolute_checks, attention_checks, relative_checks, rope_checks}) {
     for (Check& c : family()) checks.push_back(std::move(c));
   }
   int failures = 0, passes = 0;

@@ -31,6 +31,7 @@ double max_abs_error(const float* got, const std::vector<double>& want);
 std::vector<posenc_isa> runnable_isas();
 
 std::vector<Check> absolute_checks();
+std::vector<Check> attention_checks();
 std::vector<Check> relative_checks();
 std::vector<Check> rope_checks();
 

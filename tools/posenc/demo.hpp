@@ -9,6 +9,7 @@ namespace posenc::cli {
 // Each prints its results; returns false if a result disagreed with the
 // reference loops.
 bool demo_absolute();
+bool demo_attention();
 bool demo_relative();
 
 // Times the benchmark cases of these ops on each ISA path, with the speedup

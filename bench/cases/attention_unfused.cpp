@@ -1,0 +1,134 @@
+#include "attention_unfused.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/context.hpp"
+#include "runtime/matmul.hpp"
+#include "runtime/parallel.hpp"
+
+namespace posenc::bench {
+namespace {
+
+// c[b] = alpha * a[b] x b[b]^T (or x b[b] without transpose) for `batch`
+// row-major matrices, through posenc's oneDNN matmul.
+void gemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
+          bool transpose_b, float alpha, float* c) {
+  MatmulShape s;
+  s.batch = batch;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.lda = k;
+  s.ldb = transpose_b ? k : n;
+  s.ldc = n;
+  s.batch_stride_a = m * k;
+  s.batch_stride_b = 0;
+  s.batch_stride_c = m * n;
+  s.transpose_b = transpose_b;
+  s.alpha = alpha;
+  matmul(s, a, b, c);
+}
+
+// rel_to_abs on `groups` matrices [L, 2L-1]: pad a zero column ([L, 2L]),
+// flatten and pad L-1 zeros, view as [L+1, 2L-1], keep [:L, L-1:]. Each
+// step is a copy, as in the seeds. Result in `out` as [groups, L, L].
+void skew(const ExecContext& ctx, int64_t groups, int64_t L, const float* logits,
+          float* padded, float* flat_padded, float* out) {
+  const int64_t w = 2 * L - 1, flat = 2 * L * L + L - 1;
+  parallel_for(ctx.num_threads, groups * L, [&](int64_t gi) {  // pad a column
+    float* p = padded + gi * 2 * L;
+    std::memcpy(p, logits + gi * w, size_t(w) * sizeof(float));
+    p[w] = 0.0f;
+  });
+  parallel_for(ctx.num_threads, groups * L, [&](int64_t gi) {  // flatten, pad L-1
+    const int64_t g = gi / L, i = gi % L;
+    float* f = flat_padded + g * flat;
+    std::memcpy(f + i * 2 * L, padded + gi * 2 * L, size_t(2 * L) * sizeof(float));
+    if (i == L - 1) std::fill(f + 2 * L * L, f + flat, 0.0f);
+  });
+  parallel_for(ctx.num_threads, groups * L, [&](int64_t gi) {  // reshape, slice
+    const int64_t g = gi / L, i = gi % L;
+    std::memcpy(out + gi * L, flat_padded + g * flat + i * w + L - 1, size_t(L) * sizeof(float));
+  });
+}
+
+}  // namespace
+
+UnfusedAttention::UnfusedAttention(const posenc_attention_desc& desc) : d_(desc) {
+  const size_t n = size_t(d_.q_len);
+  scores_.resize(n * n);
+  if (d_.bias == POSENC_BIAS_RELATIVE_1D) {
+    logits_.resize(n * (2 * n - 1));
+    padded_.resize(n * 2 * n);
+    flat_padded_.resize(2 * n * n + n - 1);
+    skewed_.resize(n * n);
+  } else {
+    const size_t x = size_t(d_.map_height), y = size_t(d_.map_width);
+    logits_.resize(n * (2 * std::max(x, y) - 1));
+    padded_.resize(n * 2 * std::max(x, y));
+    flat_padded_.resize(std::max(x, y) * (2 * n + std::max(x, y)));
+    skewed_.resize(x * y * y);
+    skewed_h_.resize(y * x * x);
+    q_t_.resize(n * size_t(d_.head_dim));
+  }
+}
+
+void UnfusedAttention::relative_1d(const ExecContext& ctx, const float* q, const float* table) {
+  const int64_t n = d_.q_len, d = d_.head_dim;
+  gemm(1, n, 2 * n - 1, d, q, table, true, d_.scale, logits_.data());
+  skew(ctx, 1, n, logits_.data(), padded_.data(), flat_padded_.data(), skewed_.data());
+  parallel_for(ctx.num_threads, n, [&](int64_t i) {
+    float* row = &scores_[size_t(i * n)];
+    ctx.kernels->elementwise.add_f32(row, &skewed_[size_t(i * n)], row, n);
+  });
+}
+
+void UnfusedAttention::relative_2d(const ExecContext& ctx, const float* q, const float* table_h,
+                                   const float* table_w) {
+  const int64_t X = d_.map_height, Y = d_.map_width, n = X * Y, d = d_.head_dim;
+  // Along the width: q as [X, Y, d] against Rw, skewed per row x.
+  gemm(1, n, 2 * Y - 1, d, q, table_w, true, d_.scale, logits_.data());
+  skew(ctx, X, Y, logits_.data(), padded_.data(), flat_padded_.data(), skewed_.data());
+  // Along the height: q transposed to [Y, X, d] against Rh, skewed per y.
+  for (int64_t x = 0; x < X; ++x) {
+    for (int64_t y = 0; y < Y; ++y) {
+      std::memcpy(&q_t_[size_t((y * X + x) * d)], q + (x * Y + y) * d, size_t(d) * sizeof(float));
+    }
+  }
+  gemm(1, n, 2 * X - 1, d, q_t_.data(), table_h, true, d_.scale, logits_.data());
+  skew(ctx, Y, X, logits_.data(), padded_.data(), flat_padded_.data(), skewed_h_.data());
+  // The expanded sum: bias[(x1,y1),(x2,y2)] = w[x1,y1,y2] + h[y1,x1,x2].
+  parallel_for(ctx.num_threads, n, [&](int64_t i) {
+    const int64_t x1 = i / Y, y1 = i % Y;
+    float* row = &scores_[size_t(i * n)];
+    const float* w = &skewed_[size_t((x1 * Y + y1) * Y)];
+    const float* h = &skewed_h_[size_t((y1 * X + x1) * X)];
+    for (int64_t x2 = 0; x2 < X; ++x2) {
+      for (int64_t y2 = 0; y2 < Y; ++y2) row[x2 * Y + y2] += w[y2] + h[x2];
+    }
+  });
+}
+
+void UnfusedAttention::run(posenc_context* context, const posenc_attention_tensors& t) {
+  const ExecContext ctx = resolve_context(context);
+  const int64_t n = d_.q_len, d = d_.head_dim;
+  for (int64_t bh = 0; bh < d_.batch * d_.heads; ++bh) {
+    const float* q = static_cast<const float*>(t.q) + bh * n * d;
+    const float* k = static_cast<const float*>(t.k) + bh * n * d;
+    const float* v = static_cast<const float*>(t.v) + bh * n * d;
+    gemm(1, n, n, d, q, k, true, d_.scale, scores_.data());
+    if (d_.bias == POSENC_BIAS_RELATIVE_1D) {
+      relative_1d(ctx, q, static_cast<const float*>(t.table));
+    } else {
+      relative_2d(ctx, q, static_cast<const float*>(t.table_h),
+                  static_cast<const float*>(t.table_w));
+    }
+    parallel_for(ctx.num_threads, n, [&](int64_t i) {
+      ctx.kernels->attention.softmax_row(&scores_[size_t(i * n)], n);
+    });
+    gemm(1, n, d, n, scores_.data(), v, false, 1.0f, static_cast<float*>(t.out) + bh * n * d);
+  }
+}
+
+}  // namespace posenc::bench

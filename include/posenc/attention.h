@@ -1,0 +1,193 @@
+/* Fused multi-head attention with position information, and the BoTNet
+ * bottleneck block (multi-head self-attention over a feature map).
+ *
+ *   out[b,h,i,:] = sum_j a[b,h,i,j] v[b,h,j,:]  (+ sum_j a[b,h,i,j] RV[row(i,j),:])
+ *   a[b,h,i,:]   = softmax_j(scale * q[b,h,i,:] . k[b,h,j,:] + bias[b,h,i,j])
+ *
+ * for i < q_len (queries) and j < kv_len (keys). Nothing of size
+ * q_len x kv_len per head is ever stored: queries are processed in blocks
+ * against blocks of keys (online softmax), with the bias computed per block.
+ *
+ * Positions: key j sits at position j, query i at position query_offset + i
+ * (query_offset > 0 when decoding with a KV cache; it may be negative). The
+ * relative distance is key minus query: dist(i,j) = j - (query_offset + i).
+ *
+ * Bias kinds (tables have head_dim columns; "c" below is scale when
+ * bias_uses_scaled_q is non-zero, else 1):
+ * - NONE: bias = 0.
+ * - ABSOLUTE: bias[i,j] = c * q_i . R[j], R of [kv_len, head_dim].
+ * - RELATIVE_1D: bias[i,j] = c * q_i . R[row(i,j)], with the table rows
+ *     - max_distance = K >= 1 (clipped, Shaw et al.): R of [2K+1, head_dim],
+ *       row(i,j) = clamp(dist(i,j), -K, K) + K; row K is distance 0.
+ *     - max_distance = 0 (unclipped, the seeds' layout): R of
+ *       [q_len + kv_len - 1, head_dim], row(i,j) = j - i + q_len - 1, i.e.
+ *       row 0 is distance -(query_offset + q_len - 1). With q_len = kv_len =
+ *       T and no offset this is the usual [2T-1, d] table, R[j - i + T - 1].
+ * - RELATIVE_2D: decomposed relative logits over a map_height x map_width
+ *   (X x Y) feature map, token n = x*Y + y, q_len = kv_len = X*Y:
+ *   bias[(x1,y1),(x2,y2)] = c * (q . Rh[x2-x1+X-1] + q . Rw[y2-y1+Y-1]),
+ *   Rh of [2X-1, head_dim], Rw of [2Y-1, head_dim]. Right for X != Y.
+ * With tables_per_head non-zero every table (R, Rh, Rw, RV) has a leading
+ * heads dimension ([heads, rows, head_dim]); otherwise one table serves all
+ * heads.
+ *
+ * causal: key j is visible to query i only if j <= query_offset + i. A query
+ * that sees no key (query_offset + i < 0) gets an output row of zeros.
+ *
+ * relative_values (Shaw et al.): also adds sum_j a[i,j] * RV[row(i,j)], RV
+ * indexed exactly as the RELATIVE_1D table above (same max_distance rule and
+ * row count). Not available with RELATIVE_2D.
+ *
+ * Layouts of q, out ([.., q_len, ..]) and k, v ([.., kv_len, ..]):
+ * - BHTD: [batch, heads, tokens, head_dim];
+ * - BTHD: [batch, tokens, heads, head_dim].
+ * Tables are dense [rows, head_dim] (or [heads, rows, head_dim]).
+ *
+ * Types: q, k, v and all tables are of `dtype` (F32, or BF16 as uint16_t
+ * bit patterns); out is of out_dtype. With BF16 the GEMMs run in bf16 with
+ * fp32 accumulation (oneDNN; AMX or AVX512-BF16 where present) and the
+ * softmax in fp32. If oneDNN has no bf16 GEMM on this CPU, BF16 returns
+ * POSENC_ERROR_UNSUPPORTED.
+ *
+ * Non-finite inputs propagate as IEEE arithmetic does (a NaN in q, k, v or a
+ * table gives NaN where it is used); nothing traps. As in the unfused
+ * softmax(scores + mask) v, a masked key's v row is multiplied by a zero
+ * weight, so a NaN or Inf there can reach the rows of queries processed
+ * together with it; fully masked rows are always zero.
+ */
+#ifndef POSENC_ATTENTION_H
+#define POSENC_ATTENTION_H
+
+#include "posenc/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum posenc_attention_layout {
+  POSENC_LAYOUT_BHTD = 0,
+  POSENC_LAYOUT_BTHD = 1,
+  POSENC_LAYOUT_MAX_ENUM = 0x7FFFFFFF
+} posenc_attention_layout;
+
+typedef enum posenc_attention_bias {
+  POSENC_BIAS_NONE = 0,
+  POSENC_BIAS_ABSOLUTE = 1,
+  POSENC_BIAS_RELATIVE_1D = 2,
+  POSENC_BIAS_RELATIVE_2D = 3,
+  POSENC_BIAS_MAX_ENUM = 0x7FFFFFFF
+} posenc_attention_bias;
+
+typedef struct posenc_attention_desc {
+  int64_t batch, heads, q_len, kv_len, head_dim; /* each >= 1 */
+  posenc_attention_layout layout;
+  posenc_dtype dtype;     /* q, k, v and tables */
+  posenc_dtype out_dtype;
+  float scale;            /* finite; posenc_attention_desc_init sets 1/sqrt(head_dim) */
+  int causal;             /* 0 or 1 */
+  int64_t query_offset;   /* position of query 0; |query_offset| <= 2^40 */
+  posenc_attention_bias bias;
+  int tables_per_head;    /* 0 or 1 */
+  int bias_uses_scaled_q; /* 0 or 1: position logits from scale*q (seed 003, BoTNet) or q */
+  int64_t max_distance;   /* RELATIVE_1D and relative_values: 0 unclipped, else K >= 1 */
+  int64_t map_height, map_width; /* RELATIVE_2D: X, Y with X*Y = q_len = kv_len */
+  int relative_values;    /* 0 or 1 */
+} posenc_attention_desc;
+
+/* The tensors of one call. Pointers a desc does not use must be NULL. */
+typedef struct posenc_attention_tensors {
+  const void* q;           /* required */
+  const void* k;           /* required */
+  const void* v;           /* required */
+  const void* table;       /* ABSOLUTE or RELATIVE_1D: R */
+  const void* table_h;     /* RELATIVE_2D: Rh */
+  const void* table_w;     /* RELATIVE_2D: Rw */
+  const void* value_table; /* relative_values: RV */
+  void* out;               /* required; must not overlap any input or the workspace */
+} posenc_attention_tensors;
+
+/* Fills *desc for plain attention: the given sizes, BHTD, F32 in and out,
+ * scale 1/sqrt(head_dim), no bias, no mask, offset 0, bias_uses_scaled_q 1.
+ * Does nothing if desc is NULL. */
+POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t batch,
+                                           int64_t heads, int64_t q_len, int64_t kv_len,
+                                           int64_t head_dim);
+
+/* The workspace posenc_attention needs for this desc on this context, in
+ * bytes (it grows with threads x query block x kv_len, never with
+ * batch x heads x q_len x kv_len). Valid as long as the context's thread
+ * count is: a context with num_threads 0 follows OpenMP's default. Errors:
+ * as posenc_attention for the desc, NULL `bytes`. */
+POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context,
+                                                         const posenc_attention_desc* desc,
+                                                         size_t* bytes);
+
+/* Runs the attention described by desc. workspace: NULL (posenc allocates
+ * per call) or at least posenc_attention_workspace_size bytes, any
+ * alignment, not overlapping any tensor; with a workspace the call
+ * allocates nothing itself (oneDNN keeps a small per-thread scratchpad
+ * that grows only when a new shape needs more).
+ * Errors (nothing written): NULL desc or tensors or a required pointer
+ * (POSENC_ERROR_NULL_POINTER); a size, enum, flag, scale or offset out of
+ * range, a table pointer the desc does not use, relative_values with
+ * RELATIVE_2D (POSENC_ERROR_INVALID_ARGUMENT); map_height*map_width !=
+ * q_len or != kv_len (POSENC_ERROR_SHAPE_MISMATCH); sizes whose product
+ * overflows (POSENC_ERROR_OVERFLOW); out overlapping an input or the
+ * workspace (POSENC_ERROR_ALIASING); workspace_bytes too small
+ * (POSENC_ERROR_INVALID_ARGUMENT naming workspace_bytes). */
+POSENC_API posenc_status posenc_attention(posenc_context* context,
+                                          const posenc_attention_desc* desc,
+                                          const posenc_attention_tensors* tensors,
+                                          void* workspace, size_t workspace_bytes);
+
+/* BoTNet's multi-head self-attention (MHSA) layer over a feature map:
+ *   qkv = W_qkv * fmap[b] (a 1x1 convolution without bias, channels
+ *         [0, H*dh) give q, [H*dh, 2*H*dh) k, the rest v; channel h*dh + c
+ *         is head h, column c),
+ *   out[b, h*dh + c, x, y] = attention of head h with RELATIVE_2D bias,
+ *         scale applied to q before both q k^T and the position logits
+ *         (bias_uses_scaled_q 1), no mask.
+ * fmap [batch, channels, height, width] (NCHW), w_qkv [3*heads*head_dim,
+ * channels], rel_h [2*height-1, head_dim], rel_w [2*width-1, head_dim] (or
+ * [heads, .., head_dim] with tables_per_head), out [batch, heads*head_dim,
+ * height, width]. fmap, w_qkv and the tables are of dtype, out of
+ * out_dtype. */
+typedef struct posenc_bottleneck_desc {
+  int64_t batch, channels, height, width, heads, head_dim; /* each >= 1 */
+  posenc_dtype dtype;
+  posenc_dtype out_dtype;
+  float scale;         /* finite; posenc_bottleneck_desc_init sets 1/sqrt(head_dim) */
+  int tables_per_head; /* 0 or 1 */
+} posenc_bottleneck_desc;
+
+/* Fills *desc: the given sizes, F32 in and out, scale 1/sqrt(head_dim),
+ * shared tables. Does nothing if desc is NULL. */
+POSENC_API void posenc_bottleneck_desc_init(posenc_bottleneck_desc* desc, int64_t batch,
+                                            int64_t channels, int64_t height, int64_t width,
+                                            int64_t heads, int64_t head_dim);
+
+/* Workspace in bytes: the token-major copy of fmap, the projected q, k, v
+ * and the attention's output for the whole batch (so it grows with
+ * batch x height x width x (channels + 4 x heads x head_dim)), plus the
+ * attention's own workspace (posenc_attention_workspace_size). */
+POSENC_API posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
+                                                          const posenc_bottleneck_desc* desc,
+                                                          size_t* bytes);
+
+/* Runs the block. workspace: NULL (posenc allocates) or at least
+ * posenc_bottleneck_workspace_size bytes. Errors (nothing written) as
+ * posenc_attention: NULL pointers, sizes, dtypes, scale, flags, overflow,
+ * out overlapping an input or the workspace, workspace_bytes too small,
+ * POSENC_ERROR_UNSUPPORTED for BF16 without a oneDNN bf16 GEMM. */
+POSENC_API posenc_status posenc_bottleneck_mhsa(posenc_context* context,
+                                                const posenc_bottleneck_desc* desc,
+                                                const void* fmap, const void* w_qkv,
+                                                const void* rel_h, const void* rel_w,
+                                                void* out, void* workspace,
+                                                size_t workspace_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POSENC_ATTENTION_H */

@@ -1,0 +1,317 @@
+// C ABI: fused attention and the bottleneck block. Validation here; the work
+// in ops/attention.cpp and ops/bottleneck.cpp.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "api/guard.hpp"
+#include "api/validate.hpp"
+#include "ops/attention.hpp"
+#include "ops/bottleneck.hpp"
+#include "posenc/attention.h"
+#include "runtime/matmul.hpp"
+
+using namespace posenc;
+
+namespace {
+
+constexpr int64_t kMaxOffset = int64_t(1) << 40;
+
+size_t dtype_bytes(posenc_dtype dtype) { return dtype == POSENC_BF16 ? 2 : 4; }
+
+[[noreturn]] void fail(posenc_status status, const std::string& message) {
+  throw Error(status, message);
+}
+
+void require_flag(int value, const char* name) {
+  if (value != 0 && value != 1) {
+    fail(POSENC_ERROR_INVALID_ARGUMENT,
+         std::string(name) + " must be 0 or 1 (got " + std::to_string(value) + ")");
+  }
+}
+
+void require_finite_scale(float scale, const char* name) {
+  if (!std::isfinite(scale)) {
+    fail(POSENC_ERROR_INVALID_ARGUMENT, std::string(name) + " must be finite");
+  }
+}
+
+void require_null(const void* pointer, const char* name, const char* why) {
+  if (pointer != nullptr) {
+    fail(POSENC_ERROR_INVALID_ARGUMENT, std::string(name) + " must be NULL " + why);
+  }
+}
+
+void require_bf16_gemm(posenc_dtype dtype) {
+  if (dtype == POSENC_BF16 && std::string(onednn_matmul_impl(POSENC_BF16)) == "unsupported") {
+    fail(POSENC_ERROR_UNSUPPORTED, "dtype: oneDNN has no bf16 GEMM on this CPU");
+  }
+}
+
+// A tensor the call reads: its address and size, for the aliasing checks.
+struct Region {
+  const void* pointer;
+  int64_t bytes;
+  const char* name;
+};
+
+// Checks everything in the desc, returns the rows of the 1D relative table
+// (0 when unused).
+int64_t validate_desc(const posenc_attention_desc& d) {
+  require_positive(d.batch, "desc->batch");
+  require_positive(d.heads, "desc->heads");
+  require_positive(d.q_len, "desc->q_len");
+  require_positive(d.kv_len, "desc->kv_len");
+  require_positive(d.head_dim, "desc->head_dim");
+  if (d.layout != POSENC_LAYOUT_BHTD && d.layout != POSENC_LAYOUT_BTHD) {
+    fail(POSENC_ERROR_INVALID_ARGUMENT,
+         "desc->layout: unknown layout value " + std::to_string(int(d.layout)));
+  }
+  require_dtype(d.dtype, "desc->dtype");
+  require_dtype(d.out_dtype, "desc->out_dtype");
+  require_finite_scale(d.scale, "desc->scale");
+  require_flag(d.causal, "desc->causal");
+  require_flag(d.tables_per_head, "desc->tables_per_head");
+  require_flag(d.bias_uses_scaled_q, "desc->bias_uses_scaled_q");
+  require_flag(d.relative_values, "desc->relative_values");
+  if (d.query_offset < -kMaxOffset || d.query_offset > kMaxOffset) {
+    fail(POSENC_ERROR_INVALID_ARGUMENT, "desc->query_offset must be within +-2^40 (got " +
+                                            std::to_string(d.query_offset) + ")");
+  }
+  if (d.max_distance < 0 || d.max_distance > kMaxOffset) {
+    fail(POSENC_ERROR_INVALID_ARGUMENT, "desc->max_distance must be in [0, 2^40] (got " +
+                                            std::to_string(d.max_distance) + ")");
+  }
+  if (d.bias > POSENC_BIAS_RELATIVE_2D) {
+    fail(POSENC_ERROR_INVALID_ARGUMENT,
+         "desc->bias: unknown bias value " + std::to_string(int(d.bias)));
+  }
+  if (d.bias == POSENC_BIAS_RELATIVE_2D) {
+    require_positive(d.map_height, "desc->map_height");
+    require_positive(d.map_width, "desc->map_width");
+    // (The first test keeps the product from overflowing.)
+    if (d.map_height > d.q_len / d.map_width + 1 || d.map_height * d.map_width != d.q_len ||
+        d.q_len != d.kv_len) {
+      fail(POSENC_ERROR_SHAPE_MISMATCH,
+           "desc->map_height * desc->map_width (" + std::to_string(d.map_height) + " x " +
+               std::to_string(d.map_width) + ") must equal q_len and kv_len (" +
+               std::to_string(d.q_len) + ", " + std::to_string(d.kv_len) + ")");
+    }
+    if (d.relative_values) {
+      fail(POSENC_ERROR_INVALID_ARGUMENT,
+           "desc->relative_values is not available with RELATIVE_2D bias");
+    }
+  }
+  // Bounds the workspace sizes (which grow with q_len + kv_len) and the 1D
+  // table's rows.
+  checked_bytes({d.q_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
+  checked_bytes({d.kv_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
+  const bool relative_1d = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values;
+  if (!relative_1d) return 0;
+  return d.max_distance > 0 ? 2 * d.max_distance + 1 : d.q_len + d.kv_len - 1;
+}
+
+// Checks the tensors against the desc and returns the regions they cover.
+std::vector<Region> validate_tensors(const posenc_attention_desc& d,
+                                     const posenc_attention_tensors& t, int64_t relative_rows) {
+  const size_t es = dtype_bytes(d.dtype);
+  require_not_null(t.q, "tensors->q");
+  require_not_null(t.k, "tensors->k");
+  require_not_null(t.v, "tensors->v");
+  require_not_null(t.out, "tensors->out");
+  const int64_t heads = d.tables_per_head ? d.heads : 1;
+  std::vector<Region> inputs{
+      {t.q, checked_bytes({d.batch, d.heads, d.q_len, d.head_dim}, es, "tensors->q"), "tensors->q"},
+      {t.k, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->k"), "tensors->k"},
+      {t.v, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->v"), "tensors->v"}};
+  auto table = [&](const void* pointer, const char* name, int64_t rows) {
+    require_not_null(pointer, name);
+    inputs.push_back({pointer, checked_bytes({heads, rows, d.head_dim}, es, name), name});
+  };
+  switch (d.bias) {
+    case POSENC_BIAS_ABSOLUTE:
+      table(t.table, "tensors->table", d.kv_len);
+      break;
+    case POSENC_BIAS_RELATIVE_1D:
+      table(t.table, "tensors->table", relative_rows);
+      break;
+    case POSENC_BIAS_RELATIVE_2D:
+      table(t.table_h, "tensors->table_h", 2 * d.map_height - 1);
+      table(t.table_w, "tensors->table_w", 2 * d.map_width - 1);
+      break;
+    default:
+      break;
+  }
+  const bool uses_table = d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D;
+  if (!uses_table) require_null(t.table, "tensors->table", "unless bias is ABSOLUTE or RELATIVE_1D");
+  if (d.bias != POSENC_BIAS_RELATIVE_2D) {
+    require_null(t.table_h, "tensors->table_h", "unless bias is RELATIVE_2D");
+    require_null(t.table_w, "tensors->table_w", "unless bias is RELATIVE_2D");
+  }
+  if (d.relative_values) {
+    table(t.value_table, "tensors->value_table", relative_rows);
+  } else {
+    require_null(t.value_table, "tensors->value_table", "unless relative_values is 1");
+  }
+  return inputs;
+}
+
+// Everything but the workspace; returns the problem and the output's size.
+struct Validated {
+  ops::AttentionProblem problem;
+  int64_t out_bytes;
+  std::vector<Region> inputs;
+};
+
+Validated validate(const posenc_attention_desc* desc, const posenc_attention_tensors* tensors) {
+  require_not_null(desc, "desc");
+  require_not_null(tensors, "tensors");
+  const int64_t relative_rows = validate_desc(*desc);
+  Validated v{ops::make_attention_problem(*desc), 0,
+              validate_tensors(*desc, *tensors, relative_rows)};
+  v.out_bytes = checked_bytes({desc->batch, desc->heads, desc->q_len, desc->head_dim},
+                              dtype_bytes(desc->out_dtype), "tensors->out");
+  for (const Region& r : v.inputs) {
+    require_disjoint(tensors->out, v.out_bytes, "tensors->out", r.pointer, r.bytes, r.name);
+  }
+  return v;
+}
+
+void require_workspace(const void* workspace, size_t workspace_bytes, size_t needed,
+                       const void* out, int64_t out_bytes, const char* out_name,
+                       const std::vector<Region>& inputs) {
+  if (workspace == nullptr) return;
+  if (workspace_bytes < needed) {
+    fail(POSENC_ERROR_INVALID_ARGUMENT, "workspace_bytes (" + std::to_string(workspace_bytes) +
+                                            ") is less than the " + std::to_string(needed) +
+                                            " bytes this call needs");
+  }
+  const int64_t bytes = int64_t(needed);
+  require_disjoint(out, out_bytes, out_name, workspace, bytes, "workspace");
+  for (const Region& r : inputs) {
+    require_disjoint(workspace, bytes, "workspace", r.pointer, r.bytes, r.name);
+  }
+}
+
+void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
+  require_not_null(desc, "desc");
+  const posenc_bottleneck_desc& d = *desc;
+  require_positive(d.batch, "desc->batch");
+  require_positive(d.channels, "desc->channels");
+  require_positive(d.height, "desc->height");
+  require_positive(d.width, "desc->width");
+  require_positive(d.heads, "desc->heads");
+  require_positive(d.head_dim, "desc->head_dim");
+  require_dtype(d.dtype, "desc->dtype");
+  require_dtype(d.out_dtype, "desc->out_dtype");
+  require_finite_scale(d.scale, "desc->scale");
+  require_flag(d.tables_per_head, "desc->tables_per_head");
+  // Every intermediate (and the attention workspace) stays far below 2^63.
+  checked_bytes({d.batch, d.height, d.width, d.channels + 4 * d.heads * d.head_dim + 4096},
+                size_t(1) << 10, "desc (the workspace)");
+}
+
+}  // namespace
+
+extern "C" {
+
+void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t batch, int64_t heads,
+                                int64_t q_len, int64_t kv_len, int64_t head_dim) {
+  if (desc == nullptr) return;
+  *desc = posenc_attention_desc{};
+  desc->batch = batch;
+  desc->heads = heads;
+  desc->q_len = q_len;
+  desc->kv_len = kv_len;
+  desc->head_dim = head_dim;
+  desc->layout = POSENC_LAYOUT_BHTD;
+  desc->dtype = POSENC_F32;
+  desc->out_dtype = POSENC_F32;
+  desc->scale = head_dim > 0 ? float(1.0 / std::sqrt(double(head_dim))) : 1.0f;
+  desc->bias = POSENC_BIAS_NONE;
+  desc->bias_uses_scaled_q = 1;
+}
+
+posenc_status posenc_attention_workspace_size(posenc_context* context,
+                                              const posenc_attention_desc* desc, size_t* bytes) {
+  return guard("posenc_attention_workspace_size", [&] {
+    require_not_null(desc, "desc");
+    require_not_null(bytes, "bytes");
+    validate_desc(*desc);
+    const ExecContext ctx = resolve_context(context);
+    *bytes = ops::attention_workspace_bytes(ops::make_attention_problem(*desc), ctx.num_threads);
+  });
+}
+
+posenc_status posenc_attention(posenc_context* context, const posenc_attention_desc* desc,
+                               const posenc_attention_tensors* tensors, void* workspace,
+                               size_t workspace_bytes) {
+  return guard("posenc_attention", [&] {
+    const Validated v = validate(desc, tensors);
+    const ExecContext ctx = resolve_context(context);
+    require_workspace(workspace, workspace_bytes,
+                      ops::attention_workspace_bytes(v.problem, ctx.num_threads), tensors->out,
+                      v.out_bytes, "tensors->out", v.inputs);
+    require_bf16_gemm(desc->dtype);
+    ops::attention(ctx, v.problem, *tensors, workspace);
+  });
+}
+
+void posenc_bottleneck_desc_init(posenc_bottleneck_desc* desc, int64_t batch, int64_t channels,
+                                 int64_t height, int64_t width, int64_t heads,
+                                 int64_t head_dim) {
+  if (desc == nullptr) return;
+  *desc = posenc_bottleneck_desc{};
+  desc->batch = batch;
+  desc->channels = channels;
+  desc->height = height;
+  desc->width = width;
+  desc->heads = heads;
+  desc->head_dim = head_dim;
+  desc->dtype = POSENC_F32;
+  desc->out_dtype = POSENC_F32;
+  desc->scale = head_dim > 0 ? float(1.0 / std::sqrt(double(head_dim))) : 1.0f;
+}
+
+posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
+                                               const posenc_bottleneck_desc* desc,
+                                               size_t* bytes) {
+  return guard("posenc_bottleneck_workspace_size", [&] {
+    validate_bottleneck_desc(desc);
+    require_not_null(bytes, "bytes");
+    *bytes = ops::bottleneck_workspace_bytes(*desc, resolve_context(context).num_threads);
+  });
+}
+
+posenc_status posenc_bottleneck_mhsa(posenc_context* context, const posenc_bottleneck_desc* desc,
+                                     const void* fmap, const void* w_qkv, const void* rel_h,
+                                     const void* rel_w, void* out, void* workspace,
+                                     size_t workspace_bytes) {
+  return guard("posenc_bottleneck_mhsa", [&] {
+    validate_bottleneck_desc(desc);
+    const posenc_bottleneck_desc& d = *desc;
+    require_not_null(fmap, "fmap");
+    require_not_null(w_qkv, "w_qkv");
+    require_not_null(rel_h, "rel_h");
+    require_not_null(rel_w, "rel_w");
+    require_not_null(out, "out");
+    const size_t es = dtype_bytes(d.dtype);
+    const int64_t heads = d.tables_per_head ? d.heads : 1;
+    const std::vector<Region> inputs{
+        {fmap, checked_bytes({d.batch, d.channels, d.height, d.width}, es, "fmap"), "fmap"},
+        {w_qkv, checked_bytes({3, d.heads, d.head_dim, d.channels}, es, "w_qkv"), "w_qkv"},
+        {rel_h, checked_bytes({heads, 2 * d.height - 1, d.head_dim}, es, "rel_h"), "rel_h"},
+        {rel_w, checked_bytes({heads, 2 * d.width - 1, d.head_dim}, es, "rel_w"), "rel_w"}};
+    const int64_t out_bytes = checked_bytes({d.batch, d.heads, d.head_dim, d.height, d.width},
+                                            dtype_bytes(d.out_dtype), "out");
+    for (const Region& r : inputs) require_disjoint(out, out_bytes, "out", r.pointer, r.bytes, r.name);
+    const ExecContext ctx = resolve_context(context);
+    require_workspace(workspace, workspace_bytes,
+                      ops::bottleneck_workspace_bytes(d, ctx.num_threads), out, out_bytes, "out",
+                      inputs);
+    require_bf16_gemm(d.dtype);
+    ops::bottleneck_mhsa(ctx, d, fmap, w_qkv, rel_h, rel_w, out, workspace);
+  });
+}
+
+}  // extern "C"

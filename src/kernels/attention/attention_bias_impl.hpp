@@ -1,0 +1,96 @@
+// Positional-bias kernels of the fused attention, templated on the xsimd
+// arch.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include <xsimd/xsimd.hpp>
+
+#include "kernels/attention/attention_bias_kernels.hpp"
+#include "kernels/elementwise/elementwise_impl.hpp"
+
+namespace posenc::kernels {
+
+// x[j] += value for j < n.
+template <class Arch>
+void add_constant(float* x, float value, int64_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  const batch v(value);
+  int64_t j = 0;
+  for (; j + lanes <= n; j += lanes) (batch::load_unaligned(x + j) + v).store_unaligned(x + j);
+  for (; j < n; ++j) x[j] += value;
+}
+
+template <class Arch>
+float sum_of(const float* x, int64_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  batch acc(0.0f);
+  int64_t j = 0;
+  for (; j + lanes <= n; j += lanes) acc += batch::load_unaligned(x + j);
+  float sum = xsimd::hadd(acc);
+  for (; j < n; ++j) sum += x[j];
+  return sum;
+}
+
+// The columns j < n where clamp(j + shift, lo, hi) is lo: [0, low_end); where
+// it is hi: [high_begin, n); the window is read contiguously in between.
+struct ClampSegments {
+  int64_t low_end, high_begin;
+};
+
+template <class Arch>
+ClampSegments clamp_segments(int64_t shift, int64_t lo, int64_t hi, int64_t n) {
+  const int64_t low_end = std::clamp<int64_t>(lo - shift, 0, n);
+  const int64_t high_begin = std::clamp<int64_t>(hi - shift + 1, low_end, n);
+  return ClampSegments{low_end, high_begin};
+}
+
+template <class Arch>
+void gather_add(const float* window, int64_t shift, int64_t lo, int64_t hi, float* scores,
+                int64_t n) {
+  const ClampSegments s = clamp_segments<Arch>(shift, lo, hi, n);
+  if (s.low_end > 0) add_constant<Arch>(scores, window[lo], s.low_end);
+  add_f32<Arch>(scores + s.low_end, window + s.low_end + shift, scores + s.low_end,
+                s.high_begin - s.low_end);
+  if (s.high_begin < n) add_constant<Arch>(scores + s.high_begin, window[hi], n - s.high_begin);
+}
+
+template <class Arch>
+void scatter_add(const float* p, int64_t shift, int64_t lo, int64_t hi, float* weights,
+                 int64_t n) {
+  const ClampSegments s = clamp_segments<Arch>(shift, lo, hi, n);
+  if (s.low_end > 0) weights[lo] += sum_of<Arch>(p, s.low_end);
+  float* middle = weights + s.low_end + shift;
+  add_f32<Arch>(middle, p + s.low_end, middle, s.high_begin - s.low_end);
+  if (s.high_begin < n) weights[hi] += sum_of<Arch>(p + s.high_begin, n - s.high_begin);
+}
+
+template <class Arch>
+void add_2d(const float* row_logits, const float* col_logits, int64_t width, int64_t first_key,
+            float* scores, int64_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  int64_t x = first_key / width, y = first_key % width;
+  for (int64_t j = 0; j < n; ++x, y = 0) {
+    const int64_t count = std::min(width - y, n - j);
+    const batch row(row_logits[x]);
+    float* s = scores + j;
+    const float* c = col_logits + y;
+    int64_t t = 0;
+    for (; t + lanes <= count; t += lanes) {
+      (batch::load_unaligned(s + t) + batch::load_unaligned(c + t) + row).store_unaligned(s + t);
+    }
+    for (; t < count; ++t) s[t] += c[t] + row_logits[x];
+    j += count;
+  }
+}
+
+template <class Arch>
+constexpr AttentionBiasKernels make_attention_bias_kernels() {
+  return AttentionBiasKernels{&gather_add<Arch>, &scatter_add<Arch>, &add_2d<Arch>};
+}
+
+}  // namespace posenc::kernels

@@ -1,0 +1,151 @@
+// Attention kernels (softmax, scaling, transposes), templated on the xsimd
+// arch.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "kernels/attention/attention_kernels.hpp"
+#include "kernels/elementwise/elementwise_impl.hpp"
+
+namespace posenc::kernels {
+
+// The largest of x[0, n); -inf for n = 0. A NaN may or may not win; either
+// way it reaches the output through exp(x - max).
+template <class Arch>
+float max_of(const float* x, int64_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  float result = -std::numeric_limits<float>::infinity();
+  int64_t j = 0;
+  if (n >= lanes) {
+    batch m = batch::load_unaligned(x);
+    for (j = lanes; j + lanes <= n; j += lanes) m = xsimd::max(m, batch::load_unaligned(x + j));
+    alignas(64) float parts[lanes];
+    m.store_aligned(parts);
+    for (int64_t l = 0; l < lanes; ++l) result = std::max(result, parts[l]);
+  }
+  for (; j < n; ++j) result = std::max(result, x[j]);
+  return result;
+}
+
+// The first `count` lanes of x, as bf16 bits, to out.
+template <class Arch>
+void store_bf16(xsimd::batch<float, Arch> x, uint16_t* out, int64_t count) {
+  alignas(64) uint32_t wide[xsimd::batch<float, Arch>::size];
+  bf16_bits<Arch>(x).store_aligned(wide);
+  for (int64_t l = 0; l < count; ++l) out[l] = uint16_t(wide[l]);
+}
+
+// exp(x[j] - shift) for j < n, written over x or, if out_bf16 is not NULL,
+// to out_bf16 as bf16 (x is then left as it was); returns the sum of the
+// fp32 values.
+template <class Arch>
+float exp_shifted_sum(float* x, int64_t n, float shift, uint16_t* out_bf16) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  const batch s(shift);
+  batch acc(0.0f);
+  int64_t j = 0;
+  for (; j + lanes <= n; j += lanes) {
+    const batch e = xsimd::exp(batch::load_unaligned(x + j) - s);
+    if (out_bf16 != nullptr) {
+      store_bf16<Arch>(e, out_bf16 + j, lanes);
+    } else {
+      e.store_unaligned(x + j);
+    }
+    acc += e;
+  }
+  if (j < n) {  // the tail, padded with -inf (exp gives 0)
+    alignas(64) float tail[lanes];
+    std::fill(tail, tail + lanes, -std::numeric_limits<float>::infinity());
+    std::copy(x + j, x + n, tail);
+    const batch e = xsimd::exp(batch::load_aligned(tail) - s);
+    if (out_bf16 != nullptr) {
+      store_bf16<Arch>(e, out_bf16 + j, n - j);
+    } else {
+      e.store_aligned(tail);
+      std::copy(tail, tail + (n - j), x + j);
+    }
+    acc += e;
+  }
+  return xsimd::hadd(acc);
+}
+
+template <class Arch>
+void scale_f32(const float* x, float factor, float* out, int64_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  const batch f(factor);
+  int64_t j = 0;
+  for (; j + lanes <= n; j += lanes) (batch::load_unaligned(x + j) * f).store_unaligned(out + j);
+  for (; j < n; ++j) out[j] = x[j] * factor;
+}
+
+template <class Arch>
+float softmax_block(float* scores, int64_t valid, int64_t n, float* row_max, float* row_sum,
+                    uint16_t* probs_bf16) {
+  constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+  const float old_max = *row_max;
+  const float new_max = std::max(old_max, max_of<Arch>(scores, valid));
+  // A row whose visible scores are all -inf so far: shift by 0, so that its
+  // probabilities are 0 (not NaN) and later blocks can still carry weight.
+  const float shift = new_max == neg_inf ? 0.0f : new_max;
+  const float sum = exp_shifted_sum<Arch>(scores, valid, shift, probs_bf16);
+  if (probs_bf16 != nullptr) {
+    std::fill(probs_bf16 + valid, probs_bf16 + n, uint16_t(0));
+  } else {
+    std::fill(scores + valid, scores + n, 0.0f);
+  }
+  float correction = 1.0f;
+  if (old_max != new_max) correction = old_max == neg_inf ? 0.0f : std::exp(old_max - new_max);
+  *row_sum = *row_sum * correction + sum;
+  *row_max = new_max;
+  return correction;
+}
+
+template <class Arch>
+void softmax_row(float* x, int64_t n) {
+  const float sum = exp_shifted_sum<Arch>(x, n, max_of<Arch>(x, n), nullptr);
+  scale_f32<Arch>(x, 1.0f / sum, x, n);
+}
+
+// Transposes in tiles of 8 x 8 so that both sides stay in cache lines.
+template <class Arch, class T>
+void transpose_tiled(const T* src, int64_t rows, int64_t cols, int64_t ld_src, T* dst,
+                     int64_t ld_dst) {
+  constexpr int64_t tile = 8;
+  for (int64_t r0 = 0; r0 < rows; r0 += tile) {
+    const int64_t r1 = std::min(rows, r0 + tile);
+    for (int64_t c0 = 0; c0 < cols; c0 += tile) {
+      const int64_t c1 = std::min(cols, c0 + tile);
+      for (int64_t c = c0; c < c1; ++c) {
+        for (int64_t r = r0; r < r1; ++r) dst[c * ld_dst + r] = src[r * ld_src + c];
+      }
+    }
+  }
+}
+
+template <class Arch>
+void transpose_32(const uint32_t* src, int64_t rows, int64_t cols, int64_t ld_src,
+                  uint32_t* dst, int64_t ld_dst) {
+  transpose_tiled<Arch>(src, rows, cols, ld_src, dst, ld_dst);
+}
+
+template <class Arch>
+void transpose_16(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld_src,
+                  uint16_t* dst, int64_t ld_dst) {
+  transpose_tiled<Arch>(src, rows, cols, ld_src, dst, ld_dst);
+}
+
+template <class Arch>
+constexpr AttentionKernels make_attention_kernels() {
+  return AttentionKernels{&softmax_block<Arch>, &softmax_row<Arch>, &scale_f32<Arch>,
+                          &transpose_32<Arch>, &transpose_16<Arch>};
+}
+
+}  // namespace posenc::kernels

@@ -1,0 +1,33 @@
+// Kernels of the fused attention: softmax rows, row scaling, transposes.
+#pragma once
+
+#include <cstdint>
+
+namespace posenc {
+
+struct AttentionKernels {
+  // One step of the online softmax of a query row over a block of n keys, of
+  // which the first `valid` are visible (the rest are masked). With the
+  // row's running maximum *row_max (-inf before the first block) and running
+  // sum *row_sum (0 before), it overwrites scores[0, valid) with
+  // exp(scores - new maximum), zeroes scores[valid, n), updates both and
+  // returns the factor the row's earlier accumulations must be multiplied by
+  // (1 when the maximum did not change; 0 when nothing was accumulated).
+  // With probs_bf16 not NULL the probabilities go there as bf16 instead
+  // (scores is left unspecified).
+  float (*softmax_block)(float* scores, int64_t valid, int64_t n, float* row_max,
+                         float* row_sum, uint16_t* probs_bf16);
+  // The exact, stable softmax of one row in place:
+  // x[j] = exp(x[j] - max) / sum_k exp(x[k] - max).
+  void (*softmax_row)(float* x, int64_t n);
+  // out[j] = x[j] * factor; out may equal x.
+  void (*scale_f32)(const float* x, float factor, float* out, int64_t n);
+  // dst[c * ld_dst + r] = src[r * ld_src + c] for r < rows, c < cols (32-bit
+  // and 16-bit elements).
+  void (*transpose_32)(const uint32_t* src, int64_t rows, int64_t cols, int64_t ld_src,
+                       uint32_t* dst, int64_t ld_dst);
+  void (*transpose_16)(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld_src,
+                       uint16_t* dst, int64_t ld_dst);
+};
+
+}  // namespace posenc

@@ -1,0 +1,272 @@
+#include "ops/attention.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <vector>
+
+#include "ops/attention_bias.hpp"
+#include "ops/attention_workspace.hpp"
+#include "runtime/matmul.hpp"
+
+namespace posenc::ops {
+namespace {
+
+TokenStrides layout_strides(posenc_attention_layout layout, int64_t heads, int64_t tokens,
+                            int64_t head_dim) {
+  if (layout == POSENC_LAYOUT_BTHD) {
+    return TokenStrides{tokens * heads * head_dim, head_dim, heads * head_dim};
+  }
+  return TokenStrides{heads * tokens * head_dim, tokens * head_dim, head_dim};
+}
+
+// Calls body(task, slot) for every task on up to `slots` threads; slot (in
+// [0, slots)) names the thread's scratch. Exceptions (oneDNN failing to
+// create a primitive) are rethrown once every thread is done.
+template <class Body>
+void for_each_task(int slots, int64_t tasks, const Body& body) {
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto run = [&](int64_t task, int slot) {
+    try {
+      body(task, slot);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  };
+  if (slots <= 1) {
+    for (int64_t task = 0; task < tasks; ++task) run(task, 0);
+  } else {
+#pragma omp parallel num_threads(slots)
+    {
+      const int slot = omp_get_thread_num();
+#pragma omp for schedule(static)
+      for (int64_t task = 0; task < tasks; ++task) run(task, slot);
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+// One thread's view of its scratch.
+struct Scratch {
+  float* scores;
+  uint16_t* probs_bf16;
+  float* bias;
+  float* acc;
+  float* row_max;
+  float* row_sum;
+  float* weights;
+  uint16_t* weights_bf16;
+
+  Scratch(uint8_t* slot, const SlotLayout& s)
+      : scores(reinterpret_cast<float*>(slot + s.scores)),
+        probs_bf16(reinterpret_cast<uint16_t*>(slot + s.probs_bf16)),
+        bias(reinterpret_cast<float*>(slot + s.bias)),
+        acc(reinterpret_cast<float*>(slot + s.acc)),
+        row_max(reinterpret_cast<float*>(slot + s.row_max)),
+        row_sum(reinterpret_cast<float*>(slot + s.row_sum)),
+        weights(reinterpret_cast<float*>(slot + s.weights)),
+        weights_bf16(reinterpret_cast<uint16_t*>(slot + s.weights_bf16)) {}
+};
+
+// Runs one query block of one (batch, head) against all its visible keys.
+class QueryBlockRunner {
+ public:
+  QueryBlockRunner(const ExecContext& ctx, const AttentionProblem& p,
+                   const posenc_attention_tensors& t, const AttentionBlocking& blocking,
+                   const SlotLayout& layout)
+      : ctx_(ctx), p_(p), t_(t), blocking_(blocking), layout_(layout),
+        bias_(p, t, ctx.kernels->attention_bias),
+        values_(p, t, ctx.kernels->attention_bias) {}
+
+  void run(int64_t task, const Scratch& s) const;
+
+ private:
+  const char* row_of(const void* base, const TokenStrides& st, int64_t b, int64_t h,
+                     int64_t t) const {
+    return static_cast<const char*>(base) +
+           size_t(b * st.batch + h * st.head + t * st.token) * p_.element_bytes();
+  }
+  void key_block(const QueryBlock& qb, int64_t b, const KeyBlock& kb, const RowWindow& vw,
+                 const Scratch& s) const;
+  void store(const QueryBlock& qb, int64_t b, const Scratch& s) const;
+
+  const ExecContext& ctx_;
+  const AttentionProblem& p_;
+  const posenc_attention_tensors& t_;
+  const AttentionBlocking& blocking_;
+  const SlotLayout& layout_;
+  AttentionBias bias_;
+  RelativeValues values_;
+};
+
+void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
+  const int64_t b = task / (p_.heads * blocking_.query_blocks);
+  const int64_t h = task / blocking_.query_blocks % p_.heads;
+  const int64_t first = task % blocking_.query_blocks * blocking_.query_block;
+  QueryBlock qb{h, row_of(t_.q, p_.q, b, h, first), p_.q.token, first,
+                std::min(blocking_.query_block, p_.q_len - first)};
+  // Keys visible to at least one query of the block.
+  const int64_t keys = p_.visible_keys(first + qb.rows - 1);
+  std::fill(s.row_max, s.row_max + qb.rows, -std::numeric_limits<float>::infinity());
+  std::fill(s.row_sum, s.row_sum + qb.rows, 0.0f);
+  RowWindow vw{0, 0};
+  if (p_.relative_values && keys > 0) {
+    vw = values_.window(qb, keys);
+    std::fill(s.weights, s.weights + qb.rows * layout_.value_window, 0.0f);
+  }
+  for (int64_t j = 0; j < keys; j += blocking_.key_block) {
+    key_block(qb, b, KeyBlock{j, std::min(blocking_.key_block, keys - j)}, vw, s);
+  }
+  if (p_.relative_values && keys > 0) {
+    const void* weights = s.weights;
+    if (p_.dtype == POSENC_BF16) {
+      for (int64_t r = 0; r < qb.rows; ++r) {
+        ctx_.kernels->elementwise.f32_to_bf16(s.weights + r * layout_.value_window,
+                                              s.weights_bf16 + r * layout_.value_window,
+                                              vw.count);
+      }
+      weights = s.weights_bf16;
+    }
+    values_.apply(qb, vw, weights, layout_.value_window, s.acc, layout_.acc_ld);
+  }
+  store(qb, b, s);
+}
+
+void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock& kb,
+                                 const RowWindow& vw, const Scratch& s) const {
+  const AttentionKernels& k = ctx_.kernels->attention;
+  const int64_t ld = gemm_output_stride(kb.count);  // dense: the AMX path needs it
+  MatmulShape qk;
+  qk.m = qb.rows;
+  qk.n = kb.count;
+  qk.k = p_.head_dim;
+  qk.lda = qb.ldq;
+  qk.ldb = p_.k.token;
+  qk.ldc = ld;
+  qk.transpose_b = true;
+  qk.ab_type = p_.dtype;
+  qk.alpha = p_.scale;
+  matmul(qk, qb.q, row_of(t_.k, p_.k, b, qb.head, kb.first), s.scores);
+  bias_.add(qb, kb, s.scores, ld, s.bias);
+
+  for (int64_t r = 0; r < qb.rows; ++r) {
+    float* row = s.scores + r * ld;
+    const int64_t valid = std::clamp<int64_t>(p_.visible_keys(qb.first + r) - kb.first, 0,
+                                              kb.count);
+    // bf16 probabilities straight from the softmax, unless the relative
+    // values need them in fp32 first.
+    const bool direct_bf16 = p_.dtype == POSENC_BF16 && !p_.relative_values;
+    uint16_t* probs_bf16 = s.probs_bf16 + r * ld;
+    const float correction = k.softmax_block(row, valid, kb.count, s.row_max + r, s.row_sum + r,
+                                             direct_bf16 ? probs_bf16 : nullptr);
+    if (kb.first > 0 && correction != 1.0f) {
+      float* acc = s.acc + r * layout_.acc_ld;
+      k.scale_f32(acc, correction, acc, p_.head_dim);
+      if (p_.relative_values) {
+        float* w = s.weights + r * layout_.value_window;
+        k.scale_f32(w, correction, w, vw.count);
+      }
+    }
+    if (p_.relative_values) {
+      values_.scatter(qb, r, kb, vw, row, s.weights + r * layout_.value_window);
+      if (p_.dtype == POSENC_BF16) {
+        ctx_.kernels->elementwise.f32_to_bf16(row, probs_bf16, kb.count);
+      }
+    }
+  }
+
+  MatmulShape pv;
+  pv.m = qb.rows;
+  pv.n = p_.head_dim;
+  pv.k = kb.count;
+  pv.lda = ld;
+  pv.ldb = p_.v.token;
+  pv.ldc = layout_.acc_ld;
+  pv.ab_type = p_.dtype;
+  pv.accumulate = kb.first > 0;
+  const void* probs = p_.dtype == POSENC_BF16 ? static_cast<const void*>(s.probs_bf16)
+                                              : static_cast<const void*>(s.scores);
+  matmul(pv, probs, row_of(t_.v, p_.v, b, qb.head, kb.first), s.acc);
+}
+
+void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Scratch& s) const {
+  const int64_t d = p_.head_dim;
+  const size_t out_bytes = p_.out_dtype == POSENC_BF16 ? 2 : 4;
+  for (int64_t r = 0; r < qb.rows; ++r) {
+    const int64_t i = qb.first + r;
+    float* acc = s.acc + r * layout_.acc_ld;
+    char* out = static_cast<char*>(t_.out) +
+                size_t(b * p_.out.batch + qb.head * p_.out.head + i * p_.out.token) * out_bytes;
+    if (p_.visible_keys(i) == 0) {  // a fully masked row: zeros, not 0/0
+      std::fill(acc, acc + d, 0.0f);
+    } else {
+      ctx_.kernels->attention.scale_f32(acc, 1.0f / s.row_sum[r], acc, d);
+    }
+    if (p_.out_dtype == POSENC_BF16) {
+      ctx_.kernels->elementwise.f32_to_bf16(acc, reinterpret_cast<uint16_t*>(out), d);
+    } else {
+      std::memcpy(out, acc, size_t(d) * sizeof(float));
+    }
+  }
+}
+
+}  // namespace
+
+int64_t AttentionProblem::visible_keys(int64_t i) const {
+  if (!causal) return kv_len;
+  return std::clamp<int64_t>(query_offset + i + 1, 0, kv_len);
+}
+
+AttentionProblem make_attention_problem(const posenc_attention_desc& d) {
+  AttentionProblem p;
+  p.batch = d.batch;
+  p.heads = d.heads;
+  p.q_len = d.q_len;
+  p.kv_len = d.kv_len;
+  p.head_dim = d.head_dim;
+  p.q = p.out = layout_strides(d.layout, d.heads, d.q_len, d.head_dim);
+  p.k = p.v = layout_strides(d.layout, d.heads, d.kv_len, d.head_dim);
+  p.dtype = d.dtype;
+  p.out_dtype = d.out_dtype;
+  p.scale = d.scale;
+  p.causal = d.causal != 0;
+  p.query_offset = d.query_offset;
+  p.bias = d.bias;
+  p.tables_per_head = d.tables_per_head != 0;
+  p.bias_alpha = d.bias_uses_scaled_q ? d.scale : 1.0f;
+  p.max_distance = d.max_distance;
+  p.map_height = d.map_height;
+  p.map_width = d.map_width;
+  p.relative_values = d.relative_values != 0;
+  return p;
+}
+
+size_t attention_workspace_bytes(const AttentionProblem& problem, int threads) {
+  const AttentionBlocking blocking = attention_blocking(problem, threads);
+  return workspace_bytes(blocking, slot_layout(problem, blocking));
+}
+
+void attention(const ExecContext& ctx, const AttentionProblem& problem,
+               const posenc_attention_tensors& tensors, void* workspace) {
+  const AttentionBlocking blocking = attention_blocking(problem, ctx.num_threads);
+  const SlotLayout layout = slot_layout(problem, blocking);
+  std::vector<uint8_t> owned;
+  if (workspace == nullptr) {
+    owned.resize(workspace_bytes(blocking, layout));
+    workspace = owned.data();
+  }
+  const uintptr_t address = reinterpret_cast<uintptr_t>(workspace);
+  uint8_t* base = static_cast<uint8_t*>(workspace) + ((64 - address % 64) % 64);
+  const QueryBlockRunner runner(ctx, problem, tensors, blocking, layout);
+  for_each_task(blocking.slots, blocking.tasks, [&](int64_t task, int slot) {
+    runner.run(task, Scratch(base + size_t(slot) * layout.bytes, layout));
+  });
+}
+
+}  // namespace posenc::ops

@@ -1,0 +1,57 @@
+// Fused attention with positional bias (posenc/attention.h): the problem in
+// internal form, its workspace, and the op. Arguments are validated by the
+// caller (api/attention.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "posenc/attention.h"
+#include "runtime/context.hpp"
+
+namespace posenc::ops {
+
+// Where row (batch b, head h, token t) of a [.., tokens, .., head_dim] tensor
+// starts: b * batch + h * head + t * token elements.
+struct TokenStrides {
+  int64_t batch, head, token;
+};
+
+struct AttentionProblem {
+  int64_t batch, heads, q_len, kv_len, head_dim;
+  TokenStrides q, k, v, out;
+  posenc_dtype dtype, out_dtype;
+  float scale;
+  bool causal;
+  int64_t query_offset;
+  posenc_attention_bias bias;
+  bool tables_per_head;
+  float bias_alpha;  // multiplies q . table rows: scale or 1
+  int64_t max_distance;
+  int64_t map_height, map_width;
+  bool relative_values;
+
+  size_t element_bytes() const { return dtype == POSENC_BF16 ? 2 : 4; }
+  // Keys visible to query i: [0, visible_keys(i)).
+  int64_t visible_keys(int64_t i) const;
+};
+
+// The row stride of every GEMM output the attention writes. oneDNN 2.6.3's
+// AMX bf16 matmul, when more than one thread is configured, computes dense
+// outputs of 49 to 63 columns wrong (and can fault on them); a longer stride
+// sends those shapes to a slower path that is right. Other widths stay dense,
+// which the AMX path needs.
+inline int64_t gemm_output_stride(int64_t columns) {
+  return columns >= 49 && columns <= 63 ? 64 : columns;
+}
+
+// The problem of a validated desc, with the strides of its layout.
+AttentionProblem make_attention_problem(const posenc_attention_desc& desc);
+
+size_t attention_workspace_bytes(const AttentionProblem& problem, int threads);
+
+// workspace: NULL (allocated here) or attention_workspace_bytes() bytes.
+void attention(const ExecContext& ctx, const AttentionProblem& problem,
+               const posenc_attention_tensors& tensors, void* workspace);
+
+}  // namespace posenc::ops

@@ -1,0 +1,150 @@
+#include "ops/attention_bias.hpp"
+
+#include <algorithm>
+
+#include "runtime/matmul.hpp"
+
+namespace posenc::ops {
+namespace {
+
+// Row `first_row` of the table of head `head` (tables of `rows` rows).
+const void* table_row(const AttentionProblem& p, const void* table, int64_t head, int64_t rows,
+                      int64_t first_row) {
+  const int64_t row = (p.tables_per_head ? head * rows : 0) + first_row;
+  return static_cast<const char*>(table) + size_t(row * p.head_dim) * p.element_bytes();
+}
+
+// out[r, c] (+)= alpha * q[r] . rows[c] for r < qb.rows, c < count.
+void logits_gemm(const AttentionProblem& p, const QueryBlock& qb, const void* rows,
+                 int64_t count, float alpha, bool accumulate, float* out, int64_t ldo) {
+  MatmulShape s;
+  s.m = qb.rows;
+  s.n = count;
+  s.k = p.head_dim;
+  s.lda = qb.ldq;
+  s.ldb = p.head_dim;
+  s.ldc = ldo;
+  s.transpose_b = true;
+  s.ab_type = p.dtype;
+  s.alpha = alpha;
+  s.accumulate = accumulate;
+  matmul(s, qb.q, rows, out);
+}
+
+}  // namespace
+
+int64_t RelativeIndex::row(int64_t distance) const {
+  return std::clamp<int64_t>(distance + center, 0, rows - 1);
+}
+
+RelativeIndex relative_index(const AttentionProblem& p) {
+  if (p.max_distance > 0) return RelativeIndex{2 * p.max_distance + 1, p.max_distance};
+  return RelativeIndex{p.q_len + p.kv_len - 1, p.query_offset + p.q_len - 1};
+}
+
+RowWindow relative_window(const RelativeIndex& index, int64_t query_pos, int64_t queries,
+                          int64_t first_key, int64_t keys) {
+  const int64_t first = index.row(first_key - (query_pos + queries - 1));
+  const int64_t last = index.row(first_key + keys - 1 - query_pos);
+  return RowWindow{first, last - first + 1};
+}
+
+AttentionBias::AttentionBias(const AttentionProblem& problem,
+                             const posenc_attention_tensors& tensors,
+                             const AttentionBiasKernels& kernels)
+    : p_(problem), t_(tensors), kernels_(kernels), index_(relative_index(problem)) {}
+
+int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_block,
+                                      int64_t key_block) {
+  switch (p.bias) {
+    case POSENC_BIAS_RELATIVE_1D:
+      return query_block *
+             gemm_output_stride(std::min(relative_index(p).rows, key_block + query_block - 1));
+    case POSENC_BIAS_RELATIVE_2D:
+      return query_block * (gemm_output_stride(2 * p.map_height - 1) +
+                            gemm_output_stride(2 * p.map_width - 1));
+    default:
+      return 0;
+  }
+}
+
+void AttentionBias::add(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
+                        float* scratch) const {
+  switch (p_.bias) {
+    case POSENC_BIAS_NONE:
+    case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
+      return;
+    case POSENC_BIAS_ABSOLUTE:
+      logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, p_.kv_len, kb.first), kb.count,
+                  p_.bias_alpha, true, scores, ld);
+      return;
+    case POSENC_BIAS_RELATIVE_1D: {
+      const int64_t query_pos = p_.query_offset + qb.first;
+      const RowWindow w = relative_window(index_, query_pos, qb.rows, kb.first, kb.count);
+      const int64_t lw = gemm_output_stride(w.count);
+      logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, index_.rows, w.first), w.count,
+                  p_.bias_alpha, false, scratch, lw);
+      for (int64_t r = 0; r < qb.rows; ++r) {
+        const int64_t shift = kb.first - (query_pos + r) + index_.center - w.first;
+        kernels_.gather_add(scratch + r * lw, shift, -w.first, index_.rows - 1 - w.first,
+                            scores + r * ld, kb.count);
+      }
+      return;
+    }
+    case POSENC_BIAS_RELATIVE_2D: {
+      const int64_t X = p_.map_height, Y = p_.map_width;
+      const int64_t lh = gemm_output_stride(2 * X - 1), lw = gemm_output_stride(2 * Y - 1);
+      float* row_logits = scratch;                  // [rows, 2X-1], row stride lh
+      float* col_logits = scratch + qb.rows * lh;  // [rows, 2Y-1], row stride lw
+      if (kb.first == 0) {  // kept in scratch for the later key blocks
+        logits_gemm(p_, qb, table_row(p_, t_.table_h, qb.head, 2 * X - 1, 0), 2 * X - 1,
+                    p_.bias_alpha, false, row_logits, lh);
+        logits_gemm(p_, qb, table_row(p_, t_.table_w, qb.head, 2 * Y - 1, 0), 2 * Y - 1,
+                    p_.bias_alpha, false, col_logits, lw);
+      }
+      for (int64_t r = 0; r < qb.rows; ++r) {
+        const int64_t x1 = (qb.first + r) / Y, y1 = (qb.first + r) % Y;
+        kernels_.add_2d(row_logits + r * lh + X - 1 - x1, col_logits + r * lw + Y - 1 - y1, Y,
+                        kb.first,
+                        scores + r * ld, kb.count);
+      }
+      return;
+    }
+  }
+}
+
+RelativeValues::RelativeValues(const AttentionProblem& problem,
+                               const posenc_attention_tensors& tensors,
+                               const AttentionBiasKernels& kernels)
+    : p_(problem), t_(tensors), kernels_(kernels), index_(relative_index(problem)) {}
+
+int64_t RelativeValues::max_window(const AttentionProblem& p, int64_t query_block) {
+  return std::min(relative_index(p).rows, p.kv_len + query_block - 1);
+}
+
+RowWindow RelativeValues::window(const QueryBlock& qb, int64_t keys) const {
+  return relative_window(index_, p_.query_offset + qb.first, qb.rows, 0, keys);
+}
+
+void RelativeValues::scatter(const QueryBlock& qb, int64_t r, const KeyBlock& kb,
+                             const RowWindow& window, const float* p, float* weights) const {
+  const int64_t shift = kb.first - (p_.query_offset + qb.first + r) + index_.center - window.first;
+  kernels_.scatter_add(p, shift, -window.first, index_.rows - 1 - window.first, weights,
+                       kb.count);
+}
+
+void RelativeValues::apply(const QueryBlock& qb, const RowWindow& window, const void* weights,
+                           int64_t ld, float* out, int64_t ldo) const {
+  MatmulShape s;
+  s.m = qb.rows;
+  s.n = p_.head_dim;
+  s.k = window.count;
+  s.lda = ld;
+  s.ldb = p_.head_dim;
+  s.ldc = ldo;
+  s.ab_type = p_.dtype;
+  s.accumulate = true;
+  matmul(s, weights, table_row(p_, t_.value_table, qb.head, index_.rows, window.first), out);
+}
+
+}  // namespace posenc::ops

@@ -1,0 +1,102 @@
+// The positional bias of the fused attention, one query block against one
+// key block at a time (DESIGN.md section 2), and Shaw's relative values.
+//
+// 1D relative: the block's queries need a contiguous window of table rows;
+// one GEMM gives their logits against the window, then each score row gets
+// its own slice of that result (a clamped, shifted gather). 2D relative: the
+// logits against Rh and Rw (two small GEMMs), then their broadcast sum.
+// Absolute: a second GEMM accumulated into the scores.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/attention/attention_bias_kernels.hpp"
+#include "ops/attention.hpp"
+
+namespace posenc::ops {
+
+// Rows of a 1D relative table: distance d (key minus query position) reads
+// row clamp(d + center, 0, rows - 1).
+struct RelativeIndex {
+  int64_t rows, center;
+  int64_t row(int64_t distance) const;
+};
+
+// The table layout of posenc/attention.h for this problem.
+RelativeIndex relative_index(const AttentionProblem& problem);
+
+// Table rows [first, first + count).
+struct RowWindow {
+  int64_t first, count;
+};
+
+// The rows used by queries at positions [query_pos, query_pos + queries)
+// against keys [first_key, first_key + keys).
+RowWindow relative_window(const RelativeIndex& index, int64_t query_pos, int64_t queries,
+                          int64_t first_key, int64_t keys);
+
+// Queries [first, first + rows) of one (batch, head): q points at the first
+// one, with row stride ldq.
+struct QueryBlock {
+  int64_t head;
+  const void* q;
+  int64_t ldq;
+  int64_t first, rows;
+};
+
+struct KeyBlock {
+  int64_t first, count;
+};
+
+class AttentionBias {
+ public:
+  AttentionBias(const AttentionProblem& problem, const posenc_attention_tensors& tensors,
+                const AttentionBiasKernels& kernels);
+
+  // Floats of scratch add() needs for blocks of up to these sizes.
+  static int64_t scratch_floats(const AttentionProblem& problem, int64_t query_block,
+                                int64_t key_block);
+
+  // scores[r * ld + j] += bias(query qb.first + r, key kb.first + j).
+  void add(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
+           float* scratch) const;
+
+ private:
+  const AttentionProblem& p_;
+  const posenc_attention_tensors& t_;
+  const AttentionBiasKernels& kernels_;
+  RelativeIndex index_;
+};
+
+// Shaw's relative values: out_i += sum_j a_ij RV[row(i,j)]. Per query block,
+// the probabilities are summed per table row into weights (scatter), over
+// the key blocks; one GEMM then applies the weights to the window of RV.
+class RelativeValues {
+ public:
+  RelativeValues(const AttentionProblem& problem, const posenc_attention_tensors& tensors,
+                 const AttentionBiasKernels& kernels);
+
+  // Longest window of a query block of up to query_block rows.
+  static int64_t max_window(const AttentionProblem& problem, int64_t query_block);
+
+  // The table rows of a query block over keys [0, keys).
+  RowWindow window(const QueryBlock& qb, int64_t keys) const;
+
+  // weights[w] += sum of p[j] over the keys j of kb whose row is
+  // window.first + w, for query row r of the block.
+  void scatter(const QueryBlock& qb, int64_t r, const KeyBlock& kb, const RowWindow& window,
+               const float* p, float* weights) const;
+
+  // out[r, :] += weights[r, :] . RV[window] for the block's rows (out of row
+  // stride ldo); weights (row stride ld) in the problem's dtype.
+  void apply(const QueryBlock& qb, const RowWindow& window, const void* weights, int64_t ld,
+             float* out, int64_t ldo) const;
+
+ private:
+  const AttentionProblem& p_;
+  const posenc_attention_tensors& t_;
+  const AttentionBiasKernels& kernels_;
+  RelativeIndex index_;
+};
+
+}  // namespace posenc::ops

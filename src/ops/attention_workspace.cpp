@@ -1,0 +1,83 @@
+#include "ops/attention_workspace.hpp"
+
+#include <algorithm>
+
+#include "ops/attention_bias.hpp"
+
+namespace posenc::ops {
+namespace {
+
+constexpr size_t kAlign = 64;
+// Query rows per block: a block's scores (rows x key block) stay near
+// kBlockScores floats, in the L2 cache, with at least kQueryBlock and at
+// most kMaxQueryBlock rows (tall blocks mean fewer, more efficient GEMMs).
+constexpr int64_t kBlockScores = 64 * 1024;
+constexpr int64_t kQueryBlock = 64;
+constexpr int64_t kMaxQueryBlock = 256;
+constexpr int64_t kMinQueryBlock = 16;
+// Short problems are cut into at least this many tasks when blocks can stay
+// kMinQueryBlock tall. A constant, not the thread count: the blocks (and so
+// the bits of the result) are the same whatever the thread count.
+constexpr int64_t kMinTasks = 8;
+// Keys up to kSingleKeyBlock are one block (an exact softmax in one step);
+// longer rows are cut into kKeyBlock keys with the online softmax.
+constexpr int64_t kSingleKeyBlock = 2048;
+constexpr int64_t kKeyBlock = 1024;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Reserves `bytes` at `offset`, aligned; returns where it starts.
+size_t reserve(size_t& offset, size_t bytes) {
+  const size_t start = offset;
+  offset += (bytes + kAlign - 1) / kAlign * kAlign;
+  return start;
+}
+
+}  // namespace
+
+AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
+  const int64_t heads_total = p.batch * p.heads;
+  const int64_t key_block = p.kv_len <= kSingleKeyBlock ? p.kv_len : kKeyBlock;
+  const int64_t rows = std::clamp(kBlockScores / key_block, kQueryBlock, kMaxQueryBlock);
+  int64_t blocks = ceil_div(p.q_len, rows);
+  while (heads_total * blocks < kMinTasks &&
+         ceil_div(p.q_len, blocks + 1) >= kMinQueryBlock) {
+    ++blocks;
+  }
+  AttentionBlocking b;
+  b.query_block = ceil_div(p.q_len, blocks);
+  b.query_blocks = ceil_div(p.q_len, b.query_block);
+  b.key_block = key_block;
+  b.tasks = heads_total * b.query_blocks;
+  b.slots = int(std::min<int64_t>(threads, b.tasks));
+  return b;
+}
+
+SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
+  const size_t rows = size_t(b.query_block);
+  const bool bf16 = p.dtype == POSENC_BF16;
+  SlotLayout s{};
+  s.scores_ld = gemm_output_stride(b.key_block);
+  s.acc_ld = gemm_output_stride(p.head_dim);
+  size_t offset = 0;
+  const size_t block = rows * size_t(s.scores_ld);
+  s.scores = reserve(offset, block * sizeof(float));
+  s.probs_bf16 = reserve(offset, bf16 ? block * sizeof(uint16_t) : 0);
+  s.bias = reserve(offset, size_t(AttentionBias::scratch_floats(p, b.query_block, b.key_block)) *
+                               sizeof(float));
+  s.acc = reserve(offset, rows * size_t(s.acc_ld) * sizeof(float));
+  s.row_max = reserve(offset, rows * sizeof(float));
+  s.row_sum = reserve(offset, rows * sizeof(float));
+  s.value_window = p.relative_values ? RelativeValues::max_window(p, b.query_block) : 0;
+  const size_t weights = rows * size_t(s.value_window);
+  s.weights = reserve(offset, weights * sizeof(float));
+  s.weights_bf16 = reserve(offset, bf16 ? weights * sizeof(uint16_t) : 0);
+  s.bytes = offset;
+  return s;
+}
+
+size_t workspace_bytes(const AttentionBlocking& blocking, const SlotLayout& layout) {
+  return size_t(blocking.slots) * layout.bytes + kAlign;
+}
+
+}  // namespace posenc::ops

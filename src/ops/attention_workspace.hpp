@@ -1,0 +1,44 @@
+// How the fused attention splits its work, and where each thread's scratch
+// lives in the workspace.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ops/attention.hpp"
+
+namespace posenc::ops {
+
+struct AttentionBlocking {
+  int64_t query_block;   // rows per query block (the last may be shorter)
+  int64_t key_block;     // keys per online-softmax step (the last may be shorter)
+  int64_t query_blocks;  // per (batch, head)
+  int64_t tasks;         // batch * heads * query_blocks
+  int slots;             // threads that get scratch: min(threads, tasks)
+};
+
+// The blocks depend on the problem only; threads sets the scratch slots.
+AttentionBlocking attention_blocking(const AttentionProblem& problem, int threads);
+
+// Byte offsets of one thread's scratch inside its slot, each 64-byte aligned.
+struct SlotLayout {
+  int64_t scores_ld; // the longest row stride of scores and probs_bf16
+  int64_t acc_ld;    // row stride of acc (>= head_dim)
+  size_t scores;     // float [query_block, scores_ld]
+  size_t probs_bf16; // uint16 [query_block, scores_ld] (bf16 only)
+  size_t bias;       // AttentionBias scratch
+  size_t acc;        // float [query_block, acc_ld]: unnormalized output
+  size_t row_max;    // float [query_block]
+  size_t row_sum;    // float [query_block]
+  size_t weights;    // float [query_block, value_window] (relative values only)
+  size_t weights_bf16;
+  int64_t value_window;
+  size_t bytes;      // the whole slot
+};
+
+SlotLayout slot_layout(const AttentionProblem& problem, const AttentionBlocking& blocking);
+
+// Slots plus the slack to align the caller's pointer to 64 bytes.
+size_t workspace_bytes(const AttentionBlocking& blocking, const SlotLayout& layout);
+
+}  // namespace posenc::ops

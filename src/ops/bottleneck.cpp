@@ -1,0 +1,130 @@
+#include "ops/bottleneck.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "ops/attention.hpp"
+#include "runtime/matmul.hpp"
+#include "runtime/parallel.hpp"
+
+namespace posenc::ops {
+namespace {
+
+size_t bytes_of(posenc_dtype dtype) { return dtype == POSENC_BF16 ? 2 : 4; }
+size_t aligned(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// The attention of the block on the projected tokens: q, k and v interleaved
+// in rows of 3*heads*head_dim (token-major), output token-major.
+AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
+  const int64_t tokens = d.height * d.width, inner = d.heads * d.head_dim;
+  const int64_t ld = gemm_output_stride(3 * inner);
+  AttentionProblem p{};
+  p.batch = d.batch;
+  p.heads = d.heads;
+  p.q_len = p.kv_len = tokens;
+  p.head_dim = d.head_dim;
+  p.q = p.k = p.v = TokenStrides{tokens * ld, d.head_dim, ld};
+  p.out = TokenStrides{tokens * inner, d.head_dim, inner};
+  p.dtype = d.dtype;
+  p.out_dtype = d.out_dtype;
+  p.scale = d.scale;
+  p.bias = POSENC_BIAS_RELATIVE_2D;
+  p.tables_per_head = d.tables_per_head != 0;
+  p.bias_alpha = d.scale;
+  p.map_height = d.height;
+  p.map_width = d.width;
+  return p;
+}
+
+// Byte offsets in the workspace (after aligning it to 64 bytes).
+struct BottleneckLayout {
+  size_t tokens_in;   // [batch, tokens, channels] of dtype
+  size_t qkv;         // [batch, tokens, 3*inner] of dtype, rows gemm_output_stride() apart
+  size_t tokens_out;  // [batch, tokens, inner] of out_dtype
+  size_t attention;   // the attention's workspace
+  size_t bytes;
+};
+
+BottleneckLayout layout_of(const posenc_bottleneck_desc& d, int threads) {
+  const size_t tokens = size_t(d.batch * d.height * d.width);
+  const size_t inner = size_t(d.heads * d.head_dim), es = bytes_of(d.dtype);
+  BottleneckLayout l;
+  l.tokens_in = 0;
+  l.qkv = l.tokens_in + aligned(tokens * size_t(d.channels) * es);
+  l.tokens_out = l.qkv + aligned(tokens * size_t(gemm_output_stride(3 * int64_t(inner))) * es);
+  l.attention = l.tokens_out + aligned(tokens * inner * bytes_of(d.out_dtype));
+  l.bytes = l.attention + attention_workspace_bytes(attention_problem(d), threads) + 64;
+  return l;
+}
+
+// dst[b] = src[b]^T for b < batch, src[b] of [rows, cols] (element_bytes
+// 2 or 4), in bands of rows over the threads.
+void transpose_batch(const ExecContext& ctx, int64_t batch, int64_t rows, int64_t cols,
+                     size_t element_bytes, const void* src, void* dst) {
+  constexpr int64_t band = 64;
+  const int64_t bands = (rows + band - 1) / band;
+  parallel_for(ctx.num_threads, batch * bands, [&](int64_t task) {
+    const int64_t b = task / bands, r0 = task % bands * band;
+    const int64_t count = std::min(band, rows - r0);
+    const size_t first = size_t(b * rows * cols + r0 * cols);  // src element (b, r0, 0)
+    const size_t target = size_t(b * rows * cols + r0);        // dst element (b, 0, r0)
+    if (element_bytes == 2) {
+      ctx.kernels->attention.transpose_16(static_cast<const uint16_t*>(src) + first, count,
+                                          cols, cols, static_cast<uint16_t*>(dst) + target,
+                                          rows);
+    } else {
+      ctx.kernels->attention.transpose_32(static_cast<const uint32_t*>(src) + first, count,
+                                          cols, cols, static_cast<uint32_t*>(dst) + target,
+                                          rows);
+    }
+  });
+}
+
+}  // namespace
+
+size_t bottleneck_workspace_bytes(const posenc_bottleneck_desc& desc, int threads) {
+  return layout_of(desc, threads).bytes;
+}
+
+void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d, const void* fmap,
+                     const void* w_qkv, const void* rel_h, const void* rel_w, void* out,
+                     void* workspace) {
+  const BottleneckLayout l = layout_of(d, ctx.num_threads);
+  std::vector<uint8_t> owned;
+  if (workspace == nullptr) {
+    owned.resize(l.bytes);
+    workspace = owned.data();
+  }
+  const uintptr_t address = reinterpret_cast<uintptr_t>(workspace);
+  uint8_t* base = static_cast<uint8_t*>(workspace) + ((64 - address % 64) % 64);
+  const int64_t tokens = d.height * d.width, inner = d.heads * d.head_dim;
+  const size_t es = bytes_of(d.dtype);
+
+  // NCHW to token-major, then qkv[b] = tokens[b] W_qkv^T (the 1x1 convolution).
+  transpose_batch(ctx, d.batch, d.channels, tokens, es, fmap, base + l.tokens_in);
+  MatmulShape s;
+  s.batch = d.batch;
+  s.m = tokens;
+  s.n = 3 * inner;
+  s.k = d.channels;
+  s.lda = s.ldb = d.channels;
+  s.ldc = gemm_output_stride(3 * inner);
+  s.batch_stride_a = tokens * d.channels;
+  s.batch_stride_c = tokens * s.ldc;
+  s.transpose_b = true;
+  s.ab_type = s.c_type = d.dtype;
+  matmul(s, base + l.tokens_in, w_qkv, base + l.qkv);
+
+  posenc_attention_tensors t{};
+  t.q = base + l.qkv;
+  t.k = base + l.qkv + size_t(inner) * es;
+  t.v = base + l.qkv + size_t(2 * inner) * es;
+  t.table_h = rel_h;
+  t.table_w = rel_w;
+  t.out = base + l.tokens_out;
+  attention(ctx, attention_problem(d), t, base + l.attention);
+  transpose_batch(ctx, d.batch, tokens, inner, bytes_of(d.out_dtype), base + l.tokens_out, out);
+}
+
+}  // namespace posenc::ops

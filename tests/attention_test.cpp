@@ -1,0 +1,478 @@
+// Fused attention and the bottleneck block on every ISA path, fp32 and bf16,
+// against the double reference loops.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compare.hpp"
+#include "isa_test.hpp"
+#include "posenc/posenc.h"
+#include "posenc/posenc.hpp"
+#include "reference/attention.hpp"
+
+namespace posenc::test {
+namespace {
+
+constexpr double kF32Atol = 1e-5, kF32Rtol = 1e-4;
+constexpr double kBf16Tol = 2e-2;
+
+std::string describe(const posenc_attention_desc& d) {
+  std::ostringstream s;
+  s << "B" << d.batch << " H" << d.heads << " Tq" << d.q_len << " Tk" << d.kv_len << " d"
+    << d.head_dim << " layout" << d.layout << " dtype" << d.dtype << "->" << d.out_dtype
+    << " scale" << d.scale << " causal" << d.causal << " offset" << d.query_offset << " bias"
+    << d.bias << " per_head" << d.tables_per_head << " scaled_q" << d.bias_uses_scaled_q
+    << " K" << d.max_distance << " map" << d.map_height << "x" << d.map_width << " values"
+    << d.relative_values;
+  return s.str();
+}
+
+int64_t relative_rows(const posenc_attention_desc& d) {
+  return d.max_distance > 0 ? 2 * d.max_distance + 1 : d.q_len + d.kv_len - 1;
+}
+
+// Uniform values in [-1, 1), rounded to bf16 when the call takes bf16 (so
+// that the reference sees exactly what posenc sees).
+std::vector<float> values(size_t count, uint32_t seed, posenc_dtype dtype) {
+  std::vector<float> x = random_floats(count, seed);
+  if (dtype == POSENC_BF16) {
+    for (float& v : x) v = posenc_bf16_to_f32(posenc_f32_to_bf16(v));
+  }
+  return x;
+}
+
+std::vector<uint16_t> to_bf16(const std::vector<float>& x) {
+  std::vector<uint16_t> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = posenc_f32_to_bf16(x[i]);
+  return out;
+}
+
+// The first `count` outputs of a buffer written as out_dtype, as floats
+// (bf16 outputs fill the first half of the buffer's bytes).
+std::vector<float> as_floats(GuardedFloats& out, size_t count, posenc_dtype out_dtype) {
+  std::vector<float> result(count);
+  if (out_dtype == POSENC_BF16) {
+    const auto* bits = reinterpret_cast<const uint16_t*>(out.data());
+    for (size_t i = 0; i < count; ++i) result[i] = posenc_bf16_to_f32(bits[i]);
+  } else {
+    std::memcpy(result.data(), out.data(), count * sizeof(float));
+  }
+  return result;
+}
+
+// The inputs of one desc, as fp32 (for the reference) and as passed.
+class AttentionInputs {
+ public:
+  explicit AttentionInputs(const posenc_attention_desc& d) : d_(d) {
+    const size_t q = size_t(d.batch * d.heads * d.q_len * d.head_dim);
+    const size_t kv = size_t(d.batch * d.heads * d.kv_len * d.head_dim);
+    const size_t heads = size_t(d.tables_per_head ? d.heads : 1), dh = size_t(d.head_dim);
+    add(q_, q, 1);
+    add(k_, kv, 2);
+    add(v_, kv, 3);
+    if (d.bias == POSENC_BIAS_ABSOLUTE) add(table_, heads * size_t(d.kv_len) * dh, 4);
+    if (d.bias == POSENC_BIAS_RELATIVE_1D) add(table_, heads * size_t(relative_rows(d)) * dh, 4);
+    if (d.bias == POSENC_BIAS_RELATIVE_2D) {
+      add(table_h_, heads * size_t(2 * d.map_height - 1) * dh, 5);
+      add(table_w_, heads * size_t(2 * d.map_width - 1) * dh, 6);
+    }
+    if (d.relative_values) add(value_table_, heads * size_t(relative_rows(d)) * dh, 7);
+  }
+
+  std::vector<float>& q() { return floats_[size_t(q_)]; }
+  std::vector<float>& k() { return floats_[size_t(k_)]; }
+  std::vector<float>& v() { return floats_[size_t(v_)]; }
+
+  reference::AttentionInputs reference() const {
+    return {get(q_), get(k_), get(v_), get(table_), get(table_h_), get(table_w_),
+            get(value_table_)};
+  }
+
+  // The tensors as the C ABI takes them (bf16 copies made now).
+  posenc_attention_tensors tensors(void* out) {
+    bits_.clear();
+    for (const auto& f : floats_) bits_.push_back(to_bf16(f));
+    return {pass(q_), pass(k_), pass(v_), pass(table_), pass(table_h_), pass(table_w_),
+            pass(value_table_), out};
+  }
+
+ private:
+  void add(int& slot, size_t count, uint32_t salt) {
+    slot = int(floats_.size());
+    floats_.push_back(values(count, salt * 7919u + uint32_t(count), d_.dtype));
+  }
+  const float* get(int slot) const { return slot < 0 ? nullptr : floats_[size_t(slot)].data(); }
+  const void* pass(int slot) const {
+    if (slot < 0) return nullptr;
+    if (d_.dtype == POSENC_BF16) return bits_[size_t(slot)].data();
+    return floats_[size_t(slot)].data();
+  }
+
+  posenc_attention_desc d_;
+  std::vector<std::vector<float>> floats_;
+  std::vector<std::vector<uint16_t>> bits_;
+  int q_ = -1, k_ = -1, v_ = -1, table_ = -1, table_h_ = -1, table_w_ = -1, value_table_ = -1;
+};
+
+// The reference of a desc, computed once per test binary (every ISA path
+// compares against the same result).
+const std::vector<double>& reference_for(const posenc_attention_desc& d) {
+  static std::map<std::string, std::vector<double>> cache;
+  const std::string key = describe(d);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    AttentionInputs inputs(d);
+    it = cache.emplace(key, reference::attention(d, inputs.reference())).first;
+  }
+  return it->second;
+}
+
+// Runs posenc_attention (with a caller workspace when asked) and returns the
+// output as floats.
+std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
+                       AttentionInputs& inputs, bool with_workspace) {
+  const size_t count = size_t(d.batch * d.heads * d.q_len * d.head_dim);
+  GuardedFloats out(count);
+  std::vector<unsigned char> workspace;
+  if (with_workspace) {
+    size_t bytes = 0;
+    EXPECT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK);
+    workspace.resize(bytes + 1);
+  }
+  const posenc_attention_tensors t = inputs.tensors(out.data());
+  // An odd address: the workspace may have any alignment.
+  void* ws = with_workspace ? workspace.data() + 1 : nullptr;
+  EXPECT_EQ(posenc_attention(context, &d, &t, ws, workspace.size() - (with_workspace ? 1 : 0)),
+            POSENC_OK)
+      << posenc_last_error();
+  EXPECT_TRUE(out.guards_intact());
+  return as_floats(out, count, d.out_dtype);
+}
+
+::testing::AssertionResult matches_reference(posenc_context* context,
+                                             const posenc_attention_desc& d,
+                                             bool with_workspace = false) {
+  AttentionInputs inputs(d);
+  const std::vector<float> got = run(context, d, inputs, with_workspace);
+  const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
+  return all_close(got.data(), reference_for(d), bf16 ? kBf16Tol : kF32Atol,
+                   bf16 ? kBf16Tol : kF32Rtol)
+         << " [" << describe(d) << "]";
+}
+
+posenc_attention_desc desc(int64_t heads, int64_t q_len, int64_t kv_len, int64_t head_dim,
+                           int64_t batch = 1) {
+  return attention_desc(batch, heads, q_len, kv_len, head_dim);
+}
+
+posenc_attention_desc relative_1d(posenc_attention_desc d, int64_t max_distance,
+                                  int per_head) {
+  d.bias = POSENC_BIAS_RELATIVE_1D;
+  d.max_distance = max_distance;
+  d.tables_per_head = per_head;
+  return d;
+}
+
+posenc_attention_desc relative_2d(int64_t heads, int64_t height, int64_t width,
+                                  int64_t head_dim, int per_head, int64_t batch = 1) {
+  posenc_attention_desc d = desc(heads, height * width, height * width, head_dim, batch);
+  d.bias = POSENC_BIAS_RELATIVE_2D;
+  d.map_height = height;
+  d.map_width = width;
+  d.tables_per_head = per_head;
+  return d;
+}
+
+posenc_attention_desc as_bf16(posenc_attention_desc d, posenc_dtype out = POSENC_F32) {
+  d.dtype = POSENC_BF16;
+  d.out_dtype = out;
+  return d;
+}
+
+posenc_attention_desc causal(posenc_attention_desc d, int64_t offset = 0) {
+  d.causal = 1;
+  d.query_offset = offset;
+  return d;
+}
+
+// Whether oneDNN runs bf16 GEMMs here; if not, a bf16 call must say so
+// (POSENC_ERROR_UNSUPPORTED naming dtype) and the bf16 tests are skipped.
+bool bf16_supported(posenc_context* context) {
+  posenc_attention_desc d = attention_desc(1, 1, 1, 1, 8);
+  d.dtype = POSENC_BF16;
+  const std::vector<uint16_t> x(8, 0x3F80);
+  std::vector<float> out(8);
+  const posenc_attention_tensors t{x.data(), x.data(), x.data(), nullptr,
+                                   nullptr,  nullptr,  nullptr,  out.data()};
+  const posenc_status status = posenc_attention(context, &d, &t, nullptr, 0);
+  if (status == POSENC_OK) return true;
+  EXPECT_EQ(status, POSENC_ERROR_UNSUPPORTED);
+  EXPECT_NE(std::string(posenc_last_error()).find("dtype"), std::string::npos);
+  return false;
+}
+
+#define POSENC_SKIP_WITHOUT_BF16(context) \
+  if (!bf16_supported(context)) GTEST_SKIP() << "oneDNN has no bf16 GEMM on this CPU"
+
+class Attention : public IsaTest {};
+
+TEST_P(Attention, Relative1dSequences) {
+  struct Shape {
+    int64_t t, heads, d;
+  };
+  for (const Shape s : {Shape{1, 1, 8}, Shape{5, 4, 8}, Shape{64, 4, 64}, Shape{257, 1, 128},
+                        Shape{1030, 1, 8}}) {
+    for (int is_causal : {0, 1}) {
+      posenc_attention_desc d = relative_1d(desc(s.heads, s.t, s.t, s.d), 0, s.heads > 1);
+      d.causal = is_causal;
+      d.layout = s.t % 2 ? POSENC_LAYOUT_BTHD : POSENC_LAYOUT_BHTD;
+      EXPECT_TRUE(matches_reference(context(), d));
+    }
+  }
+}
+
+TEST_P(Attention, Relative1dClippedAndUnequalLengths) {
+  // Fewer queries than keys, decoding in the middle of a cache, clipped.
+  EXPECT_TRUE(matches_reference(context(), causal(relative_1d(desc(4, 37, 100, 8, 2), 16, 1), 63)));
+  // More queries than keys, unclipped table of Tq+Tk-1 rows.
+  EXPECT_TRUE(matches_reference(context(), relative_1d(desc(1, 100, 37, 64), 0, 0)));
+  // Clipped, the distances reach past K on both sides, per-head tables.
+  EXPECT_TRUE(matches_reference(context(), relative_1d(desc(4, 70, 70, 8), 5, 1)));
+}
+
+TEST_P(Attention, DecodeOneQuery) {
+  for (int64_t k : {0, 64}) {
+    posenc_attention_desc d = causal(relative_1d(desc(4, 1, 300, 64, 2), k, 1), 299);
+    d.layout = POSENC_LAYOUT_BTHD;
+    EXPECT_TRUE(matches_reference(context(), d));
+  }
+  // Decoding where the newest key lies in the middle of the cache.
+  EXPECT_TRUE(matches_reference(context(), causal(relative_1d(desc(1, 1, 50, 8), 8, 0), 20)));
+}
+
+TEST_P(Attention, LongKeysUseOnlineSoftmax) {
+  // 2600 keys: key blocks of 1024, 1024 and 552 with the online softmax.
+  posenc_attention_desc d = relative_1d(desc(1, 70, 2600, 8), 1500, 0);
+  EXPECT_TRUE(matches_reference(context(), d));
+  EXPECT_TRUE(matches_reference(context(), causal(d, 2530)));
+  d.relative_values = 1;
+  d.max_distance = 0;
+  EXPECT_TRUE(matches_reference(context(), causal(d, 2000)));
+}
+
+TEST_P(Attention, NoBiasAndAbsolute) {
+  EXPECT_TRUE(matches_reference(context(), desc(4, 33, 33, 8, 2)));
+  EXPECT_TRUE(matches_reference(context(), causal(desc(1, 20, 45, 128), 25)));
+  for (int per_head : {0, 1}) {
+    posenc_attention_desc d = desc(4, 70, 70, 64);
+    d.bias = POSENC_BIAS_ABSOLUTE;
+    d.tables_per_head = per_head;
+    d.causal = per_head;
+    EXPECT_TRUE(matches_reference(context(), d));
+  }
+}
+
+TEST_P(Attention, UnscaledPositionLogits) {
+  posenc_attention_desc d = relative_1d(desc(4, 40, 40, 8), 0, 1);
+  d.bias_uses_scaled_q = 0;
+  EXPECT_TRUE(matches_reference(context(), d));
+  d = relative_2d(1, 3, 7, 8, 0);
+  d.bias_uses_scaled_q = 0;
+  d.scale = 0.7f;
+  EXPECT_TRUE(matches_reference(context(), d));
+}
+
+TEST_P(Attention, RelativeValues) {
+  posenc_attention_desc d = relative_1d(desc(4, 50, 50, 8), 3, 1);
+  d.relative_values = 1;
+  EXPECT_TRUE(matches_reference(context(), d));
+  EXPECT_TRUE(matches_reference(context(), causal(d, 0)));
+  posenc_attention_desc values_only = desc(1, 30, 77, 64);
+  values_only.relative_values = 1;
+  EXPECT_TRUE(matches_reference(context(), values_only));
+}
+
+TEST_P(Attention, Relative2dMaps) {
+  struct Map {
+    int64_t x, y, heads, d;
+  };
+  for (const Map m : {Map{1, 1, 1, 8}, Map{3, 7, 4, 8}, Map{7, 3, 1, 64}, Map{14, 14, 4, 64},
+                      Map{24, 40, 1, 8}, Map{32, 32, 1, 16}}) {
+    EXPECT_TRUE(matches_reference(context(), relative_2d(m.heads, m.x, m.y, m.d, m.heads > 1)));
+  }
+  EXPECT_TRUE(matches_reference(context(), causal(relative_2d(4, 3, 7, 128, 0, 2))));
+}
+
+TEST_P(Attention, FullyMaskedRowsAreZero) {
+  // Queries at positions -5 .. 14 against 10 keys: the first 5 see nothing.
+  posenc_attention_desc d = causal(relative_1d(desc(2, 20, 10, 8), 4, 0), -5);
+  EXPECT_TRUE(matches_reference(context(), d));
+  AttentionInputs inputs(d);
+  const std::vector<float> got = run(context(), d, inputs, false);
+  for (size_t i = 0; i < size_t(5 * 8); ++i) ASSERT_EQ(got[i], 0.0f) << i;
+  // Every query before every key.
+  EXPECT_TRUE(matches_reference(context(), causal(desc(1, 8, 10, 8), -30)));
+}
+
+TEST_P(Attention, NonFiniteInputsPropagate) {
+  posenc_attention_desc d = relative_1d(desc(1, 16, 16, 8), 0, 0);
+  AttentionInputs inputs(d);
+  inputs.q()[3 * 8 + 2] = std::numeric_limits<float>::quiet_NaN();  // query 3
+  inputs.v()[5 * 8 + 1] = std::numeric_limits<float>::infinity();   // key 5, column 1
+  const std::vector<float> got = run(context(), d, inputs, false);
+  for (int64_t i = 0; i < 16; ++i) {
+    for (int64_t c = 0; c < 8; ++c) {
+      const float x = got[size_t(i * 8 + c)];
+      if (i == 3) {
+        EXPECT_TRUE(std::isnan(x)) << i << "," << c;
+      } else if (c == 1) {
+        EXPECT_EQ(x, std::numeric_limits<float>::infinity()) << i;
+      } else {
+        EXPECT_TRUE(std::isfinite(x)) << i << "," << c;
+      }
+    }
+  }
+}
+
+TEST_P(Attention, CallerWorkspace) {
+  EXPECT_TRUE(matches_reference(context(), relative_1d(desc(4, 64, 64, 64), 0, 1), true));
+  EXPECT_TRUE(matches_reference(context(), relative_2d(4, 14, 14, 64, 0), true));
+  posenc_attention_desc d = relative_1d(desc(1, 70, 2600, 8), 1500, 0);
+  d.relative_values = 1;
+  EXPECT_TRUE(matches_reference(context(), d, true));
+}
+
+TEST_P(Attention, Bf16) {
+  POSENC_SKIP_WITHOUT_BF16(context());
+  EXPECT_TRUE(matches_reference(context(), as_bf16(relative_1d(desc(4, 257, 257, 64), 0, 1))));
+  EXPECT_TRUE(matches_reference(
+      context(), as_bf16(causal(relative_1d(desc(4, 1, 300, 128, 2), 64, 0), 299), POSENC_BF16)));
+  EXPECT_TRUE(matches_reference(context(), as_bf16(relative_2d(4, 14, 14, 64, 1), POSENC_BF16)));
+  EXPECT_TRUE(matches_reference(context(), as_bf16(relative_2d(1, 3, 7, 8, 0))));
+  EXPECT_TRUE(matches_reference(context(), as_bf16(relative_1d(desc(1, 5, 5, 8), 0, 0))));
+  posenc_attention_desc d = relative_1d(desc(1, 70, 2600, 8), 1500, 0);
+  d.relative_values = 1;
+  EXPECT_TRUE(matches_reference(context(), as_bf16(causal(d, 2530))));
+  // Query blocks of 20 against 60 keys: the GEMM shapes (m <= 32, 49 <= n <=
+  // 63) on which oneDNN 2.6.3's AMX bf16 matmul fails with dense outputs.
+  d = desc(4, 40, 60, 64);
+  d.bias = POSENC_BIAS_ABSOLUTE;
+  EXPECT_TRUE(matches_reference(context(), as_bf16(d, POSENC_BF16), true));
+}
+
+TEST_P(Attention, Bf16OutputOfFp32Inputs) {
+  posenc_attention_desc d = relative_1d(desc(1, 33, 33, 8), 2, 0);
+  d.out_dtype = POSENC_BF16;  // fp32 inputs, bf16 output
+  EXPECT_TRUE(matches_reference(context(), d));
+}
+
+POSENC_INSTANTIATE_ISA_TESTS(Attention);
+
+// The bottleneck block: projection, 2D attention, NCHW output.
+class Bottleneck : public IsaTest {};
+
+::testing::AssertionResult bottleneck_matches(posenc_context* context,
+                                              const posenc_bottleneck_desc& d) {
+  const int64_t inner = d.heads * d.head_dim, heads = d.tables_per_head ? d.heads : 1;
+  const std::vector<float> fmap = values(size_t(d.batch * d.channels * d.height * d.width), 11, d.dtype);
+  std::vector<float> w = values(size_t(3 * inner * d.channels), 12, d.dtype);
+  const std::vector<float> rel_h = values(size_t(heads * (2 * d.height - 1) * d.head_dim), 13, d.dtype);
+  const std::vector<float> rel_w = values(size_t(heads * (2 * d.width - 1) * d.head_dim), 14, d.dtype);
+  const size_t count = size_t(d.batch * inner * d.height * d.width);
+  GuardedFloats out(count);
+  posenc_status status;
+  if (d.dtype == POSENC_BF16) {
+    const auto f = to_bf16(fmap), wb = to_bf16(w), h = to_bf16(rel_h), rw = to_bf16(rel_w);
+    status = posenc_bottleneck_mhsa(context, &d, f.data(), wb.data(), h.data(), rw.data(),
+                                    out.data(), nullptr, 0);
+  } else {
+    status = posenc_bottleneck_mhsa(context, &d, fmap.data(), w.data(), rel_h.data(),
+                                    rel_w.data(), out.data(), nullptr, 0);
+  }
+  if (status != POSENC_OK) return ::testing::AssertionFailure() << posenc_last_error();
+  if (!out.guards_intact()) return ::testing::AssertionFailure() << "wrote past out";
+  const auto want = reference::bottleneck_mhsa(d, fmap.data(), w.data(), rel_h.data(), rel_w.data());
+  const std::vector<float> got = as_floats(out, count, d.out_dtype);
+  const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
+  return all_close(got.data(), want, bf16 ? kBf16Tol : kF32Atol, bf16 ? kBf16Tol : kF32Rtol);
+}
+
+TEST_P(Bottleneck, MatchesReference) {
+  posenc_bottleneck_desc d = bottleneck_desc(2, 12, 3, 7, 2, 8);
+  EXPECT_TRUE(bottleneck_matches(context(), d));
+  d.tables_per_head = 1;
+  EXPECT_TRUE(bottleneck_matches(context(), d));
+  EXPECT_TRUE(bottleneck_matches(context(), bottleneck_desc(1, 32, 14, 14, 4, 16)));
+  EXPECT_TRUE(bottleneck_matches(context(), bottleneck_desc(1, 5, 1, 1, 1, 8)));
+}
+
+TEST_P(Bottleneck, Bf16) {
+  POSENC_SKIP_WITHOUT_BF16(context());
+  posenc_bottleneck_desc d = bottleneck_desc(2, 16, 5, 6, 2, 16);
+  d.dtype = POSENC_BF16;
+  EXPECT_TRUE(bottleneck_matches(context(), d));
+  d.out_dtype = POSENC_BF16;
+  EXPECT_TRUE(bottleneck_matches(context(), d));
+}
+
+POSENC_INSTANTIATE_ISA_TESTS(Bottleneck);
+
+TEST(AttentionWorkspace, StaysSmallForLongSequencesAndLargeMaps) {
+  constexpr size_t kLimit = size_t(64) << 20;
+  posenc_context* context = nullptr;
+  ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 2, &context), POSENC_OK);
+  size_t bytes = 0;
+  posenc_attention_desc d = relative_2d(4, 64, 64, 64, 0);
+  ASSERT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK);
+  EXPECT_LE(bytes, kLimit);
+  d = relative_1d(desc(8, 4096, 4096, 64), 0, 0);
+  d.relative_values = 1;
+  ASSERT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK);
+  EXPECT_LE(bytes, kLimit);
+  posenc_context_destroy(context);
+}
+
+TEST(AttentionCppApi, WorkspaceObjectAndErrors) {
+  const posenc::Context context;
+  posenc_attention_desc d = relative_1d(desc(2, 9, 9, 8), 0, 0);
+  AttentionInputs inputs(d);
+  std::vector<float> out(size_t(2 * 9 * 8));
+  posenc::AttentionWorkspace workspace(context, d);
+  EXPECT_GT(workspace.size(), 0u);
+  workspace.run(inputs.tensors(out.data()));
+  EXPECT_TRUE(all_close(out.data(), reference_for(d), kF32Atol, kF32Rtol));
+  d.head_dim = 0;
+  try {
+    posenc::attention(context, d, inputs.tensors(out.data()));
+    FAIL() << "expected posenc::Error";
+  } catch (const posenc::Error& e) {
+    EXPECT_EQ(e.status(), POSENC_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("head_dim"), std::string::npos);
+  }
+}
+
+TEST(AttentionCppApi, BottleneckWrapper) {
+  const posenc::Context context;
+  const posenc_bottleneck_desc d = bottleneck_desc(1, 6, 2, 3, 2, 4);
+  const std::vector<float> fmap = random_floats(6 * 6, 41), w = random_floats(24 * 6, 42);
+  const std::vector<float> rel_h = random_floats(3 * 4, 43), rel_w = random_floats(5 * 4, 44);
+  std::vector<float> out(8 * 6);
+  EXPECT_GT(bottleneck_workspace_size(context, d), 0u);
+  bottleneck_mhsa(context, d, fmap.data(), w.data(), rel_h.data(), rel_w.data(), out.data());
+  EXPECT_TRUE(all_close(out.data(),
+                        reference::bottleneck_mhsa(d, fmap.data(), w.data(), rel_h.data(),
+                                                   rel_w.data()),
+                        kF32Atol, kF32Rtol));
+  EXPECT_THROW(bottleneck_mhsa(context, d, nullptr, w.data(), rel_h.data(), rel_w.data(),
+                               out.data()),
+               posenc::Error);
+}
+
+}  // namespace
+}  // namespace posenc::test
