@@ -18,6 +18,7 @@ echo "== examples through find_package(posenc)"
 cmake -S "$root/examples" -B "$work/examples" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/examples" -j "$(nproc)" >/dev/null
 LD_LIBRARY_PATH="$prefix/lib" "$work/examples/encode_c"
+LD_LIBRARY_PATH="$prefix/lib" "$work/examples/serving" 2 200
 
 echo "== examples through pkg-config"
 libdir=$(dirname "$(find "$prefix" -name posenc.pc)")
@@ -25,3 +26,6 @@ export PKG_CONFIG_PATH="$libdir"
 cc -std=c11 -Wall -Wextra -Werror "$root/examples/encode.c" -o "$work/encode_pc" \
   $(pkg-config --cflags --libs posenc) -lm
 LD_LIBRARY_PATH="$(pkg-config --variable=libdir posenc)" "$work/encode_pc"
+c++ -std=c++17 -O2 -Wall -Wextra -Werror "$root/examples/serving.cpp" -o "$work/serving_pc" \
+  $(pkg-config --cflags --libs posenc) -pthread
+LD_LIBRARY_PATH="$(pkg-config --variable=libdir posenc)" "$work/serving_pc" 2 200
