@@ -3,6 +3,8 @@
 // caller (api/attention.cpp).
 #pragma once
 
+#include "runtime/matmul.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -36,13 +38,11 @@ struct AttentionProblem {
   int64_t visible_keys(int64_t i) const;
 };
 
-// The row stride of every GEMM output the attention writes. oneDNN 2.6.3's
-// AMX bf16 matmul, when more than one thread is configured, computes dense
-// outputs of 49 to 63 columns wrong (and can fault on them); a longer stride
-// sends those shapes to a slower path that is right. Other widths stay dense,
-// which the AMX path needs.
+// The row stride of every GEMM output the attention writes: dense, which the
+// AMX path needs, but for the widths oneDNN 2.6.3 gets wrong in bf16
+// (runtime/matmul.hpp), which get a longer stride instead of matmul's copy.
 inline int64_t gemm_output_stride(int64_t columns) {
-  return columns >= 49 && columns <= 63 ? 64 : columns;
+  return onednn_bf16_dense_width_is_broken(columns) ? 64 : columns;
 }
 
 // The problem of a validated desc, with the strides of its layout.

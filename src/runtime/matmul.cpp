@@ -115,7 +115,48 @@ MatmulCache& matmul_cache() {
 
 }  // namespace
 
+namespace {
+
+void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c);
+
+// Runs a bf16 GEMM whose dense output width oneDNN gets wrong with its output
+// rows padded to 64 columns in a per-thread buffer, then copies them out.
+void run_with_padded_output(const MatmulShape& shape, const void* a, const void* b, void* c) {
+  const size_t element = shape.c_type == POSENC_BF16 ? 2 : 4;
+  MatmulShape padded = shape;
+  padded.ldc = 64;
+  padded.batch_stride_c = shape.m * padded.ldc;
+  thread_local std::vector<uint8_t> buffer;
+  buffer.resize(size_t(shape.batch * padded.batch_stride_c) * element);
+  const size_t row_bytes = size_t(shape.n) * element;
+  auto rows = [&](auto&& copy_row) {
+    for (int64_t bi = 0; bi < shape.batch; ++bi) {
+      for (int64_t i = 0; i < shape.m; ++i) {
+        copy_row(buffer.data() + size_t(bi * padded.batch_stride_c + i * padded.ldc) * element,
+                 static_cast<uint8_t*>(c) +
+                     size_t(bi * shape.batch_stride_c + i * shape.ldc) * element);
+      }
+    }
+  };
+  if (shape.accumulate) rows([&](uint8_t* tmp, uint8_t* out) { std::memcpy(tmp, out, row_bytes); });
+  run_matmul(padded, a, b, buffer.data());
+  rows([&](uint8_t* tmp, uint8_t* out) { std::memcpy(out, tmp, row_bytes); });
+}
+
+}  // namespace
+
 void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
+  if (shape.ab_type == POSENC_BF16 && shape.ldc == shape.n &&
+      onednn_bf16_dense_width_is_broken(shape.n)) {
+    run_with_padded_output(shape, a, b, c);
+  } else {
+    run_matmul(shape, a, b, c);
+  }
+}
+
+namespace {
+
+void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
   std::shared_ptr<const CachedMatmul> mm;
   try {
     mm = matmul_cache().get(shape);
@@ -138,6 +179,8 @@ void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
                                  {DNNL_ARG_SCRATCHPAD, scratch_mem}});
   stream.wait();
 }
+
+}  // namespace
 
 const char* onednn_version_string() {
   static const std::string text = [] {

@@ -32,6 +32,15 @@ struct MatmulShape {
 
 void matmul(const MatmulShape& shape, const void* a, const void* b, void* c);
 
+// oneDNN 2.6.3's AMX bf16 matmul, with more than one thread configured,
+// computes dense outputs (ldc == n) of 49 to 63 columns wrong and can fault
+// on them; a longer row stride sends them to a slower path that is right.
+// matmul() does this itself through a padded copy; callers that own their
+// output layout can choose such a stride and avoid the copy.
+inline bool onednn_bf16_dense_width_is_broken(int64_t columns) {
+  return columns >= 49 && columns <= 63;
+}
+
 // oneDNN's version and the ISA its primitives dispatch to, for `posenc info`.
 const char* onednn_version_string();
 const char* onednn_isa_string();
