@@ -119,6 +119,13 @@ TEST_F(AttentionErrors, SizesEnumsAndFlags) {
   d_.batch = int64_t(1) << 40;
   d_.heads = int64_t(1) << 40;
   EXPECT_TRUE(rejects(POSENC_ERROR_OVERFLOW, "tensors->q"));
+  // Found by the fuzzer: heads * tokens * head_dim itself overflowing must be
+  // refused before any stride is computed (UBSan checks the order).
+  d_.heads = int64_t(1) << 62;
+  size_t bytes = 0;
+  EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d_, &bytes),
+                         POSENC_ERROR_OVERFLOW, "desc (q)"));
+  EXPECT_TRUE(rejects(POSENC_ERROR_OVERFLOW, "tensors->q"));
 }
 
 TEST_F(AttentionErrors, TablesMustMatchTheBias) {

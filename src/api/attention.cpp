@@ -167,10 +167,12 @@ Validated validate(const posenc_attention_desc* desc, const posenc_attention_ten
   require_not_null(desc, "desc");
   require_not_null(tensors, "tensors");
   const int64_t relative_rows = validate_desc(*desc);
-  Validated v{ops::make_attention_problem(*desc), 0,
-              validate_tensors(*desc, *tensors, relative_rows)};
-  v.out_bytes = checked_bytes({desc->batch, desc->heads, desc->q_len, desc->head_dim},
-                              dtype_bytes(desc->out_dtype), "tensors->out");
+  // Every size product is checked before the problem multiplies them.
+  std::vector<Region> inputs = validate_tensors(*desc, *tensors, relative_rows);
+  const int64_t out_bytes = checked_bytes({desc->batch, desc->heads, desc->q_len,
+                                           desc->head_dim},
+                                          dtype_bytes(desc->out_dtype), "tensors->out");
+  Validated v{ops::make_attention_problem(*desc), out_bytes, std::move(inputs)};
   for (const Region& r : v.inputs) {
     require_disjoint(tensors->out, v.out_bytes, "tensors->out", r.pointer, r.bytes, r.name);
   }
@@ -238,6 +240,10 @@ posenc_status posenc_attention_workspace_size(posenc_context* context,
     require_not_null(desc, "desc");
     require_not_null(bytes, "bytes");
     validate_desc(*desc);
+    // The sizes of q and k/v must fit before the problem multiplies them.
+    const size_t es = dtype_bytes(desc->dtype);
+    checked_bytes({desc->batch, desc->heads, desc->q_len, desc->head_dim}, es, "desc (q)");
+    checked_bytes({desc->batch, desc->heads, desc->kv_len, desc->head_dim}, es, "desc (k, v)");
     const ExecContext ctx = resolve_context(context);
     *bytes = ops::attention_workspace_bytes(ops::make_attention_problem(*desc), ctx.num_threads);
   });

@@ -165,17 +165,82 @@ void fuzz_rope(FuzzInput& in) {
   }
 }
 
+void fuzz_attention(FuzzInput& in) {
+  int invalid = 0;
+  const int64_t batch = in.size(2, invalid), heads = in.size(3, invalid),
+                head_dim = in.size(20, invalid);
+  posenc_attention_desc desc;
+  posenc_attention_desc_init(&desc, 1, 1, 1, 1, 1);
+  desc.batch = batch;
+  desc.heads = heads;
+  desc.head_dim = head_dim;
+  desc.bias = posenc_attention_bias(in.choice(5));
+  // The map sizes are only passed (and may only be invalid) for 2D.
+  const bool map = desc.bias == POSENC_BIAS_RELATIVE_2D;
+  const int64_t height = map ? in.size(6, invalid) : 1 + in.byte() % 6;
+  const int64_t width = map ? in.size(6, invalid) : 1 + in.byte() % 6;
+  desc.causal = in.choice(3);
+  desc.tables_per_head = in.choice(2);
+  desc.layout = posenc_attention_layout(in.choice(3));
+  desc.query_offset = int64_t(in.byte() % 16) - 4;
+  desc.max_distance = in.byte() % 8;
+  desc.relative_values = in.choice(2);
+  if (desc.bias > POSENC_BIAS_RELATIVE_2D || desc.causal > 1 || desc.layout > 1) ++invalid;
+  if (desc.bias == POSENC_BIAS_RELATIVE_2D && desc.relative_values) ++invalid;
+  // Tokens: a map for 2D (sometimes a mismatched one), else free lengths.
+  if (desc.bias == POSENC_BIAS_RELATIVE_2D) {
+    desc.map_height = height;
+    desc.map_width = width;
+    desc.q_len = desc.kv_len = invalid > 0 ? 1 : height * width + (in.choice(8) == 0 ? 1 : 0);
+    if (invalid == 0 && desc.q_len != height * width) ++invalid;
+  } else {
+    desc.q_len = invalid > 0 ? 1 : height * 3;
+    desc.kv_len = invalid > 0 ? 1 : width * 3;
+    desc.map_height = desc.map_width = 0;
+  }
+  const int64_t table_heads = desc.tables_per_head ? heads : 1;
+  const int64_t rows_1d = desc.max_distance > 0 ? 2 * desc.max_distance + 1
+                                                : desc.q_len + desc.kv_len - 1;
+  const int64_t table_rows = desc.bias == POSENC_BIAS_ABSOLUTE ? desc.kv_len : rows_1d;
+  const size_t qn = elements({batch, heads, desc.q_len, head_dim}, invalid);
+  const size_t kvn = elements({batch, heads, desc.kv_len, head_dim}, invalid);
+  std::vector<float> q(qn, 0.3f), k(kvn, -0.2f), v(kvn, 0.7f), out(qn, kUntouched);
+  std::vector<float> table(elements({table_heads, table_rows, head_dim}, invalid), 0.1f);
+  const int64_t h_rows = invalid > 0 ? 1 : 2 * height - 1, w_rows = invalid > 0 ? 1 : 2 * width - 1;
+  std::vector<float> table_h(elements({table_heads, h_rows, head_dim}, invalid), 0.2f);
+  std::vector<float> table_w(elements({table_heads, w_rows, head_dim}, invalid), 0.3f);
+  std::vector<float> values(elements({table_heads, rows_1d, head_dim}, invalid), 0.4f);
+  posenc_attention_tensors t{q.data(), k.data(), v.data(), nullptr, nullptr, nullptr, nullptr,
+                             out.data()};
+  if (desc.bias == POSENC_BIAS_ABSOLUTE || desc.bias == POSENC_BIAS_RELATIVE_1D) {
+    t.table = table.data();
+  } else if (desc.bias == POSENC_BIAS_RELATIVE_2D) {
+    t.table_h = table_h.data();
+    t.table_w = table_w.data();
+  }
+  if (desc.relative_values) t.value_table = values.data();
+  const posenc_status status = posenc_attention(nullptr, &desc, &t, nullptr, 0);
+  if (invalid > 0) {
+    expect_outcome(status, true, out);
+  } else if (status != POSENC_OK) {
+    // Other refusals (e.g. an offset the causal mask cannot use) leave the
+    // output untouched.
+    expect_outcome(status, true, out);
+  }
+}
+
 }  // namespace
 }  // namespace posenc::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace posenc::fuzz;
   FuzzInput in(data, size);
-  switch (in.choice(4)) {
+  switch (in.choice(5)) {
     case 0: fuzz_sinusoid_table(in); break;
     case 1: fuzz_add(in); break;
     case 2: fuzz_relative_1d(in); break;
-    default: fuzz_rope(in); break;
+    case 3: fuzz_rope(in); break;
+    default: fuzz_attention(in); break;
   }
   return 0;
 }
