@@ -340,6 +340,20 @@ TEST_P(Attention, NonFiniteInputsPropagate) {
   }
 }
 
+// Logits of order 1e30 (far past exp's range) still give an exact, stable
+// softmax: the largest logit takes all the weight, nothing overflows to NaN.
+TEST_P(Attention, HugeLogitsStaySoftmaxStable) {
+  posenc_attention_desc d = relative_1d(desc(1, 4, 6, 8), 0, 0);
+  AttentionInputs inputs(d);
+  for (int64_t c = 0; c < 8; ++c) inputs.q()[c] = c == 0 ? 1e15f : 0.0f;  // query 0
+  for (int64_t j = 0; j < 6; ++j) inputs.k()[j * 8] = float(j) * 1e15f;   // logit ~ j * 1e30
+  const std::vector<float> got = run(context(), d, inputs, false);
+  for (int64_t c = 0; c < 8; ++c) {
+    EXPECT_EQ(got[size_t(c)], inputs.v()[5 * 8 + c]) << c;  // all weight on key 5
+  }
+  for (float x : got) EXPECT_TRUE(std::isfinite(x));
+}
+
 TEST_P(Attention, CallerWorkspace) {
   EXPECT_TRUE(matches_reference(context(), relative_1d(desc(4, 64, 64, 64), 0, 1), true));
   EXPECT_TRUE(matches_reference(context(), relative_2d(4, 14, 14, 64, 0), true));
