@@ -12,20 +12,6 @@
 namespace posenc::test {
 namespace {
 
-::testing::AssertionResult fails_with(posenc_status got, posenc_status want,
-                                      const char* argument) {
-  if (got != want) {
-    return ::testing::AssertionFailure() << "status " << posenc_status_string(got) << ", want "
-                                         << posenc_status_string(want) << " ("
-                                         << posenc_last_error() << ")";
-  }
-  if (std::string(posenc_last_error()).find(argument) == std::string::npos) {
-    return ::testing::AssertionFailure()
-           << "message \"" << posenc_last_error() << "\" does not name " << argument;
-  }
-  return ::testing::AssertionSuccess();
-}
-
 // A valid 1D-relative call on small tensors, to break one argument at a time.
 class AttentionErrors : public ::testing::Test {
  protected:

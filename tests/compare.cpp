@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "posenc/core.h"
 
@@ -43,6 +44,20 @@ template <class Getter>
                                           double atol, double rtol) {
   return compare(want.size(), [got](size_t i) { return double(posenc_bf16_to_f32(got[i])); },
                  want, atol, rtol);
+}
+
+::testing::AssertionResult fails_with(posenc_status got, posenc_status want,
+                                      const char* argument) {
+  if (got != want) {
+    return ::testing::AssertionFailure() << "status " << posenc_status_string(got) << ", want "
+                                         << posenc_status_string(want) << " ("
+                                         << posenc_last_error() << ")";
+  }
+  if (std::string(posenc_last_error()).find(argument) == std::string::npos) {
+    return ::testing::AssertionFailure()
+           << "message \"" << posenc_last_error() << "\" does not name " << argument;
+  }
+  return ::testing::AssertionSuccess();
 }
 
 std::vector<float> random_floats(size_t count, uint32_t seed, float low, float high) {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "posenc/core.h"
+
 namespace posenc::test {
 
 // |got[i] - want[i]| <= atol + rtol * |want[i]| for every i; NaN must match
@@ -15,6 +17,10 @@ namespace posenc::test {
                                      double atol, double rtol);
 ::testing::AssertionResult all_close_bf16(const uint16_t* got, const std::vector<double>& want,
                                           double atol, double rtol);
+
+// The call returned `want` and the thread's last error names `argument`.
+::testing::AssertionResult fails_with(posenc_status got, posenc_status want,
+                                      const char* argument);
 
 // Uniform values in [low, high), reproducible from the seed.
 std::vector<float> random_floats(size_t count, uint32_t seed, float low = -1.0f,

@@ -12,20 +12,6 @@
 namespace posenc::test {
 namespace {
 
-::testing::AssertionResult fails_with(posenc_status got, posenc_status want,
-                                      const char* argument) {
-  if (got != want) {
-    return ::testing::AssertionFailure() << "status " << posenc_status_string(got) << ", want "
-                                         << posenc_status_string(want) << " ("
-                                         << posenc_last_error() << ")";
-  }
-  if (std::string(posenc_last_error()).find(argument) == std::string::npos) {
-    return ::testing::AssertionFailure()
-           << "message \"" << posenc_last_error() << "\" does not name " << argument;
-  }
-  return ::testing::AssertionSuccess();
-}
-
 constexpr auto kInvalid = POSENC_ERROR_INVALID_ARGUMENT;
 constexpr auto kNull = POSENC_ERROR_NULL_POINTER;
 constexpr auto kOverflow = POSENC_ERROR_OVERFLOW;

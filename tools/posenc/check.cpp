@@ -13,6 +13,12 @@ void require_ok(posenc_status status) {
   if (status != POSENC_OK) throw std::runtime_error(posenc_last_error());
 }
 
+std::vector<float> signal(size_t count, float phase) {
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i) values[i] = std::sin(0.61f * float(i) + phase);
+  return values;
+}
+
 double max_abs_error(const float* got, const std::vector<double>& want) {
   double worst = 0.0;
   for (size_t i = 0; i < want.size(); ++i) {

@@ -7,12 +7,6 @@
 namespace posenc::cli {
 namespace {
 
-std::vector<float> signal(size_t count, float phase) {
-  std::vector<float> values(count);
-  for (size_t i = 0; i < count; ++i) values[i] = std::sin(0.61f * float(i) + phase);
-  return values;
-}
-
 // Outputs are weighted means of O(1) values: fp32 rounding stays far below.
 constexpr double kTolerance = 1e-4;
 

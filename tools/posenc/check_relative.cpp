@@ -9,12 +9,6 @@
 namespace posenc::cli {
 namespace {
 
-std::vector<float> signal(size_t count, float phase) {
-  std::vector<float> values(count);
-  for (size_t i = 0; i < count; ++i) values[i] = std::sin(0.61f * float(i) + phase);
-  return values;
-}
-
 // Like max_abs_error, but masked logits (-inf) must match exactly.
 double max_error_with_masks(const std::vector<float>& got, const std::vector<double>& want) {
   double worst = 0.0;

@@ -27,12 +27,6 @@ reference::RopeReference unscaled(posenc_rope_pairing pairing, int64_t rotary_di
   return r;
 }
 
-std::vector<float> signal(size_t count) {
-  std::vector<float> values(count);
-  for (size_t i = 0; i < count; ++i) values[i] = std::sin(0.37f * float(i)) * 0.9f;
-  return values;
-}
-
 }  // namespace
 
 std::vector<Check> rope_checks() {
@@ -44,7 +38,7 @@ std::vector<Check> rope_checks() {
          for (int64_t t = 0; t < tokens; ++t) positions.push_back(1000 + t);
          const auto ref = unscaled(POSENC_ROPE_HALF_SPLIT, 64, POSENC_ROPE_BTHD, heads, dim,
                                    positions);
-         const std::vector<float> q = signal(size_t(tokens * heads * dim));
+         const std::vector<float> q = signal(size_t(tokens * heads * dim), 0.0f);
          std::vector<float> q_out(q.size()), k_out(q.size());
          posenc_rope_config config;
          require_ok(posenc_rope_config_init(&config, 64));
@@ -62,7 +56,7 @@ std::vector<Check> rope_checks() {
          const int64_t heads = 2, dim = 128;
          const std::vector<int64_t> ids = {0, 1, 77, 4096, 499999};
          const auto ref = unscaled(POSENC_ROPE_INTERLEAVED, dim, POSENC_ROPE_BHTD, heads, dim, ids);
-         const std::vector<float> x = signal(size_t(ids.size() * heads * dim));
+         const std::vector<float> x = signal(size_t(ids.size() * heads * dim), 0.0f);
          std::vector<float> out(x.size());
          posenc_rope_config config;
          require_ok(posenc_rope_config_init(&config, dim));

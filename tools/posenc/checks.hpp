@@ -24,6 +24,9 @@ struct Check {
 // Throws std::runtime_error with posenc's message unless status is OK.
 void require_ok(posenc_status status);
 
+// sin(0.61 i + phase): smooth, O(1) inputs that differ from call to call.
+std::vector<float> signal(size_t count, float phase);
+
 // Largest |got[i] - want[i]|.
 double max_abs_error(const float* got, const std::vector<double>& want);
 
