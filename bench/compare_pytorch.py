@@ -373,7 +373,7 @@ def main():
           f"posenc {lib.posenc_version().decode()} on "
           f"{lib.posenc_isa_name(lib.posenc_best_isa()).decode()}, "
           f"{args.threads} threads")
-    header = ("case", "shape", "max |diff|", "torch ms", "posenc ms", "speedup",
+    header = ("case", "shape", "max abs diff", "torch ms", "posenc ms", "speedup",
               "torch MiB", "posenc MiB")
     rows = []
     failed = False
