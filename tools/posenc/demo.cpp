@@ -15,6 +15,7 @@ int run_demo(int, char**) {
   ok = demo_absolute() && ok;
   ok = demo_relative() && ok;
   ok = demo_attention() && ok;
+  ok = demo_rope() && ok;
   std::printf("\n%s\n", ok ? "all results agree with the reference loops"
                            : "SOME RESULTS DISAGREE WITH THE REFERENCE LOOPS");
   return ok ? 0 : 1;

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "checks.hpp"
+
 namespace posenc::cli {
 
 // Each prints its results; returns false if a result disagreed with the
@@ -11,6 +13,11 @@ namespace posenc::cli {
 bool demo_absolute();
 bool demo_attention();
 bool demo_relative();
+bool demo_rope();
+
+// Runs the checks on the default context and prints their errors; false if
+// any exceeds its tolerance.
+bool demo_checks(const std::vector<Check>& checks);
 
 // Times the benchmark cases of these ops on each ISA path, with the speedup
 // over each case's baseline.

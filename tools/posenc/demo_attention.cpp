@@ -10,13 +10,7 @@ namespace posenc::cli {
 
 bool demo_attention() {
   std::printf("\n== attention: softmax(scale q k^T + relative bias) v, blocks in cache ==\n");
-  bool ok = true;
-  for (const Check& check : attention_checks()) {
-    const CheckResult r = check.run(nullptr);
-    ok = ok && r.max_error <= r.tolerance;
-    std::printf("  %-36s max error %.2g (tolerance %.2g)\n", check.name.c_str(), r.max_error,
-                r.tolerance);
-  }
+  const bool ok = demo_checks(attention_checks());
   demo_cases({"attention_2d_f32", "attention_2d_bf16"});
   return ok;
 }

@@ -1,4 +1,5 @@
-// Timing benchmark cases on each ISA path for the demo.
+// The demo's shared parts: checks with their errors, and benchmark cases
+// timed on each ISA path.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -9,6 +10,17 @@
 #include "demo.hpp"
 
 namespace posenc::cli {
+
+bool demo_checks(const std::vector<Check>& checks) {
+  bool ok = true;
+  for (const Check& check : checks) {
+    const CheckResult r = check.run(nullptr);
+    ok = ok && r.max_error <= r.tolerance;
+    std::printf("  %-36s max error %.2g (tolerance %.2g)\n", check.name.c_str(), r.max_error,
+                r.tolerance);
+  }
+  return ok;
+}
 
 void demo_cases(const std::vector<std::string>& ops) {
   std::printf("\n  %-30s %-22s %-9s %9s  %s\n", "op", "shape", "isa", "ms", "speedup");
