@@ -115,6 +115,14 @@ TEST(ApiErrors, Contexts) {
                          "name"));
 }
 
+// The functions that cannot fail still answer every input.
+TEST(ApiErrors, TotalFunctions) {
+  EXPECT_STREQ(posenc_status_string(POSENC_ERROR_ALIASING), "aliasing not allowed");
+  EXPECT_STREQ(posenc_status_string(posenc_status(4242)), "unknown status");
+  EXPECT_NE(std::string(posenc_version()), "");
+  EXPECT_NE(posenc_isa_name(posenc_max_isa()), nullptr);
+}
+
 TEST(ApiErrors, LastErrorIsPerThread) {
   EXPECT_NE(posenc_sinusoid_table(nullptr, 0, 1, 0, 1e4, kI, POSENC_F32, nullptr), POSENC_OK);
   std::string other;

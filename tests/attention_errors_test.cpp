@@ -194,6 +194,19 @@ TEST(BottleneckErrors, ArgumentsAreNamed) {
   EXPECT_TRUE(out.payload_untouched());
   ASSERT_EQ(call(d, fmap.data(), out.data()), POSENC_OK) << posenc_last_error();
   EXPECT_TRUE(out.guards_intact());
+
+  size_t bytes = 12345;
+  EXPECT_TRUE(fails_with(posenc_bottleneck_workspace_size(nullptr, &d, nullptr),
+                         POSENC_ERROR_NULL_POINTER, "bytes"));
+  EXPECT_TRUE(fails_with(posenc_bottleneck_workspace_size(nullptr, nullptr, &bytes),
+                         POSENC_ERROR_NULL_POINTER, "desc"));
+  bad = d;
+  bad.heads = -2;
+  EXPECT_TRUE(fails_with(posenc_bottleneck_workspace_size(nullptr, &bad, &bytes),
+                         POSENC_ERROR_INVALID_ARGUMENT, "desc->heads"));
+  EXPECT_EQ(bytes, 12345u);
+  ASSERT_EQ(posenc_bottleneck_workspace_size(nullptr, &d, &bytes), POSENC_OK);
+  EXPECT_GT(bytes, 0u);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "ops/attention_bias.hpp"
 #include "ops/attention_workspace.hpp"
 #include "runtime/matmul.hpp"
+#include "runtime/parallel.hpp"
 
 namespace posenc::ops {
 namespace {
@@ -40,6 +41,7 @@ void for_each_task(int slots, int64_t tasks, const Body& body) {
     }
   };
   if (slots <= 1) {
+    const OpenMpThreads single(1);  // each task's GEMMs on this thread alone
     for (int64_t task = 0; task < tasks; ++task) run(task, 0);
   } else {
 #pragma omp parallel num_threads(slots)

@@ -114,7 +114,10 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d, co
   s.batch_stride_c = tokens * s.ldc;
   s.transpose_b = true;
   s.ab_type = s.c_type = d.dtype;
-  matmul(s, base + l.tokens_in, w_qkv, base + l.qkv);
+  {
+    const OpenMpThreads threads(ctx.num_threads);
+    matmul(s, base + l.tokens_in, w_qkv, base + l.qkv);
+  }
 
   posenc_attention_tensors t{};
   t.q = base + l.qkv;
