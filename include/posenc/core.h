@@ -95,7 +95,9 @@ POSENC_API posenc_isa posenc_best_isa(void);
 /* A context fixes the ISA path and thread count of the calls made with it.
  * isa: AUTO for the best under the cap, or a specific path, which must be
  * available and not above the cap. num_threads: 0 for OpenMP's default at call
- * time, else >= 1. A context is immutable and may be shared by threads. */
+ * time, else >= 1; it bounds posenc's own loops and the oneDNN GEMMs of each
+ * call. Results do not depend on it. A context is immutable and may be shared
+ * by threads. */
 typedef struct posenc_context posenc_context;
 POSENC_API posenc_status posenc_context_create(posenc_isa isa, int num_threads,
                                                posenc_context** context);
