@@ -215,6 +215,16 @@ void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
 
 }  // namespace
 
+namespace {
+
+// 1/sqrt(head_dim), the usual attention scale (1 for a head_dim the call
+// will refuse anyway).
+float default_scale(int64_t head_dim) {
+  return head_dim > 0 ? float(1.0 / std::sqrt(double(head_dim))) : 1.0f;
+}
+
+}  // namespace
+
 extern "C" {
 
 void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t batch, int64_t heads,
@@ -229,7 +239,7 @@ void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t batch, int6
   desc->layout = POSENC_LAYOUT_BHTD;
   desc->dtype = POSENC_F32;
   desc->out_dtype = POSENC_F32;
-  desc->scale = head_dim > 0 ? float(1.0 / std::sqrt(double(head_dim))) : 1.0f;
+  desc->scale = default_scale(head_dim);
   desc->bias = POSENC_BIAS_NONE;
   desc->bias_uses_scaled_q = 1;
 }
@@ -276,7 +286,7 @@ void posenc_bottleneck_desc_init(posenc_bottleneck_desc* desc, int64_t batch, in
   desc->head_dim = head_dim;
   desc->dtype = POSENC_F32;
   desc->out_dtype = POSENC_F32;
-  desc->scale = head_dim > 0 ? float(1.0 / std::sqrt(double(head_dim))) : 1.0f;
+  desc->scale = default_scale(head_dim);
 }
 
 posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
