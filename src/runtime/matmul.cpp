@@ -167,16 +167,30 @@ void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c)
   thread_local dnnl::stream stream(engine);
   thread_local std::vector<uint8_t> scratchpad;
   if (scratchpad.size() < mm->scratchpad_bytes) scratchpad.resize(mm->scratchpad_bytes);
-  dnnl::memory a_mem(mm->a, engine, const_cast<void*>(a));
-  dnnl::memory b_mem(mm->b, engine, const_cast<void*>(b));
-  dnnl::memory c_mem(mm->c, engine, c);
-  dnnl::memory scratch_mem(dnnl::memory::desc({int64_t(mm->scratchpad_bytes)}, dt::u8,
-                                              dnnl::memory::format_tag::a),
-                           engine, scratchpad.data());
-  mm->primitive.execute(stream, {{DNNL_ARG_SRC, a_mem},
-                                 {DNNL_ARG_WEIGHTS, b_mem},
-                                 {DNNL_ARG_DST, c_mem},
-                                 {DNNL_ARG_SCRATCHPAD, scratch_mem}});
+  // Each thread keeps the memory objects of every GEMM it ran and only
+  // rebinds their pointers: no allocation per call on the hot path (cached
+  // GEMMs live as long as the process, so their addresses are stable keys).
+  thread_local std::unordered_map<const CachedMatmul*, std::unordered_map<int, dnnl::memory>>
+      bound;
+  auto found = bound.find(mm.get());
+  if (found == bound.end()) {
+    const dnnl::memory::desc scratch_desc({int64_t(mm->scratchpad_bytes)}, dt::u8,
+                                          dnnl::memory::format_tag::a);
+    found = bound
+                .emplace(mm.get(), std::unordered_map<int, dnnl::memory>{
+                                       {DNNL_ARG_SRC, dnnl::memory(mm->a, engine, nullptr)},
+                                       {DNNL_ARG_WEIGHTS, dnnl::memory(mm->b, engine, nullptr)},
+                                       {DNNL_ARG_DST, dnnl::memory(mm->c, engine, nullptr)},
+                                       {DNNL_ARG_SCRATCHPAD,
+                                        dnnl::memory(scratch_desc, engine, nullptr)}})
+                .first;
+  }
+  std::unordered_map<int, dnnl::memory>& args = found->second;
+  args[DNNL_ARG_SRC].set_data_handle(const_cast<void*>(a));
+  args[DNNL_ARG_WEIGHTS].set_data_handle(const_cast<void*>(b));
+  args[DNNL_ARG_DST].set_data_handle(c);
+  args[DNNL_ARG_SCRATCHPAD].set_data_handle(scratchpad.data());
+  mm->primitive.execute(stream, args);
   stream.wait();
 }
 
