@@ -3,12 +3,12 @@
 #include "api/validate.hpp"
 #include "ops/absolute.hpp"
 #include "posenc/absolute.h"
+#include "runtime/dtype.hpp"
 
 using namespace posenc;
 
 namespace {
 
-size_t dtype_bytes(posenc_dtype dtype) { return dtype == POSENC_BF16 ? 2 : 4; }
 
 void require_sinusoid(double base, posenc_sincos_layout layout) {
   require_frequency_base(base, "base");

@@ -10,6 +10,7 @@
 #include "ops/bottleneck.hpp"
 #include "posenc/attention.h"
 #include "runtime/matmul.hpp"
+#include "runtime/dtype.hpp"
 
 using namespace posenc;
 
@@ -17,7 +18,6 @@ namespace {
 
 constexpr int64_t kMaxOffset = int64_t(1) << 40;
 
-size_t dtype_bytes(posenc_dtype dtype) { return dtype == POSENC_BF16 ? 2 : 4; }
 
 [[noreturn]] void fail(posenc_status status, const std::string& message) {
   throw Error(status, message);
@@ -43,7 +43,10 @@ void require_null(const void* pointer, const char* name, const char* why) {
 }
 
 void require_bf16_gemm(posenc_dtype dtype) {
-  if (dtype == POSENC_BF16 && std::string(onednn_matmul_impl(POSENC_BF16)) == "unsupported") {
+  if (dtype != POSENC_BF16) return;
+  // Asked once: after oneDNN's first primitive its ISA can no longer change.
+  static const bool supported = std::string(onednn_matmul_impl(POSENC_BF16)) != "unsupported";
+  if (!supported) {
     fail(POSENC_ERROR_UNSUPPORTED, "dtype: oneDNN has no bf16 GEMM on this CPU");
   }
 }

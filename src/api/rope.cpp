@@ -9,6 +9,7 @@
 #include "ops/rope_apply.hpp"
 #include "ops/rope_cache.hpp"
 #include "posenc/rope.h"
+#include "runtime/dtype.hpp"
 
 using namespace posenc;
 
@@ -59,7 +60,7 @@ void rope_call(posenc_context* context, const posenc_rope_config* config,
     require_positive(o.heads, o.heads_name);
     require_not_null(o.in, o.in_name);
     require_not_null(o.out, o.out_name);
-    bytes[i] = checked_bytes({batch, tokens, o.heads, head_dim}, dtype == POSENC_BF16 ? 2 : 4,
+    bytes[i] = checked_bytes({batch, tokens, o.heads, head_dim}, dtype_bytes(dtype),
                              o.in_name);
   }
   const int64_t ids_bytes = rope_ids_bytes(positions, batch, tokens);

@@ -13,6 +13,7 @@
 #include "ops/attention_workspace.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/dtype.hpp"
 
 namespace posenc::ops {
 namespace {
@@ -199,7 +200,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
 
 void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Scratch& s) const {
   const int64_t d = p_.head_dim;
-  const size_t out_bytes = p_.out_dtype == POSENC_BF16 ? 2 : 4;
+  const size_t out_bytes = dtype_bytes(p_.out_dtype);
   for (int64_t r = 0; r < qb.rows; ++r) {
     const int64_t i = qb.first + r;
     float* acc = s.acc + r * layout_.acc_ld;

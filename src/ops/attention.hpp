@@ -10,6 +10,7 @@
 
 #include "posenc/attention.h"
 #include "runtime/context.hpp"
+#include "runtime/dtype.hpp"
 
 namespace posenc::ops {
 
@@ -33,7 +34,7 @@ struct AttentionProblem {
   int64_t map_height, map_width;
   bool relative_values;
 
-  size_t element_bytes() const { return dtype == POSENC_BF16 ? 2 : 4; }
+  size_t element_bytes() const { return dtype_bytes(dtype); }
   // Keys visible to query i: [0, visible_keys(i)).
   int64_t visible_keys(int64_t i) const;
 };

@@ -7,11 +7,11 @@
 #include "ops/attention.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/dtype.hpp"
 
 namespace posenc::ops {
 namespace {
 
-size_t bytes_of(posenc_dtype dtype) { return dtype == POSENC_BF16 ? 2 : 4; }
 size_t aligned(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 // The attention of the block on the projected tokens: q, k and v interleaved
@@ -48,12 +48,12 @@ struct BottleneckLayout {
 
 BottleneckLayout layout_of(const posenc_bottleneck_desc& d, int threads) {
   const size_t tokens = size_t(d.batch * d.height * d.width);
-  const size_t inner = size_t(d.heads * d.head_dim), es = bytes_of(d.dtype);
+  const size_t inner = size_t(d.heads * d.head_dim), es = dtype_bytes(d.dtype);
   BottleneckLayout l;
   l.tokens_in = 0;
   l.qkv = l.tokens_in + aligned(tokens * size_t(d.channels) * es);
   l.tokens_out = l.qkv + aligned(tokens * size_t(gemm_output_stride(3 * int64_t(inner))) * es);
-  l.attention = l.tokens_out + aligned(tokens * inner * bytes_of(d.out_dtype));
+  l.attention = l.tokens_out + aligned(tokens * inner * dtype_bytes(d.out_dtype));
   l.bytes = l.attention + attention_workspace_bytes(attention_problem(d), threads) + 64;
   return l;
 }
@@ -99,7 +99,7 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d, co
   const uintptr_t address = reinterpret_cast<uintptr_t>(workspace);
   uint8_t* base = static_cast<uint8_t*>(workspace) + ((64 - address % 64) % 64);
   const int64_t tokens = d.height * d.width, inner = d.heads * d.head_dim;
-  const size_t es = bytes_of(d.dtype);
+  const size_t es = dtype_bytes(d.dtype);
 
   // NCHW to token-major, then qkv[b] = tokens[b] W_qkv^T (the 1x1 convolution).
   transpose_batch(ctx, d.batch, d.channels, tokens, es, fmap, base + l.tokens_in);
@@ -127,7 +127,7 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d, co
   t.table_w = rel_w;
   t.out = base + l.tokens_out;
   attention(ctx, attention_problem(d), t, base + l.attention);
-  transpose_batch(ctx, d.batch, tokens, inner, bytes_of(d.out_dtype), base + l.tokens_out, out);
+  transpose_batch(ctx, d.batch, tokens, inner, dtype_bytes(d.out_dtype), base + l.tokens_out, out);
 }
 
 }  // namespace posenc::ops

@@ -13,6 +13,7 @@
 
 #include "runtime/error.hpp"
 #include "runtime/isa_cap.hpp"
+#include "runtime/dtype.hpp"
 
 namespace posenc {
 
@@ -122,7 +123,7 @@ void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c)
 // Runs a bf16 GEMM whose dense output width oneDNN gets wrong with its output
 // rows padded to 64 columns in a per-thread buffer, then copies them out.
 void run_with_padded_output(const MatmulShape& shape, const void* a, const void* b, void* c) {
-  const size_t element = shape.c_type == POSENC_BF16 ? 2 : 4;
+  const size_t element = dtype_bytes(shape.c_type);
   MatmulShape padded = shape;
   padded.ldc = 64;
   padded.batch_stride_c = shape.m * padded.ldc;

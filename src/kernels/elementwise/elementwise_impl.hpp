@@ -54,16 +54,8 @@ void f32_to_bf16(const float* x, uint16_t* out, int64_t n) {
 }
 
 template <class Arch>
-void bf16_to_f32(const uint16_t* x, float* out, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) {
-    const uint32_t bits = uint32_t(x[j]) << 16;
-    std::memcpy(out + j, &bits, sizeof(float));
-  }
-}
-
-template <class Arch>
 constexpr ElementwiseKernels make_elementwise_kernels() {
-  return ElementwiseKernels{&add_f32<Arch>, &f32_to_bf16<Arch>, &bf16_to_f32<Arch>};
+  return ElementwiseKernels{&add_f32<Arch>, &f32_to_bf16<Arch>};
 }
 
 }  // namespace posenc::kernels
