@@ -14,6 +14,7 @@
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/dtype.hpp"
+#include "runtime/workspace.hpp"
 
 namespace posenc::ops {
 namespace {
@@ -158,13 +159,13 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
   matmul(qk, qb.q, row_of(t_.k, p_.k, b, qb.head, kb.first), s.scores);
   bias_.add(qb, kb, s.scores, ld, s.bias);
 
+  // bf16 probabilities straight from the softmax, unless the relative values
+  // need them in fp32 first.
+  const bool direct_bf16 = p_.dtype == POSENC_BF16 && !p_.relative_values;
   for (int64_t r = 0; r < qb.rows; ++r) {
     float* row = s.scores + r * ld;
     const int64_t valid = std::clamp<int64_t>(p_.visible_keys(qb.first + r) - kb.first, 0,
                                               kb.count);
-    // bf16 probabilities straight from the softmax, unless the relative
-    // values need them in fp32 first.
-    const bool direct_bf16 = p_.dtype == POSENC_BF16 && !p_.relative_values;
     uint16_t* probs_bf16 = s.probs_bf16 + r * ld;
     const float correction = k.softmax_block(row, valid, kb.count, s.row_max + r, s.row_sum + r,
                                              direct_bf16 ? probs_bf16 : nullptr);
@@ -259,13 +260,8 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem,
                const posenc_attention_tensors& tensors, void* workspace) {
   const AttentionBlocking blocking = attention_blocking(problem, ctx.num_threads);
   const SlotLayout layout = slot_layout(problem, blocking);
-  std::vector<uint8_t> owned;
-  if (workspace == nullptr) {
-    owned.resize(workspace_bytes(blocking, layout));
-    workspace = owned.data();
-  }
-  const uintptr_t address = reinterpret_cast<uintptr_t>(workspace);
-  uint8_t* base = static_cast<uint8_t*>(workspace) + ((64 - address % 64) % 64);
+  const Workspace memory(workspace, workspace_bytes(blocking, layout));
+  uint8_t* base = memory.base();
   const QueryBlockRunner runner(ctx, problem, tensors, blocking, layout);
   for_each_task(blocking.slots, blocking.tasks, [&](int64_t task, int slot) {
     runner.run(task, Scratch(base + size_t(slot) * layout.bytes, layout));

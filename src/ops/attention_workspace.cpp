@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include "ops/attention_bias.hpp"
+#include "runtime/workspace.hpp"
 
 namespace posenc::ops {
 namespace {
 
-constexpr size_t kAlign = 64;
 // Query rows per block: a block's scores (rows x key block) stay near
 // kBlockScores floats, in the L2 cache, with at least kQueryBlock and at
 // most kMaxQueryBlock rows (tall blocks mean fewer, more efficient GEMMs).
@@ -29,7 +29,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Reserves `bytes` at `offset`, aligned; returns where it starts.
 size_t reserve(size_t& offset, size_t bytes) {
   const size_t start = offset;
-  offset += (bytes + kAlign - 1) / kAlign * kAlign;
+  offset += workspace_aligned(bytes);
   return start;
 }
 
@@ -77,7 +77,7 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
 }
 
 size_t workspace_bytes(const AttentionBlocking& blocking, const SlotLayout& layout) {
-  return size_t(blocking.slots) * layout.bytes + kAlign;
+  return size_t(blocking.slots) * layout.bytes + kWorkspaceAlign;
 }
 
 }  // namespace posenc::ops

@@ -8,11 +8,10 @@
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/dtype.hpp"
+#include "runtime/workspace.hpp"
 
 namespace posenc::ops {
 namespace {
-
-size_t aligned(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 // The attention of the block on the projected tokens: q, k and v interleaved
 // in rows of 3*heads*head_dim (token-major), output token-major.
@@ -51,10 +50,11 @@ BottleneckLayout layout_of(const posenc_bottleneck_desc& d, int threads) {
   const size_t inner = size_t(d.heads * d.head_dim), es = dtype_bytes(d.dtype);
   BottleneckLayout l;
   l.tokens_in = 0;
-  l.qkv = l.tokens_in + aligned(tokens * size_t(d.channels) * es);
-  l.tokens_out = l.qkv + aligned(tokens * size_t(gemm_output_stride(3 * int64_t(inner))) * es);
-  l.attention = l.tokens_out + aligned(tokens * inner * dtype_bytes(d.out_dtype));
-  l.bytes = l.attention + attention_workspace_bytes(attention_problem(d), threads) + 64;
+  l.qkv = l.tokens_in + workspace_aligned(tokens * size_t(d.channels) * es);
+  l.tokens_out =
+      l.qkv + workspace_aligned(tokens * size_t(gemm_output_stride(3 * int64_t(inner))) * es);
+  l.attention = l.tokens_out + workspace_aligned(tokens * inner * dtype_bytes(d.out_dtype));
+  l.bytes = l.attention + attention_workspace_bytes(attention_problem(d), threads) + kWorkspaceAlign;
   return l;
 }
 
@@ -91,13 +91,8 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d, co
                      const void* w_qkv, const void* rel_h, const void* rel_w, void* out,
                      void* workspace) {
   const BottleneckLayout l = layout_of(d, ctx.num_threads);
-  std::vector<uint8_t> owned;
-  if (workspace == nullptr) {
-    owned.resize(l.bytes);
-    workspace = owned.data();
-  }
-  const uintptr_t address = reinterpret_cast<uintptr_t>(workspace);
-  uint8_t* base = static_cast<uint8_t*>(workspace) + ((64 - address % 64) % 64);
+  const Workspace memory(workspace, l.bytes);
+  uint8_t* base = memory.base();
   const int64_t tokens = d.height * d.width, inner = d.heads * d.head_dim;
   const size_t es = dtype_bytes(d.dtype);
 

@@ -27,7 +27,6 @@ class RowTiles {
         per_head_(per_head_tables) {}
 
   int64_t count() const { return groups_ * tiles_per_group_; }
-  int64_t max_rows() const { return tile_rows_; }
 
   RowTile tile(int64_t index) const {
     const int64_t group = index / tiles_per_group_;
