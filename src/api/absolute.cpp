@@ -9,18 +9,16 @@ using namespace posenc;
 
 namespace {
 
-
 void require_sinusoid(double base, posenc_sincos_layout layout) {
   require_frequency_base(base, "base");
-  require_sincos_layout(layout, "layout");
+  require_enum(layout, "layout", {POSENC_SINCOS_INTERLEAVED, POSENC_SINCOS_SPLIT});
 }
 
 // The last position written must stay exactly representable in double.
 void require_positions(int64_t offset, int64_t count, const char* offset_name) {
   require_non_negative(offset, offset_name);
   if (offset > (int64_t(1) << 53) - count) {
-    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                std::string(offset_name) + " + the number of positions must be <= 2^53");
+    invalid(std::string(offset_name) + " + the number of positions must be <= 2^53");
   }
 }
 
@@ -52,9 +50,8 @@ posenc_status posenc_sinusoid_table_2d(posenc_context* context, int64_t height, 
     require_positive(width, "width");
     require_positive(dim, "dim");
     if (dim % 2 != 0) {
-      throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                  "dim must be even, half for rows and half for columns (got " +
-                      std::to_string(dim) + ")");
+      invalid("dim must be even, half for rows and half for columns (got " +
+              std::to_string(dim) + ")");
     }
     require_sinusoid(base, layout);
     require_dtype(out_dtype, "out_dtype");
@@ -93,10 +90,9 @@ posenc_status posenc_add_learned(posenc_context* context, int64_t batch, int64_t
     require_non_negative(offset, "offset");
     require_positive(table_rows, "table_rows");
     if (offset > table_rows - tokens) {
-      throw Error(POSENC_ERROR_SHAPE_MISMATCH,
-                  "offset + tokens (" + std::to_string(offset) + " + " +
-                      std::to_string(tokens) + ") exceeds table_rows (" +
-                      std::to_string(table_rows) + ")");
+      fail(POSENC_ERROR_SHAPE_MISMATCH, "offset + tokens (" + std::to_string(offset) + " + " +
+                                            std::to_string(tokens) + ") exceeds table_rows (" +
+                                            std::to_string(table_rows) + ")");
     }
     require_not_null(table, "table");
     require_not_null(x, "x");
@@ -122,10 +118,9 @@ posenc_status posenc_concat_sinusoid(posenc_context* context, int64_t batch, int
     require_sinusoid(base, layout);
     require_not_null(x, "x");
     require_not_null(out, "out");
-    if (x_dim > INT64_MAX - pos_dim) throw Error(POSENC_ERROR_OVERFLOW, "x_dim + pos_dim overflows");
+    const int64_t out_dim = checked_sum(x_dim, pos_dim, "x_dim + pos_dim");
     const int64_t x_bytes = checked_bytes({batch, tokens, x_dim}, sizeof(float), "x");
-    const int64_t out_bytes =
-        checked_bytes({batch, tokens, x_dim + pos_dim}, sizeof(float), "out");
+    const int64_t out_bytes = checked_bytes({batch, tokens, out_dim}, sizeof(float), "out");
     require_disjoint(out, out_bytes, "out", x, x_bytes, "x");
     ops::concat_sinusoid(resolve_context(context), batch, tokens, x_dim, pos_dim, offset, base,
                          layout, x, out);

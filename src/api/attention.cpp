@@ -18,30 +18,6 @@ namespace {
 
 constexpr int64_t kMaxOffset = int64_t(1) << 40;
 
-
-[[noreturn]] void fail(posenc_status status, const std::string& message) {
-  throw Error(status, message);
-}
-
-void require_flag(int value, const char* name) {
-  if (value != 0 && value != 1) {
-    fail(POSENC_ERROR_INVALID_ARGUMENT,
-         std::string(name) + " must be 0 or 1 (got " + std::to_string(value) + ")");
-  }
-}
-
-void require_finite_scale(float scale, const char* name) {
-  if (!std::isfinite(scale)) {
-    fail(POSENC_ERROR_INVALID_ARGUMENT, std::string(name) + " must be finite");
-  }
-}
-
-void require_null(const void* pointer, const char* name, const char* why) {
-  if (pointer != nullptr) {
-    fail(POSENC_ERROR_INVALID_ARGUMENT, std::string(name) + " must be NULL " + why);
-  }
-}
-
 void require_bf16_gemm(posenc_dtype dtype) {
   if (dtype != POSENC_BF16) return;
   // Asked once: after oneDNN's first primitive its ISA can no longer change.
@@ -66,29 +42,25 @@ int64_t validate_desc(const posenc_attention_desc& d) {
   require_positive(d.q_len, "desc->q_len");
   require_positive(d.kv_len, "desc->kv_len");
   require_positive(d.head_dim, "desc->head_dim");
-  if (d.layout != POSENC_LAYOUT_BHTD && d.layout != POSENC_LAYOUT_BTHD) {
-    fail(POSENC_ERROR_INVALID_ARGUMENT,
-         "desc->layout: unknown layout value " + std::to_string(int(d.layout)));
-  }
+  require_enum(d.layout, "desc->layout", {POSENC_LAYOUT_BHTD, POSENC_LAYOUT_BTHD});
   require_dtype(d.dtype, "desc->dtype");
   require_dtype(d.out_dtype, "desc->out_dtype");
-  require_finite_scale(d.scale, "desc->scale");
+  require_finite(d.scale, "desc->scale");
   require_flag(d.causal, "desc->causal");
   require_flag(d.tables_per_head, "desc->tables_per_head");
   require_flag(d.bias_uses_scaled_q, "desc->bias_uses_scaled_q");
   require_flag(d.relative_values, "desc->relative_values");
   if (d.query_offset < -kMaxOffset || d.query_offset > kMaxOffset) {
-    fail(POSENC_ERROR_INVALID_ARGUMENT, "desc->query_offset must be within +-2^40 (got " +
-                                            std::to_string(d.query_offset) + ")");
+    invalid("desc->query_offset must be within +-2^40 (got " + std::to_string(d.query_offset) +
+            ")");
   }
   if (d.max_distance < 0 || d.max_distance > kMaxOffset) {
-    fail(POSENC_ERROR_INVALID_ARGUMENT, "desc->max_distance must be in [0, 2^40] (got " +
-                                            std::to_string(d.max_distance) + ")");
+    invalid("desc->max_distance must be in [0, 2^40] (got " + std::to_string(d.max_distance) +
+            ")");
   }
-  if (d.bias > POSENC_BIAS_RELATIVE_2D) {
-    fail(POSENC_ERROR_INVALID_ARGUMENT,
-         "desc->bias: unknown bias value " + std::to_string(int(d.bias)));
-  }
+  require_enum(d.bias, "desc->bias",
+               {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D,
+                POSENC_BIAS_RELATIVE_2D});
   if (d.bias == POSENC_BIAS_RELATIVE_2D) {
     require_positive(d.map_height, "desc->map_height");
     require_positive(d.map_width, "desc->map_width");
@@ -101,8 +73,7 @@ int64_t validate_desc(const posenc_attention_desc& d) {
                std::to_string(d.q_len) + ", " + std::to_string(d.kv_len) + ")");
     }
     if (d.relative_values) {
-      fail(POSENC_ERROR_INVALID_ARGUMENT,
-           "desc->relative_values is not available with RELATIVE_2D bias");
+      invalid("desc->relative_values is not available with RELATIVE_2D bias");
     }
   }
   // Bounds the workspace sizes (which grow with q_len + kv_len) and the 1D
@@ -187,9 +158,8 @@ void require_workspace(const void* workspace, size_t workspace_bytes, size_t nee
                        const std::vector<Region>& inputs) {
   if (workspace == nullptr) return;
   if (workspace_bytes < needed) {
-    fail(POSENC_ERROR_INVALID_ARGUMENT, "workspace_bytes (" + std::to_string(workspace_bytes) +
-                                            ") is less than the " + std::to_string(needed) +
-                                            " bytes this call needs");
+    invalid("workspace_bytes (" + std::to_string(workspace_bytes) + ") is less than the " +
+            std::to_string(needed) + " bytes this call needs");
   }
   const int64_t bytes = int64_t(needed);
   require_disjoint(out, out_bytes, out_name, workspace, bytes, "workspace");
@@ -209,7 +179,7 @@ void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
   require_positive(d.head_dim, "desc->head_dim");
   require_dtype(d.dtype, "desc->dtype");
   require_dtype(d.out_dtype, "desc->out_dtype");
-  require_finite_scale(d.scale, "desc->scale");
+  require_finite(d.scale, "desc->scale");
   require_flag(d.tables_per_head, "desc->tables_per_head");
   // Every intermediate (and the attention workspace) stays far below 2^63.
   checked_bytes({d.batch, d.height, d.width, d.channels + 4 * d.heads * d.head_dim + 4096},

@@ -21,6 +21,17 @@ void set_last_error(const std::string& message) { last_error_message = message; 
 
 using namespace posenc;
 
+namespace {
+
+// isa is a named path, or AUTO where `allow_auto`.
+void require_isa(posenc_isa isa, bool allow_auto) {
+  if (posenc_isa_name(isa) == nullptr || (isa == POSENC_ISA_AUTO && !allow_auto)) {
+    invalid("isa: unknown ISA value " + std::to_string(int(isa)));
+  }
+}
+
+}  // namespace
+
 extern "C" {
 
 const char* posenc_status_string(posenc_status status) {
@@ -68,29 +79,22 @@ posenc_status posenc_isa_from_name(const char* name, posenc_isa* isa) {
         return;
       }
     }
-    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                "name: unknown ISA \"" + std::string(name) +
-                    "\" (expected auto, baseline, avx2, avx512 or neon)");
+    invalid("name: unknown ISA \"" + std::string(name) +
+            "\" (expected auto, baseline, avx2, avx512 or neon)");
   });
 }
 
 posenc_status posenc_isa_available(posenc_isa isa, int* available) {
   return guard("posenc_isa_available", [&] {
     require_not_null(available, "available");
-    if (posenc_isa_name(isa) == nullptr || isa == POSENC_ISA_AUTO) {
-      throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                  "isa: unknown ISA value " + std::to_string(int(isa)));
-    }
+    require_isa(isa, false);
     *available = cpu_supports(isa) ? 1 : 0;
   });
 }
 
 posenc_status posenc_set_max_isa(posenc_isa isa) {
   return guard("posenc_set_max_isa", [&] {
-    if (posenc_isa_name(isa) == nullptr) {
-      throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                  "isa: unknown ISA value " + std::to_string(int(isa)));
-    }
+    require_isa(isa, true);
     set_max_isa(isa);
   });
 }
@@ -118,6 +122,8 @@ int posenc_context_num_threads(const posenc_context* context) {
   return context != nullptr ? context->num_threads : 0;
 }
 
+// The scalar twin of the f32_to_bf16 kernel's bf16_bits, which must stay an
+// arch template; runtime_test checks every ISA's kernel against this bit for bit.
 uint16_t posenc_f32_to_bf16(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof bits);

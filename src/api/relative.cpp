@@ -16,16 +16,9 @@ namespace {
 
 void require_table_heads(int64_t table_heads, int64_t heads) {
   if (table_heads != 1 && table_heads != heads) {
-    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                "table_heads must be 1 (shared) or heads = " + std::to_string(heads) +
-                    " (per head), got " + std::to_string(table_heads));
+    invalid("table_heads must be 1 (shared) or heads = " + std::to_string(heads) +
+            " (per head), got " + std::to_string(table_heads));
   }
-}
-
-// a + b for non-negative a and b, or POSENC_ERROR_OVERFLOW naming `what`.
-int64_t checked_sum(int64_t a, int64_t b, const std::string& what) {
-  if (a > INT64_MAX - b) throw Error(POSENC_ERROR_OVERFLOW, what + " overflows");
-  return a + b;
 }
 
 // 2 * size - 1 rows of a relative table over `size` positions.
@@ -39,21 +32,44 @@ void require_sizes(int64_t batch, int64_t heads, int64_t dim) {
   require_positive(dim, "dim");
 }
 
+// The sizes of the 1D logits calls (absolute and relative): q [batch, heads,
+// queries, dim], table [table_heads, rows, dim], out [batch, heads, queries, keys].
+struct Logits1d {
+  int64_t batch, heads, queries, keys, dim, table_heads;
+};
+
+void require_logits_sizes(const Logits1d& s) {
+  require_sizes(s.batch, s.heads, s.dim);
+  require_positive(s.queries, "queries");
+  require_positive(s.keys, "keys");
+  require_table_heads(s.table_heads, s.heads);
+}
+
+// The tensors are set, their sizes fit, and out overlaps neither input.
+void require_logits_tensors(const Logits1d& s, const float* q, const float* table,
+                            int64_t table_rows, const float* out) {
+  require_not_null(q, "q");
+  require_not_null(table, "table");
+  require_not_null(out, "out");
+  const int64_t q_bytes = checked_bytes({s.batch, s.heads, s.queries, s.dim}, sizeof(float), "q");
+  const int64_t table_bytes =
+      checked_bytes({s.table_heads, table_rows, s.dim}, sizeof(float), "table");
+  const int64_t out_bytes =
+      checked_bytes({s.batch, s.heads, s.queries, s.keys}, sizeof(float), "out");
+  require_disjoint(out, out_bytes, "out", q, q_bytes, "q");
+  require_disjoint(out, out_bytes, "out", table, table_bytes, "table");
+}
+
 ops::Relative1dGeometry relative_1d_geometry(int64_t queries, int64_t keys, int64_t dim,
                                              const posenc_relative_options* options) {
   const posenc_relative_options o = options ? *options : posenc_relative_options{0, 0, 0};
   require_non_negative(o.query_offset, "options->query_offset");
   require_non_negative(o.clip, "options->clip");
-  if (o.causal != 0 && o.causal != 1) {
-    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                "options->causal must be 0 or 1 (got " + std::to_string(o.causal) + ")");
-  }
+  require_flag(o.causal, "options->causal");
   // Every position and distance must fit: p + queries + keys.
   checked_sum(checked_sum(o.query_offset, queries, "options->query_offset + queries"), keys,
               "options->query_offset + queries + keys");
-  if (o.clip > (INT64_MAX - 1) / 2) {
-    throw Error(POSENC_ERROR_OVERFLOW, "2 * options->clip + 1 overflows");
-  }
+  if (o.clip > (INT64_MAX - 1) / 2) fail(POSENC_ERROR_OVERFLOW, "2 * options->clip + 1 overflows");
   return ops::Relative1dGeometry{queries, keys, dim, o.query_offset, o.clip, o.causal == 1};
 }
 
@@ -99,18 +115,9 @@ posenc_status posenc_absolute_logits(posenc_context* context, int64_t batch, int
                                      const float* q, const float* table, int64_t table_heads,
                                      float* out) {
   return guard("posenc_absolute_logits", [&] {
-    require_sizes(batch, heads, dim);
-    require_positive(queries, "queries");
-    require_positive(keys, "keys");
-    require_table_heads(table_heads, heads);
-    require_not_null(q, "q");
-    require_not_null(table, "table");
-    require_not_null(out, "out");
-    const int64_t q_bytes = checked_bytes({batch, heads, queries, dim}, sizeof(float), "q");
-    const int64_t table_bytes = checked_bytes({table_heads, keys, dim}, sizeof(float), "table");
-    const int64_t out_bytes = checked_bytes({batch, heads, queries, keys}, sizeof(float), "out");
-    require_disjoint(out, out_bytes, "out", q, q_bytes, "q");
-    require_disjoint(out, out_bytes, "out", table, table_bytes, "table");
+    const Logits1d sizes{batch, heads, queries, keys, dim, table_heads};
+    require_logits_sizes(sizes);
+    require_logits_tensors(sizes, q, table, keys, out);
     ops::absolute_logits(resolve_context(context), batch, heads, queries, keys, dim, q, table,
                          table_heads, out);
   });
@@ -137,21 +144,10 @@ posenc_status posenc_relative_logits_1d(posenc_context* context, int64_t batch, 
                                         const float* q, const float* table, int64_t table_heads,
                                         const posenc_relative_options* options, float* out) {
   return guard("posenc_relative_logits_1d", [&] {
-    require_sizes(batch, heads, dim);
-    require_positive(queries, "queries");
-    require_positive(keys, "keys");
-    require_table_heads(table_heads, heads);
+    const Logits1d sizes{batch, heads, queries, keys, dim, table_heads};
+    require_logits_sizes(sizes);
     const ops::Relative1dGeometry geometry = relative_1d_geometry(queries, keys, dim, options);
-    require_not_null(q, "q");
-    require_not_null(table, "table");
-    require_not_null(out, "out");
-    const int64_t q_bytes = checked_bytes({batch, heads, queries, dim}, sizeof(float), "q");
-    const int64_t table_bytes =
-        checked_bytes({table_heads, ops::relative_1d_table_rows(geometry), dim}, sizeof(float),
-                      "table");
-    const int64_t out_bytes = checked_bytes({batch, heads, queries, keys}, sizeof(float), "out");
-    require_disjoint(out, out_bytes, "out", q, q_bytes, "q");
-    require_disjoint(out, out_bytes, "out", table, table_bytes, "table");
+    require_logits_tensors(sizes, q, table, ops::relative_1d_table_rows(geometry), out);
     ops::relative_logits_1d(resolve_context(context), batch, heads, geometry, q, table,
                             table_heads, out);
   });

@@ -33,26 +33,21 @@ void rope_call(posenc_context* context, const posenc_rope_config* config,
                posenc_rope_layout layout, posenc_dtype dtype, int64_t batch, int64_t tokens,
                int64_t head_dim, const Operand* operands, int count) {
   if (config == nullptr && cache == nullptr) {
-    throw Error(POSENC_ERROR_NULL_POINTER, "config and cache are both NULL; pass one");
+    fail(POSENC_ERROR_NULL_POINTER, "config and cache are both NULL; pass one");
   }
   if (config != nullptr && cache != nullptr) {
-    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                "config and cache are both set; pass one (the cache has its config)");
+    invalid("config and cache are both set; pass one (the cache has its config)");
   }
   if (config != nullptr) require_rope_config(*config);
   const posenc_rope_config& c = cache ? cache->angles.config : *config;
-  if (layout != POSENC_ROPE_BTHD && layout != POSENC_ROPE_BHTD) {
-    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                "layout: unknown value " + std::to_string(int(layout)));
-  }
+  require_enum(layout, "layout", {POSENC_ROPE_BTHD, POSENC_ROPE_BHTD});
   require_dtype(dtype, "dtype");
   require_positive(batch, "batch");
   require_positive(tokens, "tokens");
   require_positive(head_dim, "head_dim");
   if (c.rotary_dim > head_dim) {
-    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                "rotary_dim (" + std::to_string(c.rotary_dim) + ") must be <= head_dim (" +
-                    std::to_string(head_dim) + ")");
+    invalid("rotary_dim (" + std::to_string(c.rotary_dim) + ") must be <= head_dim (" +
+            std::to_string(head_dim) + ")");
   }
   int64_t bytes[2];
   for (int i = 0; i < count; ++i) {

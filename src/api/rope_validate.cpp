@@ -4,21 +4,9 @@
 #include <string>
 
 #include "api/validate.hpp"
-#include "runtime/error.hpp"
 
 namespace posenc {
 namespace {
-
-[[noreturn]] void invalid(const std::string& message) {
-  throw Error(POSENC_ERROR_INVALID_ARGUMENT, message);
-}
-
-void require_above(double value, double bound, const char* name, const char* bound_text) {
-  if (!std::isfinite(value) || !(value > bound)) {
-    invalid(std::string(name) + " must be finite and > " + bound_text + " (got " +
-            std::to_string(value) + ")");
-  }
-}
 
 void require_scaling_fields(const posenc_rope_config& c) {
   if (c.scaling == POSENC_ROPE_SCALING_NONE) return;
@@ -74,18 +62,17 @@ void require_rope_config(const posenc_rope_config& c) {
   if (c.rotary_dim < 2 || c.rotary_dim % 2 != 0) {
     invalid("rotary_dim must be even and >= 2 (got " + std::to_string(c.rotary_dim) + ")");
   }
-  if (c.pairing != POSENC_ROPE_INTERLEAVED && c.pairing != POSENC_ROPE_HALF_SPLIT) {
-    invalid("pairing: unknown value " + std::to_string(int(c.pairing)));
-  }
+  require_enum(c.pairing, "pairing", {POSENC_ROPE_INTERLEAVED, POSENC_ROPE_HALF_SPLIT});
   require_frequency_base(c.base, "base");
   require_non_negative(c.grid_width, "grid_width");
   if (c.grid_width > 0 && c.rotary_dim % 4 != 0) {
     invalid("rotary_dim must be a multiple of 4 for 2D RoPE (grid_width > 0) (got " +
             std::to_string(c.rotary_dim) + ")");
   }
-  if (int(c.scaling) < POSENC_ROPE_SCALING_NONE || int(c.scaling) > POSENC_ROPE_SCALING_LLAMA3) {
-    invalid("scaling: unknown value " + std::to_string(int(c.scaling)));
-  }
+  require_enum(c.scaling, "scaling",
+               {POSENC_ROPE_SCALING_NONE, POSENC_ROPE_SCALING_LINEAR,
+                POSENC_ROPE_SCALING_DYNAMIC_NTK, POSENC_ROPE_SCALING_YARN,
+                POSENC_ROPE_SCALING_LLAMA3});
   require_scaling_fields(c);
 }
 
@@ -101,12 +88,12 @@ void require_rope_positions(const posenc_rope_positions* positions, int64_t batc
     return;
   }
   if (p.offset != 0) invalid("positions.offset must be 0 when positions.ids is set");
+  require_enum(p.ids_type, "positions.ids_type",
+               {POSENC_ROPE_POSITIONS_INT32, POSENC_ROPE_POSITIONS_INT64});
   if (p.ids_type == POSENC_ROPE_POSITIONS_INT32) {
     require_ids_in_range(static_cast<const int32_t*>(p.ids), batch, tokens, limit, limit_name);
-  } else if (p.ids_type == POSENC_ROPE_POSITIONS_INT64) {
-    require_ids_in_range(static_cast<const int64_t*>(p.ids), batch, tokens, limit, limit_name);
   } else {
-    invalid("positions.ids_type: unknown value " + std::to_string(int(p.ids_type)));
+    require_ids_in_range(static_cast<const int64_t*>(p.ids), batch, tokens, limit, limit_name);
   }
 }
 

@@ -5,15 +5,10 @@
 #include <limits>
 #include <string>
 
-#include "posenc/absolute.h"
 #include "runtime/error.hpp"
 
 namespace posenc {
 namespace {
-
-[[noreturn]] void fail(posenc_status status, const std::string& message) {
-  throw Error(status, message);
-}
 
 bool overlaps(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
   const auto a0 = reinterpret_cast<uintptr_t>(a);
@@ -23,44 +18,63 @@ bool overlaps(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
 
 }  // namespace
 
+void fail(posenc_status status, const std::string& message) { throw Error(status, message); }
+
+void invalid(const std::string& message) { fail(POSENC_ERROR_INVALID_ARGUMENT, message); }
+
 void require_not_null(const void* pointer, const char* name) {
   if (pointer == nullptr) fail(POSENC_ERROR_NULL_POINTER, std::string(name) + " is NULL");
 }
 
+void require_null(const void* pointer, const char* name, const char* why) {
+  if (pointer != nullptr) invalid(std::string(name) + " must be NULL " + why);
+}
+
 void require_positive(int64_t value, const char* name) {
   if (value < 1) {
-    fail(POSENC_ERROR_INVALID_ARGUMENT,
-         std::string(name) + " must be >= 1 (got " + std::to_string(value) + ")");
+    invalid(std::string(name) + " must be >= 1 (got " + std::to_string(value) + ")");
   }
 }
 
 void require_non_negative(int64_t value, const char* name) {
   if (value < 0) {
-    fail(POSENC_ERROR_INVALID_ARGUMENT,
-         std::string(name) + " must be >= 0 (got " + std::to_string(value) + ")");
+    invalid(std::string(name) + " must be >= 0 (got " + std::to_string(value) + ")");
+  }
+}
+
+void require_flag(int value, const char* name) {
+  if (value != 0 && value != 1) {
+    invalid(std::string(name) + " must be 0 or 1 (got " + std::to_string(value) + ")");
+  }
+}
+
+void require_finite(double value, const char* name) {
+  if (!std::isfinite(value)) invalid(std::string(name) + " must be finite");
+}
+
+void require_above(double value, double bound, const char* name, const char* bound_text) {
+  if (!std::isfinite(value) || !(value > bound)) {
+    invalid(std::string(name) + " must be finite and > " + bound_text + " (got " +
+            std::to_string(value) + ")");
   }
 }
 
 void require_frequency_base(double base, const char* name) {
   if (!std::isfinite(base) || base <= 0.0 || base == 1.0) {
-    fail(POSENC_ERROR_INVALID_ARGUMENT, std::string(name) +
-                                            " must be finite, > 0 and != 1 (got " +
-                                            std::to_string(base) + ")");
+    invalid(std::string(name) + " must be finite, > 0 and != 1 (got " + std::to_string(base) +
+            ")");
   }
 }
 
-void require_sincos_layout(int layout, const char* name) {
-  if (layout != POSENC_SINCOS_INTERLEAVED && layout != POSENC_SINCOS_SPLIT) {
-    fail(POSENC_ERROR_INVALID_ARGUMENT,
-         std::string(name) + ": unknown layout value " + std::to_string(layout));
+void require_enum(int value, const char* name, std::initializer_list<int> allowed) {
+  for (int a : allowed) {
+    if (value == a) return;
   }
+  invalid(std::string(name) + ": unknown value " + std::to_string(value));
 }
 
 void require_dtype(int dtype, const char* name) {
-  if (dtype != POSENC_F32 && dtype != POSENC_BF16) {
-    fail(POSENC_ERROR_INVALID_ARGUMENT,
-         std::string(name) + ": unknown dtype value " + std::to_string(dtype));
-  }
+  require_enum(dtype, name, {POSENC_F32, POSENC_BF16});
 }
 
 int64_t checked_bytes(std::initializer_list<int64_t> sizes, size_t element_bytes,
@@ -74,6 +88,13 @@ int64_t checked_bytes(std::initializer_list<int64_t> sizes, size_t element_bytes
     count *= size;
   }
   return count * int64_t(element_bytes);
+}
+
+int64_t checked_sum(int64_t a, int64_t b, const std::string& what) {
+  if (a > std::numeric_limits<int64_t>::max() - b) {
+    fail(POSENC_ERROR_OVERFLOW, what + " overflows");
+  }
+  return a + b;
 }
 
 void require_disjoint(const void* a, int64_t a_bytes, const char* a_name, const void* b,

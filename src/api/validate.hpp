@@ -5,21 +5,41 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <string>
+
+#include "posenc/core.h"
 
 namespace posenc {
 
+// Throws posenc::Error(status, message); the message must name the argument.
+[[noreturn]] void fail(posenc_status status, const std::string& message);
+// fail(POSENC_ERROR_INVALID_ARGUMENT, message).
+[[noreturn]] void invalid(const std::string& message);
+
 void require_not_null(const void* pointer, const char* name);
+// A pointer that must be NULL in this configuration; `why` ends the message
+// ("... must be NULL unless ...").
+void require_null(const void* pointer, const char* name, const char* why);
 void require_positive(int64_t value, const char* name);
 void require_non_negative(int64_t value, const char* name);
+// value is 0 or 1.
+void require_flag(int value, const char* name);
+void require_finite(double value, const char* name);
+// A finite value > bound; `bound_text` names the bound in the message ("0",
+// "beta_slow").
+void require_above(double value, double bound, const char* name, const char* bound_text);
 // A finite base > 0 other than 1, for frequencies base^(-2i/D).
 void require_frequency_base(double base, const char* name);
-void require_sincos_layout(int layout, const char* name);
+// An enum argument holds one of the `allowed` values.
+void require_enum(int value, const char* name, std::initializer_list<int> allowed);
 void require_dtype(int dtype, const char* name);
 
 // The size in bytes of a tensor of these sizes and element_bytes per element,
 // throwing POSENC_ERROR_OVERFLOW (naming `what`) if it overflows.
 int64_t checked_bytes(std::initializer_list<int64_t> sizes, size_t element_bytes,
                       const char* what);
+// a + b for non-negative a and b, or POSENC_ERROR_OVERFLOW "<what> overflows".
+int64_t checked_sum(int64_t a, int64_t b, const std::string& what);
 
 // Throws POSENC_ERROR_ALIASING if the byte ranges overlap.
 void require_disjoint(const void* a, int64_t a_bytes, const char* a_name, const void* b,

@@ -8,6 +8,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/absolute/absolute_kernels.hpp"
+#include "runtime/math_constants.hpp"
 
 namespace posenc::kernels {
 
@@ -17,8 +18,7 @@ namespace posenc::kernels {
 // an inline function is shared with another ISA's callers.)
 template <class Arch>
 double reduce_angle(double theta) {
-  constexpr double two_pi = 6.283185307179586476925286766559;
-  return theta - two_pi * std::nearbyint(theta * (1.0 / two_pi));
+  return theta - kTwoPi * std::nearbyint(theta * (1.0 / kTwoPi));
 }
 
 template <class Arch>
