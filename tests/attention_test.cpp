@@ -439,17 +439,15 @@ POSENC_INSTANTIATE_ISA_TESTS(Bottleneck);
 
 TEST(AttentionWorkspace, StaysSmallForLongSequencesAndLargeMaps) {
   constexpr size_t kLimit = size_t(64) << 20;
-  posenc_context* context = nullptr;
-  ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 2, &context), POSENC_OK);
+  const Context context(Isa::automatic, 2);
   size_t bytes = 0;
   posenc_attention_desc d = relative_2d(4, 64, 64, 64, 0);
-  ASSERT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK);
+  ASSERT_EQ(posenc_attention_workspace_size(context.get(), &d, &bytes), POSENC_OK);
   EXPECT_LE(bytes, kLimit);
   d = relative_1d(desc(8, 4096, 4096, 64), 0, 0);
   d.relative_values = 1;
-  ASSERT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK);
+  ASSERT_EQ(posenc_attention_workspace_size(context.get(), &d, &bytes), POSENC_OK);
   EXPECT_LE(bytes, kLimit);
-  posenc_context_destroy(context);
 }
 
 TEST(AttentionCppApi, WorkspaceObjectAndErrors) {

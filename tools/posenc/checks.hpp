@@ -30,9 +30,6 @@ std::vector<float> signal(size_t count, float phase);
 // Largest |got[i] - want[i]|.
 double max_abs_error(const float* got, const std::vector<double>& want);
 
-// The ISA paths this CPU runs under the cap, best first.
-std::vector<posenc_isa> runnable_isas();
-
 std::vector<Check> absolute_checks();
 std::vector<Check> attention_checks();
 std::vector<Check> relative_checks();
