@@ -1,7 +1,6 @@
 // posenc check: every op on every runnable ISA path against the reference.
 #include <cmath>
 #include <cstdio>
-#include <stdexcept>
 
 #include "cases/machine.hpp"
 #include "checks.hpp"
@@ -9,10 +8,6 @@
 #include "posenc/core.hpp"
 
 namespace posenc::cli {
-
-void require_ok(posenc_status status) {
-  if (status != POSENC_OK) throw std::runtime_error(posenc_last_error());
-}
 
 std::vector<float> signal(size_t count, float phase) {
   std::vector<float> values(count);
