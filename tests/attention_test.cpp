@@ -41,16 +41,8 @@ int64_t relative_rows(const posenc_attention_desc& d) {
 // that the reference sees exactly what posenc sees).
 std::vector<float> values(size_t count, uint32_t seed, posenc_dtype dtype) {
   std::vector<float> x = random_floats(count, seed);
-  if (dtype == POSENC_BF16) {
-    for (float& v : x) v = posenc_bf16_to_f32(posenc_f32_to_bf16(v));
-  }
+  if (dtype == POSENC_BF16) x = from_bf16(to_bf16(x));
   return x;
-}
-
-std::vector<uint16_t> to_bf16(const std::vector<float>& x) {
-  std::vector<uint16_t> out(x.size());
-  for (size_t i = 0; i < x.size(); ++i) out[i] = posenc_f32_to_bf16(x[i]);
-  return out;
 }
 
 // The first `count` outputs of a buffer written as out_dtype, as floats
