@@ -6,24 +6,15 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
-#include <memory>
+#include <vector>
 
 #include "cases/bench_case.hpp"
 #include "cases/machine.hpp"
 #include "cases/metrics.hpp"
+#include "posenc/core.hpp"
 
 namespace posenc::bench {
 namespace {
-
-std::vector<posenc_context*> runnable_contexts() {
-  std::vector<posenc_context*> contexts;
-  for (posenc_isa isa : {POSENC_ISA_AVX512, POSENC_ISA_AVX2, POSENC_ISA_BASELINE,
-                         POSENC_ISA_NEON}) {
-    posenc_context* context = nullptr;
-    if (posenc_context_create(isa, 0, &context) == POSENC_OK) contexts.push_back(context);
-  }
-  return contexts;  // kept for the life of the process
-}
 
 // The references of each case are timed once, the first time they are needed.
 const CaseReferences& references(const BenchCase& c) {
@@ -63,8 +54,11 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("memset_gbytes_per_s", std::to_string(machine.memset_gbytes_per_s));
 
   static const CaseList cases = all_cases();
-  for (posenc_context* context : runnable_contexts()) {
-    const char* isa = posenc_isa_name(posenc_context_isa(context));
+  std::vector<posenc::Context> contexts;  // kept until the benchmarks have run
+  for (posenc_isa isa : runnable_isas()) contexts.emplace_back(posenc::Isa(isa));
+  for (const posenc::Context& owned : contexts) {
+    posenc_context* context = owned.get();
+    const char* isa = posenc::isa_name(owned.isa());
     for (const BenchCase& c : cases) {
       benchmark::RegisterBenchmark((c.op + "/" + c.shape + "/" + isa).c_str(),
                                    [&c, context](benchmark::State& state) {

@@ -9,12 +9,6 @@
 namespace posenc::test {
 namespace {
 
-std::vector<uint16_t> bf16_of(const std::vector<float>& x) {
-  std::vector<uint16_t> out(x.size());
-  for (size_t i = 0; i < x.size(); ++i) out[i] = posenc_f32_to_bf16(x[i]);
-  return out;
-}
-
 std::vector<float> attention_1d(posenc_context* ctx) {
   static const std::vector<float> q = random_floats(3 * 40 * 16, 31);
   static const std::vector<float> kv = random_floats(3 * 2200 * 16, 32);
@@ -35,8 +29,8 @@ std::vector<float> attention_1d(posenc_context* ctx) {
 }
 
 std::vector<float> attention_2d_bf16(posenc_context* ctx) {
-  static const std::vector<uint16_t> qkv = bf16_of(random_floats(2 * 4 * 9 * 11 * 32, 34));
-  static const std::vector<uint16_t> rel = bf16_of(random_floats(4 * (17 + 21) * 32, 35));
+  static const std::vector<uint16_t> qkv = to_bf16(random_floats(2 * 4 * 9 * 11 * 32, 34));
+  static const std::vector<uint16_t> rel = to_bf16(random_floats(4 * (17 + 21) * 32, 35));
   posenc_attention_desc d;
   posenc_attention_desc_init(&d, 2, 4, 99, 99, 32);
   d.dtype = POSENC_BF16;

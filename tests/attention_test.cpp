@@ -41,16 +41,8 @@ int64_t relative_rows(const posenc_attention_desc& d) {
 // that the reference sees exactly what posenc sees).
 std::vector<float> values(size_t count, uint32_t seed, posenc_dtype dtype) {
   std::vector<float> x = random_floats(count, seed);
-  if (dtype == POSENC_BF16) {
-    for (float& v : x) v = posenc_bf16_to_f32(posenc_f32_to_bf16(v));
-  }
+  if (dtype == POSENC_BF16) x = from_bf16(to_bf16(x));
   return x;
-}
-
-std::vector<uint16_t> to_bf16(const std::vector<float>& x) {
-  std::vector<uint16_t> out(x.size());
-  for (size_t i = 0; i < x.size(); ++i) out[i] = posenc_f32_to_bf16(x[i]);
-  return out;
 }
 
 // The first `count` outputs of a buffer written as out_dtype, as floats
@@ -439,17 +431,15 @@ POSENC_INSTANTIATE_ISA_TESTS(Bottleneck);
 
 TEST(AttentionWorkspace, StaysSmallForLongSequencesAndLargeMaps) {
   constexpr size_t kLimit = size_t(64) << 20;
-  posenc_context* context = nullptr;
-  ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 2, &context), POSENC_OK);
+  const Context context(Isa::automatic, 2);
   size_t bytes = 0;
   posenc_attention_desc d = relative_2d(4, 64, 64, 64, 0);
-  ASSERT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK);
+  ASSERT_EQ(posenc_attention_workspace_size(context.get(), &d, &bytes), POSENC_OK);
   EXPECT_LE(bytes, kLimit);
   d = relative_1d(desc(8, 4096, 4096, 64), 0, 0);
   d.relative_values = 1;
-  ASSERT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK);
+  ASSERT_EQ(posenc_attention_workspace_size(context.get(), &d, &bytes), POSENC_OK);
   EXPECT_LE(bytes, kLimit);
-  posenc_context_destroy(context);
 }
 
 TEST(AttentionCppApi, WorkspaceObjectAndErrors) {

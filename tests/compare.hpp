@@ -18,6 +18,10 @@ namespace posenc::test {
 ::testing::AssertionResult all_close_bf16(const uint16_t* got, const std::vector<double>& want,
                                           double atol, double rtol);
 
+// bf16 bits of each value (round to nearest even), and the values of bf16 bits.
+std::vector<uint16_t> to_bf16(const std::vector<float>& values);
+std::vector<float> from_bf16(const std::vector<uint16_t>& bits);
+
 // The call returned `want` and the thread's last error names `argument`.
 ::testing::AssertionResult fails_with(posenc_status got, posenc_status want,
                                       const char* argument);

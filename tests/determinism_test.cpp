@@ -8,6 +8,7 @@
 
 #include "isa_test.hpp"
 #include "op_runners.hpp"
+#include "posenc/core.hpp"
 #include "posenc/posenc.h"
 
 namespace posenc::test {
@@ -20,10 +21,8 @@ TEST_P(Determinism, RepeatsAndThreadCountsGiveTheSameBits) {
     SCOPED_TRACE(runner.name);
     std::vector<float> first;
     for (int threads : {1, 2, 3, 2}) {
-      posenc_context* context = nullptr;
-      ASSERT_EQ(posenc_context_create(GetParam(), threads, &context), POSENC_OK);
-      const std::vector<float> out = runner.run(context);
-      posenc_context_destroy(context);
+      const Context context(Isa(GetParam()), threads);
+      const std::vector<float> out = runner.run(context.get());
       if (first.empty()) {
         first = out;
         continue;

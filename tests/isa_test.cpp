@@ -2,14 +2,6 @@
 
 namespace posenc::test {
 
-std::vector<posenc_isa> compiled_isas() {
-#if defined(__x86_64__)
-  return {POSENC_ISA_BASELINE, POSENC_ISA_AVX2, POSENC_ISA_AVX512};
-#else
-  return {POSENC_ISA_NEON};
-#endif
-}
-
 std::string isa_param_name(const ::testing::TestParamInfo<posenc_isa>& info) {
   return posenc_isa_name(info.param);
 }

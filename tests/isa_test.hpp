@@ -6,13 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <vector>
 
 #include "posenc/posenc.h"
+#include "runtime/compiled_isas.hpp"
 
 namespace posenc::test {
 
-std::vector<posenc_isa> compiled_isas();
 std::string isa_param_name(const ::testing::TestParamInfo<posenc_isa>& info);
 
 class IsaTest : public ::testing::TestWithParam<posenc_isa> {
@@ -28,5 +27,5 @@ class IsaTest : public ::testing::TestWithParam<posenc_isa> {
 }  // namespace posenc::test
 
 #define POSENC_INSTANTIATE_ISA_TESTS(suite)                                              \
-  INSTANTIATE_TEST_SUITE_P(Isa, suite, ::testing::ValuesIn(::posenc::test::compiled_isas()), \
+  INSTANTIATE_TEST_SUITE_P(Isa, suite, ::testing::ValuesIn(::posenc::kCompiledIsas), \
                            ::posenc::test::isa_param_name)

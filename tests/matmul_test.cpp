@@ -83,16 +83,6 @@ TEST(Matmul, MatchesNaiveLoop) {
   }
 }
 
-// Rounds to bf16 and back, so the naive loop sees the GEMM's inputs.
-std::vector<uint16_t> to_bf16(std::vector<float>& values) {
-  std::vector<uint16_t> bits(values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    bits[i] = posenc_f32_to_bf16(values[i]);
-    values[i] = posenc_bf16_to_f32(bits[i]);
-  }
-  return bits;
-}
-
 // Dense bf16 GEMMs of these widths, including 49..63 columns, which oneDNN
 // 2.6.3's AMX path computes wrong unless posenc routes them around it.
 TEST(Matmul, Bf16InputsAccumulateInF32) {
@@ -112,9 +102,10 @@ TEST(Matmul, Bf16InputsAccumulateInF32) {
           s.transpose_b = transpose;
           s.accumulate = accumulate;
           s.ab_type = POSENC_BF16;
-          auto a = random_floats(size_t(s.m * s.k), 4);
-          auto b = random_floats(size_t(s.n * s.k), 5);
-          const std::vector<uint16_t> a16 = to_bf16(a), b16 = to_bf16(b);
+          const std::vector<uint16_t> a16 = to_bf16(random_floats(size_t(s.m * s.k), 4));
+          const std::vector<uint16_t> b16 = to_bf16(random_floats(size_t(s.n * s.k), 5));
+          // The naive loop sees the GEMM's inputs: the bf16 values.
+          const std::vector<float> a = from_bf16(a16), b = from_bf16(b16);
           std::vector<float> out = random_floats(size_t(s.m * s.n), 6);
           const auto want = naive_matmul(s, a.data(), b.data(), out.data());
           try {

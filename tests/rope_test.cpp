@@ -142,18 +142,6 @@ posenc_status run(posenc_context* context, const Problem& p, posenc_dtype dtype,
   return all_close(out.data(), reference_of(p, x.data()), atol, 0.0);
 }
 
-std::vector<uint16_t> to_bf16(const std::vector<float>& x) {
-  std::vector<uint16_t> bits(x.size());
-  for (size_t i = 0; i < x.size(); ++i) bits[i] = posenc_f32_to_bf16(x[i]);
-  return bits;
-}
-
-std::vector<float> from_bf16(const std::vector<uint16_t>& bits) {
-  std::vector<float> x(bits.size());
-  for (size_t i = 0; i < x.size(); ++i) x[i] = posenc_bf16_to_f32(bits[i]);
-  return x;
-}
-
 // The rows of token t: [batch, 1, heads, dim] (BTHD) or [batch, heads, 1, dim].
 template <class Value>
 std::vector<Value> token_rows(const std::vector<Value>& x, const Problem& p, int64_t t) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "posenc/posenc.h"
+#include "runtime/compiled_isas.hpp"
 #include "runtime/kernel_registry.hpp"
 
 namespace posenc::test {
@@ -71,12 +72,12 @@ TEST(Runtime, Bf16KernelsMatchScalar) {
   values.push_back(-std::numeric_limits<float>::infinity());
   values.push_back(std::numeric_limits<float>::max());
   values.push_back(1.0f + 1.0f / 256);
-  for (posenc_isa isa : {POSENC_ISA_BASELINE, POSENC_ISA_AVX2, POSENC_ISA_AVX512,
-                         POSENC_ISA_NEON}) {
+  for (posenc_isa isa : kCompiledIsas) {
     int available = 0;
     posenc_isa_available(isa, &available);
+    if (!available) continue;
     const KernelTable* table = compiled_kernel_table(isa);
-    if (!available || table == nullptr) continue;
+    ASSERT_NE(table, nullptr) << posenc_isa_name(isa);
     std::vector<uint16_t> got(values.size());
     table->elementwise.f32_to_bf16(values.data(), got.data(), int64_t(values.size()));
     for (size_t i = 0; i < values.size(); ++i) {

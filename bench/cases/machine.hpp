@@ -1,11 +1,19 @@
-// The machine's limits, measured in the same run as the benchmarks: the
-// oneDNN fp32 GEMM rate and the copy and fill bandwidth on all threads.
+// The machine as the benchmarks see it: the ISA paths it runs, and its limits
+// measured in the same run as the benchmarks (the oneDNN fp32 GEMM rate and
+// the copy and fill bandwidth on all threads).
 #pragma once
 
 #include <cstddef>
 #include <functional>
+#include <vector>
+
+#include "posenc/core.h"
 
 namespace posenc::bench {
+
+// The compiled ISA paths a context can be made for now (the CPU has them and
+// the cap allows them), best first.
+std::vector<posenc_isa> runnable_isas();
 
 struct MachineFigures {
   double gemm_gflops;          // oneDNN fp32 matmul 1024^3, default threads

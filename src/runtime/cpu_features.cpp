@@ -24,14 +24,4 @@ bool cpu_supports(posenc_isa isa) {
 #endif
 }
 
-posenc_isa best_supported_isa() {
-#if defined(__x86_64__)
-  if (cpu_supports(POSENC_ISA_AVX512)) return POSENC_ISA_AVX512;
-  if (cpu_supports(POSENC_ISA_AVX2)) return POSENC_ISA_AVX2;
-  return POSENC_ISA_BASELINE;
-#else
-  return POSENC_ISA_NEON;
-#endif
-}
-
 }  // namespace posenc

@@ -8,7 +8,4 @@ namespace posenc {
 // True if this build has the path `isa` and the CPU and OS can run it.
 bool cpu_supports(posenc_isa isa);
 
-// The best compiled path the CPU supports (never AUTO).
-posenc_isa best_supported_isa();
-
 }  // namespace posenc

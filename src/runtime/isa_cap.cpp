@@ -8,6 +8,7 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "runtime/compiled_isas.hpp"
 #include "runtime/cpu_features.hpp"
 #include "runtime/error.hpp"
 
@@ -92,10 +93,10 @@ void set_max_isa(posenc_isa isa) { cap_state().set(isa); }
 
 posenc_isa best_isa_under_cap() {
   const int cap = isa_rank(max_isa());
-  for (posenc_isa isa : {POSENC_ISA_AVX512, POSENC_ISA_AVX2, POSENC_ISA_NEON}) {
+  for (posenc_isa isa : kCompiledIsas) {
     if (isa_rank(isa) <= cap && cpu_supports(isa)) return isa;
   }
-  return POSENC_ISA_BASELINE;  // x86-64 only: aarch64 always has NEON
+  return kBaselineIsa;
 }
 
 posenc_isa resolve_isa(posenc_isa requested, const char* argument) {
@@ -115,9 +116,7 @@ posenc_isa resolve_isa(posenc_isa requested, const char* argument) {
                                               posenc_isa_name(max_isa()));
   }
   // On aarch64 the baseline path is the NEON path.
-  return requested == POSENC_ISA_BASELINE && best_supported_isa() == POSENC_ISA_NEON
-             ? POSENC_ISA_NEON
-             : requested;
+  return requested == POSENC_ISA_BASELINE ? kBaselineIsa : requested;
 }
 
 }  // namespace posenc

@@ -4,14 +4,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <string>
+#include <vector>
 
 #include "cases/bench_case.hpp"
 #include "cases/machine.hpp"
 #include "cases/metrics.hpp"
-#include "checks.hpp"
 #include "commands.hpp"
+#include "posenc/core.hpp"
 
 namespace posenc::cli {
 namespace {
@@ -78,14 +78,18 @@ void print_row(const BenchCase& c, const char* isa, const CaseMetrics& m, bool j
 int run_bench(int argc, char** argv) {
   Options options;
   if (!parse(argc, argv, options)) return 2;
-  std::vector<posenc_isa> isas = runnable_isas();
-  if (!options.isa.empty()) {
-    posenc_isa wanted;
-    if (posenc_isa_from_name(options.isa.c_str(), &wanted) != POSENC_OK) {
-      std::fprintf(stderr, "posenc bench: %s\n", posenc_last_error());
-      return 2;
+  std::vector<posenc_isa> isas = bench::runnable_isas();
+  std::vector<Context> contexts;
+  try {
+    if (!options.isa.empty()) {
+      posenc_isa wanted;
+      check(posenc_isa_from_name(options.isa.c_str(), &wanted));
+      isas.assign(1, wanted);
     }
-    isas.assign(1, wanted);
+    for (posenc_isa isa : isas) contexts.emplace_back(Isa(isa));
+  } catch (const Error& e) {
+    std::fprintf(stderr, "posenc bench: %s\n", e.what());
+    return 2;
   }
   const bench::MachineFigures& machine = bench::machine_figures();
   if (options.json) {
@@ -108,17 +112,10 @@ int run_bench(int argc, char** argv) {
     }
     const bench::CaseReferences references =
         bench::measure_references(c, std::max(1, options.repeats / 2));
-    for (posenc_isa isa : isas) {
-      posenc_context* raw = nullptr;
-      if (posenc_context_create(isa, 0, &raw) != POSENC_OK) {
-        std::fprintf(stderr, "posenc bench: %s\n", posenc_last_error());
-        return 2;
-      }
-      std::unique_ptr<posenc_context, void (*)(posenc_context*)> context(
-          raw, posenc_context_destroy);
+    for (size_t i = 0; i < isas.size(); ++i) {
       const double seconds =
-          bench::median_seconds([&] { c.run(context.get()); }, options.repeats);
-      print_row(c, posenc_isa_name(isa), bench::metrics_for(c, seconds, references, machine),
+          bench::median_seconds([&] { c.run(contexts[i].get()); }, options.repeats);
+      print_row(c, posenc_isa_name(isas[i]), bench::metrics_for(c, seconds, references, machine),
                 options.json, first);
     }
   }

@@ -1,17 +1,13 @@
 // posenc check: every op on every runnable ISA path against the reference.
 #include <cmath>
 #include <cstdio>
-#include <memory>
-#include <stdexcept>
 
+#include "cases/machine.hpp"
 #include "checks.hpp"
 #include "commands.hpp"
+#include "posenc/core.hpp"
 
 namespace posenc::cli {
-
-void require_ok(posenc_status status) {
-  if (status != POSENC_OK) throw std::runtime_error(posenc_last_error());
-}
 
 std::vector<float> signal(size_t count, float phase) {
   std::vector<float> values(count);
@@ -28,17 +24,6 @@ double max_abs_error(const float* got, const std::vector<double>& want) {
   return worst;
 }
 
-std::vector<posenc_isa> runnable_isas() {
-  std::vector<posenc_isa> isas;
-  for (posenc_isa isa : {POSENC_ISA_AVX512, POSENC_ISA_AVX2, POSENC_ISA_BASELINE,
-                         POSENC_ISA_NEON}) {
-    posenc_context* context = nullptr;
-    if (posenc_context_create(isa, 0, &context) == POSENC_OK) isas.push_back(isa);
-    posenc_context_destroy(context);
-  }
-  return isas;
-}
-
 int run_check(int, char**) {
   std::vector<Check> checks;
   for (auto family : {absolute_checks, attention_checks, relative_checks, rope_checks}) {
@@ -46,11 +31,8 @@ int run_check(int, char**) {
   }
   int failures = 0, passes = 0;
   std::printf("%-34s %-9s %12s %12s  %s\n", "check", "isa", "max error", "tolerance", "result");
-  for (posenc_isa isa : runnable_isas()) {
-    posenc_context* raw = nullptr;
-    posenc_context_create(isa, 0, &raw);
-    std::unique_ptr<posenc_context, void (*)(posenc_context*)> context(raw,
-                                                                        posenc_context_destroy);
+  for (posenc_isa isa : bench::runnable_isas()) {
+    const Context context{Isa(isa)};
     for (const Check& check : checks) {
       try {
         const CheckResult r = check.run(context.get());

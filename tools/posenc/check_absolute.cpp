@@ -20,8 +20,8 @@ std::vector<Check> absolute_checks() {
       {"sinusoid_table 257x65 @99990",
        [](posenc_context* ctx) {
          std::vector<float> out(257 * 65);
-         require_ok(posenc_sinusoid_table(ctx, 257, 65, 99990, 10000.0,
-                                          POSENC_SINCOS_INTERLEAVED, POSENC_F32, out.data()));
+         posenc::check(posenc_sinusoid_table(ctx, 257, 65, 99990, 10000.0,
+                                             POSENC_SINCOS_INTERLEAVED, POSENC_F32, out.data()));
          return CheckResult{max_abs_error(out.data(), reference::sinusoid_table(
                                                           257, 65, 99990, 10000.0,
                                                           POSENC_SINCOS_INTERLEAVED)),
@@ -30,8 +30,8 @@ std::vector<Check> absolute_checks() {
       {"sinusoid_table_2d 7x5 d=64",
        [](posenc_context* ctx) {
          std::vector<float> out(7 * 5 * 64);
-         require_ok(posenc_sinusoid_table_2d(ctx, 7, 5, 64, 10000.0, POSENC_SINCOS_SPLIT,
-                                             POSENC_F32, out.data()));
+         posenc::check(posenc_sinusoid_table_2d(ctx, 7, 5, 64, 10000.0, POSENC_SINCOS_SPLIT,
+                                                POSENC_F32, out.data()));
          return CheckResult{
              max_abs_error(out.data(), reference::sinusoid_table_2d(7, 5, 64, 10000.0,
                                                                     POSENC_SINCOS_SPLIT)),
@@ -41,8 +41,8 @@ std::vector<Check> absolute_checks() {
        [](posenc_context* ctx) {
          const std::vector<float> x = ramp(3 * 17 * 129);
          std::vector<float> out(x.size());
-         require_ok(posenc_add_sinusoid(ctx, 3, 17, 129, 5, 10000.0, POSENC_SINCOS_INTERLEAVED,
-                                        x.data(), out.data()));
+         posenc::check(posenc_add_sinusoid(ctx, 3, 17, 129, 5, 10000.0, POSENC_SINCOS_INTERLEAVED,
+                                           x.data(), out.data()));
          return CheckResult{
              max_abs_error(out.data(), reference::add_sinusoid(3, 17, 129, 5, 10000.0,
                                                                POSENC_SINCOS_INTERLEAVED,
@@ -53,8 +53,8 @@ std::vector<Check> absolute_checks() {
        [](posenc_context* ctx) {
          const std::vector<float> table = ramp(16 * 100), x = ramp(2 * 13 * 100);
          std::vector<float> out(x.size());
-         require_ok(posenc_add_learned(ctx, 2, 13, 100, 3, table.data(), 16, x.data(),
-                                       out.data()));
+         posenc::check(posenc_add_learned(ctx, 2, 13, 100, 3, table.data(), 16, x.data(),
+                                          out.data()));
          return CheckResult{
              max_abs_error(out.data(),
                            reference::add_learned(2, 13, 100, 3, table.data(), x.data())),
@@ -64,8 +64,8 @@ std::vector<Check> absolute_checks() {
        [](posenc_context* ctx) {
          const std::vector<float> x = ramp(2 * 7 * 5);
          std::vector<float> out(2 * 7 * 38);
-         require_ok(posenc_concat_sinusoid(ctx, 2, 7, 5, 33, 0, 10000.0,
-                                           POSENC_SINCOS_INTERLEAVED, x.data(), out.data()));
+         posenc::check(posenc_concat_sinusoid(ctx, 2, 7, 5, 33, 0, 10000.0,
+                                              POSENC_SINCOS_INTERLEAVED, x.data(), out.data()));
          return CheckResult{
              max_abs_error(out.data(), reference::concat_sinusoid(2, 7, 5, 33, 0, 10000.0,
                                                                   POSENC_SINCOS_INTERLEAVED,

@@ -28,7 +28,7 @@ CheckResult attention_check(posenc_context* ctx, const posenc_attention_desc& d,
     t.table = in.table = table.data();
   }
   if (d.relative_values) t.value_table = in.value_table = table.data();
-  require_ok(posenc_attention(ctx, &d, &t, nullptr, 0));
+  posenc::check(posenc_attention(ctx, &d, &t, nullptr, 0));
   return CheckResult{max_abs_error(out.data(), reference::attention(d, in)), kTolerance};
 }
 
@@ -65,8 +65,8 @@ std::vector<Check> attention_checks() {
          const auto w = signal(size_t(48 * 24), 0.6f);
          const auto rel = signal(size_t((13 + 9) * 8), 0.7f);
          std::vector<float> out(size_t(2 * 16 * 35));
-         require_ok(posenc_bottleneck_mhsa(ctx, &d, fmap.data(), w.data(), rel.data(),
-                                           rel.data() + 13 * 8, out.data(), nullptr, 0));
+         posenc::check(posenc_bottleneck_mhsa(ctx, &d, fmap.data(), w.data(), rel.data(),
+                                              rel.data() + 13 * 8, out.data(), nullptr, 0));
          return CheckResult{
              max_abs_error(out.data(), reference::bottleneck_mhsa(d, fmap.data(), w.data(),
                                                                   rel.data(), rel.data() + 13 * 8)),

@@ -31,7 +31,7 @@ std::vector<Check> relative_checks() {
          const int64_t length = 65;
          const auto in = signal(size_t(3 * length * (2 * length - 1)), 0.1f);
          std::vector<float> out(size_t(3 * length * length));
-         require_ok(posenc_rel_to_abs(ctx, 1, 3, length, in.data(), out.data()));
+         posenc::check(posenc_rel_to_abs(ctx, 1, 3, length, in.data(), out.data()));
          const auto want = reference::pad_reshape_rel_to_abs(3, length, in.data());
          // Bitwise: any differing bit counts as an error of 1.
          return CheckResult{std::memcmp(out.data(), want.data(), out.size() * sizeof(float)) == 0
@@ -46,8 +46,8 @@ std::vector<Check> relative_checks() {
          const auto table = signal(size_t((2 * clip + 1) * d), 0.3f);
          const posenc_relative_options options{5, clip, 1};
          std::vector<float> out(size_t(2 * t * t));
-         require_ok(posenc_relative_logits_1d(ctx, 1, 2, t, t, d, q.data(), table.data(), 1,
-                                              &options, out.data()));
+         posenc::check(posenc_relative_logits_1d(ctx, 1, 2, t, t, d, q.data(), table.data(), 1,
+                                                 &options, out.data()));
          const auto want = reference::relative_logits_1d(1, 2, t, t, d, q.data(), table.data(),
                                                          1, {5, clip, true});
          return CheckResult{max_error_with_masks(out, want), 2e-4};
@@ -59,8 +59,8 @@ std::vector<Check> relative_checks() {
          const auto rh = signal(size_t(heads * (2 * x - 1) * d), 0.5f);
          const auto rw = signal(size_t(heads * (2 * y - 1) * d), 0.6f);
          std::vector<float> out(size_t(heads * n * n));
-         require_ok(posenc_relative_logits_2d(ctx, 1, heads, x, y, d, q.data(), rh.data(),
-                                              rw.data(), heads, out.data()));
+         posenc::check(posenc_relative_logits_2d(ctx, 1, heads, x, y, d, q.data(), rh.data(),
+                                                 rw.data(), heads, out.data()));
          return CheckResult{
              max_abs_error(out.data(), reference::relative_logits_2d(1, heads, x, y, d, q.data(),
                                                                      rh.data(), rw.data(), heads)),

@@ -41,11 +41,11 @@ std::vector<Check> rope_checks() {
          const std::vector<float> q = signal(size_t(tokens * heads * dim), 0.0f);
          std::vector<float> q_out(q.size()), k_out(q.size());
          posenc_rope_config config;
-         require_ok(posenc_rope_config_init(&config, 64));
+         posenc::check(posenc_rope_config_init(&config, 64));
          const posenc_rope_positions offset{1000, nullptr, POSENC_ROPE_POSITIONS_INT64};
-         require_ok(posenc_rope_qk(ctx, &config, nullptr, &offset, POSENC_ROPE_BTHD, POSENC_F32,
-                                   1, tokens, heads, heads, dim, q.data(), q_out.data(),
-                                   q.data(), k_out.data()));
+         posenc::check(posenc_rope_qk(ctx, &config, nullptr, &offset, POSENC_ROPE_BTHD, POSENC_F32,
+                                      1, tokens, heads, heads, dim, q.data(), q_out.data(),
+                                      q.data(), k_out.data()));
          const auto want = reference::rope(ref, q.data());
          return CheckResult{std::max(max_abs_error(q_out.data(), want),
                                      max_abs_error(k_out.data(), want)),
@@ -59,16 +59,16 @@ std::vector<Check> rope_checks() {
          const std::vector<float> x = signal(size_t(ids.size() * heads * dim), 0.0f);
          std::vector<float> out(x.size());
          posenc_rope_config config;
-         require_ok(posenc_rope_config_init(&config, dim));
+         posenc::check(posenc_rope_config_init(&config, dim));
          config.pairing = POSENC_ROPE_INTERLEAVED;
          posenc_rope_cache* cache = nullptr;
-         require_ok(posenc_rope_cache_create(ctx, &config, 500000, &cache));
+         posenc::check(posenc_rope_cache_create(ctx, &config, 500000, &cache));
          const posenc_rope_positions positions{0, ids.data(), POSENC_ROPE_POSITIONS_INT64};
          const posenc_status status =
              posenc_rope(ctx, nullptr, cache, &positions, POSENC_ROPE_BHTD, POSENC_F32, 1,
                          int64_t(ids.size()), heads, dim, x.data(), out.data());
          posenc_rope_cache_destroy(cache);
-         require_ok(status);
+         posenc::check(status);
          return CheckResult{max_abs_error(out.data(), reference::rope(ref, x.data())), 1e-5};
        }},
   };

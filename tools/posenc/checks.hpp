@@ -1,12 +1,14 @@
 // The self-test behind `posenc check` and `posenc demo`: each op family
 // contributes checks that run an op through the C ABI on one context and
-// measure its largest deviation from the reference loops.
+// measure its largest deviation from the reference loops; a failed call
+// throws posenc::Error (posenc::check).
 #pragma once
 
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "posenc/core.hpp"
 #include "posenc/posenc.h"
 
 namespace posenc::cli {
@@ -21,17 +23,11 @@ struct Check {
   std::function<CheckResult(posenc_context*)> run;
 };
 
-// Throws std::runtime_error with posenc's message unless status is OK.
-void require_ok(posenc_status status);
-
 // sin(0.61 i + phase): smooth, O(1) inputs that differ from call to call.
 std::vector<float> signal(size_t count, float phase);
 
 // Largest |got[i] - want[i]|.
 double max_abs_error(const float* got, const std::vector<double>& want);
-
-// The ISA paths this CPU runs under the cap, best first.
-std::vector<posenc_isa> runnable_isas();
 
 std::vector<Check> absolute_checks();
 std::vector<Check> attention_checks();

@@ -2,13 +2,13 @@
 // table and the on-the-fly add on each ISA path against naive loops.
 #include <cmath>
 #include <cstdio>
-#include <memory>
 #include <vector>
 
+#include "cases/machine.hpp"
 #include "checks.hpp"
 #include "demo.hpp"
+#include "posenc/core.hpp"
 #include "reference/absolute.hpp"
-#include "cases/machine.hpp"
 
 namespace posenc::cli {
 namespace {
@@ -55,10 +55,8 @@ bool demo_absolute() {
               (long long)kBatch, (long long)kLength, (long long)kDim, naive * 1e3);
   std::printf("  %-9s %10s %10s %12s\n", "isa", "ms", "speedup", "max error");
   bool ok = true;
-  for (posenc_isa isa : runnable_isas()) {
-    posenc_context* raw = nullptr;
-    posenc_context_create(isa, 0, &raw);
-    std::unique_ptr<posenc_context, void (*)(posenc_context*)> ctx(raw, posenc_context_destroy);
+  for (posenc_isa isa : bench::runnable_isas()) {
+    const Context ctx{Isa(isa)};
     const double t = bench::median_seconds([&] {
       posenc_add_sinusoid(ctx.get(), kBatch, kLength, kDim, 0, 10000.0,
                           POSENC_SINCOS_INTERLEAVED, x.data(), out.data());

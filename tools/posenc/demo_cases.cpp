@@ -2,12 +2,12 @@
 // timed on each ISA path.
 #include <algorithm>
 #include <cstdio>
-#include <memory>
 
 #include "cases/bench_case.hpp"
 #include "cases/machine.hpp"
 #include "checks.hpp"
 #include "demo.hpp"
+#include "posenc/core.hpp"
 
 namespace posenc::cli {
 
@@ -27,11 +27,8 @@ void demo_cases(const std::vector<std::string>& ops) {
   for (const bench::BenchCase& c : bench::all_cases()) {
     if (std::find(ops.begin(), ops.end(), c.op) == ops.end()) continue;
     const double baseline = c.baseline ? bench::median_seconds(c.baseline, 3) : 0.0;
-    for (posenc_isa isa : runnable_isas()) {
-      posenc_context* raw = nullptr;
-      require_ok(posenc_context_create(isa, 0, &raw));
-      std::unique_ptr<posenc_context, void (*)(posenc_context*)> ctx(raw,
-                                                                      posenc_context_destroy);
+    for (posenc_isa isa : bench::runnable_isas()) {
+      const Context ctx{Isa(isa)};
       const double t = bench::median_seconds([&] { c.run(ctx.get()); }, 5);
       std::printf("  %-30s %-22s %-9s %9.3f", c.op.c_str(), c.shape.c_str(),
                   posenc_isa_name(isa), t * 1e3);

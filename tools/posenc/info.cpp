@@ -6,18 +6,14 @@
 
 #include "commands.hpp"
 #include "posenc/posenc.h"
+#include "runtime/compiled_isas.hpp"
 #include "runtime/matmul.hpp"
 
 namespace posenc::cli {
 
 int run_info(int, char**) {
   std::printf("posenc %s\n\nISA paths of this build and CPU:\n", posenc_version());
-#if defined(__x86_64__)
-  const posenc_isa paths[] = {POSENC_ISA_AVX512, POSENC_ISA_AVX2, POSENC_ISA_BASELINE};
-#else
-  const posenc_isa paths[] = {POSENC_ISA_NEON};
-#endif
-  for (posenc_isa isa : paths) {
+  for (posenc_isa isa : kCompiledIsas) {
     int available = 0;
     posenc_isa_available(isa, &available);
     std::printf("  %-9s %s\n", posenc_isa_name(isa), available ? "yes" : "no (CPU lacks it)");

@@ -1,6 +1,7 @@
 // posenc: command-line front end of the library.
 #include <cstdio>
 #include <cstring>
+#include <exception>
 
 #include "commands.hpp"
 
@@ -25,6 +26,17 @@ void print_usage() {
       "oneDNN; OMP_NUM_THREADS sets the default thread count.");
 }
 
+using Command = int (*)(int argc, char** argv);
+
+Command find_command(const char* name) {
+  if (std::strcmp(name, "info") == 0) return posenc::cli::run_info;
+  if (std::strcmp(name, "demo") == 0) return posenc::cli::run_demo;
+  if (std::strcmp(name, "check") == 0) return posenc::cli::run_check;
+  if (std::strcmp(name, "bench") == 0) return posenc::cli::run_bench;
+  if (std::strcmp(name, "viz") == 0) return posenc::cli::run_viz;
+  return nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -32,13 +44,19 @@ int main(int argc, char** argv) {
     print_usage();
     return argc < 2 ? 2 : 0;
   }
-  const char* command = argv[1];
-  if (std::strcmp(command, "info") == 0) return posenc::cli::run_info(argc - 1, argv + 1);
-  if (std::strcmp(command, "demo") == 0) return posenc::cli::run_demo(argc - 1, argv + 1);
-  if (std::strcmp(command, "check") == 0) return posenc::cli::run_check(argc - 1, argv + 1);
-  if (std::strcmp(command, "bench") == 0) return posenc::cli::run_bench(argc - 1, argv + 1);
-  if (std::strcmp(command, "viz") == 0) return posenc::cli::run_viz(argc - 1, argv + 1);
-  std::fprintf(stderr, "posenc: unknown command '%s'\n\n", command);
-  print_usage();
-  return 2;
+  const char* name = argv[1];
+  const Command command = find_command(name);
+  if (command == nullptr) {
+    std::fprintf(stderr, "posenc: unknown command '%s'\n\n", name);
+    print_usage();
+    return 2;
+  }
+  // A failure a command does not handle itself (posenc::Error names the
+  // function and the argument) ends it with the message, not an abort.
+  try {
+    return command(argc - 1, argv + 1);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "posenc %s: %s\n", name, e.what());
+    return 1;
+  }
 }
