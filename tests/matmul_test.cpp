@@ -120,6 +120,68 @@ TEST(Matmul, Bf16InputsAccumulateInF32) {
   }
 }
 
+// B packed once into oneDNN's layout, then used by GEMMs of the same layout
+// (a full block's and, where it serves, a shorter tail's), fp32 and bf16.
+TEST(Matmul, PackedBMatchesNaiveLoop) {
+  struct PackCase {
+    int64_t m, n, k;
+    bool transpose_b;
+  };
+  const PackCase cases[] = {{64, 1024, 64, true}, {64, 64, 1024, false}, {17, 100, 8, true},
+                            {5, 128, 196, false}, {64, 128, 197, false}, {1, 1, 1, true}};
+  for (posenc_dtype type : {POSENC_F32, POSENC_BF16}) {
+    for (const PackCase& c : cases) {
+      for (bool accumulate : {false, true}) {
+        SCOPED_TRACE(testing::Message() << (type == POSENC_BF16 ? "bf16 " : "f32 ") << c.m << "x"
+                                        << c.n << "x" << c.k << " transpose " << c.transpose_b
+                                        << " accumulate " << accumulate);
+        MatmulShape s;
+        s.m = c.m;
+        s.n = c.n;
+        s.k = c.k;
+        s.lda = c.k + 1;
+        s.ldb = c.transpose_b ? c.k + 2 : c.n + 3;
+        s.ldc = c.n;
+        s.transpose_b = c.transpose_b;
+        s.ab_type = type;
+        s.alpha = 0.5f;
+        s.accumulate = accumulate;
+        s.b_packed = true;
+        auto a = random_floats(size_t(s.m * s.lda), 7);
+        auto b = random_floats(size_t((c.transpose_b ? s.n : s.k) * s.ldb), 8);
+        std::vector<uint16_t> a16 = to_bf16(a), b16 = to_bf16(b);
+        const void* a_data = type == POSENC_BF16 ? static_cast<const void*>(a16.data()) : a.data();
+        const void* b_data = type == POSENC_BF16 ? static_cast<const void*>(b16.data()) : b.data();
+        size_t bytes = 0;
+        try {
+          bytes = packed_b_bytes(s);
+        } catch (const std::exception& e) {
+          GTEST_SKIP() << "no bf16 GEMM on this CPU: " << e.what();
+        }
+        std::vector<uint8_t> packed(bytes);
+        if (bytes > 0) pack_b(s, b_data, packed.data());
+        const void* b_operand = bytes > 0 ? static_cast<const void*>(packed.data()) : b_data;
+        EXPECT_TRUE(packed_b_serves(s, s));
+        for (int64_t rows : {c.m, (c.m + 1) / 2}) {
+          MatmulShape run = s;
+          run.m = rows;
+          if (!packed_b_serves(run, s)) continue;  // oneDNN picked another layout
+          std::vector<float> out = random_floats(size_t(rows * s.ldc), 9);
+          const auto want = naive_matmul(run, a.data(), b.data(), out.data());
+          matmul(run, a_data, b_operand, out.data());
+          ASSERT_TRUE(all_close(out.data(), want, 1e-4, 1e-4)) << "rows " << rows;
+        }
+        if (bytes > 0) {
+          MatmulShape other = s;
+          other.n = other.ldc = s.n + 64;
+          if (!c.transpose_b) other.ldb = other.n;
+          EXPECT_FALSE(packed_b_serves(other, s)) << "a wider B has another packed layout";
+        }
+      }
+    }
+  }
+}
+
 TEST(Matmul, ManyThreadsAtOnce) {
   std::vector<std::thread> threads;
   std::vector<int> failures(8, 0);

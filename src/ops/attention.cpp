@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/attention_bias.hpp"
+#include "ops/attention_gemms.hpp"
 #include "ops/attention_workspace.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
@@ -66,6 +67,9 @@ struct Scratch {
   float* row_sum;
   float* weights;
   uint16_t* weights_bf16;
+  uint8_t* packed_keys;
+  uint8_t* packed_values;
+  int64_t* packed_head;
 
   Scratch(uint8_t* slot, const SlotLayout& s)
       : scores(reinterpret_cast<float*>(slot + s.scores)),
@@ -75,7 +79,10 @@ struct Scratch {
         row_max(reinterpret_cast<float*>(slot + s.row_max)),
         row_sum(reinterpret_cast<float*>(slot + s.row_sum)),
         weights(reinterpret_cast<float*>(slot + s.weights)),
-        weights_bf16(reinterpret_cast<uint16_t*>(slot + s.weights_bf16)) {}
+        weights_bf16(reinterpret_cast<uint16_t*>(slot + s.weights_bf16)),
+        packed_keys(slot + s.packed_keys),
+        packed_values(slot + s.packed_values),
+        packed_head(reinterpret_cast<int64_t*>(slot + s.packed_head)) {}
 };
 
 // Runs one query block of one (batch, head) against all its visible keys.
@@ -96,8 +103,12 @@ class QueryBlockRunner {
     return static_cast<const char*>(base) +
            size_t(b * st.batch + h * st.head + t * st.token) * p_.element_bytes();
   }
+  void pack_head(int64_t b, int64_t h, const Scratch& s) const;
   void key_block(const QueryBlock& qb, int64_t b, const KeyBlock& kb, const RowWindow& vw,
                  const Scratch& s) const;
+  void gemm(const MatmulShape& shape, MatmulShape packed_for, const void* a,
+            const void* stored_b, const uint8_t* packed_b, void* c) const;
+  KeyBlock packed_block(int64_t index) const;
   void store(const QueryBlock& qb, int64_t b, const Scratch& s) const;
 
   const ExecContext& ctx_;
@@ -117,6 +128,10 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
                 std::min(blocking_.query_block, p_.q_len - first)};
   // Keys visible to at least one query of the block.
   const int64_t keys = p_.visible_keys(first + qb.rows - 1);
+  if (layout_.packed.bytes() > 0 && *s.packed_head != task / blocking_.query_blocks) {
+    pack_head(b, h, s);
+    *s.packed_head = task / blocking_.query_blocks;
+  }
   std::fill(s.row_max, s.row_max + qb.rows, -std::numeric_limits<float>::infinity());
   std::fill(s.row_sum, s.row_sum + qb.rows, 0.0f);
   RowWindow vw{0, 0};
@@ -142,22 +157,61 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   store(qb, b, s);
 }
 
+// Key block `index` of a whole row of keys, as packed.
+KeyBlock QueryBlockRunner::packed_block(int64_t index) const {
+  const int64_t first = index * blocking_.key_block;
+  return KeyBlock{first, std::min(blocking_.key_block, p_.kv_len - first)};
+}
+
+void QueryBlockRunner::pack_head(int64_t b, int64_t h, const Scratch& s) const {
+  const PackedKeyValues& packed = layout_.packed;
+  for (int64_t i = 0; i < packed.key_blocks; ++i) {
+    const KeyBlock kb = packed_block(i);
+    MatmulShape keys = scores_gemm(p_, blocking_.query_block, kb);
+    MatmulShape values = output_gemm(p_, blocking_.query_block, kb, layout_.acc_ld);
+    keys.b_packed = values.b_packed = true;
+    if (packed.key_block_bytes > 0) {
+      pack_b(keys, row_of(t_.k, p_.k, b, h, kb.first),
+             s.packed_keys + size_t(i) * packed.key_block_bytes);
+    }
+    if (packed.value_block_bytes > 0) {
+      pack_b(values, row_of(t_.v, p_.v, b, h, kb.first),
+             s.packed_values + size_t(i) * packed.value_block_bytes);
+    }
+  }
+}
+
+// Runs `shape` with B from `packed_b`, written by pack_b(packed_for, ..),
+// where that layout serves it (the layout can depend on the rows of the
+// query block, and a causal block can see fewer keys than were packed);
+// else with B as stored.
+void QueryBlockRunner::gemm(const MatmulShape& shape, MatmulShape packed_for, const void* a,
+                            const void* stored_b, const uint8_t* packed_b, void* c) const {
+  if (packed_b != nullptr) {
+    MatmulShape packed = shape;
+    packed.b_packed = packed_for.b_packed = true;
+    if (packed_b_serves(packed, packed_for)) {
+      matmul(packed, a, packed_b, c);
+      return;
+    }
+  }
+  matmul(shape, a, stored_b, c);
+}
+
 void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock& kb,
                                  const RowWindow& vw, const Scratch& s) const {
   const AttentionKernels& k = ctx_.kernels->attention;
-  const int64_t ld = gemm_output_stride(kb.count);  // dense: the AMX path needs it
-  MatmulShape qk;
-  qk.m = qb.rows;
-  qk.n = kb.count;
-  qk.k = p_.head_dim;
-  qk.lda = qb.ldq;
-  qk.ldb = p_.k.token;
-  qk.ldc = ld;
-  qk.transpose_b = true;
-  qk.ab_type = p_.dtype;
-  qk.alpha = p_.scale;
-  matmul(qk, qb.q, row_of(t_.k, p_.k, b, qb.head, kb.first), s.scores);
-  bias_.add(qb, kb, s.scores, ld, s.bias);
+  const int64_t ld = gemm_output_stride(kb.count);
+  const PackedKeyValues& packed = layout_.packed;
+  const int64_t block_index = kb.first / blocking_.key_block;
+  const KeyBlock packed_kb = packed_block(block_index);
+  const uint8_t* packed_keys = packed.key_block_bytes == 0 ? nullptr
+      : s.packed_keys + size_t(block_index) * packed.key_block_bytes;
+  const uint8_t* packed_values = packed.value_block_bytes == 0 ? nullptr
+      : s.packed_values + size_t(block_index) * packed.value_block_bytes;
+  gemm(scores_gemm(p_, qb.rows, kb), scores_gemm(p_, blocking_.query_block, packed_kb), qb.q,
+       row_of(t_.k, p_.k, b, qb.head, kb.first), packed_keys, s.scores);
+  bias_.prepare(qb, kb, s.scores, ld, s.bias);
 
   // bf16 probabilities straight from the softmax, unless the relative values
   // need them in fp32 first.
@@ -166,9 +220,10 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
     float* row = s.scores + r * ld;
     const int64_t valid = std::clamp<int64_t>(p_.visible_keys(qb.first + r) - kb.first, 0,
                                               kb.count);
+    const float block_max = bias_.add_row(qb, kb, r, valid, row, s.bias);
     uint16_t* probs_bf16 = s.probs_bf16 + r * ld;
-    const float correction = k.softmax_block(row, valid, kb.count, s.row_max + r, s.row_sum + r,
-                                             direct_bf16 ? probs_bf16 : nullptr);
+    const float correction = k.softmax_block(row, valid, kb.count, block_max, s.row_max + r,
+                                             s.row_sum + r, direct_bf16 ? probs_bf16 : nullptr);
     if (kb.first > 0 && correction != 1.0f) {
       float* acc = s.acc + r * layout_.acc_ld;
       k.scale_f32(acc, correction, acc, p_.head_dim);
@@ -185,18 +240,11 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
     }
   }
 
-  MatmulShape pv;
-  pv.m = qb.rows;
-  pv.n = p_.head_dim;
-  pv.k = kb.count;
-  pv.lda = ld;
-  pv.ldb = p_.v.token;
-  pv.ldc = layout_.acc_ld;
-  pv.ab_type = p_.dtype;
-  pv.accumulate = kb.first > 0;
   const void* probs = p_.dtype == POSENC_BF16 ? static_cast<const void*>(s.probs_bf16)
                                               : static_cast<const void*>(s.scores);
-  matmul(pv, probs, row_of(t_.v, p_.v, b, qb.head, kb.first), s.acc);
+  gemm(output_gemm(p_, qb.rows, kb, layout_.acc_ld),
+       output_gemm(p_, blocking_.query_block, packed_kb, layout_.acc_ld), probs,
+       row_of(t_.v, p_.v, b, qb.head, kb.first), packed_values, s.acc);
 }
 
 void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Scratch& s) const {
@@ -263,6 +311,9 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem,
   const Workspace memory(workspace, workspace_bytes(blocking, layout));
   uint8_t* base = memory.base();
   const QueryBlockRunner runner(ctx, problem, tensors, blocking, layout);
+  for (int slot = 0; slot < blocking.slots; ++slot) {
+    *Scratch(base + size_t(slot) * layout.bytes, layout).packed_head = -1;  // nothing packed
+  }
   for_each_task(blocking.slots, blocking.tasks, [&](int64_t task, int slot) {
     runner.run(task, Scratch(base + size_t(slot) * layout.bytes, layout));
   });

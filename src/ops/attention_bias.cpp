@@ -68,8 +68,8 @@ int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_b
   }
 }
 
-void AttentionBias::add(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
-                        float* scratch) const {
+void AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores,
+                            int64_t ld, float* scratch) const {
   switch (p_.bias) {
     case POSENC_BIAS_NONE:
     case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
@@ -79,38 +79,52 @@ void AttentionBias::add(const QueryBlock& qb, const KeyBlock& kb, float* scores,
                   p_.bias_alpha, true, scores, ld);
       return;
     case POSENC_BIAS_RELATIVE_1D: {
-      const int64_t query_pos = p_.query_offset + qb.first;
-      const RowWindow w = relative_window(index_, query_pos, qb.rows, kb.first, kb.count);
-      const int64_t lw = gemm_output_stride(w.count);
+      const RowWindow w = window_1d(qb, kb);
       logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, index_.rows, w.first), w.count,
-                  p_.bias_alpha, false, scratch, lw);
-      for (int64_t r = 0; r < qb.rows; ++r) {
-        const int64_t shift = kb.first - (query_pos + r) + index_.center - w.first;
-        kernels_.gather_add(scratch + r * lw, shift, -w.first, index_.rows - 1 - w.first,
-                            scores + r * ld, kb.count);
-      }
+                  p_.bias_alpha, false, scratch, gemm_output_stride(w.count));
       return;
+    }
+    case POSENC_BIAS_RELATIVE_2D: {
+      if (kb.first > 0) return;  // the first key block's logits serve them all
+      const int64_t X = p_.map_height, Y = p_.map_width;
+      logits_gemm(p_, qb, table_row(p_, t_.table_h, qb.head, 2 * X - 1, 0), 2 * X - 1,
+                  p_.bias_alpha, false, scratch, gemm_output_stride(2 * X - 1));
+      logits_gemm(p_, qb, table_row(p_, t_.table_w, qb.head, 2 * Y - 1, 0), 2 * Y - 1,
+                  p_.bias_alpha, false, scratch + qb.rows * gemm_output_stride(2 * X - 1),
+                  gemm_output_stride(2 * Y - 1));
+      return;
+    }
+  }
+}
+
+float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r,
+                             int64_t valid, float* row, const float* scratch) const {
+  switch (p_.bias) {
+    case POSENC_BIAS_NONE:
+    case POSENC_BIAS_ABSOLUTE:  // already in the scores
+    case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
+      return kernels_.max_of(row, valid);
+    case POSENC_BIAS_RELATIVE_1D: {
+      const RowWindow w = window_1d(qb, kb);
+      const int64_t shift = kb.first - (p_.query_offset + qb.first + r) + index_.center - w.first;
+      return kernels_.gather_add(scratch + r * gemm_output_stride(w.count), shift, -w.first,
+                                 index_.rows - 1 - w.first, row, valid);
     }
     case POSENC_BIAS_RELATIVE_2D: {
       const int64_t X = p_.map_height, Y = p_.map_width;
       const int64_t lh = gemm_output_stride(2 * X - 1), lw = gemm_output_stride(2 * Y - 1);
-      float* row_logits = scratch;                  // [rows, 2X-1], row stride lh
-      float* col_logits = scratch + qb.rows * lh;  // [rows, 2Y-1], row stride lw
-      if (kb.first == 0) {  // kept in scratch for the later key blocks
-        logits_gemm(p_, qb, table_row(p_, t_.table_h, qb.head, 2 * X - 1, 0), 2 * X - 1,
-                    p_.bias_alpha, false, row_logits, lh);
-        logits_gemm(p_, qb, table_row(p_, t_.table_w, qb.head, 2 * Y - 1, 0), 2 * Y - 1,
-                    p_.bias_alpha, false, col_logits, lw);
-      }
-      for (int64_t r = 0; r < qb.rows; ++r) {
-        const int64_t x1 = (qb.first + r) / Y, y1 = (qb.first + r) % Y;
-        kernels_.add_2d(row_logits + r * lh + X - 1 - x1, col_logits + r * lw + Y - 1 - y1, Y,
-                        kb.first,
-                        scores + r * ld, kb.count);
-      }
-      return;
+      const float* row_logits = scratch;                  // [rows, 2X-1], row stride lh
+      const float* col_logits = scratch + qb.rows * lh;  // [rows, 2Y-1], row stride lw
+      const int64_t x1 = (qb.first + r) / Y, y1 = (qb.first + r) % Y;
+      return kernels_.add_2d(row_logits + r * lh + X - 1 - x1, col_logits + r * lw + Y - 1 - y1,
+                             Y, kb.first, row, valid);
     }
   }
+  return kernels_.max_of(row, valid);
+}
+
+RowWindow AttentionBias::window_1d(const QueryBlock& qb, const KeyBlock& kb) const {
+  return relative_window(index_, p_.query_offset + qb.first, qb.rows, kb.first, kb.count);
 }
 
 RelativeValues::RelativeValues(const AttentionProblem& problem,

@@ -53,15 +53,25 @@ class AttentionBias {
   AttentionBias(const AttentionProblem& problem, const posenc_attention_tensors& tensors,
                 const AttentionBiasKernels& kernels);
 
-  // Floats of scratch add() needs for blocks of up to these sizes.
+  // Floats of scratch prepare() needs for blocks of up to these sizes.
   static int64_t scratch_floats(const AttentionProblem& problem, int64_t query_block,
                                 int64_t key_block);
 
-  // scores[r * ld + j] += bias(query qb.first + r, key kb.first + j).
-  void add(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
-           float* scratch) const;
+  // The block's position logits (its GEMMs), into scratch; absolute logits
+  // go straight into scores (row stride ld), which must hold q k^T already.
+  void prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
+               float* scratch) const;
+
+  // row[j] += bias(query qb.first + r, key kb.first + j) for j < valid, from
+  // the scratch of prepare() for the same blocks; returns the largest of
+  // row[0, valid). One row at a time, so that the softmax finds it in cache.
+  float add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r, int64_t valid, float* row,
+                const float* scratch) const;
 
  private:
+  // The 1D table rows of the block pair.
+  RowWindow window_1d(const QueryBlock& qb, const KeyBlock& kb) const;
+
   const AttentionProblem& p_;
   const posenc_attention_tensors& t_;
   const AttentionBiasKernels& kernels_;

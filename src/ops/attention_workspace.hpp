@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "ops/attention.hpp"
+#include "ops/attention_gemms.hpp"
 
 namespace posenc::ops {
 
@@ -33,6 +34,10 @@ struct SlotLayout {
   size_t weights;    // float [query_block, value_window] (relative values only)
   size_t weights_bf16;
   int64_t value_window;
+  PackedKeyValues packed;
+  size_t packed_keys;   // packed.key_blocks blocks of packed.key_block_bytes
+  size_t packed_values; // packed.key_blocks blocks of packed.value_block_bytes
+  size_t packed_head;   // int64: the (batch * heads + head) packed there, or -1
   size_t bytes;      // the whole slot
 };
 

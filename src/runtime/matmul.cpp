@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -13,6 +14,7 @@
 
 #include "runtime/error.hpp"
 #include "runtime/isa_cap.hpp"
+#include "runtime/parallel.hpp"
 #include "runtime/dtype.hpp"
 
 namespace posenc {
@@ -22,7 +24,7 @@ bool MatmulShape::operator==(const MatmulShape& o) const {
          ldb == o.ldb && ldc == o.ldc && batch_stride_a == o.batch_stride_a &&
          batch_stride_b == o.batch_stride_b && batch_stride_c == o.batch_stride_c &&
          transpose_b == o.transpose_b && ab_type == o.ab_type && c_type == o.c_type &&
-         alpha == o.alpha && accumulate == o.accumulate;
+         alpha == o.alpha && accumulate == o.accumulate && b_packed == o.b_packed;
 }
 
 namespace {
@@ -33,7 +35,8 @@ struct ShapeHash {
     auto mix = [&h](int64_t v) { h = h * 1000003u ^ std::hash<int64_t>()(v); };
     for (int64_t v : {s.batch, s.m, s.n, s.k, s.lda, s.ldb, s.ldc, s.batch_stride_a,
                       s.batch_stride_b, s.batch_stride_c, int64_t(s.transpose_b),
-                      int64_t(s.ab_type), int64_t(s.c_type), int64_t(s.accumulate)}) {
+                      int64_t(s.ab_type), int64_t(s.c_type), int64_t(s.accumulate),
+                      int64_t(s.b_packed)}) {
       mix(v);
     }
     float alpha = s.alpha;
@@ -49,10 +52,13 @@ using dt = dnnl::memory::data_type;
 dt onednn_type(posenc_dtype type) { return type == POSENC_BF16 ? dt::bf16 : dt::f32; }
 
 struct CachedMatmul {
-  dnnl::memory::desc a, b, c;
+  dnnl::memory::desc a, b, c;  // b: as the primitive reads it (packed or not)
   dnnl::matmul primitive;
   size_t scratchpad_bytes;
   std::string impl;  // oneDNN's implementation name, e.g. "brg:avx512_core"
+  // With b_packed: B as stored, and the reorder from it to b (when they differ).
+  dnnl::memory::desc b_stored;
+  std::optional<dnnl::reorder> pack;
 };
 
 dnnl::engine& cpu_engine() {
@@ -61,8 +67,21 @@ dnnl::engine& cpu_engine() {
   return engine;
 }
 
-CachedMatmul create_matmul(const MatmulShape& s) {
+struct OperandDescs {
+  dnnl::memory::desc a, b, c;
+};
+
+OperandDescs operand_descs(const MatmulShape& s) {
   using dims = dnnl::memory::dims;
+  const dt ab = onednn_type(s.ab_type), c = onednn_type(s.c_type);
+  if (s.b_packed) {
+    // Matrices without the batch dimension: with one, oneDNN 2.6's AMX
+    // matmul copies B even when it is already in the GEMM's own layout.
+    return OperandDescs{
+        dnnl::memory::desc(dims{s.m, s.k}, ab, dims{s.lda, 1}),
+        dnnl::memory::desc(dims{s.k, s.n}, ab, s.transpose_b ? dims{1, s.ldb} : dims{s.ldb, 1}),
+        dnnl::memory::desc(dims{s.m, s.n}, c, dims{s.ldc, 1})};
+  }
   // A broadcast operand has batch dimension 1; its batch stride is then
   // written as that of a dense batch, which keeps oneDNN on its fast kernels
   // (a zero stride sends it to the reference implementation).
@@ -73,10 +92,14 @@ CachedMatmul create_matmul(const MatmulShape& s) {
   const int64_t b_stride = s.batch_stride_b == 0 ? b_rows * s.ldb : s.batch_stride_b;
   const int64_t c_stride = s.batch == 1 ? s.m * s.ldc : s.batch_stride_c;
   const dims b_strides = s.transpose_b ? dims{b_stride, 1, s.ldb} : dims{b_stride, s.ldb, 1};
-  dnnl::memory::desc a(dims{a_batch, s.m, s.k}, onednn_type(s.ab_type), dims{a_stride, s.lda, 1});
-  dnnl::memory::desc b(dims{b_batch, s.k, s.n}, onednn_type(s.ab_type), b_strides);
-  dnnl::memory::desc c(dims{s.batch, s.m, s.n}, onednn_type(s.c_type),
-                       dims{c_stride, s.ldc, 1});
+  return OperandDescs{
+      dnnl::memory::desc(dims{a_batch, s.m, s.k}, ab, dims{a_stride, s.lda, 1}),
+      dnnl::memory::desc(dims{b_batch, s.k, s.n}, ab, b_strides),
+      dnnl::memory::desc(dims{s.batch, s.m, s.n}, c, dims{c_stride, s.ldc, 1})};
+}
+
+CachedMatmul create_matmul(const MatmulShape& s) {
+  const auto [a, b, c] = operand_descs(s);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (s.alpha != 1.0f) attr.set_output_scales(0, {s.alpha});
@@ -85,10 +108,18 @@ CachedMatmul create_matmul(const MatmulShape& s) {
     ops.append_sum(1.0f);
     attr.set_post_ops(ops);
   }
-  dnnl::matmul::desc desc(a, b, c);
+  const dnnl::memory::desc b_any(b.dims(), b.data_type(), dnnl::memory::format_tag::any);
+  dnnl::matmul::desc desc(a, s.b_packed ? b_any : b, c);
   dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
-  return CachedMatmul{a, b, c, dnnl::matmul(pd), pd.scratchpad_desc().get_size(),
-                      pd.impl_info_str()};
+  CachedMatmul mm{a, pd.weights_desc(), c, dnnl::matmul(pd), pd.scratchpad_desc().get_size(),
+                  pd.impl_info_str(), b, std::nullopt};
+  if (s.b_packed && mm.b != b) {
+    // Packing runs on the calling thread (pack_b's callers pack per thread);
+    // oneDNN's reorder would otherwise fix its thread count here.
+    const OpenMpThreads single(1);
+    mm.pack = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), b, cpu_engine(), mm.b));
+  }
+  return mm;
 }
 
 class MatmulCache {
@@ -112,6 +143,19 @@ class MatmulCache {
 MatmulCache& matmul_cache() {
   static MatmulCache cache;
   return cache;
+}
+
+std::shared_ptr<const CachedMatmul> cached_matmul(const MatmulShape& shape) {
+  try {
+    return matmul_cache().get(shape);
+  } catch (const dnnl::error& e) {
+    throw Error(POSENC_ERROR_UNSUPPORTED, std::string("oneDNN matmul: ") + e.what());
+  }
+}
+
+dnnl::stream& thread_stream() {
+  thread_local dnnl::stream stream(cpu_engine());
+  return stream;
 }
 
 }  // namespace
@@ -158,14 +202,9 @@ void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
 namespace {
 
 void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
-  std::shared_ptr<const CachedMatmul> mm;
-  try {
-    mm = matmul_cache().get(shape);
-  } catch (const dnnl::error& e) {
-    throw Error(POSENC_ERROR_UNSUPPORTED, std::string("oneDNN matmul: ") + e.what());
-  }
+  const std::shared_ptr<const CachedMatmul> mm = cached_matmul(shape);
   dnnl::engine& engine = cpu_engine();
-  thread_local dnnl::stream stream(engine);
+  dnnl::stream& stream = thread_stream();
   thread_local std::vector<uint8_t> scratchpad;
   if (scratchpad.size() < mm->scratchpad_bytes) scratchpad.resize(mm->scratchpad_bytes);
   // Each thread keeps the memory objects of every GEMM it ran and only
@@ -196,6 +235,38 @@ void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c)
 }
 
 }  // namespace
+
+size_t packed_b_bytes(const MatmulShape& shape) {
+  const std::shared_ptr<const CachedMatmul> mm = cached_matmul(shape);
+  return mm->pack ? mm->b.get_size() : 0;
+}
+
+void pack_b(const MatmulShape& shape, const void* b, void* packed) {
+  const std::shared_ptr<const CachedMatmul> mm = cached_matmul(shape);
+  if (!mm->pack) throw Error(POSENC_ERROR_INTERNAL, "pack_b: this GEMM reads B as stored");
+  dnnl::engine& engine = cpu_engine();
+  // Memory objects kept per thread and rebound, as in run_matmul.
+  thread_local std::unordered_map<const CachedMatmul*, std::unordered_map<int, dnnl::memory>>
+      bound;
+  auto found = bound.find(mm.get());
+  if (found == bound.end()) {
+    found = bound
+                .emplace(mm.get(), std::unordered_map<int, dnnl::memory>{
+                                       {DNNL_ARG_FROM, dnnl::memory(mm->b_stored, engine, nullptr)},
+                                       {DNNL_ARG_TO, dnnl::memory(mm->b, engine, nullptr)}})
+                .first;
+  }
+  std::unordered_map<int, dnnl::memory>& args = found->second;
+  args[DNNL_ARG_FROM].set_data_handle(const_cast<void*>(b));
+  args[DNNL_ARG_TO].set_data_handle(packed);
+  dnnl::stream& stream = thread_stream();
+  mm->pack->execute(stream, args);
+  stream.wait();
+}
+
+bool packed_b_serves(const MatmulShape& shape, const MatmulShape& packed_for) {
+  return shape == packed_for || cached_matmul(shape)->b == cached_matmul(packed_for)->b;
+}
 
 const char* onednn_version_string() {
   static const std::string text = [] {

@@ -6,10 +6,15 @@
 // strides of 0 broadcast A or B across the batch. C is fp32 unless c_type
 // says bf16; A and B share a_type (fp32 or bf16), accumulation is fp32.
 //
+// With b_packed (batch 1 only), b is instead B in oneDNN's own blocked
+// layout for the GEMM, written by pack_b (for GEMMs that reuse one B, such as one head's keys for
+// all its query blocks: the layout change is then paid once).
+//
 // Safe to call from many threads at once. Inside an OpenMP parallel region
 // the GEMM runs on the calling thread alone.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "posenc/core.h"
@@ -26,11 +31,24 @@ struct MatmulShape {
   posenc_dtype c_type = POSENC_F32;
   float alpha = 1.0f;
   bool accumulate = false;
+  bool b_packed = false;
 
   bool operator==(const MatmulShape& other) const;
 };
 
 void matmul(const MatmulShape& shape, const void* a, const void* b, void* c);
+
+// Bytes of B packed for the GEMM of `shape` (b_packed set, batch 1), or 0
+// when oneDNN takes B as it is stored (packing would only copy it).
+size_t packed_b_bytes(const MatmulShape& shape);
+
+// Writes B (stored as `shape` says: ldb, transpose_b) to `packed`, of
+// packed_b_bytes(shape) bytes, in the layout of the GEMM of `shape`.
+void pack_b(const MatmulShape& shape, const void* b, void* packed);
+
+// True if B packed for the GEMM of `packed_for` serves the GEMM of `shape`
+// too (oneDNN's layout can depend on m, alpha or accumulate).
+bool packed_b_serves(const MatmulShape& shape, const MatmulShape& packed_for);
 
 // oneDNN 2.6.3's AMX bf16 matmul, with more than one thread configured,
 // computes dense outputs (ldc == n) of 49 to 63 columns wrong and can fault

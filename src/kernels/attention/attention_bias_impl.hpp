@@ -8,19 +8,28 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/attention/attention_bias_kernels.hpp"
+#include "kernels/attention/running_max_impl.hpp"
 #include "kernels/elementwise/elementwise_impl.hpp"
 
 namespace posenc::kernels {
 
-// x[j] += value for j < n.
+// x[j] += y[j] + c for j < n, or x[j] += c with y NULL; max into m.
 template <class Arch>
-void add_constant(float* x, float value, int64_t n) {
+void add_and_track(float* x, const float* y, float c, int64_t n, RunningMax<Arch>& m) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
-  const batch v(value);
+  const batch cb(c);
   int64_t j = 0;
-  for (; j + lanes <= n; j += lanes) (batch::load_unaligned(x + j) + v).store_unaligned(x + j);
-  for (; j < n; ++j) x[j] += value;
+  for (; j + lanes <= n; j += lanes) {
+    batch v = batch::load_unaligned(x + j) + cb;
+    if (y != nullptr) v += batch::load_unaligned(y + j);
+    v.store_unaligned(x + j);
+    m.see(v);
+  }
+  for (; j < n; ++j) {
+    x[j] += (y != nullptr ? y[j] : 0.0f) + c;
+    m.see(x[j]);
+  }
 }
 
 template <class Arch>
@@ -49,13 +58,18 @@ ClampSegments clamp_segments(int64_t shift, int64_t lo, int64_t hi, int64_t n) {
 }
 
 template <class Arch>
-void gather_add(const float* window, int64_t shift, int64_t lo, int64_t hi, float* scores,
-                int64_t n) {
+float gather_add(const float* window, int64_t shift, int64_t lo, int64_t hi, float* scores,
+                 int64_t n) {
   const ClampSegments s = clamp_segments<Arch>(shift, lo, hi, n);
-  if (s.low_end > 0) add_constant<Arch>(scores, window[lo], s.low_end);
-  add_f32<Arch>(scores + s.low_end, window + s.low_end + shift, scores + s.low_end,
-                s.high_begin - s.low_end);
-  if (s.high_begin < n) add_constant<Arch>(scores + s.high_begin, window[hi], n - s.high_begin);
+  RunningMax<Arch> m;
+  // window[lo] and window[hi] are only read where the clamp produces them.
+  if (s.low_end > 0) add_and_track<Arch>(scores, nullptr, window[lo], s.low_end, m);
+  add_and_track<Arch>(scores + s.low_end, window + s.low_end + shift, 0.0f,
+                      s.high_begin - s.low_end, m);
+  if (s.high_begin < n) {
+    add_and_track<Arch>(scores + s.high_begin, nullptr, window[hi], n - s.high_begin, m);
+  }
+  return m.value();
 }
 
 template <class Arch>
@@ -68,9 +82,12 @@ void scatter_add(const float* p, int64_t shift, int64_t lo, int64_t hi, float* w
   if (s.high_begin < n) weights[hi] += sum_of<Arch>(p + s.high_begin, n - s.high_begin);
 }
 
+// Rows of a map are often narrower than a batch (14 for 14 x 14): the max is
+// then a second pass, vectorized over the whole row, rather than tracked
+// through the scalar tails of every map row.
 template <class Arch>
-void add_2d(const float* row_logits, const float* col_logits, int64_t width, int64_t first_key,
-            float* scores, int64_t n) {
+float add_2d(const float* row_logits, const float* col_logits, int64_t width, int64_t first_key,
+             float* scores, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
   int64_t x = first_key / width, y = first_key % width;
@@ -86,11 +103,13 @@ void add_2d(const float* row_logits, const float* col_logits, int64_t width, int
     for (; t < count; ++t) s[t] += c[t] + row_logits[x];
     j += count;
   }
+  return max_of<Arch>(scores, n);
 }
 
 template <class Arch>
 constexpr AttentionBiasKernels make_attention_bias_kernels() {
-  return AttentionBiasKernels{&gather_add<Arch>, &scatter_add<Arch>, &add_2d<Arch>};
+  return AttentionBiasKernels{&gather_add<Arch>, &scatter_add<Arch>, &add_2d<Arch>,
+                              &max_of<Arch>};
 }
 
 }  // namespace posenc::kernels

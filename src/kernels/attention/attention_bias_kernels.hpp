@@ -9,19 +9,24 @@
 namespace posenc {
 
 struct AttentionBiasKernels {
-  // scores[j] += window[clamp(j + shift, lo, hi)] for j < n. The indices
-  // the clamp can produce must lie inside the window.
-  void (*gather_add)(const float* window, int64_t shift, int64_t lo, int64_t hi,
-                     float* scores, int64_t n);
+  // scores[j] += window[clamp(j + shift, lo, hi)] for j < n; returns the
+  // largest new score (-inf for n = 0; a NaN may or may not win). The
+  // indices the clamp can produce must lie inside the window.
+  float (*gather_add)(const float* window, int64_t shift, int64_t lo, int64_t hi,
+                      float* scores, int64_t n);
   // weights[clamp(j + shift, lo, hi)] += p[j] for j < n (the adjoint of
   // gather_add): sums a row of probabilities per table row.
   void (*scatter_add)(const float* p, int64_t shift, int64_t lo, int64_t hi, float* weights,
                       int64_t n);
   // scores[j] += row_logits[key / width] + col_logits[key % width] with
   // key = first_key + j, for j < n: the decomposed 2D relative bias of one
-  // query, row_logits and col_logits already shifted to that query.
-  void (*add_2d)(const float* row_logits, const float* col_logits, int64_t width,
-                 int64_t first_key, float* scores, int64_t n);
+  // query, row_logits and col_logits already shifted to that query; returns
+  // the largest new score, as gather_add.
+  float (*add_2d)(const float* row_logits, const float* col_logits, int64_t width,
+                  int64_t first_key, float* scores, int64_t n);
+  // The largest of scores[0, n), as gather_add, for rows without a bias of
+  // their own.
+  float (*max_of)(const float* scores, int64_t n);
 };
 
 }  // namespace posenc

@@ -10,41 +10,31 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/attention/attention_kernels.hpp"
+#include "kernels/attention/running_max_impl.hpp"
+#include "kernels/attention/softmax_exp_impl.hpp"
 #include "kernels/elementwise/elementwise_impl.hpp"
 
 namespace posenc::kernels {
 
-// The largest of x[0, n); -inf for n = 0. A NaN may or may not win; either
-// way it reaches the output through exp(x - max).
-template <class Arch>
-float max_of(const float* x, int64_t n) {
-  using batch = xsimd::batch<float, Arch>;
-  constexpr int64_t lanes = batch::size;
-  float result = -std::numeric_limits<float>::infinity();
-  int64_t j = 0;
-  if (n >= lanes) {
-    batch m = batch::load_unaligned(x);
-    for (j = lanes; j + lanes <= n; j += lanes) m = xsimd::max(m, batch::load_unaligned(x + j));
-    alignas(64) float parts[lanes];
-    m.store_aligned(parts);
-    for (int64_t l = 0; l < lanes; ++l) result = std::max(result, parts[l]);
-  }
-  for (; j < n; ++j) result = std::max(result, x[j]);
-  return result;
-}
-
-// The first `count` lanes of x, as bf16 bits, to out.
-template <class Arch>
+// The first `count` lanes of x, as bf16 bits, to out. With finite_only the
+// rounding skips the care a NaN needs (NaN payloads could round to -0).
+template <class Arch, bool finite_only>
 void store_bf16(xsimd::batch<float, Arch> x, uint16_t* out, int64_t count) {
-  alignas(64) uint32_t wide[xsimd::batch<float, Arch>::size];
-  bf16_bits<Arch>(x).store_aligned(wide);
+  using ubatch = xsimd::batch<uint32_t, Arch>;
+  alignas(64) uint32_t wide[ubatch::size];
+  if constexpr (finite_only) {
+    const ubatch bits = xsimd::bitwise_cast<ubatch>(x);
+    ((bits + ubatch(0x7FFFu) + ((bits >> 16) & ubatch(1u))) >> 16).store_aligned(wide);
+  } else {
+    bf16_bits<Arch>(x).store_aligned(wide);
+  }
   for (int64_t l = 0; l < count; ++l) out[l] = uint16_t(wide[l]);
 }
 
 // exp(x[j] - shift) for j < n, written over x or, if out_bf16 is not NULL,
 // to out_bf16 as bf16 (x is then left as it was); returns the sum of the
-// fp32 values.
-template <class Arch>
+// fp32 values. finite_only as store_bf16's.
+template <class Arch, bool finite_only>
 float exp_shifted_sum(float* x, int64_t n, float shift, uint16_t* out_bf16) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
@@ -52,9 +42,9 @@ float exp_shifted_sum(float* x, int64_t n, float shift, uint16_t* out_bf16) {
   batch acc(0.0f);
   int64_t j = 0;
   for (; j + lanes <= n; j += lanes) {
-    const batch e = xsimd::exp(batch::load_unaligned(x + j) - s);
+    const batch e = softmax_exp<Arch>(batch::load_unaligned(x + j) - s);
     if (out_bf16 != nullptr) {
-      store_bf16<Arch>(e, out_bf16 + j, lanes);
+      store_bf16<Arch, finite_only>(e, out_bf16 + j, lanes);
     } else {
       e.store_unaligned(x + j);
     }
@@ -64,9 +54,9 @@ float exp_shifted_sum(float* x, int64_t n, float shift, uint16_t* out_bf16) {
     alignas(64) float tail[lanes];
     std::fill(tail, tail + lanes, -std::numeric_limits<float>::infinity());
     std::copy(x + j, x + n, tail);
-    const batch e = xsimd::exp(batch::load_aligned(tail) - s);
+    const batch e = softmax_exp<Arch>(batch::load_aligned(tail) - s);
     if (out_bf16 != nullptr) {
-      store_bf16<Arch>(e, out_bf16 + j, n - j);
+      store_bf16<Arch, finite_only>(e, out_bf16 + j, n - j);
     } else {
       e.store_aligned(tail);
       std::copy(tail, tail + (n - j), x + j);
@@ -74,6 +64,15 @@ float exp_shifted_sum(float* x, int64_t n, float shift, uint16_t* out_bf16) {
     acc += e;
   }
   return xsimd::hadd(acc);
+}
+
+// exp_shifted_sum with the fast bf16 rounding; a row with a NaN (its sum is
+// then NaN) is done again with the rounding that keeps NaN a NaN.
+template <class Arch>
+float exp_shifted_sum(float* x, int64_t n, float shift, uint16_t* out_bf16) {
+  const float sum = exp_shifted_sum<Arch, true>(x, n, shift, out_bf16);
+  if (out_bf16 == nullptr || sum == sum) return sum;
+  return exp_shifted_sum<Arch, false>(x, n, shift, out_bf16);
 }
 
 template <class Arch>
@@ -87,11 +86,11 @@ void scale_f32(const float* x, float factor, float* out, int64_t n) {
 }
 
 template <class Arch>
-float softmax_block(float* scores, int64_t valid, int64_t n, float* row_max, float* row_sum,
-                    uint16_t* probs_bf16) {
+float softmax_block(float* scores, int64_t valid, int64_t n, float block_max, float* row_max,
+                    float* row_sum, uint16_t* probs_bf16) {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
   const float old_max = *row_max;
-  const float new_max = std::max(old_max, max_of<Arch>(scores, valid));
+  const float new_max = std::max(old_max, block_max);
   // A row whose visible scores are all -inf so far: shift by 0, so that its
   // probabilities are 0 (not NaN) and later blocks can still carry weight.
   const float shift = new_max == neg_inf ? 0.0f : new_max;

@@ -1,0 +1,46 @@
+// The running maximum of a row of scores, kept in lanes while whole batches
+// are seen, templated on the xsimd arch.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include <xsimd/xsimd.hpp>
+
+namespace posenc::kernels {
+
+// -inf until something is seen. A NaN may or may not win; either way it
+// reaches the softmax's output through exp(x - max).
+template <class Arch>
+struct RunningMax {
+  using batch = xsimd::batch<float, Arch>;
+
+  batch lanes = batch(-std::numeric_limits<float>::infinity());
+  float tail = -std::numeric_limits<float>::infinity();
+
+  void see(batch x) { lanes = xsimd::max(lanes, x); }
+  void see(float x) { tail = std::max(tail, x); }
+
+  float value() const {
+    alignas(64) float parts[batch::size];
+    lanes.store_aligned(parts);
+    float result = tail;
+    for (float part : parts) result = std::max(result, part);
+    return result;
+  }
+};
+
+// The largest of x[0, n); -inf for n = 0.
+template <class Arch>
+float max_of(const float* x, int64_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  RunningMax<Arch> m;
+  int64_t j = 0;
+  for (; j + lanes <= n; j += lanes) m.see(batch::load_unaligned(x + j));
+  for (; j < n; ++j) m.see(x[j]);
+  return m.value();
+}
+
+}  // namespace posenc::kernels

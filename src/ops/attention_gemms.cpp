@@ -1,0 +1,50 @@
+#include "ops/attention_gemms.hpp"
+
+#include <algorithm>
+
+namespace posenc::ops {
+
+MatmulShape scores_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock& kb) {
+  MatmulShape s;
+  s.m = rows;
+  s.n = kb.count;
+  s.k = p.head_dim;
+  s.lda = p.q.token;
+  s.ldb = p.k.token;
+  s.ldc = gemm_output_stride(kb.count);  // dense: the AMX path needs it
+  s.transpose_b = true;
+  s.ab_type = p.dtype;
+  s.alpha = p.scale;
+  return s;
+}
+
+MatmulShape output_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock& kb,
+                        int64_t acc_ld) {
+  MatmulShape s;
+  s.m = rows;
+  s.n = p.head_dim;
+  s.k = kb.count;
+  s.lda = gemm_output_stride(kb.count);
+  s.ldb = p.v.token;
+  s.ldc = acc_ld;
+  s.ab_type = p.dtype;
+  s.accumulate = kb.first > 0;
+  return s;
+}
+
+PackedKeyValues packed_key_values(const AttentionProblem& p, int64_t query_block,
+                                  int64_t query_blocks, int64_t key_block, int64_t acc_ld) {
+  PackedKeyValues packed{0, 0, (p.kv_len + key_block - 1) / key_block};
+  if (query_blocks < 2) return packed;
+  for (int64_t first = 0; first < p.kv_len; first += key_block) {
+    const KeyBlock kb{first, std::min(key_block, p.kv_len - first)};
+    MatmulShape keys = scores_gemm(p, query_block, kb);
+    MatmulShape values = output_gemm(p, query_block, kb, acc_ld);
+    keys.b_packed = values.b_packed = true;
+    packed.key_block_bytes = std::max(packed.key_block_bytes, packed_b_bytes(keys));
+    packed.value_block_bytes = std::max(packed.value_block_bytes, packed_b_bytes(values));
+  }
+  return packed;
+}
+
+}  // namespace posenc::ops

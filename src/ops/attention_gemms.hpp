@@ -1,0 +1,40 @@
+// The two GEMMs of each (query block, key block) pair of the fused
+// attention, scores = scale q k^T and acc (+)= p v, and their keys and values
+// packed once per (batch, head) into oneDNN's blocked layout: a thread runs
+// a head's query blocks one after the other, and without packing oneDNN
+// would relayout the same keys and values for each of them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ops/attention.hpp"
+#include "ops/attention_bias.hpp"
+#include "runtime/matmul.hpp"
+
+namespace posenc::ops {
+
+// scores[rows, kb.count] (row stride gemm_output_stride(kb.count)) =
+// scale * q[rows] k[kb]^T.
+MatmulShape scores_gemm(const AttentionProblem& problem, int64_t rows, const KeyBlock& kb);
+
+// acc[rows, head_dim] (row stride acc_ld) (+= for later key blocks)
+// probs[rows, kb.count] v[kb].
+MatmulShape output_gemm(const AttentionProblem& problem, int64_t rows, const KeyBlock& kb,
+                        int64_t acc_ld);
+
+// Where each key block's packed keys and values go in a thread's scratch;
+// zero bytes for an operand oneDNN reads as stored.
+struct PackedKeyValues {
+  size_t key_block_bytes, value_block_bytes;  // per key block, the longest
+  int64_t key_blocks;
+
+  size_t bytes() const { return size_t(key_blocks) * (key_block_bytes + value_block_bytes); }
+};
+
+// Nothing is packed when each head has a single query block (the packing
+// would not be reused).
+PackedKeyValues packed_key_values(const AttentionProblem& problem, int64_t query_block,
+                                  int64_t query_blocks, int64_t key_block, int64_t acc_ld);
+
+}  // namespace posenc::ops

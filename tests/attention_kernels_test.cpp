@@ -1,0 +1,204 @@
+// The fused attention's softmax and bias kernels on every ISA path, against
+// double loops: the exponential's accuracy over its whole domain, its
+// special values, the bf16 rounding of probabilities (NaN payloads
+// included), and the row maxima the bias kernels return.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "compare.hpp"
+#include "isa_test.hpp"
+#include "runtime/kernel_registry.hpp"
+
+namespace posenc::test {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr int64_t kSizes[] = {1, 5, 16, 17, 31, 64, 257, 1030};
+
+class AttentionKernels : public IsaTest {
+ protected:
+  const posenc::AttentionKernels& softmax() const {
+    return compiled_kernel_table(GetParam())->attention;
+  }
+  const posenc::AttentionBiasKernels& bias() const {
+    return compiled_kernel_table(GetParam())->attention_bias;
+  }
+};
+
+// Arguments of exp spread over its domain [-87.3, 0] (and past its end).
+std::vector<float> exp_arguments(int64_t n, uint32_t seed) {
+  std::vector<float> x = random_floats(size_t(n), seed, -90.0f, 0.0f);
+  for (size_t i = 0; i < x.size(); i += 3) x[i] *= 0.01f;  // many near 0
+  return x;
+}
+
+float float_of_bits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// One first block of a row: block_max 0 makes the probabilities exp(x).
+float first_block(const posenc::AttentionKernels& k, float* x, int64_t valid, int64_t n,
+                  uint16_t* probs_bf16, float* row_sum) {
+  float row_max = -kInf;
+  *row_sum = 0.0f;
+  return k.softmax_block(x, valid, n, 0.0f, &row_max, row_sum, probs_bf16);
+}
+
+TEST_P(AttentionKernels, ExpIsAccurateOverItsDomain) {
+  for (int64_t n : kSizes) {
+    SCOPED_TRACE(testing::Message() << "n " << n);
+    const std::vector<float> x = exp_arguments(n, uint32_t(n));
+    std::vector<float> got = x;
+    got.push_back(7.0f);  // guard
+    float sum = 0.0f;
+    first_block(softmax(), got.data(), n, n, nullptr, &sum);
+    ASSERT_EQ(got[size_t(n)], 7.0f);
+    double want_sum = 0.0;
+    for (int64_t j = 0; j < n; ++j) {
+      const double want = std::exp(double(x[size_t(j)]));
+      want_sum += want;
+      if (want < double(std::numeric_limits<float>::min())) {  // flushed, but for the edge
+        ASSERT_GE(got[size_t(j)], 0.0f) << "x = " << x[size_t(j)];
+        ASSERT_LE(got[size_t(j)], std::numeric_limits<float>::min()) << "x = " << x[size_t(j)];
+      } else {
+        ASSERT_NEAR(got[size_t(j)], want, 3e-7 * want) << "x = " << x[size_t(j)];
+      }
+    }
+    EXPECT_NEAR(sum, want_sum, 1e-6 * want_sum + 1e-30);
+  }
+}
+
+TEST_P(AttentionKernels, ExpSpecialValues) {
+  const float denormal = float_of_bits(0x00000001u);
+  std::vector<float> x = {0.0f, -0.0f, -kInf, -87.3f, -87.4f, -100.0f, -denormal,
+                          -std::numeric_limits<float>::max(), std::nanf("")};
+  float sum = 0.0f;
+  first_block(softmax(), x.data(), int64_t(x.size()), int64_t(x.size()), nullptr, &sum);
+  EXPECT_EQ(x[0], 1.0f);
+  EXPECT_EQ(x[1], 1.0f);
+  EXPECT_EQ(x[2], 0.0f);
+  EXPECT_NEAR(x[3], std::exp(double(-87.3f)), 1e-44);
+  EXPECT_EQ(x[4], 0.0f);  // below FLT_MIN: flushed
+  EXPECT_EQ(x[5], 0.0f);
+  EXPECT_EQ(x[6], 1.0f);
+  EXPECT_EQ(x[7], 0.0f);
+  EXPECT_TRUE(std::isnan(x[8]));
+  EXPECT_TRUE(std::isnan(sum));
+}
+
+// bf16 probabilities are exp rounded to nearest even: within half a bf16 ulp
+// of the double value, plus exp's own error where that sits on a tie.
+TEST_P(AttentionKernels, Bf16ProbabilitiesRoundToNearest) {
+  for (int64_t n : kSizes) {
+    for (int64_t valid : {int64_t(0), n / 2, n}) {
+      SCOPED_TRACE(testing::Message() << "n " << n << " valid " << valid);
+      std::vector<float> x = exp_arguments(n, uint32_t(3 * n));
+      const std::vector<float> in = x;
+      std::vector<uint16_t> probs(size_t(n) + 1, 0xBEEF);
+      float sum = 0.0f;
+      first_block(softmax(), x.data(), valid, n, probs.data(), &sum);
+      ASSERT_EQ(probs[size_t(n)], 0xBEEF);
+      for (int64_t j = 0; j < n; ++j) {
+        const float got = posenc_bf16_to_f32(probs[size_t(j)]);
+        if (j >= valid) {
+          ASSERT_EQ(probs[size_t(j)], 0) << "masked key " << j;
+          continue;
+        }
+        const double want = std::exp(double(in[size_t(j)]));
+        ASSERT_NEAR(got, want, want * (1.0 / 256 + 1e-6) + 1e-37) << "x = " << in[size_t(j)];
+      }
+    }
+  }
+}
+
+// A NaN score makes its row's probabilities go through the NaN-safe
+// rounding: a NaN whose payload would carry into the sign stays a NaN.
+TEST_P(AttentionKernels, Bf16ProbabilitiesKeepNaN) {
+  for (int64_t n : kSizes) {
+    for (uint32_t nan_bits : {0x7FC00000u, 0x7FFFFFFFu, 0xFFFFFFFFu, 0x7F800001u}) {
+      SCOPED_TRACE(testing::Message() << "n " << n << " NaN bits " << std::hex << nan_bits);
+      std::vector<float> x = exp_arguments(n, 5);
+      x[size_t(n - 1)] = float_of_bits(nan_bits);
+      std::vector<uint16_t> probs(static_cast<size_t>(n));
+      float sum = 0.0f;
+      first_block(softmax(), x.data(), n, n, probs.data(), &sum);
+      EXPECT_TRUE(std::isnan(sum));
+      EXPECT_TRUE(std::isnan(posenc_bf16_to_f32(probs[size_t(n - 1)])));
+    }
+  }
+}
+
+// The online softmax: a second block with a larger maximum rescales the
+// first block's sum by exp(old - new) and returns that factor.
+TEST_P(AttentionKernels, OnlineSoftmaxCorrection) {
+  std::vector<float> first = {0.5f, -1.0f, 0.25f}, second = {2.0f, 1.0f};
+  float row_max = -kInf, row_sum = 0.0f;
+  EXPECT_EQ(softmax().softmax_block(first.data(), 3, 3, 0.5f, &row_max, &row_sum, nullptr), 0.0f);
+  const float correction =
+      softmax().softmax_block(second.data(), 2, 2, 2.0f, &row_max, &row_sum, nullptr);
+  EXPECT_NEAR(correction, std::exp(-1.5), 1e-7);
+  const double want = std::exp(0.5 - 2.0) + std::exp(-1.0 - 2.0) + std::exp(0.25 - 2.0) +
+                      1.0 + std::exp(-1.0);
+  EXPECT_NEAR(row_sum, want, 1e-6);
+  EXPECT_EQ(row_max, 2.0f);
+}
+
+double max_of(const std::vector<float>& x, int64_t n) {
+  double m = -double(kInf);
+  for (int64_t j = 0; j < n; ++j) m = std::max(m, double(x[size_t(j)]));
+  return m;
+}
+
+TEST_P(AttentionKernels, BiasKernelsReturnTheRowMaximum) {
+  const std::vector<float> window = random_floats(2100, 11, -4.0f, 4.0f);
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(5), int64_t(17), int64_t(257), int64_t(1030)}) {
+    for (int64_t shift : {int64_t(-40), int64_t(0), int64_t(3), int64_t(900)}) {
+      SCOPED_TRACE(testing::Message() << "n " << n << " shift " << shift);
+      const int64_t lo = 0, hi = 1000;
+      std::vector<float> scores = random_floats(size_t(n) + 1, 12), want = scores;
+      scores[size_t(n)] = want[size_t(n)] = 7.0f;
+      for (int64_t j = 0; j < n; ++j) {
+        want[size_t(j)] += window[size_t(std::clamp(j + shift, lo, hi))];
+      }
+      const float got_max = bias().gather_add(window.data(), shift, lo, hi, scores.data(), n);
+      ASSERT_EQ(scores[size_t(n)], 7.0f);
+      for (int64_t j = 0; j < n; ++j) ASSERT_NEAR(scores[size_t(j)], want[size_t(j)], 1e-6);
+      ASSERT_EQ(double(got_max), max_of(scores, n));
+      ASSERT_EQ(double(bias().max_of(scores.data(), n)), max_of(scores, n));
+    }
+  }
+  const std::vector<float> rows = random_floats(60, 13), cols = random_floats(60, 14);
+  for (int64_t width : {1, 7, 14, 17, 40}) {
+    for (int64_t first_key : {0, 3, 30}) {
+      for (int64_t n : {0, 1, 13, 100, 257}) {
+        if ((first_key + n) > 50 * width) continue;
+        SCOPED_TRACE(testing::Message() << "width " << width << " first " << first_key << " n "
+                                        << n);
+        std::vector<float> scores = random_floats(size_t(n) + 1, 15), want = scores;
+        scores[size_t(n)] = 7.0f;
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t key = first_key + j;
+          want[size_t(j)] += rows[size_t(key / width)] + cols[size_t(key % width)];
+        }
+        const float got_max =
+            bias().add_2d(rows.data(), cols.data(), width, first_key, scores.data(), n);
+        ASSERT_EQ(scores[size_t(n)], 7.0f);
+        for (int64_t j = 0; j < n; ++j) ASSERT_NEAR(scores[size_t(j)], want[size_t(j)], 1e-6);
+        ASSERT_EQ(double(got_max), max_of(scores, n));
+      }
+    }
+  }
+}
+
+POSENC_INSTANTIATE_ISA_TESTS(AttentionKernels);
+
+}  // namespace
+}  // namespace posenc::test
