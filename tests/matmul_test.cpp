@@ -147,9 +147,13 @@ TEST(Matmul, PackedBMatchesNaiveLoop) {
         s.alpha = 0.5f;
         s.accumulate = accumulate;
         s.b_packed = true;
-        auto a = random_floats(size_t(s.m * s.lda), 7);
-        auto b = random_floats(size_t((c.transpose_b ? s.n : s.k) * s.ldb), 8);
-        std::vector<uint16_t> a16 = to_bf16(a), b16 = to_bf16(b);
+        std::vector<float> a = random_floats(size_t(s.m * s.lda), 7);
+        std::vector<float> b = random_floats(size_t((c.transpose_b ? s.n : s.k) * s.ldb), 8);
+        const std::vector<uint16_t> a16 = to_bf16(a), b16 = to_bf16(b);
+        if (type == POSENC_BF16) {  // the naive loop sees the GEMM's inputs
+          a = from_bf16(a16);
+          b = from_bf16(b16);
+        }
         const void* a_data = type == POSENC_BF16 ? static_cast<const void*>(a16.data()) : a.data();
         const void* b_data = type == POSENC_BF16 ? static_cast<const void*>(b16.data()) : b.data();
         size_t bytes = 0;
