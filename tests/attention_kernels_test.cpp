@@ -13,6 +13,7 @@
 
 #include "compare.hpp"
 #include "isa_test.hpp"
+#include "runtime/cpu_features.hpp"
 #include "runtime/kernel_registry.hpp"
 
 namespace posenc::test {
@@ -21,10 +22,21 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr int64_t kSizes[] = {1, 5, 16, 17, 31, 64, 257, 1030};
 
+using SoftmaxBlock = decltype(posenc::AttentionKernels::softmax_block);
+
 class AttentionKernels : public IsaTest {
  protected:
   const posenc::AttentionKernels& softmax() const {
     return compiled_kernel_table(GetParam())->attention;
+  }
+  // The path's softmax steps: the portable one, and the one with AVX512-BF16
+  // rounding where the path has it and the CPU can run it.
+  std::vector<SoftmaxBlock> softmax_steps() const {
+    std::vector<SoftmaxBlock> steps = {softmax().softmax_block};
+    if (softmax().softmax_block_avx512_bf16 != nullptr && cpu_has_avx512_bf16()) {
+      steps.push_back(softmax().softmax_block_avx512_bf16);
+    }
+    return steps;
   }
   const posenc::AttentionBiasKernels& bias() const {
     return compiled_kernel_table(GetParam())->attention_bias;
@@ -45,11 +57,11 @@ float float_of_bits(uint32_t bits) {
 }
 
 // One first block of a row: block_max 0 makes the probabilities exp(x).
-float first_block(const posenc::AttentionKernels& k, float* x, int64_t valid, int64_t n,
-                  uint16_t* probs_bf16, float* row_sum) {
+float first_block(SoftmaxBlock step, float* x, int64_t valid, int64_t n, uint16_t* probs_bf16,
+                  float* row_sum) {
   float row_max = -kInf;
   *row_sum = 0.0f;
-  return k.softmax_block(x, valid, n, 0.0f, &row_max, row_sum, probs_bf16);
+  return step(x, valid, n, 0.0f, &row_max, row_sum, probs_bf16);
 }
 
 TEST_P(AttentionKernels, ExpIsAccurateOverItsDomain) {
@@ -59,7 +71,7 @@ TEST_P(AttentionKernels, ExpIsAccurateOverItsDomain) {
     std::vector<float> got = x;
     got.push_back(7.0f);  // guard
     float sum = 0.0f;
-    first_block(softmax(), got.data(), n, n, nullptr, &sum);
+    first_block(softmax().softmax_block, got.data(), n, n, nullptr, &sum);
     ASSERT_EQ(got[size_t(n)], 7.0f);
     double want_sum = 0.0;
     for (int64_t j = 0; j < n; ++j) {
@@ -78,10 +90,12 @@ TEST_P(AttentionKernels, ExpIsAccurateOverItsDomain) {
 
 TEST_P(AttentionKernels, ExpSpecialValues) {
   const float denormal = float_of_bits(0x00000001u);
-  std::vector<float> x = {0.0f, -0.0f, -kInf, -87.3f, -87.4f, -100.0f, -denormal,
-                          -std::numeric_limits<float>::max(), std::nanf("")};
+  std::vector<float> x = {0.0f,         -0.0f,   -kInf,     -87.3f,
+                          -87.4f,       -100.0f, -denormal, -std::numeric_limits<float>::max(),
+                          std::nanf("")};
   float sum = 0.0f;
-  first_block(softmax(), x.data(), int64_t(x.size()), int64_t(x.size()), nullptr, &sum);
+  first_block(softmax().softmax_block, x.data(), int64_t(x.size()), int64_t(x.size()), nullptr,
+              &sum);
   EXPECT_EQ(x[0], 1.0f);
   EXPECT_EQ(x[1], 1.0f);
   EXPECT_EQ(x[2], 0.0f);
@@ -97,23 +111,27 @@ TEST_P(AttentionKernels, ExpSpecialValues) {
 // bf16 probabilities are exp rounded to nearest even: within half a bf16 ulp
 // of the double value, plus exp's own error where that sits on a tie.
 TEST_P(AttentionKernels, Bf16ProbabilitiesRoundToNearest) {
-  for (int64_t n : kSizes) {
-    for (int64_t valid : {int64_t(0), n / 2, n}) {
-      SCOPED_TRACE(testing::Message() << "n " << n << " valid " << valid);
-      std::vector<float> x = exp_arguments(n, uint32_t(3 * n));
-      const std::vector<float> in = x;
-      std::vector<uint16_t> probs(size_t(n) + 1, 0xBEEF);
-      float sum = 0.0f;
-      first_block(softmax(), x.data(), valid, n, probs.data(), &sum);
-      ASSERT_EQ(probs[size_t(n)], 0xBEEF);
-      for (int64_t j = 0; j < n; ++j) {
-        const float got = posenc_bf16_to_f32(probs[size_t(j)]);
-        if (j >= valid) {
-          ASSERT_EQ(probs[size_t(j)], 0) << "masked key " << j;
-          continue;
+  for (SoftmaxBlock step : softmax_steps()) {
+    for (int64_t n : kSizes) {
+      for (int64_t valid : {int64_t(0), n / 2, n}) {
+        SCOPED_TRACE(testing::Message()
+                     << "n " << n << " valid " << valid << " step "
+                     << (step == softmax().softmax_block ? "portable" : "avx512_bf16"));
+        std::vector<float> x = exp_arguments(n, uint32_t(3 * n));
+        const std::vector<float> in = x;
+        std::vector<uint16_t> probs(size_t(n) + 1, 0xBEEF);
+        float sum = 0.0f;
+        first_block(step, x.data(), valid, n, probs.data(), &sum);
+        ASSERT_EQ(probs[size_t(n)], 0xBEEF);
+        for (int64_t j = 0; j < n; ++j) {
+          const float got = posenc_bf16_to_f32(probs[size_t(j)]);
+          if (j >= valid) {
+            ASSERT_EQ(probs[size_t(j)], 0) << "masked key " << j;
+            continue;
+          }
+          const double want = std::exp(double(in[size_t(j)]));
+          ASSERT_NEAR(got, want, want * (1.0 / 256 + 2e-4) + 1e-37) << "x = " << in[size_t(j)];
         }
-        const double want = std::exp(double(in[size_t(j)]));
-        ASSERT_NEAR(got, want, want * (1.0 / 256 + 1e-6) + 1e-37) << "x = " << in[size_t(j)];
       }
     }
   }
@@ -122,17 +140,37 @@ TEST_P(AttentionKernels, Bf16ProbabilitiesRoundToNearest) {
 // A NaN score makes its row's probabilities go through the NaN-safe
 // rounding: a NaN whose payload would carry into the sign stays a NaN.
 TEST_P(AttentionKernels, Bf16ProbabilitiesKeepNaN) {
-  for (int64_t n : kSizes) {
-    for (uint32_t nan_bits : {0x7FC00000u, 0x7FFFFFFFu, 0xFFFFFFFFu, 0x7F800001u}) {
-      SCOPED_TRACE(testing::Message() << "n " << n << " NaN bits " << std::hex << nan_bits);
-      std::vector<float> x = exp_arguments(n, 5);
-      x[size_t(n - 1)] = float_of_bits(nan_bits);
-      std::vector<uint16_t> probs(static_cast<size_t>(n));
-      float sum = 0.0f;
-      first_block(softmax(), x.data(), n, n, probs.data(), &sum);
-      EXPECT_TRUE(std::isnan(sum));
-      EXPECT_TRUE(std::isnan(posenc_bf16_to_f32(probs[size_t(n - 1)])));
+  for (SoftmaxBlock step : softmax_steps()) {
+    for (int64_t n : kSizes) {
+      for (uint32_t nan_bits : {0x7FC00000u, 0x7FFFFFFFu, 0xFFFFFFFFu, 0x7F800001u}) {
+        SCOPED_TRACE(testing::Message() << "n " << n << " NaN bits " << std::hex << nan_bits);
+        std::vector<float> x = exp_arguments(n, 5);
+        x[size_t(n - 1)] = float_of_bits(nan_bits);
+        std::vector<uint16_t> probs(static_cast<size_t>(n));
+        float sum = 0.0f;
+        first_block(step, x.data(), n, n, probs.data(), &sum);
+        EXPECT_TRUE(std::isnan(sum));
+        EXPECT_TRUE(std::isnan(posenc_bf16_to_f32(probs[size_t(n - 1)])));
+      }
     }
+  }
+}
+
+// Both steps give the same bf16 probabilities bit for bit (subnormal ones
+// aside, which the AVX512-BF16 instruction flushes: none occur here).
+TEST_P(AttentionKernels, Bf16StepsAgree) {
+  const std::vector<SoftmaxBlock> steps = softmax_steps();
+  if (steps.size() < 2) GTEST_SKIP() << "no AVX512-BF16 step on this path or CPU";
+  for (int64_t n : kSizes) {
+    const std::vector<float> x = random_floats(size_t(n), 17, -80.0f, 0.0f);
+    std::vector<uint16_t> portable(static_cast<size_t>(n)), native(static_cast<size_t>(n));
+    std::vector<float> scratch = x;
+    float sum_portable = 0.0f, sum_native = 0.0f;
+    first_block(steps[0], scratch.data(), n, n, portable.data(), &sum_portable);
+    scratch = x;
+    first_block(steps[1], scratch.data(), n, n, native.data(), &sum_native);
+    EXPECT_EQ(portable, native) << "n " << n;
+    EXPECT_EQ(sum_portable, sum_native) << "n " << n;
   }
 }
 
@@ -145,8 +183,8 @@ TEST_P(AttentionKernels, OnlineSoftmaxCorrection) {
   const float correction =
       softmax().softmax_block(second.data(), 2, 2, 2.0f, &row_max, &row_sum, nullptr);
   EXPECT_NEAR(correction, std::exp(-1.5), 1e-7);
-  const double want = std::exp(0.5 - 2.0) + std::exp(-1.0 - 2.0) + std::exp(0.25 - 2.0) +
-                      1.0 + std::exp(-1.0);
+  const double want =
+      std::exp(0.5 - 2.0) + std::exp(-1.0 - 2.0) + std::exp(0.25 - 2.0) + 1.0 + std::exp(-1.0);
   EXPECT_NEAR(row_sum, want, 1e-6);
   EXPECT_EQ(row_max, 2.0f);
 }
@@ -180,8 +218,8 @@ TEST_P(AttentionKernels, BiasKernelsReturnTheRowMaximum) {
     for (int64_t first_key : {0, 3, 30}) {
       for (int64_t n : {0, 1, 13, 100, 257}) {
         if ((first_key + n) > 50 * width) continue;
-        SCOPED_TRACE(testing::Message() << "width " << width << " first " << first_key << " n "
-                                        << n);
+        SCOPED_TRACE(testing::Message()
+                     << "width " << width << " first " << first_key << " n " << n);
         std::vector<float> scores = random_floats(size_t(n) + 1, 15), want = scores;
         scores[size_t(n)] = 7.0f;
         for (int64_t j = 0; j < n; ++j) {

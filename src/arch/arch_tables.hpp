@@ -2,6 +2,8 @@
 // unit compiled with that ISA's flags (and only those).
 #pragma once
 
+#include <cstdint>
+
 #include "kernels/kernel_table.hpp"
 
 namespace posenc::arch {
@@ -10,6 +12,9 @@ namespace posenc::arch {
 const KernelTable& baseline_kernels();
 const KernelTable& avx2_kernels();
 const KernelTable& avx512_kernels();
+// AttentionKernels::softmax_block_avx512_bf16 (src/arch/avx512_bf16.cpp).
+float softmax_block_avx512_bf16(float* scores, int64_t valid, int64_t n, float block_max,
+                                float* row_max, float* row_sum, uint16_t* probs_bf16);
 #elif defined(__aarch64__)
 const KernelTable& neon_kernels();
 #endif

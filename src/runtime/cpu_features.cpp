@@ -24,4 +24,12 @@ bool cpu_supports(posenc_isa isa) {
 #endif
 }
 
+bool cpu_has_avx512_bf16() {
+#if defined(__x86_64__)
+  return cpu_supports(POSENC_ISA_AVX512) && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
 }  // namespace posenc

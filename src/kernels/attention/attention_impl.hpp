@@ -31,48 +31,106 @@ void store_bf16(xsimd::batch<float, Arch> x, uint16_t* out, int64_t count) {
   for (int64_t l = 0; l < count; ++l) out[l] = uint16_t(wide[l]);
 }
 
-// exp(x[j] - shift) for j < n, written over x or, if out_bf16 is not NULL,
-// to out_bf16 as bf16 (x is then left as it was); returns the sum of the
-// fp32 values. finite_only as store_bf16's.
-template <class Arch, bool finite_only>
-float exp_shifted_sum(float* x, int64_t n, float shift, uint16_t* out_bf16) {
+// Calls row(e, j, lanes) with e = exp(x[j..] - shift) for each batch of
+// x[0, n) (the tail padded with -inf, whose exp is 0, and `lanes` then the
+// valid count); returns the sum of the exponentials.
+template <class Arch, ExpPrecision precision, class Row>
+float for_each_exp(const float* x, int64_t n, float shift, const Row& row) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
   const batch s(shift);
   batch acc(0.0f);
   int64_t j = 0;
   for (; j + lanes <= n; j += lanes) {
-    const batch e = softmax_exp<Arch>(batch::load_unaligned(x + j) - s);
-    if (out_bf16 != nullptr) {
-      store_bf16<Arch, finite_only>(e, out_bf16 + j, lanes);
-    } else {
-      e.store_unaligned(x + j);
-    }
+    const batch e = softmax_exp<Arch, precision>(batch::load_unaligned(x + j) - s);
+    row(e, j, lanes);
     acc += e;
   }
-  if (j < n) {  // the tail, padded with -inf (exp gives 0)
+  if (j < n) {
     alignas(64) float tail[lanes];
     std::fill(tail, tail + lanes, -std::numeric_limits<float>::infinity());
     std::copy(x + j, x + n, tail);
-    const batch e = softmax_exp<Arch>(batch::load_aligned(tail) - s);
-    if (out_bf16 != nullptr) {
-      store_bf16<Arch, finite_only>(e, out_bf16 + j, n - j);
-    } else {
-      e.store_aligned(tail);
-      std::copy(tail, tail + (n - j), x + j);
-    }
+    const batch e = softmax_exp<Arch, precision>(batch::load_aligned(tail) - s);
+    row(e, j, n - j);
     acc += e;
   }
   return xsimd::hadd(acc);
 }
 
-// exp_shifted_sum with the fast bf16 rounding; a row with a NaN (its sum is
+// x[j] = exp(x[j] - shift) for j < n; returns their sum.
+template <class Arch>
+float exp_in_place(float* x, int64_t n, float shift) {
+  using batch = xsimd::batch<float, Arch>;
+  return for_each_exp<Arch, ExpPrecision::f32>(x, n, shift, [x](batch e, int64_t j, int64_t count) {
+    if (count == batch::size) {
+      e.store_unaligned(x + j);
+    } else {
+      alignas(64) float tail[batch::size];
+      e.store_aligned(tail);
+      std::copy(tail, tail + count, x + j);
+    }
+  });
+}
+
+// out[j] = bf16(exp(x[j] - shift)) for j < n; returns the sum of the fp32
+// exponentials. The rounding assumes no NaN; a row with one (its sum is
 // then NaN) is done again with the rounding that keeps NaN a NaN.
 template <class Arch>
-float exp_shifted_sum(float* x, int64_t n, float shift, uint16_t* out_bf16) {
-  const float sum = exp_shifted_sum<Arch, true>(x, n, shift, out_bf16);
-  if (out_bf16 == nullptr || sum == sum) return sum;
-  return exp_shifted_sum<Arch, false>(x, n, shift, out_bf16);
+float exp_to_bf16(const float* x, int64_t n, float shift, uint16_t* out) {
+  using batch = xsimd::batch<float, Arch>;
+  const float sum = for_each_exp<Arch, ExpPrecision::bf16>(
+      x, n, shift, [out](batch e, int64_t j, int64_t count) {
+        store_bf16<Arch, true>(e, out + j, count);
+      });
+  if (sum == sum) return sum;
+  return for_each_exp<Arch, ExpPrecision::bf16>(
+      x, n, shift, [out](batch e, int64_t j, int64_t count) {
+        store_bf16<Arch, false>(e, out + j, count);
+      });
+}
+
+#if defined(__AVX512BF16__)
+// exp_to_bf16 with AVX512-BF16's rounding instruction (to nearest even, NaN
+// kept a NaN); compiled only in src/arch/avx512_bf16.cpp.
+template <class Arch>
+float exp_to_bf16_avx512_bf16(const float* x, int64_t n, float shift, uint16_t* out) {
+  using batch = xsimd::batch<float, Arch>;
+  return for_each_exp<Arch, ExpPrecision::bf16>(
+      x, n, shift, [out](batch e, int64_t j, int64_t count) {
+        const __m256i bits = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(e));
+        if (count == batch::size) {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), bits);
+        } else {
+          _mm256_mask_storeu_epi16(out + j, __mmask16((1u << count) - 1), bits);
+        }
+      });
+}
+#endif
+
+// One online-softmax step (AttentionKernels::softmax_block), with the bf16
+// probabilities written by ExpToBf16.
+template <class Arch, float (*ExpToBf16)(const float*, int64_t, float, uint16_t*)>
+float softmax_block(float* scores, int64_t valid, int64_t n, float block_max, float* row_max,
+                    float* row_sum, uint16_t* probs_bf16) {
+  constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+  const float old_max = *row_max;
+  const float new_max = std::max(old_max, block_max);
+  // A row whose visible scores are all -inf so far: shift by 0, so that its
+  // probabilities are 0 (not NaN) and later blocks can still carry weight.
+  const float shift = new_max == neg_inf ? 0.0f : new_max;
+  float sum;
+  if (probs_bf16 != nullptr) {
+    sum = ExpToBf16(scores, valid, shift, probs_bf16);
+    std::fill(probs_bf16 + valid, probs_bf16 + n, uint16_t(0));
+  } else {
+    sum = exp_in_place<Arch>(scores, valid, shift);
+    std::fill(scores + valid, scores + n, 0.0f);
+  }
+  float correction = 1.0f;
+  if (old_max != new_max) correction = old_max == neg_inf ? 0.0f : std::exp(old_max - new_max);
+  *row_sum = *row_sum * correction + sum;
+  *row_max = new_max;
+  return correction;
 }
 
 template <class Arch>
@@ -86,30 +144,8 @@ void scale_f32(const float* x, float factor, float* out, int64_t n) {
 }
 
 template <class Arch>
-float softmax_block(float* scores, int64_t valid, int64_t n, float block_max, float* row_max,
-                    float* row_sum, uint16_t* probs_bf16) {
-  constexpr float neg_inf = -std::numeric_limits<float>::infinity();
-  const float old_max = *row_max;
-  const float new_max = std::max(old_max, block_max);
-  // A row whose visible scores are all -inf so far: shift by 0, so that its
-  // probabilities are 0 (not NaN) and later blocks can still carry weight.
-  const float shift = new_max == neg_inf ? 0.0f : new_max;
-  const float sum = exp_shifted_sum<Arch>(scores, valid, shift, probs_bf16);
-  if (probs_bf16 != nullptr) {
-    std::fill(probs_bf16 + valid, probs_bf16 + n, uint16_t(0));
-  } else {
-    std::fill(scores + valid, scores + n, 0.0f);
-  }
-  float correction = 1.0f;
-  if (old_max != new_max) correction = old_max == neg_inf ? 0.0f : std::exp(old_max - new_max);
-  *row_sum = *row_sum * correction + sum;
-  *row_max = new_max;
-  return correction;
-}
-
-template <class Arch>
 void softmax_row(float* x, int64_t n) {
-  const float sum = exp_shifted_sum<Arch>(x, n, max_of<Arch>(x, n), nullptr);
+  const float sum = exp_in_place<Arch>(x, n, max_of<Arch>(x, n));
   scale_f32<Arch>(x, 1.0f / sum, x, n);
 }
 
@@ -141,10 +177,11 @@ void transpose_16(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld_sr
   transpose_tiled<Arch>(src, rows, cols, ld_src, dst, ld_dst);
 }
 
+// softmax_block_avx512_bf16 is set by the AVX-512 path (src/arch/avx512.cpp).
 template <class Arch>
 constexpr AttentionKernels make_attention_kernels() {
-  return AttentionKernels{&softmax_block<Arch>, &softmax_row<Arch>, &scale_f32<Arch>,
-                          &transpose_32<Arch>, &transpose_16<Arch>};
+  return AttentionKernels{&softmax_block<Arch, &exp_to_bf16<Arch>>, nullptr, &softmax_row<Arch>,
+                          &scale_f32<Arch>, &transpose_32<Arch>, &transpose_16<Arch>};
 }
 
 }  // namespace posenc::kernels

@@ -31,16 +31,24 @@ struct RunningMax {
   }
 };
 
-// The largest of x[0, n); -inf for n = 0.
+// The largest of x[0, n); -inf for n = 0. Four running maxima, so that the
+// loop waits on no max's latency.
 template <class Arch>
 float max_of(const float* x, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
-  RunningMax<Arch> m;
+  RunningMax<Arch> m0, m1, m2, m3;
   int64_t j = 0;
-  for (; j + lanes <= n; j += lanes) m.see(batch::load_unaligned(x + j));
-  for (; j < n; ++j) m.see(x[j]);
-  return m.value();
+  for (; j + 4 * lanes <= n; j += 4 * lanes) {
+    m0.see(batch::load_unaligned(x + j));
+    m1.see(batch::load_unaligned(x + j + lanes));
+    m2.see(batch::load_unaligned(x + j + 2 * lanes));
+    m3.see(batch::load_unaligned(x + j + 3 * lanes));
+  }
+  for (; j + lanes <= n; j += lanes) m0.see(batch::load_unaligned(x + j));
+  for (; j < n; ++j) m0.see(x[j]);
+  m0.see(xsimd::max(xsimd::max(m1.lanes, m2.lanes), m3.lanes));
+  return m0.value();
 }
 
 }  // namespace posenc::kernels

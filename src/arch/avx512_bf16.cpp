@@ -1,0 +1,17 @@
+// Kernels of the AVX-512 path that use AVX512-BF16: compiled with the AVX-512
+// flags plus -mavx512bf16 (cmake/PosencIsa.cmake), linked after avx512.cpp
+// (so inline code the two share keeps the AVX-512 copy), and called only
+// where cpu_has_avx512_bf16().
+#include "arch/arch_tables.hpp"
+#include "kernels/attention/attention_impl.hpp"
+
+namespace posenc::arch {
+
+float softmax_block_avx512_bf16(float* scores, int64_t valid, int64_t n, float block_max,
+                                float* row_max, float* row_sum, uint16_t* probs_bf16) {
+  return kernels::softmax_block<xsimd::avx512bw,
+                                &kernels::exp_to_bf16_avx512_bf16<xsimd::avx512bw>>(
+      scores, valid, n, block_max, row_max, row_sum, probs_bf16);
+}
+
+}  // namespace posenc::arch
