@@ -37,6 +37,12 @@ int64_t RelativeIndex::row(int64_t distance) const {
   return std::clamp<int64_t>(distance + center, 0, rows - 1);
 }
 
+RelativeIndex::WindowColumns RelativeIndex::columns(int64_t query_pos, int64_t first_key,
+                                                    int64_t window_first) const {
+  return WindowColumns{first_key - query_pos + center - window_first, -window_first,
+                       rows - 1 - window_first};
+}
+
 RelativeIndex relative_index(const AttentionProblem& p) {
   if (p.max_distance > 0) return RelativeIndex{2 * p.max_distance + 1, p.max_distance};
   return RelativeIndex{p.q_len + p.kv_len - 1, p.query_offset + p.q_len - 1};
@@ -106,9 +112,9 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
       return kernels_.max_of(row, valid);
     case POSENC_BIAS_RELATIVE_1D: {
       const RowWindow w = window_1d(qb, kb);
-      const int64_t shift = kb.first - (p_.query_offset + qb.first + r) + index_.center - w.first;
-      return kernels_.gather_add(scratch + r * gemm_output_stride(w.count), shift, -w.first,
-                                 index_.rows - 1 - w.first, row, valid);
+      const auto c = index_.columns(p_.query_offset + qb.first + r, kb.first, w.first);
+      return kernels_.gather_add(scratch + r * gemm_output_stride(w.count), c.shift, c.lo, c.hi,
+                                 row, valid);
     }
     case POSENC_BIAS_RELATIVE_2D: {
       const int64_t X = p_.map_height, Y = p_.map_width;
@@ -142,8 +148,8 @@ RowWindow RelativeValues::window(const QueryBlock& qb, int64_t keys) const {
 
 void RelativeValues::scatter(const QueryBlock& qb, int64_t r, const KeyBlock& kb,
                              const RowWindow& window, const float* p, float* weights) const {
-  const int64_t shift = kb.first - (p_.query_offset + qb.first + r) + index_.center - window.first;
-  kernels_.scatter_add(p, shift, -window.first, index_.rows - 1 - window.first, weights,
+  const auto c = index_.columns(p_.query_offset + qb.first + r, kb.first, window.first);
+  kernels_.scatter_add(p, c.shift, c.lo, c.hi, weights,
                        kb.count);
 }
 

@@ -20,6 +20,15 @@ namespace posenc::ops {
 struct RelativeIndex {
   int64_t rows, center;
   int64_t row(int64_t distance) const;
+
+  // Where the keys [first_key, ..) of the query at query_pos find their rows
+  // in a window of rows starting at window_first: key first_key + j at
+  // column clamp(j + shift, lo, hi) (the arguments of gather_add and
+  // scatter_add).
+  struct WindowColumns {
+    int64_t shift, lo, hi;
+  };
+  WindowColumns columns(int64_t query_pos, int64_t first_key, int64_t window_first) const;
 };
 
 // The table layout of posenc/attention.h for this problem.
