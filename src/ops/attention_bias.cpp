@@ -149,8 +149,7 @@ RowWindow RelativeValues::window(const QueryBlock& qb, int64_t keys) const {
 void RelativeValues::scatter(const QueryBlock& qb, int64_t r, const KeyBlock& kb,
                              const RowWindow& window, const float* p, float* weights) const {
   const auto c = index_.columns(p_.query_offset + qb.first + r, kb.first, window.first);
-  kernels_.scatter_add(p, c.shift, c.lo, c.hi, weights,
-                       kb.count);
+  kernels_.scatter_add(p, c.shift, c.lo, c.hi, weights, kb.count);
 }
 
 void RelativeValues::apply(const QueryBlock& qb, const RowWindow& window, const void* weights,
