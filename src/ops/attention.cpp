@@ -268,14 +268,13 @@ void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Scratch& s) 
     char* out = static_cast<char*>(t_.out) +
                 size_t(b * p_.out.batch + qb.head * p_.out.head + i * p_.out.token) * out_bytes;
     if (p_.visible_keys(i) == 0) {  // a fully masked row: zeros, not 0/0
-      std::fill(acc, acc + d, 0.0f);
-    } else {
+      std::memset(out, 0, size_t(d) * out_bytes);
+    } else if (p_.out_dtype == POSENC_BF16) {
       ctx_.kernels->attention.scale_f32(acc, 1.0f / s.row_sum[r], acc, d);
-    }
-    if (p_.out_dtype == POSENC_BF16) {
       ctx_.kernels->elementwise.f32_to_bf16(acc, reinterpret_cast<uint16_t*>(out), d);
     } else {
-      std::memcpy(out, acc, size_t(d) * sizeof(float));
+      ctx_.kernels->attention.scale_f32(acc, 1.0f / s.row_sum[r], reinterpret_cast<float*>(out),
+                                        d);
     }
   }
 }

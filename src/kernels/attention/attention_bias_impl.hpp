@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -26,9 +27,11 @@ void add_and_track(float* x, const float* y, float c, int64_t n, RunningMax<Arch
     v.store_unaligned(x + j);
     m.see(v);
   }
-  for (; j < n; ++j) {
-    x[j] += (y != nullptr ? y[j] : 0.0f) + c;
-    m.see(x[j]);
+  if (j < n) {  // lanes past n: -inf, which no max takes
+    batch v = load_partial<Arch>(x + j, n - j, -std::numeric_limits<float>::infinity()) + cb;
+    if (y != nullptr) v += load_partial<Arch>(y + j, n - j, 0.0f);
+    store_partial<Arch>(v, x + j, n - j);
+    m.see(v);
   }
 }
 
@@ -82,14 +85,51 @@ void scatter_add(const float* p, int64_t shift, int64_t lo, int64_t hi, float* w
   if (s.high_begin < n) weights[hi] += sum_of<Arch>(p + s.high_begin, n - s.high_begin);
 }
 
-// Rows of a map are often narrower than a batch (14 for 14 x 14): the max is
-// then a second pass, vectorized over the whole row, rather than tracked
-// through the scalar tails of every map row.
+// Map rows narrower than a batch (14 for a 14 x 14 map): chunks of the row's
+// bias are written to a buffer, one batch per map row, each overwriting the
+// lanes the previous one wrote past its map row's end, then added to the
+// scores in whole batches.
+template <class Arch>
+void add_2d_narrow(const float* row_logits, const float* col_logits, int64_t width,
+                   int64_t first_key, float* scores, int64_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  constexpr int64_t chunk = 16 * lanes;
+  const batch cols = load_partial<Arch>(col_logits, width, 0.0f);
+  alignas(64) float buffer[lanes + chunk + lanes];
+  float* bias = buffer + lanes;  // bias[-lanes, chunk + lanes) may be written
+  for (int64_t j0 = 0; j0 < n; j0 += chunk) {
+    const int64_t count = std::min(chunk, n - j0);
+    const int64_t key = first_key + j0;
+    int64_t x = key / width;
+    for (int64_t at = -(key % width); at < count; at += width, ++x) {
+      (cols + batch(row_logits[x])).store_unaligned(bias + at);
+    }
+    float* s = scores + j0;
+    int64_t t = 0;
+    for (; t + lanes <= count; t += lanes) {
+      (batch::load_unaligned(s + t) + batch::load_unaligned(bias + t)).store_unaligned(s + t);
+    }
+    if (t < count) {
+      const int64_t rest = count - t;
+      store_partial<Arch>(
+          load_partial<Arch>(s + t, rest, 0.0f) + load_partial<Arch>(bias + t, rest, 0.0f),
+          s + t, rest);
+    }
+  }
+}
+
+// The max is a second pass over the row (in cache): tracking it through the
+// map rows' tails would cost more.
 template <class Arch>
 float add_2d(const float* row_logits, const float* col_logits, int64_t width, int64_t first_key,
              float* scores, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
+  if (width < lanes) {
+    add_2d_narrow<Arch>(row_logits, col_logits, width, first_key, scores, n);
+    return max_of<Arch>(scores, n);
+  }
   int64_t x = first_key / width, y = first_key % width;
   for (int64_t j = 0; j < n; ++x, y = 0) {
     const int64_t count = std::min(width - y, n - j);

@@ -10,6 +10,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/attention/attention_kernels.hpp"
+#include "kernels/attention/partial_batch_impl.hpp"
 #include "kernels/attention/running_max_impl.hpp"
 #include "kernels/attention/softmax_exp_impl.hpp"
 #include "kernels/elementwise/elementwise_impl.hpp"
@@ -47,10 +48,8 @@ float for_each_exp(const float* x, int64_t n, float shift, const Row& row) {
     acc += e;
   }
   if (j < n) {
-    alignas(64) float tail[lanes];
-    std::fill(tail, tail + lanes, -std::numeric_limits<float>::infinity());
-    std::copy(x + j, x + n, tail);
-    const batch e = softmax_exp<Arch, precision>(batch::load_aligned(tail) - s);
+    const batch tail = load_partial<Arch>(x + j, n - j, -std::numeric_limits<float>::infinity());
+    const batch e = softmax_exp<Arch, precision>(tail - s);
     row(e, j, n - j);
     acc += e;
   }
@@ -65,9 +64,7 @@ float exp_in_place(float* x, int64_t n, float shift) {
     if (count == batch::size) {
       e.store_unaligned(x + j);
     } else {
-      alignas(64) float tail[batch::size];
-      e.store_aligned(tail);
-      std::copy(tail, tail + count, x + j);
+      store_partial<Arch>(e, x + j, count);
     }
   });
 }

@@ -8,6 +8,8 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/attention/partial_batch_impl.hpp"
+
 namespace posenc::kernels {
 
 // -inf until something is seen. A NaN may or may not win; either way it
@@ -46,7 +48,7 @@ float max_of(const float* x, int64_t n) {
     m3.see(batch::load_unaligned(x + j + 3 * lanes));
   }
   for (; j + lanes <= n; j += lanes) m0.see(batch::load_unaligned(x + j));
-  for (; j < n; ++j) m0.see(x[j]);
+  if (j < n) m0.see(load_partial<Arch>(x + j, n - j, -std::numeric_limits<float>::infinity()));
   m0.see(xsimd::max(xsimd::max(m1.lanes, m2.lanes), m3.lanes));
   return m0.value();
 }

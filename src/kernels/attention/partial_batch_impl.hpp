@@ -1,0 +1,69 @@
+// Loads and stores of the first `count` lanes of a batch (count < lanes), for
+// the tails of rows, templated on the xsimd arch: masked instructions on
+// AVX-512 and AVX2 (which never touch the lanes masked off), a copy through a
+// small buffer elsewhere.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+
+namespace posenc::kernels {
+
+#if XSIMD_WITH_AVX2
+// All ones in the lanes below count, for AVX2's masked loads and stores.
+template <class Arch>
+__m256i lane_mask_avx2(int64_t count) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(count)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+#endif
+
+// x[0, count) in the first lanes, `fill` in the others.
+template <class Arch>
+xsimd::batch<float, Arch> load_partial(const float* x, int64_t count, float fill) {
+  using batch = xsimd::batch<float, Arch>;
+#if XSIMD_WITH_AVX512F
+  if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), __mmask16((1u << count) - 1), x);
+  } else
+#endif
+#if XSIMD_WITH_AVX2
+  if constexpr (std::is_base_of_v<xsimd::avx2, Arch>) {
+    const __m256i mask = lane_mask_avx2<Arch>(count);
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(x, mask),
+                            _mm256_castsi256_ps(mask));
+  } else
+#endif
+  {
+    alignas(64) float lanes[batch::size];
+    std::fill(lanes, lanes + batch::size, fill);
+    std::copy(x, x + count, lanes);
+    return batch::load_aligned(lanes);
+  }
+}
+
+// out[0, count) = the first lanes of v.
+template <class Arch>
+void store_partial(xsimd::batch<float, Arch> v, float* out, int64_t count) {
+  using batch = xsimd::batch<float, Arch>;
+#if XSIMD_WITH_AVX512F
+  if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+    _mm512_mask_storeu_ps(out, __mmask16((1u << count) - 1), v);
+  } else
+#endif
+#if XSIMD_WITH_AVX2
+  if constexpr (std::is_base_of_v<xsimd::avx2, Arch>) {
+    _mm256_maskstore_ps(out, lane_mask_avx2<Arch>(count), v);
+  } else
+#endif
+  {
+    alignas(64) float lanes[batch::size];
+    v.store_aligned(lanes);
+    std::copy(lanes, lanes + count, out);
+  }
+}
+
+}  // namespace posenc::kernels
