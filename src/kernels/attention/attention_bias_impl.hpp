@@ -20,13 +20,20 @@ void add_and_track(float* x, const float* y, float c, int64_t n, RunningMax<Arch
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
   const batch cb(c);
-  int64_t j = 0;
-  for (; j + lanes <= n; j += lanes) {
+  const auto add_at = [&](int64_t j) {
     batch v = batch::load_unaligned(x + j) + cb;
     if (y != nullptr) v += batch::load_unaligned(y + j);
     v.store_unaligned(x + j);
-    m.see(v);
+    return v;
+  };
+  RunningMax<Arch> second;  // two chains: the loop waits on no max's latency
+  int64_t j = 0;
+  for (; j + 2 * lanes <= n; j += 2 * lanes) {
+    m.see(add_at(j));
+    second.see(add_at(j + lanes));
   }
+  for (; j + lanes <= n; j += lanes) m.see(add_at(j));
+  m.see(second.lanes);
   if (j < n) {  // lanes past n: -inf, which no max takes
     batch v = load_partial<Arch>(x + j, n - j, -std::numeric_limits<float>::infinity()) + cb;
     if (y != nullptr) v += load_partial<Arch>(y + j, n - j, 0.0f);
