@@ -3,6 +3,13 @@
 #include <algorithm>
 
 namespace posenc::ops {
+namespace {
+
+// The most workspace the packed copies of all threads may take: past it
+// (long keys on many threads), oneDNN relayouts them per GEMM instead.
+constexpr size_t kMaxPackedBytes = size_t(32) << 20;
+
+}  // namespace
 
 MatmulShape scores_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock& kb) {
   MatmulShape s;
@@ -33,9 +40,11 @@ MatmulShape output_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock&
 }
 
 PackedKeyValues packed_key_values(const AttentionProblem& p, int64_t query_block,
-                                  int64_t query_blocks, int64_t key_block, int64_t acc_ld) {
-  PackedKeyValues packed{0, 0, (p.kv_len + key_block - 1) / key_block};
-  if (query_blocks < 2) return packed;
+                                  int64_t query_blocks, int64_t key_block, int64_t acc_ld,
+                                  int slots) {
+  const PackedKeyValues none{0, 0, (p.kv_len + key_block - 1) / key_block};
+  if (query_blocks < 2) return none;
+  PackedKeyValues packed = none;
   for (int64_t first = 0; first < p.kv_len; first += key_block) {
     const KeyBlock kb{first, std::min(key_block, p.kv_len - first)};
     MatmulShape keys = scores_gemm(p, query_block, kb);
@@ -44,7 +53,7 @@ PackedKeyValues packed_key_values(const AttentionProblem& p, int64_t query_block
     packed.key_block_bytes = std::max(packed.key_block_bytes, packed_b_bytes(keys));
     packed.value_block_bytes = std::max(packed.value_block_bytes, packed_b_bytes(values));
   }
-  return packed;
+  return size_t(slots) * packed.bytes() <= kMaxPackedBytes ? packed : none;
 }
 
 }  // namespace posenc::ops
