@@ -61,7 +61,7 @@ float first_block(SoftmaxBlock step, float* x, int64_t valid, int64_t n, uint16_
                   float* row_sum) {
   float row_max = -kInf;
   *row_sum = 0.0f;
-  return step(x, valid, n, 0.0f, &row_max, row_sum, probs_bf16);
+  return step(x, valid, n, 0.0f, 1.0f, &row_max, row_sum, probs_bf16);
 }
 
 TEST_P(AttentionKernels, ExpIsAccurateOverItsDomain) {
@@ -174,17 +174,21 @@ TEST_P(AttentionKernels, Bf16StepsAgree) {
   }
 }
 
-// The online softmax: a second block with a larger maximum rescales the
-// first block's sum by exp(old - new) and returns that factor.
+// The online softmax with scale 0.5: a second block with a larger maximum
+// rescales the first block's sum by exp(0.5 (old - new)) and returns that
+// factor; the probabilities are exp(0.5 (x - max)).
 TEST_P(AttentionKernels, OnlineSoftmaxCorrection) {
   std::vector<float> first = {0.5f, -1.0f, 0.25f}, second = {2.0f, 1.0f};
   float row_max = -kInf, row_sum = 0.0f;
-  EXPECT_EQ(softmax().softmax_block(first.data(), 3, 3, 0.5f, &row_max, &row_sum, nullptr), 0.0f);
+  EXPECT_EQ(
+      softmax().softmax_block(first.data(), 3, 3, 0.5f, 0.5f, &row_max, &row_sum, nullptr), 0.0f);
+  EXPECT_NEAR(first[1], std::exp(0.5 * (-1.0 - 0.5)), 1e-7);
   const float correction =
-      softmax().softmax_block(second.data(), 2, 2, 2.0f, &row_max, &row_sum, nullptr);
-  EXPECT_NEAR(correction, std::exp(-1.5), 1e-7);
-  const double want =
-      std::exp(0.5 - 2.0) + std::exp(-1.0 - 2.0) + std::exp(0.25 - 2.0) + 1.0 + std::exp(-1.0);
+      softmax().softmax_block(second.data(), 2, 2, 2.0f, 0.5f, &row_max, &row_sum, nullptr);
+  EXPECT_NEAR(correction, std::exp(0.5 * (0.5 - 2.0)), 1e-7);
+  EXPECT_NEAR(second[1], std::exp(0.5 * (1.0 - 2.0)), 1e-7);
+  double want = 0.0;
+  for (double x : {0.5, -1.0, 0.25, 2.0, 1.0}) want += std::exp(0.5 * (x - 2.0));
   EXPECT_NEAR(row_sum, want, 1e-6);
   EXPECT_EQ(row_max, 2.0f);
 }

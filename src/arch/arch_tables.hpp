@@ -14,7 +14,8 @@ const KernelTable& avx2_kernels();
 const KernelTable& avx512_kernels();
 // AttentionKernels::softmax_block_avx512_bf16 (src/arch/avx512_bf16.cpp).
 float softmax_block_avx512_bf16(float* scores, int64_t valid, int64_t n, float block_max,
-                                float* row_max, float* row_sum, uint16_t* probs_bf16);
+                                float scale, float* row_max, float* row_sum,
+                                uint16_t* probs_bf16);
 #elif defined(__aarch64__)
 const KernelTable& neon_kernels();
 #endif

@@ -8,10 +8,11 @@
 namespace posenc::arch {
 
 float softmax_block_avx512_bf16(float* scores, int64_t valid, int64_t n, float block_max,
-                                float* row_max, float* row_sum, uint16_t* probs_bf16) {
+                                float scale, float* row_max, float* row_sum,
+                                uint16_t* probs_bf16) {
   return kernels::softmax_block<xsimd::avx512bw,
                                 &kernels::exp_to_bf16_avx512_bf16<xsimd::avx512bw>>(
-      scores, valid, n, block_max, row_max, row_sum, probs_bf16);
+      scores, valid, n, block_max, scale, row_max, row_sum, probs_bf16);
 }
 
 }  // namespace posenc::arch

@@ -234,8 +234,9 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
                                               kb.count);
     const float block_max = bias_.add_row(qb, kb, r, valid, row, s.bias);
     uint16_t* probs_bf16 = s.probs_bf16 + r * ld;
-    const float correction = softmax_block_(row, valid, kb.count, block_max, s.row_max + r,
-                                             s.row_sum + r, direct_bf16 ? probs_bf16 : nullptr);
+    const float correction =
+        softmax_block_(row, valid, kb.count, block_max, p_.softmax_scale, s.row_max + r,
+                       s.row_sum + r, direct_bf16 ? probs_bf16 : nullptr);
     if (kb.first > 0 && correction != 1.0f) {
       float* acc = s.acc + r * layout_.acc_ld;
       k.scale_f32(acc, correction, acc, p_.head_dim);
@@ -286,6 +287,12 @@ int64_t AttentionProblem::visible_keys(int64_t i) const {
   return std::clamp<int64_t>(query_offset + i + 1, 0, kv_len);
 }
 
+void set_scales(AttentionProblem& p, float scale, bool bias_uses_scaled_q) {
+  p.softmax_scale = scale > 0.0f ? scale : 1.0f;
+  p.qk_alpha = scale / p.softmax_scale;
+  p.bias_alpha = (bias_uses_scaled_q ? scale : 1.0f) / p.softmax_scale;
+}
+
 AttentionProblem make_attention_problem(const posenc_attention_desc& d) {
   AttentionProblem p;
   p.batch = d.batch;
@@ -297,12 +304,11 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d) {
   p.k = p.v = layout_strides(d.layout, d.heads, d.kv_len, d.head_dim);
   p.dtype = d.dtype;
   p.out_dtype = d.out_dtype;
-  p.scale = d.scale;
   p.causal = d.causal != 0;
   p.query_offset = d.query_offset;
   p.bias = d.bias;
   p.tables_per_head = d.tables_per_head != 0;
-  p.bias_alpha = d.bias_uses_scaled_q ? d.scale : 1.0f;
+  set_scales(p, d.scale, d.bias_uses_scaled_q != 0);
   p.max_distance = d.max_distance;
   p.map_height = d.map_height;
   p.map_width = d.map_width;

@@ -24,12 +24,14 @@ struct AttentionProblem {
   int64_t batch, heads, q_len, kv_len, head_dim;
   TokenStrides q, k, v, out;
   posenc_dtype dtype, out_dtype;
-  float scale;
+  // The scores the softmax reads are s = qk_alpha q k^T + bias, the bias's
+  // logits multiplied by bias_alpha, and the softmax takes
+  // exp(softmax_scale (s - max)): set_scales.
+  float qk_alpha, bias_alpha, softmax_scale;
   bool causal;
   int64_t query_offset;
   posenc_attention_bias bias;
   bool tables_per_head;
-  float bias_alpha;  // multiplies q . table rows: scale or 1
   int64_t max_distance;
   int64_t map_height, map_width;
   bool relative_values;
@@ -45,6 +47,11 @@ struct AttentionProblem {
 inline int64_t gemm_output_stride(int64_t columns) {
   return onednn_bf16_dense_width_is_broken(columns) ? 64 : columns;
 }
+
+// softmax(scale q k^T + bias) with the position logits from scale q or q.
+// A positive scale is left to the softmax (scores in units of 1/scale):
+// oneDNN's AMX GEMM runs slower with an output scale.
+void set_scales(AttentionProblem& problem, float scale, bool bias_uses_scaled_q);
 
 // The problem of a validated desc, with the strides of its layout.
 AttentionProblem make_attention_problem(const posenc_attention_desc& desc);

@@ -21,7 +21,7 @@ MatmulShape scores_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock&
   s.ldc = gemm_output_stride(kb.count);  // dense: the AMX path needs it
   s.transpose_b = true;
   s.ab_type = p.dtype;
-  s.alpha = p.scale;
+  s.alpha = p.qk_alpha;
   return s;
 }
 

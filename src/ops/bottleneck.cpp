@@ -27,10 +27,9 @@ AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
   p.out = TokenStrides{tokens * inner, d.head_dim, inner};
   p.dtype = d.dtype;
   p.out_dtype = d.out_dtype;
-  p.scale = d.scale;
   p.bias = POSENC_BIAS_RELATIVE_2D;
   p.tables_per_head = d.tables_per_head != 0;
-  p.bias_alpha = d.scale;
+  set_scales(p, d.scale, true);  // BoTNet: logits from the scaled q
   p.map_height = d.height;
   p.map_width = d.width;
   return p;

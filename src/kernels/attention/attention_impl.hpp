@@ -32,35 +32,42 @@ void store_bf16(xsimd::batch<float, Arch> x, uint16_t* out, int64_t count) {
   for (int64_t l = 0; l < count; ++l) out[l] = uint16_t(wide[l]);
 }
 
-// Calls row(e, j, lanes) with e = exp(x[j..] - shift) for each batch of
-// x[0, n) (the tail padded with -inf, whose exp is 0, and `lanes` then the
+// The exponentials exp(scale (x - shift)) of a row, scale > 0.
+struct ExpArgs {
+  float scale, shift;
+};
+
+// Calls row(e, j, lanes) with e = exp(scale (x[j..] - shift)) for each batch
+// of x[0, n) (the tail padded with -inf, whose exp is 0, and `lanes` then the
 // valid count); returns the sum of the exponentials.
 template <class Arch, ExpPrecision precision, class Row>
-float for_each_exp(const float* x, int64_t n, float shift, const Row& row) {
+float for_each_exp(const float* x, int64_t n, ExpArgs a, const Row& row) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
-  const batch s(shift);
+  // (x - shift) first: x = shift gives exactly 0 even for huge scores (an
+  // fma with -scale * shift would leave its rounding error, times 1e30).
+  const batch scale(a.scale), shift(a.shift);
   batch acc(0.0f);
   int64_t j = 0;
   for (; j + lanes <= n; j += lanes) {
-    const batch e = softmax_exp<Arch, precision>(batch::load_unaligned(x + j) - s);
+    const batch e = softmax_exp<Arch, precision>((batch::load_unaligned(x + j) - shift) * scale);
     row(e, j, lanes);
     acc += e;
   }
   if (j < n) {
     const batch tail = load_partial<Arch>(x + j, n - j, -std::numeric_limits<float>::infinity());
-    const batch e = softmax_exp<Arch, precision>(tail - s);
+    const batch e = softmax_exp<Arch, precision>((tail - shift) * scale);
     row(e, j, n - j);
     acc += e;
   }
   return xsimd::hadd(acc);
 }
 
-// x[j] = exp(x[j] - shift) for j < n; returns their sum.
+// x[j] = exp(scale (x[j] - shift)) for j < n; returns their sum.
 template <class Arch>
-float exp_in_place(float* x, int64_t n, float shift) {
+float exp_in_place(float* x, int64_t n, ExpArgs a) {
   using batch = xsimd::batch<float, Arch>;
-  return for_each_exp<Arch, ExpPrecision::f32>(x, n, shift, [x](batch e, int64_t j, int64_t count) {
+  return for_each_exp<Arch, ExpPrecision::f32>(x, n, a, [x](batch e, int64_t j, int64_t count) {
     if (count == batch::size) {
       e.store_unaligned(x + j);
     } else {
@@ -69,19 +76,19 @@ float exp_in_place(float* x, int64_t n, float shift) {
   });
 }
 
-// out[j] = bf16(exp(x[j] - shift)) for j < n; returns the sum of the fp32
-// exponentials. The rounding assumes no NaN; a row with one (its sum is
+// out[j] = bf16(exp(scale (x[j] - shift))) for j < n; returns the sum of the
+// fp32 exponentials. The rounding assumes no NaN; a row with one (its sum is
 // then NaN) is done again with the rounding that keeps NaN a NaN.
 template <class Arch>
-float exp_to_bf16(const float* x, int64_t n, float shift, uint16_t* out) {
+float exp_to_bf16(const float* x, int64_t n, ExpArgs a, uint16_t* out) {
   using batch = xsimd::batch<float, Arch>;
   const float sum = for_each_exp<Arch, ExpPrecision::bf16>(
-      x, n, shift, [out](batch e, int64_t j, int64_t count) {
+      x, n, a, [out](batch e, int64_t j, int64_t count) {
         store_bf16<Arch, true>(e, out + j, count);
       });
   if (sum == sum) return sum;
   return for_each_exp<Arch, ExpPrecision::bf16>(
-      x, n, shift, [out](batch e, int64_t j, int64_t count) {
+      x, n, a, [out](batch e, int64_t j, int64_t count) {
         store_bf16<Arch, false>(e, out + j, count);
       });
 }
@@ -90,10 +97,10 @@ float exp_to_bf16(const float* x, int64_t n, float shift, uint16_t* out) {
 // exp_to_bf16 with AVX512-BF16's rounding instruction (to nearest even, NaN
 // kept a NaN); compiled only in src/arch/avx512_bf16.cpp.
 template <class Arch>
-float exp_to_bf16_avx512_bf16(const float* x, int64_t n, float shift, uint16_t* out) {
+float exp_to_bf16_avx512_bf16(const float* x, int64_t n, ExpArgs a, uint16_t* out) {
   using batch = xsimd::batch<float, Arch>;
   return for_each_exp<Arch, ExpPrecision::bf16>(
-      x, n, shift, [out](batch e, int64_t j, int64_t count) {
+      x, n, a, [out](batch e, int64_t j, int64_t count) {
         const __m256i bits = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(e));
         if (count == batch::size) {
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), bits);
@@ -106,25 +113,27 @@ float exp_to_bf16_avx512_bf16(const float* x, int64_t n, float shift, uint16_t* 
 
 // One online-softmax step (AttentionKernels::softmax_block), with the bf16
 // probabilities written by ExpToBf16.
-template <class Arch, float (*ExpToBf16)(const float*, int64_t, float, uint16_t*)>
-float softmax_block(float* scores, int64_t valid, int64_t n, float block_max, float* row_max,
-                    float* row_sum, uint16_t* probs_bf16) {
+template <class Arch, float (*ExpToBf16)(const float*, int64_t, ExpArgs, uint16_t*)>
+float softmax_block(float* scores, int64_t valid, int64_t n, float block_max, float scale,
+                    float* row_max, float* row_sum, uint16_t* probs_bf16) {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
   const float old_max = *row_max;
   const float new_max = std::max(old_max, block_max);
   // A row whose visible scores are all -inf so far: shift by 0, so that its
   // probabilities are 0 (not NaN) and later blocks can still carry weight.
-  const float shift = new_max == neg_inf ? 0.0f : new_max;
+  const ExpArgs a{scale, new_max == neg_inf ? 0.0f : new_max};
   float sum;
   if (probs_bf16 != nullptr) {
-    sum = ExpToBf16(scores, valid, shift, probs_bf16);
+    sum = ExpToBf16(scores, valid, a, probs_bf16);
     std::fill(probs_bf16 + valid, probs_bf16 + n, uint16_t(0));
   } else {
-    sum = exp_in_place<Arch>(scores, valid, shift);
+    sum = exp_in_place<Arch>(scores, valid, a);
     std::fill(scores + valid, scores + n, 0.0f);
   }
   float correction = 1.0f;
-  if (old_max != new_max) correction = old_max == neg_inf ? 0.0f : std::exp(old_max - new_max);
+  if (old_max != new_max) {
+    correction = old_max == neg_inf ? 0.0f : std::exp(scale * (old_max - new_max));
+  }
   *row_sum = *row_sum * correction + sum;
   *row_max = new_max;
   return correction;
@@ -142,7 +151,7 @@ void scale_f32(const float* x, float factor, float* out, int64_t n) {
 
 template <class Arch>
 void softmax_row(float* x, int64_t n) {
-  const float sum = exp_in_place<Arch>(x, n, max_of<Arch>(x, n));
+  const float sum = exp_in_place<Arch>(x, n, ExpArgs{1.0f, max_of<Arch>(x, n)});
   scale_f32<Arch>(x, 1.0f / sum, x, n);
 }
 
