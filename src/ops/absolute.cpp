@@ -1,8 +1,9 @@
 #include "ops/absolute.hpp"
 
-#include <cmath>
 #include <cstring>
+#include <vector>
 
+#include "ops/frequencies.hpp"
 #include "runtime/parallel.hpp"
 
 namespace posenc::ops {
@@ -27,19 +28,10 @@ void store_row(const ExecContext& ctx, const float* row, int64_t count, posenc_d
 
 }  // namespace
 
-std::vector<double> sinusoid_frequencies(int64_t dim, double base) {
-  std::vector<double> freqs(size_t((dim + 1) / 2));
-  const double log_base = std::log(base);
-  for (size_t i = 0; i < freqs.size(); ++i) {
-    freqs[i] = std::exp(-double(2 * i) / double(dim) * log_base);
-  }
-  return freqs;
-}
-
 void sinusoid_table(const ExecContext& ctx, int64_t length, int64_t dim, int64_t start,
                     double base, posenc_sincos_layout layout, posenc_dtype out_dtype,
                     void* out) {
-  const std::vector<double> freqs = sinusoid_frequencies(dim, base);
+  const std::vector<double> freqs = inverse_frequencies(dim, base);
   const auto sinusoid_row = ctx.kernels->absolute.sinusoid_row;
   parallel_for(ctx.num_threads, length, [&](int64_t k) {
     if (out_dtype == POSENC_F32) {
@@ -56,7 +48,7 @@ void sinusoid_table_2d(const ExecContext& ctx, int64_t height, int64_t width, in
                        double base, posenc_sincos_layout layout, posenc_dtype out_dtype,
                        void* out) {
   const int64_t half = dim / 2;
-  const std::vector<double> freqs = sinusoid_frequencies(half, base);
+  const std::vector<double> freqs = inverse_frequencies(half, base);
   const auto sinusoid_row = ctx.kernels->absolute.sinusoid_row;
   std::vector<float> column_table(size_t(width * half));
   for (int64_t y = 0; y < width; ++y) {
@@ -75,7 +67,7 @@ void sinusoid_table_2d(const ExecContext& ctx, int64_t height, int64_t width, in
 void add_sinusoid(const ExecContext& ctx, int64_t batch, int64_t tokens, int64_t dim,
                   int64_t offset, double base, posenc_sincos_layout layout, const float* x,
                   float* out) {
-  const std::vector<double> freqs = sinusoid_frequencies(dim, base);
+  const std::vector<double> freqs = inverse_frequencies(dim, base);
   const auto sinusoid_row = ctx.kernels->absolute.sinusoid_row;
   const auto add = ctx.kernels->elementwise.add_f32;
   parallel_for(ctx.num_threads, tokens, [&](int64_t t) {
@@ -100,7 +92,7 @@ void add_learned(const ExecContext& ctx, int64_t batch, int64_t tokens, int64_t 
 void concat_sinusoid(const ExecContext& ctx, int64_t batch, int64_t tokens, int64_t x_dim,
                      int64_t pos_dim, int64_t offset, double base,
                      posenc_sincos_layout layout, const float* x, float* out) {
-  const std::vector<double> freqs = sinusoid_frequencies(pos_dim, base);
+  const std::vector<double> freqs = inverse_frequencies(pos_dim, base);
   const auto sinusoid_row = ctx.kernels->absolute.sinusoid_row;
   const int64_t out_dim = x_dim + pos_dim;
   parallel_for(ctx.num_threads, tokens, [&](int64_t t) {

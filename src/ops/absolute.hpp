@@ -2,15 +2,11 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "posenc/absolute.h"
 #include "runtime/context.hpp"
 
 namespace posenc::ops {
-
-// w_i = base^(-2i/dim) for i < ceil(dim/2), in double.
-std::vector<double> sinusoid_frequencies(int64_t dim, double base);
 
 void sinusoid_table(const ExecContext& ctx, int64_t length, int64_t dim, int64_t start,
                     double base, posenc_sincos_layout layout, posenc_dtype out_dtype,

@@ -3,25 +3,18 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/frequencies.hpp"
+
 namespace posenc::ops {
 namespace {
 
 constexpr double kTwoPi = 6.283185307179586476925286766559;
 
-// theta^(-2j/F) for j < F/2.
-std::vector<double> base_frequencies(int64_t dim, double base) {
-  std::vector<double> freqs(size_t(dim / 2));
-  for (size_t j = 0; j < freqs.size(); ++j) {
-    freqs[j] = std::pow(base, -double(2 * j) / double(dim));
-  }
-  return freqs;
-}
-
 std::vector<double> dynamic_ntk(const posenc_rope_config& c, int64_t dim) {
   const double length = double(std::max(c.sequence_length, c.original_max_positions));
   const double ratio = c.factor * length / double(c.original_max_positions) - (c.factor - 1.0);
   const double base = c.base * std::pow(ratio, double(dim) / double(dim - 2));
-  return base_frequencies(dim, base);
+  return inverse_frequencies(dim, base);
 }
 
 // The (fractional) pair index whose frequency turns `rotations` times over
@@ -31,7 +24,7 @@ double yarn_correction_dim(double rotations, int64_t dim, double base, double co
 }
 
 std::vector<double> yarn(const posenc_rope_config& c, int64_t dim) {
-  std::vector<double> freqs = base_frequencies(dim, c.base);
+  std::vector<double> freqs = inverse_frequencies(dim, c.base);
   const double context = double(c.original_max_positions);
   const double low =
       std::max(std::floor(yarn_correction_dim(c.beta_fast, dim, c.base, context)), 0.0);
@@ -47,7 +40,7 @@ std::vector<double> yarn(const posenc_rope_config& c, int64_t dim) {
 }
 
 std::vector<double> llama3(const posenc_rope_config& c, int64_t dim) {
-  std::vector<double> freqs = base_frequencies(dim, c.base);
+  std::vector<double> freqs = inverse_frequencies(dim, c.base);
   const double context = double(c.original_max_positions);
   const double high_wavelength = context / c.high_freq_factor;
   const double low_wavelength = context / c.low_freq_factor;
@@ -71,10 +64,10 @@ RopeAngles rope_angles(const posenc_rope_config& config) {
   RopeAngles angles{config, {}, 1.0};
   switch (config.scaling) {
     case POSENC_ROPE_SCALING_NONE:
-      angles.axis_inv_freq = base_frequencies(dim, config.base);
+      angles.axis_inv_freq = inverse_frequencies(dim, config.base);
       break;
     case POSENC_ROPE_SCALING_LINEAR:
-      angles.axis_inv_freq = base_frequencies(dim, config.base);
+      angles.axis_inv_freq = inverse_frequencies(dim, config.base);
       for (double& w : angles.axis_inv_freq) w /= config.factor;
       break;
     case POSENC_ROPE_SCALING_DYNAMIC_NTK:

@@ -7,23 +7,26 @@ namespace posenc::ops {
 namespace {
 
 // Writes pairs [first, first + count) of a row from their cos and sin, each
-// multiplied by `scale`.
-void write_pairs(const RopeAngles& angles, const float* cos, const float* sin, int64_t first,
-                 int64_t count, float scale, float* row) {
+// multiplied by the attention factor: in double for the exact rows, in fp32
+// for the fast ones.
+template <class Real>
+void write_pairs(const RopeAngles& angles, const Real* cos, const Real* sin, int64_t first,
+                 int64_t count, float* row) {
   const int64_t rotary_dim = angles.config.rotary_dim;
+  const Real scale = Real(angles.attention_factor);
   if (angles.config.pairing == POSENC_ROPE_INTERLEAVED) {
     float* cos_row = row + 2 * first;
     float* sin_row = row + rotary_dim + 2 * first;
     for (int64_t j = 0; j < count; ++j) {
-      cos_row[2 * j] = cos_row[2 * j + 1] = scale * cos[j];
-      sin_row[2 * j] = -(scale * sin[j]);
-      sin_row[2 * j + 1] = scale * sin[j];
+      cos_row[2 * j] = cos_row[2 * j + 1] = float(scale * cos[j]);
+      sin_row[2 * j] = -float(scale * sin[j]);
+      sin_row[2 * j + 1] = float(scale * sin[j]);
     }
   } else {
     const int64_t pairs = angles.pairs();
     for (int64_t j = 0; j < count; ++j) {
-      row[first + j] = scale * cos[j];
-      row[pairs + first + j] = scale * sin[j];
+      row[first + j] = float(scale * cos[j]);
+      row[pairs + first + j] = float(scale * sin[j]);
     }
   }
 }
@@ -46,16 +49,16 @@ void for_each_axis(const RopeAngles& angles, int64_t position, const Axis& axis)
 
 void exact_rope_row(const RopeAngles& angles, int64_t position, float* row) {
   const size_t count = angles.axis_inv_freq.size();
-  thread_local std::vector<float> cos, sin;
+  thread_local std::vector<double> cos, sin;
   cos.resize(count);
   sin.resize(count);
   for_each_axis(angles, position, [&](int64_t first, int64_t axis_position) {
     for (size_t j = 0; j < count; ++j) {
       const double angle = double(axis_position) * angles.axis_inv_freq[j];
-      cos[j] = float(angles.attention_factor * std::cos(angle));
-      sin[j] = float(angles.attention_factor * std::sin(angle));
+      cos[j] = std::cos(angle);
+      sin[j] = std::sin(angle);
     }
-    write_pairs(angles, cos.data(), sin.data(), first, int64_t(count), 1.0f, row);
+    write_pairs(angles, cos.data(), sin.data(), first, int64_t(count), row);
   });
 }
 
@@ -64,11 +67,10 @@ void fast_rope_row(const ExecContext& ctx, const RopeAngles& angles, int64_t pos
   const int64_t count = int64_t(angles.axis_inv_freq.size());
   thread_local std::vector<float> sincos;  // [sin | cos] of one axis
   sincos.resize(size_t(2 * count));
-  const float scale = float(angles.attention_factor);
   for_each_axis(angles, position, [&](int64_t first, int64_t axis_position) {
     ctx.kernels->absolute.sinusoid_row(axis_position, angles.axis_inv_freq.data(), 2 * count,
                                        POSENC_SINCOS_SPLIT, sincos.data());
-    write_pairs(angles, sincos.data() + count, sincos.data(), first, count, scale, row);
+    write_pairs(angles, sincos.data() + count, sincos.data(), first, count, row);
   });
 }
 

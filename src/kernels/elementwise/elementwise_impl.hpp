@@ -6,6 +6,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/elementwise/bf16_impl.hpp"
 #include "kernels/elementwise/elementwise_kernels.hpp"
 
 namespace posenc::kernels {
@@ -21,36 +22,22 @@ void add_f32(const float* x, const float* y, float* out, int64_t n) {
   for (; j < n; ++j) out[j] = x[j] + y[j];
 }
 
-// bf16 bits of one float: round to nearest even on the upper 16 bits; a NaN
-// keeps its sign and top mantissa bits, with the quiet bit set.
-template <class Arch>
-xsimd::batch<uint32_t, Arch> bf16_bits(xsimd::batch<float, Arch> x) {
-  using ubatch = xsimd::batch<uint32_t, Arch>;
-  const ubatch bits = xsimd::bitwise_cast<ubatch>(x);
-  const ubatch rounded = (bits + ubatch(0x7FFFu) + ((bits >> 16) & ubatch(1u))) >> 16;
-  const ubatch quiet_nan = (bits >> 16) | ubatch(0x40u);
-  const auto is_nan = (bits & ubatch(0x7FFFFFFFu)) > ubatch(0x7F800000u);
-  return xsimd::select(is_nan, quiet_nan, rounded);
-}
-
+// Full batches in place; a tail of n < lanes through zero-padded local
+// copies.
 template <class Arch>
 void f32_to_bf16(const float* x, uint16_t* out, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
-  alignas(64) uint32_t wide[lanes];
-  for (int64_t j = 0; j < n; j += lanes) {
-    const int64_t count = n - j < lanes ? n - j : lanes;
-    batch values;
-    if (count == lanes) {
-      values = batch::load_unaligned(x + j);
-    } else {
-      alignas(64) float tail[lanes] = {};
-      std::memcpy(tail, x + j, size_t(count) * sizeof(float));
-      values = batch::load_aligned(tail);
-    }
-    bf16_bits<Arch>(values).store_aligned(wide);
-    for (int64_t l = 0; l < count; ++l) out[j + l] = uint16_t(wide[l]);
+  int64_t j = 0;
+  for (; j + lanes <= n; j += lanes) {
+    store_rounded_bf16<Arch>(batch::load_unaligned(x + j), out + j);
   }
+  if (j == n) return;
+  alignas(64) float tail[lanes] = {};
+  alignas(64) uint16_t tail_out[lanes];
+  std::memcpy(tail, x + j, size_t(n - j) * sizeof(float));
+  store_rounded_bf16<Arch>(batch::load_aligned(tail), tail_out);
+  std::memcpy(out + j, tail_out, size_t(n - j) * sizeof(uint16_t));
 }
 
 template <class Arch>

@@ -10,15 +10,14 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "kernels/elementwise/elementwise_impl.hpp"
+#include "kernels/elementwise/bf16_impl.hpp"
 #include "kernels/rope/rope_kernels.hpp"
 #include "posenc/rope.h"
 
 namespace posenc::kernels {
 
 // One batch of values as floats (bf16 widened exactly) and back (bf16
-// rounded to nearest even). The bf16 loops have a fixed trip count, which the
-// compiler vectorizes.
+// rounded to nearest even).
 template <class Arch>
 xsimd::batch<float, Arch> load_floats(const float* p) {
   return xsimd::batch<float, Arch>::load_unaligned(p);
@@ -26,10 +25,7 @@ xsimd::batch<float, Arch> load_floats(const float* p) {
 
 template <class Arch>
 xsimd::batch<float, Arch> load_floats(const uint16_t* p) {
-  using ubatch = xsimd::batch<uint32_t, Arch>;
-  alignas(64) uint32_t wide[ubatch::size];
-  for (size_t l = 0; l < ubatch::size; ++l) wide[l] = uint32_t(p[l]) << 16;
-  return xsimd::bitwise_cast<xsimd::batch<float, Arch>>(ubatch::load_aligned(wide));
+  return load_bf16<Arch>(p);
 }
 
 template <class Arch>
@@ -37,18 +33,10 @@ void store_floats(xsimd::batch<float, Arch> v, float* p) {
   v.store_unaligned(p);
 }
 
-// GCC 12 flags its own _mm512_undefined_epi32() (under the AVX-512 shifts of
-// bf16_bits) as uninitialized once inlined here; the value is never used.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
 template <class Arch>
 void store_floats(xsimd::batch<float, Arch> v, uint16_t* p) {
-  using ubatch = xsimd::batch<uint32_t, Arch>;
-  alignas(64) uint32_t wide[ubatch::size];
-  bf16_bits<Arch>(v).store_aligned(wide);
-  for (size_t l = 0; l < ubatch::size; ++l) p[l] = uint16_t(wide[l]);
+  store_rounded_bf16<Arch>(v, p);
 }
-#pragma GCC diagnostic pop
 
 // Swaps the two floats of every 64-bit lane: [x0 x1 x2 x3] -> [x1 x0 x3 x2]
 // (a rotate by 32 bits, which every ISA has, unlike a float swizzle).
