@@ -4,11 +4,10 @@
 #include <cmath>
 
 #include "ops/frequencies.hpp"
+#include "runtime/math_constants.hpp"
 
 namespace posenc::ops {
 namespace {
-
-constexpr double kTwoPi = 6.283185307179586476925286766559;
 
 std::vector<double> dynamic_ntk(const posenc_rope_config& c, int64_t dim) {
   const double length = double(std::max(c.sequence_length, c.original_max_positions));

@@ -13,7 +13,7 @@
 #include "kernels/attention/partial_batch_impl.hpp"
 #include "kernels/attention/running_max_impl.hpp"
 #include "kernels/attention/softmax_exp_impl.hpp"
-#include "kernels/elementwise/elementwise_impl.hpp"
+#include "kernels/elementwise/bf16_impl.hpp"
 
 namespace posenc::kernels {
 
@@ -22,14 +22,20 @@ namespace posenc::kernels {
 template <class Arch, bool finite_only>
 void store_bf16(xsimd::batch<float, Arch> x, uint16_t* out, int64_t count) {
   using ubatch = xsimd::batch<uint32_t, Arch>;
-  alignas(64) uint32_t wide[ubatch::size];
+  ubatch high;  // the bf16 bits in the upper half of each lane
   if constexpr (finite_only) {
     const ubatch bits = xsimd::bitwise_cast<ubatch>(x);
-    ((bits + ubatch(0x7FFFu) + ((bits >> 16) & ubatch(1u))) >> 16).store_aligned(wide);
+    high = bits + ubatch(0x7FFFu) + ((bits >> 16) & ubatch(1u));
   } else {
-    bf16_bits<Arch>(x).store_aligned(wide);
+    high = bf16_high_bits<Arch>(x);
   }
-  for (int64_t l = 0; l < count; ++l) out[l] = uint16_t(wide[l]);
+  if (count == int64_t(ubatch::size)) {
+    store_high_halves<Arch>(high, out);
+    return;
+  }
+  alignas(64) uint32_t wide[ubatch::size];
+  high.store_aligned(wide);
+  for (int64_t l = 0; l < count; ++l) out[l] = uint16_t(wide[l] >> 16);
 }
 
 // The exponentials exp(scale (x - shift)) of a row, scale > 0.

@@ -123,11 +123,18 @@ xsimd::batch<float, Arch> load_bf16(const uint16_t* p) {
   return bf16_detail::widen<Arch>(p, Arch{});
 }
 
+// The upper 16 bits of each lane of `high` (bf16 bits rounded there) to
+// batch::size values at p (any alignment).
+template <class Arch>
+void store_high_halves(xsimd::batch<uint32_t, Arch> high, uint16_t* p) {
+  bf16_detail::narrow<Arch>(high, p, Arch{});
+}
+
 // The floats of v rounded to bf16 (as posenc_f32_to_bf16), to batch::size
 // values at p (any alignment).
 template <class Arch>
 void store_rounded_bf16(xsimd::batch<float, Arch> v, uint16_t* p) {
-  bf16_detail::narrow<Arch>(bf16_high_bits<Arch>(v), p, Arch{});
+  store_high_halves<Arch>(bf16_high_bits<Arch>(v), p);
 }
 
 }  // namespace posenc::kernels
