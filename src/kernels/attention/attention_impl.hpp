@@ -45,7 +45,9 @@ struct ExpArgs {
 
 // Calls row(e, j, lanes) with e = exp(scale (x[j..] - shift)) for each batch
 // of x[0, n) (the tail padded with -inf, whose exp is 0, and `lanes` then the
-// valid count); returns the sum of the exponentials.
+// valid count); returns the sum of the exponentials. The tail goes first, so
+// that its latency hides behind the whole batches (rows are short: 196 keys
+// for a 14 x 14 map).
 template <class Arch, ExpPrecision precision, class Row>
 float for_each_exp(const float* x, int64_t n, ExpArgs a, const Row& row) {
   using batch = xsimd::batch<float, Arch>;
@@ -54,16 +56,16 @@ float for_each_exp(const float* x, int64_t n, ExpArgs a, const Row& row) {
   // fma with -scale * shift would leave its rounding error, times 1e30).
   const batch scale(a.scale), shift(a.shift);
   batch acc(0.0f);
-  int64_t j = 0;
-  for (; j + lanes <= n; j += lanes) {
+  const int64_t whole = n - n % lanes;
+  if (whole < n) {
+    const batch tail =
+        load_partial<Arch>(x + whole, n - whole, -std::numeric_limits<float>::infinity());
+    acc = softmax_exp<Arch, precision>((tail - shift) * scale);
+    row(acc, whole, n - whole);
+  }
+  for (int64_t j = 0; j < whole; j += lanes) {
     const batch e = softmax_exp<Arch, precision>((batch::load_unaligned(x + j) - shift) * scale);
     row(e, j, lanes);
-    acc += e;
-  }
-  if (j < n) {
-    const batch tail = load_partial<Arch>(x + j, n - j, -std::numeric_limits<float>::infinity());
-    const batch e = softmax_exp<Arch, precision>((tail - shift) * scale);
-    row(e, j, n - j);
     acc += e;
   }
   return xsimd::hadd(acc);

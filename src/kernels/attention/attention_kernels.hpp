@@ -20,8 +20,7 @@ struct AttentionKernels {
                          float* row_max, float* row_sum, uint16_t* probs_bf16);
   // softmax_block with bf16 probabilities rounded by AVX512-BF16's
   // instruction: NULL on other paths, and only for processors that have it
-  // (cpu_has_avx512_bf16). Bit for bit softmax_block's results but
-  // for probabilities below FLT_MIN, which the instruction flushes to 0.
+  // (cpu_has_avx512_bf16). Bit for bit softmax_block's results.
   decltype(softmax_block) softmax_block_avx512_bf16;
   // The exact, stable softmax of one row in place:
   // x[j] = exp(x[j] - max) / sum_k exp(x[k] - max).

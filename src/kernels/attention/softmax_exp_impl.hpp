@@ -2,7 +2,7 @@
 // the xsimd arch. About half the instructions of xsimd::exp, which handles
 // the whole float range: here no overflow is possible, and results below
 // FLT_MIN (arguments below -87.33), negligible next to the row maximum's 1,
-// may be flushed to 0 (AVX-512 keeps them as subnormals).
+// are flushed to 0.
 #pragma once
 
 #include <type_traits>
@@ -46,25 +46,22 @@ xsimd::batch<float, Arch> exp_reduced(xsimd::batch<float, Arch> x,
 }
 
 // exp(x) for x <= 0 (or NaN, which stays NaN; -inf gives 0). Arguments above
-// 0 are outside the domain.
+// 0 are outside the domain. Below ln(FLT_MIN) the result is 0: no subnormal
+// is ever computed (each would cost a microcode assist).
 template <class Arch, ExpPrecision precision = ExpPrecision::f32>
 xsimd::batch<float, Arch> softmax_exp(xsimd::batch<float, Arch> x) {
   using batch = xsimd::batch<float, Arch>;
+  const batch lowest(-87.33654f);  // from here on 2^n e^r is a normal float
+  const auto underflow = x < lowest;
   batch n;
 #if XSIMD_WITH_AVX512F
   if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
-    // maxps returns its second operand for a NaN: x's NaN passes. From
-    // -104 down, scalef's 2^n e^r rounds to 0, subnormals above it are kept.
-    const batch clamped = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
-    const batch e = exp_reduced<Arch, precision>(clamped, n);
-    return _mm512_scalef_ps(e, n);
+    // maxps returns its second operand for a NaN: x's NaN passes.
+    const batch e = exp_reduced<Arch, precision>(_mm512_max_ps(lowest, x), n);
+    return xsimd::select(underflow, batch(0.0f), batch(_mm512_scalef_ps(e, n)));
   } else
 #endif
   {
-    // 2^n built from its exponent bits must stay a normal float: below
-    // ln(FLT_MIN) the result is 0.
-    const batch lowest(-87.33654f);
-    const auto underflow = x < lowest;
     const batch e = exp_reduced<Arch, precision>(xsimd::select(underflow, lowest, x), n);
     using ibatch = xsimd::batch<int32_t, Arch>;
     const ibatch exponent = (xsimd::batch_cast<int32_t>(n) + ibatch(127)) << 23;
