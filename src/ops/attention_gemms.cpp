@@ -5,9 +5,11 @@
 namespace posenc::ops {
 namespace {
 
-// The most workspace the packed copies of all threads may take: past it
-// (long keys on many threads), oneDNN relayouts them per GEMM instead.
-constexpr size_t kMaxPackedBytes = size_t(32) << 20;
+// The most workspace a thread's packed copy may take: past it (very long
+// keys), oneDNN relayouts them per GEMM instead. Per thread, not in all, so
+// that the choice (and with it oneDNN's kernels, and the bits of the
+// result) does not depend on the thread count.
+constexpr size_t kMaxPackedBytes = size_t(8) << 20;
 
 }  // namespace
 
@@ -40,8 +42,7 @@ MatmulShape output_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock&
 }
 
 PackedKeyValues packed_key_values(const AttentionProblem& p, int64_t query_block,
-                                  int64_t query_blocks, int64_t key_block, int64_t acc_ld,
-                                  int slots) {
+                                  int64_t query_blocks, int64_t key_block, int64_t acc_ld) {
   const PackedKeyValues none{0, 0, (p.kv_len + key_block - 1) / key_block};
   if (query_blocks < 2) return none;
   PackedKeyValues packed = none;
@@ -53,7 +54,7 @@ PackedKeyValues packed_key_values(const AttentionProblem& p, int64_t query_block
     packed.key_block_bytes = std::max(packed.key_block_bytes, packed_b_bytes(keys));
     packed.value_block_bytes = std::max(packed.value_block_bytes, packed_b_bytes(values));
   }
-  return size_t(slots) * packed.bytes() <= kMaxPackedBytes ? packed : none;
+  return packed.bytes() <= kMaxPackedBytes ? packed : none;
 }
 
 }  // namespace posenc::ops

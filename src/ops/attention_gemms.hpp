@@ -33,10 +33,9 @@ struct PackedKeyValues {
 };
 
 // Nothing is packed when each head has a single query block (the packing
-// would not be reused), or when `slots` packed copies would take more than
-// 32 MiB of workspace.
+// would not be reused), or when a thread's packed copy would take more than
+// 8 MiB of workspace.
 PackedKeyValues packed_key_values(const AttentionProblem& problem, int64_t query_block,
-                                  int64_t query_blocks, int64_t key_block, int64_t acc_ld,
-                                  int slots);
+                                  int64_t query_blocks, int64_t key_block, int64_t acc_ld);
 
 }  // namespace posenc::ops

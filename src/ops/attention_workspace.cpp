@@ -72,8 +72,7 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   const size_t weights = rows * size_t(s.value_window);
   s.weights = reserve(offset, weights * sizeof(float));
   s.weights_bf16 = reserve(offset, bf16 ? weights * sizeof(uint16_t) : 0);
-  s.packed =
-      packed_key_values(p, b.query_block, b.query_blocks, b.key_block, s.acc_ld, b.slots);
+  s.packed = packed_key_values(p, b.query_block, b.query_blocks, b.key_block, s.acc_ld);
   s.packed_keys = reserve(offset, size_t(s.packed.key_blocks) * s.packed.key_block_bytes);
   s.packed_values = reserve(offset, size_t(s.packed.key_blocks) * s.packed.value_block_bytes);
   s.packed_head = reserve(offset, sizeof(int64_t));
