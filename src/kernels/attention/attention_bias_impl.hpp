@@ -95,9 +95,9 @@ void scatter_add(const float* p, int64_t shift, int64_t lo, int64_t hi, float* w
 // Map rows narrower than a batch (14 for a 14 x 14 map): chunks of the row's
 // bias are written to a buffer, one batch per map row, each overwriting the
 // lanes the previous one wrote past its map row's end, then added to the
-// scores in whole batches.
+// scores in whole batches; returns the largest new score.
 template <class Arch>
-void add_2d_narrow(const float* row_logits, const float* col_logits, int64_t width,
+float add_2d_narrow(const float* row_logits, const float* col_logits, int64_t width,
                    int64_t first_key, float* scores, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
@@ -105,6 +105,7 @@ void add_2d_narrow(const float* row_logits, const float* col_logits, int64_t wid
   const batch cols = load_partial<Arch>(col_logits, width, 0.0f);
   alignas(64) float buffer[lanes + chunk + lanes];
   float* bias = buffer + lanes;  // bias[-lanes, chunk + lanes) may be written
+  RunningMax<Arch> m;
   for (int64_t j0 = 0; j0 < n; j0 += chunk) {
     const int64_t count = std::min(chunk, n - j0);
     const int64_t key = first_key + j0;
@@ -115,27 +116,30 @@ void add_2d_narrow(const float* row_logits, const float* col_logits, int64_t wid
     float* s = scores + j0;
     int64_t t = 0;
     for (; t + lanes <= count; t += lanes) {
-      (batch::load_unaligned(s + t) + batch::load_unaligned(bias + t)).store_unaligned(s + t);
+      const batch sum = batch::load_unaligned(s + t) + batch::load_unaligned(bias + t);
+      sum.store_unaligned(s + t);
+      m.see(sum);
     }
-    if (t < count) {
+    if (t < count) {  // lanes past count: -inf, which no max takes
       const int64_t rest = count - t;
-      store_partial<Arch>(
-          load_partial<Arch>(s + t, rest, 0.0f) + load_partial<Arch>(bias + t, rest, 0.0f),
-          s + t, rest);
+      const batch sum = load_partial<Arch>(s + t, rest, -std::numeric_limits<float>::infinity()) +
+                        load_partial<Arch>(bias + t, rest, 0.0f);
+      store_partial<Arch>(sum, s + t, rest);
+      m.see(sum);
     }
   }
+  return m.value();
 }
 
-// The max is a second pass over the row (in cache): tracking it through the
-// map rows' tails would cost more.
+// Wider map rows: the max is a second pass over the row (in cache); tracking
+// it through every map row's tail would cost more.
 template <class Arch>
 float add_2d(const float* row_logits, const float* col_logits, int64_t width, int64_t first_key,
              float* scores, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
   if (width < lanes) {
-    add_2d_narrow<Arch>(row_logits, col_logits, width, first_key, scores, n);
-    return max_of<Arch>(scores, n);
+    return add_2d_narrow<Arch>(row_logits, col_logits, width, first_key, scores, n);
   }
   int64_t x = first_key / width, y = first_key % width;
   for (int64_t j = 0; j < n; ++x, y = 0) {

@@ -9,20 +9,21 @@ struct AttentionKernels {
   // One step of the online softmax of a query row over a block of n keys, of
   // which the first `valid` are visible (the rest are masked), block_max
   // being the largest of scores[0, valid), the probabilities being
-  // exp(scale (score - max)) (scale > 0). With the row's running maximum *row_max (-inf before the first block) and running
-  // sum *row_sum (0 before), it overwrites scores[0, valid) with
-  // exp(scores - new maximum), zeroes scores[valid, n), updates both and
+  // exp(scale (score - max)) (scale > 0). With the row's running maximum
+  // *row_max (-inf before the first block) and running sum *row_sum (0
+  // before), it overwrites scores[0, valid) with exp(scale (scores - new
+  // maximum)), zeroes scores[valid, n), updates both and
   // returns the factor the row's earlier accumulations must be multiplied by
   // (1 when the maximum did not change; 0 when nothing was accumulated).
   // With probs_bf16 not NULL the probabilities go there as bf16 instead
-  // (scores is left unspecified).
+  // (scores is left as it was).
   float (*softmax_block)(float* scores, int64_t valid, int64_t n, float block_max, float scale,
                          float* row_max, float* row_sum, uint16_t* probs_bf16);
   // softmax_block with bf16 probabilities rounded by AVX512-BF16's
   // instruction: NULL on other paths, and only for processors that have it
   // (cpu_has_avx512_bf16). Bit for bit softmax_block's results.
   decltype(softmax_block) softmax_block_avx512_bf16;
-  // The exact, stable softmax of one row in place:
+  // The stable softmax of one row in place:
   // x[j] = exp(x[j] - max) / sum_k exp(x[k] - max).
   void (*softmax_row)(float* x, int64_t n);
   // out[j] = x[j] * factor; out may equal x.
