@@ -3,8 +3,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -24,12 +26,21 @@ struct RunningMax {
   void see(batch x) { lanes = xsimd::max(lanes, x); }
   void see(float x) { tail = std::max(tail, x); }
 
+  // A tree of maxima (the row's max is on the path of every softmax row).
   float value() const {
-    alignas(64) float parts[batch::size];
-    lanes.store_aligned(parts);
-    float result = tail;
-    for (float part : parts) result = std::max(result, part);
-    return result;
+#if XSIMD_WITH_AVX512F
+    if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+      return std::max(tail, _mm512_reduce_max_ps(lanes));
+    } else
+#endif
+    {
+      alignas(64) float parts[batch::size];
+      lanes.store_aligned(parts);
+      for (std::size_t width = batch::size / 2; width > 0; width /= 2) {
+        for (std::size_t i = 0; i < width; ++i) parts[i] = std::max(parts[i], parts[i + width]);
+      }
+      return std::max(tail, parts[0]);
+    }
   }
 };
 
