@@ -114,10 +114,12 @@ POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t 
                                            int64_t head_dim);
 
 /* The workspace posenc_attention needs for this desc on this context, in
- * bytes (it grows with threads x query block x kv_len, never with
- * batch x heads x q_len x kv_len). Valid as long as the context's thread
- * count is: a context with num_threads 0 follows OpenMP's default. Errors:
- * as posenc_attention for the desc, NULL `bytes`. */
+ * bytes (it grows with threads x kv_len x (query block + head_dim): score
+ * blocks, and each thread's copy of one head's keys and values in oneDNN's
+ * layout, at most 8 MiB; never with batch x heads x q_len x kv_len).
+ * Valid as long as the context's thread count is: a context with
+ * num_threads 0 follows OpenMP's default. Errors: as posenc_attention for
+ * the desc, NULL `bytes`. */
 POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context,
                                                          const posenc_attention_desc* desc,
                                                          size_t* bytes);
