@@ -156,8 +156,8 @@ TEST_P(AttentionKernels, Bf16ProbabilitiesKeepNaN) {
   }
 }
 
-// Both steps give the same bf16 probabilities bit for bit (subnormal ones
-// aside, which the AVX512-BF16 instruction flushes: none occur here).
+// Both steps give the same bf16 probabilities bit for bit (the exp computes
+// no subnormal, which the AVX512-BF16 instruction would flush).
 TEST_P(AttentionKernels, Bf16StepsAgree) {
   const std::vector<SoftmaxBlock> steps = softmax_steps();
   if (steps.size() < 2) GTEST_SKIP() << "no AVX512-BF16 step on this path or CPU";
