@@ -13,7 +13,6 @@
 
 #include "compare.hpp"
 #include "isa_test.hpp"
-#include "runtime/cpu_features.hpp"
 #include "runtime/kernel_registry.hpp"
 
 namespace posenc::test {
@@ -33,9 +32,8 @@ class AttentionKernels : public IsaTest {
   // rounding where the path has it and the CPU can run it.
   std::vector<SoftmaxBlock> softmax_steps() const {
     std::vector<SoftmaxBlock> steps = {softmax().softmax_block};
-    if (softmax().softmax_block_avx512_bf16 != nullptr && cpu_has_avx512_bf16()) {
-      steps.push_back(softmax().softmax_block_avx512_bf16);
-    }
+    const SoftmaxBlock for_cpu = kernel_table_for_cpu(GetParam())->attention.softmax_block;
+    if (for_cpu != steps.front()) steps.push_back(for_cpu);
     return steps;
   }
   const posenc::AttentionBiasKernels& bias() const {

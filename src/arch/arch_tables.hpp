@@ -12,7 +12,9 @@ namespace posenc::arch {
 const KernelTable& baseline_kernels();
 const KernelTable& avx2_kernels();
 const KernelTable& avx512_kernels();
-// AttentionKernels::softmax_block_avx512_bf16 (src/arch/avx512_bf16.cpp).
+// The AVX-512 table with the kernels that use AVX512-BF16 (for processors
+// that have it): AttentionKernels::softmax_block from src/arch/avx512_bf16.cpp.
+const KernelTable& avx512_bf16_kernels();
 float softmax_block_avx512_bf16(float* scores, int64_t valid, int64_t n, float block_max,
                                 float scale, float* row_max, float* row_sum,
                                 uint16_t* probs_bf16);

@@ -6,17 +6,20 @@ namespace posenc::arch {
 
 namespace {
 
-constexpr KernelTable avx512_table() {
-  KernelTable table = make_kernel_table<xsimd::avx512bw>();
-  table.attention.softmax_block_avx512_bf16 = &softmax_block_avx512_bf16;
+// Constant-initialized (both tables): no code of this ISA runs before the
+// CPU is checked.
+constexpr KernelTable kTable = make_kernel_table<xsimd::avx512bw>();
+
+constexpr KernelTable with_avx512_bf16(KernelTable table) {
+  table.attention.softmax_block = &softmax_block_avx512_bf16;
   return table;
 }
 
-// Constant-initialized: no code of this ISA runs before the CPU is checked.
-constexpr KernelTable kTable = avx512_table();
+constexpr KernelTable kTableBf16 = with_avx512_bf16(kTable);
 
 }  // namespace
 
 const KernelTable& avx512_kernels() { return kTable; }
+const KernelTable& avx512_bf16_kernels() { return kTableBf16; }
 
 }  // namespace posenc::arch

@@ -12,7 +12,6 @@
 #include "ops/attention_bias.hpp"
 #include "ops/attention_gemms.hpp"
 #include "ops/attention_workspace.hpp"
-#include "runtime/cpu_features.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/dtype.hpp"
@@ -58,15 +57,6 @@ void for_each_task(int slots, int64_t tasks, const Body& body) {
   if (error) std::rethrow_exception(error);
 }
 
-// The path's softmax step, with the processor's own bf16 rounding if it has
-// one (the same results, fewer instructions).
-decltype(AttentionKernels::softmax_block) softmax_block_for(const AttentionKernels& k) {
-  if (k.softmax_block_avx512_bf16 != nullptr && cpu_has_avx512_bf16()) {
-    return k.softmax_block_avx512_bf16;
-  }
-  return k.softmax_block;
-}
-
 // One thread's view of its scratch.
 struct Scratch {
   float* scores;
@@ -103,8 +93,7 @@ class QueryBlockRunner {
                    const SlotLayout& layout)
       : ctx_(ctx), p_(p), t_(t), blocking_(blocking), layout_(layout),
         bias_(p, t, ctx.kernels->attention_bias),
-        values_(p, t, ctx.kernels->attention_bias),
-        softmax_block_(softmax_block_for(ctx.kernels->attention)) {}
+        values_(p, t, ctx.kernels->attention_bias) {}
 
   void run(int64_t task, const Scratch& s) const;
 
@@ -129,7 +118,6 @@ class QueryBlockRunner {
   const SlotLayout& layout_;
   AttentionBias bias_;
   RelativeValues values_;
-  decltype(AttentionKernels::softmax_block) softmax_block_;
 };
 
 void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
@@ -235,8 +223,8 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
     const float block_max = bias_.add_row(qb, kb, r, valid, row, s.bias);
     uint16_t* probs_bf16 = s.probs_bf16 + r * ld;
     const float correction =
-        softmax_block_(row, valid, kb.count, block_max, p_.softmax_scale, s.row_max + r,
-                       s.row_sum + r, direct_bf16 ? probs_bf16 : nullptr);
+        k.softmax_block(row, valid, kb.count, block_max, p_.softmax_scale, s.row_max + r,
+                        s.row_sum + r, direct_bf16 ? probs_bf16 : nullptr);
     if (kb.first > 0 && correction != 1.0f) {
       float* acc = s.acc + r * layout_.acc_ld;
       k.scale_f32(acc, correction, acc, p_.head_dim);

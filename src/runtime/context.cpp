@@ -10,7 +10,7 @@ namespace posenc {
 ExecContext resolve_context(const posenc_context* context) {
   const posenc_isa isa = context != nullptr ? context->isa : best_isa_under_cap();
   const int requested = context != nullptr ? context->num_threads : 0;
-  return ExecContext{isa, compiled_kernel_table(isa),
+  return ExecContext{isa, kernel_table_for_cpu(isa),
                      requested > 0 ? requested : omp_get_max_threads()};
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/kernel_registry.hpp"
 
 #include "arch/arch_tables.hpp"
+#include "runtime/cpu_features.hpp"
 
 namespace posenc {
 
@@ -16,6 +17,14 @@ const KernelTable* compiled_kernel_table(posenc_isa isa) {
 #endif
     default: return nullptr;
   }
+}
+
+const KernelTable* kernel_table_for_cpu(posenc_isa isa) {
+#if defined(__x86_64__)
+  static const bool has_avx512_bf16 = cpu_has_avx512_bf16();
+  if (isa == POSENC_ISA_AVX512 && has_avx512_bf16) return &arch::avx512_bf16_kernels();
+#endif
+  return compiled_kernel_table(isa);
 }
 
 }  // namespace posenc

@@ -191,10 +191,11 @@ void transpose_16(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld_sr
   transpose_tiled<Arch>(src, rows, cols, ld_src, dst, ld_dst);
 }
 
-// softmax_block_avx512_bf16 is set by the AVX-512 path (src/arch/avx512.cpp).
+// The AVX-512 path has a second table whose softmax_block rounds with
+// AVX512-BF16's instruction (src/arch/avx512.cpp), bit for bit the same.
 template <class Arch>
 constexpr AttentionKernels make_attention_kernels() {
-  return AttentionKernels{&softmax_block<Arch, &exp_to_bf16<Arch>>, nullptr, &softmax_row<Arch>,
+  return AttentionKernels{&softmax_block<Arch, &exp_to_bf16<Arch>>, &softmax_row<Arch>,
                           &scale_f32<Arch>, &transpose_32<Arch>, &transpose_16<Arch>};
 }
 

@@ -19,10 +19,6 @@ struct AttentionKernels {
   // (scores is left as it was).
   float (*softmax_block)(float* scores, int64_t valid, int64_t n, float block_max, float scale,
                          float* row_max, float* row_sum, uint16_t* probs_bf16);
-  // softmax_block with bf16 probabilities rounded by AVX512-BF16's
-  // instruction: NULL on other paths, and only for processors that have it
-  // (cpu_has_avx512_bf16). Bit for bit softmax_block's results.
-  decltype(softmax_block) softmax_block_avx512_bf16;
   // The stable softmax of one row in place:
   // x[j] = exp(x[j] - max) / sum_k exp(x[k] - max).
   void (*softmax_row)(float* x, int64_t n);
