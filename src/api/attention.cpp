@@ -7,6 +7,7 @@
 #include "api/guard.hpp"
 #include "api/validate.hpp"
 #include "ops/attention.hpp"
+#include "ops/attention_workspace.hpp"
 #include "ops/bottleneck.hpp"
 #include "posenc/attention.h"
 #include "runtime/matmul.hpp"
@@ -228,7 +229,8 @@ posenc_status posenc_attention_workspace_size(posenc_context* context,
     checked_bytes({desc->batch, desc->heads, desc->q_len, desc->head_dim}, es, "desc (q)");
     checked_bytes({desc->batch, desc->heads, desc->kv_len, desc->head_dim}, es, "desc (k, v)");
     const ExecContext ctx = resolve_context(context);
-    *bytes = ops::attention_workspace_bytes(ops::make_attention_problem(*desc), ctx.num_threads);
+    *bytes = ops::plan_attention(ops::make_attention_problem(*desc), ctx.num_threads)
+                 .workspace_bytes;
   });
 }
 
@@ -238,11 +240,11 @@ posenc_status posenc_attention(posenc_context* context, const posenc_attention_d
   return guard("posenc_attention", [&] {
     const Validated v = validate(desc, tensors);
     const ExecContext ctx = resolve_context(context);
-    require_workspace(workspace, workspace_bytes,
-                      ops::attention_workspace_bytes(v.problem, ctx.num_threads), tensors->out,
+    const ops::AttentionPlan plan = ops::plan_attention(v.problem, ctx.num_threads);
+    require_workspace(workspace, workspace_bytes, plan.workspace_bytes, tensors->out,
                       v.out_bytes, "tensors->out", v.inputs);
     require_bf16_gemm(desc->dtype);
-    ops::attention(ctx, v.problem, *tensors, workspace);
+    ops::attention(ctx, v.problem, plan, *tensors, workspace);
   });
 }
 
@@ -268,7 +270,7 @@ posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
   return guard("posenc_bottleneck_workspace_size", [&] {
     validate_bottleneck_desc(desc);
     require_not_null(bytes, "bytes");
-    *bytes = ops::bottleneck_workspace_bytes(*desc, resolve_context(context).num_threads);
+    *bytes = ops::plan_bottleneck(*desc, resolve_context(context).num_threads).workspace_bytes;
   });
 }
 
@@ -295,11 +297,11 @@ posenc_status posenc_bottleneck_mhsa(posenc_context* context, const posenc_bottl
                                             dtype_bytes(d.out_dtype), "out");
     for (const Region& r : inputs) require_disjoint(out, out_bytes, "out", r.pointer, r.bytes, r.name);
     const ExecContext ctx = resolve_context(context);
-    require_workspace(workspace, workspace_bytes,
-                      ops::bottleneck_workspace_bytes(d, ctx.num_threads), out, out_bytes, "out",
+    const ops::BottleneckPlan plan = ops::plan_bottleneck(d, ctx.num_threads);
+    require_workspace(workspace, workspace_bytes, plan.workspace_bytes, out, out_bytes, "out",
                       inputs);
     require_bf16_gemm(d.dtype);
-    ops::bottleneck_mhsa(ctx, d, fmap, w_qkv, rel_h, rel_w, out, workspace);
+    ops::bottleneck_mhsa(ctx, d, plan, fmap, w_qkv, rel_h, rel_w, out, workspace);
   });
 }
 

@@ -304,16 +304,11 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d) {
   return p;
 }
 
-size_t attention_workspace_bytes(const AttentionProblem& problem, int threads) {
-  const AttentionBlocking blocking = attention_blocking(problem, threads);
-  return workspace_bytes(blocking, slot_layout(problem, blocking));
-}
-
-void attention(const ExecContext& ctx, const AttentionProblem& problem,
+void attention(const ExecContext& ctx, const AttentionProblem& problem, const AttentionPlan& plan,
                const posenc_attention_tensors& tensors, void* workspace) {
-  const AttentionBlocking blocking = attention_blocking(problem, ctx.num_threads);
-  const SlotLayout layout = slot_layout(problem, blocking);
-  const Workspace memory(workspace, workspace_bytes(blocking, layout));
+  const AttentionBlocking& blocking = plan.blocking;
+  const SlotLayout& layout = plan.layout;
+  const Workspace memory(workspace, plan.workspace_bytes);
   uint8_t* base = memory.base();
   const QueryBlockRunner runner(ctx, problem, tensors, blocking, layout);
   for (int slot = 0; slot < blocking.slots; ++slot) {

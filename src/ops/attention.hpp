@@ -56,10 +56,11 @@ void set_scales(AttentionProblem& problem, float scale, bool bias_uses_scaled_q)
 // The problem of a validated desc, with the strides of its layout.
 AttentionProblem make_attention_problem(const posenc_attention_desc& desc);
 
-size_t attention_workspace_bytes(const AttentionProblem& problem, int threads);
+struct AttentionPlan;  // ops/attention_workspace.hpp
 
-// workspace: NULL (allocated here) or attention_workspace_bytes() bytes.
-void attention(const ExecContext& ctx, const AttentionProblem& problem,
+// plan: plan_attention(problem, ctx.num_threads); workspace: NULL (allocated
+// here) or plan.workspace_bytes bytes.
+void attention(const ExecContext& ctx, const AttentionProblem& problem, const AttentionPlan& plan,
                const posenc_attention_tensors& tensors, void* workspace);
 
 }  // namespace posenc::ops

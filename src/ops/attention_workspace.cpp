@@ -80,8 +80,10 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   return s;
 }
 
-size_t workspace_bytes(const AttentionBlocking& blocking, const SlotLayout& layout) {
-  return size_t(blocking.slots) * layout.bytes + kWorkspaceAlign;
+AttentionPlan plan_attention(const AttentionProblem& problem, int threads) {
+  const AttentionBlocking blocking = attention_blocking(problem, threads);
+  const SlotLayout layout = slot_layout(problem, blocking);
+  return AttentionPlan{blocking, layout, size_t(blocking.slots) * layout.bytes + kWorkspaceAlign};
 }
 
 }  // namespace posenc::ops

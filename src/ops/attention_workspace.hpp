@@ -43,7 +43,15 @@ struct SlotLayout {
 
 SlotLayout slot_layout(const AttentionProblem& problem, const AttentionBlocking& blocking);
 
-// Slots plus the slack to align the caller's pointer to 64 bytes.
-size_t workspace_bytes(const AttentionBlocking& blocking, const SlotLayout& layout);
+// How a problem runs on a thread count: its blocks, each thread's scratch
+// and the whole workspace. Made once per call (it looks up oneDNN
+// primitives to size the packed keys and values).
+struct AttentionPlan {
+  AttentionBlocking blocking;
+  SlotLayout layout;
+  size_t workspace_bytes;  // slots plus the slack to align the caller's pointer
+};
+
+AttentionPlan plan_attention(const AttentionProblem& problem, int threads);
 
 }  // namespace posenc::ops

@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
-#include "ops/attention.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/dtype.hpp"
@@ -35,28 +33,6 @@ AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
   return p;
 }
 
-// Byte offsets in the workspace (after aligning it to 64 bytes).
-struct BottleneckLayout {
-  size_t tokens_in;   // [batch, tokens, channels] of dtype
-  size_t qkv;         // [batch, tokens, 3*inner] of dtype, rows gemm_output_stride() apart
-  size_t tokens_out;  // [batch, tokens, inner] of out_dtype
-  size_t attention;   // the attention's workspace
-  size_t bytes;
-};
-
-BottleneckLayout layout_of(const posenc_bottleneck_desc& d, int threads) {
-  const size_t tokens = size_t(d.batch * d.height * d.width);
-  const size_t inner = size_t(d.heads * d.head_dim), es = dtype_bytes(d.dtype);
-  BottleneckLayout l;
-  l.tokens_in = 0;
-  l.qkv = l.tokens_in + workspace_aligned(tokens * size_t(d.channels) * es);
-  l.tokens_out =
-      l.qkv + workspace_aligned(tokens * size_t(gemm_output_stride(3 * int64_t(inner))) * es);
-  l.attention = l.tokens_out + workspace_aligned(tokens * inner * dtype_bytes(d.out_dtype));
-  l.bytes = l.attention + attention_workspace_bytes(attention_problem(d), threads) + kWorkspaceAlign;
-  return l;
-}
-
 // dst[b] = src[b]^T for b < batch, src[b] of [rows, cols] (element_bytes
 // 2 or 4), in bands of rows over the threads.
 void transpose_batch(const ExecContext& ctx, int64_t batch, int64_t rows, int64_t cols,
@@ -82,21 +58,33 @@ void transpose_batch(const ExecContext& ctx, int64_t batch, int64_t rows, int64_
 
 }  // namespace
 
-size_t bottleneck_workspace_bytes(const posenc_bottleneck_desc& desc, int threads) {
-  return layout_of(desc, threads).bytes;
+BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& d, int threads) {
+  const size_t tokens = size_t(d.batch * d.height * d.width);
+  const size_t inner = size_t(d.heads * d.head_dim), es = dtype_bytes(d.dtype);
+  BottleneckPlan plan;
+  plan.attention = attention_problem(d);
+  plan.attention_plan = plan_attention(plan.attention, threads);
+  plan.tokens_in = 0;
+  plan.qkv = plan.tokens_in + workspace_aligned(tokens * size_t(d.channels) * es);
+  plan.tokens_out =
+      plan.qkv + workspace_aligned(tokens * size_t(gemm_output_stride(3 * int64_t(inner))) * es);
+  plan.attention_workspace =
+      plan.tokens_out + workspace_aligned(tokens * inner * dtype_bytes(d.out_dtype));
+  plan.workspace_bytes =
+      plan.attention_workspace + plan.attention_plan.workspace_bytes + kWorkspaceAlign;
+  return plan;
 }
 
-void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d, const void* fmap,
-                     const void* w_qkv, const void* rel_h, const void* rel_w, void* out,
-                     void* workspace) {
-  const BottleneckLayout l = layout_of(d, ctx.num_threads);
-  const Workspace memory(workspace, l.bytes);
+void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d,
+                     const BottleneckPlan& plan, const void* fmap, const void* w_qkv,
+                     const void* rel_h, const void* rel_w, void* out, void* workspace) {
+  const Workspace memory(workspace, plan.workspace_bytes);
   uint8_t* base = memory.base();
   const int64_t tokens = d.height * d.width, inner = d.heads * d.head_dim;
   const size_t es = dtype_bytes(d.dtype);
 
   // NCHW to token-major, then qkv[b] = tokens[b] W_qkv^T (the 1x1 convolution).
-  transpose_batch(ctx, d.batch, d.channels, tokens, es, fmap, base + l.tokens_in);
+  transpose_batch(ctx, d.batch, d.channels, tokens, es, fmap, base + plan.tokens_in);
   MatmulShape s;
   s.batch = d.batch;
   s.m = tokens;
@@ -110,18 +98,18 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d, co
   s.ab_type = s.c_type = d.dtype;
   {
     const OpenMpThreads threads(ctx.num_threads);
-    matmul(s, base + l.tokens_in, w_qkv, base + l.qkv);
+    matmul(s, base + plan.tokens_in, w_qkv, base + plan.qkv);
   }
 
   posenc_attention_tensors t{};
-  t.q = base + l.qkv;
-  t.k = base + l.qkv + size_t(inner) * es;
-  t.v = base + l.qkv + size_t(2 * inner) * es;
+  t.q = base + plan.qkv;
+  t.k = base + plan.qkv + size_t(inner) * es;
+  t.v = base + plan.qkv + size_t(2 * inner) * es;
   t.table_h = rel_h;
   t.table_w = rel_w;
-  t.out = base + l.tokens_out;
-  attention(ctx, attention_problem(d), t, base + l.attention);
-  transpose_batch(ctx, d.batch, tokens, inner, dtype_bytes(d.out_dtype), base + l.tokens_out, out);
+  t.out = base + plan.tokens_out;
+  attention(ctx, plan.attention, plan.attention_plan, t, base + plan.attention_workspace);
+  transpose_batch(ctx, d.batch, tokens, inner, dtype_bytes(d.out_dtype), base + plan.tokens_out, out);
 }
 
 }  // namespace posenc::ops
