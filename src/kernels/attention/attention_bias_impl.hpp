@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -131,6 +132,59 @@ float add_2d_narrow(const float* row_logits, const float* col_logits, int64_t wi
   return m.value();
 }
 
+#if XSIMD_WITH_AVX512F
+// add_2d_narrow on AVX-512 when the keys span at most 16 map rows (a 14 x 14
+// map): the row and column logits sit in one register each, and every batch
+// takes its lanes' logits from them by two permutes. Lane l holds the map
+// row and column of key first_key + t + l; a step of one batch adds
+// lanes / width rows and lanes % width columns, carrying a row where the
+// column passes the width.
+template <class Arch>
+float add_2d_permuted(const float* row_logits, const float* col_logits, int64_t width,
+                      int64_t first_key, int64_t map_rows, float* scores, int64_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  using ibatch = xsimd::batch<int32_t, Arch>;
+  constexpr int64_t lanes = batch::size;
+  const batch rows = load_partial<Arch>(row_logits + first_key / width, map_rows, 0.0f);
+  const batch cols = load_partial<Arch>(col_logits, width, 0.0f);
+  const auto w = ibatch(int32_t(width)), one = ibatch(1);
+  const auto row_step = ibatch(int32_t(lanes / width)), col_step = ibatch(int32_t(lanes % width));
+  ibatch col = ibatch(int32_t(first_key % width)) +
+               ibatch(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  ibatch row(0);
+  for (auto past = col >= w; xsimd::any(past); past = col >= w) {
+    col = xsimd::select(past, col - w, col);
+    row = xsimd::select(past, row + one, row);
+  }
+  const auto advance = [&] {
+    col += col_step;
+    row += row_step;
+    const auto carry = col >= w;
+    col = xsimd::select(carry, col - w, col);
+    row = xsimd::select(carry, row + one, row);
+  };
+  RunningMax<Arch> m;
+  int64_t t = 0;
+  for (; t + lanes <= n; t += lanes) {
+    const batch sum = batch::load_unaligned(scores + t) + _mm512_permutexvar_ps(row, rows) +
+                      _mm512_permutexvar_ps(col, cols);
+    sum.store_unaligned(scores + t);
+    m.see(sum);
+    advance();
+  }
+  if (t < n) {  // lanes past n: a bias of 0 and a score of -inf, which no max takes
+    const __mmask16 valid = __mmask16((1u << (n - t)) - 1);
+    const batch bias = _mm512_add_ps(_mm512_maskz_permutexvar_ps(valid, row, rows),
+                                     _mm512_maskz_permutexvar_ps(valid, col, cols));
+    const batch sum =
+        load_partial<Arch>(scores + t, n - t, -std::numeric_limits<float>::infinity()) + bias;
+    store_partial<Arch>(sum, scores + t, n - t);
+    m.see(sum);
+  }
+  return m.value();
+}
+#endif
+
 // Wider map rows: the max is a second pass over the row (in cache); tracking
 // it through every map row's tail would cost more.
 template <class Arch>
@@ -139,6 +193,15 @@ float add_2d(const float* row_logits, const float* col_logits, int64_t width, in
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
   if (width < lanes) {
+#if XSIMD_WITH_AVX512F
+    if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+      const int64_t map_rows = (first_key % width + n + width - 1) / width;
+      if (map_rows <= lanes) {
+        return add_2d_permuted<Arch>(row_logits, col_logits, width, first_key, map_rows, scores,
+                                     n);
+      }
+    }
+#endif
     return add_2d_narrow<Arch>(row_logits, col_logits, width, first_key, scores, n);
   }
   int64_t x = first_key / width, y = first_key % width;

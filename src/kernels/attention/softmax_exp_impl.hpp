@@ -1,8 +1,7 @@
-// exp(x) for softmax arguments x = score - row maximum <= 0, templated on
-// the xsimd arch. About half the instructions of xsimd::exp, which handles
+// exp(scale d) for softmax arguments d = score - row maximum <= 0, templated
+// on the xsimd arch. About half the instructions of xsimd::exp, which handles
 // the whole float range: here no overflow is possible, and results below
-// FLT_MIN (arguments below -87.33), negligible next to the row maximum's 1,
-// are flushed to 0.
+// FLT_MIN, negligible next to the row maximum's 1, are flushed to 0.
 #pragma once
 
 #include <type_traits>
@@ -11,62 +10,110 @@
 
 namespace posenc::kernels {
 
-// How exactly softmax_exp works: to fp32's precision, or to the precision
-// that probabilities rounded to bf16 (8 significant bits) can show.
+// How exactly the exponential works: to fp32's precision, or to the
+// precision that probabilities rounded to bf16 (8 significant bits) can show.
 enum class ExpPrecision { f32, bf16 };
 
-// e^r for |r| <= ln2 / 2: a polynomial fitted for relative error, degree 5
-// for f32 (1.1e-7; 1.8e-7 evaluated in fp32), degree 3 for bf16 (1.2e-4,
-// 1/32 of a bf16 rounding step).
-template <class Arch, ExpPrecision precision>
+// e^r for |r| <= ln2 / 2, a polynomial fitted for relative error: degree 5,
+// 1.1e-7 (1.8e-7 evaluated in fp32).
+template <class Arch>
 xsimd::batch<float, Arch> exp_near_zero(xsimd::batch<float, Arch> r) {
   using batch = xsimd::batch<float, Arch>;
-  batch p;
-  if constexpr (precision == ExpPrecision::f32) {
-    p = xsimd::fma(batch(8.31253e-3f), r, batch(4.189011e-2f));
-    p = xsimd::fma(p, r, batch(0.16667114f));
-    p = xsimd::fma(p, r, batch(0.4999923f));
-  } else {
-    p = xsimd::fma(batch(0.16662812f), r, batch(0.50394106f));
-  }
+  batch p = xsimd::fma(batch(8.31253e-3f), r, batch(4.189011e-2f));
+  p = xsimd::fma(p, r, batch(0.16667114f));
+  p = xsimd::fma(p, r, batch(0.4999923f));
   p = xsimd::fma(p, r, batch(1.0f));
   return xsimd::fma(p, r, batch(1.0f));
 }
 
-// exp(x) = 2^n e^r with n = round(x / ln2) and r = x - n ln2, ln2 split in
-// two (Cody-Waite) so that n * hi is exact for |n| < 2^9.
-template <class Arch, ExpPrecision precision>
-xsimd::batch<float, Arch> exp_reduced(xsimd::batch<float, Arch> x,
-                                      xsimd::batch<float, Arch>& n) {
+// 2^n p, given that the result is 0 where `flush` is set and a normal float
+// elsewhere. AVX-512 leaves the flushed lanes out of its scalef: computing a
+// subnormal there would cost a microcode assist per batch.
+template <class Arch>
+xsimd::batch<float, Arch> scale_by_power_of_2(xsimd::batch<float, Arch> p,
+                                              xsimd::batch<float, Arch> n,
+                                              xsimd::batch_bool<float, Arch> flush) {
   using batch = xsimd::batch<float, Arch>;
-  n = xsimd::nearbyint(x * batch(1.44269504f));
-  batch r = xsimd::fma(n, batch(-0.693359375f), x);
-  r = xsimd::fma(n, batch(2.12194440e-4f), r);
-  return exp_near_zero<Arch, precision>(r);
-}
-
-// exp(x) for x <= 0 (or NaN, which stays NaN; -inf gives 0). Arguments above
-// 0 are outside the domain. Below ln(FLT_MIN) the result is 0: no subnormal
-// is ever computed (each would cost a microcode assist).
-template <class Arch, ExpPrecision precision = ExpPrecision::f32>
-xsimd::batch<float, Arch> softmax_exp(xsimd::batch<float, Arch> x) {
-  using batch = xsimd::batch<float, Arch>;
-  const batch lowest(-87.33654f);  // from here on 2^n e^r is a normal float
-  const auto underflow = x < lowest;
-  batch n;
 #if XSIMD_WITH_AVX512F
   if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
-    // maxps returns its second operand for a NaN: x's NaN passes.
-    const batch e = exp_reduced<Arch, precision>(_mm512_max_ps(lowest, x), n);
-    return xsimd::select(underflow, batch(0.0f), batch(_mm512_scalef_ps(e, n)));
+    return _mm512_maskz_scalef_ps(__mmask16(~__mmask16(flush)), p, n);
   } else
 #endif
   {
-    const batch e = exp_reduced<Arch, precision>(xsimd::select(underflow, lowest, x), n);
+    // Flushed lanes may hold any n (even -inf or NaN): their exponent bits
+    // are discarded.
     using ibatch = xsimd::batch<int32_t, Arch>;
     const ibatch exponent = (xsimd::batch_cast<int32_t>(n) + ibatch(127)) << 23;
-    return xsimd::select(underflow, batch(0.0f), e * xsimd::bitwise_cast<batch>(exponent));
+    return xsimd::select(flush, batch(0.0f), p * xsimd::bitwise_cast<batch>(exponent));
   }
 }
+
+// exp(x) for x <= 0 (or NaN, which stays NaN; -inf gives 0): 2^n e^r with
+// n = round(x / ln2) and r = x - n ln2, ln2 split in two (Cody-Waite) so that
+// n * hi is exact for |n| < 2^9. 0 below ln(FLT_MIN).
+template <class Arch>
+xsimd::batch<float, Arch> softmax_exp(xsimd::batch<float, Arch> x) {
+  using batch = xsimd::batch<float, Arch>;
+  const auto flush = x < batch(-87.33654f);  // from here on 2^n e^r is normal
+  const batch n = xsimd::nearbyint(x * batch(1.44269504f));
+  batch r = xsimd::fma(n, batch(-0.693359375f), x);
+  r = xsimd::fma(n, batch(2.12194440e-4f), r);
+  return scale_by_power_of_2<Arch>(exp_near_zero<Arch>(r), n, flush);
+}
+
+// 2^f for 0 <= f < 1, degree 3: 1.2e-4 relative, 1/32 of a bf16 rounding
+// step (the degree-3 fit of e^r on |r| <= ln2 / 2 with r = (f - 1/2) ln2,
+// times sqrt 2; 2^0 comes out 1 - 1.2e-4).
+template <class Arch>
+xsimd::batch<float, Arch> exp2_unit_interval(xsimd::batch<float, Arch> f) {
+  using batch = xsimd::batch<float, Arch>;
+  batch p = xsimd::fma(batch(0.0784765109f), f, batch(0.224694625f));
+  p = xsimd::fma(p, f, batch(0.696706116f));
+  return xsimd::fma(p, f, batch(0.999877274f));
+}
+
+// 2^t for t <= 0 (or NaN, which stays NaN; -inf gives 0), to bf16
+// precision: 2^n 2^f with n = floor(t) and f = t - n exactly. 0 below
+// 2^-125, where the polynomial's error could otherwise take the result
+// under FLT_MIN.
+template <class Arch>
+xsimd::batch<float, Arch> softmax_exp2(xsimd::batch<float, Arch> t) {
+  using batch = xsimd::batch<float, Arch>;
+  const auto flush = t < batch(-125.0f);
+#if XSIMD_WITH_AVX512F
+  if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+    // f from one reduce; scalef takes the floor of t itself.
+    const batch f = _mm512_reduce_ps(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    return _mm512_maskz_scalef_ps(__mmask16(~__mmask16(flush)), exp2_unit_interval<Arch>(f), t);
+  } else
+#endif
+  {
+    const batch n = xsimd::floor(t);
+    return scale_by_power_of_2<Arch>(exp2_unit_interval<Arch>(t - n), n, flush);
+  }
+}
+
+// exp(scale d) for d <= 0 to `precision`. bf16 precision goes through 2^t
+// with t = d (scale / ln2): the factor's and the product's roundings cost at
+// most 1e-5 relative for |t| <= 125, and the reduction needs no Cody-Waite.
+template <class Arch, ExpPrecision precision>
+class ScaledExp {
+ public:
+  using batch = xsimd::batch<float, Arch>;
+
+  explicit ScaledExp(float scale)
+      : factor_(precision == ExpPrecision::f32 ? scale : scale * 1.44269504f) {}
+
+  batch operator()(batch d) const {
+    if constexpr (precision == ExpPrecision::f32) {
+      return softmax_exp<Arch>(d * factor_);
+    } else {
+      return softmax_exp2<Arch>(d * factor_);
+    }
+  }
+
+ private:
+  batch factor_;
+};
 
 }  // namespace posenc::kernels
