@@ -93,10 +93,11 @@ void scatter_add(const float* p, int64_t shift, int64_t lo, int64_t hi, float* w
   if (s.high_begin < n) weights[hi] += sum_of<Arch>(p + s.high_begin, n - s.high_begin);
 }
 
-// Map rows narrower than a batch (14 for a 14 x 14 map): chunks of the row's
-// bias are written to a buffer, one batch per map row, each overwriting the
-// lanes the previous one wrote past its map row's end, then added to the
-// scores in whole batches; returns the largest new score.
+// Map rows narrower than a batch (14 for a 14 x 14 map on AVX2): chunks of
+// the row's bias are written to a buffer, one batch per map row, each
+// overwriting the lanes the previous one wrote past its map row's end, then
+// added to the scores in whole batches; returns the largest new score. (The
+// loads wait for those stores: AVX-512 mostly takes add_2d_permuted below.)
 template <class Arch>
 float add_2d_narrow(const float* row_logits, const float* col_logits, int64_t width,
                    int64_t first_key, float* scores, int64_t n) {
@@ -166,8 +167,9 @@ float add_2d_permuted(const float* row_logits, const float* col_logits, int64_t 
   RunningMax<Arch> m;
   int64_t t = 0;
   for (; t + lanes <= n; t += lanes) {
-    const batch sum = batch::load_unaligned(scores + t) + _mm512_permutexvar_ps(row, rows) +
-                      _mm512_permutexvar_ps(col, cols);
+    const batch bias =
+        batch(_mm512_permutexvar_ps(row, rows)) + batch(_mm512_permutexvar_ps(col, cols));
+    const batch sum = batch::load_unaligned(scores + t) + bias;
     sum.store_unaligned(scores + t);
     m.see(sum);
     advance();
