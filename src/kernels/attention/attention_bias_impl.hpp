@@ -175,7 +175,7 @@ float add_2d_permuted(const float* row_logits, const float* col_logits, int64_t 
     advance();
   }
   if (t < n) {  // lanes past n: a bias of 0 and a score of -inf, which no max takes
-    const __mmask16 valid = __mmask16((1u << (n - t)) - 1);
+    const __mmask16 valid = lane_mask_avx512<Arch>(n - t);
     const batch bias = _mm512_add_ps(_mm512_maskz_permutexvar_ps(valid, row, rows),
                                      _mm512_maskz_permutexvar_ps(valid, col, cols));
     const batch sum =

@@ -22,13 +22,9 @@ namespace posenc::kernels {
 template <class Arch, bool finite_only>
 void store_bf16(xsimd::batch<float, Arch> x, uint16_t* out, int64_t count) {
   using ubatch = xsimd::batch<uint32_t, Arch>;
-  ubatch high;  // the bf16 bits in the upper half of each lane
-  if constexpr (finite_only) {
-    const ubatch bits = xsimd::bitwise_cast<ubatch>(x);
-    high = bits + ubatch(0x7FFFu) + ((bits >> 16) & ubatch(1u));
-  } else {
-    high = bf16_high_bits<Arch>(x);
-  }
+  // The bf16 bits in the upper half of each lane.
+  const ubatch high =
+      finite_only ? bf16_high_bits_of_non_nan<Arch>(x) : bf16_high_bits<Arch>(x);
   if (count == int64_t(ubatch::size)) {
     store_high_halves<Arch>(high, out);
     return;
@@ -123,7 +119,7 @@ float exp_to_bf16_avx512_bf16(const float* x, int64_t n, ExpArgs a, uint16_t* ou
         if (count == batch::size) {
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), bits);
         } else {
-          _mm256_mask_storeu_epi16(out + j, __mmask16((1u << count) - 1), bits);
+          _mm256_mask_storeu_epi16(out + j, lane_mask_avx512<Arch>(count), bits);
         }
       });
 }

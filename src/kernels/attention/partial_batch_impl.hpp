@@ -12,6 +12,14 @@
 
 namespace posenc::kernels {
 
+#if XSIMD_WITH_AVX512F
+// The lanes below count (<= 16) of a 16-lane batch.
+template <class Arch>
+__mmask16 lane_mask_avx512(int64_t count) {
+  return __mmask16((1u << count) - 1);
+}
+#endif
+
 #if XSIMD_WITH_AVX2
 // All ones in the lanes below count, for AVX2's masked loads and stores.
 template <class Arch>
@@ -27,7 +35,7 @@ xsimd::batch<float, Arch> load_partial(const float* x, int64_t count, float fill
   using batch = xsimd::batch<float, Arch>;
 #if XSIMD_WITH_AVX512F
   if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
-    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), __mmask16((1u << count) - 1), x);
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), lane_mask_avx512<Arch>(count), x);
   } else
 #endif
 #if XSIMD_WITH_AVX2
@@ -51,7 +59,7 @@ void store_partial(xsimd::batch<float, Arch> v, float* out, int64_t count) {
   using batch = xsimd::batch<float, Arch>;
 #if XSIMD_WITH_AVX512F
   if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
-    _mm512_mask_storeu_ps(out, __mmask16((1u << count) - 1), v);
+    _mm512_mask_storeu_ps(out, lane_mask_avx512<Arch>(count), v);
   } else
 #endif
 #if XSIMD_WITH_AVX2

@@ -14,6 +14,8 @@ namespace posenc::kernels {
 // precision that probabilities rounded to bf16 (8 significant bits) can show.
 enum class ExpPrecision { f32, bf16 };
 
+inline constexpr float kLog2e = 1.44269504f;  // 1 / ln 2
+
 // e^r for |r| <= ln2 / 2, a polynomial fitted for relative error: degree 5,
 // 1.1e-7 (1.8e-7 evaluated in fp32).
 template <class Arch>
@@ -55,7 +57,7 @@ template <class Arch>
 xsimd::batch<float, Arch> softmax_exp(xsimd::batch<float, Arch> x) {
   using batch = xsimd::batch<float, Arch>;
   const auto flush = x < batch(-87.33654f);  // from here on 2^n e^r is normal
-  const batch n = xsimd::nearbyint(x * batch(1.44269504f));
+  const batch n = xsimd::nearbyint(x * batch(kLog2e));
   batch r = xsimd::fma(n, batch(-0.693359375f), x);
   r = xsimd::fma(n, batch(2.12194440e-4f), r);
   return scale_by_power_of_2<Arch>(exp_near_zero<Arch>(r), n, flush);
@@ -102,7 +104,7 @@ class ScaledExp {
   using batch = xsimd::batch<float, Arch>;
 
   explicit ScaledExp(float scale)
-      : factor_(precision == ExpPrecision::f32 ? scale : scale * 1.44269504f) {}
+      : factor_(precision == ExpPrecision::f32 ? scale : scale * kLog2e) {}
 
   batch operator()(batch d) const {
     if constexpr (precision == ExpPrecision::f32) {

@@ -20,29 +20,31 @@
 namespace posenc::kernels {
 
 // The bf16 of each float in the upper 16 bits of its lane (the lower 16 bits
-// are left over): round to nearest even; a NaN keeps its sign and top
-// mantissa bits, with the quiet bit set.
+// are left over), rounded to nearest even, for floats that are not NaN (a
+// NaN's payload could carry into its sign).
 template <class Arch>
-xsimd::batch<uint32_t, Arch> bf16_high_bits(xsimd::batch<float, Arch> x) {
-  using fbatch = xsimd::batch<float, Arch>;
+xsimd::batch<uint32_t, Arch> bf16_high_bits_of_non_nan(xsimd::batch<float, Arch> x) {
   using ubatch = xsimd::batch<uint32_t, Arch>;
   const ubatch bits = xsimd::bitwise_cast<ubatch>(x);
   // Adding 0x7FFF plus the lowest kept bit carries into the upper half exactly
   // when the dropped half is above the tie, or at the tie with an odd kept
   // half. No finite or infinite float carries out of 32 bits.
-  const ubatch rounded = bits + ubatch(0x7FFFu) + ((bits >> 16) & ubatch(1u));
-  const ubatch quiet_nan = bits | ubatch(0x00400000u);
+  return bits + ubatch(0x7FFFu) + ((bits >> 16) & ubatch(1u));
+}
+
+// As bf16_high_bits_of_non_nan, and a NaN keeps its sign and top mantissa
+// bits, with the quiet bit set.
+template <class Arch>
+xsimd::batch<uint32_t, Arch> bf16_high_bits(xsimd::batch<float, Arch> x) {
+  using fbatch = xsimd::batch<float, Arch>;
+  using ubatch = xsimd::batch<uint32_t, Arch>;
+  const ubatch rounded = bf16_high_bits_of_non_nan<Arch>(x);
+  const ubatch quiet_nan = xsimd::bitwise_cast<ubatch>(x) | ubatch(0x00400000u);
   // xsimd::isnan, not x != x: xsimd 8.1's AVX and AVX-512 != is an ordered
   // compare, false for NaNs.
   return xsimd::bitwise_cast<ubatch>(xsimd::select(xsimd::isnan(x),
                                                    xsimd::bitwise_cast<fbatch>(quiet_nan),
                                                    xsimd::bitwise_cast<fbatch>(rounded)));
-}
-
-// The bf16 bits of each float in the lower 16 bits of its lane.
-template <class Arch>
-xsimd::batch<uint32_t, Arch> bf16_bits(xsimd::batch<float, Arch> x) {
-  return bf16_high_bits<Arch>(x) >> 16;
 }
 
 namespace bf16_detail {
