@@ -113,7 +113,8 @@ void expect_rope_bf16_matches_scalar(const KernelTable& kernels, posenc_rope_pai
   std::vector<float> row(size_t(2 * cosines), 0.0f);  // [cos | zero sin]
   for (int64_t j = 0; j < cosines; ++j) row[size_t(j)] = kCosines[j % std::size(kCosines)];
 
-  std::vector<uint16_t> out = in_place ? x : std::vector<uint16_t>(x.size(), kGuard);
+  // Out of place, one guard value past the end.
+  std::vector<uint16_t> out = in_place ? x : std::vector<uint16_t>(x.size() + 1, kGuard);
   const auto rotate = interleaved ? kernels.rope.interleaved_bf16 : kernels.rope.half_split_bf16;
   rotate(in_place ? out.data() : x.data(), out.data(), count, dim, row.data(), 0, rotary_dim, dim);
   for (int64_t r = 0; r < count; ++r) {
@@ -127,6 +128,9 @@ void expect_rope_bf16_matches_scalar(const KernelTable& kernels, posenc_rope_pai
       ASSERT_EQ(out[at], want) << "rotary_dim " << rotary_dim << ", row " << r << ", value "
                                << i << ", input 0x" << std::hex << x[at];
     }
+  }
+  if (!in_place) {
+    EXPECT_EQ(out.back(), kGuard) << "written past the end";
   }
 }
 

@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "posenc/posenc.h"
-#include "runtime/compiled_isas.hpp"
 #include "runtime/kernel_registry.hpp"
 
 namespace posenc::test {

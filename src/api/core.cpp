@@ -123,7 +123,7 @@ int posenc_context_num_threads(const posenc_context* context) {
 }
 
 // The scalar twin of the f32_to_bf16 kernel's bf16_high_bits, which must stay
-// an arch template; runtime_test checks every ISA's kernel against this bit for bit.
+// an arch template; bf16_kernels_test checks every ISA's kernel against this bit for bit.
 uint16_t posenc_f32_to_bf16(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof bits);

@@ -7,7 +7,6 @@
 #include <exception>
 #include <limits>
 #include <mutex>
-#include <vector>
 
 #include "ops/attention_bias.hpp"
 #include "ops/attention_gemms.hpp"
@@ -170,11 +169,13 @@ void QueryBlockRunner::pack_head(int64_t b, int64_t h, const Scratch& s) const {
     MatmulShape keys = scores_gemm(p_, blocking_.query_block, kb);
     MatmulShape values = output_gemm(p_, blocking_.query_block, kb, layout_.acc_ld);
     keys.b_packed = values.b_packed = true;
-    if (packed.key_block_bytes > 0) {
+    // A block whose GEMM reads B as stored (packed_b_bytes 0) is not
+    // copied; gemm() then reads it where it is stored.
+    if (packed.key_block_bytes > 0 && packed_b_bytes(keys) > 0) {
       pack_b(keys, row_of(t_.k, p_.k, b, h, kb.first),
              s.packed_keys + size_t(i) * packed.key_block_bytes);
     }
-    if (packed.value_block_bytes > 0) {
+    if (packed.value_block_bytes > 0 && packed_b_bytes(values) > 0) {
       pack_b(values, row_of(t_.v, p_.v, b, h, kb.first),
              s.packed_values + size_t(i) * packed.value_block_bytes);
     }
@@ -182,15 +183,16 @@ void QueryBlockRunner::pack_head(int64_t b, int64_t h, const Scratch& s) const {
 }
 
 // Runs `shape` with B from `packed_b`, written by pack_b(packed_for, ..),
-// where that layout serves it (the layout can depend on the rows of the
-// query block, and a causal block can see fewer keys than were packed);
-// else with B as stored.
+// where that block was packed (pack_head skips blocks oneDNN reads as
+// stored) and its layout serves `shape` (the layout can depend on the rows
+// of the query block, and a causal block can see fewer keys than were
+// packed); else with B as stored.
 void QueryBlockRunner::gemm(const MatmulShape& shape, MatmulShape packed_for, const void* a,
                             const void* stored_b, const uint8_t* packed_b, void* c) const {
   if (packed_b != nullptr) {
     MatmulShape packed = shape;
     packed.b_packed = packed_for.b_packed = true;
-    if (packed_b_serves(packed, packed_for)) {
+    if (packed_b_bytes(packed_for) > 0 && packed_b_serves(packed, packed_for)) {
       matmul(packed, a, packed_b, c);
       return;
     }
