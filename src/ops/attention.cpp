@@ -105,9 +105,13 @@ class QueryBlockRunner {
   void pack_head(int64_t b, int64_t h, const Scratch& s) const;
   void key_block(const QueryBlock& qb, int64_t b, const KeyBlock& kb, const RowWindow& vw,
                  const Scratch& s) const;
-  void gemm(const MatmulShape& shape, MatmulShape packed_for, const void* a,
+  void gemm(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
             const void* stored_b, const uint8_t* packed_b, void* c) const;
-  KeyBlock packed_block(int64_t index) const;
+  // Key block `index` of a whole row of keys, as packed.
+  PackedBlock packed_block(int64_t index) const {
+    return ops::packed_block(p_, blocking_.query_block, blocking_.key_block, index,
+                             layout_.acc_ld);
+  }
   void store(const QueryBlock& qb, int64_t b, const Scratch& s) const;
 
   const ExecContext& ctx_;
@@ -156,27 +160,18 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   store(qb, b, s);
 }
 
-// Key block `index` of a whole row of keys, as packed.
-KeyBlock QueryBlockRunner::packed_block(int64_t index) const {
-  const int64_t first = index * blocking_.key_block;
-  return KeyBlock{first, std::min(blocking_.key_block, p_.kv_len - first)};
-}
-
 void QueryBlockRunner::pack_head(int64_t b, int64_t h, const Scratch& s) const {
   const PackedKeyValues& packed = layout_.packed;
   for (int64_t i = 0; i < packed.key_blocks; ++i) {
-    const KeyBlock kb = packed_block(i);
-    MatmulShape keys = scores_gemm(p_, blocking_.query_block, kb);
-    MatmulShape values = output_gemm(p_, blocking_.query_block, kb, layout_.acc_ld);
-    keys.b_packed = values.b_packed = true;
+    const PackedBlock block = packed_block(i);
     // A block whose GEMM reads B as stored (packed_b_bytes 0) is not
     // copied; gemm() then reads it where it is stored.
-    if (packed.key_block_bytes > 0 && packed_b_bytes(keys) > 0) {
-      pack_b(keys, row_of(t_.k, p_.k, b, h, kb.first),
+    if (packed.key_block_bytes > 0 && packed_b_bytes(block.keys) > 0) {
+      pack_b(block.keys, row_of(t_.k, p_.k, b, h, block.kb.first),
              s.packed_keys + size_t(i) * packed.key_block_bytes);
     }
-    if (packed.value_block_bytes > 0 && packed_b_bytes(values) > 0) {
-      pack_b(values, row_of(t_.v, p_.v, b, h, kb.first),
+    if (packed.value_block_bytes > 0 && packed_b_bytes(block.values) > 0) {
+      pack_b(block.values, row_of(t_.v, p_.v, b, h, block.kb.first),
              s.packed_values + size_t(i) * packed.value_block_bytes);
     }
   }
@@ -187,11 +182,12 @@ void QueryBlockRunner::pack_head(int64_t b, int64_t h, const Scratch& s) const {
 // stored) and its layout serves `shape` (the layout can depend on the rows
 // of the query block, and a causal block can see fewer keys than were
 // packed); else with B as stored.
-void QueryBlockRunner::gemm(const MatmulShape& shape, MatmulShape packed_for, const void* a,
-                            const void* stored_b, const uint8_t* packed_b, void* c) const {
+void QueryBlockRunner::gemm(const MatmulShape& shape, const MatmulShape& packed_for,
+                            const void* a, const void* stored_b, const uint8_t* packed_b,
+                            void* c) const {
   if (packed_b != nullptr) {
     MatmulShape packed = shape;
-    packed.b_packed = packed_for.b_packed = true;
+    packed.b_packed = true;
     if (packed_b_bytes(packed_for) > 0 && packed_b_serves(packed, packed_for)) {
       matmul(packed, a, packed_b, c);
       return;
@@ -206,12 +202,12 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
   const int64_t ld = gemm_output_stride(kb.count);
   const PackedKeyValues& packed = layout_.packed;
   const int64_t block_index = kb.first / blocking_.key_block;
-  const KeyBlock packed_kb = packed_block(block_index);
+  const PackedBlock packed_for = packed_block(block_index);
   const uint8_t* packed_keys = packed.key_block_bytes == 0 ? nullptr
       : s.packed_keys + size_t(block_index) * packed.key_block_bytes;
   const uint8_t* packed_values = packed.value_block_bytes == 0 ? nullptr
       : s.packed_values + size_t(block_index) * packed.value_block_bytes;
-  gemm(scores_gemm(p_, qb.rows, kb), scores_gemm(p_, blocking_.query_block, packed_kb), qb.q,
+  gemm(scores_gemm(p_, qb.rows, kb), packed_for.keys, qb.q,
        row_of(t_.k, p_.k, b, qb.head, kb.first), packed_keys, s.scores);
   bias_.prepare(qb, kb, s.scores, ld, s.bias);
 
@@ -246,7 +242,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
   const void* probs = p_.dtype == POSENC_BF16 ? static_cast<const void*>(s.probs_bf16)
                                               : static_cast<const void*>(s.scores);
   gemm(output_gemm(p_, qb.rows, kb, layout_.acc_ld),
-       output_gemm(p_, blocking_.query_block, packed_kb, layout_.acc_ld), probs,
+       packed_for.values, probs,
        row_of(t_.v, p_.v, b, qb.head, kb.first), packed_values, s.acc);
 }
 

@@ -41,18 +41,25 @@ MatmulShape output_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock&
   return s;
 }
 
+PackedBlock packed_block(const AttentionProblem& p, int64_t query_block, int64_t key_block,
+                         int64_t index, int64_t acc_ld) {
+  const int64_t first = index * key_block;
+  PackedBlock block{KeyBlock{first, std::min(key_block, p.kv_len - first)}, {}, {}};
+  block.keys = scores_gemm(p, query_block, block.kb);
+  block.values = output_gemm(p, query_block, block.kb, acc_ld);
+  block.keys.b_packed = block.values.b_packed = true;
+  return block;
+}
+
 PackedKeyValues packed_key_values(const AttentionProblem& p, int64_t query_block,
                                   int64_t query_blocks, int64_t key_block, int64_t acc_ld) {
   const PackedKeyValues none{0, 0, (p.kv_len + key_block - 1) / key_block};
   if (query_blocks < 2) return none;
   PackedKeyValues packed = none;
-  for (int64_t first = 0; first < p.kv_len; first += key_block) {
-    const KeyBlock kb{first, std::min(key_block, p.kv_len - first)};
-    MatmulShape keys = scores_gemm(p, query_block, kb);
-    MatmulShape values = output_gemm(p, query_block, kb, acc_ld);
-    keys.b_packed = values.b_packed = true;
-    packed.key_block_bytes = std::max(packed.key_block_bytes, packed_b_bytes(keys));
-    packed.value_block_bytes = std::max(packed.value_block_bytes, packed_b_bytes(values));
+  for (int64_t i = 0; i < packed.key_blocks; ++i) {
+    const PackedBlock block = packed_block(p, query_block, key_block, i, acc_ld);
+    packed.key_block_bytes = std::max(packed.key_block_bytes, packed_b_bytes(block.keys));
+    packed.value_block_bytes = std::max(packed.value_block_bytes, packed_b_bytes(block.values));
   }
   return packed.bytes() <= kMaxPackedBytes ? packed : none;
 }

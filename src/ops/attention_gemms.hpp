@@ -23,6 +23,16 @@ MatmulShape scores_gemm(const AttentionProblem& problem, int64_t rows, const Key
 MatmulShape output_gemm(const AttentionProblem& problem, int64_t rows, const KeyBlock& kb,
                         int64_t acc_ld);
 
+// Key block `index` of a whole row of keys cut into blocks of key_block,
+// and the GEMMs (b_packed) a query block of query_block rows runs against
+// its keys and values when they are packed.
+struct PackedBlock {
+  KeyBlock kb;
+  MatmulShape keys, values;
+};
+PackedBlock packed_block(const AttentionProblem& problem, int64_t query_block, int64_t key_block,
+                         int64_t index, int64_t acc_ld);
+
 // Where each key block's packed keys and values go in a thread's scratch;
 // zero bytes for an operand oneDNN reads as stored.
 struct PackedKeyValues {

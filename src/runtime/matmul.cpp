@@ -201,31 +201,35 @@ void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
 
 namespace {
 
+using BoundArgs = std::unordered_map<int, dnnl::memory>;
+using BoundArgsByGemm = std::unordered_map<const CachedMatmul*, BoundArgs>;
+
+// The memory objects of `mm` in `bound` (one map per thread and caller, as
+// callers bind different arguments), made by make() on first use. Callers
+// only rebind their pointers: no allocation per call on the hot path (cached
+// GEMMs live as long as the process, so their addresses are stable keys).
+template <class Make>
+BoundArgs& bound_args(BoundArgsByGemm& bound, const CachedMatmul* mm, const Make& make) {
+  auto found = bound.find(mm);
+  if (found == bound.end()) found = bound.emplace(mm, make()).first;
+  return found->second;
+}
+
 void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
   const std::shared_ptr<const CachedMatmul> mm = cached_matmul(shape);
   dnnl::engine& engine = cpu_engine();
   dnnl::stream& stream = thread_stream();
   thread_local std::vector<uint8_t> scratchpad;
   if (scratchpad.size() < mm->scratchpad_bytes) scratchpad.resize(mm->scratchpad_bytes);
-  // Each thread keeps the memory objects of every GEMM it ran and only
-  // rebinds their pointers: no allocation per call on the hot path (cached
-  // GEMMs live as long as the process, so their addresses are stable keys).
-  thread_local std::unordered_map<const CachedMatmul*, std::unordered_map<int, dnnl::memory>>
-      bound;
-  auto found = bound.find(mm.get());
-  if (found == bound.end()) {
+  thread_local BoundArgsByGemm bound;
+  BoundArgs& args = bound_args(bound, mm.get(), [&] {
     const dnnl::memory::desc scratch_desc({int64_t(mm->scratchpad_bytes)}, dt::u8,
                                           dnnl::memory::format_tag::a);
-    found = bound
-                .emplace(mm.get(), std::unordered_map<int, dnnl::memory>{
-                                       {DNNL_ARG_SRC, dnnl::memory(mm->a, engine, nullptr)},
-                                       {DNNL_ARG_WEIGHTS, dnnl::memory(mm->b, engine, nullptr)},
-                                       {DNNL_ARG_DST, dnnl::memory(mm->c, engine, nullptr)},
-                                       {DNNL_ARG_SCRATCHPAD,
-                                        dnnl::memory(scratch_desc, engine, nullptr)}})
-                .first;
-  }
-  std::unordered_map<int, dnnl::memory>& args = found->second;
+    return BoundArgs{{DNNL_ARG_SRC, dnnl::memory(mm->a, engine, nullptr)},
+                     {DNNL_ARG_WEIGHTS, dnnl::memory(mm->b, engine, nullptr)},
+                     {DNNL_ARG_DST, dnnl::memory(mm->c, engine, nullptr)},
+                     {DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch_desc, engine, nullptr)}};
+  });
   args[DNNL_ARG_SRC].set_data_handle(const_cast<void*>(a));
   args[DNNL_ARG_WEIGHTS].set_data_handle(const_cast<void*>(b));
   args[DNNL_ARG_DST].set_data_handle(c);
@@ -245,18 +249,11 @@ void pack_b(const MatmulShape& shape, const void* b, void* packed) {
   const std::shared_ptr<const CachedMatmul> mm = cached_matmul(shape);
   if (!mm->pack) throw Error(POSENC_ERROR_INTERNAL, "pack_b: this GEMM reads B as stored");
   dnnl::engine& engine = cpu_engine();
-  // Memory objects kept per thread and rebound, as in run_matmul.
-  thread_local std::unordered_map<const CachedMatmul*, std::unordered_map<int, dnnl::memory>>
-      bound;
-  auto found = bound.find(mm.get());
-  if (found == bound.end()) {
-    found = bound
-                .emplace(mm.get(), std::unordered_map<int, dnnl::memory>{
-                                       {DNNL_ARG_FROM, dnnl::memory(mm->b_stored, engine, nullptr)},
-                                       {DNNL_ARG_TO, dnnl::memory(mm->b, engine, nullptr)}})
-                .first;
-  }
-  std::unordered_map<int, dnnl::memory>& args = found->second;
+  thread_local BoundArgsByGemm bound;
+  BoundArgs& args = bound_args(bound, mm.get(), [&] {
+    return BoundArgs{{DNNL_ARG_FROM, dnnl::memory(mm->b_stored, engine, nullptr)},
+                     {DNNL_ARG_TO, dnnl::memory(mm->b, engine, nullptr)}};
+  });
   args[DNNL_ARG_FROM].set_data_handle(const_cast<void*>(b));
   args[DNNL_ARG_TO].set_data_handle(packed);
   dnnl::stream& stream = thread_stream();
