@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -48,12 +47,6 @@ std::vector<float> exp_arguments(int64_t n, uint32_t seed) {
   return x;
 }
 
-float float_of_bits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 // One first block of a row: block_max 0 makes the probabilities exp(x).
 float first_block(SoftmaxBlock step, float* x, int64_t valid, int64_t n, uint16_t* probs_bf16,
                   float* row_sum) {
@@ -87,7 +80,7 @@ TEST_P(AttentionKernels, ExpIsAccurateOverItsDomain) {
 }
 
 TEST_P(AttentionKernels, ExpSpecialValues) {
-  const float denormal = float_of_bits(0x00000001u);
+  const float denormal = float_from_bits(0x00000001u);
   std::vector<float> x = {0.0f,         -0.0f,   -kInf,     -87.3f,
                           -87.4f,       -100.0f, -denormal, -std::numeric_limits<float>::max(),
                           std::nanf("")};
@@ -127,8 +120,10 @@ TEST_P(AttentionKernels, Bf16ProbabilitiesRoundToNearest) {
             ASSERT_EQ(probs[size_t(j)], 0) << "masked key " << j;
             continue;
           }
+          // Half a bf16 ulp (8 significant bits) at want, plus exp's error.
           const double want = std::exp(double(in[size_t(j)]));
-          ASSERT_NEAR(got, want, want * (1.0 / 256 + 2e-4) + 1e-37) << "x = " << in[size_t(j)];
+          const double half_ulp = want > 0.0 ? std::ldexp(1.0, std::ilogb(want) - 8) : 0.0;
+          ASSERT_NEAR(got, want, half_ulp + 2e-4 * want + 1e-37) << "x = " << in[size_t(j)];
         }
       }
     }
@@ -143,7 +138,7 @@ TEST_P(AttentionKernels, Bf16ProbabilitiesKeepNaN) {
       for (uint32_t nan_bits : {0x7FC00000u, 0x7FFFFFFFu, 0xFFFFFFFFu, 0x7F800001u}) {
         SCOPED_TRACE(testing::Message() << "n " << n << " NaN bits " << std::hex << nan_bits);
         std::vector<float> x = exp_arguments(n, 5);
-        x[size_t(n - 1)] = float_of_bits(nan_bits);
+        x[size_t(n - 1)] = float_from_bits(nan_bits);
         std::vector<uint16_t> probs(static_cast<size_t>(n));
         float sum = 0.0f;
         first_block(step, x.data(), n, n, probs.data(), &sum);

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <vector>
 
+#include "compare.hpp"
 #include "isa_test.hpp"
 #include "posenc/posenc.h"
 #include "runtime/kernel_registry.hpp"
@@ -16,12 +17,6 @@ namespace posenc::test {
 namespace {
 
 constexpr uint16_t kGuard = 0xA5A5;
-
-float from_bits(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
 
 // Floats whose rounding is worth checking, as bit patterns: NaNs (quiet and
 // signalling, with payloads only in the dropped half), infinities, zeros,
@@ -39,10 +34,10 @@ const uint32_t kSpecials[] = {
 // rounding (zero, below, at and above the tie, all ones).
 std::vector<float> rounding_inputs() {
   std::vector<float> values;
-  for (uint32_t bits : kSpecials) values.push_back(from_bits(bits));
+  for (uint32_t bits : kSpecials) values.push_back(float_from_bits(bits));
   for (uint32_t high = 0; high < 0x10000u; ++high) {
     for (uint32_t low : {0x0000u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu}) {
-      values.push_back(from_bits(high << 16 | low));
+      values.push_back(float_from_bits(high << 16 | low));
     }
   }
   return values;

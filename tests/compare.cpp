@@ -1,6 +1,7 @@
 #include "compare.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -56,6 +57,12 @@ std::vector<float> from_bf16(const std::vector<uint16_t>& bits) {
   std::vector<float> values(bits.size());
   for (size_t i = 0; i < bits.size(); ++i) values[i] = posenc_bf16_to_f32(bits[i]);
   return values;
+}
+
+float float_from_bits(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
 }
 
 ::testing::AssertionResult fails_with(posenc_status got, posenc_status want,

@@ -22,6 +22,9 @@ namespace posenc::test {
 std::vector<uint16_t> to_bf16(const std::vector<float>& values);
 std::vector<float> from_bf16(const std::vector<uint16_t>& bits);
 
+// The float whose bits are `bits`.
+float float_from_bits(uint32_t bits);
+
 // The call returned `want` and the thread's last error names `argument`.
 ::testing::AssertionResult fails_with(posenc_status got, posenc_status want,
                                       const char* argument);

@@ -110,8 +110,7 @@ std::vector<float> bit_patterns(size_t count, uint32_t seed) {
   std::vector<float> values = random_floats(count, seed);
   for (size_t i = 0; i < count; i += 7) values[i] = -0.0f;
   for (size_t i = 3; i < count; i += 11) {
-    const uint32_t bits = 0x7FC00000u | uint32_t(i & 0x3FFFFF);
-    std::memcpy(&values[i], &bits, sizeof bits);
+    values[i] = float_from_bits(0x7FC00000u | uint32_t(i & 0x3FFFFF));
   }
   for (size_t i = 5; i < count; i += 13) values[i] = std::numeric_limits<float>::denorm_min();
   return values;
