@@ -12,6 +12,7 @@
 #include "cases/machine.hpp"
 #include "cases/metrics.hpp"
 #include "posenc/core.hpp"
+#include "runtime/compiled_isas.hpp"
 
 namespace posenc::bench {
 namespace {
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
 
   static const CaseList cases = all_cases();
   std::vector<posenc::Context> contexts;  // kept until the benchmarks have run
-  for (posenc_isa isa : runnable_isas()) contexts.emplace_back(posenc::Isa(isa));
+  for (posenc_isa isa : posenc::runnable_isas()) contexts.emplace_back(posenc::Isa(isa));
   for (const posenc::Context& owned : contexts) {
     posenc_context* context = owned.get();
     const char* isa = posenc::isa_name(owned.isa());

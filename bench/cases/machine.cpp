@@ -8,7 +8,6 @@
 #include <map>
 #include <vector>
 
-#include "runtime/compiled_isas.hpp"
 #include "runtime/matmul.hpp"
 
 namespace posenc::bench {
@@ -44,16 +43,6 @@ double gemm_gflops() {
 }
 
 }  // namespace
-
-std::vector<posenc_isa> runnable_isas() {
-  std::vector<posenc_isa> isas;
-  for (posenc_isa isa : kCompiledIsas) {
-    posenc_context* context = nullptr;
-    if (posenc_context_create(isa, 0, &context) == POSENC_OK) isas.push_back(isa);
-    posenc_context_destroy(context);
-  }
-  return isas;
-}
 
 double median_seconds(const std::function<void()>& fn, int repeats) {
   fn();

@@ -11,10 +11,6 @@
 
 namespace posenc::bench {
 
-// The compiled ISA paths a context can be made for now (the CPU has them and
-// the cap allows them), best first.
-std::vector<posenc_isa> runnable_isas();
-
 struct MachineFigures {
   double gemm_gflops;          // oneDNN fp32 matmul 1024^3, default threads
   double memcpy_gbytes_per_s;  // bytes read plus written, 64 MiB, all threads

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <iterator>
+#include <vector>
 
 #include "posenc/core.h"
 
@@ -22,5 +23,9 @@ inline constexpr posenc_isa kCompiledIsas[] = {POSENC_ISA_NEON};
 
 // The last of them, which every CPU of the architecture runs.
 inline constexpr posenc_isa kBaselineIsa = kCompiledIsas[std::size(kCompiledIsas) - 1];
+
+// Those the CPU supports under the ISA cap, best first: the paths a context
+// can be made for now (runtime/isa_cap.cpp).
+std::vector<posenc_isa> runnable_isas();
 
 }  // namespace posenc

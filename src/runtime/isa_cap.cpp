@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.h>
 
@@ -91,12 +92,27 @@ posenc_isa max_isa() { return cap_state().get(); }
 
 void set_max_isa(posenc_isa isa) { cap_state().set(isa); }
 
-posenc_isa best_isa_under_cap() {
-  const int cap = isa_rank(max_isa());
+namespace {
+
+bool runs_under_cap(posenc_isa isa) {
+  return isa_rank(isa) <= isa_rank(max_isa()) && cpu_supports(isa);
+}
+
+}  // namespace
+
+posenc_isa best_isa_under_cap() {  // on the path of every call without a context
   for (posenc_isa isa : kCompiledIsas) {
-    if (isa_rank(isa) <= cap && cpu_supports(isa)) return isa;
+    if (runs_under_cap(isa)) return isa;
   }
   return kBaselineIsa;
+}
+
+std::vector<posenc_isa> runnable_isas() {
+  std::vector<posenc_isa> isas;
+  for (posenc_isa isa : kCompiledIsas) {
+    if (runs_under_cap(isa)) isas.push_back(isa);
+  }
+  return isas;
 }
 
 posenc_isa resolve_isa(posenc_isa requested, const char* argument) {

@@ -12,6 +12,7 @@
 #include "cases/metrics.hpp"
 #include "commands.hpp"
 #include "posenc/core.hpp"
+#include "runtime/compiled_isas.hpp"
 
 namespace posenc::cli {
 namespace {
@@ -78,15 +79,15 @@ void print_row(const BenchCase& c, const char* isa, const CaseMetrics& m, bool j
 int run_bench(int argc, char** argv) {
   Options options;
   if (!parse(argc, argv, options)) return 2;
-  std::vector<posenc_isa> isas = bench::runnable_isas();
   std::vector<Context> contexts;
   try {
     if (!options.isa.empty()) {
       posenc_isa wanted;
       check(posenc_isa_from_name(options.isa.c_str(), &wanted));
-      isas.assign(1, wanted);
+      contexts.emplace_back(Isa(wanted));
+    } else {
+      for (posenc_isa isa : runnable_isas()) contexts.emplace_back(Isa(isa));
     }
-    for (posenc_isa isa : isas) contexts.emplace_back(Isa(isa));
   } catch (const Error& e) {
     std::fprintf(stderr, "posenc bench: %s\n", e.what());
     return 2;
@@ -112,10 +113,10 @@ int run_bench(int argc, char** argv) {
     }
     const bench::CaseReferences references =
         bench::measure_references(c, std::max(1, options.repeats / 2));
-    for (size_t i = 0; i < isas.size(); ++i) {
+    for (const Context& context : contexts) {
       const double seconds =
-          bench::median_seconds([&] { c.run(contexts[i].get()); }, options.repeats);
-      print_row(c, posenc_isa_name(isas[i]), bench::metrics_for(c, seconds, references, machine),
+          bench::median_seconds([&] { c.run(context.get()); }, options.repeats);
+      print_row(c, isa_name(context.isa()), bench::metrics_for(c, seconds, references, machine),
                 options.json, first);
     }
   }

@@ -2,10 +2,10 @@
 #include <cmath>
 #include <cstdio>
 
-#include "cases/machine.hpp"
 #include "checks.hpp"
 #include "commands.hpp"
 #include "posenc/core.hpp"
+#include "runtime/compiled_isas.hpp"
 
 namespace posenc::cli {
 
@@ -31,7 +31,7 @@ int run_check(int, char**) {
   }
   int failures = 0, passes = 0;
   std::printf("%-34s %-9s %12s %12s  %s\n", "check", "isa", "max error", "tolerance", "result");
-  for (posenc_isa isa : bench::runnable_isas()) {
+  for (posenc_isa isa : runnable_isas()) {
     const Context context{Isa(isa)};
     for (const Check& check : checks) {
       try {

@@ -1,15 +1,15 @@
 // posenc demo: every op family on built-in inputs, on each ISA path.
 #include <cstdio>
 
-#include "cases/machine.hpp"
 #include "commands.hpp"
 #include "demo.hpp"
+#include "runtime/compiled_isas.hpp"
 
 namespace posenc::cli {
 
 int run_demo(int, char**) {
   std::printf("posenc %s demo on built-in inputs; ISA paths:", posenc_version());
-  for (posenc_isa isa : bench::runnable_isas()) std::printf(" %s", posenc_isa_name(isa));
+  for (posenc_isa isa : runnable_isas()) std::printf(" %s", posenc_isa_name(isa));
   std::printf("\n");
   bool ok = true;
   ok = demo_absolute() && ok;

@@ -9,6 +9,7 @@
 #include "demo.hpp"
 #include "posenc/core.hpp"
 #include "reference/absolute.hpp"
+#include "runtime/compiled_isas.hpp"
 
 namespace posenc::cli {
 namespace {
@@ -55,7 +56,7 @@ bool demo_absolute() {
               (long long)kBatch, (long long)kLength, (long long)kDim, naive * 1e3);
   std::printf("  %-9s %10s %10s %12s\n", "isa", "ms", "speedup", "max error");
   bool ok = true;
-  for (posenc_isa isa : bench::runnable_isas()) {
+  for (posenc_isa isa : runnable_isas()) {
     const Context ctx{Isa(isa)};
     const double t = bench::median_seconds([&] {
       posenc_add_sinusoid(ctx.get(), kBatch, kLength, kDim, 0, 10000.0,

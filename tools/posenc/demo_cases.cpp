@@ -8,6 +8,7 @@
 #include "checks.hpp"
 #include "demo.hpp"
 #include "posenc/core.hpp"
+#include "runtime/compiled_isas.hpp"
 
 namespace posenc::cli {
 
@@ -27,7 +28,7 @@ void demo_cases(const std::vector<std::string>& ops) {
   for (const bench::BenchCase& c : bench::all_cases()) {
     if (std::find(ops.begin(), ops.end(), c.op) == ops.end()) continue;
     const double baseline = c.baseline ? bench::median_seconds(c.baseline, 3) : 0.0;
-    for (posenc_isa isa : bench::runnable_isas()) {
+    for (posenc_isa isa : runnable_isas()) {
       const Context ctx{Isa(isa)};
       const double t = bench::median_seconds([&] { c.run(ctx.get()); }, 5);
       std::printf("  %-30s %-22s %-9s %9.3f", c.op.c_str(), c.shape.c_str(),
