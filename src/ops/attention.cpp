@@ -209,7 +209,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
       : s.packed_values + size_t(block_index) * packed.value_block_bytes;
   gemm(scores_gemm(p_, qb.rows, kb), packed_for.keys, qb.q,
        row_of(t_.k, p_.k, b, qb.head, kb.first), packed_keys, s.scores);
-  bias_.prepare(qb, kb, s.scores, ld, s.bias);
+  const BlockLogits logits = bias_.prepare(qb, kb, s.scores, ld, s.bias);
 
   // bf16 probabilities straight from the softmax, unless the relative values
   // need them in fp32 first.
@@ -218,7 +218,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
     float* row = s.scores + r * ld;
     const int64_t valid = std::clamp<int64_t>(p_.visible_keys(qb.first + r) - kb.first, 0,
                                               kb.count);
-    const float block_max = bias_.add_row(qb, kb, r, valid, row, s.bias);
+    const float block_max = bias_.add_row(qb, kb, r, valid, row, logits);
     uint16_t* probs_bf16 = s.probs_bf16 + r * ld;
     const float correction =
         k.softmax_block(row, valid, kb.count, block_max, p_.softmax_scale, s.row_max + r,

@@ -74,63 +74,62 @@ int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_b
   }
 }
 
-void AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores,
-                            int64_t ld, float* scratch) const {
+BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores,
+                                   int64_t ld, float* scratch) const {
+  BlockLogits logits{scratch, 0, nullptr, 0, RowWindow{0, 0}};
   switch (p_.bias) {
     case POSENC_BIAS_NONE:
     case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
-      return;
+      break;
     case POSENC_BIAS_ABSOLUTE:
       logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, p_.kv_len, kb.first), kb.count,
                   p_.bias_alpha, true, scores, ld);
-      return;
+      break;
     case POSENC_BIAS_RELATIVE_1D: {
-      const RowWindow w = window_1d(qb, kb);
-      logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, index_.rows, w.first), w.count,
-                  p_.bias_alpha, false, scratch, gemm_output_stride(w.count));
-      return;
+      logits.window = relative_window(index_, p_.query_offset + qb.first, qb.rows, kb.first,
+                                      kb.count);
+      logits.ld = gemm_output_stride(logits.window.count);
+      logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, index_.rows, logits.window.first),
+                  logits.window.count, p_.bias_alpha, false, scratch, logits.ld);
+      break;
     }
     case POSENC_BIAS_RELATIVE_2D: {
-      if (kb.first > 0) return;  // the first key block's logits serve them all
       const int64_t X = p_.map_height, Y = p_.map_width;
+      logits.ld = gemm_output_stride(2 * X - 1);
+      logits.col_logits = scratch + qb.rows * logits.ld;
+      logits.ld_cols = gemm_output_stride(2 * Y - 1);
+      if (kb.first > 0) break;  // the first key block's logits serve them all
       logits_gemm(p_, qb, table_row(p_, t_.table_h, qb.head, 2 * X - 1, 0), 2 * X - 1,
-                  p_.bias_alpha, false, scratch, gemm_output_stride(2 * X - 1));
+                  p_.bias_alpha, false, scratch, logits.ld);
       logits_gemm(p_, qb, table_row(p_, t_.table_w, qb.head, 2 * Y - 1, 0), 2 * Y - 1,
-                  p_.bias_alpha, false, scratch + qb.rows * gemm_output_stride(2 * X - 1),
-                  gemm_output_stride(2 * Y - 1));
-      return;
+                  p_.bias_alpha, false, scratch + qb.rows * logits.ld, logits.ld_cols);
+      break;
     }
   }
+  return logits;
 }
 
 float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r,
-                             int64_t valid, float* row, const float* scratch) const {
+                             int64_t valid, float* row, const BlockLogits& logits) const {
   switch (p_.bias) {
     case POSENC_BIAS_NONE:
     case POSENC_BIAS_ABSOLUTE:  // already in the scores
     case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
       return kernels_.max_of(row, valid);
     case POSENC_BIAS_RELATIVE_1D: {
-      const RowWindow w = window_1d(qb, kb);
-      const auto c = index_.columns(p_.query_offset + qb.first + r, kb.first, w.first);
-      return kernels_.gather_add(scratch + r * gemm_output_stride(w.count), c.shift, c.lo, c.hi,
-                                 row, valid);
+      const auto c = index_.columns(p_.query_offset + qb.first + r, kb.first,
+                                    logits.window.first);
+      return kernels_.gather_add(logits.logits + r * logits.ld, c.shift, c.lo, c.hi, row, valid);
     }
     case POSENC_BIAS_RELATIVE_2D: {
       const int64_t X = p_.map_height, Y = p_.map_width;
-      const int64_t lh = gemm_output_stride(2 * X - 1), lw = gemm_output_stride(2 * Y - 1);
-      const float* row_logits = scratch;                  // [rows, 2X-1], row stride lh
-      const float* col_logits = scratch + qb.rows * lh;  // [rows, 2Y-1], row stride lw
       const int64_t x1 = (qb.first + r) / Y, y1 = (qb.first + r) % Y;
-      return kernels_.add_2d(row_logits + r * lh + X - 1 - x1, col_logits + r * lw + Y - 1 - y1,
-                             Y, kb.first, row, valid);
+      return kernels_.add_2d(logits.logits + r * logits.ld + X - 1 - x1,
+                             logits.col_logits + r * logits.ld_cols + Y - 1 - y1, Y, kb.first,
+                             row, valid);
     }
   }
   return kernels_.max_of(row, valid);
-}
-
-RowWindow AttentionBias::window_1d(const QueryBlock& qb, const KeyBlock& kb) const {
-  return relative_window(index_, p_.query_offset + qb.first, qb.rows, kb.first, kb.count);
 }
 
 RelativeValues::RelativeValues(const AttentionProblem& problem,

@@ -57,6 +57,18 @@ struct KeyBlock {
   int64_t first, count;
 };
 
+// A block's position logits in scratch, as add_row reads them. 1D: logits
+// [rows, window.count] against table rows window.first.., rows ld apart.
+// 2D: the row logits [rows, 2X-1] (rows ld apart) and column logits
+// [rows, 2Y-1] (rows ld_cols apart).
+struct BlockLogits {
+  const float* logits;
+  int64_t ld;
+  const float* col_logits;
+  int64_t ld_cols;
+  RowWindow window;
+};
+
 class AttentionBias {
  public:
   AttentionBias(const AttentionProblem& problem, const posenc_attention_tensors& tensors,
@@ -68,18 +80,16 @@ class AttentionBias {
 
   // The block's position logits (its GEMMs), into scratch; absolute logits
   // go straight into scores (row stride ld), which must hold q k^T already.
-  void prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
-               float* scratch) const;
+  BlockLogits prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
+                      float* scratch) const;
 
   // row[j] += bias(query qb.first + r, key kb.first + j) for j < valid, from
-  // the scratch of prepare() for the same blocks; returns the largest of
+  // the logits prepare() gave for the same blocks; returns the largest of
   // row[0, valid). One row at a time, so that the softmax finds it in cache.
   float add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r, int64_t valid, float* row,
-                const float* scratch) const;
+                const BlockLogits& logits) const;
 
  private:
-  // The 1D table rows of the block pair.
-  RowWindow window_1d(const QueryBlock& qb, const KeyBlock& kb) const;
 
   const AttentionProblem& p_;
   const posenc_attention_tensors& t_;
