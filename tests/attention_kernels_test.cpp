@@ -24,9 +24,7 @@ using SoftmaxBlock = decltype(posenc::AttentionKernels::softmax_block);
 
 class AttentionKernels : public IsaTest {
  protected:
-  const posenc::AttentionKernels& softmax() const {
-    return compiled_kernel_table(GetParam())->attention;
-  }
+  const posenc::AttentionKernels& softmax() const { return kernels().attention; }
   // The path's softmax steps: the portable one, and the one with AVX512-BF16
   // rounding where the path has it and the CPU can run it.
   std::vector<SoftmaxBlock> softmax_steps() const {
@@ -35,9 +33,7 @@ class AttentionKernels : public IsaTest {
     if (for_cpu != steps.front()) steps.push_back(for_cpu);
     return steps;
   }
-  const posenc::AttentionBiasKernels& bias() const {
-    return compiled_kernel_table(GetParam())->attention_bias;
-  }
+  const posenc::AttentionBiasKernels& bias() const { return kernels().attention_bias; }
 };
 
 // Arguments of exp spread over its domain [-87.3, 0] (and past its end).

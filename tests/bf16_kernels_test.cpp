@@ -43,12 +43,7 @@ std::vector<float> rounding_inputs() {
   return values;
 }
 
-class Bf16Kernels : public IsaTest {
- protected:
-  const KernelTable& kernels() const {
-    return *compiled_kernel_table(posenc_context_isa(context()));
-  }
-};
+class Bf16Kernels : public IsaTest {};
 
 // x[first, first + n) through the kernel, into a buffer with a guard value
 // behind the n outputs.

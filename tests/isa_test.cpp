@@ -1,5 +1,7 @@
 #include "isa_test.hpp"
 
+#include "runtime/kernel_registry.hpp"
+
 namespace posenc::test {
 
 std::string isa_param_name(const ::testing::TestParamInfo<posenc_isa>& info) {
@@ -15,6 +17,8 @@ void IsaTest::SetUp() {
   ASSERT_EQ(status, POSENC_OK) << posenc_last_error();
   ASSERT_EQ(posenc_context_isa(context_), GetParam());
 }
+
+const KernelTable& IsaTest::kernels() const { return *compiled_kernel_table(GetParam()); }
 
 void IsaTest::TearDown() { posenc_context_destroy(context_); }
 

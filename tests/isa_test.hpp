@@ -10,6 +10,10 @@
 #include "posenc/posenc.h"
 #include "runtime/compiled_isas.hpp"
 
+namespace posenc {
+struct KernelTable;
+}
+
 namespace posenc::test {
 
 std::string isa_param_name(const ::testing::TestParamInfo<posenc_isa>& info);
@@ -19,6 +23,8 @@ class IsaTest : public ::testing::TestWithParam<posenc_isa> {
   void SetUp() override;
   void TearDown() override;
   posenc_context* context() const { return context_; }
+  // The path's compiled kernel table, for tests of single kernels.
+  const KernelTable& kernels() const;
 
  private:
   posenc_context* context_ = nullptr;

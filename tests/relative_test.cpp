@@ -195,7 +195,7 @@ class RelativeGatherKernels : public IsaTest {};
 // The streaming gather writes exactly what the ordinary one does, at every
 // alignment of the output, on the ISA's own path.
 TEST_P(RelativeGatherKernels, StreamingGatherEqualsGather) {
-  const posenc::RelativeKernels& k = compiled_kernel_table(GetParam())->relative;
+  const posenc::RelativeKernels& k = kernels().relative;
   const std::vector<float> s = random_floats(200, 7);
   std::vector<float> want(300), got(300);
   for (int64_t n : {1, 5, 37, 200}) {
@@ -223,7 +223,7 @@ TEST_P(RelativeGatherKernels, StreamingGatherEqualsGather) {
 }
 
 TEST_P(RelativeGatherKernels, StreamingBroadcastSumEqualsBroadcastSum) {
-  const posenc::RelativeKernels& k = compiled_kernel_table(GetParam())->relative;
+  const posenc::RelativeKernels& k = kernels().relative;
   const std::vector<float> h = random_floats(40, 8), w = random_floats(40, 9);
   std::vector<float> want(1700), got(1700);
   for (int64_t h_count : {1, 3, 40}) {
