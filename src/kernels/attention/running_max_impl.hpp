@@ -12,12 +12,6 @@
 
 #include "kernels/attention/partial_batch_impl.hpp"
 
-// GCC 12 flags the _mm512_undefined_*() inside its own AVX-512 max and
-// reduce_max intrinsics as uninitialized once inlined; the value is never
-// used.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
 namespace posenc::kernels {
 
 // -inf until something is seen. A NaN may or may not win; either way it
@@ -71,5 +65,3 @@ float max_of(const float* x, int64_t n) {
 }
 
 }  // namespace posenc::kernels
-
-#pragma GCC diagnostic pop
