@@ -5,7 +5,9 @@
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   set(POSENC_ISA_PATHS baseline avx2 avx512)
   set(POSENC_ISA_FLAGS_avx512 -mavx512f -mavx512cd -mavx512dq -mavx512bw -mavx512vl -mavx2 -mfma -mf16c
-      # GCC 12 warns inside its own AVX-512 intrinsics (_mm512_undefined_*).
+      # GCC 12 warns inside its own AVX-512 intrinsics (_mm512_undefined_*),
+      # inlined throughout xsimd (nearbyint, shifts, max, ...): "may be" in
+      # optimized builds, "is used" in the sanitizer build.
       $<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized> $<$<CXX_COMPILER_ID:GNU>:-Wno-uninitialized>)
   set(POSENC_ISA_FLAGS_avx2 -mavx2 -mfma -mf16c)
   # Kernels of the AVX-512 path that need AVX512-BF16, chosen at run time.

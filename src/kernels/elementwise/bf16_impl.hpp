@@ -11,12 +11,6 @@
 
 #include <xsimd/xsimd.hpp>
 
-// GCC 12 flags the _mm512_undefined_*() inside its own AVX-512 shift and
-// conversion intrinsics (here and under xsimd's shifts) as uninitialized once
-// inlined; the value is never used.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
 namespace posenc::kernels {
 
 // The bf16 of each float in the upper 16 bits of its lane (the lower 16 bits
@@ -140,5 +134,3 @@ void store_rounded_bf16(xsimd::batch<float, Arch> v, uint16_t* p) {
 }
 
 }  // namespace posenc::kernels
-
-#pragma GCC diagnostic pop
