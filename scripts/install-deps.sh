@@ -3,10 +3,13 @@
 # already present. --test adds what the full test suite needs: the aarch64
 # cross toolchain and qemu for the NEON run (the arm64 sysroot is made by
 # scripts/make-arm64-sysroot.sh), and clang with libFuzzer for the fuzzer.
+# Debian's oneDNN is built with its OpenCL GPU runtime, so its CMake package
+# (and posenc's installed one, which finds it) needs the OpenCL headers and
+# libOpenCL.so: ocl-icd-opencl-dev, which libdnnl-dev itself does not pull in.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libdnnl-dev libxsimd-dev libgtest-dev
-          libbenchmark-dev libpng-dev)
+packages=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev libxsimd-dev
+          libgtest-dev libbenchmark-dev libpng-dev)
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(crossbuild-essential-arm64 qemu-user-static clang libclang-rt-14-dev libomp-14-dev)
 fi
