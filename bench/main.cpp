@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   const MachineFigures& machine = machine_figures();
   benchmark::AddCustomContext("onednn_f32_gemm_gflops", std::to_string(machine.gemm_gflops));
+  benchmark::AddCustomContext("onednn_bf16_gemm_gflops",
+                              std::to_string(machine.bf16_gemm_gflops));
   benchmark::AddCustomContext("memcpy_gbytes_per_s", std::to_string(machine.memcpy_gbytes_per_s));
   benchmark::AddCustomContext("memset_gbytes_per_s", std::to_string(machine.memset_gbytes_per_s));
 

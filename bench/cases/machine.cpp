@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "runtime/error.hpp"
 #include "runtime/matmul.hpp"
 
 namespace posenc::bench {
@@ -33,13 +34,20 @@ void split_over_threads(size_t bytes, const Chunk& chunk) {
   }
 }
 
-double gemm_gflops() {
+// A and B of `type` (their fp32 bits serve as bf16 pairs: the values do not
+// matter), C in fp32. 0 where oneDNN has no such GEMM on this CPU or cap.
+double gemm_gflops(posenc_dtype type) {
   const int64_t n = 1024;
   std::vector<float> a(size_t(n * n), 0.5f), b(size_t(n * n), 0.25f), c(size_t(n * n));
   MatmulShape s;
   s.m = s.n = s.k = s.lda = s.ldb = s.ldc = n;
-  const double seconds = median_seconds([&] { matmul(s, a.data(), b.data(), c.data()); }, 7);
-  return 2.0 * double(n * n * n) / seconds * 1e-9;
+  s.ab_type = type;
+  try {
+    const double seconds = median_seconds([&] { matmul(s, a.data(), b.data(), c.data()); }, 7);
+    return 2.0 * double(n * n * n) / seconds * 1e-9;
+  } catch (const Error&) {
+    return 0.0;
+  }
 }
 
 }  // namespace
@@ -78,7 +86,7 @@ double memset_seconds(size_t bytes) {
 const MachineFigures& machine_figures() {
   static const MachineFigures figures = [] {
     const size_t bytes = size_t(64) << 20;
-    return MachineFigures{gemm_gflops(), 2.0 * double(bytes) / memcpy_seconds(bytes) * 1e-9,
+    return MachineFigures{gemm_gflops(POSENC_F32), gemm_gflops(POSENC_BF16), 2.0 * double(bytes) / memcpy_seconds(bytes) * 1e-9,
                           double(bytes) / memset_seconds(bytes) * 1e-9};
   }();
   return figures;

@@ -1,6 +1,6 @@
 // The machine as the benchmarks see it: the ISA paths it runs, and its limits
-// measured in the same run as the benchmarks (the oneDNN fp32 GEMM rate and
-// the copy and fill bandwidth on all threads).
+// measured in the same run as the benchmarks (the oneDNN fp32 and bf16 GEMM
+// rates and the copy and fill bandwidth on all threads).
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,7 @@ namespace posenc::bench {
 
 struct MachineFigures {
   double gemm_gflops;          // oneDNN fp32 matmul 1024^3, default threads
+  double bf16_gemm_gflops;     // the same in bf16 (fp32 out); 0 if oneDNN has none here
   double memcpy_gbytes_per_s;  // bytes read plus written, 64 MiB, all threads
   double memset_gbytes_per_s;  // bytes written, 64 MiB, all threads
 };

@@ -1,6 +1,7 @@
 // posenc bench: every benchmark case x runnable ISA path as one table (or
 // JSON), each time set against the oneDNN GEMM rate measured at the start and
 // against a memcpy and memset of the case's own bytes, all in the same run.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -47,8 +48,13 @@ bool parse(int argc, char** argv, Options& o) {
   return true;
 }
 
+// The table's first two columns are as wide as their longest entry.
+struct ColumnWidths {
+  int op, shape;
+};
+
 void print_row(const BenchCase& c, const char* isa, const CaseMetrics& m, bool json,
-               bool& first) {
+               const ColumnWidths& widths, bool& first) {
   if (json) {
     std::printf("%s\n    {\"op\": \"%s\", \"shape\": \"%s\", \"isa\": \"%s\", "
                 "\"median_ms\": %.4f, \"gbytes_per_s\": %.3f, \"gflops\": %.3f, "
@@ -67,8 +73,8 @@ void print_row(const BenchCase& c, const char* isa, const CaseMetrics& m, bool j
       std::snprintf(gflops, sizeof gflops, "%.1f", m.gflops);
       std::snprintf(of_gemm, sizeof of_gemm, "%.0f%%", 100 * m.fraction_of_gemm);
     }
-    std::printf("%-16s %-38s %-9s %9.3f %8s %8.1f %7s %8.0f%% %7.0f%%  %s\n", c.op.c_str(),
-                c.shape.c_str(), isa, m.seconds * 1e3, gflops, m.gbytes_per_s, of_gemm,
+    std::printf("%-*s %-*s %-9s %9.3f %8s %8.1f %7s %8.0f%% %7.0f%%  %s\n", widths.op,
+                c.op.c_str(), widths.shape, c.shape.c_str(), isa, m.seconds * 1e3, gflops, m.gbytes_per_s, of_gemm,
                 100 * m.fraction_of_copy, 100 * m.bound_ratio, speedup);
   }
   first = false;
@@ -93,20 +99,30 @@ int run_bench(int argc, char** argv) {
     return 2;
   }
   const bench::MachineFigures& machine = bench::machine_figures();
+  const bench::CaseList cases = bench::all_cases();
+  ColumnWidths widths{2, 5};  // "op", "shape"
+  for (const BenchCase& c : cases) {
+    widths.op = std::max(widths.op, int(c.op.size()));
+    widths.shape = std::max(widths.shape, int(c.shape.size()));
+  }
   if (options.json) {
-    std::printf("{\n  \"machine\": {\"onednn_f32_gemm_gflops\": %.1f, \"memcpy_gbytes_per_s\": "
-                "%.1f, \"memset_gbytes_per_s\": %.1f},\n  \"results\": [",
-                machine.gemm_gflops, machine.memcpy_gbytes_per_s, machine.memset_gbytes_per_s);
+    std::printf("{\n  \"machine\": {\"onednn_f32_gemm_gflops\": %.1f, "
+                "\"onednn_bf16_gemm_gflops\": %.1f, \"memcpy_gbytes_per_s\": %.1f, "
+                "\"memset_gbytes_per_s\": %.1f},\n  \"results\": [",
+                machine.gemm_gflops, machine.bf16_gemm_gflops, machine.memcpy_gbytes_per_s,
+                machine.memset_gbytes_per_s);
   } else {
-    std::printf("machine, measured now: oneDNN fp32 GEMM %.1f GFLOP/s, memcpy %.1f GB/s, "
-                "memset %.1f GB/s\n\n",
-                machine.gemm_gflops, machine.memcpy_gbytes_per_s, machine.memset_gbytes_per_s);
-    std::printf("%-16s %-38s %-9s %9s %8s %8s %7s %9s %8s  %s\n", "op", "shape", "isa",
+    std::printf("machine, measured now: oneDNN GEMM fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s "
+                "(0: none), memcpy %.1f GB/s, memset %.1f GB/s\n\n",
+                machine.gemm_gflops, machine.bf16_gemm_gflops, machine.memcpy_gbytes_per_s,
+                machine.memset_gbytes_per_s);
+    std::printf("%-*s %-*s %-9s %9s %8s %8s %7s %9s %8s  %s\n", widths.op, "op", widths.shape,
+                "shape", "isa",
                 "median ms", "GFLOP/s", "GB/s", "of GEMM", "of memcpy", "of bound",
                 "speedup");
   }
   bool first = true;
-  for (const BenchCase& c : bench::all_cases()) {
+  for (const BenchCase& c : cases) {
     if (!options.filter.empty() &&
         (c.op + " " + c.shape).find(options.filter) == std::string::npos) {
       continue;
@@ -117,7 +133,7 @@ int run_bench(int argc, char** argv) {
       const double seconds =
           bench::median_seconds([&] { c.run(context.get()); }, options.repeats);
       print_row(c, isa_name(context.isa()), bench::metrics_for(c, seconds, references, machine),
-                options.json, first);
+                options.json, widths, first);
     }
   }
   if (options.json) std::printf("\n  ]\n}\n");
