@@ -207,7 +207,7 @@ TEST_P(AttentionKernels, BiasKernelsReturnTheRowMaximum) {
     }
   }
   const std::vector<float> rows = random_floats(60, 13), cols = random_floats(60, 14);
-  for (int64_t width : {1, 7, 14, 17, 40}) {
+  for (int64_t width : {1, 7, 8, 14, 16, 17, 40, 64}) {  // below, at and above a batch
     for (int64_t first_key : {0, 3, 30}) {
       for (int64_t n : {0, 1, 13, 100, 208, 209, 257}) {  // 208: 16 map rows of 14
         if ((first_key + n) > 50 * width) continue;

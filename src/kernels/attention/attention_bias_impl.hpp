@@ -187,8 +187,8 @@ float add_2d_permuted(const float* row_logits, const float* col_logits, int64_t 
 }
 #endif
 
-// Wider map rows: the max is a second pass over the row (in cache); tracking
-// it through every map row's tail would cost more.
+// Map rows of at least a batch: whole batches of each map row, then its
+// tail as a partial batch, the max tracked throughout.
 template <class Arch>
 float add_2d(const float* row_logits, const float* col_logits, int64_t width, int64_t first_key,
              float* scores, int64_t n) {
@@ -206,6 +206,7 @@ float add_2d(const float* row_logits, const float* col_logits, int64_t width, in
 #endif
     return add_2d_narrow<Arch>(row_logits, col_logits, width, first_key, scores, n);
   }
+  RunningMax<Arch> m;
   int64_t x = first_key / width, y = first_key % width;
   for (int64_t j = 0; j < n; ++x, y = 0) {
     const int64_t count = std::min(width - y, n - j);
@@ -214,12 +215,21 @@ float add_2d(const float* row_logits, const float* col_logits, int64_t width, in
     const float* c = col_logits + y;
     int64_t t = 0;
     for (; t + lanes <= count; t += lanes) {
-      (batch::load_unaligned(s + t) + batch::load_unaligned(c + t) + row).store_unaligned(s + t);
+      const batch sum = batch::load_unaligned(s + t) + batch::load_unaligned(c + t) + row;
+      sum.store_unaligned(s + t);
+      m.see(sum);
     }
-    for (; t < count; ++t) s[t] += c[t] + row_logits[x];
+    if (t < count) {  // lanes past count: a score of -inf, which no max takes
+      const int64_t rest = count - t;
+      const batch sum =
+          load_partial<Arch>(s + t, rest, -std::numeric_limits<float>::infinity()) +
+          load_partial<Arch>(c + t, rest, 0.0f) + row;
+      store_partial<Arch>(sum, s + t, rest);
+      m.see(sum);
+    }
     j += count;
   }
-  return max_of<Arch>(scores, n);
+  return m.value();
 }
 
 template <class Arch>
