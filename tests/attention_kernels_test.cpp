@@ -95,6 +95,31 @@ TEST_P(AttentionKernels, ExpSpecialValues) {
   EXPECT_TRUE(std::isnan(sum));
 }
 
+// The same special values where the probabilities are bf16: the exp goes
+// through 2^t there and flushes below 2^-125 (x below about -86.64).
+TEST_P(AttentionKernels, Bf16ExpSpecialValues) {
+  for (SoftmaxBlock step : softmax_steps()) {
+    const float denormal = float_from_bits(0x00000001u);
+    std::vector<float> x = {0.0f,   -0.0f,   -kInf,     -86.6f,
+                            -87.4f, -100.0f, -denormal, -std::numeric_limits<float>::max()};
+    const std::vector<float> in = x;
+    std::vector<uint16_t> probs(x.size());
+    float sum = 0.0f;
+    first_block(step, x.data(), int64_t(x.size()), int64_t(x.size()), probs.data(), &sum);
+    std::vector<float> got;
+    for (uint16_t p : probs) got.push_back(posenc_bf16_to_f32(p));
+    EXPECT_EQ(got[0], 1.0f);
+    EXPECT_EQ(got[1], 1.0f);
+    EXPECT_EQ(got[2], 0.0f);
+    EXPECT_NEAR(got[3], std::exp(double(in[3])), 0.01 * std::exp(double(in[3])));  // 2^-124.9
+    EXPECT_EQ(got[4], 0.0f);  // below 2^-125: flushed
+    EXPECT_EQ(got[5], 0.0f);
+    EXPECT_EQ(got[6], 1.0f);
+    EXPECT_EQ(got[7], 0.0f);
+    EXPECT_NEAR(sum, 3.0, 1e-3);  // three exponentials of 1 (to 1.2e-4) and tiny ones
+  }
+}
+
 // bf16 probabilities are exp rounded to nearest even: within half a bf16 ulp
 // of the double value, plus exp's own error where that sits on a tie.
 TEST_P(AttentionKernels, Bf16ProbabilitiesRoundToNearest) {
@@ -110,6 +135,9 @@ TEST_P(AttentionKernels, Bf16ProbabilitiesRoundToNearest) {
         float sum = 0.0f;
         first_block(step, x.data(), valid, n, probs.data(), &sum);
         ASSERT_EQ(probs[size_t(n)], 0xBEEF);
+        double want_sum = 0.0;  // of the fp32 exponentials, not the rounded ones
+        for (int64_t j = 0; j < valid; ++j) want_sum += std::exp(double(in[size_t(j)]));
+        EXPECT_NEAR(sum, want_sum, 2e-4 * want_sum + 1e-37);
         for (int64_t j = 0; j < n; ++j) {
           const float got = posenc_bf16_to_f32(probs[size_t(j)]);
           if (j >= valid) {
@@ -146,12 +174,14 @@ TEST_P(AttentionKernels, Bf16ProbabilitiesKeepNaN) {
 }
 
 // Both steps give the same bf16 probabilities bit for bit (the exp computes
-// no subnormal, which the AVX512-BF16 instruction would flush).
+// no subnormal, which the AVX512-BF16 instruction would flush): over exp's
+// whole domain, and densely around its flush edge 2^-125 (x near -86.64).
 TEST_P(AttentionKernels, Bf16StepsAgree) {
   const std::vector<SoftmaxBlock> steps = softmax_steps();
   if (steps.size() < 2) GTEST_SKIP() << "no AVX512-BF16 step on this path or CPU";
   for (int64_t n : kSizes) {
-    const std::vector<float> x = random_floats(size_t(n), 17, -80.0f, 0.0f);
+    std::vector<float> x = exp_arguments(n, 17);
+    for (size_t i = 1; i < x.size(); i += 2) x[i] = -86.5f - 0.3f * float(i) / float(n);
     std::vector<uint16_t> portable(static_cast<size_t>(n)), native(static_cast<size_t>(n));
     std::vector<float> scratch = x;
     float sum_portable = 0.0f, sum_native = 0.0f;
@@ -209,7 +239,9 @@ TEST_P(AttentionKernels, BiasKernelsReturnTheRowMaximum) {
   const std::vector<float> rows = random_floats(60, 13), cols = random_floats(60, 14);
   for (int64_t width : {1, 7, 8, 14, 16, 17, 40, 64}) {  // below, at and above a batch
     for (int64_t first_key : {0, 3, 30}) {
-      for (int64_t n : {0, 1, 13, 100, 208, 209, 257}) {  // 208: 16 map rows of 14
+      // From key 0, 224 keys span 16 map rows of 14 (AVX-512 permutes them)
+      // and 225 span 17 (its narrow path); from key 3, 221 and 222.
+      for (int64_t n : {0, 1, 13, 100, 221, 222, 224, 225, 257}) {
         if ((first_key + n) > 50 * width) continue;
         SCOPED_TRACE(testing::Message()
                      << "width " << width << " first " << first_key << " n " << n);

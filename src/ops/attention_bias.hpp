@@ -90,7 +90,6 @@ class AttentionBias {
                 const BlockLogits& logits) const;
 
  private:
-
   const AttentionProblem& p_;
   const posenc_attention_tensors& t_;
   const AttentionBiasKernels& kernels_;

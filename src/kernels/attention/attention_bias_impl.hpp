@@ -93,7 +93,8 @@ void scatter_add(const float* p, int64_t shift, int64_t lo, int64_t hi, float* w
   if (s.high_begin < n) weights[hi] += sum_of<Arch>(p + s.high_begin, n - s.high_begin);
 }
 
-// Map rows narrower than a batch (14 for a 14 x 14 map on AVX2): chunks of
+// Map rows narrower than a batch (below 8 on AVX2, below 4 on SSE2 and NEON;
+// on AVX-512 where the keys span more than 16 map rows): chunks of
 // the row's bias are written to a buffer, one batch per map row, each
 // overwriting the lanes the previous one wrote past its map row's end, then
 // added to the scores in whole batches; returns the largest new score. (The

@@ -63,9 +63,9 @@ xsimd::batch<float, Arch> softmax_exp(xsimd::batch<float, Arch> x) {
   return scale_by_power_of_2<Arch>(exp_near_zero<Arch>(r), n, flush);
 }
 
-// 2^f for 0 <= f < 1, degree 3: 1.2e-4 relative, 1/32 of a bf16 rounding
+// 2^f for 0 <= f <= 1, degree 3: 1.2e-4 relative, 1/32 of a bf16 rounding
 // step (the degree-3 fit of e^r on |r| <= ln2 / 2 with r = (f - 1/2) ln2,
-// times sqrt 2; 2^0 comes out 1 - 1.2e-4).
+// times sqrt 2; 2^0 comes out 1 - 1.2e-4, and p(1) = 2 p(0) to that error).
 template <class Arch>
 xsimd::batch<float, Arch> exp2_unit_interval(xsimd::batch<float, Arch> f) {
   using batch = xsimd::batch<float, Arch>;
@@ -75,9 +75,10 @@ xsimd::batch<float, Arch> exp2_unit_interval(xsimd::batch<float, Arch> f) {
 }
 
 // 2^t for t <= 0 (or NaN, which stays NaN; -inf gives 0), to bf16
-// precision: 2^n 2^f with n = floor(t) and f = t - n exactly. 0 below
-// 2^-125, where the polynomial's error could otherwise take the result
-// under FLT_MIN.
+// precision: 2^n 2^f with n = floor(t) and f = t - n in [0, 1] (f is 1 where
+// t is just below an integer and t - n rounds up; 2^n p(1) then equals
+// 2^(n+1) p(0)). 0 below 2^-125, where the polynomial's error could
+// otherwise take the result under FLT_MIN.
 template <class Arch>
 xsimd::batch<float, Arch> softmax_exp2(xsimd::batch<float, Arch> t) {
   using batch = xsimd::batch<float, Arch>;
