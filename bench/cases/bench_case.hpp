@@ -33,4 +33,11 @@ CaseList rope_cases();
 // Every family's cases.
 CaseList all_cases();
 
+// How wide a table's op and shape columns must be for `cases` (at least as
+// wide as the headings "op" and "shape").
+struct ColumnWidths {
+  int op, shape;
+};
+ColumnWidths column_widths(const CaseList& cases);
+
 }  // namespace posenc::bench

@@ -86,7 +86,8 @@ double memset_seconds(size_t bytes) {
 const MachineFigures& machine_figures() {
   static const MachineFigures figures = [] {
     const size_t bytes = size_t(64) << 20;
-    return MachineFigures{gemm_gflops(POSENC_F32), gemm_gflops(POSENC_BF16), 2.0 * double(bytes) / memcpy_seconds(bytes) * 1e-9,
+    return MachineFigures{gemm_gflops(POSENC_F32), gemm_gflops(POSENC_BF16),
+                          2.0 * double(bytes) / memcpy_seconds(bytes) * 1e-9,
                           double(bytes) / memset_seconds(bytes) * 1e-9};
   }();
   return figures;

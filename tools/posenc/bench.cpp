@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cases/bench_case.hpp"
@@ -48,13 +49,8 @@ bool parse(int argc, char** argv, Options& o) {
   return true;
 }
 
-// The table's first two columns are as wide as their longest entry.
-struct ColumnWidths {
-  int op, shape;
-};
-
 void print_row(const BenchCase& c, const char* isa, const CaseMetrics& m, bool json,
-               const ColumnWidths& widths, bool& first) {
+               const bench::ColumnWidths& widths, bool& first) {
   if (json) {
     std::printf("%s\n    {\"op\": \"%s\", \"shape\": \"%s\", \"isa\": \"%s\", "
                 "\"median_ms\": %.4f, \"gbytes_per_s\": %.3f, \"gflops\": %.3f, "
@@ -74,8 +70,8 @@ void print_row(const BenchCase& c, const char* isa, const CaseMetrics& m, bool j
       std::snprintf(of_gemm, sizeof of_gemm, "%.0f%%", 100 * m.fraction_of_gemm);
     }
     std::printf("%-*s %-*s %-9s %9.3f %8s %8.1f %7s %8.0f%% %7.0f%%  %s\n", widths.op,
-                c.op.c_str(), widths.shape, c.shape.c_str(), isa, m.seconds * 1e3, gflops, m.gbytes_per_s, of_gemm,
-                100 * m.fraction_of_copy, 100 * m.bound_ratio, speedup);
+                c.op.c_str(), widths.shape, c.shape.c_str(), isa, m.seconds * 1e3, gflops,
+                m.gbytes_per_s, of_gemm, 100 * m.fraction_of_copy, 100 * m.bound_ratio, speedup);
   }
   first = false;
 }
@@ -99,12 +95,13 @@ int run_bench(int argc, char** argv) {
     return 2;
   }
   const bench::MachineFigures& machine = bench::machine_figures();
-  const bench::CaseList cases = bench::all_cases();
-  ColumnWidths widths{2, 5};  // "op", "shape"
-  for (const BenchCase& c : cases) {
-    widths.op = std::max(widths.op, int(c.op.size()));
-    widths.shape = std::max(widths.shape, int(c.shape.size()));
+  bench::CaseList cases;  // those the filter selects
+  for (BenchCase& c : bench::all_cases()) {
+    if ((c.op + " " + c.shape).find(options.filter) != std::string::npos) {
+      cases.push_back(std::move(c));
+    }
   }
+  const bench::ColumnWidths widths = bench::column_widths(cases);
   if (options.json) {
     std::printf("{\n  \"machine\": {\"onednn_f32_gemm_gflops\": %.1f, "
                 "\"onednn_bf16_gemm_gflops\": %.1f, \"memcpy_gbytes_per_s\": %.1f, "
@@ -117,16 +114,11 @@ int run_bench(int argc, char** argv) {
                 machine.gemm_gflops, machine.bf16_gemm_gflops, machine.memcpy_gbytes_per_s,
                 machine.memset_gbytes_per_s);
     std::printf("%-*s %-*s %-9s %9s %8s %8s %7s %9s %8s  %s\n", widths.op, "op", widths.shape,
-                "shape", "isa",
-                "median ms", "GFLOP/s", "GB/s", "of GEMM", "of memcpy", "of bound",
-                "speedup");
+                "shape", "isa", "median ms", "GFLOP/s", "GB/s", "of GEMM", "of memcpy",
+                "of bound", "speedup");
   }
   bool first = true;
   for (const BenchCase& c : cases) {
-    if (!options.filter.empty() &&
-        (c.op + " " + c.shape).find(options.filter) == std::string::npos) {
-      continue;
-    }
     const bench::CaseReferences references =
         bench::measure_references(c, std::max(1, options.repeats / 2));
     for (const Context& context : contexts) {
