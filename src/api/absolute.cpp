@@ -1,7 +1,7 @@
-// C ABI: absolute encodings. Validation here; the work in ops/absolute.cpp.
+// C ABI: absolute encodings. Validation here; the work in ops/absolute/encodings.cpp.
 #include "api/guard.hpp"
 #include "api/validate.hpp"
-#include "ops/absolute.hpp"
+#include "ops/absolute/encodings.hpp"
 #include "posenc/absolute.h"
 #include "runtime/dtype.hpp"
 

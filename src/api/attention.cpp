@@ -1,14 +1,14 @@
 // C ABI: fused attention and the bottleneck block. Validation here; the work
-// in ops/attention.cpp and ops/bottleneck.cpp.
+// in ops/attention/attention.cpp and ops/attention/bottleneck.cpp.
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "api/guard.hpp"
 #include "api/validate.hpp"
-#include "ops/attention.hpp"
-#include "ops/attention_workspace.hpp"
-#include "ops/bottleneck.hpp"
+#include "ops/attention/attention.hpp"
+#include "ops/attention/plan.hpp"
+#include "ops/attention/bottleneck.hpp"
 #include "posenc/attention.h"
 #include "runtime/matmul.hpp"
 #include "runtime/dtype.hpp"

@@ -4,10 +4,10 @@
 
 #include "api/guard.hpp"
 #include "api/validate.hpp"
-#include "ops/relative_1d.hpp"
-#include "ops/relative_2d.hpp"
-#include "ops/relative_absolute_logits.hpp"
-#include "ops/relative_skew.hpp"
+#include "ops/relative/logits_1d.hpp"
+#include "ops/relative/logits_2d.hpp"
+#include "ops/absolute/absolute_logits.hpp"
+#include "ops/relative/skew.hpp"
 #include "posenc/relative.h"
 
 using namespace posenc;

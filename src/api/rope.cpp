@@ -6,8 +6,8 @@
 #include "api/guard.hpp"
 #include "api/rope_validate.hpp"
 #include "api/validate.hpp"
-#include "ops/rope_apply.hpp"
-#include "ops/rope_cache.hpp"
+#include "ops/rope/apply.hpp"
+#include "ops/rope/cache.hpp"
 #include "posenc/rope.h"
 #include "runtime/dtype.hpp"
 

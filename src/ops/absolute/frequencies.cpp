@@ -1,4 +1,4 @@
-#include "ops/frequencies.hpp"
+#include "ops/absolute/frequencies.hpp"
 
 #include <cmath>
 

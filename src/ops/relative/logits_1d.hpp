@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "ops/relative_1d_tile.hpp"
+#include "ops/relative/tile_1d.hpp"
 #include "runtime/context.hpp"
 
 namespace posenc::ops {

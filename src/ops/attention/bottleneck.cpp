@@ -1,4 +1,4 @@
-#include "ops/bottleneck.hpp"
+#include "ops/attention/bottleneck.hpp"
 
 #include <algorithm>
 #include <cstdint>

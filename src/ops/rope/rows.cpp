@@ -1,4 +1,4 @@
-#include "ops/rope_rows.hpp"
+#include "ops/rope/rows.hpp"
 
 #include <cmath>
 #include <vector>

@@ -1,9 +1,9 @@
-#include "ops/absolute.hpp"
+#include "ops/absolute/encodings.hpp"
 
 #include <cstring>
 #include <vector>
 
-#include "ops/frequencies.hpp"
+#include "ops/absolute/frequencies.hpp"
 #include "runtime/parallel.hpp"
 
 namespace posenc::ops {

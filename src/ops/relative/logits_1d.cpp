@@ -1,9 +1,9 @@
-#include "ops/relative_1d.hpp"
+#include "ops/relative/logits_1d.hpp"
 
 #include <algorithm>
 
-#include "ops/relative_scratch.hpp"
-#include "ops/relative_stream.hpp"
+#include "ops/relative/scratch.hpp"
+#include "ops/relative/stream.hpp"
 #include "runtime/parallel.hpp"
 
 namespace posenc::ops {

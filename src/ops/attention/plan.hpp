@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ops/attention.hpp"
-#include "ops/attention_gemms.hpp"
+#include "ops/attention/problem.hpp"
+#include "ops/attention/gemms.hpp"
 
 namespace posenc::ops {
 

@@ -1,7 +1,7 @@
-#include "ops/relative_absolute_logits.hpp"
+#include "ops/absolute/absolute_logits.hpp"
 
-#include "ops/relative_gemm.hpp"
-#include "ops/relative_row_tiles.hpp"
+#include "ops/relative/gemm.hpp"
+#include "ops/relative/row_tiles.hpp"
 #include "runtime/parallel.hpp"
 
 namespace posenc::ops {

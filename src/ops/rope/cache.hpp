@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/rope_frequencies.hpp"
+#include "ops/rope/frequencies.hpp"
 #include "runtime/context.hpp"
 
 struct posenc_rope_cache {

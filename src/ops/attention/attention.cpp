@@ -1,4 +1,4 @@
-#include "ops/attention.hpp"
+#include "ops/attention/attention.hpp"
 
 #include <omp.h>
 
@@ -8,9 +8,9 @@
 #include <limits>
 #include <mutex>
 
-#include "ops/attention_bias.hpp"
-#include "ops/attention_gemms.hpp"
-#include "ops/attention_workspace.hpp"
+#include "ops/attention/bias.hpp"
+#include "ops/attention/gemms.hpp"
+#include "ops/attention/plan.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/dtype.hpp"
@@ -18,14 +18,6 @@
 
 namespace posenc::ops {
 namespace {
-
-TokenStrides layout_strides(posenc_attention_layout layout, int64_t heads, int64_t tokens,
-                            int64_t head_dim) {
-  if (layout == POSENC_LAYOUT_BTHD) {
-    return TokenStrides{tokens * heads * head_dim, head_dim, heads * head_dim};
-  }
-  return TokenStrides{heads * tokens * head_dim, tokens * head_dim, head_dim};
-}
 
 // Calls body(task, slot) for every task on up to `slots` threads; slot (in
 // [0, slots)) names the thread's scratch. Exceptions (oneDNN failing to
@@ -267,40 +259,6 @@ void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Scratch& s) 
 }
 
 }  // namespace
-
-int64_t AttentionProblem::visible_keys(int64_t i) const {
-  if (!causal) return kv_len;
-  return std::clamp<int64_t>(query_offset + i + 1, 0, kv_len);
-}
-
-void set_scales(AttentionProblem& p, float scale, bool bias_uses_scaled_q) {
-  p.softmax_scale = scale > 0.0f ? scale : 1.0f;
-  p.qk_alpha = scale / p.softmax_scale;
-  p.bias_alpha = (bias_uses_scaled_q ? scale : 1.0f) / p.softmax_scale;
-}
-
-AttentionProblem make_attention_problem(const posenc_attention_desc& d) {
-  AttentionProblem p;
-  p.batch = d.batch;
-  p.heads = d.heads;
-  p.q_len = d.q_len;
-  p.kv_len = d.kv_len;
-  p.head_dim = d.head_dim;
-  p.q = p.out = layout_strides(d.layout, d.heads, d.q_len, d.head_dim);
-  p.k = p.v = layout_strides(d.layout, d.heads, d.kv_len, d.head_dim);
-  p.dtype = d.dtype;
-  p.out_dtype = d.out_dtype;
-  p.causal = d.causal != 0;
-  p.query_offset = d.query_offset;
-  p.bias = d.bias;
-  p.tables_per_head = d.tables_per_head != 0;
-  set_scales(p, d.scale, d.bias_uses_scaled_q != 0);
-  p.max_distance = d.max_distance;
-  p.map_height = d.map_height;
-  p.map_width = d.map_width;
-  p.relative_values = d.relative_values != 0;
-  return p;
-}
 
 void attention(const ExecContext& ctx, const AttentionProblem& problem, const AttentionPlan& plan,
                const posenc_attention_tensors& tensors, void* workspace) {

@@ -1,8 +1,8 @@
-#include "ops/attention_workspace.hpp"
+#include "ops/attention/plan.hpp"
 
 #include <algorithm>
 
-#include "ops/attention_bias.hpp"
+#include "ops/attention/bias.hpp"
 #include "runtime/workspace.hpp"
 
 namespace posenc::ops {

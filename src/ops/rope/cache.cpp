@@ -1,6 +1,6 @@
-#include "ops/rope_cache.hpp"
+#include "ops/rope/cache.hpp"
 
-#include "ops/rope_rows.hpp"
+#include "ops/rope/rows.hpp"
 #include "runtime/parallel.hpp"
 
 namespace posenc::ops {

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "ops/rope_cache.hpp"
+#include "ops/rope/cache.hpp"
 #include "posenc/rope.h"
 #include "runtime/context.hpp"
 

@@ -1,4 +1,4 @@
-#include "ops/attention_bias.hpp"
+#include "ops/attention/bias.hpp"
 
 #include <algorithm>
 

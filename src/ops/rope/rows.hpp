@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "ops/rope_frequencies.hpp"
+#include "ops/rope/frequencies.hpp"
 #include "runtime/context.hpp"
 
 namespace posenc::ops {

@@ -1,16 +1,13 @@
-// Fused attention with positional bias (posenc/attention.h): the problem in
-// internal form, its workspace, and the op. Arguments are validated by the
-// caller (api/attention.cpp).
+// The fused attention's problem in internal form (strides, scales, bias) and
+// the blocks it is cut into: the types every part of the attention shares.
 #pragma once
-
-#include "runtime/matmul.hpp"
 
 #include <cstddef>
 #include <cstdint>
 
 #include "posenc/attention.h"
-#include "runtime/context.hpp"
 #include "runtime/dtype.hpp"
+#include "runtime/matmul.hpp"
 
 namespace posenc::ops {
 
@@ -56,11 +53,22 @@ void set_scales(AttentionProblem& problem, float scale, bool bias_uses_scaled_q)
 // The problem of a validated desc, with the strides of its layout.
 AttentionProblem make_attention_problem(const posenc_attention_desc& desc);
 
-struct AttentionPlan;  // ops/attention_workspace.hpp
+// Table rows [first, first + count).
+struct RowWindow {
+  int64_t first, count;
+};
 
-// plan: plan_attention(problem, ctx.num_threads); workspace: NULL (allocated
-// here) or plan.workspace_bytes bytes.
-void attention(const ExecContext& ctx, const AttentionProblem& problem, const AttentionPlan& plan,
-               const posenc_attention_tensors& tensors, void* workspace);
+// Queries [first, first + rows) of one (batch, head): q points at the first
+// one, with row stride ldq.
+struct QueryBlock {
+  int64_t head;
+  const void* q;
+  int64_t ldq;
+  int64_t first, rows;
+};
+
+struct KeyBlock {
+  int64_t first, count;
+};
 
 }  // namespace posenc::ops

@@ -1,9 +1,9 @@
-#include "ops/rope_frequencies.hpp"
+#include "ops/rope/frequencies.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "ops/frequencies.hpp"
+#include "ops/absolute/frequencies.hpp"
 #include "runtime/math_constants.hpp"
 
 namespace posenc::ops {

@@ -1,10 +1,10 @@
-#include "ops/relative_2d.hpp"
+#include "ops/relative/logits_2d.hpp"
 
 #include <algorithm>
 #include <vector>
 
-#include "ops/relative_gemm.hpp"
-#include "ops/relative_stream.hpp"
+#include "ops/relative/gemm.hpp"
+#include "ops/relative/stream.hpp"
 #include "runtime/parallel.hpp"
 
 namespace posenc::ops {

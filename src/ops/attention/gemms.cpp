@@ -1,4 +1,4 @@
-#include "ops/attention_gemms.hpp"
+#include "ops/attention/gemms.hpp"
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
-#include "ops/relative_skew.hpp"
+#include "ops/relative/skew.hpp"
 
 #include <algorithm>
 
-#include "ops/relative_stream.hpp"
+#include "ops/relative/stream.hpp"
 #include "runtime/parallel.hpp"
 
 namespace posenc::ops {

@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ops/attention.hpp"
-#include "ops/attention_bias.hpp"
+#include "ops/attention/problem.hpp"
+#include "ops/attention/bias.hpp"
 #include "runtime/matmul.hpp"
 
 namespace posenc::ops {

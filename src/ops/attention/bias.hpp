@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "kernels/attention/attention_bias_kernels.hpp"
-#include "ops/attention.hpp"
+#include "ops/attention/problem.hpp"
 
 namespace posenc::ops {
 
@@ -34,28 +34,10 @@ struct RelativeIndex {
 // The table layout of posenc/attention.h for this problem.
 RelativeIndex relative_index(const AttentionProblem& problem);
 
-// Table rows [first, first + count).
-struct RowWindow {
-  int64_t first, count;
-};
-
 // The rows used by queries at positions [query_pos, query_pos + queries)
 // against keys [first_key, first_key + keys).
 RowWindow relative_window(const RelativeIndex& index, int64_t query_pos, int64_t queries,
                           int64_t first_key, int64_t keys);
-
-// Queries [first, first + rows) of one (batch, head): q points at the first
-// one, with row stride ldq.
-struct QueryBlock {
-  int64_t head;
-  const void* q;
-  int64_t ldq;
-  int64_t first, rows;
-};
-
-struct KeyBlock {
-  int64_t first, count;
-};
 
 // A block's position logits in scratch, as add_row reads them. 1D: logits
 // [rows, window.count] against table rows window.first.., rows ld apart.

@@ -1,10 +1,10 @@
-#include "ops/rope_apply.hpp"
+#include "ops/rope/apply.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "ops/rope_rows.hpp"
+#include "ops/rope/rows.hpp"
 #include "runtime/parallel.hpp"
 
 namespace posenc::ops {

@@ -4,8 +4,8 @@
 
 #include <cstddef>
 
-#include "ops/attention.hpp"
-#include "ops/attention_workspace.hpp"
+#include "ops/attention/attention.hpp"
+#include "ops/attention/plan.hpp"
 #include "posenc/attention.h"
 #include "runtime/context.hpp"
 

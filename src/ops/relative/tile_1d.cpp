@@ -1,8 +1,8 @@
-#include "ops/relative_1d_tile.hpp"
+#include "ops/relative/tile_1d.hpp"
 
 #include <algorithm>
 
-#include "ops/relative_gemm.hpp"
+#include "ops/relative/gemm.hpp"
 
 namespace posenc::ops {
 namespace {
