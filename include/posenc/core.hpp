@@ -26,6 +26,7 @@ inline void check(posenc_status status) {
   if (status != POSENC_OK) throw Error(status, posenc_last_error());
 }
 
+// The paths of the C enum posenc_isa, value for value.
 enum class Isa {
   automatic = POSENC_ISA_AUTO,
   baseline = POSENC_ISA_BASELINE,
