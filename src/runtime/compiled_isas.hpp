@@ -45,7 +45,7 @@ struct IsaPath {
 namespace isa_table {
 
 // The kernel table of the compiled path `name`, or null.
-constexpr KernelTableFn compiled_kernels(std::string_view name) {
+constexpr KernelTableFn compiled_kernels([[maybe_unused]] std::string_view name) {
 #define POSENC_COMPILED_PATH(path) \
   if (name == #path) return &arch::path##_kernels;
 #define POSENC_PATH_EXTENSION(path, extension)
@@ -56,7 +56,7 @@ constexpr KernelTableFn compiled_kernels(std::string_view name) {
 }
 
 // The kernel table of the compiled extension of the path `name`, or null.
-constexpr KernelTableFn compiled_extension(std::string_view name) {
+constexpr KernelTableFn compiled_extension([[maybe_unused]] std::string_view name) {
 #define POSENC_COMPILED_PATH(path)
 #define POSENC_PATH_EXTENSION(path, extension) \
   if (name == #path) return &arch::extension##_kernels;
