@@ -67,8 +67,9 @@ TEST_P(SinusoidTable, LongTable) {
                         kSinusoidAtol, 0.0));
 }
 
-// Seed 004's PositionalEncoding: pe[:, 0::2] = sin(k * div), pe[:, 1::2] =
-// cos(k * div), div = exp(arange(0, D, 2) * -(ln(10000) / D)).
+// The PositionalEncoding module of the PyTorch tutorials (docs/design.md
+// section 1): pe[:, 0::2] = sin(k * div), pe[:, 1::2] = cos(k * div),
+// div = exp(arange(0, D, 2) * -(ln(10000) / D)).
 TEST_P(SinusoidTable, EqualsPytorchTutorialDefinition) {
   const int64_t length = 50, dim = 16;
   std::vector<float> out(size_t(length * dim));

@@ -1,33 +1,61 @@
-// Run with POSENC_MAX_ISA=avx2 (tests/CMakeLists.txt): the cap holds for
-// posenc's kernels and for oneDNN.
+// Run once per compiled ISA path with POSENC_MAX_ISA set to it
+// (tests/CMakeLists.txt): the cap holds for posenc's kernels and for oneDNN,
+// at the level the ISA table gives (runtime/compiled_isas.hpp), and it is what
+// `posenc info` reports (oneDNN's ISA and matmul implementation).
 #include <gtest/gtest.h>
 
-#include <cstring>
+#include <cstdlib>
 #include <string>
 
+#include <oneapi/dnnl/dnnl.h>
+
 #include "posenc/posenc.h"
+#include "runtime/compiled_isas.hpp"
+#include "runtime/isa_cap.hpp"
 #include "runtime/matmul.hpp"
 
 namespace posenc::test {
 namespace {
 
 TEST(Cap, EnvironmentCapsPosencAndOnednn) {
-  ASSERT_EQ(posenc_max_isa(), POSENC_ISA_AVX2);
-  EXPECT_NE(posenc_best_isa(), POSENC_ISA_AVX512);
-  posenc_context* context = nullptr;
-  EXPECT_EQ(posenc_context_create(POSENC_ISA_AVX512, 0, &context), POSENC_ERROR_UNSUPPORTED);
-  EXPECT_EQ(context, nullptr);
+  const char* env = std::getenv("POSENC_MAX_ISA");
+  ASSERT_NE(env, nullptr) << "run with POSENC_MAX_ISA set to a compiled path";
+  posenc_isa cap = POSENC_ISA_AUTO;
+  ASSERT_EQ(posenc_isa_from_name(env, &cap), POSENC_OK) << posenc_last_error();
+  ASSERT_EQ(posenc_max_isa(), cap);
+  EXPECT_LE(isa_rank(posenc_best_isa()), isa_rank(cap));
 
+  // posenc: no context above the cap; oneDNN: nothing of a path above it.
   const std::string onednn_isa = onednn_isa_string();
-  EXPECT_TRUE(onednn_isa == "avx2" || onednn_isa == "avx" || onednn_isa == "sse41")
-      << onednn_isa;
   const std::string impl = onednn_matmul_impl(POSENC_F32);
-  EXPECT_EQ(impl.find("avx512"), std::string::npos) << impl;
-  EXPECT_EQ(impl.find("amx"), std::string::npos) << impl;
+  bool cpu_exceeds_cap = false;
+  for (posenc_isa isa : kCompiledIsas) {
+    if (isa_rank(isa) <= isa_rank(cap)) continue;
+    posenc_context* context = nullptr;
+    EXPECT_EQ(posenc_context_create(isa, 0, &context), POSENC_ERROR_UNSUPPORTED);
+    EXPECT_EQ(context, nullptr);
+    const std::string name = posenc_isa_name(isa);
+    EXPECT_EQ(onednn_isa.find(name), std::string::npos) << onednn_isa << " under " << env;
+    EXPECT_EQ(impl.find(name), std::string::npos) << impl << " under " << env;
+    EXPECT_EQ(impl.find("amx"), std::string::npos) << impl << " under " << env;
+    int available = 0;
+    ASSERT_EQ(posenc_isa_available(isa, &available), POSENC_OK);
+    cpu_exceeds_cap = cpu_exceeds_cap || available != 0;
+  }
+
+  const IsaPath* path = compiled_isa_path(cap);
+  ASSERT_NE(path, nullptr);
+  if (path->onednn_cap == dnnl_cpu_isa_all) return;  // oneDNN is not capped here
+  // dnnl_cpu_isa_t values are bit sets, each level a superset of the ones below.
+  const unsigned effective = unsigned(dnnl_get_effective_cpu_isa());
+  EXPECT_EQ(effective & ~unsigned(path->onednn_cap), 0u) << onednn_isa << " under " << env;
+  if (cpu_exceeds_cap) {
+    EXPECT_EQ(effective, unsigned(path->onednn_cap)) << onednn_isa << " under " << env;
+  }
 
   // oneDNN has made a primitive: the cap can no longer move.
-  EXPECT_EQ(posenc_set_max_isa(POSENC_ISA_BASELINE), POSENC_ERROR_UNSUPPORTED);
-  EXPECT_EQ(posenc_max_isa(), POSENC_ISA_AVX2);
+  EXPECT_EQ(posenc_set_max_isa(POSENC_ISA_AUTO), POSENC_ERROR_UNSUPPORTED);
+  EXPECT_EQ(posenc_max_isa(), cap);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Position logits on every ISA path: against the double reference loops, and
-// the skew bit for bit against the seeds' pad/reshape sequence.
+// the skew bit for bit against the pad/reshape sequence of
+// bottleneck-transformer-pytorch (docs/design.md section 4).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -19,7 +19,8 @@
  * - RELATIVE_1D: bias[i,j] = c * q_i . R[row(i,j)], with the table rows
  *     - max_distance = K >= 1 (clipped, Shaw et al.): R of [2K+1, head_dim],
  *       row(i,j) = clamp(dist(i,j), -K, K) + K; row K is distance 0.
- *     - max_distance = 0 (unclipped, the seeds' layout): R of
+ *     - max_distance = 0 (unclipped, the layout of self-attention-cv's
+ *       RelPosEmb1D and of BoTNet, Srinivas et al. 2021): R of
  *       [q_len + kv_len - 1, head_dim], row(i,j) = j - i + q_len - 1, i.e.
  *       row 0 is distance -(query_offset + q_len - 1). With q_len = kv_len =
  *       T and no offset this is the usual [2T-1, d] table, R[j - i + T - 1].
@@ -88,7 +89,8 @@ typedef struct posenc_attention_desc {
   int64_t query_offset;   /* position of query 0; |query_offset| <= 2^40 */
   posenc_attention_bias bias;
   int tables_per_head;    /* 0 or 1 */
-  int bias_uses_scaled_q; /* 0 or 1: position logits from scale*q (seed 003, BoTNet) or q */
+  int bias_uses_scaled_q; /* 0 or 1: position logits from scale*q (BoTNet as
+                             bottleneck-transformer-pytorch writes it) or q */
   int64_t max_distance;   /* RELATIVE_1D and relative_values: 0 unclipped, else K >= 1 */
   int64_t map_height, map_width; /* RELATIVE_2D: X, Y with X*Y = q_len = kv_len */
   int relative_values;    /* 0 or 1 */

@@ -19,8 +19,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* POSENC_API marks the functions the library exports. Building posenc defines
+ * POSENC_BUILDING; a program linking the static library defines POSENC_STATIC
+ * (the CMake target posenc::posenc_static does); on Windows every other
+ * program imports them from the DLL. */
 #if defined(_WIN32)
+#if defined(POSENC_STATIC)
+#define POSENC_API
+#elif defined(POSENC_BUILDING)
 #define POSENC_API __declspec(dllexport)
+#else
+#define POSENC_API __declspec(dllimport)
+#endif
 #else
 #define POSENC_API __attribute__((visibility("default")))
 #endif

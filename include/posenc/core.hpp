@@ -2,30 +2,19 @@
 // into exceptions and owns contexts. Include posenc/posenc.hpp.
 #pragma once
 
-#include <stdexcept>
-#include <string>
 #include <utility>
 
 #include "posenc/core.h"
+#include "posenc/error.hpp"
 
 namespace posenc {
 
-// Thrown by every C++ wrapper when the C call fails; what() is the C ABI's
-// message, which names the bad argument.
-class Error : public std::runtime_error {
- public:
-  Error(posenc_status status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
-  posenc_status status() const noexcept { return status_; }
-
- private:
-  posenc_status status_;
-};
-
+// Throws posenc::Error with the thread's last-error message unless status is POSENC_OK.
 inline void check(posenc_status status) {
   if (status != POSENC_OK) throw Error(status, posenc_last_error());
 }
 
+// The paths of the C enum posenc_isa, value for value.
 enum class Isa {
   automatic = POSENC_ISA_AUTO,
   baseline = POSENC_ISA_BASELINE,

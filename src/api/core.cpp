@@ -6,6 +6,7 @@
 #include "api/guard.hpp"
 #include "api/validate.hpp"
 #include "posenc/core.h"
+#include "runtime/compiled_isas.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cpu_features.hpp"
 #include "runtime/isa_cap.hpp"
@@ -55,15 +56,9 @@ const char* posenc_last_error(void) { return last_error_message.c_str(); }
 const char* posenc_version(void) { return POSENC_VERSION_STRING; }
 
 const char* posenc_isa_name(posenc_isa isa) {
-  switch (isa) {
-    case POSENC_ISA_AUTO: return "auto";
-    case POSENC_ISA_BASELINE: return "baseline";
-    case POSENC_ISA_AVX2: return "avx2";
-    case POSENC_ISA_AVX512: return "avx512";
-    case POSENC_ISA_NEON: return "neon";
-    case POSENC_ISA_MAX_ENUM: break;
-  }
-  return nullptr;
+  if (isa == POSENC_ISA_AUTO) return "auto";
+  const IsaPath* path = find_isa_path(isa);
+  return path != nullptr ? path->name : nullptr;
 }
 
 posenc_status posenc_isa_from_name(const char* name, posenc_isa* isa) {
@@ -72,15 +67,18 @@ posenc_status posenc_isa_from_name(const char* name, posenc_isa* isa) {
     require_not_null(isa, "isa");
     std::string lower(name);
     for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
-    for (posenc_isa candidate : {POSENC_ISA_AUTO, POSENC_ISA_BASELINE, POSENC_ISA_AVX2,
-                                 POSENC_ISA_AVX512, POSENC_ISA_NEON}) {
-      if (lower == posenc_isa_name(candidate)) {
-        *isa = candidate;
+    if (lower == "auto") {
+      *isa = POSENC_ISA_AUTO;
+      return;
+    }
+    for (const IsaPath& path : kIsaPaths) {
+      if (lower == path.name) {
+        *isa = path.isa;
         return;
       }
     }
-    invalid("name: unknown ISA \"" + std::string(name) +
-            "\" (expected auto, baseline, avx2, avx512 or neon)");
+    invalid("name: unknown ISA \"" + std::string(name) + "\" (expected one of " + isa_names() +
+            ")");
   });
 }
 

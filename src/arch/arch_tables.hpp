@@ -1,5 +1,7 @@
-// One function per compiled ISA path, each defined in its own translation
-// unit compiled with that ISA's flags (and only those).
+// The kernel table of each compiled ISA path, `<path>_kernels()`, defined in
+// src/arch/<path>.cpp, a translation unit compiled with that ISA's flags (and
+// only those). The paths and extensions are those cmake/PosencIsa.cmake lists:
+// the declarations come from the header it generates.
 #pragma once
 
 #include <cstdint>
@@ -8,18 +10,17 @@
 
 namespace posenc::arch {
 
-#if defined(__x86_64__)
-const KernelTable& baseline_kernels();
-const KernelTable& avx2_kernels();
-const KernelTable& avx512_kernels();
-// The AVX-512 table with the kernels that use AVX512-BF16 (for processors
-// that have it): AttentionKernels::softmax_block from src/arch/avx512_bf16.cpp.
-const KernelTable& avx512_bf16_kernels();
+#define POSENC_COMPILED_PATH(path) const KernelTable& path##_kernels();
+// An extension's table is its path's table with the kernels that use the
+// extension's instructions, e.g. avx512_bf16_kernels() in src/arch/avx512.cpp.
+#define POSENC_PATH_EXTENSION(path, extension) const KernelTable& extension##_kernels();
+#include "posenc_compiled_paths.inc"
+#undef POSENC_COMPILED_PATH
+#undef POSENC_PATH_EXTENSION
+
+// AttentionKernels::softmax_block rounding with AVX512-BF16 (src/arch/avx512_bf16.cpp).
 float softmax_block_avx512_bf16(float* scores, int64_t valid, int64_t n, float block_max,
                                 float scale, float* row_max, float* row_sum,
                                 uint16_t* probs_bf16);
-#elif defined(__aarch64__)
-const KernelTable& neon_kernels();
-#endif
 
 }  // namespace posenc::arch

@@ -1,7 +1,8 @@
 // Kernels of the AVX-512 path that use AVX512-BF16: compiled with the AVX-512
 // flags plus -mavx512bf16 (cmake/PosencIsa.cmake), linked after avx512.cpp
 // (so inline code the two share keeps the AVX-512 copy), and called only
-// where cpu_has_avx512_bf16().
+// where the CPU has AVX512-BF16 (the avx512 row's extension in
+// runtime/compiled_isas.hpp).
 #include "arch/arch_tables.hpp"
 #include "kernels/attention/attention_impl.hpp"
 

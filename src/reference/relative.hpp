@@ -1,6 +1,8 @@
 // Reference loops for the position logits (posenc/relative.h): naive loops
-// accumulating in double, and the seeds' pad / flatten / pad / reshape /
-// slice skew in plain C++ (the baseline the gather must equal bit for bit).
+// accumulating in double, and Music Transformer's skew as
+// bottleneck-transformer-pytorch writes it (pad / flatten / pad / reshape /
+// slice) in plain C++: the baseline the gather must equal bit for bit
+// (docs/design.md section 4).
 #pragma once
 
 #include <cstdint>
@@ -40,7 +42,7 @@ std::vector<double> relative_logits_2d(int64_t batch, int64_t heads, int64_t hei
                                        const float* row_table, const float* column_table,
                                        int64_t table_heads);
 
-// The seeds' skew of one [length, 2*length-1] matrix, step by step: append a
+// That skew of one [length, 2*length-1] matrix, step by step: append a
 // zero column ([length, 2*length]), flatten, append length-1 zeros, view as
 // [length+1, 2*length-1], copy rows [0, length) and columns
 // [length-1, 2*length-1) to out [length, length]. workspace holds

@@ -1,35 +1,40 @@
 #include "runtime/cpu_features.hpp"
 
-namespace posenc {
+#include "runtime/compiled_isas.hpp"
 
-bool cpu_supports(posenc_isa isa) {
+namespace posenc {
+namespace {
+
+bool cpu_has_feature(CpuFeature feature) {
 #if defined(__x86_64__)
   // __builtin_cpu_supports also checks that the OS saves the vector state.
-  switch (isa) {
-    case POSENC_ISA_BASELINE:
-      return true;
-    case POSENC_ISA_AVX2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case POSENC_ISA_AVX512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
-    default:
-      return false;
+  switch (feature) {
+    case kCpuAvx2: return __builtin_cpu_supports("avx2");
+    case kCpuFma: return __builtin_cpu_supports("fma");
+    case kCpuAvx512F: return __builtin_cpu_supports("avx512f");
+    case kCpuAvx512Cd: return __builtin_cpu_supports("avx512cd");
+    case kCpuAvx512Dq: return __builtin_cpu_supports("avx512dq");
+    case kCpuAvx512Bw: return __builtin_cpu_supports("avx512bw");
+    case kCpuAvx512Vl: return __builtin_cpu_supports("avx512vl");
+    case kCpuAvx512Bf16: return __builtin_cpu_supports("avx512bf16");
   }
-#elif defined(__aarch64__)
-  return isa == POSENC_ISA_NEON || isa == POSENC_ISA_BASELINE;
-#else
-#error "posenc supports x86-64 and aarch64"
 #endif
+  (void)feature;
+  return false;  // every feature listed is an x86 one
 }
 
-bool cpu_has_avx512_bf16() {
-#if defined(__x86_64__)
-  return cpu_supports(POSENC_ISA_AVX512) && __builtin_cpu_supports("avx512bf16");
-#else
-  return false;
-#endif
+}  // namespace
+
+bool cpu_has(CpuFeatures features) {
+  for (; features != 0; features &= features - 1) {  // each set bit, lowest first
+    if (!cpu_has_feature(CpuFeature(features & (~features + 1)))) return false;
+  }
+  return true;
+}
+
+bool cpu_supports(posenc_isa isa) {
+  const IsaPath* path = compiled_isa_path(isa);
+  return path != nullptr && cpu_has(path->features);
 }
 
 }  // namespace posenc

@@ -1,22 +1,7 @@
-// Internal errors: ops and validation throw posenc::Error; the C ABI turns it
-// into a status code and the thread's last-error message (api/guard.hpp).
+// Internal errors: ops and validation throw posenc::Error, the class the C++
+// API throws (posenc/error.hpp: one definition for the library and its
+// callers); the C ABI turns it into a status code and the thread's last-error
+// message (api/guard.hpp).
 #pragma once
 
-#include <stdexcept>
-#include <string>
-
-#include "posenc/core.h"
-
-namespace posenc {
-
-class Error : public std::runtime_error {
- public:
-  Error(posenc_status status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
-  posenc_status status() const { return status_; }
-
- private:
-  posenc_status status_;
-};
-
-}  // namespace posenc
+#include "posenc/error.hpp"

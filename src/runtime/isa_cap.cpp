@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -16,21 +17,12 @@
 namespace posenc {
 namespace {
 
-#if defined(__x86_64__)
-dnnl_cpu_isa_t onednn_isa_for(posenc_isa isa) {
-  switch (isa) {
-    case POSENC_ISA_BASELINE: return dnnl_cpu_isa_sse41;
-    case POSENC_ISA_AVX2: return dnnl_cpu_isa_avx2;
-    case POSENC_ISA_AVX512: return dnnl_cpu_isa_avx512_core_amx;
-    default: return dnnl_cpu_isa_all;
-  }
-}
-#endif
-
 // Returns false if oneDNN already created a primitive and refuses the cap.
 bool apply_onednn_cap(posenc_isa isa) {
 #if defined(__x86_64__)
-  return dnnl_set_max_cpu_isa(onednn_isa_for(isa)) == dnnl_success;
+  const IsaPath* path = find_isa_path(isa);  // AUTO: no row, no cap
+  return dnnl_set_max_cpu_isa(path != nullptr ? path->onednn_cap : dnnl_cpu_isa_all) ==
+         dnnl_success;
 #else
   (void)isa;
   return true;
@@ -44,7 +36,8 @@ class CapState {
     if (env == nullptr || *env == '\0') return;
     posenc_isa isa;
     if (posenc_isa_from_name(env, &isa) != POSENC_OK) {
-      std::fprintf(stderr, "posenc: ignoring POSENC_MAX_ISA=%s (expected avx512, avx2, baseline or neon)\n", env);
+      std::fprintf(stderr, "posenc: ignoring POSENC_MAX_ISA=%s (expected one of %s)\n", env,
+                   isa_names().c_str());
       return;
     }
     if (!apply_onednn_cap(isa)) {
@@ -79,13 +72,14 @@ CapState& cap_state() {
 }  // namespace
 
 int isa_rank(posenc_isa isa) {
-  switch (isa) {
-    case POSENC_ISA_BASELINE: return 1;
-    case POSENC_ISA_NEON: return 1;
-    case POSENC_ISA_AVX2: return 2;
-    case POSENC_ISA_AVX512: return 3;
-    default: return 100;
-  }
+  const IsaPath* path = find_isa_path(isa);
+  return path != nullptr ? path->rank : std::numeric_limits<int>::max();
+}
+
+std::string isa_names() {
+  std::string names = "auto";
+  for (const IsaPath& path : kIsaPaths) names += std::string(", ") + path.name;
+  return names;
 }
 
 posenc_isa max_isa() { return cap_state().get(); }
@@ -131,8 +125,7 @@ posenc_isa resolve_isa(posenc_isa requested, const char* argument) {
                                               posenc_isa_name(requested) + " is above the cap " +
                                               posenc_isa_name(max_isa()));
   }
-  // On aarch64 the baseline path is the NEON path.
-  return requested == POSENC_ISA_BASELINE ? kBaselineIsa : requested;
+  return compiled_isa_path(requested)->isa;  // on aarch64 BASELINE is the NEON path
 }
 
 }  // namespace posenc

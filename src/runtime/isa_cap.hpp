@@ -1,13 +1,19 @@
 // The process-wide ISA cap, shared by posenc's kernels and oneDNN.
 #pragma once
 
+#include <string>
+
 #include "posenc/core.h"
 
 namespace posenc {
 
-// Rank of a path for comparisons: baseline < avx2 < avx512; neon is the only
-// aarch64 path and equals baseline there. AUTO ranks above everything.
+// Rank of a path for comparisons under the cap (the ISA table's, runtime/
+// compiled_isas.hpp). AUTO ranks above everything.
 int isa_rank(posenc_isa isa);
+
+// The names POSENC_MAX_ISA and posenc_isa_from_name accept, for messages:
+// "auto, baseline, avx2, ...".
+std::string isa_names();
 
 // The cap in force (AUTO when uncapped). The first call reads POSENC_MAX_ISA
 // and applies it to oneDNN; an unknown value there is reported on stderr once

@@ -1,5 +1,5 @@
 // Kernels that add positional logits to a block of attention scores, and
-// the reverse scatter of relative values (DESIGN.md section 2): the logits
+// the reverse scatter of relative values (docs/design.md section 4): the logits
 // of a query against a contiguous window of table rows are computed by one
 // GEMM per query block; these kernels move them to the keys' columns.
 #pragma once

@@ -163,12 +163,6 @@ void scale_f32(const float* x, float factor, float* out, int64_t n) {
   for (; j < n; ++j) out[j] = x[j] * factor;
 }
 
-template <class Arch>
-void softmax_row(float* x, int64_t n) {
-  const float sum = exp_in_place<Arch>(x, n, ExpArgs{1.0f, max_of<Arch>(x, n)});
-  scale_f32<Arch>(x, 1.0f / sum, x, n);
-}
-
 // Transposes in tiles of 8 x 8 so that both sides stay in cache lines.
 template <class Arch, class T>
 void transpose_tiled(const T* src, int64_t rows, int64_t cols, int64_t ld_src, T* dst,
@@ -201,8 +195,8 @@ void transpose_16(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld_sr
 // AVX512-BF16's instruction (src/arch/avx512.cpp), bit for bit the same.
 template <class Arch>
 constexpr AttentionKernels make_attention_kernels() {
-  return AttentionKernels{&softmax_block<Arch, &exp_to_bf16<Arch>>, &softmax_row<Arch>,
-                          &scale_f32<Arch>, &transpose_32<Arch>, &transpose_16<Arch>};
+  return AttentionKernels{&softmax_block<Arch, &exp_to_bf16<Arch>>, &scale_f32<Arch>,
+                          &transpose_32<Arch>, &transpose_16<Arch>};
 }
 
 }  // namespace posenc::kernels

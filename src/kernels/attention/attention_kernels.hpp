@@ -1,4 +1,4 @@
-// Kernels of the fused attention: softmax rows, row scaling, transposes.
+// Kernels of the fused attention: the online softmax, row scaling, transposes.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +19,6 @@ struct AttentionKernels {
   // (scores is left as it was).
   float (*softmax_block)(float* scores, int64_t valid, int64_t n, float block_max, float scale,
                          float* row_max, float* row_sum, uint16_t* probs_bf16);
-  // The stable softmax of one row in place:
-  // x[j] = exp(x[j] - max) / sum_k exp(x[k] - max).
-  void (*softmax_row)(float* x, int64_t n);
   // out[j] = x[j] * factor; out may equal x.
   void (*scale_f32)(const float* x, float factor, float* out, int64_t n);
   // dst[c * ld_dst + r] = src[r * ld_src + c] for r < rows, c < cols (32-bit

@@ -1,5 +1,6 @@
 // The positional bias of the fused attention, one query block against one
-// key block at a time (DESIGN.md section 2), and Shaw's relative values.
+// key block at a time (docs/design.md sections 4 and 5), and Shaw's relative
+// values.
 //
 // 1D relative: the block's queries need a contiguous window of table rows;
 // one GEMM gives their logits against the window, then each score row gets

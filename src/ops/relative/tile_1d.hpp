@@ -1,4 +1,4 @@
-// Tiles of 1D relative logits (DESIGN.md section 2). A tile of queries
+// Tiles of 1D relative logits (docs/design.md section 4). A tile of queries
 // against a block of keys: one GEMM of the queries against the contiguous
 // window of table rows the tile needs, then a per-row gather of that
 // cache-resident result into the caller's buffer. A block of queries against
