@@ -9,6 +9,7 @@
 #include "ops/attention/attention.hpp"
 #include "ops/attention/plan.hpp"
 #include "ops/attention/bottleneck.hpp"
+#include "ops/relative/relative_index.hpp"
 #include "posenc/attention.h"
 #include "runtime/matmul.hpp"
 #include "runtime/dtype.hpp"
@@ -83,7 +84,7 @@ int64_t validate_desc(const posenc_attention_desc& d) {
   checked_bytes({d.kv_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
   const bool relative_1d = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values;
   if (!relative_1d) return 0;
-  return d.max_distance > 0 ? 2 * d.max_distance + 1 : d.q_len + d.kv_len - 1;
+  return relative_index(d.query_offset, d.q_len, d.kv_len, d.max_distance).rows;
 }
 
 // Checks the tensors against the desc and returns the regions they cover.
