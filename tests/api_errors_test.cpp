@@ -6,6 +6,7 @@
 #include <thread>
 #include <string>
 
+#include "c_enum_calls.h"
 #include "compare.hpp"
 #include "posenc/posenc.h"
 
@@ -36,7 +37,7 @@ TEST(ApiErrors, SinusoidTable) {
                          POSENC_ERROR_NULL_POINTER, "out"));
   EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, INT64_MAX / 2, 4, 0, 1e4, kI,
                                                POSENC_F32, o),
-                         POSENC_ERROR_INVALID_ARGUMENT, "start"));
+                         POSENC_ERROR_INVALID_ARGUMENT, "length"));
   EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, int64_t(1) << 40, int64_t(1) << 40, 0,
                                                1e4, kI, POSENC_F32, o),
                          POSENC_ERROR_OVERFLOW, "out"));
@@ -113,6 +114,89 @@ TEST(ApiErrors, Contexts) {
   posenc_isa isa;
   EXPECT_TRUE(fails_with(posenc_isa_from_name("sse9", &isa), POSENC_ERROR_INVALID_ARGUMENT,
                          "name"));
+}
+
+// Enum arguments are ints in C: negative ones are refused (checked as
+// integers before use, which UBSan verifies).
+TEST(ApiErrors, NegativeEnums) {
+  EXPECT_STREQ(c_status_string(-1), "unknown status");
+  EXPECT_EQ(c_isa_name(-1), nullptr);
+  int available = 7;
+  EXPECT_TRUE(fails_with(c_isa_available(-1, &available), POSENC_ERROR_INVALID_ARGUMENT, "isa"));
+  EXPECT_EQ(available, 7);
+  const posenc_isa cap = posenc_max_isa();
+  EXPECT_TRUE(fails_with(c_set_max_isa(-1), POSENC_ERROR_INVALID_ARGUMENT, "isa"));
+  EXPECT_EQ(posenc_max_isa(), cap);
+  posenc_context* context = nullptr;
+  EXPECT_TRUE(fails_with(c_context_create(-1, &context), POSENC_ERROR_INVALID_ARGUMENT, "isa"));
+  EXPECT_EQ(context, nullptr);
+
+  GuardedFloats out(16);
+  const std::vector<float> x(16, 1.0f);
+  EXPECT_TRUE(fails_with(c_sinusoid_table(-1, POSENC_F32, out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "layout"));
+  EXPECT_TRUE(fails_with(c_sinusoid_table(kI, -1, out.data()), POSENC_ERROR_INVALID_ARGUMENT,
+                         "out_dtype"));
+  EXPECT_TRUE(fails_with(c_sinusoid_table_2d(-1, POSENC_F32, out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "layout"));
+  EXPECT_TRUE(fails_with(c_sinusoid_table_2d(kI, -1, out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "out_dtype"));
+  EXPECT_TRUE(fails_with(c_add_sinusoid(-1, x.data(), out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "layout"));
+  EXPECT_TRUE(fails_with(c_concat_sinusoid(-1, x.data(), out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "layout"));
+  EXPECT_TRUE(out.payload_untouched());
+}
+
+// Tensors must be aligned to their elements (core.h): an odd pointer is
+// refused by name and nothing is written.
+TEST(ApiErrors, MisalignedTensors) {
+  GuardedFloats out(40);
+  std::vector<float> x(40, 1.0f), table(40, 2.0f);
+  float* odd_out = offset_bytes(out.data(), 1);
+  const float* odd_x = offset_bytes(x.data(), 2);
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, 4, 0, 1e4, kI, POSENC_F32, odd_out),
+                         POSENC_ERROR_INVALID_ARGUMENT, "out"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, 4, 0, 1e4, kI, POSENC_BF16, odd_out),
+                         POSENC_ERROR_INVALID_ARGUMENT, "out"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table_2d(nullptr, 2, 2, 4, 1e4, kI, POSENC_F32,
+                                                  odd_out),
+                         POSENC_ERROR_INVALID_ARGUMENT, "out"));
+  EXPECT_TRUE(fails_with(posenc_add_sinusoid(nullptr, 1, 4, 4, 0, 1e4, kI, odd_x, out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "x"));
+  EXPECT_TRUE(fails_with(posenc_add_sinusoid(nullptr, 1, 4, 4, 0, 1e4, kI, x.data(), odd_out),
+                         POSENC_ERROR_INVALID_ARGUMENT, "out"));
+  EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 1, 4, 4, 0, offset_bytes(table.data(), 3),
+                                            4, x.data(), out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "table"));
+  EXPECT_TRUE(fails_with(posenc_concat_sinusoid(nullptr, 1, 4, 2, 2, 0, 1e4, kI, odd_x,
+                                                out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "x"));
+  EXPECT_TRUE(out.payload_untouched());
+  // bf16 needs 2 bytes: an even address that is not a float's is fine.
+  EXPECT_EQ(posenc_sinusoid_table(nullptr, 4, 4, 0, 1e4, kI, POSENC_BF16,
+                                  offset_bytes(out.data(), 2)),
+            POSENC_OK)
+      << posenc_last_error();
+}
+
+// A size too large for the positions is named, not the offset next to it.
+TEST(ApiErrors, HugeSizesAreNamed) {
+  GuardedFloats out(64);
+  std::vector<float> x(64, 1.0f), table(64, 2.0f);
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, INT64_MAX, 1, 0, 1e4, kI, POSENC_F32,
+                                               out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "length"));
+  EXPECT_TRUE(fails_with(posenc_add_sinusoid(nullptr, 1, INT64_MAX, 1, 0, 1e4, kI, x.data(),
+                                             out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "tokens"));
+  EXPECT_TRUE(fails_with(posenc_concat_sinusoid(nullptr, 1, INT64_MAX, 1, 1, 0, 1e4, kI,
+                                                x.data(), out.data()),
+                         POSENC_ERROR_INVALID_ARGUMENT, "tokens"));
+  EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 1, INT64_MAX, 1, 0, table.data(), 64,
+                                            x.data(), out.data()),
+                         POSENC_ERROR_SHAPE_MISMATCH, "tokens"));
+  EXPECT_TRUE(out.payload_untouched());
 }
 
 // The functions that cannot fail still answer every input.

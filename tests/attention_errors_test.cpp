@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -110,7 +111,7 @@ TEST_F(AttentionErrors, SizesEnumsAndFlags) {
   d_.heads = int64_t(1) << 62;
   size_t bytes = 0;
   EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d_, &bytes),
-                         POSENC_ERROR_OVERFLOW, "desc (q)"));
+                         POSENC_ERROR_OVERFLOW, "desc->heads"));
   EXPECT_TRUE(rejects(POSENC_ERROR_OVERFLOW, "tensors->q"));
 }
 
@@ -166,6 +167,111 @@ TEST_F(AttentionErrors, WorkspaceTooSmall) {
                          POSENC_ERROR_INVALID_ARGUMENT, "workspace_bytes"));
   EXPECT_TRUE(out_.payload_untouched());
   EXPECT_EQ(posenc_attention(nullptr, &d_, &t_, workspace.data(), bytes), POSENC_OK);
+}
+
+// Negative enum fields are refused by name before the enum is used (UBSan
+// checks that none is loaded), by the call and by the size query.
+TEST_F(AttentionErrors, NegativeEnums) {
+  size_t bytes = 12345;
+  store_enum(d_.layout, -1);
+  EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d_, &bytes),
+                         POSENC_ERROR_INVALID_ARGUMENT, "desc->layout"));
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->layout"));
+  store_enum(d_.dtype, -1);
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->dtype"));
+  store_enum(d_.out_dtype, -1);
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->out_dtype"));
+  store_enum(d_.bias, -1);
+  EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d_, &bytes),
+                         POSENC_ERROR_INVALID_ARGUMENT, "desc->bias"));
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->bias"));
+  EXPECT_EQ(bytes, 12345u);
+}
+
+// Tensors must be aligned to their elements (core.h), else refused by name.
+TEST_F(AttentionErrors, MisalignedTensors) {
+  t_.v = offset_bytes(v_.data(), 2);
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "tensors->v"));
+  t_.table = offset_bytes(table_.data(), 1);
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "tensors->table"));
+  // A bf16 output needs 2 bytes only; 1 byte off is refused.
+  d_.out_dtype = POSENC_BF16;
+  t_.out = offset_bytes(out_.data(), 1);
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "tensors->out"));
+  d_.out_dtype = POSENC_BF16;
+  t_.out = offset_bytes(out_.data(), 2);
+  EXPECT_EQ(call(), POSENC_OK) << posenc_last_error();
+}
+
+// The size queries fail as their op does: a bf16 desc is UNSUPPORTED where
+// oneDNN has no bf16 GEMM (the op's own status is the oracle, so that the
+// test holds on every CPU).
+TEST_F(AttentionErrors, SizeQueriesFailAsTheOpDoes) {
+  const std::vector<uint16_t> q = to_bf16(q_), k = to_bf16(k_), v = to_bf16(v_),
+                              table = to_bf16(table_);
+  d_.dtype = POSENC_BF16;
+  t_ = posenc_attention_tensors{q.data(), k.data(), v.data(), table.data(),
+                                nullptr,  nullptr,  nullptr,  out_.data()};
+  const posenc_status op = call();
+  size_t bytes = 0;
+  EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d_, &bytes), op) << posenc_last_error();
+
+  posenc_bottleneck_desc bd;
+  posenc_bottleneck_desc_init(&bd, 1, 4, 2, 3, 1, 4);
+  bd.dtype = POSENC_BF16;
+  const std::vector<uint16_t> fmap(4 * 6, 0x3F00), w(12 * 4, 0x3DCD), rh(3 * 4, 0x3E4D),
+      rw(5 * 4, 0x3E9A);
+  std::vector<float> bout(4 * 6);
+  const posenc_status bottleneck = posenc_bottleneck_mhsa(
+      nullptr, &bd, fmap.data(), w.data(), rh.data(), rw.data(), bout.data(), nullptr, 0);
+  EXPECT_EQ(posenc_bottleneck_workspace_size(nullptr, &bd, &bytes), bottleneck)
+      << posenc_last_error();
+}
+
+// Sizes whose workspace overflows are refused by the field's name before any
+// arithmetic on them (heads = 2^61 once wrapped to a 576-byte workspace).
+TEST(BottleneckErrors, HugeSizesAreNamed) {
+  posenc_bottleneck_desc d;
+  posenc_bottleneck_desc_init(&d, 1, 4, 2, 3, 1, 4);
+  const std::vector<float> fmap(4 * 6, 0.5f), w(12 * 4, 0.1f), rh(3 * 4, 0.2f), rw(5 * 4, 0.3f);
+  GuardedFloats out(4 * 6);
+  struct Huge {
+    int64_t posenc_bottleneck_desc::*field;
+    int64_t value;
+    const char* name;
+  };
+  const Huge huge[] = {{&posenc_bottleneck_desc::heads, int64_t(1) << 61, "desc->heads"},
+                       {&posenc_bottleneck_desc::heads, INT64_MAX, "desc->heads"},
+                       {&posenc_bottleneck_desc::head_dim, int64_t(1) << 62, "desc->head_dim"},
+                       {&posenc_bottleneck_desc::channels, INT64_MAX, "desc->channels"},
+                       {&posenc_bottleneck_desc::batch, int64_t(1) << 60, "desc->batch"},
+                       {&posenc_bottleneck_desc::width, INT64_MAX, "desc->width"}};
+  for (const Huge& h : huge) {
+    posenc_bottleneck_desc bad = d;
+    bad.*h.field = h.value;
+    size_t bytes = 12345;
+    EXPECT_TRUE(fails_with(posenc_bottleneck_workspace_size(nullptr, &bad, &bytes),
+                           POSENC_ERROR_OVERFLOW, h.name));
+    EXPECT_EQ(bytes, 12345u);
+    EXPECT_TRUE(fails_with(posenc_bottleneck_mhsa(nullptr, &bad, fmap.data(), w.data(),
+                                                  rh.data(), rw.data(), out.data(), nullptr, 0),
+                           POSENC_ERROR_OVERFLOW, h.name));
+  }
+  EXPECT_TRUE(out.payload_untouched());
+  posenc_bottleneck_desc bad = d;
+  store_enum(bad.dtype, -1);
+  EXPECT_TRUE(fails_with(posenc_bottleneck_workspace_size(nullptr, &bad, nullptr),
+                         POSENC_ERROR_INVALID_ARGUMENT, "desc->dtype"));
+  bad = d;
+  store_enum(bad.out_dtype, -1);
+  EXPECT_TRUE(fails_with(posenc_bottleneck_mhsa(nullptr, &bad, fmap.data(), w.data(), rh.data(),
+                                                rw.data(), out.data(), nullptr, 0),
+                         POSENC_ERROR_INVALID_ARGUMENT, "desc->out_dtype"));
+  EXPECT_TRUE(fails_with(posenc_bottleneck_mhsa(nullptr, &d, fmap.data(),
+                                                offset_bytes(w.data(), 2), rh.data(), rw.data(),
+                                                out.data(), nullptr, 0),
+                         POSENC_ERROR_INVALID_ARGUMENT, "w_qkv"));
+  EXPECT_TRUE(out.payload_untouched());
 }
 
 TEST(BottleneckErrors, ArgumentsAreNamed) {

@@ -2,6 +2,7 @@
 // against the double reference loops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -33,8 +34,11 @@ std::string describe(const posenc_attention_desc& d) {
   return s.str();
 }
 
+// The 1D table's rows as posenc/attention.h states them (also the per-head
+// stride).
 int64_t relative_rows(const posenc_attention_desc& d) {
-  return d.max_distance > 0 ? 2 * d.max_distance + 1 : d.q_len + d.kv_len - 1;
+  if (d.max_distance > 0) return 2 * d.max_distance + 1;
+  return std::max<int64_t>(d.query_offset, 0) + d.q_len + d.kv_len - 1;
 }
 
 // Uniform values in [-1, 1), rounded to bf16 when the call takes bf16 (so
@@ -445,6 +449,78 @@ TEST_P(Bottleneck, Bf16) {
 }
 
 POSENC_INSTANTIATE_ISA_TESTS(Bottleneck);
+
+// softmax_j(logits[r, j]) . v[j] for rows r of `keys` logits (-inf masked)
+// against v of [keys, dim], in double.
+std::vector<double> softmax_times(const float* logits, int64_t rows, int64_t keys,
+                                  const float* v, int64_t dim) {
+  std::vector<double> out(size_t(rows * dim), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* l = logits + r * keys;
+    const double top = *std::max_element(l, l + keys);
+    double sum = 0.0;
+    for (int64_t j = 0; j < keys; ++j) sum += std::exp(double(l[j]) - top);
+    for (int64_t j = 0; j < keys; ++j) {
+      const double a = std::exp(double(l[j]) - top) / sum;
+      for (int64_t c = 0; c < dim; ++c) out[size_t(r * dim + c)] += a * double(v[j * dim + c]);
+    }
+  }
+  return out;
+}
+
+// One 1D table, sized as relative.h says, through both entry points: with
+// k = 0 the attention's scores are its bias alone, so its output must be the
+// softmax of posenc_relative_logits_1d's logits times v, with query offsets
+// (one of them a decode step, p = keys - queries), clipping, masks, shared
+// and per-head tables.
+TEST(RelativeTable, SameLogitsThroughRelativeLogitsAndAttention) {
+  constexpr int64_t kHeads = 2, kQueries = 3, kKeys = 7, kDim = 8;
+  const std::vector<float> q = random_floats(size_t(kHeads * kQueries * kDim), 61);
+  const std::vector<float> v = random_floats(size_t(kHeads * kKeys * kDim), 62);
+  const std::vector<float> k(v.size(), 0.0f);
+  for (int64_t offset : {0, 2, 4}) {
+    for (int64_t clip : {0, 2}) {
+      for (int per_head : {0, 1}) {
+        for (int mask : {0, 1}) {
+          SCOPED_TRACE("offset " + std::to_string(offset) + " clip " + std::to_string(clip) +
+                       " per_head " + std::to_string(per_head) + " causal " +
+                       std::to_string(mask));
+          const int64_t rows = clip > 0 ? 2 * clip + 1 : offset + kQueries + kKeys - 1;
+          const int64_t table_heads = per_head ? kHeads : 1;
+          const std::vector<float> table = random_floats(size_t(table_heads * rows * kDim), 63);
+          const posenc_relative_options options{offset, clip, mask};
+          std::vector<float> logits(size_t(kHeads * kQueries * kKeys));
+          ASSERT_EQ(posenc_relative_logits_1d(nullptr, 1, kHeads, kQueries, kKeys, kDim,
+                                              q.data(), table.data(), table_heads, &options,
+                                              logits.data()),
+                    POSENC_OK)
+              << posenc_last_error();
+
+          posenc_attention_desc d;
+          posenc_attention_desc_init(&d, 1, kHeads, kQueries, kKeys, kDim);
+          d.bias = POSENC_BIAS_RELATIVE_1D;
+          d.bias_uses_scaled_q = 0;
+          d.max_distance = clip;
+          d.query_offset = offset;
+          d.causal = mask;
+          d.tables_per_head = per_head;
+          std::vector<float> out(q.size());
+          const posenc_attention_tensors t{q.data(), k.data(), v.data(), table.data(),
+                                           nullptr,  nullptr,  nullptr,  out.data()};
+          ASSERT_EQ(posenc_attention(nullptr, &d, &t, nullptr, 0), POSENC_OK)
+              << posenc_last_error();
+          for (int64_t h = 0; h < kHeads; ++h) {
+            const std::vector<double> want =
+                softmax_times(logits.data() + h * kQueries * kKeys, kQueries, kKeys,
+                              v.data() + h * kKeys * kDim, kDim);
+            EXPECT_TRUE(all_close(out.data() + h * kQueries * kDim, want, 1e-5, 1e-4))
+                << "head " << h;
+          }
+        }
+      }
+    }
+  }
+}
 
 TEST(AttentionWorkspace, StaysSmallForLongSequencesAndLargeMaps) {
   constexpr size_t kLimit = size_t(64) << 20;

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "posenc/core.h"
@@ -24,6 +26,21 @@ std::vector<float> from_bf16(const std::vector<uint16_t>& bits);
 
 // The float whose bits are `bits`.
 float float_from_bits(uint32_t bits);
+
+// p moved by `bytes` bytes, for misaligned tensors (posenc refuses them
+// before reading).
+template <class T>
+T* offset_bytes(T* p, size_t bytes) {
+  return reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(p) + bytes);
+}
+
+// Stores any int in an enum field, as a C caller may: a value outside the
+// enum's range (a negative one) cannot be converted to it in C++.
+template <class Enum>
+void store_enum(Enum& field, int32_t value) {
+  static_assert(sizeof(Enum) == sizeof(value));
+  std::memcpy(&field, &value, sizeof value);
+}
 
 // The call returned `want` and the thread's last error names `argument`.
 ::testing::AssertionResult fails_with(posenc_status got, posenc_status want,

@@ -139,5 +139,35 @@ TEST(RelativeErrors, RelativeLogits2d) {
   EXPECT_EQ(split(t.data(), o, o + 12), POSENC_OK);
 }
 
+// Tensors must be aligned to their floats (core.h): an odd pointer is
+// refused by name and nothing is written.
+TEST(RelativeErrors, MisalignedTensors) {
+  GuardedFloats out(256);
+  const std::vector<float> q(64, 1.0f), t(64, 1.0f);
+  float* o = out.data();
+  const float* odd_q = offset_bytes(q.data(), 1);
+  const float* odd_t = offset_bytes(t.data(), 2);
+  float* odd_o = offset_bytes(o, 3);
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 1, 2, 2, 2, odd_q, t.data(), 1, o),
+                         kInvalid, "q"));
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 1, 2, 2, 2, q.data(), odd_t, 1, o),
+                         kInvalid, "table"));
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, 2, odd_q, o), kInvalid, "in"));
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, 2, q.data(), odd_o), kInvalid, "out"));
+  EXPECT_TRUE(fails_with(posenc_relative_logits_1d(nullptr, 1, 1, 2, 2, 2, q.data(), odd_t, 1,
+                                                   nullptr, o),
+                         kInvalid, "table"));
+  EXPECT_TRUE(fails_with(posenc_relative_logits_1d(nullptr, 1, 1, 2, 2, 2, q.data(), t.data(), 1,
+                                                   nullptr, odd_o),
+                         kInvalid, "out"));
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d(nullptr, 1, 1, 2, 2, 2, q.data(), t.data(),
+                                                   odd_t, 1, o),
+                         kInvalid, "column_table"));
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d_decomposed(nullptr, 1, 1, 2, 2, 2, q.data(),
+                                                              t.data(), t.data(), 1, o, odd_o + 64),
+                         kInvalid, "rel_w"));
+  EXPECT_TRUE(out.payload_untouched());
+}
+
 }  // namespace
 }  // namespace posenc::test

@@ -5,6 +5,7 @@
 #include <climits>
 #include <string>
 
+#include "c_enum_calls.h"
 #include "compare.hpp"
 #include "posenc/posenc.h"
 
@@ -63,6 +64,73 @@ TEST_F(RopeErrors, RotaryDim) {
   expect_rejected(posenc_rope_cache_create(nullptr, &c, 8, &cache),
                   POSENC_ERROR_INVALID_ARGUMENT, "rotary_dim");
   EXPECT_EQ(cache, nullptr);
+}
+
+// Far above any head: refused by name before a frequency table is made
+// (2^62 once failed in std::vector, 2^40 with "out of memory").
+TEST_F(RopeErrors, HugeRotaryDim) {
+  for (int64_t rotary_dim : {int64_t(1) << 62, int64_t(1) << 40, (int64_t(1) << 16) + 2}) {
+    posenc_rope_config c = config_;
+    c.rotary_dim = rotary_dim;
+    posenc_rope_cache* cache = nullptr;
+    expect_rejected(posenc_rope_cache_create(nullptr, &c, 1, &cache),
+                    POSENC_ERROR_INVALID_ARGUMENT, "rotary_dim");
+    EXPECT_EQ(cache, nullptr);
+    double inv_freq[4] = {};
+    expect_rejected(posenc_rope_inverse_frequencies(&c, inv_freq, nullptr),
+                    POSENC_ERROR_INVALID_ARGUMENT, "rotary_dim");
+    expect_rejected(posenc_rope(nullptr, &c, nullptr, nullptr, kBthd, POSENC_F32, 1, 1, 1,
+                                INT64_MAX, x_.data(), out_.data()),
+                    POSENC_ERROR_INVALID_ARGUMENT, "rotary_dim");
+  }
+}
+
+// Negative enums (fields and arguments) are refused before use.
+TEST_F(RopeErrors, NegativeEnums) {
+  posenc_rope_config c = config_;
+  store_enum(c.pairing, -1);
+  expect_rejected(rope(c), POSENC_ERROR_INVALID_ARGUMENT, "pairing");
+  c = config_;
+  store_enum(c.scaling, -1);
+  expect_rejected(rope(c), POSENC_ERROR_INVALID_ARGUMENT, "scaling");
+  const int64_t ids[kBatch * kTokens] = {0, 1, 2, 3};
+  posenc_rope_positions positions{0, ids, POSENC_ROPE_POSITIONS_INT64};
+  store_enum(positions.ids_type, -1);
+  expect_rejected(rope(config_, &positions), POSENC_ERROR_INVALID_ARGUMENT,
+                  "positions.ids_type");
+  GuardedFloats small(2 * kTokens * kDim);  // [1, 4, 1, 8] for out, q_out and k_out
+  expect_rejected(c_rope(&config_, -1, POSENC_F32, x_.data(), small.data()),
+                  POSENC_ERROR_INVALID_ARGUMENT, "layout");
+  expect_rejected(c_rope(&config_, kBthd, -1, x_.data(), small.data()),
+                  POSENC_ERROR_INVALID_ARGUMENT, "dtype");
+  expect_rejected(c_rope_qk(&config_, -1, POSENC_F32, x_.data(), small.data(), x_.data(),
+                            small.data() + kTokens * kDim),
+                  POSENC_ERROR_INVALID_ARGUMENT, "layout");
+  EXPECT_TRUE(small.payload_untouched());
+}
+
+// Tensors and ids aligned to their elements (core.h), else refused by name.
+TEST_F(RopeErrors, MisalignedTensors) {
+  auto call = [&](const void* x, void* out, posenc_dtype dtype,
+                  const posenc_rope_positions* positions) {
+    return posenc_rope(nullptr, &config_, nullptr, positions, kBthd, dtype, kBatch, kTokens,
+                       kHeads, kDim, x, out);
+  };
+  expect_rejected(call(offset_bytes(x_.data(), 2), out_.data(), POSENC_F32, nullptr),
+                  POSENC_ERROR_INVALID_ARGUMENT, "x");
+  expect_rejected(call(x_.data(), offset_bytes(out_.data(), 1), POSENC_BF16, nullptr),
+                  POSENC_ERROR_INVALID_ARGUMENT, "out");
+  int64_t ids[kBatch * kTokens + 1] = {0, 1, 2, 3, 4};
+  const posenc_rope_positions odd_ids{0, offset_bytes(ids, 4), POSENC_ROPE_POSITIONS_INT64};
+  expect_rejected(call(x_.data(), out_.data(), POSENC_F32, &odd_ids),
+                  POSENC_ERROR_INVALID_ARGUMENT, "positions.ids");
+  const posenc_rope_positions odd_ids32{0, offset_bytes(ids, 2), POSENC_ROPE_POSITIONS_INT32};
+  expect_rejected(call(x_.data(), out_.data(), POSENC_F32, &odd_ids32),
+                  POSENC_ERROR_INVALID_ARGUMENT, "positions.ids");
+  double inv_freq[kDim / 2 + 1] = {};
+  expect_rejected(posenc_rope_inverse_frequencies(&config_, offset_bytes(inv_freq, 4), nullptr),
+                  POSENC_ERROR_INVALID_ARGUMENT, "inv_freq");
+  for (double f : inv_freq) EXPECT_EQ(f, 0.0);
 }
 
 TEST_F(RopeErrors, ConfigFields) {

@@ -20,10 +20,16 @@
  *     - max_distance = K >= 1 (clipped, Shaw et al.): R of [2K+1, head_dim],
  *       row(i,j) = clamp(dist(i,j), -K, K) + K; row K is distance 0.
  *     - max_distance = 0 (unclipped, the layout of self-attention-cv's
- *       RelPosEmb1D and of BoTNet, Srinivas et al. 2021): R of
- *       [q_len + kv_len - 1, head_dim], row(i,j) = j - i + q_len - 1, i.e.
- *       row 0 is distance -(query_offset + q_len - 1). With q_len = kv_len =
- *       T and no offset this is the usual [2T-1, d] table, R[j - i + T - 1].
+ *       RelPosEmb1D and of BoTNet, Srinivas et al. 2021):
+ *       row(i,j) = j - i + q_len - 1, i.e. row 0 is distance
+ *       -(query_offset + q_len - 1) and distance 0 is row
+ *       query_offset + q_len - 1; R has P + q_len + kv_len - 1 rows with
+ *       P = max(query_offset, 0) (also the stride of per-head tables), as
+ *       posenc_relative_logits_1d's table. With q_len = kv_len = T and no
+ *       offset this is the usual [2T-1, d] table, R[j - i + T - 1]; a
+ *       decode step (q_len = 1, query_offset = T - 1) takes the same table
+ *       (its last P rows are not read). Changed in 0.2: R had
+ *       q_len + kv_len - 1 rows whatever the offset.
  * - RELATIVE_2D: decomposed relative logits over a map_height x map_width
  *   (X x Y) feature map, token n = x*Y + y, q_len = kv_len = X*Y:
  *   bias[(x1,y1),(x2,y2)] = c * (q . Rh[x2-x1+X-1] + q . Rw[y2-y1+Y-1]),

@@ -4,13 +4,17 @@
  * - Tensors are dense, row-major, fp32 unless a dtype argument says otherwise;
  *   bf16 values are passed as uint16_t bit patterns.
  * - Sizes are int64_t and must be >= 1 unless documented otherwise.
+ * - Tensor pointers are aligned to their elements: 4 bytes for float and
+ *   int32_t, 2 for bf16, 8 for int64_t and double (workspaces: any
+ *   alignment). A misaligned one is POSENC_ERROR_INVALID_ARGUMENT naming it.
  * - Every function checks all its arguments before writing anything. On error
  *   it returns a non-zero status, writes nothing to its outputs, and
  *   posenc_last_error() returns a message naming the bad argument.
  * - A NULL context means the process-wide default context.
  * - Enums end in a *_MAX_ENUM sentinel (0x7FFFFFFF) that only widens their
  *   range, so that any value from 0 to INT32_MAX a caller passes is valid to
- *   check; unknown values are rejected with POSENC_ERROR_INVALID_ARGUMENT.
+ *   check; unknown values, negative ones included, are rejected with
+ *   POSENC_ERROR_INVALID_ARGUMENT.
  * - Every function is thread-safe and may be called from many threads at once.
  */
 #ifndef POSENC_CORE_H

@@ -62,7 +62,10 @@ typedef struct posenc_relative_options {
  *
  * Unclipped (clip = 0): the table covers the distances
  * -(p + queries - 1) .. keys - 1 in order, so it has p + queries + keys - 1
- * rows and row(i,j) = (j - (p + i)) + p + queries - 1 = j - i + queries - 1.
+ * rows (also the stride of per-head tables) and
+ * row(i,j) = (j - (p + i)) + p + queries - 1 = j - i + queries - 1.
+ * posenc_attention's RELATIVE_1D table (posenc/attention.h) is the same,
+ * row for row.
  * With p = 0 and queries = keys = T this is the usual [2T-1, dim] table with
  * distance 0 at row T-1. Decoding the last query of a sequence of T tokens
  * (queries = 1, keys = T, p = T-1) takes the same [2T-1, dim] table and gives

@@ -9,15 +9,20 @@ using namespace posenc;
 
 namespace {
 
-void require_sinusoid(double base, posenc_sincos_layout layout) {
+void require_sinusoid(double base, const posenc_sincos_layout& layout) {
   require_frequency_base(base, "base");
   require_enum(layout, "layout", {POSENC_SINCOS_INTERLEAVED, POSENC_SINCOS_SPLIT});
 }
 
 // The last position written must stay exactly representable in double.
-void require_positions(int64_t offset, int64_t count, const char* offset_name) {
+void require_positions(int64_t offset, int64_t count, const char* offset_name,
+                       const char* count_name) {
+  constexpr int64_t kLimit = int64_t(1) << 53;
+  if (count > kLimit) {
+    invalid(std::string(count_name) + " must be <= 2^53 (got " + std::to_string(count) + ")");
+  }
   require_non_negative(offset, offset_name);
-  if (offset > (int64_t(1) << 53) - count) {
+  if (offset > kLimit - count) {
     invalid(std::string(offset_name) + " + the number of positions must be <= 2^53");
   }
 }
@@ -32,10 +37,10 @@ posenc_status posenc_sinusoid_table(posenc_context* context, int64_t length, int
   return guard("posenc_sinusoid_table", [&] {
     require_positive(length, "length");
     require_positive(dim, "dim");
-    require_positions(start, length, "start");
+    require_positions(start, length, "start", "length");
     require_sinusoid(base, layout);
     require_dtype(out_dtype, "out_dtype");
-    require_not_null(out, "out");
+    require_tensor(out, dtype_bytes(out_dtype), "out");
     checked_bytes({length, dim}, dtype_bytes(out_dtype), "out");
     ops::sinusoid_table(resolve_context(context), length, dim, start, base, layout, out_dtype,
                         out);
@@ -55,7 +60,7 @@ posenc_status posenc_sinusoid_table_2d(posenc_context* context, int64_t height, 
     }
     require_sinusoid(base, layout);
     require_dtype(out_dtype, "out_dtype");
-    require_not_null(out, "out");
+    require_tensor(out, dtype_bytes(out_dtype), "out");
     checked_bytes({height, width, dim}, dtype_bytes(out_dtype), "out");
     ops::sinusoid_table_2d(resolve_context(context), height, width, dim, base, layout,
                            out_dtype, out);
@@ -69,10 +74,10 @@ posenc_status posenc_add_sinusoid(posenc_context* context, int64_t batch, int64_
     require_positive(batch, "batch");
     require_positive(tokens, "tokens");
     require_positive(dim, "dim");
-    require_positions(offset, tokens, "offset");
+    require_positions(offset, tokens, "offset", "tokens");
     require_sinusoid(base, layout);
-    require_not_null(x, "x");
-    require_not_null(out, "out");
+    require_tensor(x, sizeof(float), "x");
+    require_tensor(out, sizeof(float), "out");
     const int64_t bytes = checked_bytes({batch, tokens, dim}, sizeof(float), "x");
     require_same_or_disjoint(out, bytes, "out", x, bytes, "x");
     ops::add_sinusoid(resolve_context(context), batch, tokens, dim, offset, base, layout, x,
@@ -89,14 +94,19 @@ posenc_status posenc_add_learned(posenc_context* context, int64_t batch, int64_t
     require_positive(dim, "dim");
     require_non_negative(offset, "offset");
     require_positive(table_rows, "table_rows");
+    if (tokens > table_rows) {
+      fail(POSENC_ERROR_SHAPE_MISMATCH, "tokens (" + std::to_string(tokens) +
+                                            ") exceeds table_rows (" +
+                                            std::to_string(table_rows) + ")");
+    }
     if (offset > table_rows - tokens) {
       fail(POSENC_ERROR_SHAPE_MISMATCH, "offset + tokens (" + std::to_string(offset) + " + " +
                                             std::to_string(tokens) + ") exceeds table_rows (" +
                                             std::to_string(table_rows) + ")");
     }
-    require_not_null(table, "table");
-    require_not_null(x, "x");
-    require_not_null(out, "out");
+    require_tensor(table, sizeof(float), "table");
+    require_tensor(x, sizeof(float), "x");
+    require_tensor(out, sizeof(float), "out");
     const int64_t bytes = checked_bytes({batch, tokens, dim}, sizeof(float), "x");
     const int64_t table_bytes = checked_bytes({table_rows, dim}, sizeof(float), "table");
     require_same_or_disjoint(out, bytes, "out", x, bytes, "x");
@@ -114,10 +124,10 @@ posenc_status posenc_concat_sinusoid(posenc_context* context, int64_t batch, int
     require_positive(tokens, "tokens");
     require_positive(x_dim, "x_dim");
     require_positive(pos_dim, "pos_dim");
-    require_positions(offset, tokens, "offset");
+    require_positions(offset, tokens, "offset", "tokens");
     require_sinusoid(base, layout);
-    require_not_null(x, "x");
-    require_not_null(out, "out");
+    require_tensor(x, sizeof(float), "x");
+    require_tensor(out, sizeof(float), "out");
     const int64_t out_dim = checked_sum(x_dim, pos_dim, "x_dim + pos_dim");
     const int64_t x_bytes = checked_bytes({batch, tokens, x_dim}, sizeof(float), "x");
     const int64_t out_bytes = checked_bytes({batch, tokens, out_dim}, sizeof(float), "out");

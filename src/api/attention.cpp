@@ -9,6 +9,7 @@
 #include "ops/attention/attention.hpp"
 #include "ops/attention/plan.hpp"
 #include "ops/attention/bottleneck.hpp"
+#include "ops/relative/relative_index.hpp"
 #include "posenc/attention.h"
 #include "runtime/matmul.hpp"
 #include "runtime/dtype.hpp"
@@ -83,24 +84,24 @@ int64_t validate_desc(const posenc_attention_desc& d) {
   checked_bytes({d.kv_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
   const bool relative_1d = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values;
   if (!relative_1d) return 0;
-  return d.max_distance > 0 ? 2 * d.max_distance + 1 : d.q_len + d.kv_len - 1;
+  return relative_index(d.query_offset, d.q_len, d.kv_len, d.max_distance).rows;
 }
 
 // Checks the tensors against the desc and returns the regions they cover.
 std::vector<Region> validate_tensors(const posenc_attention_desc& d,
                                      const posenc_attention_tensors& t, int64_t relative_rows) {
   const size_t es = dtype_bytes(d.dtype);
-  require_not_null(t.q, "tensors->q");
-  require_not_null(t.k, "tensors->k");
-  require_not_null(t.v, "tensors->v");
-  require_not_null(t.out, "tensors->out");
+  require_tensor(t.q, es, "tensors->q");
+  require_tensor(t.k, es, "tensors->k");
+  require_tensor(t.v, es, "tensors->v");
+  require_tensor(t.out, dtype_bytes(d.out_dtype), "tensors->out");
   const int64_t heads = d.tables_per_head ? d.heads : 1;
   std::vector<Region> inputs{
       {t.q, checked_bytes({d.batch, d.heads, d.q_len, d.head_dim}, es, "tensors->q"), "tensors->q"},
       {t.k, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->k"), "tensors->k"},
       {t.v, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->v"), "tensors->v"}};
   auto table = [&](const void* pointer, const char* name, int64_t rows) {
-    require_not_null(pointer, name);
+    require_tensor(pointer, es, name);
     inputs.push_back({pointer, checked_bytes({heads, rows, d.head_dim}, es, name), name});
   };
   switch (d.bias) {
@@ -182,9 +183,15 @@ void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
   require_dtype(d.out_dtype, "desc->out_dtype");
   require_finite(d.scale, "desc->scale");
   require_flag(d.tables_per_head, "desc->tables_per_head");
-  // Every intermediate (and the attention workspace) stays far below 2^63.
-  checked_bytes({d.batch, d.height, d.width, d.channels + 4 * d.heads * d.head_dim + 4096},
-                size_t(1) << 10, "desc (the workspace)");
+  // Every intermediate (and the attention workspace) stays far below 2^63:
+  // per token, the channels, q, k, v and the attention's output (4 x heads
+  // x head_dim) and 4096 for the attention's workspace, 1 KiB each at most.
+  const char* per_token_name = "desc->channels + 4 * desc->heads * desc->head_dim";
+  const int64_t projections = checked_bytes({4, d.heads, d.head_dim}, 1, per_token_name);
+  const int64_t per_token =
+      checked_sum(checked_sum(d.channels, projections, per_token_name), 4096, per_token_name);
+  checked_bytes({d.batch, d.height, d.width, per_token}, size_t(1) << 10,
+                "desc->batch * desc->height * desc->width (the workspace)");
 }
 
 }  // namespace
@@ -224,10 +231,13 @@ posenc_status posenc_attention_workspace_size(posenc_context* context,
     require_not_null(desc, "desc");
     require_not_null(bytes, "bytes");
     validate_desc(*desc);
+    require_bf16_gemm(desc->dtype);
     // The sizes of q and k/v must fit before the problem multiplies them.
     const size_t es = dtype_bytes(desc->dtype);
-    checked_bytes({desc->batch, desc->heads, desc->q_len, desc->head_dim}, es, "desc (q)");
-    checked_bytes({desc->batch, desc->heads, desc->kv_len, desc->head_dim}, es, "desc (k, v)");
+    checked_bytes({desc->batch, desc->heads, desc->q_len, desc->head_dim}, es,
+                  "desc->batch * desc->heads * desc->q_len * desc->head_dim");
+    checked_bytes({desc->batch, desc->heads, desc->kv_len, desc->head_dim}, es,
+                  "desc->batch * desc->heads * desc->kv_len * desc->head_dim");
     const ExecContext ctx = resolve_context(context);
     *bytes = ops::plan_attention(ops::make_attention_problem(*desc), ctx.num_threads)
                  .workspace_bytes;
@@ -270,6 +280,7 @@ posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
   return guard("posenc_bottleneck_workspace_size", [&] {
     validate_bottleneck_desc(desc);
     require_not_null(bytes, "bytes");
+    require_bf16_gemm(desc->dtype);
     *bytes = ops::plan_bottleneck(*desc, resolve_context(context).num_threads).workspace_bytes;
   });
 }
@@ -281,12 +292,12 @@ posenc_status posenc_bottleneck_mhsa(posenc_context* context, const posenc_bottl
   return guard("posenc_bottleneck_mhsa", [&] {
     validate_bottleneck_desc(desc);
     const posenc_bottleneck_desc& d = *desc;
-    require_not_null(fmap, "fmap");
-    require_not_null(w_qkv, "w_qkv");
-    require_not_null(rel_h, "rel_h");
-    require_not_null(rel_w, "rel_w");
-    require_not_null(out, "out");
     const size_t es = dtype_bytes(d.dtype);
+    require_tensor(fmap, es, "fmap");
+    require_tensor(w_qkv, es, "w_qkv");
+    require_tensor(rel_h, es, "rel_h");
+    require_tensor(rel_w, es, "rel_w");
+    require_tensor(out, dtype_bytes(d.out_dtype), "out");
     const int64_t heads = d.tables_per_head ? d.heads : 1;
     const std::vector<Region> inputs{
         {fmap, checked_bytes({d.batch, d.channels, d.height, d.width}, es, "fmap"), "fmap"},

@@ -24,10 +24,12 @@ using namespace posenc;
 
 namespace {
 
-// isa is a named path, or AUTO where `allow_auto`.
-void require_isa(posenc_isa isa, bool allow_auto) {
-  if (posenc_isa_name(isa) == nullptr || (isa == POSENC_ISA_AUTO && !allow_auto)) {
-    invalid("isa: unknown ISA value " + std::to_string(int(isa)));
+// isa is a named path, or AUTO where `allow_auto`. A negative value is
+// rejected before isa is loaded (the enum's range is [0, INT32_MAX]).
+void require_isa(const posenc_isa& isa, bool allow_auto) {
+  const int32_t value = enum_value(isa);
+  if (value < 0 || posenc_isa_name(isa) == nullptr || (value == POSENC_ISA_AUTO && !allow_auto)) {
+    invalid("isa: unknown ISA value " + std::to_string(value));
   }
 }
 
@@ -36,7 +38,7 @@ void require_isa(posenc_isa isa, bool allow_auto) {
 extern "C" {
 
 const char* posenc_status_string(posenc_status status) {
-  switch (status) {
+  switch (enum_value(status)) {
     case POSENC_OK: return "ok";
     case POSENC_ERROR_NULL_POINTER: return "null pointer";
     case POSENC_ERROR_INVALID_ARGUMENT: return "invalid argument";
@@ -56,7 +58,9 @@ const char* posenc_last_error(void) { return last_error_message.c_str(); }
 const char* posenc_version(void) { return POSENC_VERSION_STRING; }
 
 const char* posenc_isa_name(posenc_isa isa) {
-  if (isa == POSENC_ISA_AUTO) return "auto";
+  const int32_t value = enum_value(isa);
+  if (value == POSENC_ISA_AUTO) return "auto";
+  if (value < 0) return nullptr;  // no enumerator: never read as the enum
   const IsaPath* path = find_isa_path(isa);
   return path != nullptr ? path->name : nullptr;
 }
@@ -105,6 +109,7 @@ posenc_status posenc_context_create(posenc_isa isa, int num_threads, posenc_cont
   return guard("posenc_context_create", [&] {
     require_not_null(context, "context");
     require_non_negative(num_threads, "num_threads");
+    require_isa(isa, true);
     const posenc_isa resolved = resolve_isa(isa, "isa");
     *context = new posenc_context{resolved, num_threads};
   });

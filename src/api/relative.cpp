@@ -48,9 +48,9 @@ void require_logits_sizes(const Logits1d& s) {
 // The tensors are set, their sizes fit, and out overlaps neither input.
 void require_logits_tensors(const Logits1d& s, const float* q, const float* table,
                             int64_t table_rows, const float* out) {
-  require_not_null(q, "q");
-  require_not_null(table, "table");
-  require_not_null(out, "out");
+  require_tensor(q, sizeof(float), "q");
+  require_tensor(table, sizeof(float), "table");
+  require_tensor(out, sizeof(float), "out");
   const int64_t q_bytes = checked_bytes({s.batch, s.heads, s.queries, s.dim}, sizeof(float), "q");
   const int64_t table_bytes =
       checked_bytes({s.table_heads, table_rows, s.dim}, sizeof(float), "table");
@@ -85,9 +85,9 @@ Bytes2d validate_2d(int64_t batch, int64_t heads, int64_t height, int64_t width,
   require_positive(height, "height");
   require_positive(width, "width");
   require_table_heads(table_heads, heads);
-  require_not_null(q, "q");
-  require_not_null(row_table, "row_table");
-  require_not_null(column_table, "column_table");
+  require_tensor(q, sizeof(float), "q");
+  require_tensor(row_table, sizeof(float), "row_table");
+  require_tensor(column_table, sizeof(float), "column_table");
   const int64_t tokens = checked_bytes({height, width}, 1, "height * width");
   return Bytes2d{
       checked_bytes({batch, heads, tokens, dim}, sizeof(float), "q"),
@@ -129,8 +129,8 @@ posenc_status posenc_rel_to_abs(posenc_context* context, int64_t batch, int64_t 
     require_positive(batch, "batch");
     require_positive(heads, "heads");
     require_positive(length, "length");
-    require_not_null(in, "in");
-    require_not_null(out, "out");
+    require_tensor(in, sizeof(float), "in");
+    require_tensor(out, sizeof(float), "out");
     const int64_t in_bytes = checked_bytes(
         {batch, heads, length, relative_rows(length, "length")}, sizeof(float), "in");
     const int64_t out_bytes = checked_bytes({batch, heads, length, length}, sizeof(float), "out");
@@ -160,8 +160,8 @@ posenc_status posenc_relative_logits_2d_decomposed(
   return guard("posenc_relative_logits_2d_decomposed", [&] {
     const Bytes2d in = validate_2d(batch, heads, height, width, dim, q, row_table,
                                    column_table, table_heads);
-    require_not_null(rel_h, "rel_h");
-    require_not_null(rel_w, "rel_w");
+    require_tensor(rel_h, sizeof(float), "rel_h");
+    require_tensor(rel_w, sizeof(float), "rel_w");
     const int64_t tokens = height * width;
     const int64_t h_bytes = checked_bytes({batch, heads, tokens, height}, sizeof(float), "rel_h");
     const int64_t w_bytes = checked_bytes({batch, heads, tokens, width}, sizeof(float), "rel_w");
@@ -182,7 +182,7 @@ posenc_status posenc_relative_logits_2d(posenc_context* context, int64_t batch, 
   return guard("posenc_relative_logits_2d", [&] {
     const Bytes2d in = validate_2d(batch, heads, height, width, dim, q, row_table,
                                    column_table, table_heads);
-    require_not_null(out, "out");
+    require_tensor(out, sizeof(float), "out");
     const int64_t tokens = height * width;
     const int64_t out_bytes =
         checked_bytes({batch, heads, tokens, tokens}, sizeof(float), "out");

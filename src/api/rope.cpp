@@ -30,8 +30,8 @@ struct Operand {
 
 void rope_call(posenc_context* context, const posenc_rope_config* config,
                const posenc_rope_cache* cache, const posenc_rope_positions* positions,
-               posenc_rope_layout layout, posenc_dtype dtype, int64_t batch, int64_t tokens,
-               int64_t head_dim, const Operand* operands, int count) {
+               const posenc_rope_layout& layout, const posenc_dtype& dtype, int64_t batch,
+               int64_t tokens, int64_t head_dim, const Operand* operands, int count) {
   if (config == nullptr && cache == nullptr) {
     fail(POSENC_ERROR_NULL_POINTER, "config and cache are both NULL; pass one");
   }
@@ -53,8 +53,8 @@ void rope_call(posenc_context* context, const posenc_rope_config* config,
   for (int i = 0; i < count; ++i) {
     const Operand& o = operands[i];
     require_positive(o.heads, o.heads_name);
-    require_not_null(o.in, o.in_name);
-    require_not_null(o.out, o.out_name);
+    require_tensor(o.in, dtype_bytes(dtype), o.in_name);
+    require_tensor(o.out, dtype_bytes(dtype), o.out_name);
     bytes[i] = checked_bytes({batch, tokens, o.heads, head_dim}, dtype_bytes(dtype),
                              o.in_name);
   }
@@ -117,7 +117,7 @@ posenc_status posenc_rope_inverse_frequencies(const posenc_rope_config* config, 
   return guard("posenc_rope_inverse_frequencies", [&] {
     require_not_null(config, "config");
     require_rope_config(*config);
-    require_not_null(inv_freq, "inv_freq");
+    require_tensor(inv_freq, sizeof(double), "inv_freq");
     const ops::RopeAngles angles = ops::rope_angles(*config);
     const size_t axis = angles.axis_inv_freq.size();
     for (int64_t j = 0; j < angles.pairs(); ++j) {

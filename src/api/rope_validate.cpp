@@ -8,6 +8,9 @@
 namespace posenc {
 namespace {
 
+// Far above any model's head (a few hundred); bounds the frequency tables.
+constexpr int64_t kMaxRotaryDim = int64_t(1) << 16;
+
 void require_scaling_fields(const posenc_rope_config& c) {
   if (c.scaling == POSENC_ROPE_SCALING_NONE) return;
   require_above(c.factor, 0.0, "factor", "0");
@@ -59,8 +62,9 @@ void require_ids_in_range(const Id* ids, int64_t batch, int64_t tokens, int64_t 
 }  // namespace
 
 void require_rope_config(const posenc_rope_config& c) {
-  if (c.rotary_dim < 2 || c.rotary_dim % 2 != 0) {
-    invalid("rotary_dim must be even and >= 2 (got " + std::to_string(c.rotary_dim) + ")");
+  if (c.rotary_dim < 2 || c.rotary_dim % 2 != 0 || c.rotary_dim > kMaxRotaryDim) {
+    invalid("rotary_dim must be even and in [2, 2^16] (got " + std::to_string(c.rotary_dim) +
+            ")");
   }
   require_enum(c.pairing, "pairing", {POSENC_ROPE_INTERLEAVED, POSENC_ROPE_HALF_SPLIT});
   require_frequency_base(c.base, "base");
@@ -99,7 +103,10 @@ void require_rope_positions(const posenc_rope_positions* positions, int64_t batc
 
 int64_t rope_ids_bytes(const posenc_rope_positions* positions, int64_t batch, int64_t tokens) {
   if (positions == nullptr || positions->ids == nullptr) return 0;
+  require_enum(positions->ids_type, "positions.ids_type",
+               {POSENC_ROPE_POSITIONS_INT32, POSENC_ROPE_POSITIONS_INT64});
   const size_t bytes = positions->ids_type == POSENC_ROPE_POSITIONS_INT32 ? 4 : 8;
+  require_tensor(positions->ids, bytes, "positions.ids");
   return checked_bytes({batch, tokens}, bytes, "positions.ids");
 }
 

@@ -16,7 +16,8 @@ void require_rope_config(const posenc_rope_config& config);
 void require_rope_positions(const posenc_rope_positions* positions, int64_t batch,
                             int64_t tokens, int64_t limit, const char* limit_name);
 
-// Bytes of the ids of positions (0 without ids).
+// Bytes of the ids of positions (0 without ids), after checking their type
+// and alignment.
 int64_t rope_ids_bytes(const posenc_rope_positions* positions, int64_t batch, int64_t tokens);
 
 }  // namespace posenc

@@ -66,14 +66,22 @@ void require_frequency_base(double base, const char* name) {
   }
 }
 
-void require_enum(int value, const char* name, std::initializer_list<int> allowed) {
-  for (int a : allowed) {
+void require_tensor(const void* pointer, size_t element_bytes, const char* name) {
+  require_not_null(pointer, name);
+  if (reinterpret_cast<uintptr_t>(pointer) % element_bytes != 0) {
+    invalid(std::string(name) + " must be aligned to its element size (" +
+            std::to_string(element_bytes) + " bytes)");
+  }
+}
+
+void require_one_of(int32_t value, const char* name, std::initializer_list<int32_t> allowed) {
+  for (int32_t a : allowed) {
     if (value == a) return;
   }
   invalid(std::string(name) + ": unknown value " + std::to_string(value));
 }
 
-void require_dtype(int dtype, const char* name) {
+void require_dtype(const posenc_dtype& dtype, const char* name) {
   require_enum(dtype, name, {POSENC_F32, POSENC_BF16});
 }
 

@@ -4,8 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string>
+#include <type_traits>
 
 #include "posenc/core.h"
 
@@ -17,6 +19,9 @@ namespace posenc {
 [[noreturn]] void invalid(const std::string& message);
 
 void require_not_null(const void* pointer, const char* name);
+// A tensor: not NULL and aligned to its element_bytes (posenc/core.h), else
+// POSENC_ERROR_INVALID_ARGUMENT naming it.
+void require_tensor(const void* pointer, size_t element_bytes, const char* name);
 // A pointer that must be NULL in this configuration; `why` ends the message
 // ("... must be NULL unless ...").
 void require_null(const void* pointer, const char* name, const char* why);
@@ -30,9 +35,24 @@ void require_finite(double value, const char* name);
 void require_above(double value, double bound, const char* name, const char* bound_text);
 // A finite base > 0 other than 1, for frequencies base^(-2i/D).
 void require_frequency_base(double base, const char* name);
-// An enum argument holds one of the `allowed` values.
-void require_enum(int value, const char* name, std::initializer_list<int> allowed);
-void require_dtype(int dtype, const char* name);
+// The integer a caller stored in an enum parameter or field, read as bytes:
+// loading a value outside the enum's range as the enum is undefined.
+template <class Enum>
+int32_t enum_value(const Enum& value) {
+  static_assert(std::is_enum_v<Enum> && sizeof(Enum) == sizeof(int32_t));
+  int32_t raw;
+  std::memcpy(&raw, &value, sizeof raw);
+  return raw;
+}
+// value is one of `allowed`.
+void require_one_of(int32_t value, const char* name, std::initializer_list<int32_t> allowed);
+// An enum argument holds one of the `allowed` values; checked before the
+// enum is loaded.
+template <class Enum>
+void require_enum(const Enum& value, const char* name, std::initializer_list<int32_t> allowed) {
+  require_one_of(enum_value(value), name, allowed);
+}
+void require_dtype(const posenc_dtype& dtype, const char* name);
 
 // The size in bytes of a tensor of these sizes and element_bytes per element,
 // throwing POSENC_ERROR_OVERFLOW (naming `what`) if it overflows.

@@ -6,6 +6,8 @@
 #include <functional>
 #include <limits>
 
+#include "ops/relative/relative_index.hpp"
+
 namespace posenc::reference {
 namespace {
 
@@ -14,13 +16,6 @@ int64_t index_of(const posenc_attention_desc& d, int64_t tokens, int64_t b, int6
                  int64_t t, int64_t c) {
   if (d.layout == POSENC_LAYOUT_BTHD) return ((b * tokens + t) * d.heads + h) * d.head_dim + c;
   return ((b * d.heads + h) * tokens + t) * d.head_dim + c;
-}
-
-// The 1D relative table row of query i and key j (posenc/attention.h).
-int64_t relative_row(const posenc_attention_desc& d, int64_t i, int64_t j) {
-  if (d.max_distance == 0) return j - i + d.q_len - 1;
-  const int64_t distance = j - (d.query_offset + i);
-  return std::clamp(distance, -d.max_distance, d.max_distance) + d.max_distance;
 }
 
 double dot(const double* a, const float* b, int64_t n) {
@@ -47,8 +42,8 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
                                    const Getter& k, const Getter& v, const AttentionInputs& in) {
   const int64_t dh = d.head_dim;
   const double alpha = d.bias_uses_scaled_q ? double(d.scale) : 1.0;
-  const int64_t relative_rows =
-      d.max_distance > 0 ? 2 * d.max_distance + 1 : d.q_len + d.kv_len - 1;
+  const RelativeIndex relative =
+      relative_index(d.query_offset, d.q_len, d.kv_len, d.max_distance);
   auto table_of = [&](const float* table, int64_t rows, int64_t h, int64_t row) {
     return table + ((d.tables_per_head ? h * rows : 0) + row) * dh;
   };
@@ -75,7 +70,7 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
               bias = dot(qi, table_of(in.table, d.kv_len, h, j), dh);
               break;
             case POSENC_BIAS_RELATIVE_1D:
-              bias = dot(qi, table_of(in.table, relative_rows, h, relative_row(d, i, j)), dh);
+              bias = dot(qi, table_of(in.table, relative.rows, h, relative.row(i, j)), dh);
               break;
             case POSENC_BIAS_RELATIVE_2D: {
               const int64_t X = d.map_height, Y = d.map_width;
@@ -100,7 +95,7 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
           const double a = scores[size_t(j)] / sum;
           for (int64_t c = 0; c < dh; ++c) o[c] += a * vs[size_t(j * dh + c)];
           if (d.relative_values) {
-            const float* rv = table_of(in.value_table, relative_rows, h, relative_row(d, i, j));
+            const float* rv = table_of(in.value_table, relative.rows, h, relative.row(i, j));
             for (int64_t c = 0; c < dh; ++c) o[c] += a * double(rv[c]);
           }
         }

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "ops/relative/relative_index.hpp"
+
 namespace posenc::reference {
 namespace {
 
@@ -55,13 +57,11 @@ std::vector<double> relative_logits_1d(int64_t batch, int64_t heads, int64_t que
                                        int64_t keys, int64_t dim, const float* q,
                                        const float* table, int64_t table_heads,
                                        const RelativeOptions& o) {
-  const int64_t p = o.query_offset, K = o.clip;
-  const int64_t rows = K > 0 ? 2 * K + 1 : p + queries + keys - 1;
-  return logits(batch, heads, queries, keys, dim, q, table, table_heads, rows,
+  const RelativeIndex index = relative_index(o.query_offset, queries, keys, o.clip);
+  return logits(batch, heads, queries, keys, dim, q, table, table_heads, index.rows,
                 [&](int64_t i, int64_t j) {
-                  const int64_t distance = j - (p + i);
-                  if (o.causal && distance > 0) return int64_t(-1);
-                  return K > 0 ? std::clamp(distance, -K, K) + K : distance + p + queries - 1;
+                  if (o.causal && j > o.query_offset + i) return int64_t(-1);
+                  return index.row(i, j);
                 });
 }
 

@@ -33,19 +33,14 @@ void logits_gemm(const AttentionProblem& p, const QueryBlock& qb, const void* ro
 
 }  // namespace
 
-int64_t RelativeIndex::row(int64_t distance) const {
-  return std::clamp<int64_t>(distance + center, 0, rows - 1);
+WindowColumns window_columns(const RelativeIndex& index, int64_t query_pos, int64_t first_key,
+                             int64_t window_first) {
+  return WindowColumns{first_key - query_pos + index.center - window_first, -window_first,
+                       index.readable - 1 - window_first};
 }
 
-RelativeIndex::WindowColumns RelativeIndex::columns(int64_t query_pos, int64_t first_key,
-                                                    int64_t window_first) const {
-  return WindowColumns{first_key - query_pos + center - window_first, -window_first,
-                       rows - 1 - window_first};
-}
-
-RelativeIndex relative_index(const AttentionProblem& p) {
-  if (p.max_distance > 0) return RelativeIndex{2 * p.max_distance + 1, p.max_distance};
-  return RelativeIndex{p.q_len + p.kv_len - 1, p.query_offset + p.q_len - 1};
+RelativeIndex relative_index_of(const AttentionProblem& p) {
+  return relative_index(p.query_offset, p.q_len, p.kv_len, p.max_distance);
 }
 
 RowWindow relative_window(const RelativeIndex& index, int64_t query_pos, int64_t queries,
@@ -58,14 +53,14 @@ RowWindow relative_window(const RelativeIndex& index, int64_t query_pos, int64_t
 AttentionBias::AttentionBias(const AttentionProblem& problem,
                              const posenc_attention_tensors& tensors,
                              const AttentionBiasKernels& kernels)
-    : p_(problem), t_(tensors), kernels_(kernels), index_(relative_index(problem)) {}
+    : p_(problem), t_(tensors), kernels_(kernels), index_(relative_index_of(problem)) {}
 
 int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_block,
                                       int64_t key_block) {
   switch (p.bias) {
     case POSENC_BIAS_RELATIVE_1D:
-      return query_block *
-             gemm_output_stride(std::min(relative_index(p).rows, key_block + query_block - 1));
+      return query_block * gemm_output_stride(std::min(relative_index_of(p).readable,
+                                                       key_block + query_block - 1));
     case POSENC_BIAS_RELATIVE_2D:
       return query_block * (gemm_output_stride(2 * p.map_height - 1) +
                             gemm_output_stride(2 * p.map_width - 1));
@@ -117,7 +112,7 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
     case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
       return kernels_.max_of(row, valid);
     case POSENC_BIAS_RELATIVE_1D: {
-      const auto c = index_.columns(p_.query_offset + qb.first + r, kb.first,
+      const auto c = window_columns(index_, p_.query_offset + qb.first + r, kb.first,
                                     logits.window.first);
       return kernels_.gather_add(logits.logits + r * logits.ld, c.shift, c.lo, c.hi, row, valid);
     }
@@ -135,10 +130,10 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
 RelativeValues::RelativeValues(const AttentionProblem& problem,
                                const posenc_attention_tensors& tensors,
                                const AttentionBiasKernels& kernels)
-    : p_(problem), t_(tensors), kernels_(kernels), index_(relative_index(problem)) {}
+    : p_(problem), t_(tensors), kernels_(kernels), index_(relative_index_of(problem)) {}
 
 int64_t RelativeValues::max_window(const AttentionProblem& p, int64_t query_block) {
-  return std::min(relative_index(p).rows, p.kv_len + query_block - 1);
+  return std::min(relative_index_of(p).readable, p.kv_len + query_block - 1);
 }
 
 RowWindow RelativeValues::window(const QueryBlock& qb, int64_t keys) const {
@@ -147,7 +142,7 @@ RowWindow RelativeValues::window(const QueryBlock& qb, int64_t keys) const {
 
 void RelativeValues::scatter(const QueryBlock& qb, int64_t r, const KeyBlock& kb,
                              const RowWindow& window, const float* p, float* weights) const {
-  const auto c = index_.columns(p_.query_offset + qb.first + r, kb.first, window.first);
+  const auto c = window_columns(index_, p_.query_offset + qb.first + r, kb.first, window.first);
   kernels_.scatter_add(p, c.shift, c.lo, c.hi, weights, kb.count);
 }
 

@@ -13,27 +13,22 @@
 
 #include "kernels/attention/attention_bias_kernels.hpp"
 #include "ops/attention/problem.hpp"
+#include "ops/relative/relative_index.hpp"
 
 namespace posenc::ops {
 
-// Rows of a 1D relative table: distance d (key minus query position) reads
-// row clamp(d + center, 0, rows - 1).
-struct RelativeIndex {
-  int64_t rows, center;
-  int64_t row(int64_t distance) const;
-
-  // Where the keys [first_key, ..) of the query at query_pos find their rows
-  // in a window of rows starting at window_first: key first_key + j at
-  // column clamp(j + shift, lo, hi) (the arguments of gather_add and
-  // scatter_add).
-  struct WindowColumns {
-    int64_t shift, lo, hi;
-  };
-  WindowColumns columns(int64_t query_pos, int64_t first_key, int64_t window_first) const;
+// Where the keys [first_key, ..) of the query at query_pos find their rows
+// in a window of a 1D relative table's rows starting at window_first: key
+// first_key + j at column clamp(j + shift, lo, hi) (the arguments of
+// gather_add and scatter_add).
+struct WindowColumns {
+  int64_t shift, lo, hi;
 };
+WindowColumns window_columns(const RelativeIndex& index, int64_t query_pos, int64_t first_key,
+                             int64_t window_first);
 
-// The table layout of posenc/attention.h for this problem.
-RelativeIndex relative_index(const AttentionProblem& problem);
+// The 1D table of posenc/attention.h for this problem.
+RelativeIndex relative_index_of(const AttentionProblem& problem);
 
 // The rows used by queries at positions [query_pos, query_pos + queries)
 // against keys [first_key, first_key + keys).

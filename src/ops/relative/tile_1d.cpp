@@ -5,25 +5,8 @@
 #include "ops/relative/gemm.hpp"
 
 namespace posenc::ops {
-namespace {
 
-// The row of distance 0: unclipped, row 0 is the distance -(p + queries - 1);
-// clipped, row K is 0.
-int64_t zero_row(const Relative1dGeometry& g) {
-  return g.clip > 0 ? g.clip : g.query_offset + g.queries - 1;
-}
-
-// The table row of a distance (key minus query position).
-int64_t table_row(const Relative1dGeometry& g, int64_t distance) {
-  if (g.clip > 0) distance = std::clamp(distance, -g.clip, g.clip);
-  return distance + zero_row(g);
-}
-
-}  // namespace
-
-int64_t relative_1d_table_rows(const Relative1dGeometry& g) {
-  return g.clip > 0 ? 2 * g.clip + 1 : g.query_offset + g.queries + g.keys - 1;
-}
+int64_t relative_1d_table_rows(const Relative1dGeometry& g) { return relative_1d_index(g).rows; }
 
 Relative1dTiling make_relative_1d_tiling(const Relative1dGeometry& g, int64_t tile_queries,
                                          int64_t tile_keys, int64_t direct_columns) {
@@ -31,7 +14,7 @@ Relative1dTiling make_relative_1d_tiling(const Relative1dGeometry& g, int64_t ti
   t.geometry = g;
   t.tile_queries = tile_queries;
   t.tile_keys = tile_keys;
-  t.readable_rows = g.clip > 0 ? 2 * g.clip + 1 : g.queries + g.keys - 1;
+  t.readable_rows = relative_1d_index(g).readable;
   t.window = std::min(tile_queries + tile_keys - 1, t.readable_rows);
   t.edge_window = std::min(tile_queries, t.readable_rows);
   t.direct_columns = direct_columns;
@@ -47,7 +30,8 @@ namespace {
 // inside the readable rows.
 int64_t window_logits(const Relative1dTiling& t, int64_t width, const float* q, int64_t ldq,
                       const float* table, int64_t m, int64_t d_first, float* scratch) {
-  const int64_t lo = std::min(table_row(t.geometry, d_first), t.readable_rows - width);
+  const int64_t lo =
+      std::min(relative_1d_index(t.geometry).row(d_first), t.readable_rows - width);
   query_table_gemm(m, width, t.geometry.dim, q, ldq, table + lo * t.geometry.dim, scratch,
                    width);
   return lo;
@@ -55,7 +39,7 @@ int64_t window_logits(const Relative1dTiling& t, int64_t width, const float* q, 
 
 // Keys [j_s, j_s + count) of query i from its row s of window logits (width
 // columns from table row lo): key j reads window column
-// table_row(j - (p + i)) - lo. Unclipped, that is j - j_s + shift exactly.
+// row(j - (p + i)) - lo. Unclipped, that is j - j_s + shift exactly.
 // Clipped, the kernel's clamp to [0, width) equals the clamp to [-K, K]: a
 // distance below -K needs row 0, so then lo = 0; one above K needs row 2K,
 // so then the window ends at 2K.
@@ -63,7 +47,7 @@ void gather_keys(const RelativeKernels& kernels, const Relative1dGeometry& g, co
                  int64_t width, int64_t lo, int64_t i, int64_t j_s, int64_t count, float* out,
                  bool stream = false) {
   const int64_t p = g.query_offset;
-  const int64_t shift = j_s - (p + i) + zero_row(g) - lo;
+  const int64_t shift = j_s - (p + i) + relative_1d_index(g).center - lo;
   const int64_t visible = g.causal ? std::clamp<int64_t>(p + i - j_s + 1, 0, count) : count;
   (stream ? kernels.gather_row_stream : kernels.gather_row)(s, width, shift, visible, out,
                                                             count);
@@ -118,7 +102,7 @@ void relative_1d_rows(const RelativeKernels& kernels, const Relative1dTiling& ti
   // the skewed columns straight into out with a row stride of ldo + 1.
   for (int64_t c = c_lo; c < c_hi; c += tiling.direct_columns) {
     const int64_t width = std::min(tiling.direct_columns, c_hi - c);
-    query_table_gemm(m, width, g.dim, q, ldq, table + (d0 + c + zero_row(g)) * g.dim,
+    query_table_gemm(m, width, g.dim, q, ldq, table + relative_1d_index(g).row(d0 + c) * g.dim,
                      out + c - (m - 1), ldo + 1);
   }
   // The columns left of c_lo (row r: keys [0, c_lo - (m-1) + r)) need at

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "kernels/relative/relative_kernels.hpp"
+#include "ops/relative/relative_index.hpp"
 
 namespace posenc::ops {
 
@@ -24,8 +25,12 @@ struct Relative1dGeometry {
   bool causal = false;       // keys j > p + i get -infinity
 };
 
-// Rows of one head's table as laid out in memory (the per-head stride in
-// rows): p + queries + keys - 1 unclipped, 2K + 1 clipped.
+// The table rule of posenc/relative.h for this geometry.
+constexpr RelativeIndex relative_1d_index(const Relative1dGeometry& g) {
+  return relative_index(g.query_offset, g.queries, g.keys, g.clip);
+}
+
+// Rows of one head's table as laid out in memory (the per-head stride).
 int64_t relative_1d_table_rows(const Relative1dGeometry& g);
 
 // Tiles of at most tile_queries x tile_keys logits. Every tile's GEMM reads
@@ -35,7 +40,7 @@ int64_t relative_1d_table_rows(const Relative1dGeometry& g);
 struct Relative1dTiling {
   Relative1dGeometry geometry;
   int64_t tile_queries = 0, tile_keys = 0;
-  int64_t readable_rows = 0;  // rows that can occur: queries + keys - 1, or 2K + 1
+  int64_t readable_rows = 0;  // rows a logit can read: relative_1d_index().readable
   int64_t window = 0;         // min(tile_queries + tile_keys - 1, readable_rows)
   int64_t edge_window = 0;    // min(tile_queries, readable_rows)
   int64_t direct_columns = 0; // widest skewed GEMM written straight to the output
