@@ -1,4 +1,4 @@
-#include "attention_unfused.hpp"
+#include "cases/attention_unfused.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 
-namespace posenc::bench {
+namespace posenc::cases {
 namespace {
 
 // c[b] = alpha * a[b] x b[b]^T (or x b[b] without transpose) for `batch`
@@ -32,7 +32,7 @@ void gemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float* a, const 
 
 // rel_to_abs on `groups` matrices [L, 2L-1]: pad a zero column ([L, 2L]),
 // flatten and pad L-1 zeros, view as [L+1, 2L-1], keep [:L, L-1:]. Each
-// step is a copy, as in the seeds. Result in `out` as [groups, L, L].
+// step is a copy, as in PyTorch code. Result in `out` as [groups, L, L].
 void skew(const ExecContext& ctx, int64_t groups, int64_t L, const float* logits,
           float* padded, float* flat_padded, float* out) {
   const int64_t w = 2 * L - 1, flat = 2 * L * L + L - 1;
@@ -131,4 +131,4 @@ void UnfusedAttention::run(posenc_context* context, const posenc_attention_tenso
   }
 }
 
-}  // namespace posenc::bench
+}  // namespace posenc::cases
