@@ -44,16 +44,16 @@ void naive_sinusoid_table(float* table, int64_t length, int64_t dim) {
   }
 }
 
-// x, a table (add_learned's, or the naive way's scratch) and the output.
+// The inputs x and add_learned's table, the output, and the naive way's table.
 struct Buffers {
-  std::vector<float> x, table, out;
+  Shared<float> x, table;
+  std::vector<float> out, naive_table;
 };
 
-std::shared_ptr<Buffers> buffers(size_t x_elems, size_t table_elems,
-                                 size_t out_elems) {
+std::shared_ptr<Buffers> buffers(size_t x_elems, size_t table_elems, size_t out_elems) {
   auto b = std::make_shared<Buffers>();
-  b->x = seeded_floats(x_elems, 1);
-  b->table = seeded_floats(table_elems, 2);
+  b->x = shared_floats(x_elems, 1);
+  b->table = shared_floats(table_elems, 2);
   b->out.assign(out_elems, 0.0f);
   return b;
 }
@@ -72,14 +72,14 @@ std::string describe_table(const Spec& s) {
          layout_suffix(s);
 }
 Problem table_problem(const Spec& s) {
-  auto b = buffers(0, size_t(s.tokens * s.dim), size_t(s.tokens * s.dim));
+  auto b = buffers(0, 0, size_t(s.tokens * s.dim));
   Problem p = with_output(b);
   p.run = [b, s](posenc_context* ctx) {
     return posenc_sinusoid_table(ctx, s.tokens, s.dim, s.offset, kBase, s.layout, POSENC_F32,
                                  b->out.data());
   };
   p.reference = [s] { return reference::sinusoid_table(s.tokens, s.dim, s.offset, kBase, s.layout); };
-  p.baseline = [b, s] { naive_sinusoid_table(b->table.data(), s.tokens, s.dim); };
+  p.baseline = [b, s] { naive_sinusoid_table(b->out.data(), s.tokens, s.dim); };
   return p;
 }
 const Op<Spec> kTable{"absolute", "sinusoid_table", 2e-6, "naive", describe_table, table_problem};
@@ -115,20 +115,23 @@ Spec table_2d(int64_t height, int64_t width, int64_t dim, posenc_sincos_layout l
 std::string describe_add(const Spec& s) { return btd(s) + offset_suffix(s) + layout_suffix(s); }
 Problem add_problem(const Spec& s) {
   const size_t elems = size_t(s.batch * s.tokens * s.dim);
-  auto b = buffers(elems, size_t(s.tokens * s.dim), elems);
+  auto b = buffers(elems, 0, elems);
   Problem p = with_output(b);
   p.bytes = 2.0 * double(elems) * kF;
   p.run = [b, s](posenc_context* ctx) {
     return posenc_add_sinusoid(ctx, s.batch, s.tokens, s.dim, s.offset, kBase, s.layout,
-                               b->x.data(), b->out.data());
+                               b->x->data(), b->out.data());
   };
   p.reference = [b, s] {
     return reference::add_sinusoid(s.batch, s.tokens, s.dim, s.offset, kBase, s.layout,
-                                   b->x.data());
+                                   b->x->data());
   };
   p.baseline = [b, s] {
-    naive_sinusoid_table(b->table.data(), s.tokens, s.dim);
-    for (size_t j = 0; j < b->x.size(); ++j) b->out[j] = b->x[j] + b->table[j % b->table.size()];
+    std::vector<float>& table = b->naive_table;
+    table.resize(size_t(s.tokens * s.dim));
+    naive_sinusoid_table(table.data(), s.tokens, s.dim);
+    const std::vector<float>& x = *b->x;
+    for (size_t j = 0; j < x.size(); ++j) b->out[j] = x[j] + table[j % table.size()];
   };
   return p;
 }
@@ -146,12 +149,12 @@ Problem learned_problem(const Spec& s) {
   Problem p = with_output(b);
   p.bytes = (2.0 * double(elems) + double(s.tokens * s.dim)) * kF;
   p.run = [b, s](posenc_context* ctx) {
-    return posenc_add_learned(ctx, s.batch, s.tokens, s.dim, s.offset, b->table.data(), s.extra,
-                              b->x.data(), b->out.data());
+    return posenc_add_learned(ctx, s.batch, s.tokens, s.dim, s.offset, b->table->data(),
+                              s.extra, b->x->data(), b->out.data());
   };
   p.reference = [b, s] {
-    return reference::add_learned(s.batch, s.tokens, s.dim, s.offset, b->table.data(),
-                                  b->x.data());
+    return reference::add_learned(s.batch, s.tokens, s.dim, s.offset, b->table->data(),
+                                  b->x->data());
   };
   return p;
 }
@@ -171,11 +174,11 @@ Problem concat_problem(const Spec& s) {
   p.bytes += double(x_elems) * kF;
   p.run = [b, s](posenc_context* ctx) {
     return posenc_concat_sinusoid(ctx, s.batch, s.tokens, s.dim, s.extra, s.offset, kBase,
-                                  s.layout, b->x.data(), b->out.data());
+                                  s.layout, b->x->data(), b->out.data());
   };
   p.reference = [b, s] {
     return reference::concat_sinusoid(s.batch, s.tokens, s.dim, s.extra, s.offset, kBase,
-                                      s.layout, b->x.data());
+                                      s.layout, b->x->data());
   };
   return p;
 }

@@ -81,10 +81,12 @@ class AttentionBuffers {
     }
     if (d.relative_values) sizes.push_back(size_t(table_rows(d)) * rows);
     for (size_t i = 0; i < sizes.size(); ++i) {
-      f32_.push_back(seeded_floats(sizes[i], uint32_t(20 + i)));
+      const uint32_t seed = uint32_t(20 + i);
       if (d.dtype == POSENC_BF16) {
-        bf16_.push_back(to_bf16(f32_[i]));
-        f32_[i] = from_bf16(bf16_[i]);
+        f32_.push_back(shared_bf16_values(sizes[i], seed));
+        bf16_.push_back(shared_bf16_bits(sizes[i], seed));
+      } else {
+        f32_.push_back(shared_floats(sizes[i], seed));
       }
     }
     out_.resize(q);
@@ -121,7 +123,7 @@ class AttentionBuffers {
 
   double bytes() const {
     double elements = 0;
-    for (const auto& x : f32_) elements += double(x.size());
+    for (const auto& x : f32_) elements += double(x->size());
     return elements * (desc_.dtype == POSENC_BF16 ? 2 : 4) + out_bytes();
   }
   double out_bytes() const { return double(out_.size()) * sizeof(float); }
@@ -129,8 +131,8 @@ class AttentionBuffers {
  private:
   posenc_attention_tensors tensors(posenc_dtype dtype) const {
     const auto pass = [&](size_t i) -> const void* {
-      if (dtype == POSENC_BF16) return bf16_[i].data();
-      return f32_[i].data();
+      if (dtype == POSENC_BF16) return bf16_[i]->data();
+      return f32_[i]->data();
     };
     posenc_attention_tensors t{pass(0), pass(1), pass(2), nullptr, nullptr, nullptr, nullptr,
                                const_cast<float*>(out_.data())};
@@ -146,8 +148,8 @@ class AttentionBuffers {
   }
 
   posenc_attention_desc desc_;
-  std::vector<std::vector<float>> f32_;
-  std::vector<std::vector<uint16_t>> bf16_;
+  std::vector<Shared<float>> f32_;
+  std::vector<Shared<uint16_t>> bf16_;
   std::vector<float> out_;
   std::vector<unsigned char> workspace_;
   std::unique_ptr<UnfusedAttention> unfused_;  // created when first timed
@@ -220,27 +222,28 @@ std::string describe_bottleneck(const posenc_bottleneck_desc& d) {
 }
 Problem bottleneck_problem(const posenc_bottleneck_desc& d) {
   struct Buffers {
-    std::vector<float> fmap, w, rel_h, rel_w, out;
+    Shared<float> fmap, w, rel_h, rel_w;
+    std::vector<float> out;
   };
   auto b = std::make_shared<Buffers>();
   const int64_t tokens = d.height * d.width;
-  b->fmap = seeded_floats(size_t(d.batch * d.channels * tokens), 30);
-  b->w = seeded_floats(size_t(3 * d.heads * d.head_dim * d.channels), 31);
-  b->rel_h = seeded_floats(size_t((2 * d.height - 1) * d.head_dim), 32);
-  b->rel_w = seeded_floats(size_t((2 * d.width - 1) * d.head_dim), 33);
+  b->fmap = shared_floats(size_t(d.batch * d.channels * tokens), 30);
+  b->w = shared_floats(size_t(3 * d.heads * d.head_dim * d.channels), 31);
+  b->rel_h = shared_floats(size_t((2 * d.height - 1) * d.head_dim), 32);
+  b->rel_w = shared_floats(size_t((2 * d.width - 1) * d.head_dim), 33);
   b->out.assign(size_t(d.batch * d.heads * d.head_dim * tokens), 0.0f);
   Problem p;
   p.write_bytes = double(b->out.size()) * sizeof(float);
-  p.bytes = double(b->fmap.size() + b->w.size() + b->rel_h.size() + b->rel_w.size()) *
+  p.bytes = double(b->fmap->size() + b->w->size() + b->rel_h->size() + b->rel_w->size()) *
                 sizeof(float) + p.write_bytes;
   p.run = [b, d](posenc_context* ctx) {
-    return posenc_bottleneck_mhsa(ctx, &d, b->fmap.data(), b->w.data(), b->rel_h.data(),
-                                  b->rel_w.data(), b->out.data(), nullptr, 0);
+    return posenc_bottleneck_mhsa(ctx, &d, b->fmap->data(), b->w->data(), b->rel_h->data(),
+                                  b->rel_w->data(), b->out.data(), nullptr, 0);
   };
   p.output = [b] { return b->out; };
   p.reference = [b, d] {
-    return reference::bottleneck_mhsa(d, b->fmap.data(), b->w.data(), b->rel_h.data(),
-                                      b->rel_w.data());
+    return reference::bottleneck_mhsa(d, b->fmap->data(), b->w->data(), b->rel_h->data(),
+                                      b->rel_w->data());
   };
   return p;
 }

@@ -89,24 +89,25 @@ std::vector<double> widened(const std::vector<float>& values) {
 std::string describe_skew(const Spec& s) { return head(s) + " L" + std::to_string(s.queries); }
 Problem skew_problem(const Spec& s) {
   struct Buffers {
-    std::vector<float> in, out;
+    Shared<float> in;
+    std::vector<float> out;
   };
   auto b = std::make_shared<Buffers>();
   const int64_t matrices = s.batch * s.heads, length = s.queries;
-  b->in = seeded_floats(size_t(matrices * length * (2 * length - 1)), 11);
+  b->in = shared_floats(size_t(matrices * length * (2 * length - 1)), 11);
   b->out.assign(size_t(matrices * length * length), 0.0f);
   Problem p;
   p.write_bytes = double(b->out.size()) * kF;
   p.bytes = 2 * p.write_bytes;
   p.run = [b, s](posenc_context* ctx) {
-    return posenc_rel_to_abs(ctx, s.batch, s.heads, s.queries, b->in.data(), b->out.data());
+    return posenc_rel_to_abs(ctx, s.batch, s.heads, s.queries, b->in->data(), b->out.data());
   };
   p.output = [b] { return b->out; };
   p.reference = [b, matrices, length] {
-    return widened(reference::pad_reshape_rel_to_abs(matrices, length, b->in.data()));
+    return widened(reference::pad_reshape_rel_to_abs(matrices, length, b->in->data()));
   };
   p.baseline = [b, matrices, length] {
-    pad_reshape_all(matrices, length, b->in.data(), b->out.data());
+    pad_reshape_all(matrices, length, b->in->data(), b->out.data());
   };
   return p;
 }
@@ -114,13 +115,14 @@ const Op<Spec> kSkew{"relative", "rel_to_abs", 0.0, "pad/reshape", describe_skew
 
 // q, the position table(s) and the output of the logits.
 struct Logits {
-  std::vector<float> q, table, table_w, out, out_w, scores;
+  Shared<float> q, table, table_w;
+  std::vector<float> out, out_w, scores;
 };
 
 std::shared_ptr<Logits> logits(const Spec& s, int64_t table_rows, int64_t out_columns) {
   auto b = std::make_shared<Logits>();
-  b->q = seeded_floats(size_t(rows_of(s) * s.dim), 12);
-  b->table = seeded_floats(size_t(s.table_heads * table_rows * s.dim), 13);
+  b->q = shared_floats(size_t(rows_of(s) * s.dim), 12);
+  b->table = shared_floats(size_t(s.table_heads * table_rows * s.dim), 13);
   b->out.assign(size_t(rows_of(s) * out_columns), 0.0f);
   return b;
 }
@@ -135,17 +137,17 @@ Problem relative_1d_problem(const Spec& s) {
   auto b = logits(s, table_rows, s.keys);
   Problem p;
   p.write_bytes = double(b->out.size()) * kF;
-  p.bytes = double(b->q.size() + b->table.size()) * kF + p.write_bytes;
+  p.bytes = double(b->q->size() + b->table->size()) * kF + p.write_bytes;
   p.flops = 2.0 * double(rows_of(s)) * double(s.keys) * double(s.dim);
   p.run = [b, s](posenc_context* ctx) {
     return posenc_relative_logits_1d(ctx, s.batch, s.heads, s.queries, s.keys, s.dim,
-                                     b->q.data(), b->table.data(), s.table_heads, &s.options,
+                                     b->q->data(), b->table->data(), s.table_heads, &s.options,
                                      b->out.data());
   };
   p.output = [b] { return b->out; };
   p.reference = [b, s] {
     return reference::relative_logits_1d(
-        s.batch, s.heads, s.queries, s.keys, s.dim, b->q.data(), b->table.data(), s.table_heads,
+        s.batch, s.heads, s.queries, s.keys, s.dim, b->q->data(), b->table->data(), s.table_heads,
         {s.options.query_offset, s.options.clip, s.options.causal != 0});
   };
   const bool plain = s.queries == s.keys && s.table_heads == 1 && s.options.query_offset == 0 &&
@@ -153,7 +155,7 @@ Problem relative_1d_problem(const Spec& s) {
   if (plain) {  // that way exists for the plain [2T-1, d] table only
     p.baseline = [b, s, table_rows] {
       b->scores.resize(size_t(rows_of(s) * table_rows));
-      gemm_abt(rows_of(s), table_rows, s.dim, b->q.data(), b->table.data(), b->scores.data());
+      gemm_abt(rows_of(s), table_rows, s.dim, b->q->data(), b->table->data(), b->scores.data());
       pad_reshape_all(s.batch * s.heads, s.queries, b->scores.data(), b->out.data());
     };
   }
@@ -168,16 +170,16 @@ Problem absolute_problem(const Spec& s) {
   auto b = logits(s, s.keys, s.keys);
   Problem p;
   p.write_bytes = double(b->out.size()) * kF;
-  p.bytes = double(b->q.size() + b->table.size()) * kF + p.write_bytes;
+  p.bytes = double(b->q->size() + b->table->size()) * kF + p.write_bytes;
   p.flops = 2.0 * double(rows_of(s)) * double(s.keys) * double(s.dim);
   p.run = [b, s](posenc_context* ctx) {
-    return posenc_absolute_logits(ctx, s.batch, s.heads, s.queries, s.keys, s.dim, b->q.data(),
-                                  b->table.data(), s.table_heads, b->out.data());
+    return posenc_absolute_logits(ctx, s.batch, s.heads, s.queries, s.keys, s.dim, b->q->data(),
+                                  b->table->data(), s.table_heads, b->out.data());
   };
   p.output = [b] { return b->out; };
   p.reference = [b, s] {
-    return reference::absolute_logits(s.batch, s.heads, s.queries, s.keys, s.dim, b->q.data(),
-                                      b->table.data(), s.table_heads);
+    return reference::absolute_logits(s.batch, s.heads, s.queries, s.keys, s.dim, b->q->data(),
+                                      b->table->data(), s.table_heads);
   };
   return p;
 }
@@ -191,21 +193,21 @@ Problem logits_2d_problem(const Spec& s, bool full) {
   Spec rows = s;
   rows.queries = tokens;  // one query per cell
   auto b = logits(rows, 2 * s.queries - 1, full ? tokens : s.queries);
-  b->table_w = seeded_floats(size_t(s.table_heads * (2 * s.keys - 1) * s.dim), 14);
+  b->table_w = shared_floats(size_t(s.table_heads * (2 * s.keys - 1) * s.dim), 14);
   if (!full) b->out_w.assign(size_t(rows_of(rows) * s.keys), 0.0f);
   Problem p;
   p.write_bytes = double(b->out.size() + b->out_w.size()) * kF;
-  p.bytes = double(b->q.size() + b->table.size() + b->table_w.size()) * kF + p.write_bytes;
+  p.bytes = double(b->q->size() + b->table->size() + b->table_w->size()) * kF + p.write_bytes;
   // The exact products: X + Y dot products of length d per query.
   p.flops = 2.0 * double(rows_of(rows)) * double(s.queries + s.keys) * double(s.dim);
   p.run = [b, s, full](posenc_context* ctx) {
     if (full) {
       return posenc_relative_logits_2d(ctx, s.batch, s.heads, s.queries, s.keys, s.dim,
-                                       b->q.data(), b->table.data(), b->table_w.data(),
+                                       b->q->data(), b->table->data(), b->table_w->data(),
                                        s.table_heads, b->out.data());
     }
     return posenc_relative_logits_2d_decomposed(ctx, s.batch, s.heads, s.queries, s.keys, s.dim,
-                                                b->q.data(), b->table.data(), b->table_w.data(),
+                                                b->q->data(), b->table->data(), b->table_w->data(),
                                                 s.table_heads, b->out.data(), b->out_w.data());
   };
   p.output = [b] {
@@ -216,12 +218,12 @@ Problem logits_2d_problem(const Spec& s, bool full) {
   p.reference = [b, s, full] {
     if (full) {
       return reference::relative_logits_2d(s.batch, s.heads, s.queries, s.keys, s.dim,
-                                           b->q.data(), b->table.data(), b->table_w.data(),
+                                           b->q->data(), b->table->data(), b->table_w->data(),
                                            s.table_heads);
     }
     reference::Relative2d r = reference::relative_logits_2d_decomposed(
-        s.batch, s.heads, s.queries, s.keys, s.dim, b->q.data(), b->table.data(),
-        b->table_w.data(), s.table_heads);
+        s.batch, s.heads, s.queries, s.keys, s.dim, b->q->data(), b->table->data(),
+        b->table_w->data(), s.table_heads);
     r.rel_h.insert(r.rel_h.end(), r.rel_w.begin(), r.rel_w.end());
     return r.rel_h;
   };

@@ -98,28 +98,25 @@ void naive_rotate_half(const Spec& s, const float* x, float* out, const float* c
 // Inputs (kept), the buffers the op writes (the inputs' copies when in
 // place), and the naive way's tables.
 struct Buffers {
-  std::vector<float> q, k;        // fp32 values (rounded to bf16 for bf16)
-  std::vector<uint16_t> q16, k16;  // bf16 bits of q, k
+  Shared<float> q, k;        // fp32 values (rounded to bf16 for bf16)
+  Shared<uint16_t> q16, k16;  // bf16 bits of q, k
   std::vector<float> q_out, k_out;
   std::vector<uint16_t> q_out16, k_out16;
   std::vector<float> cos_table, sin_table;
 };
 
-void* data_of(std::vector<float>& f32, std::vector<uint16_t>& bf16, posenc_dtype dtype) {
-  return dtype == POSENC_BF16 ? static_cast<void*>(bf16.data()) : f32.data();
-}
 
 Problem rope_problem(const Spec& s) {
   auto b = std::make_shared<Buffers>();
   const size_t elems = size_t(s.batch * s.tokens * s.heads * s.head_dim);
-  b->q = seeded_floats(elems, 40);
-  if (s.qk) b->k = seeded_floats(elems, 41);
+  const size_t k_elems = s.qk ? elems : 0;
   if (s.dtype == POSENC_BF16) {
-    b->q16 = to_bf16(b->q), b->k16 = to_bf16(b->k);
-    b->q = from_bf16(b->q16), b->k = from_bf16(b->k16);
-    b->q_out16 = b->q16, b->k_out16 = b->k16;
+    b->q = shared_bf16_values(elems, 40), b->k = shared_bf16_values(k_elems, 41);
+    b->q16 = shared_bf16_bits(elems, 40), b->k16 = shared_bf16_bits(k_elems, 41);
+    b->q_out16 = *b->q16, b->k_out16 = *b->k16;
   } else {
-    b->q_out = b->q, b->k_out = b->k;
+    b->q = shared_floats(elems, 40), b->k = shared_floats(k_elems, 41);
+    b->q_out = *b->q, b->k_out = *b->k;
   }
   const double tensors = s.qk ? 2.0 : 1.0;
   const double size = double(elems) * (s.dtype == POSENC_BF16 ? 2 : 4) * tensors;
@@ -141,10 +138,12 @@ Problem rope_problem(const Spec& s) {
                                           POSENC_ROPE_POSITIONS_INT64};
     const posenc_rope_config* config = cache != nullptr ? nullptr : &s.config;
     // In place: the op reads and writes the output buffers, first filled with the inputs.
-    void* q_out = data_of(b->q_out, b->q_out16, s.dtype);
-    void* k_out = data_of(b->k_out, b->k_out16, s.dtype);
-    const void* q = s.in_place ? q_out : data_of(b->q, b->q16, s.dtype);
-    const void* k = s.in_place ? k_out : data_of(b->k, b->k16, s.dtype);
+    const bool bf16 = s.dtype == POSENC_BF16;
+    void* q_out = bf16 ? static_cast<void*>(b->q_out16.data()) : b->q_out.data();
+    void* k_out = bf16 ? static_cast<void*>(b->k_out16.data()) : b->k_out.data();
+    const void* q = bf16 ? static_cast<const void*>(b->q16->data()) : b->q->data();
+    const void* k = bf16 ? static_cast<const void*>(b->k16->data()) : b->k->data();
+    if (s.in_place) q = q_out, k = k_out;
     if (!s.qk) {
       return posenc_rope(ctx, config, cache, &positions, s.layout, s.dtype, s.batch, s.tokens,
                          s.heads, s.head_dim, q, q_out);
@@ -159,9 +158,9 @@ Problem rope_problem(const Spec& s) {
     return out;
   };
   p.reference = [b, s] {
-    std::vector<double> want = reference_of(s, b->q);
+    std::vector<double> want = reference_of(s, *b->q);
     if (s.qk) {
-      const std::vector<double> k = reference_of(s, b->k);
+      const std::vector<double> k = reference_of(s, *b->k);
       want.insert(want.end(), k.begin(), k.end());
     }
     return want;
@@ -187,9 +186,9 @@ Problem rope_problem(const Spec& s) {
           }
         }
       }
-      naive_rotate_half(s, b->q.data(), b->q_out.data(), b->cos_table.data(),
+      naive_rotate_half(s, b->q->data(), b->q_out.data(), b->cos_table.data(),
                         b->sin_table.data());
-      naive_rotate_half(s, b->k.data(), b->k_out.data(), b->cos_table.data(),
+      naive_rotate_half(s, b->k->data(), b->k_out.data(), b->cos_table.data(),
                         b->sin_table.data());
     };
   }

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "posenc/core.h"
 
@@ -20,6 +23,42 @@ std::vector<float> seeded_floats(size_t count, uint32_t seed) {
     v = float(z >> 40) * 0x1p-23f - 1.0f;
   }
   return values;
+}
+
+namespace {
+
+enum class Form { as_is, bf16_values, bf16_bits };
+
+// The live input of (form, count, seed), or a new one from make().
+template <class T, class Make>
+Shared<T> shared(Form form, size_t count, uint32_t seed, const Make& make) {
+  using Key = std::tuple<Form, size_t, uint32_t>;
+  static std::mutex mutex;
+  static std::map<Key, std::weak_ptr<const std::vector<T>>> inputs;
+  const std::lock_guard<std::mutex> lock(mutex);
+  std::weak_ptr<const std::vector<T>>& slot = inputs[Key{form, count, seed}];
+  Shared<T> input = slot.lock();
+  if (!input) {
+    input = std::make_shared<const std::vector<T>>(make(seeded_floats(count, seed)));
+    slot = input;
+  }
+  return input;
+}
+
+std::vector<float> as_is(std::vector<float> values) { return values; }
+
+}  // namespace
+
+Shared<float> shared_floats(size_t count, uint32_t seed) {
+  return shared<float>(Form::as_is, count, seed, as_is);
+}
+
+Shared<float> shared_bf16_values(size_t count, uint32_t seed) {
+  return shared<float>(Form::bf16_values, count, seed, rounded_to_bf16);
+}
+
+Shared<uint16_t> shared_bf16_bits(size_t count, uint32_t seed) {
+  return shared<uint16_t>(Form::bf16_bits, count, seed, to_bf16);
 }
 
 std::vector<uint16_t> to_bf16(const std::vector<float>& values) {

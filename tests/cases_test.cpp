@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "cases/case.hpp"
+#include "cases/values.hpp"
 #include "compare.hpp"
 #include "posenc/posenc.h"
 #include "runtime/compiled_isas.hpp"
@@ -99,6 +100,17 @@ TEST(CaseList, EveryFamilyHasCasesForEachProgramAndTagsAreKnown) {
       EXPECT_TRUE(found) << family << " has no case tagged " << tag;
     }
   }
+}
+
+TEST(CaseInputs, ProblemsAskingAtOnceShareOneCopy) {
+  const cases::Shared<float> a = cases::shared_floats(100, 7);
+  EXPECT_EQ(cases::shared_floats(100, 7), a);  // while `a` lives
+  EXPECT_NE(cases::shared_floats(100, 8), a);
+  EXPECT_EQ(*a, cases::seeded_floats(100, 7));
+  // Rounded to bf16 and bf16 bits are inputs of their own, with the same values.
+  EXPECT_NE(cases::shared_bf16_values(100, 7), a);
+  EXPECT_EQ(*cases::shared_bf16_values(100, 7), cases::rounded_to_bf16(*a));
+  EXPECT_EQ(*cases::shared_bf16_bits(100, 7), cases::to_bf16(*a));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Many threads calling different ops at once (every case of cases/ at its
-// test size) give results bitwise equal to calls made one at a time. Each
-// call makes its problem afresh (an op in place changes its input); the cases'
-// RoPE caches are shared by all of them.
+// test size) on shared read-only inputs give results bitwise equal to calls
+// made one at a time. Each call makes its problem afresh, with an output of
+// its own (an op in place changes its buffer); the inputs, and the RoPE
+// cases' caches, are shared by all of them (cases/values.hpp).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -41,13 +42,15 @@ TEST(Concurrency, EightThreadsMatchSequentialCalls) {
   posenc_context* const contexts[] = {single.get(), nullptr};
   // The cases this CPU runs (bf16 attention needs a oneDNN bf16 GEMM).
   std::vector<Case> cases;
+  std::vector<cases::Problem> holders;  // keep each case's inputs alive, hence shared
   std::vector<std::vector<float>> expected[2];
   for (const Case& c : cases::all_cases()) {
-    const cases::Problem problem = c.make(Size::test);
+    cases::Problem problem = c.make(Size::test);
     const posenc_status status = problem.run(single.get());
     if (status == POSENC_ERROR_UNSUPPORTED) continue;
     ASSERT_EQ(status, POSENC_OK) << c.op << " " << c.test_shape << ": " << posenc_last_error();
     cases.push_back(c);
+    holders.push_back(std::move(problem));
     for (int k = 0; k < 2; ++k) expected[k].push_back(output_of(c, contexts[k]));
   }
 
