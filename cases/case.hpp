@@ -93,6 +93,15 @@ std::vector<Case> attention_cases();
 std::vector<Case> relative_cases();
 std::vector<Case> rope_cases();
 
+// An op family: its name (Case::family), what it computes in one line (the
+// demo's heading) and its cases. Adding a family is a line in registry.cpp.
+struct Family {
+  const char* name;
+  const char* title;
+  std::vector<Case> (*cases)();
+};
+const std::vector<Family>& families();
+
 // Every family's cases.
 std::vector<Case> all_cases();
 

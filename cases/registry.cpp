@@ -8,10 +8,23 @@ bool Case::has_tag(const std::string& tag) const {
   return std::find(tags.begin(), tags.end(), tag) != tags.end();
 }
 
+const std::vector<Family>& families() {
+  static const std::vector<Family> all{
+      {"absolute", "absolute encodings: sinusoid P[k,2i]=sin(k w_i), P[k,2i+1]=cos(k w_i)",
+       absolute_cases},
+      {"relative", "relative position logits: a[i,j] = q_i . R[j - i + T - 1], and 2D",
+       relative_cases},
+      {"attention", "attention: softmax(scale q k^T + relative bias) v, blocks in cache",
+       attention_cases},
+      {"rope", "rotary embeddings: pairs rotated by position * theta^(-2j/d)", rope_cases},
+  };
+  return all;
+}
+
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (auto family : {absolute_cases, relative_cases, attention_cases, rope_cases}) {
-    for (Case& c : family()) cases.push_back(std::move(c));
+  for (const Family& family : families()) {
+    for (Case& c : family.cases()) cases.push_back(std::move(c));
   }
   return cases;
 }

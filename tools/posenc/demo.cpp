@@ -2,6 +2,7 @@
 // reference loops on the default context, then its cases tagged "demo" timed
 // on each ISA path against their baselines.
 #include <cstdio>
+#include <string>
 
 #include "cases/table.hpp"
 #include "cases/timing/machine.hpp"
@@ -14,18 +15,6 @@ namespace {
 
 using cases::Case;
 using cases::Size;
-
-struct Section {
-  const char* family;
-  const char* title;
-};
-
-const Section kSections[] = {
-    {"absolute", "absolute encodings: sinusoid P[k,2i]=sin(k w_i), P[k,2i+1]=cos(k w_i)"},
-    {"relative", "relative position logits: a[i,j] = q_i . R[j - i + T - 1], and 2D"},
-    {"attention", "attention: softmax(scale q k^T + relative bias) v, blocks in cache"},
-    {"rope", "rotary embeddings: pairs rotated by position * theta^(-2j/d)"},
-};
 
 void print_sinusoid_corner() {
   std::vector<float> corner(4 * 8);
@@ -74,17 +63,13 @@ int run_demo(int, char**) {
   std::printf("posenc %s demo on built-in inputs; ISA paths:", posenc_version());
   for (posenc_isa isa : runnable_isas()) std::printf(" %s", posenc_isa_name(isa));
   std::printf("\n");
-  const std::vector<Case> all = cases::all_cases();
   bool ok = true;
-  for (const Section& section : kSections) {
-    std::printf("\n== %s ==\n", section.title);
-    if (std::string(section.family) == "absolute") print_sinusoid_corner();
-    std::vector<Case> family;
-    for (const Case& c : all) {
-      if (c.family == section.family) family.push_back(c);
-    }
-    ok = run_checks(family) && ok;
-    run_timed(family);
+  for (const cases::Family& family : cases::families()) {
+    std::printf("\n== %s ==\n", family.title);
+    if (std::string(family.name) == "absolute") print_sinusoid_corner();
+    const std::vector<Case> family_cases = family.cases();
+    ok = run_checks(family_cases) && ok;
+    run_timed(family_cases);
   }
   std::printf("\n%s\n", ok ? "all results agree with the reference loops"
                            : "SOME RESULTS DISAGREE WITH THE REFERENCE LOOPS");
