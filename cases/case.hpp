@@ -19,9 +19,11 @@ namespace posenc::cases {
 // tails. Small cases (the checks) use one size for both.
 enum class Size { full, test };
 
-// A case's problem at one size: inputs made from fixed random seeds, the output,
-// what one call moves and computes, and how to run it each way. Made when
-// needed (a benchmark size can take a GB), never shared between threads.
+// A case's problem at one size: inputs made from fixed random seeds, the
+// output, what one call moves and computes, and how to run it each way. Made
+// when needed (a benchmark size can take a GB); one thread at a time runs it,
+// its read-only inputs are shared with the case's other live problems
+// (values.hpp). reference() is the output of the first run.
 struct Problem {
   double bytes = 0;        // bytes read plus written by one call
   double write_bytes = 0;  // bytes written by one call (the memset bound)
@@ -48,8 +50,9 @@ struct Case {
   // Largest |output - reference| accepted; 0: bit for bit. Masked (-inf)
   // and NaN outputs must match exactly.
   double tolerance = 0;
-  // The way `baseline` computes the result ("naive", "pad/reshape",
-  // "unfused", ...); empty if none.
+  // The way a problem's `baseline` computes the result ("naive",
+  // "pad/reshape", "unfused", ...); a problem whose options that way does
+  // not cover (a mask, a layout) has no baseline.
   std::string baseline_name;
   std::function<Problem(Size)> make;
 

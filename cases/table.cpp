@@ -170,8 +170,8 @@ std::string bench_json_row(const Case& c, const char* isa, const Timed& timed,
                        "\"fraction_of_gemm\": %.4f, \"fraction_of_memcpy\": %.4f, "
                        "\"fraction_of_bound\": %.4f, \"baseline\": %s, \"speedup\": %.3f}",
                        m.seconds * 1e3, m.gbytes_per_s, m.gflops, m.fraction_of_gemm,
-                       m.fraction_of_copy, m.bound_ratio, json_string(c.baseline_name).c_str(),
-                       m.speedup);
+                       m.fraction_of_copy, m.bound_ratio,
+                       json_string(m.speedup > 0 ? c.baseline_name : "").c_str(), m.speedup);
 }
 
 }  // namespace posenc::cases
