@@ -111,7 +111,7 @@ class AttentionBuffers {
     unfused_->run(nullptr, tensors(POSENC_F32));
   }
 
-  std::vector<double> reference() const {
+  std::vector<double> reference() {
     const posenc_attention_tensors t = tensors(POSENC_F32);
     const auto f = [](const void* p) { return static_cast<const float*>(p); };
     const reference::AttentionInputs in{f(t.q),       f(t.k),       f(t.v),          f(t.table),
@@ -129,13 +129,13 @@ class AttentionBuffers {
   double out_bytes() const { return double(out_.size()) * sizeof(float); }
 
  private:
-  posenc_attention_tensors tensors(posenc_dtype dtype) const {
+  posenc_attention_tensors tensors(posenc_dtype dtype) {
     const auto pass = [&](size_t i) -> const void* {
       if (dtype == POSENC_BF16) return bf16_[i]->data();
       return f32_[i]->data();
     };
-    posenc_attention_tensors t{pass(0), pass(1), pass(2), nullptr, nullptr, nullptr, nullptr,
-                               const_cast<float*>(out_.data())};
+    posenc_attention_tensors t{pass(0), pass(1), pass(2), nullptr,
+                               nullptr, nullptr, nullptr, out_.data()};
     size_t next = 3;
     if (is_2d(desc_)) {
       t.table_h = pass(next++);
