@@ -47,18 +47,6 @@ template <class Getter>
                  want, atol, rtol);
 }
 
-std::vector<uint16_t> to_bf16(const std::vector<float>& values) {
-  std::vector<uint16_t> bits(values.size());
-  for (size_t i = 0; i < values.size(); ++i) bits[i] = posenc_f32_to_bf16(values[i]);
-  return bits;
-}
-
-std::vector<float> from_bf16(const std::vector<uint16_t>& bits) {
-  std::vector<float> values(bits.size());
-  for (size_t i = 0; i < bits.size(); ++i) values[i] = posenc_bf16_to_f32(bits[i]);
-  return values;
-}
-
 float float_from_bits(uint32_t bits) {
   float value;
   std::memcpy(&value, &bits, sizeof value);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cases/values.hpp"
 #include "posenc/core.h"
 
 namespace posenc::test {
@@ -21,8 +22,8 @@ namespace posenc::test {
                                           double atol, double rtol);
 
 // bf16 bits of each value (round to nearest even), and the values of bf16 bits.
-std::vector<uint16_t> to_bf16(const std::vector<float>& values);
-std::vector<float> from_bf16(const std::vector<uint16_t>& bits);
+using cases::from_bf16;
+using cases::to_bf16;
 
 // The float whose bits are `bits`.
 float float_from_bits(uint32_t bits);

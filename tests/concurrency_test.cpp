@@ -1,5 +1,8 @@
-// Many threads calling different ops at once on shared read-only inputs give
-// results bitwise equal to calls made one at a time.
+// Many threads calling different ops at once (every case of cases/ at its
+// test size) on shared read-only inputs give results bitwise equal to calls
+// made one at a time. Each call makes its problem afresh, with an output of
+// its own (an op in place changes its buffer); the inputs, and the RoPE
+// cases' caches, are shared by all of them (cases/values.hpp).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -7,11 +10,14 @@
 #include <cstring>
 #include <thread>
 
-#include "op_runners.hpp"
+#include "cases/case.hpp"
 #include "posenc/posenc.hpp"
 
 namespace posenc::test {
 namespace {
+
+using cases::Case;
+using cases::Size;
 
 bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
@@ -23,14 +29,29 @@ double run_seconds() {
   return env != nullptr ? std::atof(env) : 2.0;
 }
 
+// The output of one call on a fresh problem; empty if the call failed.
+std::vector<float> output_of(const Case& c, posenc_context* context) {
+  const cases::Problem problem = c.make(Size::test);
+  if (problem.run(context) != POSENC_OK) return {};
+  return problem.output();
+}
+
 TEST(Concurrency, EightThreadsMatchSequentialCalls) {
-  const std::vector<OpRunner> runners = all_runners();
   // A single-threaded context and the shared default: both used at once.
   posenc::Context single(posenc::Isa::automatic, 1);
   posenc_context* const contexts[] = {single.get(), nullptr};
+  // The cases this CPU runs (bf16 attention needs a oneDNN bf16 GEMM).
+  std::vector<Case> cases;
+  std::vector<cases::Problem> holders;  // keep each case's inputs alive, hence shared
   std::vector<std::vector<float>> expected[2];
-  for (int c = 0; c < 2; ++c) {
-    for (const OpRunner& r : runners) expected[c].push_back(r.run(contexts[c]));
+  for (const Case& c : cases::all_cases()) {
+    cases::Problem problem = c.make(Size::test);
+    const posenc_status status = problem.run(single.get());
+    if (status == POSENC_ERROR_UNSUPPORTED) continue;
+    ASSERT_EQ(status, POSENC_OK) << c.op << " " << c.test_shape << ": " << posenc_last_error();
+    cases.push_back(c);
+    holders.push_back(std::move(problem));
+    for (int k = 0; k < 2; ++k) expected[k].push_back(output_of(c, contexts[k]));
   }
 
   constexpr int kThreads = 8;
@@ -43,9 +64,9 @@ TEST(Concurrency, EightThreadsMatchSequentialCalls) {
     threads.emplace_back([&, t] {
       size_t i = size_t(t);
       do {
-        const size_t op = i % runners.size();
-        const int c = int(i / runners.size()) % 2;
-        if (!bitwise_equal(runners[op].run(contexts[c]), expected[c][op])) ++mismatches;
+        const size_t op = i % cases.size();
+        const int k = int(i / cases.size()) % 2;
+        if (!bitwise_equal(output_of(cases[op], contexts[k]), expected[k][op])) ++mismatches;
         ++calls;
         ++i;
       } while (std::chrono::steady_clock::now() < deadline);

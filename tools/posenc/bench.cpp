@@ -1,17 +1,16 @@
-// posenc bench: every benchmark case x runnable ISA path as one table (or
-// JSON), each time set against the oneDNN GEMM rate measured at the start and
-// against a memcpy and memset of the case's own bytes, all in the same run.
+// posenc bench: the cases tagged "bench" x runnable ISA path as one table
+// (or JSON), each time set against the oneDNN GEMM rate measured at the
+// start and against a memcpy and memset of the case's own bytes, all in the
+// same run. A call that fails is not timed: its row says why.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "cases/bench_case.hpp"
-#include "cases/machine.hpp"
-#include "cases/metrics.hpp"
+#include "cases/table.hpp"
+#include "cases/timing/machine.hpp"
+#include "cases/timing/metrics.hpp"
 #include "commands.hpp"
 #include "posenc/core.hpp"
 #include "runtime/compiled_isas.hpp"
@@ -19,13 +18,11 @@
 namespace posenc::cli {
 namespace {
 
-using bench::BenchCase;
-using bench::CaseMetrics;
-
 struct Options {
   bool json = false;
   std::string isa;     // empty: every runnable path
   std::string filter;  // substring of "op shape"
+  std::string tag = "bench";
   int repeats = 7;
 };
 
@@ -34,46 +31,21 @@ bool parse(int argc, char** argv, Options& o) {
     const std::string arg = argv[i];
     if (arg == "--json") {
       o.json = true;
-    } else if ((arg == "--isa" || arg == "--filter" || arg == "--repeats") && i + 1 < argc) {
+    } else if ((arg == "--isa" || arg == "--filter" || arg == "--tag" || arg == "--repeats") &&
+               i + 1 < argc) {
       const char* value = argv[++i];
       if (arg == "--isa") o.isa = value;
       if (arg == "--filter") o.filter = value;
+      if (arg == "--tag") o.tag = value;
       if (arg == "--repeats") o.repeats = std::max(1, std::atoi(value));
     } else {
       std::fprintf(stderr,
                    "usage: posenc bench [--json] [--isa avx512|avx2|baseline|neon] "
-                   "[--filter TEXT] [--repeats N]\n");
+                   "[--filter TEXT] [--tag bench|demo|check] [--repeats N]\n");
       return false;
     }
   }
   return true;
-}
-
-void print_row(const BenchCase& c, const char* isa, const CaseMetrics& m, bool json,
-               const bench::ColumnWidths& widths, bool& first) {
-  if (json) {
-    std::printf("%s\n    {\"op\": \"%s\", \"shape\": \"%s\", \"isa\": \"%s\", "
-                "\"median_ms\": %.4f, \"gbytes_per_s\": %.3f, \"gflops\": %.3f, "
-                "\"fraction_of_gemm\": %.4f, \"fraction_of_memcpy\": %.4f, "
-                "\"fraction_of_bound\": %.4f, \"baseline\": \"%s\", \"speedup\": %.3f}",
-                first ? "" : ",", c.op.c_str(), c.shape.c_str(), isa, m.seconds * 1e3,
-                m.gbytes_per_s, m.gflops, m.fraction_of_gemm, m.fraction_of_copy,
-                m.bound_ratio, c.baseline_name.c_str(), m.speedup);
-  } else {
-    char speedup[48] = "-";
-    if (m.speedup > 0) {
-      std::snprintf(speedup, sizeof speedup, "%.1fx %s", m.speedup, c.baseline_name.c_str());
-    }
-    char gflops[16] = "-", of_gemm[16] = "-";
-    if (c.flops > 0) {
-      std::snprintf(gflops, sizeof gflops, "%.1f", m.gflops);
-      std::snprintf(of_gemm, sizeof of_gemm, "%.0f%%", 100 * m.fraction_of_gemm);
-    }
-    std::printf("%-*s %-*s %-9s %9.3f %8s %8.1f %7s %8.0f%% %7.0f%%  %s\n", widths.op,
-                c.op.c_str(), widths.shape, c.shape.c_str(), isa, m.seconds * 1e3, gflops,
-                m.gbytes_per_s, of_gemm, 100 * m.fraction_of_copy, 100 * m.bound_ratio, speedup);
-  }
-  first = false;
 }
 
 }  // namespace
@@ -94,14 +66,10 @@ int run_bench(int argc, char** argv) {
     std::fprintf(stderr, "posenc bench: %s\n", e.what());
     return 2;
   }
-  const bench::MachineFigures& machine = bench::machine_figures();
-  bench::CaseList cases;  // those the filter selects
-  for (BenchCase& c : bench::all_cases()) {
-    if ((c.op + " " + c.shape).find(options.filter) != std::string::npos) {
-      cases.push_back(std::move(c));
-    }
-  }
-  const bench::ColumnWidths widths = bench::column_widths(cases);
+  const cases::MachineFigures& machine = cases::machine_figures();
+  const std::vector<cases::Case> selected =
+      cases::select(cases::all_cases(), options.tag, options.filter);
+  const cases::ColumnWidths widths = cases::column_widths(selected, cases::Size::full);
   if (options.json) {
     std::printf("{\n  \"machine\": {\"onednn_f32_gemm_gflops\": %.1f, "
                 "\"onednn_bf16_gemm_gflops\": %.1f, \"memcpy_gbytes_per_s\": %.1f, "
@@ -113,19 +81,26 @@ int run_bench(int argc, char** argv) {
                 "(0: none), memcpy %.1f GB/s, memset %.1f GB/s\n\n",
                 machine.gemm_gflops, machine.bf16_gemm_gflops, machine.memcpy_gbytes_per_s,
                 machine.memset_gbytes_per_s);
-    std::printf("%-*s %-*s %-9s %9s %8s %8s %7s %9s %8s  %s\n", widths.op, "op", widths.shape,
-                "shape", "isa", "median ms", "GFLOP/s", "GB/s", "of GEMM", "of memcpy",
-                "of bound", "speedup");
+    std::printf("%s", cases::bench_header(widths).c_str());
   }
-  bool first = true;
-  for (const BenchCase& c : cases) {
-    const bench::CaseReferences references =
-        bench::measure_references(c, std::max(1, options.repeats / 2));
+  const char* separator = "";
+  for (const cases::Case& c : selected) {
+    const cases::Problem problem = c.make(cases::Size::full);
+    const cases::CaseReferences references =
+        cases::measure_references(problem, std::max(1, options.repeats / 2));
     for (const Context& context : contexts) {
-      const double seconds =
-          bench::median_seconds([&] { c.run(context.get()); }, options.repeats);
-      print_row(c, isa_name(context.isa()), bench::metrics_for(c, seconds, references, machine),
-                options.json, widths, first);
+      const char* isa = isa_name(context.isa());
+      const cases::Timed timed = cases::time_problem(problem, context.get(), options.repeats);
+      const cases::CaseMetrics metrics =
+          timed.failure.empty() ? cases::metrics_for(problem, timed.seconds, references, machine)
+                                : cases::CaseMetrics{};
+      if (options.json) {
+        std::printf("%s\n    %s", separator,
+                    cases::bench_json_row(c, isa, timed, metrics).c_str());
+        separator = ",";
+      } else {
+        std::printf("%s", cases::bench_row(c, isa, timed, metrics, widths).c_str());
+      }
     }
   }
   if (options.json) std::printf("\n  ]\n}\n");

@@ -1,16 +1,16 @@
-#include "metrics.hpp"
+#include "cases/timing/metrics.hpp"
 
 #include <algorithm>
 
-namespace posenc::bench {
+namespace posenc::cases {
 
-CaseReferences measure_references(const BenchCase& c, int repeats) {
+CaseReferences measure_references(const Problem& c, int repeats) {
   return CaseReferences{c.baseline ? median_seconds(c.baseline, repeats) : 0.0,
                         memcpy_seconds(size_t(c.bytes / 2)),
                         c.write_bytes > 0 ? memset_seconds(size_t(c.write_bytes)) : 0.0};
 }
 
-CaseMetrics metrics_for(const BenchCase& c, double seconds, const CaseReferences& references,
+CaseMetrics metrics_for(const Problem& c, double seconds, const CaseReferences& references,
                         const MachineFigures& machine) {
   CaseMetrics m{};
   m.seconds = seconds;
@@ -24,4 +24,4 @@ CaseMetrics metrics_for(const BenchCase& c, double seconds, const CaseReferences
   return m;
 }
 
-}  // namespace posenc::bench
+}  // namespace posenc::cases

@@ -1,4 +1,4 @@
-#include "machine.hpp"
+#include "cases/timing/machine.hpp"
 
 #include <omp.h>
 
@@ -11,7 +11,7 @@
 #include "runtime/error.hpp"
 #include "runtime/matmul.hpp"
 
-namespace posenc::bench {
+namespace posenc::cases {
 namespace {
 
 std::vector<char>& buffer(int slot, size_t bytes) {
@@ -54,6 +54,10 @@ double gemm_gflops(posenc_dtype type) {
 
 double median_seconds(const std::function<void()>& fn, int repeats) {
   fn();
+  return median_of_runs(fn, repeats);
+}
+
+double median_of_runs(const std::function<void()>& fn, int repeats) {
   std::vector<double> times;
   for (int r = 0; r < repeats; ++r) {
     const auto start = std::chrono::steady_clock::now();
@@ -93,4 +97,4 @@ const MachineFigures& machine_figures() {
   return figures;
 }
 
-}  // namespace posenc::bench
+}  // namespace posenc::cases

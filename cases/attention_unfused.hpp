@@ -1,5 +1,5 @@
-// The unfused way of relative-position attention, as the seeds write it in
-// PyTorch, here in C++ on the same oneDNN: per (batch, head), materialized
+// The unfused way of relative-position attention, as PyTorch code writes
+// it, here in C++ on the same oneDNN: per (batch, head), materialized
 // scores q k^T [N, N], position logits q R^T, the pad / flatten / pad /
 // reshape / slice skew as copies, the bias added, a softmax per row, then
 // the GEMM with v. Only for fp32 BHTD inputs; a baseline for benchmarks.
@@ -11,7 +11,7 @@
 #include "posenc/attention.h"
 #include "runtime/context.hpp"
 
-namespace posenc::bench {
+namespace posenc::cases {
 
 class UnfusedAttention {
  public:
@@ -30,4 +30,4 @@ class UnfusedAttention {
   std::vector<float> scores_, logits_, padded_, flat_padded_, skewed_, skewed_h_, q_t_;
 };
 
-}  // namespace posenc::bench
+}  // namespace posenc::cases

@@ -9,7 +9,7 @@
 
 #include "posenc/core.h"
 
-namespace posenc::bench {
+namespace posenc::cases {
 
 struct MachineFigures {
   double gemm_gflops;          // oneDNN fp32 matmul 1024^3, default threads
@@ -21,11 +21,12 @@ struct MachineFigures {
 // Measured at the first call, then kept.
 const MachineFigures& machine_figures();
 
-// Median seconds of `repeats` runs of fn after one warm-up run.
+// Median seconds of `repeats` runs of fn, and the same after one warm-up run.
+double median_of_runs(const std::function<void()>& fn, int repeats);
 double median_seconds(const std::function<void()>& fn, int repeats);
 
 // Median seconds of copying / filling `bytes` bytes on all OpenMP threads.
 double memcpy_seconds(size_t bytes);
 double memset_seconds(size_t bytes);
 
-}  // namespace posenc::bench
+}  // namespace posenc::cases

@@ -1,12 +1,12 @@
 // What a measured time means against the machine's limits.
 #pragma once
 
-#include "bench_case.hpp"
-#include "machine.hpp"
+#include "cases/case.hpp"
+#include "cases/timing/machine.hpp"
 
-namespace posenc::bench {
+namespace posenc::cases {
 
-// The other timings a case is set against, measured in the same run: its
+// The other timings a problem is set against, measured in the same run: its
 // baseline, a memcpy of the same bytes (bytes/2 read, bytes/2 written) and a
 // memset of its written bytes, so that cache effects are alike.
 struct CaseReferences {
@@ -14,7 +14,7 @@ struct CaseReferences {
   double copy_seconds;
   double fill_seconds;
 };
-CaseReferences measure_references(const BenchCase& c, int repeats);
+CaseReferences measure_references(const Problem& p, int repeats);
 
 struct CaseMetrics {
   double seconds;           // median seconds of one call
@@ -26,9 +26,9 @@ struct CaseMetrics {
   double speedup;           // baseline seconds over seconds (0 without baseline)
 };
 
-// The lower bound of a case is max(flops at the GEMM rate, the memset of its
-// written bytes).
-CaseMetrics metrics_for(const BenchCase& c, double seconds, const CaseReferences& references,
+// The lower bound of a problem is max(flops at the GEMM rate, the memset of
+// its written bytes).
+CaseMetrics metrics_for(const Problem& p, double seconds, const CaseReferences& references,
                         const MachineFigures& machine);
 
-}  // namespace posenc::bench
+}  // namespace posenc::cases

@@ -1,13 +1,14 @@
-#include "attention_unfused.hpp"
+#include "cases/attention_unfused.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "runtime/context.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 
-namespace posenc::bench {
+namespace posenc::cases {
 namespace {
 
 // c[b] = alpha * a[b] x b[b]^T (or x b[b] without transpose) for `batch`
@@ -32,7 +33,7 @@ void gemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float* a, const 
 
 // rel_to_abs on `groups` matrices [L, 2L-1]: pad a zero column ([L, 2L]),
 // flatten and pad L-1 zeros, view as [L+1, 2L-1], keep [:L, L-1:]. Each
-// step is a copy, as in the seeds. Result in `out` as [groups, L, L].
+// step is a copy, as in PyTorch code. Result in `out` as [groups, L, L].
 void skew(const ExecContext& ctx, int64_t groups, int64_t L, const float* logits,
           float* padded, float* flat_padded, float* out) {
   const int64_t w = 2 * L - 1, flat = 2 * L * L + L - 1;
@@ -124,11 +125,15 @@ void UnfusedAttention::run(posenc_context* context, const posenc_attention_tenso
       relative_2d(ctx, q, static_cast<const float*>(t.table_h),
                   static_cast<const float*>(t.table_w));
     }
-    parallel_for(ctx.num_threads, n, [&](int64_t i) {
-      ctx.kernels->attention.softmax_row(&scores_[size_t(i * n)], n);
+    parallel_for(ctx.num_threads, n, [&](int64_t i) {  // a softmax per score row
+      float* row = &scores_[size_t(i * n)];
+      float row_max = -std::numeric_limits<float>::infinity(), row_sum = 0.0f;
+      ctx.kernels->attention.softmax_block(row, n, n, ctx.kernels->attention_bias.max_of(row, n),
+                                           1.0f, &row_max, &row_sum, nullptr);
+      ctx.kernels->attention.scale_f32(row, 1.0f / row_sum, row, n);
     });
     gemm(1, n, d, n, scores_.data(), v, false, 1.0f, static_cast<float*>(t.out) + bh * n * d);
   }
 }
 
-}  // namespace posenc::bench
+}  // namespace posenc::cases

@@ -1,0 +1,44 @@
+#include <algorithm>
+
+#include "cases/case.hpp"
+
+namespace posenc::cases {
+
+bool Case::has_tag(const std::string& tag) const {
+  return std::find(tags.begin(), tags.end(), tag) != tags.end();
+}
+
+const std::vector<Family>& families() {
+  static const std::vector<Family> all{
+      {"absolute", "absolute encodings: sinusoid P[k,2i]=sin(k w_i), P[k,2i+1]=cos(k w_i)",
+       absolute_cases},
+      {"relative", "relative position logits: a[i,j] = q_i . R[j - i + T - 1], and 2D",
+       relative_cases},
+      {"attention", "attention: softmax(scale q k^T + relative bias) v, blocks in cache",
+       attention_cases},
+      {"rope", "rotary embeddings: pairs rotated by position * theta^(-2j/d)", rope_cases},
+  };
+  return all;
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const Family& family : families()) {
+    for (Case& c : family.cases()) cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+std::vector<Case> select(const std::vector<Case>& cases, const std::string& tag,
+                         const std::string& filter) {
+  std::vector<Case> selected;
+  for (const Case& c : cases) {
+    if ((tag.empty() || c.has_tag(tag)) &&
+        (c.op + " " + c.shape).find(filter) != std::string::npos) {
+      selected.push_back(c);
+    }
+  }
+  return selected;
+}
+
+}  // namespace posenc::cases

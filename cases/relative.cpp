@@ -1,0 +1,278 @@
+// Position logits:
+// - rel_to_abs, bit for bit against the pad / flatten / pad / reshape /
+//   slice skew of PyTorch code, and timed against that skew on all threads;
+// - 1D relative logits against the naive loops, timed against one GEMM to
+//   [T, 2T-1] (posenc's oneDNN matmul) followed by that skew;
+//   absolute_logits on the same shape is a oneDNN GEMM with the same FLOPs
+//   and output, for comparison;
+// - 2D relative logits, decomposed and full.
+#include <omp.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cases/case.hpp"
+#include "reference/relative.hpp"
+#include "runtime/matmul.hpp"
+#include "cases/values.hpp"
+
+namespace posenc::cases {
+namespace {
+
+constexpr double kF = sizeof(float);
+// Logits are dot products of d values in [-1, 1): fp32 rounding stays far below.
+constexpr double kTolerance = 2e-4;
+
+struct Spec {
+  int64_t batch, heads, queries, keys, dim;  // 2D: queries x keys is the map (X x Y)
+  int64_t table_heads;                       // 1 (shared) or heads
+  posenc_relative_options options;           // 1D only
+};
+
+std::string head(const Spec& s) {
+  return "B" + std::to_string(s.batch) + " H" + std::to_string(s.heads);
+}
+std::string tail(const Spec& s) {
+  std::string t = " d" + std::to_string(s.dim);
+  if (s.table_heads > 1) t += " per-head";
+  if (s.options.query_offset > 0) t += " @" + std::to_string(s.options.query_offset);
+  if (s.options.clip > 0) t += " clip" + std::to_string(s.options.clip);
+  if (s.options.causal) t += " causal";
+  return t;
+}
+std::string describe_1d(const Spec& s) {
+  const std::string tokens = s.queries == s.keys ? " T" + std::to_string(s.queries)
+                                                 : " Tq" + std::to_string(s.queries) + " Tk" +
+                                                       std::to_string(s.keys);
+  return head(s) + tokens + tail(s);
+}
+std::string describe_2d(const Spec& s) {
+  return head(s) + " " + std::to_string(s.queries) + "x" + std::to_string(s.keys) + tail(s);
+}
+
+int64_t rows_of(const Spec& s) { return s.batch * s.heads * s.queries; }
+
+// The pad/reshape skew of `matrices` [L, 2L-1] matrices, one matrix per task on
+// all OpenMP threads (as torch runs its copies).
+void pad_reshape_all(int64_t matrices, int64_t length, const float* in, float* out) {
+  const int64_t workspace_floats = reference::pad_reshape_workspace(length);
+#pragma omp parallel
+  {
+    std::vector<float> workspace(static_cast<size_t>(workspace_floats));
+#pragma omp for schedule(static)
+    for (int64_t m = 0; m < matrices; ++m) {
+      reference::pad_reshape_rel_to_abs(length, in + m * length * (2 * length - 1),
+                                        out + m * length * length, workspace.data());
+    }
+  }
+}
+
+// c[rows, columns] = a[rows, dim] x b[columns, dim]^T on the default threads.
+void gemm_abt(int64_t rows, int64_t columns, int64_t dim, const float* a, const float* b,
+              float* c) {
+  MatmulShape s;
+  s.m = rows;
+  s.n = columns;
+  s.k = dim;
+  s.lda = s.ldb = dim;
+  s.ldc = columns;
+  s.transpose_b = true;
+  matmul(s, a, b, c);
+}
+
+std::vector<double> widened(const std::vector<float>& values) {
+  return std::vector<double>(values.begin(), values.end());
+}
+
+// --- rel_to_abs: [B, H, L, 2L-1] -> [B, H, L, L].
+std::string describe_skew(const Spec& s) { return head(s) + " L" + std::to_string(s.queries); }
+Problem skew_problem(const Spec& s) {
+  struct Buffers {
+    Shared<float> in;
+    std::vector<float> out;
+  };
+  auto b = std::make_shared<Buffers>();
+  const int64_t matrices = s.batch * s.heads, length = s.queries;
+  b->in = shared_floats(size_t(matrices * length * (2 * length - 1)), 11);
+  b->out.assign(size_t(matrices * length * length), 0.0f);
+  Problem p;
+  p.write_bytes = double(b->out.size()) * kF;
+  p.bytes = 2 * p.write_bytes;
+  p.run = [b, s](posenc_context* ctx) {
+    return posenc_rel_to_abs(ctx, s.batch, s.heads, s.queries, b->in->data(), b->out.data());
+  };
+  p.output = [b] { return b->out; };
+  p.reference = [b, matrices, length] {
+    return widened(reference::pad_reshape_rel_to_abs(matrices, length, b->in->data()));
+  };
+  p.baseline = [b, matrices, length] {
+    pad_reshape_all(matrices, length, b->in->data(), b->out.data());
+  };
+  return p;
+}
+const Op<Spec> kSkew{"relative", "rel_to_abs", 0.0, "pad/reshape", describe_skew, skew_problem};
+
+// q, the position table(s) and the output of the logits.
+struct Logits {
+  Shared<float> q, table, table_w;
+  std::vector<float> out, out_w, scores;
+};
+
+std::shared_ptr<Logits> logits(const Spec& s, int64_t table_rows, int64_t out_columns) {
+  auto b = std::make_shared<Logits>();
+  b->q = shared_floats(size_t(rows_of(s) * s.dim), 12);
+  b->table = shared_floats(size_t(s.table_heads * table_rows * s.dim), 13);
+  b->out.assign(size_t(rows_of(s) * out_columns), 0.0f);
+  return b;
+}
+
+// --- relative_logits_1d: a[i,j] = q_i . R[row(i, j)].
+int64_t table_rows_1d(const Spec& s) {
+  return s.options.clip > 0 ? 2 * s.options.clip + 1
+                            : s.options.query_offset + s.queries + s.keys - 1;
+}
+Problem relative_1d_problem(const Spec& s) {
+  const int64_t table_rows = table_rows_1d(s);
+  auto b = logits(s, table_rows, s.keys);
+  Problem p;
+  p.write_bytes = double(b->out.size()) * kF;
+  p.bytes = double(b->q->size() + b->table->size()) * kF + p.write_bytes;
+  p.flops = 2.0 * double(rows_of(s)) * double(s.keys) * double(s.dim);
+  p.run = [b, s](posenc_context* ctx) {
+    return posenc_relative_logits_1d(ctx, s.batch, s.heads, s.queries, s.keys, s.dim,
+                                     b->q->data(), b->table->data(), s.table_heads, &s.options,
+                                     b->out.data());
+  };
+  p.output = [b] { return b->out; };
+  p.reference = [b, s] {
+    return reference::relative_logits_1d(
+        s.batch, s.heads, s.queries, s.keys, s.dim, b->q->data(), b->table->data(), s.table_heads,
+        {s.options.query_offset, s.options.clip, s.options.causal != 0});
+  };
+  const bool plain = s.queries == s.keys && s.table_heads == 1 && s.options.query_offset == 0 &&
+                     s.options.clip == 0 && !s.options.causal;
+  if (plain) {  // that way exists for the plain [2T-1, d] table only
+    p.baseline = [b, s, table_rows] {
+      b->scores.resize(size_t(rows_of(s) * table_rows));
+      gemm_abt(rows_of(s), table_rows, s.dim, b->q->data(), b->table->data(), b->scores.data());
+      pad_reshape_all(s.batch * s.heads, s.queries, b->scores.data(), b->out.data());
+    };
+  }
+  return p;
+}
+const Op<Spec> kRelative1d{"relative", "relative_logits_1d", kTolerance,
+                           "one GEMM to [T, 2T-1] + pad/reshape", describe_1d,
+                           relative_1d_problem};
+
+// --- absolute_logits: q R^T with R [keys, dim] (or per head).
+Problem absolute_problem(const Spec& s) {
+  auto b = logits(s, s.keys, s.keys);
+  Problem p;
+  p.write_bytes = double(b->out.size()) * kF;
+  p.bytes = double(b->q->size() + b->table->size()) * kF + p.write_bytes;
+  p.flops = 2.0 * double(rows_of(s)) * double(s.keys) * double(s.dim);
+  p.run = [b, s](posenc_context* ctx) {
+    return posenc_absolute_logits(ctx, s.batch, s.heads, s.queries, s.keys, s.dim, b->q->data(),
+                                  b->table->data(), s.table_heads, b->out.data());
+  };
+  p.output = [b] { return b->out; };
+  p.reference = [b, s] {
+    return reference::absolute_logits(s.batch, s.heads, s.queries, s.keys, s.dim, b->q->data(),
+                                      b->table->data(), s.table_heads);
+  };
+  return p;
+}
+const Op<Spec> kAbsolute{"relative", "absolute_logits", kTolerance, "", describe_1d,
+                         absolute_problem};
+
+// --- 2D: rel_h [B,H,N,X] and rel_w [B,H,N,Y], or the full bias [B,H,N,N].
+// The full bias, or rel_h and rel_w one after the other.
+Problem logits_2d_problem(const Spec& s, bool full) {
+  const int64_t tokens = s.queries * s.keys;
+  Spec rows = s;
+  rows.queries = tokens;  // one query per cell
+  auto b = logits(rows, 2 * s.queries - 1, full ? tokens : s.queries);
+  b->table_w = shared_floats(size_t(s.table_heads * (2 * s.keys - 1) * s.dim), 14);
+  if (!full) b->out_w.assign(size_t(rows_of(rows) * s.keys), 0.0f);
+  Problem p;
+  p.write_bytes = double(b->out.size() + b->out_w.size()) * kF;
+  p.bytes = double(b->q->size() + b->table->size() + b->table_w->size()) * kF + p.write_bytes;
+  // The exact products: X + Y dot products of length d per query.
+  p.flops = 2.0 * double(rows_of(rows)) * double(s.queries + s.keys) * double(s.dim);
+  p.run = [b, s, full](posenc_context* ctx) {
+    if (full) {
+      return posenc_relative_logits_2d(ctx, s.batch, s.heads, s.queries, s.keys, s.dim,
+                                       b->q->data(), b->table->data(), b->table_w->data(),
+                                       s.table_heads, b->out.data());
+    }
+    return posenc_relative_logits_2d_decomposed(ctx, s.batch, s.heads, s.queries, s.keys, s.dim,
+                                                b->q->data(), b->table->data(), b->table_w->data(),
+                                                s.table_heads, b->out.data(), b->out_w.data());
+  };
+  p.output = [b] {
+    std::vector<float> both = b->out;
+    both.insert(both.end(), b->out_w.begin(), b->out_w.end());
+    return both;
+  };
+  p.reference = [b, s, full] {
+    if (full) {
+      return reference::relative_logits_2d(s.batch, s.heads, s.queries, s.keys, s.dim,
+                                           b->q->data(), b->table->data(), b->table_w->data(),
+                                           s.table_heads);
+    }
+    reference::Relative2d r = reference::relative_logits_2d_decomposed(
+        s.batch, s.heads, s.queries, s.keys, s.dim, b->q->data(), b->table->data(),
+        b->table_w->data(), s.table_heads);
+    r.rel_h.insert(r.rel_h.end(), r.rel_w.begin(), r.rel_w.end());
+    return r.rel_h;
+  };
+  return p;
+}
+Problem decomposed_problem(const Spec& s) { return logits_2d_problem(s, false); }
+Problem full_2d_problem(const Spec& s) { return logits_2d_problem(s, true); }
+const Op<Spec> kDecomposed{"relative", "relative_logits_2d_decomposed", kTolerance, "",
+                           describe_2d, decomposed_problem};
+const Op<Spec> kFull2d{"relative", "relative_logits_2d", kTolerance, "", describe_2d,
+                       full_2d_problem};
+
+// Shapes: [B, H, T, T] logits with a shared table, or a B x H x X x Y map.
+Spec plain(int64_t batch, int64_t heads, int64_t tokens, int64_t dim) {
+  return {batch, heads, tokens, tokens, dim, 1, {0, 0, 0}};
+}
+Spec with(Spec s, int64_t table_heads, posenc_relative_options options) {
+  s.table_heads = table_heads;
+  s.options = options;
+  return s;
+}
+Spec map(int64_t batch, int64_t heads, int64_t height, int64_t width, int64_t dim,
+         int64_t table_heads = 1) {
+  return {batch, heads, height, width, dim, table_heads, {0, 0, 0}};
+}
+
+}  // namespace
+
+std::vector<Case> relative_cases() {
+  const std::vector<std::string> timed{"bench", "demo"};
+  return {
+      kSkew({"check"}, plain(1, 3, 65, 0)),
+      kRelative1d({"check"}, with(plain(1, 2, 257, 80), 1, {5, 40, 1})),
+      kFull2d({"check"}, map(1, 2, 7, 5, 64, 2)),
+      kSkew({}, plain(2, 4, 70, 0)),
+      kRelative1d({}, with(plain(2, 4, 70, 40), 4, {3, 20, 1})),
+      kAbsolute({}, with(plain(2, 4, 70, 40), 4, {0, 0, 0})),
+      kFull2d({}, map(2, 4, 7, 10, 40, 4)),
+      kSkew(timed, plain(2, 8, 512, 0), plain(1, 3, 67, 0)),
+      kSkew(timed, plain(1, 8, 2048, 0), plain(2, 2, 130, 0)),
+      kRelative1d(timed, plain(2, 8, 512, 64), plain(1, 2, 67, 64)),
+      kAbsolute({"bench"}, plain(2, 8, 512, 64), plain(1, 2, 67, 64)),
+      kRelative1d(timed, plain(1, 8, 2048, 64), plain(1, 3, 131, 48)),
+      kAbsolute({"bench"}, plain(1, 8, 2048, 64), plain(1, 3, 131, 48)),
+      kDecomposed(timed, map(8, 4, 14, 14, 128), map(2, 3, 5, 7, 40)),
+      kFull2d(timed, map(8, 4, 14, 14, 128), map(2, 3, 7, 5, 40)),
+      kDecomposed(timed, map(1, 4, 64, 64, 64), map(1, 2, 9, 13, 64, 2)),
+      kFull2d(timed, map(1, 4, 64, 64, 64), map(1, 2, 13, 9, 64, 2)),
+  };
+}
+
+}  // namespace posenc::cases
