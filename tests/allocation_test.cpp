@@ -7,9 +7,9 @@
 // - repeated calls of one shape allocate nothing in posenc after the first
 //   (with a caller workspace where the op takes one); oneDNN's execute builds
 //   a small argument map per GEMM, counted apart.
-// An allocation is attributed to the object its caller's code lies in:
+// An allocation is attributed to the object whose code called it:
 // posenc (linked into this binary), oneDNN, or other (libstdc++, libgomp).
-#include <dlfcn.h>
+#include <link.h>
 #include <gtest/gtest.h>
 #include <malloc.h>
 #include <omp.h>
@@ -53,17 +53,41 @@ std::atomic<long> counts[3];
 std::atomic<long> caller_allocations{0}, fail_at{0}, failures{0};
 thread_local bool in_hook = false;
 
+// The executable code of this binary (posenc is linked in) and of oneDNN,
+// found once at start-up.
+struct CodeRange {
+  uintptr_t low, high;
+  Origin origin;
+};
+std::array<CodeRange, 16> code_ranges{};
+size_t code_range_count = 0;
+
+const bool code_ranges_found = [] {
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void*) {
+        const bool self = info->dlpi_name == nullptr || info->dlpi_name[0] == '\0';
+        const bool onednn = !self && std::strstr(info->dlpi_name, "libdnnl") != nullptr;
+        if (!self && !onednn) return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+          if (segment.p_type != PT_LOAD || (segment.p_flags & PF_X) == 0) continue;
+          if (code_range_count == code_ranges.size()) break;
+          const uintptr_t low = info->dlpi_addr + segment.p_vaddr;
+          code_ranges[code_range_count++] =
+              CodeRange{low, low + segment.p_memsz, self ? Origin::kPosenc : Origin::kOneDnn};
+        }
+        return 0;
+      },
+      nullptr);
+  return true;
+}();
+
 Origin origin_of(const void* code) {
-  static const void* self = [] {
-    Dl_info info{};
-    dladdr(reinterpret_cast<const void*>(&origin_of), &info);
-    return info.dli_fbase;
-  }();
-  Dl_info info{};
-  if (dladdr(code, &info) == 0) return Origin::kOther;
-  if (info.dli_fbase == self) return Origin::kPosenc;
-  if (info.dli_fname != nullptr && std::strstr(info.dli_fname, "libdnnl") != nullptr) {
-    return Origin::kOneDnn;
+  const auto address = reinterpret_cast<uintptr_t>(code);
+  for (size_t i = 0; i < code_range_count; ++i) {
+    if (address >= code_ranges[i].low && address < code_ranges[i].high) {
+      return code_ranges[i].origin;
+    }
   }
   return Origin::kOther;
 }
@@ -251,6 +275,15 @@ const std::vector<OpCase>& op_cases() {
                      return posenc_attention(ctx, &d, &t, workspace(ctx, bytes), bytes);
                    }});
     }
+    c.push_back({"bottleneck_mhsa", 2 * 16 * 30, [](posenc_context* ctx, float* out) {
+                   posenc_bottleneck_desc d;
+                   posenc_bottleneck_desc_init(&d, 2, 16, 5, 6, 2, 8);
+                   size_t bytes = 0;
+                   const posenc_status sized = posenc_bottleneck_workspace_size(ctx, &d, &bytes);
+                   if (sized != POSENC_OK) return sized;
+                   return posenc_bottleneck_mhsa(ctx, &d, x.data(), y.data(), z.data(),
+                                                 w.data(), out, workspace(ctx, bytes), bytes);
+                 }});
     c.push_back({"rope", 2 * 40 * 3 * 32, [](posenc_context* ctx, float* out) {
                    posenc_rope_config config;
                    posenc_rope_config_init(&config, 32);

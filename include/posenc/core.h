@@ -12,6 +12,22 @@
  *   range, so that any value from 0 to INT32_MAX a caller passes is valid to
  *   check; unknown values are rejected with POSENC_ERROR_INVALID_ARGUMENT.
  * - Every function is thread-safe and may be called from many threads at once.
+ * - Memory and failures: a call allocates what it needs before it writes
+ *   any output, and its OpenMP threads allocate nothing in posenc: running out
+ *   of memory returns POSENC_ERROR_OUT_OF_MEMORY with nothing written, never
+ *   an exit. What a call allocates is kept for the calling thread's later
+ *   calls: per thread its scratch, a oneDNN stream and scratchpad, and the
+ *   memory objects of each GEMM shape (the primitives are shared, see
+ *   posenc_set_primitive_cache_capacity). So the first call of a shape on a
+ *   thread allocates, and repeating it allocates nothing in posenc; oneDNN
+ *   2.6's execute still builds a small argument map per GEMM (5 allocations
+ *   of a few dozen bytes, freed at once). If one of those fails on an OpenMP
+ *   thread, the calling thread reruns that thread's remaining work after the
+ *   others finish; only if that fails too (or a shape another thread dropped
+ *   from the primitive cache meanwhile cannot be made again) is
+ *   POSENC_ERROR_OUT_OF_MEMORY returned with part of the output written.
+ *   oneDNN 2.6 itself can crash when its own allocation fails while it
+ *   creates a primitive (a first call), which posenc cannot prevent.
  */
 #ifndef POSENC_CORE_H
 #define POSENC_CORE_H

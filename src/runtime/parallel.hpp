@@ -2,13 +2,14 @@
 //
 // Everything a call allocates is allocated before its parallel region: the
 // threads' scratch (RegionScratch, runtime/workspace.hpp) and their GEMM
-// slots (GemmSlots, with the primitives the op prepares), so that a task
-// body neither allocates nor throws in posenc. What can still fail inside a
-// region is a GEMM shape the op could not prepare (made on first use) or
-// oneDNN's own per-call allocation; a task that throws there stops its
-// thread, and once the region has ended the calling thread runs that
-// thread's remaining tasks itself, the same way (one thread per GEMM). Only
-// an error there reaches the caller, with some of the output written.
+// slots (GemmSlots: the primitives, memory objects and scratchpads of the
+// shapes the op prepares), so that a task neither allocates in posenc nor
+// creates a oneDNN object. Inside the region a GEMM only looks up what was
+// prepared. A task can still throw there: oneDNN 2.6's execute allocates its
+// argument map, and a shape can be missing (dropped from the primitive
+// cache by another thread since). Its thread then stops, and once the region
+// has ended the calling thread runs that thread's remaining tasks itself, the
+// same way (one thread per GEMM, so the same bits), making what is missing.
 // Running out of OpenMP threads cannot be caught: libgomp ends the process
 // when it cannot create a thread (posenc_context_create bounds num_threads).
 #pragma once
