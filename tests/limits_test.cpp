@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "posenc/core.h"
@@ -96,6 +97,21 @@ TEST(Limits, PrimitiveCacheStaysUnderItsCapacity) {
   EXPECT_EQ(product(1, 1, 1), first);
   posenc::set_primitive_cache_capacity(4);  // lowering it drops entries at once
   EXPECT_EQ(posenc_primitive_cache_size(), 4);
+}
+
+// Threads running GEMMs of their own shapes through a cache of capacity 2:
+// entries are dropped while other threads run them, and every result stays
+// exact (a running call keeps its primitive alive).
+TEST(Limits, PrimitiveCacheEvictsUnderConcurrentUse) {
+  const CacheCapacity capacity(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t] {
+      for (int64_t i = 0; i < 200; ++i) product(1 + t, 1 + i % 20, 1 + i / 20);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_LE(posenc_primitive_cache_size(), 2);
 }
 
 }  // namespace

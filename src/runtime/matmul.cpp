@@ -402,7 +402,9 @@ void prepare_outside_region(const MatmulShape& shape) {
 void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
   const std::shared_ptr<const CachedMatmul> mm = primitive_for(shape);
   GemmSlot& slot = current_slot();
-  BoundArgs* found = slot.gemms.find(mm.get());
+  // Outside a region the entry may be new (another thread can drop and make
+  // it again since prepare_outside_region): made here then.
+  BoundArgs* found = binding.in_region ? slot.gemms.find(mm.get()) : &gemm_args(slot, mm);
   if (found == nullptr || slot.scratchpad.size() < mm->scratchpad_bytes) throw NotPrepared();
   BoundArgs& bound = *found;
   bound.memories[0].set_data_handle(const_cast<void*>(a));
@@ -418,6 +420,7 @@ void run_with_padded_output(const MatmulShape& shape, const void* a, const void*
   const size_t element = dtype_bytes(shape.c_type);
   const MatmulShape padded = padded_shape(shape);
   std::vector<uint8_t>& buffer = current_slot().padded_output;
+  if (!binding.in_region) grow(buffer, padded_output_bytes(shape));
   if (buffer.size() < padded_output_bytes(shape)) throw NotPrepared();
   const size_t row_bytes = size_t(shape.n) * element;
   auto rows = [&](auto&& copy_row) {
@@ -487,7 +490,7 @@ void pack_b(const MatmulShape& shape, const void* b, void* packed) {
   const std::shared_ptr<const CachedMatmul> mm = primitive_for(shape);
   if (!mm->pack) throw Error(POSENC_ERROR_INTERNAL, "pack_b: this GEMM reads B as stored");
   GemmSlot& slot = current_slot();
-  BoundArgs* found = slot.packs.find(mm.get());
+  BoundArgs* found = binding.in_region ? slot.packs.find(mm.get()) : &pack_args(slot, mm);
   if (found == nullptr) throw NotPrepared();
   BoundArgs& bound = *found;
   bound.memories[0].set_data_handle(const_cast<void*>(b));

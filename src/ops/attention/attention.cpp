@@ -260,6 +260,7 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     dry_tensors.out = head_out.data();
     const QueryBlockRunner dry_runner(ctx, problem, dry_tensors, blocking, layout);
     const GemmSlots::Use dry(gemms, 0, false, true);
+    std::memset(base, 0, layout.bytes);  // the GEMMs write nothing: softmax zeros
     *scratch(0).packed_head = -1;
     for (int64_t task = 0; task < blocking.query_blocks; ++task) dry_runner.run(task, scratch(0));
     prepared.remember();
