@@ -282,7 +282,7 @@ using ArgDescs = std::vector<std::pair<int, dnnl::memory::desc>>;
 // user-managed scratchpad, the padded output of the bf16 widths oneDNN gets
 // wrong, and its bound arguments (for GEMMs and for packing B).
 struct GemmSlot {
-  dnnl::stream stream{cpu_engine()};
+  dnnl::stream stream;  // made with the first arguments (ops without GEMMs need none)
   std::vector<uint8_t> scratchpad;
   std::vector<uint8_t> padded_output;
   BoundArgsByGemm gemms, packs;
@@ -353,7 +353,12 @@ void execute(const dnnl::primitive& primitive, GemmSlot& slot, const BoundArgs& 
   }
 }
 
+void make_stream(GemmSlot& slot) {
+  if (!slot.stream) slot.stream = dnnl::stream(cpu_engine());
+}
+
 BoundArgs& gemm_args(GemmSlot& slot, const std::shared_ptr<const CachedMatmul>& mm) {
+  make_stream(slot);
   grow(slot.scratchpad, mm->scratchpad_bytes);
   return slot.gemms.get(mm, [&] {
     return ArgDescs{{DNNL_ARG_SRC, mm->a},
@@ -366,6 +371,7 @@ BoundArgs& gemm_args(GemmSlot& slot, const std::shared_ptr<const CachedMatmul>& 
 }
 
 BoundArgs& pack_args(GemmSlot& slot, const std::shared_ptr<const CachedMatmul>& mm) {
+  make_stream(slot);
   return slot.packs.get(mm, [&] {
     return ArgDescs{{DNNL_ARG_FROM, mm->b_stored}, {DNNL_ARG_TO, mm->b}};
   });

@@ -58,7 +58,7 @@ struct GemmSlot;
 // regions.
 class GemmSlots {
  public:
-  explicit GemmSlots(int count);  // allocates any missing slot (streams)
+  explicit GemmSlots(int count);  // allocates any missing slot
   // Creates the primitive of `shape` (for matmul or pack_b) and its memory
   // objects and scratchpad in every slot, so that running it in the region
   // allocates nothing in posenc.
