@@ -332,7 +332,7 @@ bool same_bits(const float* a, const std::vector<float>& b) {
 // Every allocation posenc or oneDNN makes on the OpenMP worker thread fails,
 // on the first call of each shape (oneDNN's primitives not made yet): the
 // worker's tasks are rerun on the calling thread, and the call gives the
-// bits of a normal one. Before, it ended in std::terminate.
+// bits of a normal one (issue 13 found std::terminate here).
 TEST(AllocationFailure, OnWorkerThreadsIsRecovered) {
   for (const OpCase& op : op_cases()) {
     GuardedFloats out(op.floats);
