@@ -133,10 +133,13 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
                                                          size_t* bytes);
 
 /* Runs the attention described by desc. workspace: NULL (posenc allocates
- * per call) or at least posenc_attention_workspace_size bytes, any
- * alignment, not overlapping any tensor; with a workspace the call
- * allocates nothing itself (oneDNN keeps a small per-thread scratchpad
- * that grows only when a new shape needs more).
+ * it per call) or at least posenc_attention_workspace_size bytes, any
+ * alignment, not overlapping any tensor. With a workspace, a repeated call
+ * of one desc on one thread allocates nothing in posenc (oneDNN's execute
+ * allocates its small argument map per GEMM; see posenc/core.h); the first
+ * call of a desc on a thread makes its GEMMs' primitives, memory objects and
+ * scratchpads, and runs the first head's blocks once without output to find
+ * them, before anything is written.
  * Errors (nothing written): NULL desc or tensors or a required pointer
  * (POSENC_ERROR_NULL_POINTER); a size, enum, flag, scale or offset out of
  * range, a table pointer the desc does not use, relative_values with
@@ -184,7 +187,7 @@ POSENC_API posenc_status posenc_bottleneck_workspace_size(posenc_context* contex
                                                           const posenc_bottleneck_desc* desc,
                                                           size_t* bytes);
 
-/* Runs the block. workspace: NULL (posenc allocates) or at least
+/* Runs the block. workspace: NULL (posenc allocates it per call) or at least
  * posenc_bottleneck_workspace_size bytes. Errors (nothing written) as
  * posenc_attention: NULL pointers, sizes, dtypes, scale, flags, overflow,
  * out overlapping an input or the workspace, workspace_bytes too small,

@@ -16,6 +16,22 @@
  *   check; unknown values, negative ones included, are rejected with
  *   POSENC_ERROR_INVALID_ARGUMENT.
  * - Every function is thread-safe and may be called from many threads at once.
+ * - Memory and failures: a call allocates what it needs before it writes
+ *   any output, and its OpenMP threads allocate nothing in posenc: running out
+ *   of memory returns POSENC_ERROR_OUT_OF_MEMORY with nothing written, never
+ *   an exit. What a call allocates is kept for the calling thread's later
+ *   calls: per thread its scratch, a oneDNN stream and scratchpad, and the
+ *   memory objects of each GEMM shape (the primitives are shared, see
+ *   posenc_set_primitive_cache_capacity). So the first call of a shape on a
+ *   thread allocates, and repeating it allocates nothing in posenc; oneDNN
+ *   2.6's execute still builds a small argument map per GEMM (5 allocations
+ *   of a few dozen bytes, freed at once). If one of those fails on an OpenMP
+ *   thread, the calling thread reruns that thread's remaining work after the
+ *   others finish; only if that fails too (or a shape another thread dropped
+ *   from the primitive cache meanwhile cannot be made again) is
+ *   POSENC_ERROR_OUT_OF_MEMORY returned with part of the output written.
+ *   oneDNN 2.6 itself can crash when its own allocation fails while it
+ *   creates a primitive (a first call), which posenc cannot prevent.
  */
 #ifndef POSENC_CORE_H
 #define POSENC_CORE_H
@@ -109,9 +125,13 @@ POSENC_API posenc_isa posenc_best_isa(void);
 /* A context fixes the ISA path and thread count of the calls made with it.
  * isa: AUTO for the best under the cap, or a specific path, which must be
  * available and not above the cap. num_threads: 0 for OpenMP's default at call
- * time, else >= 1; it bounds posenc's own loops and the oneDNN GEMMs of each
- * call. Results do not depend on it. A context is immutable and may be shared
- * by threads. */
+ * time (at most POSENC_MAX_THREADS), else 1 to POSENC_MAX_THREADS (larger:
+ * POSENC_ERROR_INVALID_ARGUMENT); it bounds posenc's own loops and the oneDNN
+ * GEMMs of each call. Results do not depend on it. A context is immutable and
+ * may be shared by threads. OpenMP (libgomp) ends the process when it cannot
+ * create a thread it was asked for, which posenc cannot turn into a status:
+ * under a tight memory or address-space limit, ask for fewer threads. */
+#define POSENC_MAX_THREADS 1024
 typedef struct posenc_context posenc_context;
 POSENC_API posenc_status posenc_context_create(posenc_isa isa, int num_threads,
                                                posenc_context** context);
@@ -119,6 +139,18 @@ POSENC_API void posenc_context_destroy(posenc_context* context);
 /* The path the context runs (never AUTO) and its thread count (0: default). */
 POSENC_API posenc_isa posenc_context_isa(const posenc_context* context);
 POSENC_API int posenc_context_num_threads(const posenc_context* context);
+
+/* oneDNN primitives for the GEMMs of the shapes seen, kept in a process-wide
+ * cache of at most `capacity` entries; past it the least recently used entry
+ * is dropped (a call running it finishes first). One entry takes some tens of
+ * kB; an op shape uses one to about ten. The capacity starts at 1024, or at
+ * the environment variable POSENC_PRIMITIVE_CACHE_CAPACITY (a positive
+ * integer; anything else is ignored). capacity must be >= 1; lowering it
+ * drops entries at once. */
+POSENC_API posenc_status posenc_set_primitive_cache_capacity(int64_t capacity);
+POSENC_API int64_t posenc_primitive_cache_capacity(void);
+/* The entries the cache holds now. */
+POSENC_API int64_t posenc_primitive_cache_size(void);
 
 /* bf16 conversions, round-to-nearest-even; NaN stays NaN. */
 POSENC_API uint16_t posenc_f32_to_bf16(float value);

@@ -33,6 +33,13 @@ inline void set_max_isa(Isa isa) { check(posenc_set_max_isa(posenc_isa(isa))); }
 inline Isa max_isa() { return Isa(posenc_max_isa()); }
 inline Isa best_isa() { return Isa(posenc_best_isa()); }
 
+// The oneDNN primitive cache (posenc_set_primitive_cache_capacity).
+inline void set_primitive_cache_capacity(int64_t capacity) {
+  check(posenc_set_primitive_cache_capacity(capacity));
+}
+inline int64_t primitive_cache_capacity() { return posenc_primitive_cache_capacity(); }
+inline int64_t primitive_cache_size() { return posenc_primitive_cache_size(); }
+
 // Owns a posenc_context: the ISA path and thread count of the calls made with
 // it. A default-constructed Context uses the process default (the best path
 // under the cap, OpenMP's thread count). Move-only; safe to share by

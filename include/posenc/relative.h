@@ -100,7 +100,9 @@ POSENC_API posenc_status posenc_relative_logits_2d_decomposed(
 /* The full 2D bias, out of [batch, heads, N, N]:
  *   out[b,h,(x1,y1),(x2,y2)] = rel_h[b,h,(x1,y1),x2] + rel_w[b,h,(x1,y1),y2]
  * with rel_h, rel_w as in posenc_relative_logits_2d_decomposed, computed into
- * a temporary of batch*heads*N*(X+Y) floats ((X+Y)/N of out's size). */
+ * a temporary of batch*heads*N*(X+Y) floats ((X+Y)/N of out's size): kept by
+ * the calling thread for its next calls up to 16 MiB, allocated per call
+ * beyond (memory as in posenc/core.h otherwise). */
 POSENC_API posenc_status posenc_relative_logits_2d(
     posenc_context* context, int64_t batch, int64_t heads, int64_t height, int64_t width,
     int64_t dim, const float* q, const float* row_table, const float* column_table,

@@ -158,7 +158,9 @@ typedef struct posenc_rope_positions {
 
 /* Rotates one tensor x of `heads` heads into out (same layout and dtype).
  * The angles come from exactly one of config (computed on the fly) and cache
- * (the other must be NULL); rotary_dim <= head_dim. out == x is allowed (in
+ * (the other must be NULL); rotary_dim <= head_dim. On the fly, the calling
+ * thread keeps the frequencies of its last config, so repeated calls with one
+ * config allocate nothing (memory as in posenc/core.h). out == x is allowed (in
  * place); any other overlap of out with x or ids is POSENC_ERROR_ALIASING.
  * Errors (nothing is written): a bad config field, e.g. an odd rotary_dim
  * or rotary_dim > head_dim, is POSENC_ERROR_INVALID_ARGUMENT naming the field

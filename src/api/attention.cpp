@@ -1,8 +1,9 @@
 // C ABI: fused attention and the bottleneck block. Validation here; the work
 // in ops/attention/attention.cpp and ops/attention/bottleneck.cpp.
+#include <array>
 #include <cmath>
+#include <initializer_list>
 #include <string>
-#include <vector>
 
 #include "api/guard.hpp"
 #include "api/validate.hpp"
@@ -34,6 +35,21 @@ struct Region {
   const void* pointer;
   int64_t bytes;
   const char* name;
+};
+
+// The input regions of a call, at most six: kept without allocating.
+class Regions {
+ public:
+  Regions(std::initializer_list<Region> regions) {
+    for (const Region& r : regions) push_back(r);
+  }
+  void push_back(const Region& r) { items_.at(count_++) = r; }
+  const Region* begin() const { return items_.data(); }
+  const Region* end() const { return items_.data() + count_; }
+
+ private:
+  std::array<Region, 6> items_{};
+  size_t count_ = 0;
 };
 
 // Checks everything in the desc, returns the rows of the 1D relative table
@@ -88,7 +104,7 @@ int64_t validate_desc(const posenc_attention_desc& d) {
 }
 
 // Checks the tensors against the desc and returns the regions they cover.
-std::vector<Region> validate_tensors(const posenc_attention_desc& d,
+Regions validate_tensors(const posenc_attention_desc& d,
                                      const posenc_attention_tensors& t, int64_t relative_rows) {
   const size_t es = dtype_bytes(d.dtype);
   require_tensor(t.q, es, "tensors->q");
@@ -96,7 +112,7 @@ std::vector<Region> validate_tensors(const posenc_attention_desc& d,
   require_tensor(t.v, es, "tensors->v");
   require_tensor(t.out, dtype_bytes(d.out_dtype), "tensors->out");
   const int64_t heads = d.tables_per_head ? d.heads : 1;
-  std::vector<Region> inputs{
+  Regions inputs{
       {t.q, checked_bytes({d.batch, d.heads, d.q_len, d.head_dim}, es, "tensors->q"), "tensors->q"},
       {t.k, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->k"), "tensors->k"},
       {t.v, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->v"), "tensors->v"}};
@@ -136,7 +152,7 @@ std::vector<Region> validate_tensors(const posenc_attention_desc& d,
 struct Validated {
   ops::AttentionProblem problem;
   int64_t out_bytes;
-  std::vector<Region> inputs;
+  Regions inputs;
 };
 
 Validated validate(const posenc_attention_desc* desc, const posenc_attention_tensors* tensors) {
@@ -144,7 +160,7 @@ Validated validate(const posenc_attention_desc* desc, const posenc_attention_ten
   require_not_null(tensors, "tensors");
   const int64_t relative_rows = validate_desc(*desc);
   // Every size product is checked before the problem multiplies them.
-  std::vector<Region> inputs = validate_tensors(*desc, *tensors, relative_rows);
+  Regions inputs = validate_tensors(*desc, *tensors, relative_rows);
   const int64_t out_bytes = checked_bytes({desc->batch, desc->heads, desc->q_len,
                                            desc->head_dim},
                                           dtype_bytes(desc->out_dtype), "tensors->out");
@@ -157,7 +173,7 @@ Validated validate(const posenc_attention_desc* desc, const posenc_attention_ten
 
 void require_workspace(const void* workspace, size_t workspace_bytes, size_t needed,
                        const void* out, int64_t out_bytes, const char* out_name,
-                       const std::vector<Region>& inputs) {
+                       const Regions& inputs) {
   if (workspace == nullptr) return;
   if (workspace_bytes < needed) {
     invalid("workspace_bytes (" + std::to_string(workspace_bytes) + ") is less than the " +
@@ -299,7 +315,7 @@ posenc_status posenc_bottleneck_mhsa(posenc_context* context, const posenc_bottl
     require_tensor(rel_w, es, "rel_w");
     require_tensor(out, dtype_bytes(d.out_dtype), "out");
     const int64_t heads = d.tables_per_head ? d.heads : 1;
-    const std::vector<Region> inputs{
+    const Regions inputs{
         {fmap, checked_bytes({d.batch, d.channels, d.height, d.width}, es, "fmap"), "fmap"},
         {w_qkv, checked_bytes({3, d.heads, d.head_dim, d.channels}, es, "w_qkv"), "w_qkv"},
         {rel_h, checked_bytes({heads, 2 * d.height - 1, d.head_dim}, es, "rel_h"), "rel_h"},

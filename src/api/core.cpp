@@ -10,6 +10,7 @@
 #include "runtime/context.hpp"
 #include "runtime/cpu_features.hpp"
 #include "runtime/isa_cap.hpp"
+#include "runtime/matmul.hpp"
 
 namespace posenc {
 namespace {
@@ -109,11 +110,28 @@ posenc_status posenc_context_create(posenc_isa isa, int num_threads, posenc_cont
   return guard("posenc_context_create", [&] {
     require_not_null(context, "context");
     require_non_negative(num_threads, "num_threads");
+    if (num_threads > POSENC_MAX_THREADS) {
+      invalid("num_threads (" + std::to_string(num_threads) + ") is above the maximum, " +
+              std::to_string(POSENC_MAX_THREADS) + " (POSENC_MAX_THREADS)");
+    }
     require_isa(isa, true);
     const posenc_isa resolved = resolve_isa(isa, "isa");
     *context = new posenc_context{resolved, num_threads};
   });
 }
+
+posenc_status posenc_set_primitive_cache_capacity(int64_t capacity) {
+  return guard("posenc_set_primitive_cache_capacity", [&] {
+    if (capacity < 1) {
+      invalid("capacity (" + std::to_string(capacity) + ") must be at least 1");
+    }
+    set_primitive_cache_capacity(capacity);
+  });
+}
+
+int64_t posenc_primitive_cache_capacity(void) { return primitive_cache_capacity(); }
+
+int64_t posenc_primitive_cache_size(void) { return primitive_cache_size(); }
 
 void posenc_context_destroy(posenc_context* context) { delete context; }
 

@@ -1,5 +1,6 @@
 // C ABI: position logits. Validation here; the work in ops/relative_*.cpp.
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "api/guard.hpp"
@@ -23,7 +24,10 @@ void require_table_heads(int64_t table_heads, int64_t heads) {
 
 // 2 * size - 1 rows of a relative table over `size` positions.
 int64_t relative_rows(int64_t size, const char* name) {
-  return checked_sum(size, size - 1, std::string("2 * ") + name + " - 1");
+  if (size > std::numeric_limits<int64_t>::max() - (size - 1)) {
+    fail(POSENC_ERROR_OVERFLOW, std::string("2 * ") + name + " - 1 overflows");
+  }
+  return 2 * size - 1;
 }
 
 void require_sizes(int64_t batch, int64_t heads, int64_t dim) {

@@ -87,7 +87,7 @@ void rope_call(posenc_context* context, const posenc_rope_config* config,
   if (cache != nullptr) {
     ops::rope_apply(ctx, cache->angles, cache, problem, tensors, count);
   } else {
-    ops::rope_apply(ctx, ops::rope_angles(c), nullptr, problem, tensors, count);
+    ops::rope_apply(ctx, ops::thread_rope_angles(c), nullptr, problem, tensors, count);
   }
 }
 

@@ -98,9 +98,9 @@ int64_t checked_bytes(std::initializer_list<int64_t> sizes, size_t element_bytes
   return count * int64_t(element_bytes);
 }
 
-int64_t checked_sum(int64_t a, int64_t b, const std::string& what) {
+int64_t checked_sum(int64_t a, int64_t b, const char* what) {
   if (a > std::numeric_limits<int64_t>::max() - b) {
-    fail(POSENC_ERROR_OVERFLOW, what + " overflows");
+    fail(POSENC_ERROR_OVERFLOW, std::string(what) + " overflows");
   }
   return a + b;
 }

@@ -59,7 +59,7 @@ void require_dtype(const posenc_dtype& dtype, const char* name);
 int64_t checked_bytes(std::initializer_list<int64_t> sizes, size_t element_bytes,
                       const char* what);
 // a + b for non-negative a and b, or POSENC_ERROR_OVERFLOW "<what> overflows".
-int64_t checked_sum(int64_t a, int64_t b, const std::string& what);
+int64_t checked_sum(int64_t a, int64_t b, const char* what);
 
 // Throws POSENC_ERROR_ALIASING if the byte ranges overlap.
 void require_disjoint(const void* a, int64_t a_bytes, const char* a_name, const void* b,

@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <algorithm>
+
 #include "runtime/isa_cap.hpp"
 #include "runtime/kernel_registry.hpp"
 
@@ -11,7 +13,8 @@ ExecContext resolve_context(const posenc_context* context) {
   const posenc_isa isa = context != nullptr ? context->isa : best_isa_under_cap();
   const int requested = context != nullptr ? context->num_threads : 0;
   return ExecContext{isa, kernel_table_for_cpu(isa),
-                     requested > 0 ? requested : omp_get_max_threads()};
+                     requested > 0 ? requested
+                                   : std::min(omp_get_max_threads(), POSENC_MAX_THREADS)};
 }
 
 }  // namespace posenc

@@ -1,5 +1,8 @@
 #include "runtime/matmul.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -59,6 +62,7 @@ struct CachedMatmul {
   // With b_packed: B as stored, and the reorder from it to b (when they differ).
   dnnl::memory::desc b_stored;
   std::optional<dnnl::reorder> pack;
+  mutable std::atomic<uint64_t> last_used{0};  // the cache's clock at the last lookup
 };
 
 dnnl::engine& cpu_engine() {
@@ -98,7 +102,7 @@ OperandDescs operand_descs(const MatmulShape& s) {
       dnnl::memory::desc(dims{s.batch, s.m, s.n}, c, dims{c_stride, s.ldc, 1})};
 }
 
-CachedMatmul create_matmul(const MatmulShape& s) {
+std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
   const auto [a, b, c] = operand_descs(s);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -111,33 +115,102 @@ CachedMatmul create_matmul(const MatmulShape& s) {
   const dnnl::memory::desc b_any(b.dims(), b.data_type(), dnnl::memory::format_tag::any);
   dnnl::matmul::desc desc(a, s.b_packed ? b_any : b, c);
   dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
-  CachedMatmul mm{a, pd.weights_desc(), c, dnnl::matmul(pd), pd.scratchpad_desc().get_size(),
-                  pd.impl_info_str(), b, std::nullopt};
-  if (s.b_packed && mm.b != b) {
+  auto mm = std::make_shared<CachedMatmul>();
+  mm->a = a;
+  mm->b = pd.weights_desc();
+  mm->c = c;
+  mm->primitive = dnnl::matmul(pd);
+  mm->scratchpad_bytes = pd.scratchpad_desc().get_size();
+  mm->impl = pd.impl_info_str();
+  mm->b_stored = b;
+  if (s.b_packed && mm->b != b) {
     // Packing runs on the calling thread (pack_b's callers pack per thread);
     // oneDNN's reorder would otherwise fix its thread count here.
     const OpenMpThreads single(1);
-    mm.pack = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), b, cpu_engine(), mm.b));
+    mm->pack = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), b, cpu_engine(), mm->b));
   }
   return mm;
 }
 
+// The primitives by shape, at most capacity() of them: past it the least
+// recently used is dropped (a call running it keeps it alive until it ends).
+// A hit takes the shared lock only; its recency is an atomic tick.
 class MatmulCache {
  public:
+  MatmulCache() : capacity_(capacity_from_environment()) {}
+
   std::shared_ptr<const CachedMatmul> get(const MatmulShape& shape) {
     {
       std::shared_lock<std::shared_mutex> lock(mutex_);
       auto it = cache_.find(shape);
-      if (it != cache_.end()) return it->second;
+      if (it != cache_.end()) {
+        it->second->last_used.store(++clock_, std::memory_order_relaxed);
+        return it->second;
+      }
     }
-    auto created = std::make_shared<const CachedMatmul>(create_matmul(shape));
+    std::shared_ptr<const CachedMatmul> created = create_matmul(shape);
     std::unique_lock<std::shared_mutex> lock(mutex_);
-    return cache_.emplace(shape, std::move(created)).first->second;
+    auto [it, inserted] = cache_.emplace(shape, std::move(created));
+    it->second->last_used.store(++clock_, std::memory_order_relaxed);
+    if (inserted) evict_to(capacity_);
+    return it->second;
   }
 
+  // The entry of `shape`, or null: never creates one.
+  std::shared_ptr<const CachedMatmul> find(const MatmulShape& shape) {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = cache_.find(shape);
+    if (it == cache_.end()) return nullptr;
+    it->second->last_used.store(++clock_, std::memory_order_relaxed);
+    return it->second;
+  }
+
+  void set_capacity(int64_t capacity) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    capacity_ = capacity;
+    evict_to(capacity_);
+  }
+  int64_t capacity() {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    return capacity_;
+  }
+  int64_t size() {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    return int64_t(cache_.size());
+  }
+  int64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
+
  private:
+  static int64_t capacity_from_environment() {
+    const char* text = std::getenv("POSENC_PRIMITIVE_CACHE_CAPACITY");
+    if (text == nullptr) return kDefaultPrimitiveCacheCapacity;
+    char* end = nullptr;
+    const long long value = std::strtoll(text, &end, 10);
+    return end != text && *end == '\0' && value >= 1 ? int64_t(value)
+                                                      : kDefaultPrimitiveCacheCapacity;
+  }
+
+  // Drops least recently used entries until at most `capacity` remain
+  // (mutex_ held exclusively).
+  void evict_to(int64_t capacity) {
+    while (int64_t(cache_.size()) > capacity) {
+      auto oldest = cache_.begin();
+      for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+        if (it->second->last_used.load(std::memory_order_relaxed) <
+            oldest->second->last_used.load(std::memory_order_relaxed)) {
+          oldest = it;
+        }
+      }
+      cache_.erase(oldest);
+      evictions_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
   std::shared_mutex mutex_;
   std::unordered_map<MatmulShape, std::shared_ptr<const CachedMatmul>, ShapeHash> cache_;
+  std::atomic<uint64_t> clock_{0};
+  std::atomic<int64_t> evictions_{0};
+  int64_t capacity_;
 };
 
 MatmulCache& matmul_cache() {
@@ -149,30 +222,212 @@ std::shared_ptr<const CachedMatmul> cached_matmul(const MatmulShape& shape) {
   try {
     return matmul_cache().get(shape);
   } catch (const dnnl::error& e) {
+    if (e.status == dnnl_out_of_memory) throw std::bad_alloc();
     throw Error(POSENC_ERROR_UNSUPPORTED, std::string("oneDNN matmul: ") + e.what());
   }
 }
 
-dnnl::stream& thread_stream() {
-  thread_local dnnl::stream stream(cpu_engine());
-  return stream;
-}
-
 }  // namespace
+
+// A primitive's memory objects, made once per GEMM slot and then only
+// re-pointed: the execution arguments in the form oneDNN's C API takes.
+// `owner` keeps the cache entry's address from being reused while the
+// entry is here (without keeping its primitive alive once evicted).
+struct BoundArgs {
+  std::weak_ptr<const CachedMatmul> owner;
+  std::vector<dnnl::memory> memories;
+  std::vector<dnnl_exec_arg_t> args;
+};
+
+// Bound arguments by cache entry. Entries whose primitive the cache dropped
+// are pruned once the map has doubled since the last pruning, so the map
+// stays within about twice the live primitives this slot has run.
+class BoundArgsByGemm {
+ public:
+  // The arguments of `mm` if made, else null.
+  BoundArgs* find(const CachedMatmul* mm) {
+    auto found = bound_.find(mm);
+    return found == bound_.end() ? nullptr : &found->second;
+  }
+
+  // The arguments of `mm`, made by make() (a list of (argument, desc)) the
+  // first time; their data handles are set by the caller.
+  template <class Make>
+  BoundArgs& get(const std::shared_ptr<const CachedMatmul>& mm, const Make& make) {
+    auto found = bound_.find(mm.get());
+    if (found != bound_.end()) return found->second;
+    if (bound_.size() >= prune_at_) {
+      for (auto it = bound_.begin(); it != bound_.end();) {
+        it = it->second.owner.expired() ? bound_.erase(it) : std::next(it);
+      }
+      prune_at_ = std::max<size_t>(kMinPruneAt, 2 * bound_.size());
+    }
+    BoundArgs bound{mm, {}, {}};
+    for (const auto& [arg, desc] : make()) {
+      bound.memories.emplace_back(desc, cpu_engine(), nullptr);
+      bound.args.push_back(dnnl_exec_arg_t{arg, bound.memories.back().get()});
+    }
+    return bound_.emplace(mm.get(), std::move(bound)).first->second;
+  }
+
+ private:
+  static constexpr size_t kMinPruneAt = 64;
+  std::unordered_map<const CachedMatmul*, BoundArgs> bound_;
+  size_t prune_at_ = kMinPruneAt;
+};
+
+using ArgDescs = std::vector<std::pair<int, dnnl::memory::desc>>;
+
+// What one thread of a parallel region needs to run GEMMs: its stream, its
+// user-managed scratchpad, the padded output of the bf16 widths oneDNN gets
+// wrong, and its bound arguments (for GEMMs and for packing B).
+struct GemmSlot {
+  dnnl::stream stream;  // made with the first arguments (ops without GEMMs need none)
+  std::vector<uint8_t> scratchpad;
+  std::vector<uint8_t> padded_output;
+  BoundArgsByGemm gemms, packs;
+};
 
 namespace {
 
-void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c);
+// The slots of the regions a thread runs (slot 0 is the thread itself),
+// kept for its later calls.
+std::vector<std::unique_ptr<GemmSlot>>& own_slots() {
+  thread_local std::vector<std::unique_ptr<GemmSlot>> slots;
+  return slots;
+}
 
-// Runs a bf16 GEMM whose dense output width oneDNN gets wrong with its output
-// rows padded to 64 columns in a per-thread buffer, then copies them out.
-void run_with_padded_output(const MatmulShape& shape, const void* a, const void* b, void* c) {
-  const size_t element = dtype_bytes(shape.c_type);
+// Where matmul() runs on this thread: a slot of a region's GemmSlots, or
+// (slot null) the thread's own slot 0. Inside a region, what a GEMM needs is
+// looked up, never made: a miss throws NotPrepared, and the task is rerun
+// after the region, where it is made for every slot of the region.
+struct Binding {
+  GemmSlot* slot = nullptr;
+  const GemmSlots* slots = nullptr;
+  bool in_region = false;
+  bool dry = false;  // GemmDryRun: prepare, compute nothing
+};
+thread_local Binding binding;
+
+struct NotPrepared : std::exception {
+  const char* what() const noexcept override { return "GEMM not prepared before the region"; }
+};
+
+GemmSlot& current_slot() {
+  if (binding.slot != nullptr) return *binding.slot;
+  std::vector<std::unique_ptr<GemmSlot>>& own = own_slots();
+  if (own.empty()) own.push_back(std::make_unique<GemmSlot>());
+  return *own.front();
+}
+
+// The cache entry of `shape`: looked up inside a region, else made if need be.
+std::shared_ptr<const CachedMatmul> primitive_for(const MatmulShape& shape) {
+  if (!binding.in_region) return cached_matmul(shape);
+  std::shared_ptr<const CachedMatmul> mm = matmul_cache().find(shape);
+  if (mm == nullptr) throw NotPrepared();
+  return mm;
+}
+
+std::string impl_of_square_gemm(posenc_dtype type) {
+  MatmulShape s;
+  s.m = s.n = s.k = s.lda = s.ldb = s.ldc = 256;
+  s.ab_type = type;
+  try {
+    return create_matmul(s)->impl;
+  } catch (const dnnl::error&) {
+    return "unsupported";
+  }
+}
+
+void grow(std::vector<uint8_t>& buffer, size_t bytes) {
+  if (buffer.size() < bytes) buffer.resize(bytes);
+}
+
+void execute(const dnnl::primitive& primitive, GemmSlot& slot, const BoundArgs& bound) {
+  const dnnl_status_t status = dnnl_primitive_execute(
+      primitive.get(), slot.stream.get(), int(bound.args.size()), bound.args.data());
+  if (status == dnnl_out_of_memory) throw std::bad_alloc();
+  if (status != dnnl_success) {
+    throw Error(POSENC_ERROR_INTERNAL, "oneDNN matmul failed with status " +
+                                           std::to_string(int(status)));
+  }
+}
+
+void make_stream(GemmSlot& slot) {
+  if (!slot.stream) slot.stream = dnnl::stream(cpu_engine());
+}
+
+BoundArgs& gemm_args(GemmSlot& slot, const std::shared_ptr<const CachedMatmul>& mm) {
+  make_stream(slot);
+  grow(slot.scratchpad, mm->scratchpad_bytes);
+  return slot.gemms.get(mm, [&] {
+    return ArgDescs{{DNNL_ARG_SRC, mm->a},
+                    {DNNL_ARG_WEIGHTS, mm->b},
+                    {DNNL_ARG_DST, mm->c},
+                    {DNNL_ARG_SCRATCHPAD,
+                     dnnl::memory::desc({int64_t(mm->scratchpad_bytes)}, dt::u8,
+                                        dnnl::memory::format_tag::a)}};
+  });
+}
+
+BoundArgs& pack_args(GemmSlot& slot, const std::shared_ptr<const CachedMatmul>& mm) {
+  make_stream(slot);
+  return slot.packs.get(mm, [&] {
+    return ArgDescs{{DNNL_ARG_FROM, mm->b_stored}, {DNNL_ARG_TO, mm->b}};
+  });
+}
+
+// The padded output of a bf16 GEMM whose dense width oneDNN gets wrong.
+MatmulShape padded_shape(const MatmulShape& shape) {
   MatmulShape padded = shape;
   padded.ldc = 64;
   padded.batch_stride_c = shape.m * padded.ldc;
-  thread_local std::vector<uint8_t> buffer;
-  buffer.resize(size_t(shape.batch * padded.batch_stride_c) * element);
+  return padded;
+}
+
+bool needs_padded_output(const MatmulShape& shape) {
+  return shape.ab_type == POSENC_BF16 && shape.ldc == shape.n &&
+         onednn_bf16_dense_width_is_broken(shape.n);
+}
+
+size_t padded_output_bytes(const MatmulShape& shape) {
+  return size_t(shape.batch * padded_shape(shape).batch_stride_c) * dtype_bytes(shape.c_type);
+}
+
+// Makes what `shape` needs in every slot of the region being finished (or
+// in the thread's own slot), outside regions only.
+void prepare_outside_region(const MatmulShape& shape) {
+  if (binding.in_region) return;
+  if (binding.slots != nullptr) {
+    binding.slots->prepare(shape);
+  } else {
+    GemmSlots(1).prepare(shape);
+  }
+}
+
+void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
+  const std::shared_ptr<const CachedMatmul> mm = primitive_for(shape);
+  GemmSlot& slot = current_slot();
+  // Outside a region the entry may be new (another thread can drop and make
+  // it again since prepare_outside_region): made here then.
+  BoundArgs* found = binding.in_region ? slot.gemms.find(mm.get()) : &gemm_args(slot, mm);
+  if (found == nullptr || slot.scratchpad.size() < mm->scratchpad_bytes) throw NotPrepared();
+  BoundArgs& bound = *found;
+  bound.memories[0].set_data_handle(const_cast<void*>(a));
+  bound.memories[1].set_data_handle(const_cast<void*>(b));
+  bound.memories[2].set_data_handle(c);
+  bound.memories[3].set_data_handle(slot.scratchpad.data());
+  execute(mm->primitive, slot, bound);
+}
+
+// Runs a bf16 GEMM whose dense output width oneDNN gets wrong with its output
+// rows padded to 64 columns in the slot's buffer, then copies them out.
+void run_with_padded_output(const MatmulShape& shape, const void* a, const void* b, void* c) {
+  const size_t element = dtype_bytes(shape.c_type);
+  const MatmulShape padded = padded_shape(shape);
+  std::vector<uint8_t>& buffer = current_slot().padded_output;
+  if (!binding.in_region) grow(buffer, padded_output_bytes(shape));
+  if (buffer.size() < padded_output_bytes(shape)) throw NotPrepared();
   const size_t row_bytes = size_t(shape.n) * element;
   auto rows = [&](auto&& copy_row) {
     for (int64_t bi = 0; bi < shape.batch; ++bi) {
@@ -191,78 +446,66 @@ void run_with_padded_output(const MatmulShape& shape, const void* a, const void*
 }  // namespace
 
 void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
-  if (shape.ab_type == POSENC_BF16 && shape.ldc == shape.n &&
-      onednn_bf16_dense_width_is_broken(shape.n)) {
+  prepare_outside_region(shape);
+  if (binding.dry) return;
+  if (needs_padded_output(shape)) {
     run_with_padded_output(shape, a, b, c);
   } else {
     run_matmul(shape, a, b, c);
   }
 }
 
-namespace {
-
-using BoundArgs = std::unordered_map<int, dnnl::memory>;
-using BoundArgsByGemm = std::unordered_map<const CachedMatmul*, BoundArgs>;
-
-// The memory objects of `mm` in `bound` (one map per thread and caller, as
-// callers bind different arguments), made by make() on first use. Callers
-// only rebind their pointers: no allocation per call on the hot path (cached
-// GEMMs live as long as the process, so their addresses are stable keys).
-template <class Make>
-BoundArgs& bound_args(BoundArgsByGemm& bound, const CachedMatmul* mm, const Make& make) {
-  auto found = bound.find(mm);
-  if (found == bound.end()) found = bound.emplace(mm, make()).first;
-  return found->second;
+GemmSlots::GemmSlots(int count) {
+  std::vector<std::unique_ptr<GemmSlot>>& own = own_slots();
+  while (int(own.size()) < count) own.push_back(std::make_unique<GemmSlot>());
+  own_ = &own;
+  count_ = count;
 }
 
-void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
-  const std::shared_ptr<const CachedMatmul> mm = cached_matmul(shape);
-  dnnl::engine& engine = cpu_engine();
-  dnnl::stream& stream = thread_stream();
-  thread_local std::vector<uint8_t> scratchpad;
-  if (scratchpad.size() < mm->scratchpad_bytes) scratchpad.resize(mm->scratchpad_bytes);
-  thread_local BoundArgsByGemm bound;
-  BoundArgs& args = bound_args(bound, mm.get(), [&] {
-    const dnnl::memory::desc scratch_desc({int64_t(mm->scratchpad_bytes)}, dt::u8,
-                                          dnnl::memory::format_tag::a);
-    return BoundArgs{{DNNL_ARG_SRC, dnnl::memory(mm->a, engine, nullptr)},
-                     {DNNL_ARG_WEIGHTS, dnnl::memory(mm->b, engine, nullptr)},
-                     {DNNL_ARG_DST, dnnl::memory(mm->c, engine, nullptr)},
-                     {DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch_desc, engine, nullptr)}};
-  });
-  args[DNNL_ARG_SRC].set_data_handle(const_cast<void*>(a));
-  args[DNNL_ARG_WEIGHTS].set_data_handle(const_cast<void*>(b));
-  args[DNNL_ARG_DST].set_data_handle(c);
-  args[DNNL_ARG_SCRATCHPAD].set_data_handle(scratchpad.data());
-  mm->primitive.execute(stream, args);
-  stream.wait();
+GemmSlot* GemmSlots::slot(int index) const { return (*own_)[size_t(index)].get(); }
+
+void GemmSlots::prepare(const MatmulShape& shape) const {
+  const bool padded = needs_padded_output(shape);
+  const std::shared_ptr<const CachedMatmul> mm =
+      cached_matmul(padded ? padded_shape(shape) : shape);
+  for (int i = 0; i < count_; ++i) {
+    gemm_args(*slot(i), mm);
+    if (padded) grow(slot(i)->padded_output, padded_output_bytes(shape));
+    if (mm->pack) pack_args(*slot(i), mm);
+  }
 }
 
-}  // namespace
+GemmSlots::Use::Use(const GemmSlots& slots, int slot, bool in_region, bool dry)
+    : previous_slot_(binding.slot), previous_slots_(binding.slots),
+      previous_in_region_(binding.in_region), previous_dry_(binding.dry) {
+  binding = Binding{slots.slot(slot), &slots, in_region, dry};
+}
+
+GemmSlots::Use::~Use() {
+  binding = Binding{previous_slot_, previous_slots_, previous_in_region_, previous_dry_};
+}
 
 size_t packed_b_bytes(const MatmulShape& shape) {
-  const std::shared_ptr<const CachedMatmul> mm = cached_matmul(shape);
+  const std::shared_ptr<const CachedMatmul> mm = primitive_for(shape);
   return mm->pack ? mm->b.get_size() : 0;
 }
 
 void pack_b(const MatmulShape& shape, const void* b, void* packed) {
-  const std::shared_ptr<const CachedMatmul> mm = cached_matmul(shape);
+  prepare_outside_region(shape);
+  if (binding.dry) return;
+  const std::shared_ptr<const CachedMatmul> mm = primitive_for(shape);
   if (!mm->pack) throw Error(POSENC_ERROR_INTERNAL, "pack_b: this GEMM reads B as stored");
-  dnnl::engine& engine = cpu_engine();
-  thread_local BoundArgsByGemm bound;
-  BoundArgs& args = bound_args(bound, mm.get(), [&] {
-    return BoundArgs{{DNNL_ARG_FROM, dnnl::memory(mm->b_stored, engine, nullptr)},
-                     {DNNL_ARG_TO, dnnl::memory(mm->b, engine, nullptr)}};
-  });
-  args[DNNL_ARG_FROM].set_data_handle(const_cast<void*>(b));
-  args[DNNL_ARG_TO].set_data_handle(packed);
-  dnnl::stream& stream = thread_stream();
-  mm->pack->execute(stream, args);
-  stream.wait();
+  GemmSlot& slot = current_slot();
+  BoundArgs* found = binding.in_region ? slot.packs.find(mm.get()) : &pack_args(slot, mm);
+  if (found == nullptr) throw NotPrepared();
+  BoundArgs& bound = *found;
+  bound.memories[0].set_data_handle(const_cast<void*>(b));
+  bound.memories[1].set_data_handle(packed);
+  execute(*mm->pack, slot, bound);
 }
 
 bool packed_b_serves(const MatmulShape& shape, const MatmulShape& packed_for) {
-  return shape == packed_for || cached_matmul(shape)->b == cached_matmul(packed_for)->b;
+  return shape == packed_for || primitive_for(shape)->b == primitive_for(packed_for)->b;
 }
 
 const char* onednn_version_string() {
@@ -290,14 +533,15 @@ const char* onednn_isa_string() {
 }
 
 const char* onednn_matmul_impl(posenc_dtype type) {
-  MatmulShape s;
-  s.m = s.n = s.k = s.lda = s.ldb = s.ldc = 256;
-  s.ab_type = type;
-  try {
-    return matmul_cache().get(s)->impl.c_str();  // cached entries live until exit
-  } catch (const dnnl::error&) {
-    return "unsupported";
-  }
+  // Kept here: the cache may drop the primitive.
+  static const std::string names[2] = {impl_of_square_gemm(POSENC_F32),
+                                       impl_of_square_gemm(POSENC_BF16)};
+  return names[type == POSENC_BF16 ? 1 : 0].c_str();
 }
+
+void set_primitive_cache_capacity(int64_t capacity) { matmul_cache().set_capacity(capacity); }
+int64_t primitive_cache_capacity() { return matmul_cache().capacity(); }
+int64_t primitive_cache_size() { return matmul_cache().size(); }
+int64_t primitive_cache_evictions() { return matmul_cache().evictions(); }
 
 }  // namespace posenc

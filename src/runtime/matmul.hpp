@@ -12,10 +12,22 @@
 //
 // Safe to call from many threads at once. Inside an OpenMP parallel region
 // the GEMM runs on the calling thread alone.
+//
+// Primitives are cached by shape, least recently used dropped past the
+// capacity. A GEMM runs in a slot (GemmSlots below): a oneDNN stream, its
+// memory objects (made once per primitive and re-pointed at each call), and
+// a user-managed scratchpad, all kept for later calls. A repeated shape
+// therefore allocates nothing in posenc; oneDNN 2.6's execute itself builds a
+// small argument map per call.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "posenc/core.h"
 
@@ -37,6 +49,80 @@ struct MatmulShape {
 };
 
 void matmul(const MatmulShape& shape, const void* a, const void* b, void* c);
+
+struct GemmSlot;
+
+// The GEMM slots of a parallel region, one per thread: the calling thread's
+// own (kept for its later calls), so that everything GEMMs need is made
+// before the region starts. Slot 0 also serves the thread's calls outside
+// regions.
+class GemmSlots {
+ public:
+  explicit GemmSlots(int count);  // allocates any missing slot
+  // Creates the primitive of `shape` (for matmul or pack_b) and its memory
+  // objects and scratchpad in every slot, so that running it in the region
+  // allocates nothing in posenc.
+  void prepare(const MatmulShape& shape) const;
+
+  // Runs this thread's matmul() calls in slot `slot` for the scope's life.
+  // In a region (in_region) they only look up what the op prepared, and
+  // throw if something is missing; outside, they make what is missing for
+  // every slot. With dry (outside regions), matmul() and pack_b() only make
+  // what is missing and compute nothing: an op whose GEMM shapes follow its
+  // tasks' control flow runs some tasks this way before its region, writing
+  // into scratch, to prepare them (see PreparedProblem).
+  class Use {
+   public:
+    Use(const GemmSlots& slots, int slot, bool in_region, bool dry = false);
+    ~Use();
+    Use(const Use&) = delete;
+    Use& operator=(const Use&) = delete;
+
+   private:
+    GemmSlot* previous_slot_;
+    const GemmSlots* previous_slots_;
+    bool previous_in_region_, previous_dry_;
+  };
+
+ private:
+  GemmSlot* slot(int index) const;
+
+  std::vector<std::unique_ptr<GemmSlot>>* own_;
+  int count_;
+};
+
+// Primitives the cache has dropped so far.
+int64_t primitive_cache_evictions();
+
+// Whether this thread prepared the GEMMs of a problem whose shapes and
+// thread count `key` determines, in its last call of the op Tag, with no
+// primitive dropped since; remember() records it once prepared. Repeated
+// shapes then skip the dry run.
+template <class Tag, size_t N>
+class PreparedProblem {
+ public:
+  explicit PreparedProblem(const std::array<int64_t, N>& key) : key_(key) {}
+  bool before() const {
+    return last().has_value() && last()->first == key_ &&
+           last()->second == primitive_cache_evictions();
+  }
+  void remember() const { last() = std::make_pair(key_, primitive_cache_evictions()); }
+
+ private:
+  static std::optional<std::pair<std::array<int64_t, N>, int64_t>>& last() {
+    thread_local std::optional<std::pair<std::array<int64_t, N>, int64_t>> key;
+    return key;
+  }
+  std::array<int64_t, N> key_;
+};
+
+// The primitive cache's capacity (entries; at least 1) and size. The
+// default, or POSENC_PRIMITIVE_CACHE_CAPACITY from the environment, holds
+// the GEMMs of many shapes of every op; a primitive takes some tens of kB.
+constexpr int64_t kDefaultPrimitiveCacheCapacity = 1024;
+void set_primitive_cache_capacity(int64_t capacity);
+int64_t primitive_cache_capacity();
+int64_t primitive_cache_size();
 
 // Bytes of B packed for the GEMM of `shape` (b_packed set, batch 1), or 0
 // when oneDNN takes B as it is stored (packing would only copy it).

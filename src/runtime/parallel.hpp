@@ -1,11 +1,32 @@
-// OpenMP loops with an explicit thread count.
+// The parallel loop of every op, and the rule its regions follow.
+//
+// Everything a call allocates is allocated before its parallel region: the
+// threads' scratch (RegionScratch, runtime/workspace.hpp) and their GEMM
+// slots (GemmSlots: the primitives, memory objects and scratchpads of the
+// shapes the op prepares), so that a task neither allocates in posenc nor
+// creates a oneDNN object. Inside the region a GEMM only looks up what was
+// prepared. A task can still throw there: oneDNN 2.6's execute allocates its
+// argument map, and a shape can be missing (dropped from the primitive
+// cache by another thread since). Its thread then stops, and once the region
+// has ended the calling thread runs that thread's remaining tasks itself, the
+// same way (one thread per GEMM, so the same bits), making what is missing.
+// Running out of OpenMP threads cannot be caught: libgomp ends the process
+// when it cannot create a thread (posenc_context_create bounds num_threads).
 #pragma once
 
 #include <omp.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <type_traits>
+
+#include "runtime/matmul.hpp"
 
 namespace posenc {
+
+// The most threads a region uses (posenc_context_create's bound).
+constexpr int kMaxThreads = POSENC_MAX_THREADS;
 
 // Sets the OpenMP thread count of the calling thread (which oneDNN's
 // primitives use outside a parallel region) for the life of the scope. Run
@@ -26,17 +47,58 @@ class OpenMpThreads {
   int saved_;
 };
 
-// Calls body(i) for i in [0, count) on up to `threads` threads, static
-// schedule. body must not throw.
+// The threads a region of `count` tasks runs on: min(threads, count), at
+// least 1. Size per-thread scratch with it.
+inline int region_threads(int threads, int64_t count) {
+  return int(std::clamp<int64_t>(std::min<int64_t>(threads, count), 1, kMaxThreads));
+}
+
+// Calls body(task, slot), or body(task), for every task in [0, count) on
+// region_threads(threads, count) threads, each taking a contiguous run of
+// tasks; slot in [0, region_threads) names the thread's scratch. GEMMs run
+// in the slot's GemmSlots entry. With one thread the tasks run in order on
+// the calling thread.
 template <class Body>
 void parallel_for(int threads, int64_t count, const Body& body) {
-  if (threads <= 1 || count <= 1) {
-    const OpenMpThreads single(1);
-    for (int64_t i = 0; i < count; ++i) body(i);
+  auto call = [&body](int64_t task, int slot) {
+    if constexpr (std::is_invocable_v<const Body&, int64_t, int>) {
+      body(task, slot);
+    } else {
+      body(task);
+    }
+  };
+  const int slots = region_threads(threads, count);
+  const GemmSlots gemm_slots(slots);
+  if (slots == 1) {
+    const OpenMpThreads single(1);  // each task's GEMMs on this thread alone
+    const GemmSlots::Use use(gemm_slots, 0, false);
+    for (int64_t task = 0; task < count; ++task) call(task, 0);
     return;
   }
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t i = 0; i < count; ++i) body(i);
+  // Per thread: the task that threw (count if none), and the end of its run.
+  std::array<int64_t, kMaxThreads> failed, end;
+  std::fill_n(failed.begin(), slots, count);
+  std::fill_n(end.begin(), slots, int64_t(0));
+#pragma omp parallel num_threads(slots)
+  {
+    const int slot = omp_get_thread_num(), team = omp_get_num_threads();
+    const int64_t first = count * slot / team, last = count * (slot + 1) / team;
+    end[slot] = last;
+    const GemmSlots::Use use(gemm_slots, slot, true);
+    for (int64_t task = first; task < last; ++task) {
+      try {
+        call(task, slot);
+      } catch (...) {
+        failed[slot] = task;
+        break;
+      }
+    }
+  }
+  const OpenMpThreads single(1);
+  const GemmSlots::Use use(gemm_slots, 0, false);
+  for (int slot = 0; slot < slots; ++slot) {
+    for (int64_t task = failed[slot]; task < end[slot]; ++task) call(task, 0);
+  }
 }
 
 }  // namespace posenc

@@ -1,5 +1,6 @@
 // Workspaces of the ops: carved into 64-byte aligned pieces, and either the
-// caller's memory or memory owned for one call.
+// caller's memory or memory owned for one call; and the scratch the calling
+// thread keeps between calls for ops that take no workspace.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +37,34 @@ class Workspace {
 
  private:
   std::vector<uint8_t> owned_;
+  uint8_t* base_;
+};
+
+// A buffer of at least `bytes`, 64-byte aligned, that the calling thread
+// keeps for its later calls (grown, never shrunk): one per Tag, a type
+// naming its use, so that uses at once do not share it.
+template <class Tag>
+uint8_t* thread_buffer(size_t bytes) {
+  thread_local std::vector<uint8_t> buffer;
+  if (buffer.size() < bytes + kWorkspaceAlign) buffer.resize(bytes + kWorkspaceAlign);
+  const auto address = reinterpret_cast<uintptr_t>(buffer.data());
+  return buffer.data() + (kWorkspaceAlign - address % kWorkspaceAlign) % kWorkspaceAlign;
+}
+
+// The scratch of each thread of a parallel region (runtime/parallel.hpp):
+// `slots` arrays of `count` T, from the calling thread's buffer for Tag.
+// Made before the region; the region's threads only index it.
+template <class T, class Tag>
+class RegionScratch {
+ public:
+  RegionScratch(int slots, int64_t count)
+      : stride_(workspace_aligned(size_t(count) * sizeof(T))),
+        base_(thread_buffer<Tag>(size_t(slots) * stride_)) {}
+
+  T* slot(int index) const { return reinterpret_cast<T*>(base_ + size_t(index) * stride_); }
+
+ private:
+  size_t stride_;
   uint8_t* base_;
 };
 

@@ -1,19 +1,26 @@
 #include "ops/absolute/encodings.hpp"
 
 #include <cstring>
-#include <vector>
 
 #include "ops/absolute/frequencies.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/workspace.hpp"
 
 namespace posenc::ops {
 namespace {
 
-// A per-thread row buffer, reused across calls.
-float* scratch_row(int64_t size) {
-  thread_local std::vector<float> row;
-  if (int64_t(row.size()) < size) row.resize(size_t(size));
-  return row.data();
+// The inverse frequencies of `dim` columns, in the calling thread's buffer.
+const double* frequencies(int64_t dim, double base) {
+  auto* freqs = reinterpret_cast<double*>(
+      thread_buffer<struct FrequenciesTag>(size_t((dim + 1) / 2) * sizeof(double)));
+  inverse_frequencies(dim, base, freqs);
+  return freqs;
+}
+
+// One row of `size` floats per thread of a region of `count` tasks.
+using RowScratch = RegionScratch<float, struct EncodingRowTag>;
+RowScratch row_scratch(const ExecContext& ctx, int64_t count, int64_t size) {
+  return RowScratch(region_threads(ctx.num_threads, count), size);
 }
 
 // Writes `count` floats of `row` into element `index` of out (as out_dtype).
@@ -31,14 +38,15 @@ void store_row(const ExecContext& ctx, const float* row, int64_t count, posenc_d
 void sinusoid_table(const ExecContext& ctx, int64_t length, int64_t dim, int64_t start,
                     double base, posenc_sincos_layout layout, posenc_dtype out_dtype,
                     void* out) {
-  const std::vector<double> freqs = inverse_frequencies(dim, base);
+  const double* freqs = frequencies(dim, base);
   const auto sinusoid_row = ctx.kernels->absolute.sinusoid_row;
-  parallel_for(ctx.num_threads, length, [&](int64_t k) {
+  const RowScratch rows = row_scratch(ctx, length, dim);
+  parallel_for(ctx.num_threads, length, [&](int64_t k, int slot) {
     if (out_dtype == POSENC_F32) {
-      sinusoid_row(start + k, freqs.data(), dim, layout, static_cast<float*>(out) + k * dim);
+      sinusoid_row(start + k, freqs, dim, layout, static_cast<float*>(out) + k * dim);
     } else {
-      float* row = scratch_row(dim);
-      sinusoid_row(start + k, freqs.data(), dim, layout, row);
+      float* row = rows.slot(slot);
+      sinusoid_row(start + k, freqs, dim, layout, row);
       store_row(ctx, row, dim, out_dtype, out, k * dim);
     }
   });
@@ -48,17 +56,19 @@ void sinusoid_table_2d(const ExecContext& ctx, int64_t height, int64_t width, in
                        double base, posenc_sincos_layout layout, posenc_dtype out_dtype,
                        void* out) {
   const int64_t half = dim / 2;
-  const std::vector<double> freqs = inverse_frequencies(half, base);
+  const double* freqs = frequencies(half, base);
   const auto sinusoid_row = ctx.kernels->absolute.sinusoid_row;
-  std::vector<float> column_table(size_t(width * half));
+  auto* column_table = reinterpret_cast<float*>(
+      thread_buffer<struct ColumnTableTag>(size_t(width * half) * sizeof(float)));
   for (int64_t y = 0; y < width; ++y) {
-    sinusoid_row(y, freqs.data(), half, layout, column_table.data() + y * half);
+    sinusoid_row(y, freqs, half, layout, column_table + y * half);
   }
-  parallel_for(ctx.num_threads, height, [&](int64_t x) {
-    float* row = scratch_row(dim);
-    sinusoid_row(x, freqs.data(), half, layout, row);
+  const RowScratch rows = row_scratch(ctx, height, dim);
+  parallel_for(ctx.num_threads, height, [&](int64_t x, int slot) {
+    float* row = rows.slot(slot);
+    sinusoid_row(x, freqs, half, layout, row);
     for (int64_t y = 0; y < width; ++y) {
-      std::memcpy(row + half, column_table.data() + y * half, size_t(half) * sizeof(float));
+      std::memcpy(row + half, column_table + y * half, size_t(half) * sizeof(float));
       store_row(ctx, row, dim, out_dtype, out, (x * width + y) * dim);
     }
   });
@@ -67,12 +77,13 @@ void sinusoid_table_2d(const ExecContext& ctx, int64_t height, int64_t width, in
 void add_sinusoid(const ExecContext& ctx, int64_t batch, int64_t tokens, int64_t dim,
                   int64_t offset, double base, posenc_sincos_layout layout, const float* x,
                   float* out) {
-  const std::vector<double> freqs = inverse_frequencies(dim, base);
+  const double* freqs = frequencies(dim, base);
   const auto sinusoid_row = ctx.kernels->absolute.sinusoid_row;
   const auto add = ctx.kernels->elementwise.add_f32;
-  parallel_for(ctx.num_threads, tokens, [&](int64_t t) {
-    float* encoding = scratch_row(dim);
-    sinusoid_row(offset + t, freqs.data(), dim, layout, encoding);
+  const RowScratch rows = row_scratch(ctx, tokens, dim);
+  parallel_for(ctx.num_threads, tokens, [&](int64_t t, int slot) {
+    float* encoding = rows.slot(slot);
+    sinusoid_row(offset + t, freqs, dim, layout, encoding);
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t row = (b * tokens + t) * dim;
       add(x + row, encoding, out + row, dim);
@@ -92,12 +103,13 @@ void add_learned(const ExecContext& ctx, int64_t batch, int64_t tokens, int64_t 
 void concat_sinusoid(const ExecContext& ctx, int64_t batch, int64_t tokens, int64_t x_dim,
                      int64_t pos_dim, int64_t offset, double base,
                      posenc_sincos_layout layout, const float* x, float* out) {
-  const std::vector<double> freqs = inverse_frequencies(pos_dim, base);
+  const double* freqs = frequencies(pos_dim, base);
   const auto sinusoid_row = ctx.kernels->absolute.sinusoid_row;
   const int64_t out_dim = x_dim + pos_dim;
-  parallel_for(ctx.num_threads, tokens, [&](int64_t t) {
-    float* encoding = scratch_row(pos_dim);
-    sinusoid_row(offset + t, freqs.data(), pos_dim, layout, encoding);
+  const RowScratch rows = row_scratch(ctx, tokens, pos_dim);
+  parallel_for(ctx.num_threads, tokens, [&](int64_t t, int slot) {
+    float* encoding = rows.slot(slot);
+    sinusoid_row(offset + t, freqs, pos_dim, layout, encoding);
     for (int64_t b = 0; b < batch; ++b) {
       float* dst = out + (b * tokens + t) * out_dim;
       std::memcpy(dst, x + (b * tokens + t) * x_dim, size_t(x_dim) * sizeof(float));

@@ -7,6 +7,7 @@
 namespace posenc::ops {
 
 // w_i = base^(-2i/dim) for i < ceil(dim/2), in double.
+void inverse_frequencies(int64_t dim, double base, double* freqs);
 std::vector<double> inverse_frequencies(int64_t dim, double base);
 
 }  // namespace posenc::ops

@@ -1,12 +1,9 @@
 #include "ops/attention/attention.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <limits>
-#include <mutex>
+#include <vector>
 
 #include "ops/attention/bias.hpp"
 #include "ops/attention/gemms.hpp"
@@ -18,35 +15,6 @@
 
 namespace posenc::ops {
 namespace {
-
-// Calls body(task, slot) for every task on up to `slots` threads; slot (in
-// [0, slots)) names the thread's scratch. Exceptions (oneDNN failing to
-// create a primitive) are rethrown once every thread is done.
-template <class Body>
-void for_each_task(int slots, int64_t tasks, const Body& body) {
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto run = [&](int64_t task, int slot) {
-    try {
-      body(task, slot);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!error) error = std::current_exception();
-    }
-  };
-  if (slots <= 1) {
-    const OpenMpThreads single(1);  // each task's GEMMs on this thread alone
-    for (int64_t task = 0; task < tasks; ++task) run(task, 0);
-  } else {
-#pragma omp parallel num_threads(slots)
-    {
-      const int slot = omp_get_thread_num();
-#pragma omp for schedule(static)
-      for (int64_t task = 0; task < tasks; ++task) run(task, slot);
-    }
-  }
-  if (error) std::rethrow_exception(error);
-}
 
 // One thread's view of its scratch.
 struct Scratch {
@@ -124,6 +92,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   // Keys visible to at least one query of the block.
   const int64_t keys = p_.visible_keys(first + qb.rows - 1);
   if (layout_.packed.bytes() > 0 && *s.packed_head != task / blocking_.query_blocks) {
+    *s.packed_head = -1;  // until the whole head is packed
     pack_head(b, h, s);
     *s.packed_head = task / blocking_.query_blocks;
   }
@@ -267,11 +236,38 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
   const Workspace memory(workspace, plan.workspace_bytes);
   uint8_t* base = memory.base();
   const QueryBlockRunner runner(ctx, problem, tensors, blocking, layout);
-  for (int slot = 0; slot < blocking.slots; ++slot) {
-    *Scratch(base + size_t(slot) * layout.bytes, layout).packed_head = -1;  // nothing packed
+  auto scratch = [&](int slot) { return Scratch(base + size_t(slot) * layout.bytes, layout); };
+  // The GEMM shapes follow the blocks (the last query block, causal key
+  // counts, bias windows): the first call of a problem runs the query blocks
+  // of its first head dry, writing their rows into a buffer of one head's
+  // output, to make them all before the region.
+  const GemmSlots gemms(blocking.slots);
+  auto bits = [](float value) {
+    int32_t b;
+    std::memcpy(&b, &value, sizeof b);
+    return int64_t(b);
+  };
+  const AttentionProblem& p = problem;
+  const PreparedProblem<struct AttentionTag, 21> prepared(
+      {p.q_len, p.kv_len, p.head_dim, p.q.token, p.k.token, p.v.token, int64_t(p.dtype),
+       bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.query_offset, int64_t(p.bias),
+       p.max_distance, p.map_height, p.map_width, int64_t(p.relative_values), blocking.slots,
+       blocking.query_block, blocking.key_block, layout.acc_ld, int64_t(layout.packed.bytes())});
+  if (!prepared.before()) {
+    std::vector<uint8_t> head_out(size_t((p.q_len - 1) * p.out.token + p.head_dim) *
+                                  dtype_bytes(p.out_dtype));
+    posenc_attention_tensors dry_tensors = tensors;
+    dry_tensors.out = head_out.data();
+    const QueryBlockRunner dry_runner(ctx, problem, dry_tensors, blocking, layout);
+    const GemmSlots::Use dry(gemms, 0, false, true);
+    std::memset(base, 0, layout.bytes);  // the GEMMs write nothing: softmax zeros
+    *scratch(0).packed_head = -1;
+    for (int64_t task = 0; task < blocking.query_blocks; ++task) dry_runner.run(task, scratch(0));
+    prepared.remember();
   }
-  for_each_task(blocking.slots, blocking.tasks, [&](int64_t task, int slot) {
-    runner.run(task, Scratch(base + size_t(slot) * layout.bytes, layout));
+  for (int slot = 0; slot < blocking.slots; ++slot) *scratch(slot).packed_head = -1;
+  parallel_for(blocking.slots, blocking.tasks, [&](int64_t task, int slot) {
+    runner.run(task, scratch(slot));
   });
 }
 

@@ -14,11 +14,9 @@ struct GemmBatch {
   int64_t q_stride = 0, table_stride = 0, out_stride = 0;
 };
 
-// out[r * ldo + c] = sum_k q[r * ldq + k] * table[c * dim + k] for r < rows,
-// c < columns: query rows against `columns` consecutive table rows.
-inline void query_table_gemm(int64_t rows, int64_t columns, int64_t dim, const float* q,
-                             int64_t ldq, const float* table, float* out, int64_t ldo,
-                             const GemmBatch& batch = {}) {
+// The GEMM of query_table_gemm, for GemmSlots::prepare.
+inline MatmulShape query_table_shape(int64_t rows, int64_t columns, int64_t dim, int64_t ldq,
+                                     int64_t ldo, const GemmBatch& batch = {}) {
   MatmulShape s;
   s.batch = batch.count;
   s.m = rows;
@@ -31,7 +29,15 @@ inline void query_table_gemm(int64_t rows, int64_t columns, int64_t dim, const f
   s.batch_stride_b = batch.table_stride;
   s.batch_stride_c = batch.out_stride;
   s.transpose_b = true;
-  matmul(s, q, table, out);
+  return s;
+}
+
+// out[r * ldo + c] = sum_k q[r * ldq + k] * table[c * dim + k] for r < rows,
+// c < columns: query rows against `columns` consecutive table rows.
+inline void query_table_gemm(int64_t rows, int64_t columns, int64_t dim, const float* q,
+                             int64_t ldq, const float* table, float* out, int64_t ldo,
+                             const GemmBatch& batch = {}) {
+  matmul(query_table_shape(rows, columns, dim, ldq, ldo, batch), q, table, out);
 }
 
 }  // namespace posenc::ops

@@ -1,10 +1,12 @@
 #include "ops/relative/logits_1d.hpp"
 
 #include <algorithm>
+#include <vector>
 
-#include "ops/relative/scratch.hpp"
+#include "ops/relative/gemm.hpp"
 #include "ops/relative/stream.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/workspace.hpp"
 
 namespace posenc::ops {
 namespace {
@@ -33,23 +35,41 @@ void relative_logits_1d(const ExecContext& ctx, int64_t batch, int64_t heads,
   // place by the skewed GEMMs.
   const bool stream = stream_relative_output(batch * heads * g.queries * g.keys * 4);
   const int64_t key_tiles = stream ? (g.keys + tiling.tile_keys - 1) / tiling.tile_keys : 1;
-  parallel_for(ctx.num_threads, batch * heads * query_tiles * key_tiles, [&](int64_t index) {
+  const int64_t tasks = batch * heads * query_tiles * key_tiles;
+  const int threads = region_threads(ctx.num_threads, tasks);
+  const RegionScratch<float, struct Relative1dTileTag> scratch(threads, tiling.scratch_floats());
+  auto run = [&](int64_t index, int slot, float* out) {
     const int64_t head_index = index / (query_tiles * key_tiles);  // b * heads + h
     const int64_t i0 = index / key_tiles % query_tiles * tiling.tile_queries;
     const int64_t m = std::min(tiling.tile_queries, g.queries - i0);
     const int64_t row0 = head_index * g.queries + i0;
     const float* head_table = table + head_index % heads * table_stride;
-    float* scratch = relative_thread_scratch(tiling.scratch_floats());
     if (stream) {
       const int64_t j0 = index % key_tiles * tiling.tile_keys;
       relative_1d_tile(kernels, tiling, q + row0 * g.dim, g.dim, head_table, i0, m, j0,
                        std::min(tiling.tile_keys, g.keys - j0), out + row0 * g.keys + j0,
-                       g.keys, scratch, true);
+                       g.keys, scratch.slot(slot), true);
     } else {
       relative_1d_rows(kernels, tiling, q + row0 * g.dim, g.dim, head_table, i0, m,
-                       out + row0 * g.keys, g.keys, scratch);
+                       out + row0 * g.keys, g.keys, scratch.slot(slot));
     }
-  });
+  };
+  // The GEMM shapes (window widths, skewed columns) follow the tiles: the
+  // first call of a problem runs the first head's tiles dry, into a buffer
+  // of one head's logits, to make them all before the region.
+  const GemmSlots gemms(threads);
+  const PreparedProblem<struct Relative1dTag, 10> problem(
+      {g.queries, g.keys, g.dim, g.query_offset, g.clip, int64_t(g.causal), batch * heads,
+       int64_t(stream), table_heads, threads});
+  if (!problem.before()) {
+    std::vector<float> head_logits(size_t(g.queries * g.keys));
+    const GemmSlots::Use dry(gemms, 0, false, true);
+    for (int64_t index = 0; index < query_tiles * key_tiles; ++index) {
+      run(index, 0, head_logits.data());
+    }
+    problem.remember();
+  }
+  parallel_for(ctx.num_threads, tasks, [&](int64_t index, int slot) { run(index, slot, out); });
 }
 
 }  // namespace posenc::ops

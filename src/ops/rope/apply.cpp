@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "ops/rope/rows.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/workspace.hpp"
 
 namespace posenc::ops {
 namespace {
@@ -22,29 +22,33 @@ int64_t position_at(const RopeProblem& problem, int64_t b, int64_t t) {
   return static_cast<const int64_t*>(p.ids)[index];
 }
 
+// A thread's scratch: kTokenBlock rows, then fast_rope_row's scratch.
+int64_t block_scratch_floats(const RopeAngles& angles) {
+  return kTokenBlock * angles.row_floats() + rope_row_scratch(angles);
+}
+
 // The rows of tokens [t0, t0 + count) of batch row b: a view of the cache
-// for contiguous positions, else gathered from the cache or computed into a
-// per-thread buffer.
+// for contiguous positions, else gathered from the cache or computed into
+// the thread's scratch.
 const float* block_rows(const ExecContext& ctx, const RopeAngles& angles,
                         const posenc_rope_cache* cache, const RopeProblem& problem, int64_t b,
-                        int64_t t0, int64_t count) {
+                        int64_t t0, int64_t count, float* scratch) {
   const int64_t row_floats = angles.row_floats();
   if (cache != nullptr && problem.positions.ids == nullptr) {
     return cache->rows.data() + (problem.positions.offset + t0) * row_floats;
   }
-  thread_local std::vector<float> rows;
-  rows.resize(size_t(count * row_floats));
+  float* rows = scratch;
   for (int64_t t = 0; t < count; ++t) {
     const int64_t position = position_at(problem, b, t0 + t);
-    float* row = rows.data() + t * row_floats;
+    float* row = rows + t * row_floats;
     if (cache != nullptr) {
       std::memcpy(row, cache->rows.data() + position * row_floats,
                   size_t(row_floats) * sizeof(float));
     } else {
-      fast_rope_row(ctx, angles, position, row);
+      fast_rope_row(ctx, angles, position, row, rows + kTokenBlock * row_floats);
     }
   }
-  return rows.data();
+  return rows;
 }
 
 // Rotates tokens [t0, t0 + count) of batch row b of one tensor: per token all
@@ -78,11 +82,14 @@ void rope_apply(const ExecContext& ctx, const RopeAngles& angles, const posenc_r
   const int64_t row_floats = angles.row_floats();
   const bool interleaved = angles.config.pairing == POSENC_ROPE_INTERLEAVED;
   const RopeKernels& kernels = ctx.kernels->rope;
-  parallel_for(ctx.num_threads, problem.batch * blocks, [&](int64_t unit) {
+  const RegionScratch<float, struct RopeBlockTag> scratch(
+      region_threads(ctx.num_threads, problem.batch * blocks), block_scratch_floats(angles));
+  parallel_for(ctx.num_threads, problem.batch * blocks, [&](int64_t unit, int slot) {
     const int64_t b = unit / blocks;
     const int64_t t0 = (unit % blocks) * kTokenBlock;
     const int64_t count = std::min(kTokenBlock, problem.tokens - t0);
-    const float* rows = block_rows(ctx, angles, cache, problem, b, t0, count);
+    const float* rows =
+        block_rows(ctx, angles, cache, problem, b, t0, count, scratch.slot(slot));
     for (int i = 0; i < tensor_count; ++i) {
       if (problem.dtype == POSENC_F32) {
         rotate_block(interleaved ? kernels.interleaved_f32 : kernels.half_split_f32, problem,

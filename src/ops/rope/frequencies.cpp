@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <optional>
 
 #include "ops/absolute/frequencies.hpp"
 #include "runtime/math_constants.hpp"
@@ -87,6 +89,32 @@ RopeAngles rope_angles(const posenc_rope_config& config) {
       break;
   }
   return angles;
+}
+
+namespace {
+
+// Field by field (the struct has padding); doubles by their bits.
+bool same_config(const posenc_rope_config& a, const posenc_rope_config& b) {
+  auto same = [](double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; };
+  return a.rotary_dim == b.rotary_dim && a.pairing == b.pairing && same(a.base, b.base) &&
+         a.grid_width == b.grid_width && a.scaling == b.scaling && same(a.factor, b.factor) &&
+         a.original_max_positions == b.original_max_positions &&
+         a.sequence_length == b.sequence_length &&
+         same(a.extrapolation_factor, b.extrapolation_factor) &&
+         same(a.attention_factor, b.attention_factor) && same(a.beta_fast, b.beta_fast) &&
+         same(a.beta_slow, b.beta_slow) && same(a.low_freq_factor, b.low_freq_factor) &&
+         same(a.high_freq_factor, b.high_freq_factor);
+}
+
+}  // namespace
+
+const RopeAngles& thread_rope_angles(const posenc_rope_config& config) {
+  thread_local std::optional<RopeAngles> last;
+  if (!last || !same_config(last->config, config)) {
+    last.reset();  // a failed rope_angles leaves none
+    last = rope_angles(config);
+  }
+  return *last;
 }
 
 }  // namespace posenc::ops

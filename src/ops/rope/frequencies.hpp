@@ -29,4 +29,8 @@ struct RopeAngles {
 
 RopeAngles rope_angles(const posenc_rope_config& config);
 
+// rope_angles(config), kept by the calling thread for its next call with the
+// same config (field by field), so that repeated calls allocate nothing.
+const RopeAngles& thread_rope_angles(const posenc_rope_config& config);
+
 }  // namespace posenc::ops

@@ -1,7 +1,6 @@
 #include "ops/rope/rows.hpp"
 
 #include <cmath>
-#include <vector>
 
 namespace posenc::ops {
 namespace {
@@ -47,30 +46,28 @@ void for_each_axis(const RopeAngles& angles, int64_t position, const Axis& axis)
 
 }  // namespace
 
-void exact_rope_row(const RopeAngles& angles, int64_t position, float* row) {
+void exact_rope_row(const RopeAngles& angles, int64_t position, float* row, double* scratch) {
   const size_t count = angles.axis_inv_freq.size();
-  thread_local std::vector<double> cos, sin;
-  cos.resize(count);
-  sin.resize(count);
+  double* cos = scratch;
+  double* sin = scratch + count;
   for_each_axis(angles, position, [&](int64_t first, int64_t axis_position) {
     for (size_t j = 0; j < count; ++j) {
       const double angle = double(axis_position) * angles.axis_inv_freq[j];
       cos[j] = std::cos(angle);
       sin[j] = std::sin(angle);
     }
-    write_pairs(angles, cos.data(), sin.data(), first, int64_t(count), row);
+    write_pairs(angles, cos, sin, first, int64_t(count), row);
   });
 }
 
 void fast_rope_row(const ExecContext& ctx, const RopeAngles& angles, int64_t position,
-                   float* row) {
+                   float* row, float* scratch) {
   const int64_t count = int64_t(angles.axis_inv_freq.size());
-  thread_local std::vector<float> sincos;  // [sin | cos] of one axis
-  sincos.resize(size_t(2 * count));
+  float* sincos = scratch;  // [sin | cos] of one axis
   for_each_axis(angles, position, [&](int64_t first, int64_t axis_position) {
     ctx.kernels->absolute.sinusoid_row(axis_position, angles.axis_inv_freq.data(), 2 * count,
-                                       POSENC_SINCOS_SPLIT, sincos.data());
-    write_pairs(angles, sincos.data() + count, sincos.data(), first, count, row);
+                                       POSENC_SINCOS_SPLIT, sincos);
+    write_pairs(angles, sincos + count, sincos, first, count, row);
   });
 }
 

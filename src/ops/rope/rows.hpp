@@ -10,9 +10,14 @@
 
 namespace posenc::ops {
 
-void exact_rope_row(const RopeAngles& angles, int64_t position, float* row);
+// scratch: rope_row_scratch(angles) doubles (exact) or floats (fast).
+inline int64_t rope_row_scratch(const RopeAngles& angles) {
+  return 2 * int64_t(angles.axis_inv_freq.size());
+}
+
+void exact_rope_row(const RopeAngles& angles, int64_t position, float* row, double* scratch);
 
 void fast_rope_row(const ExecContext& ctx, const RopeAngles& angles, int64_t position,
-                   float* row);
+                   float* row, float* scratch);
 
 }  // namespace posenc::ops

@@ -1,0 +1,417 @@
+// Allocations of the ops, seen by replacing operator new and the malloc
+// family in this binary (hence a binary of its own, built without the
+// sanitizers, which replace them too):
+// - an allocation failure injected into a two-thread call of every op family
+//   either ends the call with POSENC_ERROR_OUT_OF_MEMORY and its output
+//   untouched, or the call recovers and gives the bits of a normal call;
+// - repeated calls of one shape allocate nothing in posenc after the first
+//   (with a caller workspace where the op takes one); oneDNN's execute builds
+//   a small argument map per GEMM, counted apart.
+// An allocation is attributed to the object whose code called it:
+// posenc (linked into this binary), oneDNN, or other (libstdc++, libgomp).
+#include <link.h>
+#include <gtest/gtest.h>
+#include <malloc.h>
+#include <omp.h>
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "compare.hpp"
+#include "posenc/posenc.h"
+
+extern "C" {
+void* __libc_malloc(size_t size);
+void* __libc_calloc(size_t count, size_t size);
+void* __libc_realloc(void* pointer, size_t size);
+void* __libc_memalign(size_t alignment, size_t size);
+void __libc_free(void* pointer);
+}
+
+namespace {
+
+enum class Origin { kPosenc, kOneDnn, kOther };
+
+enum class Mode {
+  kOff,
+  kCount,          // count by origin
+  kFailWorkers,    // fail posenc's and oneDNN's allocations on other threads than the caller
+  kFailNthCaller,  // fail the caller's fail_at-th allocation made by posenc
+};
+
+std::atomic<Mode> mode{Mode::kOff};
+std::atomic<std::thread::id> caller{};
+std::atomic<long> counts[3];
+std::atomic<long> caller_allocations{0}, fail_at{0}, failures{0};
+thread_local bool in_hook = false;
+
+// The executable code of this binary (posenc is linked in) and of oneDNN,
+// found once at start-up.
+struct CodeRange {
+  uintptr_t low, high;
+  Origin origin;
+};
+std::array<CodeRange, 16> code_ranges{};
+size_t code_range_count = 0;
+
+const bool code_ranges_found = [] {
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void*) {
+        const bool self = info->dlpi_name == nullptr || info->dlpi_name[0] == '\0';
+        const bool onednn = !self && std::strstr(info->dlpi_name, "libdnnl") != nullptr;
+        if (!self && !onednn) return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+          if (segment.p_type != PT_LOAD || (segment.p_flags & PF_X) == 0) continue;
+          if (code_range_count == code_ranges.size()) break;
+          const uintptr_t low = info->dlpi_addr + segment.p_vaddr;
+          code_ranges[code_range_count++] =
+              CodeRange{low, low + segment.p_memsz, self ? Origin::kPosenc : Origin::kOneDnn};
+        }
+        return 0;
+      },
+      nullptr);
+  return true;
+}();
+
+Origin origin_of(const void* code) {
+  const auto address = reinterpret_cast<uintptr_t>(code);
+  for (size_t i = 0; i < code_range_count; ++i) {
+    if (address >= code_ranges[i].low && address < code_ranges[i].high) {
+      return code_ranges[i].origin;
+    }
+  }
+  return Origin::kOther;
+}
+
+// Whether the allocation asked for by code at `code` fails (and counts it).
+bool fails(const void* code) {
+  const Mode m = mode.load(std::memory_order_relaxed);
+  if (m == Mode::kOff || in_hook) return false;
+  in_hook = true;
+  const Origin origin = origin_of(code);
+  bool fail = false;
+  const bool on_caller = std::this_thread::get_id() == caller.load();
+  if (m == Mode::kCount) {
+    ++counts[int(origin)];
+  } else if (origin != Origin::kOther) {
+    // Only posenc's and oneDNN's: libgomp ends the process when its own fail.
+    if (m == Mode::kFailWorkers) fail = !on_caller;
+    // oneDNN 2.6 does not survive failures of its own while it creates a
+    // primitive (dnnl_primitive_attr_create faults on a null from malloc).
+    if (m == Mode::kFailNthCaller && on_caller && origin == Origin::kPosenc) {
+      fail = ++caller_allocations == fail_at.load();
+    }
+  }
+  if (fail) ++failures;
+  in_hook = false;
+  return fail;
+}
+
+void* checked_new(size_t size, const void* code) {
+  if (fails(code)) throw std::bad_alloc();
+  void* p = __libc_malloc(size == 0 ? 1 : size);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+void* checked_new_aligned(size_t size, size_t alignment, const void* code) {
+  if (fails(code)) throw std::bad_alloc();
+  void* p = __libc_memalign(alignment, size == 0 ? 1 : size);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+}  // namespace
+
+#define POSENC_CALLER __builtin_return_address(0)
+
+void* operator new(size_t size) { return checked_new(size, POSENC_CALLER); }
+void* operator new[](size_t size) { return checked_new(size, POSENC_CALLER); }
+void* operator new(size_t size, std::align_val_t a) {
+  return checked_new_aligned(size, size_t(a), POSENC_CALLER);
+}
+void* operator new[](size_t size, std::align_val_t a) {
+  return checked_new_aligned(size, size_t(a), POSENC_CALLER);
+}
+void* operator new(size_t size, const std::nothrow_t&) noexcept {
+  return fails(POSENC_CALLER) ? nullptr : __libc_malloc(size == 0 ? 1 : size);
+}
+void* operator new[](size_t size, const std::nothrow_t&) noexcept {
+  return fails(POSENC_CALLER) ? nullptr : __libc_malloc(size == 0 ? 1 : size);
+}
+void operator delete(void* p) noexcept { __libc_free(p); }
+void operator delete[](void* p) noexcept { __libc_free(p); }
+void operator delete(void* p, size_t) noexcept { __libc_free(p); }
+void operator delete[](void* p, size_t) noexcept { __libc_free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { __libc_free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { __libc_free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { __libc_free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { __libc_free(p); }
+
+extern "C" {
+void* malloc(size_t size) { return fails(POSENC_CALLER) ? nullptr : __libc_malloc(size); }
+void* calloc(size_t count, size_t size) {
+  return fails(POSENC_CALLER) ? nullptr : __libc_calloc(count, size);
+}
+void* realloc(void* p, size_t size) {
+  return fails(POSENC_CALLER) ? nullptr : __libc_realloc(p, size);
+}
+void free(void* p) { __libc_free(p); }
+void* memalign(size_t alignment, size_t size) {
+  return fails(POSENC_CALLER) ? nullptr : __libc_memalign(alignment, size);
+}
+void* aligned_alloc(size_t alignment, size_t size) {
+  return fails(POSENC_CALLER) ? nullptr : __libc_memalign(alignment, size);
+}
+int posix_memalign(void** out, size_t alignment, size_t size) {
+  if (fails(POSENC_CALLER)) return ENOMEM;
+  void* p = __libc_memalign(alignment, size);
+  if (p == nullptr) return ENOMEM;
+  *out = p;
+  return 0;
+}
+void* valloc(size_t size) { return memalign(size_t(sysconf(_SC_PAGESIZE)), size); }
+}
+
+namespace posenc::test {
+namespace {
+
+// One call of an op on fixed inputs, writing `floats` floats at out.
+struct OpCase {
+  std::string name;
+  size_t floats;
+  std::function<posenc_status(posenc_context*, float*)> call;
+};
+
+std::vector<float> inputs(size_t count, uint32_t seed) { return random_floats(count, seed); }
+
+// The caller's workspace of a context and size, made once, outside the
+// hooks (the test's own allocations would count as posenc's).
+void* workspace(posenc_context* context, size_t bytes) {
+  struct Space {
+    posenc_context* context;
+    size_t bytes;
+    void* memory;
+  };
+  static std::array<Space, 16> spaces{};
+  for (Space& s : spaces) {
+    if (s.memory == nullptr) s = Space{context, bytes, __libc_malloc(bytes)};
+    if (s.context == context && s.bytes == bytes) return s.memory;
+  }
+  return nullptr;
+}
+
+// Every op family, on shapes that give both threads several tasks and
+// GEMMs. Inputs live as long as the process.
+const std::vector<OpCase>& op_cases() {
+  static const std::vector<OpCase> cases = [] {
+    static const std::vector<float> x = inputs(1 << 16, 1), y = inputs(1 << 16, 2),
+                                    z = inputs(1 << 16, 3), w = inputs(1 << 16, 4);
+    std::vector<OpCase> c;
+    c.push_back({"sinusoid_table_2d", 9 * 7 * 32, [](posenc_context* ctx, float* out) {
+                   return posenc_sinusoid_table_2d(ctx, 9, 7, 32, 10000.0,
+                                                   POSENC_SINCOS_INTERLEAVED, POSENC_F32, out);
+                 }});
+    c.push_back({"add_sinusoid", 2 * 37 * 24, [](posenc_context* ctx, float* out) {
+                   return posenc_add_sinusoid(ctx, 2, 37, 24, 5, 10000.0, POSENC_SINCOS_SPLIT,
+                                              x.data(), out);
+                 }});
+    c.push_back({"absolute_logits", 2 * 3 * 300 * 41, [](posenc_context* ctx, float* out) {
+                   return posenc_absolute_logits(ctx, 2, 3, 300, 41, 16, x.data(), y.data(), 1,
+                                                 out);
+                 }});
+    c.push_back({"rel_to_abs", 2 * 3 * 29 * 29, [](posenc_context* ctx, float* out) {
+                   return posenc_rel_to_abs(ctx, 2, 3, 29, x.data(), out);
+                 }});
+    c.push_back({"relative_logits_1d", 2 * 3 * 150 * 130, [](posenc_context* ctx, float* out) {
+                   return posenc_relative_logits_1d(ctx, 2, 3, 150, 130, 16, x.data(), y.data(),
+                                                    1, nullptr, out);
+                 }});
+    c.push_back({"relative_logits_2d_decomposed", 2 * 3 * 35 * (5 + 7),
+                 [](posenc_context* ctx, float* out) {
+                   return posenc_relative_logits_2d_decomposed(ctx, 2, 3, 5, 7, 16, x.data(),
+                                                               y.data(), z.data(), 1, out,
+                                                               out + 2 * 3 * 35 * 5);
+                 }});
+    c.push_back({"relative_logits_2d", 2 * 3 * 35 * 35, [](posenc_context* ctx, float* out) {
+                   return posenc_relative_logits_2d(ctx, 2, 3, 5, 7, 16, x.data(), y.data(),
+                                                    z.data(), 1, out);
+                 }});
+    for (const posenc_attention_bias bias :
+         {POSENC_BIAS_NONE, POSENC_BIAS_RELATIVE_1D, POSENC_BIAS_RELATIVE_2D}) {
+      posenc_attention_desc d;
+      posenc_attention_desc_init(&d, 2, 3, 42, 42, 16);
+      d.bias = bias;
+      d.causal = bias == POSENC_BIAS_RELATIVE_1D;
+      d.map_height = 6;
+      d.map_width = 7;
+      const std::string name = std::string("attention_") +
+                               (bias == POSENC_BIAS_NONE        ? "plain"
+                                : bias == POSENC_BIAS_RELATIVE_1D ? "1d_causal"
+                                                                  : "2d");
+      c.push_back({name, 2 * 3 * 42 * 16, [d](posenc_context* ctx, float* out) {
+                     size_t bytes = 0;
+                     const posenc_status sized = posenc_attention_workspace_size(ctx, &d, &bytes);
+                     if (sized != POSENC_OK) return sized;
+                     posenc_attention_tensors t{};
+                     t.q = x.data();
+                     t.k = y.data();
+                     t.v = z.data();
+                     if (d.bias == POSENC_BIAS_RELATIVE_1D) t.table = w.data();
+                     if (d.bias == POSENC_BIAS_RELATIVE_2D) {
+                       t.table_h = w.data();
+                       t.table_w = w.data() + 1024;
+                     }
+                     t.out = out;
+                     return posenc_attention(ctx, &d, &t, workspace(ctx, bytes), bytes);
+                   }});
+    }
+    c.push_back({"bottleneck_mhsa", 2 * 16 * 30, [](posenc_context* ctx, float* out) {
+                   posenc_bottleneck_desc d;
+                   posenc_bottleneck_desc_init(&d, 2, 16, 5, 6, 2, 8);
+                   size_t bytes = 0;
+                   const posenc_status sized = posenc_bottleneck_workspace_size(ctx, &d, &bytes);
+                   if (sized != POSENC_OK) return sized;
+                   return posenc_bottleneck_mhsa(ctx, &d, x.data(), y.data(), z.data(),
+                                                 w.data(), out, workspace(ctx, bytes), bytes);
+                 }});
+    c.push_back({"rope", 2 * 40 * 3 * 32, [](posenc_context* ctx, float* out) {
+                   posenc_rope_config config;
+                   posenc_rope_config_init(&config, 32);
+                   posenc_rope_positions positions{};
+                   positions.offset = 7;
+                   return posenc_rope(ctx, &config, nullptr, &positions, POSENC_ROPE_BTHD,
+                                      POSENC_F32, 2, 40, 3, 32, x.data(), out);
+                 }});
+    return c;
+  }();
+  return cases;
+}
+
+class Hook {
+ public:
+  explicit Hook(Mode m, long nth = 0) {
+    for (auto& c : counts) c = 0;
+    caller_allocations = 0;
+    fail_at = nth;
+    failures = 0;
+    caller = std::this_thread::get_id();
+    mode = m;
+  }
+  ~Hook() { mode = Mode::kOff; }
+};
+
+posenc_context* two_threads() {
+  static posenc_context* context = [] {
+    posenc_context* c = nullptr;
+    posenc_context_create(POSENC_ISA_AUTO, 2, &c);
+    return c;
+  }();
+  return context;
+}
+
+std::vector<float> output_of(const OpCase& op) {
+  std::vector<float> out(op.floats);
+  EXPECT_EQ(op.call(two_threads(), out.data()), POSENC_OK) << op.name << posenc_last_error();
+  return out;
+}
+
+bool same_bits(const float* a, const std::vector<float>& b) {
+  return std::memcmp(a, b.data(), b.size() * sizeof(float)) == 0;
+}
+
+// Every allocation posenc or oneDNN makes on the OpenMP worker thread fails,
+// on the first call of each shape (oneDNN's primitives not made yet): the
+// worker's tasks are rerun on the calling thread, and the call gives the
+// bits of a normal one (issue 13 found std::terminate here).
+TEST(AllocationFailure, OnWorkerThreadsIsRecovered) {
+  for (const OpCase& op : op_cases()) {
+    GuardedFloats out(op.floats);
+    posenc_status status;
+    long failed;
+    {
+      const Hook hook(Mode::kFailWorkers);
+      status = op.call(two_threads(), out.data());
+      failed = failures;
+    }
+    ASSERT_EQ(status, POSENC_OK) << op.name << ": " << posenc_last_error();
+    EXPECT_TRUE(out.guards_intact()) << op.name;
+    EXPECT_TRUE(same_bits(out.data(), output_of(op))) << op.name;
+    std::printf("%-30s %ld allocations failed on the worker\n", op.name.c_str(), failed);
+  }
+}
+
+// The n-th allocation posenc makes on the calling thread fails, for n = 1,
+// 2, ... until a call completes: every call before fails with its output
+// untouched (all of posenc's allocations come before the first write), or
+// completes with the right bits.
+TEST(AllocationFailure, OnTheCallingThreadWritesNothing) {
+  posenc_set_primitive_cache_capacity(1);  // the next shapes start cold
+  posenc_set_primitive_cache_capacity(1024);
+  posenc_context* context = two_threads();  // made before any failure
+  for (const OpCase& op : op_cases()) {
+    for (long n = 1;; ++n) {
+      GuardedFloats out(op.floats);
+      posenc_status status;
+      {
+        const Hook hook(Mode::kFailNthCaller, n);
+        status = op.call(context, out.data());
+      }
+      EXPECT_TRUE(out.guards_intact()) << op.name << " n=" << n;
+      if (status == POSENC_OK) {
+        EXPECT_TRUE(same_bits(out.data(), output_of(op))) << op.name << " n=" << n;
+        std::printf("%-30s failed %ld times, then completed\n", op.name.c_str(), n - 1);
+        break;
+      }
+      ASSERT_EQ(status, POSENC_ERROR_OUT_OF_MEMORY) << op.name << " n=" << n << ": "
+                                                    << posenc_last_error();
+      ASSERT_TRUE(out.payload_untouched()) << op.name << " n=" << n;
+      EXPECT_NE(std::string(posenc_last_error()).find("out of memory"), std::string::npos);
+    }
+  }
+}
+
+// Calls 2..101 of one shape, on 1 and 2 threads: posenc allocates nothing;
+// oneDNN's execute allocates a fixed count per call (its argument map per
+// GEMM), the same for every call.
+TEST(Allocations, RepeatedShapesAllocateNothingInPosenc) {
+  posenc_context* one = nullptr;
+  ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 1, &one), POSENC_OK);
+  for (posenc_context* ctx : {one, two_threads()}) {
+    for (const OpCase& op : op_cases()) {
+      std::vector<float> out(op.floats);
+      ASSERT_EQ(op.call(ctx, out.data()), POSENC_OK) << op.name;  // the first may allocate
+      long per_call[3] = {0, 0, 0};
+      long total[3] = {0, 0, 0};
+      for (int i = 0; i < 100; ++i) {
+        {
+          const Hook hook(Mode::kCount);
+          ASSERT_EQ(op.call(ctx, out.data()), POSENC_OK) << op.name;
+        }
+        for (int o = 0; o < 3; ++o) {
+          if (i == 0) per_call[o] = counts[o];
+          total[o] += counts[o];
+        }
+      }
+      std::printf("%-30s %d thread(s): per call posenc %ld, oneDNN %ld, other %ld\n",
+                  op.name.c_str(), posenc_context_num_threads(ctx), per_call[0], per_call[1],
+                  per_call[2]);
+      EXPECT_EQ(total[int(Origin::kPosenc)], 0) << op.name;
+      EXPECT_EQ(total[int(Origin::kOther)], 100 * per_call[int(Origin::kOther)]) << op.name;
+      EXPECT_EQ(total[int(Origin::kOneDnn)], 100 * per_call[int(Origin::kOneDnn)]) << op.name;
+    }
+  }
+  posenc_context_destroy(one);
+}
+
+}  // namespace
+}  // namespace posenc::test

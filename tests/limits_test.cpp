@@ -1,0 +1,118 @@
+// Process limits: the thread-count maximum of a context, and the bounded
+// oneDNN primitive cache (its capacity, eviction, and results across it).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "posenc/core.h"
+#include "posenc/core.hpp"
+#include "runtime/matmul.hpp"
+
+namespace posenc::test {
+namespace {
+
+TEST(Limits, ContextThreadCountHasAMaximum) {
+  posenc_context* context = nullptr;
+  EXPECT_EQ(posenc_context_create(POSENC_ISA_AUTO, 100000, &context),
+            POSENC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(context, nullptr);
+  const std::string message = posenc_last_error();
+  EXPECT_NE(message.find("num_threads"), std::string::npos) << message;
+  EXPECT_NE(message.find(std::to_string(POSENC_MAX_THREADS)), std::string::npos) << message;
+  EXPECT_EQ(posenc_context_create(POSENC_ISA_AUTO, POSENC_MAX_THREADS + 1, &context),
+            POSENC_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, POSENC_MAX_THREADS, &context), POSENC_OK);
+  EXPECT_EQ(posenc_context_num_threads(context), POSENC_MAX_THREADS);
+  posenc_context_destroy(context);
+}
+
+// Restores the cache's capacity when a test ends.
+class CacheCapacity {
+ public:
+  explicit CacheCapacity(int64_t capacity) : saved_(posenc_primitive_cache_capacity()) {
+    posenc::set_primitive_cache_capacity(capacity);
+  }
+  ~CacheCapacity() { posenc_set_primitive_cache_capacity(saved_); }
+
+ private:
+  int64_t saved_;
+};
+
+TEST(Limits, PrimitiveCacheCapacityIsValidated) {
+  EXPECT_EQ(posenc_primitive_cache_capacity(), kDefaultPrimitiveCacheCapacity)
+      << "POSENC_PRIMITIVE_CACHE_CAPACITY set in the test environment?";
+  EXPECT_EQ(posenc_set_primitive_cache_capacity(0), POSENC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(posenc_last_error()).find("capacity"), std::string::npos);
+  EXPECT_EQ(posenc_set_primitive_cache_capacity(-5), POSENC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(posenc_primitive_cache_capacity(), kDefaultPrimitiveCacheCapacity);
+}
+
+// C = A B^T of m x k and n x k small integers: exact in fp32, whatever the
+// kernel.
+std::vector<float> product(int64_t m, int64_t n, int64_t k) {
+  MatmulShape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.lda = s.ldb = k;
+  s.ldc = n;
+  s.transpose_b = true;
+  std::vector<float> a(size_t(m * k)), b(size_t(n * k)), c(size_t(m * n), -1.0f);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(int(i % 7) - 3);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 5) - 2);
+  matmul(s, a.data(), b.data(), c.data());
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0.0;
+      for (int64_t p = 0; p < k; ++p) sum += double(a[size_t(i * k + p)]) * b[size_t(j * k + p)];
+      EXPECT_EQ(c[size_t(i * n + j)], float(sum)) << m << "x" << n << "x" << k;
+    }
+  }
+  return c;
+}
+
+// Distinct shapes stay under the cap, and a shape dropped from the cache
+// gives the same bits when made again. 100,000 shapes took 10 s on the
+// 2-core development VM (5 s of CPU), mostly oneDNN creating primitives:
+// 20,000 here.
+TEST(Limits, PrimitiveCacheStaysUnderItsCapacity) {
+  constexpr int64_t kCapacity = 32;
+  constexpr int64_t kShapes = 20000;
+  const CacheCapacity capacity(kCapacity);
+  EXPECT_LE(posenc_primitive_cache_size(), kCapacity);
+  const std::vector<float> first = product(1, 1, 1);
+  int64_t largest = 0;
+  for (int64_t i = 0; i < kShapes; ++i) {
+    // m, n, k of 1 to 40, 1 to 50, 1 to 50: up to 100,000 distinct shapes.
+    const int64_t m = 1 + i / 2500, n = 1 + i / 50 % 50, k = 1 + i % 50;
+    product(m, n, k);
+    largest = std::max(largest, posenc_primitive_cache_size());
+    if (HasFailure()) return;
+  }
+  EXPECT_LE(largest, kCapacity);
+  EXPECT_EQ(posenc_primitive_cache_size(), kCapacity);
+  EXPECT_EQ(product(1, 1, 1), first);
+  posenc::set_primitive_cache_capacity(4);  // lowering it drops entries at once
+  EXPECT_EQ(posenc_primitive_cache_size(), 4);
+}
+
+// Threads running GEMMs of their own shapes through a cache of capacity 2:
+// entries are dropped while other threads run them, and every result stays
+// exact (a running call keeps its primitive alive).
+TEST(Limits, PrimitiveCacheEvictsUnderConcurrentUse) {
+  const CacheCapacity capacity(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t] {
+      for (int64_t i = 0; i < 200; ++i) product(1 + t, 1 + i % 20, 1 + i / 20);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_LE(posenc_primitive_cache_size(), 2);
+}
+
+}  // namespace
+}  // namespace posenc::test
