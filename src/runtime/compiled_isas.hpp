@@ -35,6 +35,7 @@ struct IsaPath {
   int rank;                   // runs under a cap of this rank or higher
   CpuFeatures features;       // what the CPU needs beyond the architecture's baseline
   dnnl_cpu_isa_t onednn_cap;  // oneDNN's cap while posenc is capped at this path (x86-64)
+  bool compiled;              // this build compiles the path
   KernelTableFn kernels;      // null where this build does not compile the path
   // The path's table with kernels that need `extension_features` too, used
   // where the CPU has them (same results); null if the path has none.
@@ -43,6 +44,19 @@ struct IsaPath {
 };
 
 namespace isa_table {
+
+// Whether this build compiles the path `name`. Constant expressions test this
+// rather than a kernel table's address, which GCC's sanitizer builds do not
+// treat as a constant.
+constexpr bool compiled_path([[maybe_unused]] std::string_view name) {
+#define POSENC_COMPILED_PATH(path) \
+  if (name == #path) return true;
+#define POSENC_PATH_EXTENSION(path, extension)
+#include "posenc_compiled_paths.inc"
+#undef POSENC_COMPILED_PATH
+#undef POSENC_PATH_EXTENSION
+  return false;
+}
 
 // The kernel table of the compiled path `name`, or null.
 constexpr KernelTableFn compiled_kernels([[maybe_unused]] std::string_view name) {
@@ -68,8 +82,8 @@ constexpr KernelTableFn compiled_extension([[maybe_unused]] std::string_view nam
 
 constexpr IsaPath row(posenc_isa isa, const char* name, int rank, CpuFeatures features,
                       dnnl_cpu_isa_t onednn_cap, CpuFeatures extension_features = 0) {
-  return {isa, name, rank, features, onednn_cap, compiled_kernels(name),
-          extension_features, compiled_extension(name)};
+  return {isa, name, rank, features, onednn_cap, compiled_path(name),
+          compiled_kernels(name), extension_features, compiled_extension(name)};
 }
 
 }  // namespace isa_table
@@ -102,7 +116,7 @@ namespace isa_table {
 
 constexpr std::size_t compiled_count() {
   std::size_t count = 0;
-  for (const IsaPath& path : kIsaPaths) count += path.kernels != nullptr ? 1 : 0;
+  for (const IsaPath& path : kIsaPaths) count += path.compiled ? 1 : 0;
   return count;
 }
 
@@ -111,7 +125,7 @@ constexpr std::array<posenc_isa, compiled_count()> compiled_best_first() {
   std::array<const IsaPath*, compiled_count()> paths{};
   std::size_t count = 0;
   for (const IsaPath& path : kIsaPaths) {
-    if (path.kernels == nullptr) continue;
+    if (!path.compiled) continue;
     std::size_t at = count++;
     for (; at > 0 && paths[at - 1]->rank < path.rank; --at) paths[at] = paths[at - 1];
     paths[at] = &path;
@@ -134,7 +148,7 @@ constexpr std::size_t listed_count() {
 constexpr bool compiled_ranks_distinct() {
   for (const IsaPath& a : kIsaPaths) {
     for (const IsaPath& b : kIsaPaths) {
-      if (&a != &b && a.kernels != nullptr && b.kernels != nullptr && a.rank == b.rank) {
+      if (&a != &b && a.compiled && b.compiled && a.rank == b.rank) {
         return false;
       }
     }
@@ -161,7 +175,7 @@ inline constexpr posenc_isa kBaselineIsa = kCompiledIsas.back();
 // null if this build has none.
 constexpr const IsaPath* compiled_isa_path(posenc_isa isa) {
   const IsaPath* path = find_isa_path(isa == POSENC_ISA_BASELINE ? kBaselineIsa : isa);
-  return path != nullptr && path->kernels != nullptr ? path : nullptr;
+  return path != nullptr && path->compiled ? path : nullptr;
 }
 
 // Those the CPU supports under the ISA cap, best first: the paths a context
