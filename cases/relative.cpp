@@ -71,14 +71,7 @@ void pad_reshape_all(int64_t matrices, int64_t length, const float* in, float* o
 // c[rows, columns] = a[rows, dim] x b[columns, dim]^T on the default threads.
 void gemm_abt(int64_t rows, int64_t columns, int64_t dim, const float* a, const float* b,
               float* c) {
-  MatmulShape s;
-  s.m = rows;
-  s.n = columns;
-  s.k = dim;
-  s.lda = s.ldb = dim;
-  s.ldc = columns;
-  s.transpose_b = true;
-  matmul(s, a, b, c);
+  matmul(dense_a_bt(rows, columns, dim), a, b, c);
 }
 
 std::vector<double> widened(const std::vector<float>& values) {

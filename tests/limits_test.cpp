@@ -53,13 +53,7 @@ TEST(Limits, PrimitiveCacheCapacityIsValidated) {
 // C = A B^T of m x k and n x k small integers: exact in fp32, whatever the
 // kernel.
 std::vector<float> product(int64_t m, int64_t n, int64_t k) {
-  MatmulShape s;
-  s.m = m;
-  s.n = n;
-  s.k = k;
-  s.lda = s.ldb = k;
-  s.ldc = n;
-  s.transpose_b = true;
+  const MatmulShape s = dense_a_bt(m, n, k);
   std::vector<float> a(size_t(m * k)), b(size_t(n * k)), c(size_t(m * n), -1.0f);
   for (size_t i = 0; i < a.size(); ++i) a[i] = float(int(i % 7) - 3);
   for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 5) - 2);

@@ -22,6 +22,17 @@
 
 namespace posenc {
 
+MatmulShape dense_a_bt(int64_t m, int64_t n, int64_t k) {
+  MatmulShape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.lda = s.ldb = k;
+  s.ldc = n;
+  s.transpose_b = true;
+  return s;
+}
+
 bool MatmulShape::operator==(const MatmulShape& o) const {
   return batch == o.batch && m == o.m && n == o.n && k == o.k && lda == o.lda &&
          ldb == o.ldb && ldc == o.ldc && batch_stride_a == o.batch_stride_a &&

@@ -48,6 +48,9 @@ struct MatmulShape {
   bool operator==(const MatmulShape& other) const;
 };
 
+// The shape of a dense fp32 C[m, n] = A[m, k] B[n, k]^T.
+MatmulShape dense_a_bt(int64_t m, int64_t n, int64_t k);
+
 void matmul(const MatmulShape& shape, const void* a, const void* b, void* c);
 
 struct GemmSlot;
