@@ -183,8 +183,11 @@ void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
   require_finite(d.scale, "desc->scale");
   require_flag(d.tables_per_head, "desc->tables_per_head");
   // Every intermediate (and the attention workspace) stays far below 2^63.
-  checked_bytes({d.batch, d.height, d.width, d.channels + 4 * d.heads * d.head_dim + 4096},
-                size_t(1) << 10, "desc (the workspace)");
+  const char* what = "desc (the workspace)";
+  const int64_t per_token =
+      checked_sum(checked_sum(d.channels, checked_bytes({4, d.heads, d.head_dim}, 1, what), what),
+                  4096, what);
+  checked_bytes({d.batch, d.height, d.width, per_token}, size_t(1) << 10, what);
 }
 
 }  // namespace
