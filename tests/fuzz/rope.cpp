@@ -1,6 +1,6 @@
 // RoPE: every config field (scalings, 2D grids), frequencies, caches, offsets
 // or position ids of either type, one tensor or q and k together, f32 and bf16.
-#include <cstring>
+#include <vector>
 
 #include "checks.hpp"
 #include "families.hpp"
