@@ -136,10 +136,12 @@ void fuzz_attention(FuzzInput& in) {
 void fuzz_bottleneck(FuzzInput& in) {
   FuzzContext context(in);
   int invalid = 0;
+  // (Named first: the order in which arguments are evaluated is unspecified.)
+  const int64_t batch = in.size(2, invalid), channels = in.size(12, invalid),
+                height = in.size(6, invalid), width = in.size(6, invalid),
+                heads = in.size(3, invalid), head_dim = in.size(8, invalid);
   posenc_bottleneck_desc desc;
-  posenc_bottleneck_desc_init(&desc, in.size(2, invalid), in.size(12, invalid),
-                              in.size(6, invalid), in.size(6, invalid), in.size(3, invalid),
-                              in.size(8, invalid));
+  posenc_bottleneck_desc_init(&desc, batch, channels, height, width, heads, head_dim);
   desc.dtype = dtype(in, invalid);
   desc.out_dtype = dtype(in, invalid);
   desc.scale = scale(in, desc.scale, invalid);

@@ -37,7 +37,8 @@ void fuzz_core(FuzzInput& in) {
   require(posenc_max_isa() == cap && posenc_best_isa() != POSENC_ISA_AUTO, "the cap changed");
 
   // bf16: an exact round trip for a bf16 value, NaN stays NaN.
-  uint16_t bits = uint16_t(in.byte() | in.byte() << 8);
+  const uint8_t low = in.byte();
+  const uint16_t bits = uint16_t(low | in.byte() << 8);
   const float value = posenc_bf16_to_f32(bits);
   if (std::isnan(value)) {
     require(std::isnan(posenc_bf16_to_f32(posenc_f32_to_bf16(value))), "bf16 NaN");
