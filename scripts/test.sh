@@ -27,12 +27,19 @@ cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build "$root/build-asan" -j "$jobs"
 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs"
 
-echo "== ThreadSanitizer: many application threads, OpenMP at one thread"
-cmake -S "$root" -B "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+echo "== ThreadSanitizer with Archer: application threads and 2-thread OpenMP regions"
+# clang links LLVM's libomp, which also serves oneDNN's GOMP_* calls (one
+# runtime in the process); its Archer tool tells TSan about the regions'
+# fork, barriers and join. The uninstrumented runtimes and oneDNN are ignored.
+CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPOSENC_SANITIZE=thread -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_TOOLS=OFF >/dev/null
 cmake --build "$root/build-tsan" -j "$jobs" --target posenc_tests
-OMP_NUM_THREADS=1 "$root/build-tsan/tests/posenc_tests" \
-  --gtest_filter='Concurrency.*:Matmul.ManyThreadsAtOnce:ApiErrors.LastErrorIsPerThread:Limits.PrimitiveCacheEvictsUnderConcurrentUse'
+# Archer ships beside the libomp the build linked.
+libomp=$(sed -n 's/^OpenMP_omp_LIBRARY:FILEPATH=//p' "$root/build-tsan/CMakeCache.txt")
+archer=$(dirname "$libomp")/libarcher.so
+[[ -f $archer ]] || { echo "no $archer (Debian: libomp-14-dev)" >&2; exit 1; }
+OMP_NUM_THREADS=2 OMP_TOOL_LIBRARIES="$archer" TSAN_OPTIONS=ignore_noninstrumented_modules=1 \
+  POSENC_CONCURRENCY_SECONDS=1 "$root/build-tsan/tests/posenc_tests" --gtest_brief=1
 
 echo "== fuzzing the C ABI for ${POSENC_FUZZ_SECONDS:-60} s"
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

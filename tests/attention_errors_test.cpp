@@ -311,6 +311,13 @@ TEST(BottleneckErrors, ArgumentsAreNamed) {
   EXPECT_TRUE(fails_with(posenc_bottleneck_workspace_size(nullptr, &bad, &bytes),
                          POSENC_ERROR_INVALID_ARGUMENT, "desc->heads"));
   EXPECT_EQ(bytes, 12345u);
+  // heads * head_dim overflows int64 (found by the fuzzer: was signed overflow).
+  bad = d;
+  bad.heads = (int64_t(1) << 61) + 1;
+  bad.head_dim = 12;
+  EXPECT_TRUE(fails_with(posenc_bottleneck_workspace_size(nullptr, &bad, &bytes),
+                         POSENC_ERROR_OVERFLOW, "desc"));
+  EXPECT_EQ(bytes, 12345u);
   ASSERT_EQ(posenc_bottleneck_workspace_size(nullptr, &d, &bytes), POSENC_OK);
   EXPECT_GT(bytes, 0u);
 }

@@ -25,15 +25,15 @@ class FuzzInput {
   int choice(int count) { return byte() % count; }
 
   // A size in [1, max] most of the time; otherwise one no call can accept
-  // (zero, negative, or so large that its byte count overflows int64),
-  // counted in `invalid`.
+  // (zero, negative, or so large that its byte count overflows int64 even
+  // for 2-byte elements), counted in `invalid`.
   int64_t size(int64_t max, int& invalid) {
     const uint8_t b = byte();
     if (b < 232) return 1 + int64_t(b) % max;
     ++invalid;
     static constexpr int64_t bad[] = {0, -1, -7, std::numeric_limits<int64_t>::min(),
                                       std::numeric_limits<int64_t>::max(),
-                                      (int64_t(1) << 61) + 1, int64_t(1) << 62,
+                                      (int64_t(1) << 62) + 1, int64_t(1) << 62,
                                       -(int64_t(1) << 33)};
     return bad[b % 8];
   }

@@ -1,0 +1,107 @@
+// Absolute encodings: sinusoid tables (1D, 2D), adding a sinusoid or a learned
+// table, concatenating a sinusoid.
+#include "checks.hpp"
+#include "families.hpp"
+
+namespace posenc::fuzz {
+namespace {
+
+posenc_sincos_layout layout(FuzzInput& in, int& invalid) {
+  const int v = in.choice(5);
+  if (v > 1) ++invalid;
+  return posenc_sincos_layout(v);
+}
+
+// A position offset: valid (>= 0, sometimes large) or negative.
+int64_t offset(FuzzInput& in, int& invalid) {
+  const int64_t value = in.flag() ? int64_t(in.byte()) * 4099 : -1 - int64_t(in.byte());
+  if (value < 0) ++invalid;
+  return value;
+}
+
+}  // namespace
+
+void fuzz_sinusoid_table(FuzzInput& in) {
+  FuzzContext context(in);
+  int invalid = 0;
+  const bool two_d = in.flag();
+  const int64_t length = in.size(64, invalid), dim = in.size(64, invalid);
+  const int64_t width = two_d ? in.size(16, invalid) : 1;  // 2D: length is the height
+  const int64_t start = two_d ? 0 : offset(in, invalid);
+  if (two_d && dim % 2 != 0) ++invalid;
+  const double base = in.real(10000.0);
+  const posenc_sincos_layout lay = layout(in, invalid);
+  const bool bf16 = in.flag();
+  const posenc_dtype dtype = in.choice(8) == 0 ? posenc_dtype(2) : bf16 ? POSENC_BF16 : POSENC_F32;
+  if (dtype > POSENC_BF16) ++invalid;
+  std::vector<float> out(elements({length, width, dim}, invalid), kUntouched);
+  const bool null_out = in.choice(16) == 0;
+  void* out_ptr = null_out ? nullptr : out.data();
+  const posenc_status status =
+      two_d ? posenc_sinusoid_table_2d(context.get(), length, width, dim, base, lay, dtype, out_ptr)
+            : posenc_sinusoid_table(context.get(), length, dim, start, base, lay, dtype, out_ptr);
+  expect_outcome(status, invalid + in.invalid_reals() > 0 || null_out, out);
+}
+
+void fuzz_add(FuzzInput& in) {
+  FuzzContext context(in);
+  int invalid = 0;
+  const int64_t batch = in.size(8, invalid), tokens = in.size(32, invalid),
+                dim = in.size(48, invalid);
+  const int64_t first = offset(in, invalid) % 1000;
+  const size_t n = elements({batch, tokens, dim}, invalid);
+  std::vector<float> x(n, 0.5f), out(n, kUntouched);
+  const int pointers = in.choice(8);  // 0: x NULL, 1: out NULL, 2: in place, 3: overlap
+  const bool in_place = pointers == 2;
+  float* out_ptr = pointers == 1 ? nullptr : in_place ? x.data() : out.data();
+  const float* x_ptr = pointers == 0 ? nullptr : x.data();
+  std::vector<float> overlapping(n + 1, kUntouched);
+  if (pointers == 3) {
+    x_ptr = overlapping.data();
+    out_ptr = overlapping.data() + 1;
+  }
+  // x and out shifted by one element overlap when they hold more than one.
+  const bool bad_pointers = pointers <= 1 || (pointers == 3 && n > 1);
+  posenc_status status;
+  if (in.flag()) {
+    const double base = in.real(10000.0);
+    const posenc_sincos_layout lay = layout(in, invalid);
+    status = posenc_add_sinusoid(context.get(), batch, tokens, dim, first, base, lay, x_ptr,
+                                 out_ptr);
+  } else {
+    int table_invalid = 0;
+    const int64_t rows = in.size(64, table_invalid);
+    const bool too_short = table_invalid == 0 && invalid == 0 && first + tokens > rows;
+    std::vector<float> table(elements({rows, dim}, table_invalid + invalid), 0.25f);
+    invalid += table_invalid + (too_short ? 1 : 0);
+    status = posenc_add_learned(context.get(), batch, tokens, dim, first, table.data(), rows,
+                                x_ptr, out_ptr);
+  }
+  const bool must_fail = invalid + in.invalid_reals() > 0 || bad_pointers;
+  if (in_place) {
+    expect_outcome(status, must_fail, x, 0.5f);
+  } else {
+    expect_outcome(status, must_fail, pointers == 3 ? overlapping : out);
+  }
+}
+
+void fuzz_concat(FuzzInput& in) {
+  FuzzContext context(in);
+  int invalid = 0;
+  const int64_t batch = in.size(4, invalid), tokens = in.size(24, invalid),
+                x_dim = in.size(24, invalid), pos_dim = in.size(24, invalid);
+  const int64_t first = offset(in, invalid);
+  const double base = in.real(10000.0);
+  const posenc_sincos_layout lay = layout(in, invalid);
+  std::vector<float> x(elements({batch, tokens, x_dim}, invalid), 0.5f);
+  const int64_t out_dim = invalid > 0 ? 1 : x_dim + pos_dim;
+  std::vector<float> out(elements({batch, tokens, out_dim}, invalid), kUntouched);
+  const int pointers = in.choice(8);  // 0: x NULL, 1: out NULL, 2: out == x
+  const float* x_ptr = pointers == 0 ? nullptr : pointers == 2 ? out.data() : x.data();
+  const posenc_status status =
+      posenc_concat_sinusoid(context.get(), batch, tokens, x_dim, pos_dim, first, base, lay,
+                             x_ptr, pointers == 1 ? nullptr : out.data());
+  expect_outcome(status, invalid + in.invalid_reals() > 0 || pointers <= 2, out);
+}
+
+}  // namespace posenc::fuzz

@@ -1,0 +1,113 @@
+// Position logits: absolute (q R^T), the rel_to_abs skew, relative logits in
+// 1D (clipped, offset, causal) and 2D (decomposed and full).
+#include <algorithm>
+
+#include "checks.hpp"
+#include "families.hpp"
+
+namespace posenc::fuzz {
+namespace {
+
+// table_heads: 1 (shared) or heads are valid; 0 and heads + 1 are not.
+int64_t table_heads(FuzzInput& in, int64_t heads, int invalid, bool& bad) {
+  const int choice = in.choice(4);
+  const int64_t value = invalid > 0 ? 1 : choice == 0 ? 1 : choice == 1 ? heads
+                                                      : choice == 2 ? 0 : heads + 1;
+  bad = value != 1 && value != heads;
+  return value;
+}
+
+}  // namespace
+
+void fuzz_absolute_logits(FuzzInput& in) {
+  FuzzContext context(in);
+  int invalid = 0;
+  const int64_t batch = in.size(3, invalid), heads = in.size(4, invalid),
+                queries = in.size(40, invalid), keys = in.size(40, invalid),
+                dim = in.size(24, invalid);
+  bool bad_heads = false;
+  const int64_t t_heads = table_heads(in, heads, invalid, bad_heads);
+  std::vector<float> q(elements({batch, heads, queries, dim}, invalid), 0.25f);
+  std::vector<float> table(elements({std::max<int64_t>(t_heads, 1), keys, dim}, invalid), 0.5f);
+  std::vector<float> out(elements({batch, heads, queries, keys}, invalid), kUntouched);
+  const bool null_q = in.choice(16) == 0;
+  const posenc_status status =
+      posenc_absolute_logits(context.get(), batch, heads, queries, keys, dim,
+                             null_q ? nullptr : q.data(), table.data(), t_heads, out.data());
+  expect_outcome(status, invalid > 0 || bad_heads || null_q, out);
+}
+
+void fuzz_rel_to_abs(FuzzInput& in) {
+  FuzzContext context(in);
+  int invalid = 0;
+  const int64_t batch = in.size(3, invalid), heads = in.size(4, invalid),
+                length = in.size(48, invalid);
+  const int64_t rel_columns = invalid > 0 ? 1 : 2 * length - 1;
+  std::vector<float> rel(elements({batch, heads, length, rel_columns}, invalid), 0.5f);
+  std::vector<float> out(elements({batch, heads, length, length}, invalid), kUntouched);
+  const int pointers = in.choice(8);  // 0: in NULL, 1: out NULL, 2: out == in
+  const float* in_ptr = pointers == 0 ? nullptr : pointers == 2 ? out.data() : rel.data();
+  const posenc_status status = posenc_rel_to_abs(context.get(), batch, heads, length, in_ptr,
+                                                 pointers == 1 ? nullptr : out.data());
+  expect_outcome(status, invalid > 0 || pointers <= 2, out);
+}
+
+void fuzz_relative_1d(FuzzInput& in) {
+  FuzzContext context(in);
+  int invalid = 0;
+  const int64_t batch = in.size(3, invalid), heads = in.size(4, invalid),
+                queries = in.size(40, invalid), keys = in.size(40, invalid),
+                dim = in.size(24, invalid);
+  posenc_relative_options options{int64_t(in.byte() % 48) - 4, int64_t(in.byte() % 40) - 2,
+                                  in.choice(3)};
+  if (options.query_offset < 0 || options.clip < 0 || options.causal > 1) ++invalid;
+  bool bad_heads = false;
+  const int64_t t_heads = table_heads(in, heads, invalid, bad_heads);
+  const int64_t rows = invalid > 0        ? 1
+                      : options.clip > 0 ? 2 * options.clip + 1
+                                         : options.query_offset + queries + keys - 1;
+  std::vector<float> q(elements({batch, heads, queries, dim}, invalid), 0.25f);
+  std::vector<float> table(
+      elements({std::max<int64_t>(t_heads, 1), std::max<int64_t>(rows, 1), dim}, invalid), 0.5f);
+  std::vector<float> out(elements({batch, heads, queries, keys}, invalid), kUntouched);
+  const posenc_status status =
+      posenc_relative_logits_1d(context.get(), batch, heads, queries, keys, dim, q.data(),
+                                table.data(), t_heads, &options, out.data());
+  expect_outcome(status, invalid > 0 || bad_heads, out);
+}
+
+void fuzz_relative_2d(FuzzInput& in) {
+  FuzzContext context(in);
+  int invalid = 0;
+  const int64_t batch = in.size(2, invalid), heads = in.size(3, invalid),
+                height = in.size(9, invalid), width = in.size(9, invalid),
+                dim = in.size(20, invalid);
+  bool bad_heads = false;
+  const int64_t t_heads = table_heads(in, heads, invalid, bad_heads);
+  const int64_t tokens = invalid > 0 ? 1 : height * width, th = std::max<int64_t>(t_heads, 1);
+  std::vector<float> q(elements({batch, heads, tokens, dim}, invalid), 0.25f);
+  const int64_t h_rows = invalid > 0 ? 1 : 2 * height - 1, w_rows = invalid > 0 ? 1 : 2 * width - 1;
+  std::vector<float> rh(elements({th, h_rows, dim}, invalid), 0.5f);
+  std::vector<float> rw(elements({th, w_rows, dim}, invalid), -0.5f);
+  const bool null_table = in.choice(16) == 0;
+  const float* rh_ptr = null_table ? nullptr : rh.data();
+  const bool must_fail = invalid > 0 || bad_heads || null_table;
+  if (in.flag()) {
+    std::vector<float> out(elements({batch, heads, tokens, tokens}, invalid), kUntouched);
+    const posenc_status status =
+        posenc_relative_logits_2d(context.get(), batch, heads, height, width, dim, q.data(),
+                                  rh_ptr, rw.data(), t_heads, out.data());
+    expect_outcome(status, must_fail, out);
+    return;
+  }
+  // rel_h and rel_w in one buffer, sometimes overlapping (rel_w one row early).
+  const size_t nh = elements({batch, heads, tokens, height}, invalid);
+  std::vector<float> out(nh + elements({batch, heads, tokens, width}, invalid), kUntouched);
+  const bool overlap = in.choice(8) == 0;
+  const posenc_status status = posenc_relative_logits_2d_decomposed(
+      context.get(), batch, heads, height, width, dim, q.data(), rh_ptr, rw.data(), t_heads,
+      out.data(), out.data() + nh - (overlap ? 1 : 0));
+  expect_outcome(status, must_fail || overlap, out);
+}
+
+}  // namespace posenc::fuzz
