@@ -2,7 +2,8 @@
 # Installs the Debian packages posenc builds with; does nothing for packages
 # already present. --test adds what the full test suite needs: the aarch64
 # cross toolchain and qemu for the NEON run (the arm64 sysroot is made by
-# scripts/make-arm64-sysroot.sh), and clang with libFuzzer for the fuzzer.
+# scripts/make-arm64-sysroot.sh), clang with libFuzzer for the fuzzer, and
+# LLVM's OpenMP runtime with its Archer tool for ThreadSanitizer.
 # Debian's oneDNN is built with its OpenCL GPU runtime, so its CMake package
 # (and posenc's installed one, which finds it) needs the OpenCL headers and
 # libOpenCL.so: ocl-icd-opencl-dev, which libdnnl-dev itself does not pull in.
