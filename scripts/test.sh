@@ -4,7 +4,11 @@
 #      whole suite again under POSENC_MAX_ISA=avx2 (AVX-512 tests skip, the cap
 #      test checks oneDNN too), `posenc check`, then an install into a
 #      temporary prefix with the examples built against it;
-#   2. on x86-64, a cross build for aarch64 whose suite runs on the NEON path
+#   2. the suite under AddressSanitizer and UndefinedBehaviorSanitizer;
+#   3. the suite under ThreadSanitizer with 2-thread OpenMP regions (clang,
+#      LLVM's libomp and its Archer tool);
+#   4. libFuzzer over the C ABI, the library instrumented for coverage;
+#   5. on x86-64, a cross build for aarch64 whose suite runs on the NEON path
 #      under qemu-user (needs `install-deps.sh --test`).
 set -euo pipefail
 

@@ -346,6 +346,13 @@ TEST(AllocationFailure, OnWorkerThreadsIsRecovered) {
     ASSERT_EQ(status, POSENC_OK) << op.name << ": " << posenc_last_error();
     EXPECT_TRUE(out.guards_intact()) << op.name;
     EXPECT_TRUE(same_bits(out.data(), output_of(op))) << op.name;
+    // Ops that run GEMMs allocate on the worker (oneDNN's execute): there
+    // the test has failed something, or it has tested nothing.
+    const bool runs_gemms = op.name.find("sinusoid") == std::string::npos &&
+                            op.name != "rel_to_abs" && op.name != "rope";
+    if (runs_gemms) {
+      EXPECT_GT(failed, 0) << op.name << ": no allocation failed";
+    }
     std::printf("%-30s %ld allocations failed on the worker\n", op.name.c_str(), failed);
   }
 }

@@ -132,6 +132,9 @@ TEST_F(AttentionErrors, TablesMustMatchTheBias) {
   };
   map_2d(2, 2);  // not the 6 tokens of q and k
   EXPECT_TRUE(rejects(POSENC_ERROR_SHAPE_MISMATCH, "desc->map_height"));
+  map_2d(2, int64_t(1) << 62);  // 2 x 2^62 overflows int64 (UBSan saw the product)
+  d_.q_len = d_.kv_len = INT64_MAX;
+  EXPECT_TRUE(rejects(POSENC_ERROR_SHAPE_MISMATCH, "desc->map_height"));
   map_2d(0, 3);
   EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->map_height"));
   map_2d(2, 3);

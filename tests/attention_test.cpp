@@ -252,6 +252,40 @@ TEST_P(Attention, DecodeOneQuery) {
   EXPECT_TRUE(matches_reference(context(), causal(relative_1d(desc(1, 1, 50, 8), 8, 0), 20)));
 }
 
+// A causal decode step (one query at position T-1, the full sequence's
+// [2T-1, d] table per head) gives the last row of the full computation: an
+// independent check of the table's row count, which is also the stride of
+// per-head tables (posenc_attention read them T rows apart before 0.2).
+TEST_P(Attention, DecodeStepIsLastRowOfFullSequence) {
+  const int64_t heads = 3, length = 40, dim = 16;
+  const auto q = random_floats(size_t(heads * length * dim), 90);
+  const auto kv = random_floats(size_t(heads * length * dim), 91);
+  const auto table = random_floats(size_t(heads * (2 * length - 1) * dim), 92);
+  const posenc_attention_desc full = causal(relative_1d(desc(heads, length, length, dim), 0, 1));
+  std::vector<float> full_out(q.size()), last_q(size_t(heads * dim)), step_out(last_q.size());
+  const posenc_attention_tensors full_t{q.data(),     kv.data(), kv.data(), table.data(),
+                                        nullptr,      nullptr,   nullptr,   full_out.data()};
+  ASSERT_EQ(posenc_attention(context(), &full, &full_t, nullptr, 0), POSENC_OK)
+      << posenc_last_error();
+  for (int64_t h = 0; h < heads; ++h) {
+    std::memcpy(&last_q[size_t(h * dim)], &q[size_t(((h + 1) * length - 1) * dim)],
+                size_t(dim) * sizeof(float));
+  }
+  const posenc_attention_desc step =
+      causal(relative_1d(desc(heads, 1, length, dim), 0, 1), length - 1);
+  const posenc_attention_tensors step_t{last_q.data(), kv.data(), kv.data(), table.data(),
+                                        nullptr,       nullptr,   nullptr,   step_out.data()};
+  ASSERT_EQ(posenc_attention(context(), &step, &step_t, nullptr, 0), POSENC_OK)
+      << posenc_last_error();
+  for (int64_t h = 0; h < heads; ++h) {
+    for (int64_t c = 0; c < dim; ++c) {
+      EXPECT_NEAR(step_out[size_t(h * dim + c)],
+                  full_out[size_t(((h + 1) * length - 1) * dim + c)], 1e-5)
+          << "head " << h << " column " << c;
+    }
+  }
+}
+
 TEST_P(Attention, LongKeysUseOnlineSoftmax) {
   // 2600 keys: key blocks of 1024, 1024 and 552 with the online softmax.
   posenc_attention_desc d = relative_1d(desc(1, 70, 2600, 8), 1500, 0);

@@ -64,6 +64,9 @@ TEST(RelativeErrors, RelToAbs) {
                          kOverflow, "length"));
   EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, int64_t(1) << 31, in.data(), o),
                          kOverflow, "in"));
+  // 2 * 2^62 - 1 rows fit in int64 though 2 * 2^62 does not (the fuzzer's UBSan find).
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, int64_t(1) << 62, in.data(), o),
+                         kOverflow, "in"));
   EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, 3, o + 4, o), kAliasing, "out"));
   EXPECT_TRUE(out.payload_untouched());
 }

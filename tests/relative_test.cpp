@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "compare.hpp"
@@ -274,18 +275,20 @@ TEST_P(RelativeLogits1d, QueryOffset) {
 }
 
 // A causal decode step (one query at position T-1 against T keys, the same
-// [2T-1, dim] table) gives the last row of the full computation.
+// [2T-1, dim] table, shared or per head) gives the last row of the full
+// computation.
 TEST_P(RelativeLogits1d, DecodeStepIsLastRowOfFullSequence) {
-  for (int64_t clip : {0, 3}) {
+  for (const auto& [clip, table_heads] :
+       {std::pair<int64_t, int64_t>{0, 1}, {0, 2}, {3, 1}, {3, 2}}) {
     const int64_t length = 65, dim = 64, heads = 2;
-    SCOPED_TRACE(testing::Message() << "clip " << clip);
+    SCOPED_TRACE(testing::Message() << "clip " << clip << " table_heads " << table_heads);
     const auto q = random_floats(size_t(heads * length * dim), 80);
     const int64_t rows = clip > 0 ? 2 * clip + 1 : 2 * length - 1;
-    const auto table = random_floats(size_t(rows * dim), 81);
+    const auto table = random_floats(size_t(table_heads * rows * dim), 81);
     std::vector<float> full(size_t(heads * length * length)), step(size_t(heads * length));
     posenc_relative_options options{0, clip, 1};
     ASSERT_EQ(posenc_relative_logits_1d(context(), 1, heads, length, length, dim, q.data(),
-                                        table.data(), 1, &options, full.data()),
+                                        table.data(), table_heads, &options, full.data()),
               POSENC_OK);
     std::vector<float> last_q(size_t(heads * dim));
     for (int64_t h = 0; h < heads; ++h) {
@@ -294,7 +297,7 @@ TEST_P(RelativeLogits1d, DecodeStepIsLastRowOfFullSequence) {
     }
     options.query_offset = length - 1;
     ASSERT_EQ(posenc_relative_logits_1d(context(), 1, heads, 1, length, dim, last_q.data(),
-                                        table.data(), 1, &options, step.data()),
+                                        table.data(), table_heads, &options, step.data()),
               POSENC_OK)
         << posenc_last_error();
     for (int64_t h = 0; h < heads; ++h) {

@@ -82,8 +82,8 @@ int64_t validate_desc(const posenc_attention_desc& d) {
   if (d.bias == POSENC_BIAS_RELATIVE_2D) {
     require_positive(d.map_height, "desc->map_height");
     require_positive(d.map_width, "desc->map_width");
-    // (The first test keeps the product from overflowing.)
-    if (d.map_height > d.q_len / d.map_width + 1 || d.map_height * d.map_width != d.q_len ||
+    // (Divided, not multiplied: the product could overflow.)
+    if (d.q_len % d.map_width != 0 || d.map_height != d.q_len / d.map_width ||
         d.q_len != d.kv_len) {
       fail(POSENC_ERROR_SHAPE_MISMATCH,
            "desc->map_height * desc->map_width (" + std::to_string(d.map_height) + " x " +

@@ -1,5 +1,6 @@
 // C ABI: errors, versions, ISA selection, contexts, bf16 scalars.
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -14,10 +15,13 @@
 
 namespace posenc {
 namespace {
-thread_local std::string last_error_message;
+thread_local char last_error_message[1024] = "";
 }  // namespace
 
-void set_last_error(const std::string& message) { last_error_message = message; }
+void set_last_error(const char* function, const char* what, const char* detail) noexcept {
+  std::snprintf(last_error_message, sizeof last_error_message, "%s: %s%s%s", function, what,
+                *detail != '\0' ? " " : "", detail);
+}
 
 }  // namespace posenc
 
@@ -54,7 +58,7 @@ const char* posenc_status_string(posenc_status status) {
   return "unknown status";
 }
 
-const char* posenc_last_error(void) { return last_error_message.c_str(); }
+const char* posenc_last_error(void) { return last_error_message; }
 
 const char* posenc_version(void) { return POSENC_VERSION_STRING; }
 

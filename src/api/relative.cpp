@@ -27,7 +27,7 @@ int64_t relative_rows(int64_t size, const char* name) {
   if (size > std::numeric_limits<int64_t>::max() - (size - 1)) {
     fail(POSENC_ERROR_OVERFLOW, std::string("2 * ") + name + " - 1 overflows");
   }
-  return 2 * size - 1;
+  return size + (size - 1);  // 2 * size would overflow for size = 2^62
 }
 
 void require_sizes(int64_t batch, int64_t heads, int64_t dim) {

@@ -126,6 +126,9 @@ std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
   const dnnl::memory::desc b_any(b.dims(), b.data_type(), dnnl::memory::format_tag::any);
   dnnl::matmul::desc desc(a, s.b_packed ? b_any : b, c);
   dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
+  // make_shared, not shared_ptr(new ...): the slots' weak_ptrs then keep the
+  // entry's memory, so a dropped entry's address, their map's key, cannot be
+  // reused by a new entry while they remember it (BoundArgsByGemm).
   auto mm = std::make_shared<CachedMatmul>();
   mm->a = a;
   mm->b = pd.weights_desc();

@@ -239,8 +239,9 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
   auto scratch = [&](int slot) { return Scratch(base + size_t(slot) * layout.bytes, layout); };
   // The GEMM shapes follow the blocks (the last query block, causal key
   // counts, bias windows): the first call of a problem runs the query blocks
-  // of its first head dry, writing their rows into a buffer of one head's
-  // output, to make them all before the region.
+  // of its first head dry, writing their rows densely into a buffer of one
+  // head's output (the output's strides shape no GEMM), to make them all
+  // before the region.
   const GemmSlots gemms(blocking.slots);
   auto bits = [](float value) {
     int32_t b;
@@ -254,11 +255,12 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
        p.max_distance, p.map_height, p.map_width, int64_t(p.relative_values), blocking.slots,
        blocking.query_block, blocking.key_block, layout.acc_ld, int64_t(layout.packed.bytes())});
   if (!prepared.before()) {
-    std::vector<uint8_t> head_out(size_t((p.q_len - 1) * p.out.token + p.head_dim) *
-                                  dtype_bytes(p.out_dtype));
+    std::vector<uint8_t> head_out(size_t(p.q_len * p.head_dim) * dtype_bytes(p.out_dtype));
+    AttentionProblem dry_problem = problem;
+    dry_problem.out = TokenStrides{0, 0, p.head_dim};
     posenc_attention_tensors dry_tensors = tensors;
     dry_tensors.out = head_out.data();
-    const QueryBlockRunner dry_runner(ctx, problem, dry_tensors, blocking, layout);
+    const QueryBlockRunner dry_runner(ctx, dry_problem, dry_tensors, blocking, layout);
     const GemmSlots::Use dry(gemms, 0, false, true);
     std::memset(base, 0, layout.bytes);  // the GEMMs write nothing: softmax zeros
     *scratch(0).packed_head = -1;

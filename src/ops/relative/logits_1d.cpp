@@ -38,38 +38,42 @@ void relative_logits_1d(const ExecContext& ctx, int64_t batch, int64_t heads,
   const int64_t tasks = batch * heads * query_tiles * key_tiles;
   const int threads = region_threads(ctx.num_threads, tasks);
   const RegionScratch<float, struct Relative1dTileTag> scratch(threads, tiling.scratch_floats());
-  auto run = [&](int64_t index, int slot, float* out) {
+  // With into_tile_buffer the tile's rows go to the start of `out`, a buffer
+  // of one tile's rows, instead of to their place in the output.
+  auto run = [&](int64_t index, int slot, float* out, bool into_tile_buffer) {
     const int64_t head_index = index / (query_tiles * key_tiles);  // b * heads + h
     const int64_t i0 = index / key_tiles % query_tiles * tiling.tile_queries;
     const int64_t m = std::min(tiling.tile_queries, g.queries - i0);
     const int64_t row0 = head_index * g.queries + i0;
+    const int64_t out_row0 = into_tile_buffer ? 0 : row0;
     const float* head_table = table + head_index % heads * table_stride;
     if (stream) {
       const int64_t j0 = index % key_tiles * tiling.tile_keys;
       relative_1d_tile(kernels, tiling, q + row0 * g.dim, g.dim, head_table, i0, m, j0,
-                       std::min(tiling.tile_keys, g.keys - j0), out + row0 * g.keys + j0,
+                       std::min(tiling.tile_keys, g.keys - j0), out + out_row0 * g.keys + j0,
                        g.keys, scratch.slot(slot), true);
     } else {
       relative_1d_rows(kernels, tiling, q + row0 * g.dim, g.dim, head_table, i0, m,
-                       out + row0 * g.keys, g.keys, scratch.slot(slot));
+                       out + out_row0 * g.keys, g.keys, scratch.slot(slot));
     }
   };
   // The GEMM shapes (window widths, skewed columns) follow the tiles: the
-  // first call of a problem runs the first head's tiles dry, into a buffer
-  // of one head's logits, to make them all before the region.
+  // first call of a problem runs the first head's tiles dry, each into a
+  // buffer of one tile's rows, to make them all before the region.
   const GemmSlots gemms(threads);
   const PreparedProblem<struct Relative1dTag, 10> problem(
       {g.queries, g.keys, g.dim, g.query_offset, g.clip, int64_t(g.causal), batch * heads,
        int64_t(stream), table_heads, threads});
   if (!problem.before()) {
-    std::vector<float> head_logits(size_t(g.queries * g.keys));
+    std::vector<float> tile_rows(size_t(std::min(tiling.tile_queries, g.queries) * g.keys));
     const GemmSlots::Use dry(gemms, 0, false, true);
     for (int64_t index = 0; index < query_tiles * key_tiles; ++index) {
-      run(index, 0, head_logits.data());
+      run(index, 0, tile_rows.data(), true);
     }
     problem.remember();
   }
-  parallel_for(ctx.num_threads, tasks, [&](int64_t index, int slot) { run(index, slot, out); });
+  parallel_for(ctx.num_threads, tasks,
+               [&](int64_t index, int slot) { run(index, slot, out, false); });
 }
 
 }  // namespace posenc::ops
