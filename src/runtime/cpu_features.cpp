@@ -23,13 +23,21 @@ bool cpu_has_feature(CpuFeature feature) {
   return false;  // every feature listed is an x86 one
 }
 
+// Every listed feature the CPU has, detected once: cpu_has runs on the path
+// of every call (the kernel table of its context).
+CpuFeatures detected_features() {
+  CpuFeatures found = 0;
+  for (uint32_t bit = 1; bit <= kCpuAvx512Bf16; bit <<= 1) {
+    if (cpu_has_feature(CpuFeature(bit))) found |= bit;
+  }
+  return found;
+}
+
 }  // namespace
 
 bool cpu_has(CpuFeatures features) {
-  for (; features != 0; features &= features - 1) {  // each set bit, lowest first
-    if (!cpu_has_feature(CpuFeature(features & (~features + 1)))) return false;
-  }
-  return true;
+  static const CpuFeatures detected = detected_features();
+  return (detected & features) == features;
 }
 
 bool cpu_supports(posenc_isa isa) {
