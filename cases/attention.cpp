@@ -135,7 +135,7 @@ class AttentionBuffers {
       return f32_[i]->data();
     };
     posenc_attention_tensors t{pass(0), pass(1), pass(2), nullptr,
-                               nullptr, nullptr, nullptr, out_.data()};
+                               nullptr, nullptr, nullptr, out_.data(), nullptr, nullptr, nullptr, nullptr};
     size_t next = 3;
     if (is_2d(desc_)) {
       t.table_h = pass(next++);

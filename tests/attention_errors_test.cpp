@@ -24,7 +24,7 @@ class AttentionErrors : public ::testing::Test {
     posenc_attention_desc_init(&d_, 1, 1, kT, kT, kD);
     d_.bias = POSENC_BIAS_RELATIVE_1D;
     t_ = posenc_attention_tensors{q_.data(), k_.data(), v_.data(), table_.data(),
-                                  nullptr,   nullptr,   nullptr,   out_.data()};
+                                  nullptr,   nullptr,   nullptr,   out_.data(), nullptr, nullptr, nullptr, nullptr};
   }
 
   posenc_status call() { return posenc_attention(nullptr, &d_, &t_, nullptr, 0); }
@@ -39,7 +39,7 @@ class AttentionErrors : public ::testing::Test {
     posenc_attention_desc_init(&d_, 1, 1, kT, kT, kD);
     d_.bias = POSENC_BIAS_RELATIVE_1D;
     t_ = posenc_attention_tensors{q_.data(), k_.data(), v_.data(), table_.data(),
-                                  nullptr,   nullptr,   nullptr,   out_.data()};
+                                  nullptr,   nullptr,   nullptr,   out_.data(), nullptr, nullptr, nullptr, nullptr};
     return result;
   }
 
@@ -214,7 +214,7 @@ TEST_F(AttentionErrors, SizeQueriesFailAsTheOpDoes) {
                               table = to_bf16(table_);
   d_.dtype = POSENC_BF16;
   t_ = posenc_attention_tensors{q.data(), k.data(), v.data(), table.data(),
-                                nullptr,  nullptr,  nullptr,  out_.data()};
+                                nullptr,  nullptr,  nullptr,  out_.data(), nullptr, nullptr, nullptr, nullptr};
   const posenc_status op = call();
   size_t bytes = 0;
   EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d_, &bytes), op) << posenc_last_error();

@@ -95,7 +95,7 @@ class AttentionInputs {
     bits_.clear();
     for (const auto& f : floats_) bits_.push_back(to_bf16(f));
     return {pass(q_), pass(k_), pass(v_), pass(table_), pass(table_h_), pass(table_w_),
-            pass(value_table_), out};
+            pass(value_table_), out, nullptr, nullptr, nullptr, nullptr};
   }
 
  private:
@@ -205,7 +205,7 @@ bool bf16_supported(posenc_context* context) {
   const std::vector<uint16_t> x(8, 0x3F80);
   std::vector<float> out(8);
   const posenc_attention_tensors t{x.data(), x.data(), x.data(), nullptr,
-                                   nullptr,  nullptr,  nullptr,  out.data()};
+                                   nullptr,  nullptr,  nullptr,  out.data(), nullptr, nullptr, nullptr, nullptr};
   const posenc_status status = posenc_attention(context, &d, &t, nullptr, 0);
   if (status == POSENC_OK) return true;
   EXPECT_EQ(status, POSENC_ERROR_UNSUPPORTED);
@@ -264,7 +264,7 @@ TEST_P(Attention, DecodeStepIsLastRowOfFullSequence) {
   const posenc_attention_desc full = causal(relative_1d(desc(heads, length, length, dim), 0, 1));
   std::vector<float> full_out(q.size()), last_q(size_t(heads * dim)), step_out(last_q.size());
   const posenc_attention_tensors full_t{q.data(),     kv.data(), kv.data(), table.data(),
-                                        nullptr,      nullptr,   nullptr,   full_out.data()};
+                                        nullptr,      nullptr,   nullptr,   full_out.data(), nullptr, nullptr, nullptr, nullptr};
   ASSERT_EQ(posenc_attention(context(), &full, &full_t, nullptr, 0), POSENC_OK)
       << posenc_last_error();
   for (int64_t h = 0; h < heads; ++h) {
@@ -274,7 +274,7 @@ TEST_P(Attention, DecodeStepIsLastRowOfFullSequence) {
   const posenc_attention_desc step =
       causal(relative_1d(desc(heads, 1, length, dim), 0, 1), length - 1);
   const posenc_attention_tensors step_t{last_q.data(), kv.data(), kv.data(), table.data(),
-                                        nullptr,       nullptr,   nullptr,   step_out.data()};
+                                        nullptr,       nullptr,   nullptr,   step_out.data(), nullptr, nullptr, nullptr, nullptr};
   ASSERT_EQ(posenc_attention(context(), &step, &step_t, nullptr, 0), POSENC_OK)
       << posenc_last_error();
   for (int64_t h = 0; h < heads; ++h) {
@@ -540,7 +540,7 @@ TEST(RelativeTable, SameLogitsThroughRelativeLogitsAndAttention) {
           d.tables_per_head = per_head;
           std::vector<float> out(q.size());
           const posenc_attention_tensors t{q.data(), k.data(), v.data(), table.data(),
-                                           nullptr,  nullptr,  nullptr,  out.data()};
+                                           nullptr,  nullptr,  nullptr,  out.data(), nullptr, nullptr, nullptr, nullptr};
           ASSERT_EQ(posenc_attention(nullptr, &d, &t, nullptr, 0), POSENC_OK)
               << posenc_last_error();
           for (int64_t h = 0; h < kHeads; ++h) {

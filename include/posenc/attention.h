@@ -47,8 +47,42 @@
  *
  * Layouts of q, out ([.., q_len, ..]) and k, v ([.., kv_len, ..]):
  * - BHTD: [batch, heads, tokens, head_dim];
- * - BTHD: [batch, tokens, heads, head_dim].
+ * - BTHD: [batch, tokens, heads, head_dim];
+ * - STRIDED: element strides per tensor (desc->q_strides .. out_strides):
+ *   row (b, h, t) of a tensor starts b*batch + h*head + t*token elements
+ *   after its pointer and its head_dim elements are contiguous. Strides are
+ *   >= 0; out's rows must not overlap each other. This reads a KV cache of
+ *   capacity C > kv_len in place ([B, H, C, d]: token stride d, head stride
+ *   C*d; rows past kv_len are never read) and q, k, v as the three views of
+ *   one packed [B, N, 3, H, d] qkv tensor (token stride 3*H*d, head stride
+ *   d, batch stride 3*N*H*d; k = q + H*d, v = q + 2*H*d elements).
  * Tables are dense [rows, head_dim] (or [heads, rows, head_dim]).
+ *
+ * Grouped-query attention: kv_heads (0 means heads) divides heads; k and v
+ * have kv_heads heads and query head h reads kv head h / (heads / kv_heads)
+ * (kv_heads = 1: multi-query attention). Tables stay per query head.
+ *
+ * Per-sequence options (tensors of `batch` integers of desc->index_type;
+ * each optional, NULL when unused):
+ * - kv_lengths[b] in [0, kv_len]: keys j >= kv_lengths[b] are masked for
+ *   sequence b (padding); key blocks wholly past it are not computed.
+ * - q_lengths[b] in [0, q_len]: output rows i >= q_lengths[b] are zeros.
+ * - query_offsets[b] (|value| <= 2^40): the position of query 0 of
+ *   sequence b, in place of desc->query_offset (which must then be 0), for
+ *   causal masks and relative biases alike. An unclipped 1D table then has
+ *   q_len + kv_len - 1 + P rows with P = max(max_b query_offsets[b], 0).
+ * A row that sees no key (past kv_lengths, causal, or masked by -inf)
+ * is zeros.
+ *
+ * Additive mask (mask_batch > 0): tensors->mask, dense
+ * [mask_batch, mask_heads, mask_q_len, kv_len] of mask_dtype, is added to
+ * the scores after the position bias (in units of the softmax input:
+ * s = scale q k^T + bias + mask), so -inf masks a key. mask_heads is 1 or
+ * heads; mask_q_len is q_len, or 1 for one row that serves every query (a
+ * key-padding mask); mask_batch is 1, batch, or any m dividing batch, batch
+ * item b reading mask b % m (Swin's shifted-window mask with the windows
+ * folded into the batch). The mask is read in place, never broadcast into a
+ * copy.
  *
  * Types: q, k, v and all tables are of `dtype` (F32, or BF16 as uint16_t
  * bit patterns); out is of out_dtype. With BF16 the GEMMs run in bf16 with
@@ -74,6 +108,7 @@ extern "C" {
 typedef enum posenc_attention_layout {
   POSENC_LAYOUT_BHTD = 0,
   POSENC_LAYOUT_BTHD = 1,
+  POSENC_LAYOUT_STRIDED = 2,
   POSENC_LAYOUT_MAX_ENUM = 0x7FFFFFFF
 } posenc_attention_layout;
 
@@ -84,6 +119,18 @@ typedef enum posenc_attention_bias {
   POSENC_BIAS_RELATIVE_2D = 3,
   POSENC_BIAS_MAX_ENUM = 0x7FFFFFFF
 } posenc_attention_bias;
+
+/* Element strides of one tensor under POSENC_LAYOUT_STRIDED. */
+typedef struct posenc_token_strides {
+  int64_t batch, head, token;
+} posenc_token_strides;
+
+/* The integer type of the per-sequence tensors. */
+typedef enum posenc_index_type {
+  POSENC_INDEX_INT32 = 0,
+  POSENC_INDEX_INT64 = 1,
+  POSENC_INDEX_MAX_ENUM = 0x7FFFFFFF
+} posenc_index_type;
 
 typedef struct posenc_attention_desc {
   int64_t batch, heads, q_len, kv_len, head_dim; /* each >= 1 */
@@ -100,6 +147,13 @@ typedef struct posenc_attention_desc {
   int64_t max_distance;   /* RELATIVE_1D and relative_values: 0 unclipped, else K >= 1 */
   int64_t map_height, map_width; /* RELATIVE_2D: X, Y with X*Y = q_len = kv_len */
   int relative_values;    /* 0 or 1 */
+  int64_t kv_heads;       /* 0 (= heads), or a divisor of heads */
+  posenc_token_strides q_strides, k_strides, v_strides, out_strides; /* STRIDED only */
+  posenc_index_type index_type; /* of kv_lengths, q_lengths, query_offsets */
+  int64_t mask_batch;     /* 0: no mask; else 1, batch or a divisor of batch */
+  int64_t mask_heads;     /* with a mask: 1 or heads */
+  int64_t mask_q_len;     /* with a mask: q_len, or 1 */
+  posenc_dtype mask_dtype;
 } posenc_attention_desc;
 
 /* The tensors of one call. Pointers a desc does not use must be NULL. */
@@ -112,10 +166,18 @@ typedef struct posenc_attention_tensors {
   const void* table_w;     /* RELATIVE_2D: Rw */
   const void* value_table; /* relative_values: RV */
   void* out;               /* required; must not overlap any input or the workspace */
+  /* Added in 0.3. */
+  const void* mask;          /* mask_batch > 0 */
+  const void* kv_lengths;    /* optional, [batch] */
+  const void* q_lengths;     /* optional, [batch] */
+  const void* query_offsets; /* optional, [batch] */
 } posenc_attention_tensors;
 
 /* Fills *desc for plain attention: the given sizes, BHTD, F32 in and out,
- * scale 1/sqrt(head_dim), no bias, no mask, offset 0, bias_uses_scaled_q 1.
+ * scale 1/sqrt(head_dim), no bias, no mask, offset 0, bias_uses_scaled_q 1,
+ * kv_heads = heads, INT32 per-sequence tensors. Added in 0.3: the fields
+ * from kv_heads on, and the tensors mask .. query_offsets; a desc made
+ * without this function must zero them.
  * Does nothing if desc is NULL. */
 POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t batch,
                                            int64_t heads, int64_t q_len, int64_t kv_len,

@@ -94,6 +94,12 @@ int64_t validate_desc(const posenc_attention_desc& d) {
       invalid("desc->relative_values is not available with RELATIVE_2D bias");
     }
   }
+  if (d.kv_heads != 0 && d.kv_heads != d.heads) {
+    fail(POSENC_ERROR_UNSUPPORTED, "desc->kv_heads: grouped kv heads are not implemented yet");
+  }
+  if (d.mask_batch != 0) {
+    fail(POSENC_ERROR_UNSUPPORTED, "desc->mask_batch: masks are not implemented yet");
+  }
   // Bounds the workspace sizes (which grow with q_len + kv_len) and the 1D
   // table's rows.
   checked_bytes({d.q_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
@@ -140,6 +146,10 @@ Regions validate_tensors(const posenc_attention_desc& d,
     require_null(t.table_h, "tensors->table_h", "unless bias is RELATIVE_2D");
     require_null(t.table_w, "tensors->table_w", "unless bias is RELATIVE_2D");
   }
+  require_null(t.mask, "tensors->mask", "(masks are not implemented yet)");
+  require_null(t.kv_lengths, "tensors->kv_lengths", "(not implemented yet)");
+  require_null(t.q_lengths, "tensors->q_lengths", "(not implemented yet)");
+  require_null(t.query_offsets, "tensors->query_offsets", "(not implemented yet)");
   if (d.relative_values) {
     table(t.value_table, "tensors->value_table", relative_rows);
   } else {
