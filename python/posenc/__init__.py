@@ -9,7 +9,10 @@ intra-op thread count (torch.get_num_threads()), see posenc.context.
 posenc.torch.patch(model) runs the attention of timm and Segment Anything
 models through posenc.
 """
-from ._lib import Error, library_path, lib as _lib
+import ctypes as _ctypes
+
+from . import _abi
+from ._lib import Error, check as _check, library_path, lib as _lib
 from .absolute import (add_learned, add_sinusoid, concat_sinusoid, sinusoid_table,
                        sinusoid_table_2d)
 from .attention import (attention, attention_workspace_size, bottleneck_mhsa,
@@ -30,3 +33,25 @@ def version():
 def best_isa():
     """The ISA path calls run on by default ("avx2", "avx512", ...)."""
     return _lib.posenc_isa_name(_lib.posenc_best_isa()).decode()
+
+
+def isa_available(isa):
+    """Whether this build and CPU have the path ("avx2", "avx512", ...)."""
+    available = _ctypes.c_int()
+    _check(_lib.posenc_isa_available(_abi.enum_value(_abi.ISA, isa, "isa"),
+                                     _ctypes.byref(available)))
+    return bool(available.value)
+
+
+def set_max_isa(isa):
+    """Caps posenc's kernels and oneDNN (before oneDNN's first primitive)."""
+    _check(_lib.posenc_set_max_isa(_abi.enum_value(_abi.ISA, isa, "isa")))
+
+
+def set_primitive_cache_capacity(capacity):
+    """The most oneDNN primitives kept (least recently used dropped)."""
+    _check(_lib.posenc_set_primitive_cache_capacity(capacity))
+
+
+def primitive_cache_capacity():
+    return _lib.posenc_primitive_cache_capacity()

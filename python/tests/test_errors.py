@@ -76,3 +76,20 @@ def test_numpy_alone():
     result = subprocess.run([sys.executable, "-c", code], cwd=os.path.join(here, ".."),
                             capture_output=True, text=True)
     assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_core_functions():
+    assert posenc.isa_available("baseline")
+    assert posenc.best_isa() in ("baseline", "avx2", "avx512", "neon")
+    with pytest.raises(ValueError, match="isa"):
+        posenc.isa_available("sse9")
+    capacity = posenc.primitive_cache_capacity()
+    posenc.set_primitive_cache_capacity(capacity + 1)
+    assert posenc.primitive_cache_capacity() == capacity + 1
+    posenc.set_primitive_cache_capacity(capacity)
+    with pytest.raises(posenc.Error, match="capacity"):
+        posenc.set_primitive_cache_capacity(0)
+    context = posenc.Context(num_threads=1, isa="baseline")
+    assert context.isa == "baseline" and context.num_threads == 1
+    np.testing.assert_allclose(posenc.sinusoid_table(5, 8, context=context),
+                               posenc.sinusoid_table(5, 8), rtol=0, atol=1e-6)

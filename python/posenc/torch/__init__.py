@@ -30,12 +30,13 @@ from . import botnet, sam
 
 PatchedModule = collections.namedtuple("PatchedModule", "name kind")
 
-# (module of the class, class name) -> (kind, its module of this package)
+# (module of the class, class name) -> kind; kind -> its implementation here
 KNOWN = {
-    ("timm.models.vision_transformer_sam", "Attention"): ("sam_attention", sam),
-    ("segment_anything.modeling.image_encoder", "Attention"): ("sam_attention", sam),
-    ("timm.layers.bottleneck_attn", "BottleneckAttn"): ("bottleneck_attention", botnet),
+    ("timm.models.vision_transformer_sam", "Attention"): "sam_attention",
+    ("segment_anything.modeling.image_encoder", "Attention"): "sam_attention",
+    ("timm.layers.bottleneck_attn", "BottleneckAttn"): "bottleneck_attention",
 }
+_IMPLEMENTATIONS = {"sam_attention": sam, "bottleneck_attention": botnet}
 _DTYPES = (None, torch.float32, torch.bfloat16)
 
 
@@ -48,9 +49,14 @@ class PatchError(ValueError):
                          "; ".join(f"{name}: {reason}" for name, reason in refused))
 
 
-def _known(module):
-    cls = type(module)
-    return KNOWN.get((cls.__module__, cls.__name__))
+def known_modules(model):
+    """[(name, module, kind)] of the modules of model that patch knows."""
+    found = []
+    for name, module in model.named_modules():
+        kind = KNOWN.get((type(module).__module__, type(module).__name__))
+        if kind is not None:
+            found.append((name, module, kind))
+    return found
 
 
 def _needs_autograd(module, x):
@@ -72,11 +78,10 @@ def patch(model, dtype=None):
     if dtype not in _DTYPES:
         raise ValueError(f"dtype: {dtype} is not None, torch.float32 or torch.bfloat16")
     found, refused = [], []
-    for name, module in model.named_modules():
-        known = _known(module)
-        if known is None or hasattr(module, "_posenc_original_forward"):
+    for name, module, kind in known_modules(model):
+        if hasattr(module, "_posenc_original_forward"):
             continue
-        kind, implementation = known
+        implementation = _IMPLEMENTATIONS[kind]
         reason = implementation.cannot_reproduce(module)
         if reason:
             refused.append((name or type(module).__name__, f"{kind}: {reason}"))
