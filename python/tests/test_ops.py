@@ -155,6 +155,22 @@ def test_attention_views_of_packed_qkv_and_caller_out():
     close(out.transpose(1, 2), reference.attention(*bhtd, 8 ** -0.5))
 
 
+def test_attention_strided_out():
+    """A caller's out that is a view (every other head of a wider buffer):
+    written in place with STRIDED, or refused by a libposenc without it."""
+    q, k, v = (torch.randn(1, 5, 2, 8) for _ in range(3))
+    buffer = torch.zeros(1, 5, 4, 8)
+    out = buffer[:, :, ::2]
+    if not posenc.strided_supported():
+        with pytest.raises(ValueError, match="out: must be dense"):
+            posenc.attention(q, k, v, layout="bthd", out=out)
+        return
+    posenc.attention(q, k, v, layout="bthd", out=out)
+    bhtd = [x.transpose(1, 2).numpy() for x in (q, k, v)]
+    close(out.transpose(1, 2), reference.attention(*bhtd, 8 ** -0.5))
+    assert bool((buffer[:, :, 1::2] == 0).all())
+
+
 def test_attention_workspace():
     q = torch.randn(1, 2, 9, 8)
     size = posenc.attention_workspace_size(q, q, q, causal=True)
