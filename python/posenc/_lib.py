@@ -137,3 +137,22 @@ def check(status):
     """Raises Error with posenc_last_error() for a non-zero status."""
     if status != 0:
         raise Error(status, lib.posenc_last_error().decode())
+
+
+class Handle:
+    """Owns one C object, passed to the C function named by _destroy when
+    collected."""
+
+    _destroy = None
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    @property
+    def handle(self):
+        return self._handle
+
+    def __del__(self):
+        if getattr(self, "_handle", None) and lib is not None:
+            getattr(lib, self._destroy)(self._handle)
+            self._handle = None

@@ -4,22 +4,20 @@ import sys
 import threading
 
 from . import _abi
-from ._lib import check, lib
+from ._lib import Handle, check, lib
 
 
-class Context:
+class Context(Handle):
     """posenc_context: the ISA path ("auto", "avx2", ...) and thread count
     (0: OpenMP's default) of the calls made with it."""
+
+    _destroy = "posenc_context_destroy"
 
     def __init__(self, num_threads=0, isa="auto"):
         handle = ctypes.c_void_p()
         check(lib.posenc_context_create(_abi.enum_value(_abi.ISA, isa, "isa"),
                                         int(num_threads), ctypes.byref(handle)))
-        self._handle = handle
-
-    @property
-    def handle(self):
-        return self._handle
+        super().__init__(handle)
 
     @property
     def isa(self):
@@ -28,11 +26,6 @@ class Context:
     @property
     def num_threads(self):
         return lib.posenc_context_num_threads(self._handle)
-
-    def __del__(self):
-        if getattr(self, "_handle", None) and lib is not None:
-            lib.posenc_context_destroy(self._handle)
-            self._handle = None
 
     def __repr__(self):
         return f"posenc.Context(num_threads={self.num_threads}, isa={self.isa!r})"

@@ -6,7 +6,7 @@ import ctypes
 import numpy as np
 
 from . import _abi, _tensor
-from ._lib import check, lib
+from ._lib import Handle, check, lib
 from .context import handle
 
 _ENUM_FIELDS = {"pairing": _abi.ROPE_PAIRING, "scaling": _abi.ROPE_SCALING}
@@ -39,18 +39,16 @@ def inverse_frequencies(config):
     return inv_freq, factor.value
 
 
-class RopeCache:
+class RopeCache(Handle):
     """An immutable cos/sin table of a config for positions [0, max_positions)."""
 
-    def __init__(self, config, max_positions, context=None):
-        handle_ = ctypes.c_void_p()
-        check(lib.posenc_rope_cache_create(handle(context), ctypes.byref(config),
-                                           max_positions, ctypes.byref(handle_)))
-        self._handle = handle_
+    _destroy = "posenc_rope_cache_destroy"
 
-    @property
-    def handle(self):
-        return self._handle
+    def __init__(self, config, max_positions, context=None):
+        cache = ctypes.c_void_p()
+        check(lib.posenc_rope_cache_create(handle(context), ctypes.byref(config),
+                                           max_positions, ctypes.byref(cache)))
+        super().__init__(cache)
 
     @property
     def max_positions(self):
@@ -61,11 +59,6 @@ class RopeCache:
         config = _abi.RopeConfig()
         check(lib.posenc_rope_cache_config(self._handle, ctypes.byref(config)))
         return config
-
-    def __del__(self):
-        if getattr(self, "_handle", None) and lib is not None:
-            lib.posenc_rope_cache_destroy(self._handle)
-            self._handle = None
 
 
 def _angles(config, cache, offset, positions):
