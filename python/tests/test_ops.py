@@ -199,13 +199,33 @@ def test_attention_mask():
     close(out, reference.attention(q, k, v, 8 ** -0.5, mask=mask))
 
 
-def test_attention_kv_lengths_and_grouped_heads():
-    q, k, v = randn(2, 4, 3, 8), randn(2, 2, 5, 8), randn(2, 2, 5, 8)
+def test_attention_kv_lengths():
+    q, k, v = randn(2, 2, 3, 8), randn(2, 2, 5, 8), randn(2, 2, 5, 8)
     lengths = np.array([5, 2], dtype=np.int32)
     out = call_or_skip_unimplemented(lambda: posenc.attention(q, k, v, kv_lengths=lengths))
-    kk, vv = np.repeat(k, 2, axis=1), np.repeat(v, 2, axis=1)
     mask = np.where(np.arange(5)[None, :] < lengths[:, None], 0, -np.inf)[:, None, None, :]
-    close(out, reference.attention(q, kk, vv, 8 ** -0.5, mask=mask))
+    close(out, reference.attention(q, k, v, 8 ** -0.5, mask=mask))
+
+
+def test_attention_q_lengths_and_query_offsets():
+    q, k, v = randn(2, 2, 3, 8), randn(2, 2, 5, 8), randn(2, 2, 5, 8)
+    q_lengths = np.array([3, 1], dtype=np.int64)
+    offsets = np.array([2, 0], dtype=np.int64)
+    out = call_or_skip_unimplemented(lambda: posenc.attention(
+        q, k, v, causal=True, q_lengths=q_lengths, query_offsets=offsets))
+    for b in range(2):
+        expected = reference.attention(q[b:b + 1], k[b:b + 1], v[b:b + 1], 8 ** -0.5,
+                                       causal=True, offset=offsets[b])
+        expected[:, :, q_lengths[b]:] = 0
+        close(out[b:b + 1], expected)
+
+
+def test_attention_grouped_heads():
+    """Query head h reads kv head h // (heads / kv_heads)."""
+    q, k, v = randn(2, 4, 3, 8), randn(2, 2, 5, 8), randn(2, 2, 5, 8)
+    out = call_or_skip_unimplemented(lambda: posenc.attention(q, k, v))
+    close(out, reference.attention(q, np.repeat(k, 2, axis=1), np.repeat(v, 2, axis=1),
+                                   8 ** -0.5))
 
 
 def test_bottleneck_mhsa_matches_attention():
