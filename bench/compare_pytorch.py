@@ -19,6 +19,7 @@ and a built libposenc.so. Run with Debian's interpreter:
 """
 import argparse
 import ctypes
+import importlib.util
 import math
 import os
 import statistics
@@ -38,33 +39,18 @@ c_f32p = ctypes.POINTER(ctypes.c_float)
 
 # --- the C ABI -------------------------------------------------------------
 
-class AttentionDesc(ctypes.Structure):
-    _fields_ = [("batch", ctypes.c_int64), ("heads", ctypes.c_int64),
-                ("q_len", ctypes.c_int64), ("kv_len", ctypes.c_int64),
-                ("head_dim", ctypes.c_int64), ("layout", ctypes.c_int),
-                ("dtype", ctypes.c_int), ("out_dtype", ctypes.c_int),
-                ("scale", ctypes.c_float), ("causal", ctypes.c_int),
-                ("query_offset", ctypes.c_int64), ("bias", ctypes.c_int),
-                ("tables_per_head", ctypes.c_int), ("bias_uses_scaled_q", ctypes.c_int),
-                ("max_distance", ctypes.c_int64), ("map_height", ctypes.c_int64),
-                ("map_width", ctypes.c_int64), ("relative_values", ctypes.c_int)]
+def _load_abi():
+    """The Python package's mirrors of the C structs (python/posenc/_abi.py,
+    checked against the headers by its tests), without loading the package."""
+    path = os.path.join(HERE, "..", "python", "posenc", "_abi.py")
+    spec = importlib.util.spec_from_file_location("posenc_abi", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-class AttentionTensors(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_void_p) for name in
-                ("q", "k", "v", "table", "table_h", "table_w", "value_table", "out")]
-
-
-class RopeConfig(ctypes.Structure):
-    _fields_ = [("rotary_dim", ctypes.c_int64), ("pairing", ctypes.c_int),
-                ("base", ctypes.c_double), ("grid_width", ctypes.c_int64),
-                ("scaling", ctypes.c_int), ("factor", ctypes.c_double),
-                ("original_max_positions", ctypes.c_int64),
-                ("sequence_length", ctypes.c_int64),
-                ("extrapolation_factor", ctypes.c_double),
-                ("attention_factor", ctypes.c_double), ("beta_fast", ctypes.c_double),
-                ("beta_slow", ctypes.c_double), ("low_freq_factor", ctypes.c_double),
-                ("high_freq_factor", ctypes.c_double)]
+_abi = _load_abi()
+AttentionDesc, AttentionTensors, RopeConfig = _abi.AttentionDesc, _abi.AttentionTensors, _abi.RopeConfig
 
 
 def load_posenc(path):

@@ -3,7 +3,9 @@
 #   1. native build: the GoogleTest suite on every ISA path the CPU has, the
 #      whole suite again under POSENC_MAX_ISA=avx2 (AVX-512 tests skip, the cap
 #      test checks oneDNN too), `posenc check`, then an install into a
-#      temporary prefix with the examples built against it;
+#      temporary prefix with the examples built against it; the Python
+#      package's tests (pytest, Debian's python3) on that build, and its
+#      install command into a temporary virtual environment;
 #   2. the suite under AddressSanitizer and UndefinedBehaviorSanitizer;
 #   3. the suite under ThreadSanitizer with 2-thread OpenMP regions (clang,
 #      LLVM's libomp and its Archer tool);
@@ -23,6 +25,14 @@ echo "== the suite again, capped with POSENC_MAX_ISA=avx2"
 POSENC_MAX_ISA=avx2 "$root/build/tests/posenc_tests" --gtest_brief=1
 "$root/build/tools/posenc/posenc" check
 "$root/scripts/check-install.sh" "$root/build"
+echo "== the Python package: tests, then pip install ./python"
+POSENC_LIBRARY="$root/build/src/libposenc.so" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+  "$root/python/tests"
+venv=$(mktemp -d)
+/usr/bin/python3 -m venv --system-site-packages "$venv"
+(cd "$root" && "$venv/bin/pip" install -q --root-user-action=ignore --no-build-isolation ./python)
+(cd "$venv" && bin/python -c 'import posenc, sys; sys.exit(not posenc.library_path.startswith(sys.prefix))')
+rm -rf "$venv"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

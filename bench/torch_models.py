@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Whole timm models, patched with posenc.torch.patch and unpatched.
+
+For each model, dtype (fp32, bf16: the model and input cast with .to) and
+thread count, one child process builds the model on random weights (nothing
+is downloaded), runs timm's forward, then the patched one, and reports for
+each: the median time of --repeats forwards after --warmup, the time spent
+inside the attention modules (forward hooks) and outside them, the peak
+resident memory the forwards added, and the largest difference between the
+two outputs. --clock cpu times with the process's CPU time instead of the
+wall clock: on a machine shared with other jobs, one-thread runs then count
+their own work only. Needs Debian's python3-torch, timm and a built libposenc
+(found as the package says: POSENC_LIBRARY, else the build tree).
+
+    /usr/bin/python3 bench/torch_models.py [--models sam,botnet] [--sam-size 1024]
+        [--dtypes fp32,bf16] [--threads 1,all] [--repeats 3] [--warmup 1] [--clock wall|cpu]
+        [--markdown]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+MODELS = {
+    "sam": ("samvit_base_patch16", "sam_size"),
+    "botnet": ("botnet26t_256", None),
+}
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def resident_kib(field):
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+class AttentionClock:
+    """Time spent inside the attention modules, by forward hooks."""
+
+    def __init__(self, modules, now):
+        self.now, self.seconds, self._start = now, 0.0, None
+        for module in modules:
+            module.register_forward_pre_hook(self._enter)
+            module.register_forward_hook(self._leave)
+
+    def _enter(self, *_):
+        self._start = self.now()
+
+    def _leave(self, *_):
+        self.seconds += self.now() - self._start
+
+
+def measure(model, x, clock, repeats, warmup):
+    """(output, median seconds, median attention seconds, peak extra MiB)."""
+    import torch
+    base = resident_kib("VmRSS")
+    try:  # reset the peak to the current resident set (Linux)
+        with open("/proc/self/clear_refs", "w") as clear_refs:
+            clear_refs.write("5")
+    except OSError:
+        pass
+    totals, attention = [], []
+    with torch.no_grad():
+        for i in range(warmup + repeats):
+            clock.seconds = 0.0
+            start = clock.now()
+            out = model(x)
+            if i >= warmup:
+                totals.append(clock.now() - start)
+                attention.append(clock.seconds)
+    peak = (resident_kib("VmHWM") - base) / 1024
+    return out, statistics.median(totals), statistics.median(attention), peak
+
+
+def child(args):
+    import timm
+    import torch
+
+    import posenc
+    import posenc.torch as posenc_torch
+
+    torch.set_num_threads(args.threads)
+    name, size_option = MODELS[args.model]
+    kwargs = {"img_size": getattr(args, size_option)} if size_option else {}
+    torch.manual_seed(0)
+    model = timm.create_model(name, pretrained=False, **kwargs).eval()
+    # Weights timm starts at zero would hide differences: SAM's position
+    # tables, and the last BatchNorm of BoTNet's residual branches.
+    for parameter_name, parameter in model.named_parameters():
+        if "rel_pos" in parameter_name:
+            torch.nn.init.normal_(parameter, std=0.02)
+    for module in model.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            torch.nn.init.uniform_(module.weight, 0.5, 1.5)
+    size = kwargs.get("img_size", 256)
+    x = torch.randn(1, 3, size, size)
+    if args.dtype == "bf16":
+        model, x = model.to(torch.bfloat16), x.to(torch.bfloat16)
+    clock = AttentionClock([m for _, m, _ in posenc_torch.known_modules(model)],
+                           CLOCKS[args.clock])
+    row = {"model": name, "size": size, "dtype": args.dtype, "threads": args.threads}
+    reference, row["timm_s"], row["timm_attn_s"], row["timm_mib"] = measure(
+        model, x, clock, args.repeats, args.warmup)
+    row["patched_modules"] = len(posenc_torch.patch(model))
+    try:
+        out, row["posenc_s"], row["posenc_attn_s"], row["posenc_mib"] = measure(
+            model, x, clock, args.repeats, args.warmup)
+        row["max_abs_diff"] = (out.float() - reference.float()).abs().max().item()
+        row["max_abs_out"] = reference.float().abs().max().item()
+    except posenc.Error as error:
+        row["error"] = f"posenc: {error.status_name}"
+    print(json.dumps(row))
+
+
+def run_child(args, model, dtype, threads):
+    command = [sys.executable, os.path.abspath(__file__), "--child", model, "--dtype", dtype,
+               "--child-threads", str(threads), "--repeats", str(args.repeats),
+               "--warmup", str(args.warmup), "--sam-size", str(args.sam_size),
+               "--clock", args.clock]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"{model} {dtype} {threads} threads failed:\n{result.stderr}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def table(rows, markdown):
+    header = ["model", "dtype", "threads", "timm s", "posenc s", "speedup",
+              "timm attn s", "posenc attn s", "attn speedup", "timm other s", "posenc other s",
+              "timm MiB", "posenc MiB", "max abs diff"]
+    lines = []
+    for r in rows:
+        name = f"{r['model']} {r['size']}"
+        if "error" in r:
+            lines.append([name, r["dtype"], str(r["threads"]), f"{r['timm_s']:.3f}",
+                          r["error"]] + [""] * (len(header) - 5))
+            continue
+        lines.append([
+            name, r["dtype"], str(r["threads"]), f"{r['timm_s']:.3f}", f"{r['posenc_s']:.3f}",
+            f"{r['timm_s'] / r['posenc_s']:.2f}x", f"{r['timm_attn_s']:.3f}",
+            f"{r['posenc_attn_s']:.3f}", f"{r['timm_attn_s'] / r['posenc_attn_s']:.1f}x",
+            f"{r['timm_s'] - r['timm_attn_s']:.3f}", f"{r['posenc_s'] - r['posenc_attn_s']:.3f}",
+            f"{r['timm_mib']:.0f}", f"{r['posenc_mib']:.0f}",
+            f"{r['max_abs_diff']:.2g} (of {r['max_abs_out']:.2g})"])
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for line in lines:
+            print("| " + " | ".join(line) + " |")
+    else:
+        widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+        for line in [header] + lines:
+            print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", default="sam,botnet")
+    parser.add_argument("--sam-size", type=int, default=1024)
+    parser.add_argument("--dtypes", default="fp32,bf16")
+    parser.add_argument("--threads", default="1,all")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--child", choices=sorted(MODELS), help=argparse.SUPPRESS)
+    parser.add_argument("--dtype", help=argparse.SUPPRESS)
+    parser.add_argument("--child-threads", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        args.model, args.threads = args.child, args.child_threads
+        return child(args)
+
+    import timm
+    import torch
+
+    import posenc
+    every = os.cpu_count()
+    threads = [every if t == "all" else int(t) for t in args.threads.split(",")]
+    print(f"{cpu_name()}, {every} CPUs; torch {torch.__version__}, timm {timm.__version__}, "
+          f"posenc {posenc.version()} ({posenc.best_isa()}, {posenc.library_path}); "
+          f"{args.clock} clock")
+    rows = [run_child(args, model, dtype, count) for model in args.models.split(",")
+            for dtype in args.dtypes.split(",") for count in dict.fromkeys(threads)]
+    table(rows, args.markdown)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""posenc for Python: positional encodings and relative-position attention on
+CPU torch tensors (float32, bfloat16) and numpy arrays (float32), through
+libposenc's C ABI (ctypes; nothing is compiled against torch).
+
+Every function checks shapes and dtypes, writes into a new tensor or the
+caller's `out`, and raises posenc.Error (with .status and posenc's message)
+when the library refuses a call. `context=None` means a context with torch's
+intra-op thread count (torch.get_num_threads()), see posenc.context.
+posenc.torch.patch(model) runs the attention of timm and Segment Anything
+models through posenc.
+"""
+import ctypes as _ctypes
+
+from . import _abi
+from ._lib import Error, check as _check, library_path, lib as _lib
+from .absolute import (add_learned, add_sinusoid, concat_sinusoid, sinusoid_table,
+                       sinusoid_table_2d)
+from .attention import (attention, attention_workspace_size, bottleneck_mhsa,
+                        strided_supported)
+from .context import Context, default_context, set_default_context
+from .relative import (absolute_logits, rel_to_abs, relative_logits_1d, relative_logits_2d,
+                       relative_logits_2d_decomposed)
+from .rope import RopeCache, inverse_frequencies, rope, rope_config, rope_qk
+
+__version__ = "0.3.0"
+
+
+def version():
+    """The loaded libposenc's version ("0.3.0")."""
+    return _lib.posenc_version().decode()
+
+
+def best_isa():
+    """The ISA path calls run on by default ("avx2", "avx512", ...)."""
+    return _lib.posenc_isa_name(_lib.posenc_best_isa()).decode()
+
+
+def isa_available(isa):
+    """Whether this build and CPU have the path ("avx2", "avx512", ...)."""
+    available = _ctypes.c_int()
+    _check(_lib.posenc_isa_available(_abi.enum_value(_abi.ISA, isa, "isa"),
+                                     _ctypes.byref(available)))
+    return bool(available.value)
+
+
+def set_max_isa(isa):
+    """Caps posenc's kernels and oneDNN (before oneDNN's first primitive)."""
+    _check(_lib.posenc_set_max_isa(_abi.enum_value(_abi.ISA, isa, "isa")))
+
+
+def set_primitive_cache_capacity(capacity):
+    """The most oneDNN primitives kept (least recently used dropped)."""
+    _check(_lib.posenc_set_primitive_cache_capacity(capacity))
+
+
+def primitive_cache_capacity():
+    return _lib.posenc_primitive_cache_capacity()

@@ -1,0 +1,102 @@
+"""ctypes mirrors of the C ABI's enums and structs (include/posenc/*.h).
+
+Field for field as the headers declare them: C enums are `int`, sizes
+`int64_t`. tests/test_abi.py compiles a C program against the headers and
+compares every struct's size and every field's offset with these.
+"""
+import ctypes
+
+c_enum = ctypes.c_int
+
+STATUS_NAMES = {
+    0: "ok", 1: "null pointer", 2: "invalid argument", 3: "shape mismatch",
+    4: "overflow", 5: "aliasing", 6: "unsupported", 7: "out of memory", 8: "internal",
+}
+UNSUPPORTED = 6
+
+ISA = {"auto": 0, "baseline": 1, "avx2": 2, "avx512": 3, "neon": 4}
+F32, BF16 = 0, 1
+SINCOS_LAYOUT = {"interleaved": 0, "split": 1}
+ATTENTION_LAYOUT = {"bhtd": 0, "bthd": 1, "strided": 2}
+ATTENTION_BIAS = {"none": 0, "absolute": 1, "relative_1d": 2, "relative_2d": 3}
+INDEX_TYPE = {"int32": 0, "int64": 1}
+ROPE_PAIRING = {"interleaved": 0, "half_split": 1}
+ROPE_LAYOUT = {"bthd": 0, "bhtd": 1}
+ROPE_SCALING = {"none": 0, "linear": 1, "dynamic_ntk": 2, "yarn": 3, "llama3": 4}
+ROPE_POSITIONS = {"int32": 0, "int64": 1}
+
+
+def enum_value(table, name, argument):
+    """The C value of an option given by name, or ValueError naming it."""
+    try:
+        return table[name.lower()]
+    except (KeyError, AttributeError):
+        raise ValueError(f"{argument}: {name!r} is not one of {sorted(table)}") from None
+
+
+class RelativeOptions(ctypes.Structure):  # posenc_relative_options
+    _fields_ = [("query_offset", ctypes.c_int64), ("clip", ctypes.c_int64),
+                ("causal", ctypes.c_int)]
+
+
+class TokenStrides(ctypes.Structure):  # posenc_token_strides
+    _fields_ = [("batch", ctypes.c_int64), ("head", ctypes.c_int64),
+                ("token", ctypes.c_int64)]
+
+
+class AttentionDesc(ctypes.Structure):  # posenc_attention_desc
+    _fields_ = [("batch", ctypes.c_int64), ("heads", ctypes.c_int64),
+                ("q_len", ctypes.c_int64), ("kv_len", ctypes.c_int64),
+                ("head_dim", ctypes.c_int64), ("layout", c_enum), ("dtype", c_enum),
+                ("out_dtype", c_enum), ("scale", ctypes.c_float), ("causal", ctypes.c_int),
+                ("query_offset", ctypes.c_int64), ("bias", c_enum),
+                ("tables_per_head", ctypes.c_int), ("bias_uses_scaled_q", ctypes.c_int),
+                ("max_distance", ctypes.c_int64), ("map_height", ctypes.c_int64),
+                ("map_width", ctypes.c_int64), ("relative_values", ctypes.c_int),
+                ("kv_heads", ctypes.c_int64), ("q_strides", TokenStrides),
+                ("k_strides", TokenStrides), ("v_strides", TokenStrides),
+                ("out_strides", TokenStrides), ("index_type", c_enum),
+                ("mask_batch", ctypes.c_int64), ("mask_heads", ctypes.c_int64),
+                ("mask_q_len", ctypes.c_int64), ("mask_dtype", c_enum)]
+
+
+class AttentionTensors(ctypes.Structure):  # posenc_attention_tensors
+    _fields_ = [(name, ctypes.c_void_p) for name in
+                ("q", "k", "v", "table", "table_h", "table_w", "value_table", "out",
+                 "mask", "kv_lengths", "q_lengths", "query_offsets")]
+
+
+class BottleneckDesc(ctypes.Structure):  # posenc_bottleneck_desc
+    _fields_ = [("batch", ctypes.c_int64), ("channels", ctypes.c_int64),
+                ("height", ctypes.c_int64), ("width", ctypes.c_int64),
+                ("heads", ctypes.c_int64), ("head_dim", ctypes.c_int64),
+                ("dtype", c_enum), ("out_dtype", c_enum), ("scale", ctypes.c_float),
+                ("tables_per_head", ctypes.c_int)]
+
+
+class RopeConfig(ctypes.Structure):  # posenc_rope_config
+    _fields_ = [("rotary_dim", ctypes.c_int64), ("pairing", c_enum),
+                ("base", ctypes.c_double), ("grid_width", ctypes.c_int64),
+                ("scaling", c_enum), ("factor", ctypes.c_double),
+                ("original_max_positions", ctypes.c_int64),
+                ("sequence_length", ctypes.c_int64),
+                ("extrapolation_factor", ctypes.c_double),
+                ("attention_factor", ctypes.c_double), ("beta_fast", ctypes.c_double),
+                ("beta_slow", ctypes.c_double), ("low_freq_factor", ctypes.c_double),
+                ("high_freq_factor", ctypes.c_double)]
+
+
+class RopePositions(ctypes.Structure):  # posenc_rope_positions
+    _fields_ = [("offset", ctypes.c_int64), ("ids", ctypes.c_void_p), ("ids_type", c_enum)]
+
+
+# C struct name -> ctypes mirror, for the layout test.
+STRUCTS = {
+    "posenc_relative_options": RelativeOptions,
+    "posenc_token_strides": TokenStrides,
+    "posenc_attention_desc": AttentionDesc,
+    "posenc_attention_tensors": AttentionTensors,
+    "posenc_bottleneck_desc": BottleneckDesc,
+    "posenc_rope_config": RopeConfig,
+    "posenc_rope_positions": RopePositions,
+}

@@ -1,0 +1,140 @@
+"""torch tensors and numpy arrays as posenc sees them: data pointer, posenc
+dtype, shape, element strides; outputs made or checked.
+
+torch is never imported here: a torch tensor can only exist once the caller
+has imported it, so numpy alone serves the functions without tensors.
+"""
+import sys
+
+import numpy as np
+
+from . import _abi
+
+_NUMPY_DTYPES = {np.dtype(np.float32): _abi.F32, np.dtype(np.int32): "int32",
+                 np.dtype(np.int64): "int64"}
+
+
+def is_torch(x):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _torch_dtypes():
+    torch = sys.modules["torch"]
+    return {torch.float32: _abi.F32, torch.bfloat16: _abi.BF16, torch.int32: "int32",
+            torch.int64: "int64"}
+
+
+class View:
+    """One tensor or array: obj (kept alive), ptr, dtype (posenc F32/BF16 or
+    "int32"/"int64"), shape and strides in elements."""
+
+    __slots__ = ("obj", "ptr", "dtype", "shape", "strides")
+
+    def __init__(self, x, name):
+        if is_torch(x):
+            if x.device.type != "cpu":
+                raise ValueError(f"{name}: posenc runs on the CPU, got a {x.device} tensor")
+            dtype = _torch_dtypes().get(x.dtype)
+            self.ptr, self.strides = x.data_ptr(), tuple(x.stride())
+        elif isinstance(x, np.ndarray):
+            dtype = _NUMPY_DTYPES.get(x.dtype)
+            if any(s % x.itemsize for s in x.strides):
+                raise ValueError(f"{name}: strides not a multiple of the element size")
+            self.ptr = x.ctypes.data
+            self.strides = tuple(s // x.itemsize for s in x.strides)
+        else:
+            raise TypeError(f"{name}: expected a torch tensor or a numpy array, "
+                            f"got {type(x).__name__}")
+        if dtype is None:
+            raise TypeError(f"{name}: dtype {x.dtype} is not float32, bfloat16 (torch), "
+                            "int32 or int64")
+        self.obj, self.dtype, self.shape = x, dtype, tuple(x.shape)
+
+    @property
+    def contiguous(self):
+        expected = 1
+        for size, stride in zip(reversed(self.shape), reversed(self.strides)):
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+
+
+# The element types a tensor argument takes.
+F32_ONLY = (_abi.F32,)
+FLOATS = (_abi.F32, _abi.BF16)
+INDICES = ("int32", "int64")
+_KIND_NAMES = {_abi.F32: "float32", _abi.BF16: "bfloat16", "int32": "int32", "int64": "int64"}
+
+
+def view(x, name, ndim=None, kinds=F32_ONLY):
+    """A View of x, checking its rank and element type."""
+    v = View(x, name)
+    if ndim is not None and len(v.shape) not in ((ndim,) if isinstance(ndim, int) else ndim):
+        raise ValueError(f"{name}: expected {ndim} dimensions, got shape {list(v.shape)}")
+    if v.dtype not in kinds:
+        raise TypeError(f"{name}: expected {' or '.join(_KIND_NAMES[k] for k in kinds)}, "
+                        f"got {x.dtype}")
+    return v
+
+
+def dense(x, name, ndim=None, kinds=F32_ONLY):
+    """A View of x in dense row-major order: x itself, or a contiguous copy
+    for the functions whose C ABI takes no strides."""
+    v = view(x, name, ndim, kinds)
+    if v.contiguous:
+        return v
+    copy = x.contiguous() if is_torch(x) else np.ascontiguousarray(x)
+    return view(copy, name, ndim, kinds)
+
+
+def expect_shape(v, shape, name):
+    if tuple(v.shape) != tuple(shape):
+        raise ValueError(f"{name}: expected shape {list(shape)}, got {list(v.shape)}")
+
+
+def dtype_code(dtype, argument="dtype"):
+    """posenc's dtype for a torch or numpy dtype, or a name."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, str):
+        return _abi.enum_value({"float32": _abi.F32, "bfloat16": _abi.BF16}, dtype, argument)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(dtype, torch.dtype):
+        code = _torch_dtypes().get(dtype)
+    else:
+        code = _NUMPY_DTYPES.get(np.dtype(dtype))
+    if code not in (_abi.F32, _abi.BF16):
+        raise TypeError(f"{argument}: {dtype} is not float32 or bfloat16")
+    return code
+
+
+def output(out, like, shape, dtype, name="out"):
+    """The output View: `out` checked (dense, the shape and dtype), or a new
+    tensor of the kind of `like` (torch tensor or numpy array; None: numpy)."""
+    if out is not None:
+        v = view(out, name, kinds=FLOATS)
+        expect_shape(v, shape, name)
+        if v.dtype != dtype:
+            raise TypeError(f"{name}: expected dtype {'bfloat16' if dtype else 'float32'}, "
+                            f"got {out.dtype}")
+        if not v.contiguous:
+            raise ValueError(f"{name}: must be dense (row-major contiguous)")
+        return v
+    if like is not None and is_torch(like):
+        torch = sys.modules["torch"]
+        return view(torch.empty(shape, dtype=torch.bfloat16 if dtype == _abi.BF16
+                                else torch.float32), name, kinds=FLOATS)
+    if dtype == _abi.BF16:
+        raise TypeError(f"{name}: bfloat16 results need torch (numpy has no bfloat16)")
+    return view(np.empty(shape, dtype=np.float32), name, kinds=FLOATS)
+
+
+def result_kind(dtype):
+    """For functions without tensor inputs: a torch dtype asks for a torch
+    result, anything else for numpy. Returns (`like` for output(), code)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(dtype, torch.dtype):
+        return torch.empty(0), dtype_code(dtype)
+    return None, dtype_code(dtype if dtype is not None else "float32")

@@ -1,0 +1,68 @@
+"""Absolute encodings (posenc/absolute.h): sinusoid tables, adding a sinusoid
+or a learned table, concatenating a sinusoid."""
+from . import _abi, _tensor
+from ._lib import check, lib
+from .context import handle
+
+
+def _layout(layout):
+    return _abi.enum_value(_abi.SINCOS_LAYOUT, layout, "layout")
+
+
+def _table_output(out, dtype, shape):
+    """A table's output: `out` (its own dtype) or a new one of `dtype`."""
+    if out is not None:
+        return _tensor.output(out, None, shape, _tensor.view(out, "out").dtype)
+    like, code = _tensor.result_kind(dtype)
+    return _tensor.output(None, like, shape, code)
+
+
+def sinusoid_table(length, dim, start=0, base=10000.0, layout="interleaved", dtype=None,
+                   out=None, context=None):
+    """[length, dim] sinusoid for positions start ..; dtype a torch dtype for a
+    torch result (float32 or bfloat16), else a numpy float32 array."""
+    o = _table_output(out, dtype, (length, dim))
+    check(lib.posenc_sinusoid_table(handle(context), length, dim, start, base,
+                                    _layout(layout), o.dtype, o.ptr))
+    return o.obj
+
+
+def sinusoid_table_2d(height, width, dim, base=10000.0, layout="interleaved", dtype=None,
+                      out=None, context=None):
+    """[height*width, dim] 2D sin-cos table (token n = x*width + y)."""
+    o = _table_output(out, dtype, (height * width, dim))
+    check(lib.posenc_sinusoid_table_2d(handle(context), height, width, dim, base,
+                                       _layout(layout), o.dtype, o.ptr))
+    return o.obj
+
+
+def add_sinusoid(x, offset=0, base=10000.0, layout="interleaved", out=None, context=None):
+    """x[B, T, D] + the sinusoid of positions offset ..; out=x works in place."""
+    xv = _tensor.dense(x, "x", 3)
+    o = _tensor.output(out, x, xv.shape, _abi.F32)
+    check(lib.posenc_add_sinusoid(handle(context), *xv.shape, offset, base, _layout(layout),
+                                  xv.ptr, o.ptr))
+    return o.obj
+
+
+def add_learned(x, table, offset=0, out=None, context=None):
+    """x[B, T, D] + table[offset : offset + T] for table [rows, D]."""
+    xv = _tensor.dense(x, "x", 3)
+    tv = _tensor.dense(table, "table", 2)
+    if tv.shape[1] != xv.shape[2]:
+        raise ValueError(f"table: expected {xv.shape[2]} columns (x's), got {tv.shape[1]}")
+    o = _tensor.output(out, x, xv.shape, _abi.F32)
+    check(lib.posenc_add_learned(handle(context), *xv.shape, offset, tv.ptr, tv.shape[0],
+                                 xv.ptr, o.ptr))
+    return o.obj
+
+
+def concat_sinusoid(x, pos_dim, offset=0, base=10000.0, layout="interleaved", out=None,
+                    context=None):
+    """[x, P] along the last axis: x[B, T, Dx] -> [B, T, Dx + pos_dim]."""
+    xv = _tensor.dense(x, "x", 3)
+    batch, tokens, x_dim = xv.shape
+    o = _tensor.output(out, x, (batch, tokens, x_dim + pos_dim), _abi.F32)
+    check(lib.posenc_concat_sinusoid(handle(context), batch, tokens, x_dim, pos_dim, offset,
+                                     base, _layout(layout), xv.ptr, o.ptr))
+    return o.obj

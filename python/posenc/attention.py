@@ -1,0 +1,238 @@
+"""Fused attention and the BoTNet bottleneck block (posenc/attention.h).
+
+q, k, v and out are 4-d with the axes of `layout`: "bhtd" [batch, heads,
+tokens, head_dim] or "bthd" [batch, tokens, heads, head_dim]. When all four
+are dense in that layout they are passed as they are; otherwise (views of a
+packed qkv, a KV cache of larger capacity) they are passed in place with
+their strides (POSENC_LAYOUT_STRIDED; head_dim must have stride 1), or, with
+a libposenc that does not take STRIDED yet, inputs are copied to dense ones.
+"""
+import ctypes
+import math
+
+from . import _abi, _tensor
+from ._lib import check, lib
+from .context import handle
+
+_strided = None
+
+
+def strided_supported():
+    """Whether this libposenc runs POSENC_LAYOUT_STRIDED (asked once, with a
+    one-element call)."""
+    global _strided
+    if _strided is None:
+        desc = _abi.AttentionDesc()
+        lib.posenc_attention_desc_init(ctypes.byref(desc), 1, 1, 1, 1, 1)
+        desc.layout = _abi.ATTENTION_LAYOUT["strided"]
+        buffers = [ctypes.c_float(1.0) for _ in range(4)]
+        tensors = _abi.AttentionTensors(*[ctypes.addressof(b) for b in buffers[:3]],
+                                        None, None, None, None, ctypes.addressof(buffers[3]))
+        _strided = lib.posenc_attention(None, ctypes.byref(desc), ctypes.byref(tensors),
+                                        None, 0) == 0
+    return _strided
+
+
+def _token_strides(v, layout):
+    """(batch, head, token) element strides of a 4-d View in `layout`."""
+    b, first, second, _ = v.strides
+    return _abi.TokenStrides(b, first, second) if layout == "bhtd" else \
+        _abi.TokenStrides(b, second, first)
+
+
+def _sizes(v, layout):
+    """(batch, heads, tokens, head_dim) of a 4-d View in `layout`."""
+    b, first, second, d = v.shape
+    return (b, first, second, d) if layout == "bhtd" else (b, second, first, d)
+
+
+def _table(table, name, dtype):
+    if table is None:
+        return None
+    t = _tensor.dense(table, name, (2, 3), _tensor.FLOATS)
+    if t.dtype != dtype:
+        raise TypeError(f"{name}: must have q's dtype")
+    return t
+
+
+def _workspace(workspace):
+    """(pointer, bytes) of a caller's workspace: a numpy array, a torch
+    tensor or a bytearray; (None, 0) for none."""
+    if workspace is None:
+        return None, 0
+    if isinstance(workspace, bytearray):
+        return ctypes.addressof((ctypes.c_char * len(workspace)).from_buffer(workspace)), \
+            len(workspace)
+    if _tensor.is_torch(workspace):
+        return workspace.data_ptr(), workspace.numel() * workspace.element_size()
+    return workspace.ctypes.data, workspace.nbytes
+
+
+def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias=None,
+          table=None, table_h=None, table_w=None, bias_uses_scaled_q=True, max_distance=0,
+          map_size=None, value_table=None, mask=None, kv_lengths=None, q_lengths=None,
+          query_offsets=None, out=None, out_dtype=None):
+    """The desc and tensors of one call, the output View and what must stay
+    alive until the call returns."""
+    layout = layout.lower()
+    if layout not in ("bhtd", "bthd"):
+        raise ValueError(f"layout: {layout!r} is not 'bhtd' or 'bthd'")
+    views = [_tensor.view(x, name, 4, _tensor.FLOATS) for x, name in ((q, "q"), (k, "k"), (v, "v"))]
+    qv, kv, vv = views
+    batch, heads, q_len, head_dim = _sizes(qv, layout)
+    _, kv_heads, kv_len, _ = _sizes(kv, layout)
+    for other, name in ((kv, "k"), (vv, "v")):
+        if other.dtype != qv.dtype:
+            raise TypeError(f"{name}: must have q's dtype")
+    _tensor.expect_shape(vv, kv.shape, "v")
+    if _sizes(kv, layout)[::3] != (batch, head_dim):
+        raise ValueError(f"k: batch and head_dim must be q's ({batch}, {head_dim})")
+    out_code = _tensor.dtype_code(out_dtype, "out_dtype")
+    out_code = qv.dtype if out_code is None else out_code
+    q_shape = qv.shape
+    if out is None:
+        ov = _tensor.output(None, q, q_shape, out_code)
+    else:
+        ov = _tensor.view(out, "out", 4, _tensor.FLOATS)
+        _tensor.expect_shape(ov, q_shape, "out")
+        if ov.dtype != out_code:
+            raise TypeError("out: dtype differs from out_dtype")
+
+    desc = _abi.AttentionDesc()
+    lib.posenc_attention_desc_init(ctypes.byref(desc), batch, heads, q_len, kv_len, head_dim)
+    desc.layout = _abi.ATTENTION_LAYOUT[layout]
+    if not all(x.contiguous for x in views + [ov]):
+        if strided_supported():
+            for name, x in zip(("q", "k", "v", "out"), views + [ov]):
+                if x.strides[3] != 1 and x.shape[3] != 1:
+                    raise ValueError(f"{name}: head_dim must have stride 1")
+                setattr(desc, name + "_strides", _token_strides(x, layout))
+            desc.layout = _abi.ATTENTION_LAYOUT["strided"]
+        else:
+            if not ov.contiguous:
+                raise ValueError("out: must be dense: this libposenc does not take "
+                                 "strided attention tensors yet")
+            views = [x if x.contiguous else _tensor.dense(x.obj, name, 4, _tensor.FLOATS)
+                     for x, name in zip(views, ("q", "k", "v"))]
+    desc.dtype, desc.out_dtype = qv.dtype, out_code
+    desc.scale = 1.0 / math.sqrt(head_dim) if scale is None else scale
+    desc.causal, desc.query_offset = int(bool(causal)), query_offset
+    desc.bias_uses_scaled_q = int(bool(bias_uses_scaled_q))
+    desc.max_distance, desc.kv_heads = max_distance, kv_heads
+
+    tables = {name: _table(t, name, qv.dtype) for name, t in
+              (("table", table), ("table_h", table_h), ("table_w", table_w),
+               ("value_table", value_table))}
+    if bias is None:
+        if tables["table"] is not None:
+            raise ValueError("bias: say 'absolute' or 'relative_1d' for `table`")
+        bias = "relative_2d" if tables["table_h"] is not None else "none"
+    desc.bias = _abi.enum_value(_abi.ATTENTION_BIAS, bias, "bias")
+    if desc.bias == _abi.ATTENTION_BIAS["relative_2d"]:
+        if map_size is None:
+            if tables["table_h"] is None or tables["table_w"] is None:
+                raise ValueError("map_size: needed without table_h and table_w")
+            map_size = ((tables["table_h"].shape[-2] + 1) // 2,
+                        (tables["table_w"].shape[-2] + 1) // 2)
+        desc.map_height, desc.map_width = map_size
+    present = [t for t in tables.values() if t is not None]
+    desc.tables_per_head = int(any(len(t.shape) == 3 for t in present))
+    desc.relative_values = int(tables["value_table"] is not None)
+
+    extra = {}
+    if mask is not None:
+        m = _tensor.dense(mask, "mask", 4, _tensor.FLOATS)
+        desc.mask_batch, desc.mask_heads, desc.mask_q_len = m.shape[:3]
+        if m.shape[3] != kv_len:
+            raise ValueError(f"mask: last axis must be kv_len ({kv_len}), got {m.shape[3]}")
+        desc.mask_dtype, extra["mask"] = m.dtype, m
+    index_types = set()
+    for name, x in (("kv_lengths", kv_lengths), ("q_lengths", q_lengths),
+                    ("query_offsets", query_offsets)):
+        if x is not None:
+            extra[name] = _tensor.dense(x, name, 1, _tensor.INDICES)
+            _tensor.expect_shape(extra[name], (batch,), name)
+            index_types.add(extra[name].dtype)
+    if len(index_types) > 1 or index_types - {"int32", "int64"}:
+        raise TypeError("kv_lengths, q_lengths, query_offsets: all int32 or all int64")
+    if index_types:
+        desc.index_type = _abi.INDEX_TYPE[index_types.pop()]
+
+    tensors = _abi.AttentionTensors()
+    for name, x in zip(("q", "k", "v", "out"), views + [ov]):
+        setattr(tensors, name, x.ptr)
+    for name, x in list(tables.items()) + list(extra.items()):
+        if x is not None:
+            setattr(tensors, name, x.ptr)
+    keep = views + present + list(extra.values())
+    return desc, tensors, ov, keep
+
+
+def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=0,
+              bias=None, table=None, table_h=None, table_w=None, bias_uses_scaled_q=True,
+              max_distance=0, map_size=None, value_table=None, mask=None, kv_lengths=None,
+              q_lengths=None, query_offsets=None, out=None, out_dtype=None, workspace=None,
+              context=None):
+    """softmax(scale q k^T + bias + mask) v, every option of posenc_attention.
+
+    scale: default 1/sqrt(head_dim). bias: "none", "absolute" or
+    "relative_1d" with `table`, "relative_2d" with table_h, table_w (the
+    default when they are given; map_size (height, width) defaults to what
+    their rows imply). Tables [rows, head_dim] or per head [heads, rows,
+    head_dim] (then all of them). value_table: Shaw's relative values.
+    mask: [mask_batch, mask_heads, mask_q_len, kv_len]. kv_lengths,
+    q_lengths, query_offsets: [batch] int32 or int64. k and v may have fewer
+    heads than q (grouped-query). out_dtype: default q's. workspace: a buffer
+    of at least attention_workspace_size(...) bytes, or None.
+    """
+    desc, tensors, ov, keep = _plan(
+        q, k, v, layout, scale, causal, query_offset, bias, table, table_h, table_w,
+        bias_uses_scaled_q, max_distance, map_size, value_table, mask, kv_lengths, q_lengths,
+        query_offsets, out, out_dtype)
+    pointer, size = _workspace(workspace)
+    check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
+                               pointer, size))
+    del keep
+    return ov.obj
+
+
+def attention_workspace_size(q, k, v, *, context=None, **options):
+    """Bytes of the workspace attention(q, k, v, **options) needs."""
+    desc, _, _, _ = _plan(q, k, v, **options)
+    size = ctypes.c_size_t()
+    check(lib.posenc_attention_workspace_size(handle(context), ctypes.byref(desc),
+                                              ctypes.byref(size)))
+    return size.value
+
+
+def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_dtype=None,
+                    workspace=None, context=None):
+    """BoTNet's MHSA over fmap [B, C, H, W] (NCHW): w_qkv [3*heads*head_dim,
+    C] (a 1x1 convolution's [.., C, 1, 1] weight too), rel_h [2H-1,
+    head_dim], rel_w [2W-1, head_dim] (or per head, [heads, .., head_dim]);
+    position logits from the scaled q. Returns [B, heads*head_dim, H, W]."""
+    f = _tensor.dense(fmap, "fmap", 4, _tensor.FLOATS)
+    w = _tensor.dense(w_qkv, "w_qkv", (2, 4), _tensor.FLOATS)
+    batch, channels, height, width = f.shape
+    rows = w.shape[0]
+    if w.shape[1] != channels or (len(w.shape) == 4 and w.shape[2:] != (1, 1)):
+        raise ValueError(f"w_qkv: expected [3*heads*head_dim, {channels}], got {list(w.shape)}")
+    if rows % (3 * heads):
+        raise ValueError(f"w_qkv: {rows} rows are not 3 * heads ({heads}) * head_dim")
+    head_dim = rows // (3 * heads)
+    th, tw = _table(rel_h, "rel_h", f.dtype), _table(rel_w, "rel_w", f.dtype)
+    if w.dtype != f.dtype:
+        raise TypeError("w_qkv: must have fmap's dtype")
+    desc = _abi.BottleneckDesc()
+    lib.posenc_bottleneck_desc_init(ctypes.byref(desc), batch, channels, height, width, heads,
+                                    head_dim)
+    out_code = _tensor.dtype_code(out_dtype, "out_dtype")
+    desc.dtype, desc.out_dtype = f.dtype, f.dtype if out_code is None else out_code
+    if scale is not None:
+        desc.scale = scale
+    desc.tables_per_head = int(len(th.shape) == 3)
+    o = _tensor.output(out, fmap, (batch, heads * head_dim, height, width), desc.out_dtype)
+    pointer, size = _workspace(workspace)
+    check(lib.posenc_bottleneck_mhsa(handle(context), ctypes.byref(desc), f.ptr, w.ptr, th.ptr,
+                                     tw.ptr, o.ptr, pointer, size))
+    return o.obj

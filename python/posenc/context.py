@@ -1,0 +1,63 @@
+"""Contexts (ISA path and thread count) and the default one each call uses."""
+import ctypes
+import sys
+import threading
+
+from . import _abi
+from ._lib import Handle, check, lib
+
+
+class Context(Handle):
+    """posenc_context: the ISA path ("auto", "avx2", ...) and thread count
+    (0: OpenMP's default) of the calls made with it."""
+
+    _destroy = "posenc_context_destroy"
+
+    def __init__(self, num_threads=0, isa="auto"):
+        handle = ctypes.c_void_p()
+        check(lib.posenc_context_create(_abi.enum_value(_abi.ISA, isa, "isa"),
+                                        int(num_threads), ctypes.byref(handle)))
+        super().__init__(handle)
+
+    @property
+    def isa(self):
+        return lib.posenc_isa_name(lib.posenc_context_isa(self._handle)).decode()
+
+    @property
+    def num_threads(self):
+        return lib.posenc_context_num_threads(self._handle)
+
+    def __repr__(self):
+        return f"posenc.Context(num_threads={self.num_threads}, isa={self.isa!r})"
+
+
+_lock = threading.Lock()
+_by_threads = {}
+_override = None
+
+
+def set_default_context(context):
+    """Makes every call without a context= argument use `context`; None goes
+    back to following torch's thread count."""
+    global _override
+    _override = context
+
+
+def default_context():
+    """The context of calls given none: the one set by set_default_context,
+    else one with torch.get_num_threads() threads once torch is imported (so
+    posenc follows torch.set_num_threads), else OpenMP's default."""
+    if _override is not None:
+        return _override
+    torch = sys.modules.get("torch")
+    threads = torch.get_num_threads() if torch is not None else 0
+    with _lock:
+        context = _by_threads.get(threads)
+        if context is None:
+            context = _by_threads[threads] = Context(threads)
+        return context
+
+
+def handle(context):
+    """The C handle for a context argument (None: the default)."""
+    return (context if context is not None else default_context()).handle

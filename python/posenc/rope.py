@@ -1,0 +1,116 @@
+"""Rotary embeddings (posenc/rope.h): configs, cos/sin caches, rotating q
+and k. Tensors are [batch, tokens, heads, head_dim] ("bthd") or [batch,
+heads, tokens, head_dim] ("bhtd"), float32 or bfloat16 (torch)."""
+import ctypes
+
+import numpy as np
+
+from . import _abi, _tensor
+from ._lib import Handle, check, lib
+from .context import handle
+
+_ENUM_FIELDS = {"pairing": _abi.ROPE_PAIRING, "scaling": _abi.ROPE_SCALING}
+
+
+def rope_config(rotary_dim, **fields):
+    """A posenc_rope_config with posenc's defaults (posenc_rope_config_init)
+    and the given fields: pairing ("half_split", "interleaved"), base,
+    grid_width, scaling ("none", "linear", "dynamic_ntk", "yarn", "llama3"),
+    factor, original_max_positions, sequence_length, extrapolation_factor,
+    attention_factor, beta_fast, beta_slow, low_freq_factor, high_freq_factor."""
+    config = _abi.RopeConfig()
+    check(lib.posenc_rope_config_init(ctypes.byref(config), rotary_dim))
+    names = {name for name, _ in _abi.RopeConfig._fields_}
+    for name, value in fields.items():
+        if name not in names:
+            raise TypeError(f"rope_config: no field {name!r}")
+        if name in _ENUM_FIELDS:
+            value = _abi.enum_value(_ENUM_FIELDS[name], value, name)
+        setattr(config, name, value)
+    return config
+
+
+def inverse_frequencies(config):
+    """(inv_freq [rotary_dim/2] float64, attention factor) after scaling."""
+    inv_freq = np.empty(config.rotary_dim // 2, dtype=np.float64)
+    factor = ctypes.c_double()
+    check(lib.posenc_rope_inverse_frequencies(ctypes.byref(config), inv_freq.ctypes.data,
+                                              ctypes.byref(factor)))
+    return inv_freq, factor.value
+
+
+class RopeCache(Handle):
+    """An immutable cos/sin table of a config for positions [0, max_positions)."""
+
+    _destroy = "posenc_rope_cache_destroy"
+
+    def __init__(self, config, max_positions, context=None):
+        cache = ctypes.c_void_p()
+        check(lib.posenc_rope_cache_create(handle(context), ctypes.byref(config),
+                                           max_positions, ctypes.byref(cache)))
+        super().__init__(cache)
+
+    @property
+    def max_positions(self):
+        return lib.posenc_rope_cache_max_positions(self._handle)
+
+    @property
+    def config(self):
+        config = _abi.RopeConfig()
+        check(lib.posenc_rope_cache_config(self._handle, ctypes.byref(config)))
+        return config
+
+
+def _angles(config, cache, offset, positions):
+    """The config and cache pointers and the positions struct of a call, and
+    what must stay alive."""
+    if (config is None) == (cache is None):
+        raise ValueError("config, cache: give exactly one")
+    config_p = ctypes.byref(config) if config is not None else None
+    cache_p = cache.handle if cache is not None else None
+    if positions is None:
+        return config_p, cache_p, _abi.RopePositions(offset, None, 0), None
+    ids = _tensor.dense(positions, "positions", 2, _tensor.INDICES)
+    return (config_p, cache_p,
+            _abi.RopePositions(offset, ids.ptr, _abi.ROPE_POSITIONS[ids.dtype]), ids)
+
+
+def _rope_tensor(x, name, layout):
+    xv = _tensor.dense(x, name, 4, _tensor.FLOATS)
+    batch, first, second, head_dim = xv.shape
+    tokens, heads = (first, second) if layout == "bthd" else (second, first)
+    return xv, batch, tokens, heads, head_dim
+
+
+def rope(x, config=None, cache=None, offset=0, positions=None, layout="bthd", out=None,
+         context=None):
+    """x rotated by the angles of `config` (on the fly) or `cache`; token t at
+    position offset + t, or positions[b, t] ([batch, tokens] int32/int64).
+    out=x rotates in place."""
+    layout_code = _abi.enum_value(_abi.ROPE_LAYOUT, layout, "layout")
+    xv, batch, tokens, heads, head_dim = _rope_tensor(x, "x", layout.lower())
+    o = _tensor.output(out, x, xv.shape, xv.dtype)
+    config_p, cache_p, where, keep = _angles(config, cache, offset, positions)
+    check(lib.posenc_rope(handle(context), config_p, cache_p, ctypes.byref(where), layout_code,
+                          xv.dtype, batch, tokens, heads, head_dim, xv.ptr, o.ptr))
+    del keep
+    return o.obj
+
+
+def rope_qk(q, k, config=None, cache=None, offset=0, positions=None, layout="bthd",
+            q_out=None, k_out=None, context=None):
+    """(q, k) rotated with the same angles in one pass; k may have fewer heads.
+    q_out=q and k_out=k rotate in place."""
+    layout_code = _abi.enum_value(_abi.ROPE_LAYOUT, layout, "layout")
+    qv, batch, tokens, q_heads, head_dim = _rope_tensor(q, "q", layout.lower())
+    kv, k_batch, k_tokens, k_heads, k_dim = _rope_tensor(k, "k", layout.lower())
+    if (k_batch, k_tokens, k_dim) != (batch, tokens, head_dim) or kv.dtype != qv.dtype:
+        raise ValueError("k: batch, tokens, head_dim and dtype must be q's")
+    qo = _tensor.output(q_out, q, qv.shape, qv.dtype, "q_out")
+    ko = _tensor.output(k_out, k, kv.shape, kv.dtype, "k_out")
+    config_p, cache_p, where, keep = _angles(config, cache, offset, positions)
+    check(lib.posenc_rope_qk(handle(context), config_p, cache_p, ctypes.byref(where),
+                             layout_code, qv.dtype, batch, tokens, q_heads, k_heads, head_dim,
+                             qv.ptr, qo.ptr, kv.ptr, ko.ptr))
+    del keep
+    return qo.obj, ko.obj

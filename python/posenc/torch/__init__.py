@@ -1,0 +1,106 @@
+"""posenc.torch.patch(model): the attention modules posenc knows, run
+through posenc, in one line.
+
+    import posenc.torch
+    replaced = posenc.torch.patch(model)   # [(name, kind), ...]
+
+Known modules (matched by class, so timm and segment_anything are never
+imported here):
+- timm's vision_transformer_sam.Attention (windowed and global, with or
+  without use_rel_pos) and segment_anything's modeling.image_encoder.Attention:
+  kind "sam_attention" (posenc_attention, 2D relative bias);
+- timm's layers.bottleneck_attn.BottleneckAttn (both scale_pos_embed
+  settings): kind "bottleneck_attention" (posenc_bottleneck_mhsa).
+The model's weights and every other layer stay as they are. A module posenc
+cannot reproduce exactly makes patch raise PatchError naming it and why, and
+nothing is patched. A patched module falls back to its original forward in
+training mode, and when autograd would record it (grad enabled and the
+input or a parameter requires grad): run inference under torch.no_grad() or
+torch.inference_mode(). dtype=torch.bfloat16 runs the attention in bf16
+(outputs keep the input's dtype); None runs it in the input's dtype.
+posenc's threads follow torch.get_num_threads() (posenc.set_default_context
+overrides it).
+"""
+import collections
+import functools
+
+import torch
+
+from . import botnet, sam
+
+PatchedModule = collections.namedtuple("PatchedModule", "name kind")
+
+# (module of the class, class name) -> kind; kind -> its implementation here
+KNOWN = {
+    ("timm.models.vision_transformer_sam", "Attention"): "sam_attention",
+    ("segment_anything.modeling.image_encoder", "Attention"): "sam_attention",
+    ("timm.layers.bottleneck_attn", "BottleneckAttn"): "bottleneck_attention",
+}
+_IMPLEMENTATIONS = {"sam_attention": sam, "bottleneck_attention": botnet}
+_DTYPES = (None, torch.float32, torch.bfloat16)
+
+
+class PatchError(ValueError):
+    """Modules posenc cannot reproduce exactly: .refused is [(name, reason)]."""
+
+    def __init__(self, refused):
+        self.refused = refused
+        super().__init__("posenc cannot reproduce: " +
+                         "; ".join(f"{name}: {reason}" for name, reason in refused))
+
+
+def known_modules(model):
+    """[(name, module, kind)] of the modules of model that patch knows."""
+    found = []
+    for name, module in model.named_modules():
+        kind = KNOWN.get((type(module).__module__, type(module).__name__))
+        if kind is not None:
+            found.append((name, module, kind))
+    return found
+
+
+def _needs_autograd(module, x):
+    if not torch.is_grad_enabled():
+        return False
+    return x.requires_grad or any(p.requires_grad for p in module.parameters())
+
+
+def _forward(module, implementation, dtype, x):
+    if module.training or _needs_autograd(module, x):
+        return module._posenc_original_forward(x)
+    return implementation.forward(module, dtype, x)
+
+
+def patch(model, dtype=None):
+    """Replaces the forward of every known attention module in model (model
+    itself included); returns [PatchedModule(name, kind)]. Raises PatchError,
+    patching nothing, if any of them cannot be reproduced exactly."""
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype: {dtype} is not None, torch.float32 or torch.bfloat16")
+    found, refused = [], []
+    for name, module, kind in known_modules(model):
+        if hasattr(module, "_posenc_original_forward"):
+            continue
+        implementation = _IMPLEMENTATIONS[kind]
+        reason = implementation.cannot_reproduce(module)
+        if reason:
+            refused.append((name or type(module).__name__, f"{kind}: {reason}"))
+        found.append((name, module, kind, implementation))
+    if refused:
+        raise PatchError(refused)
+    for name, module, kind, implementation in found:
+        module._posenc_original_forward = module.forward
+        module.forward = functools.partial(_forward, module, implementation, dtype)
+    return [PatchedModule(name, kind) for name, _, kind, _ in found]
+
+
+def unpatch(model):
+    """Gives every patched module of model its original forward back;
+    returns how many."""
+    count = 0
+    for module in model.modules():
+        if hasattr(module, "_posenc_original_forward"):
+            del module.forward  # the instance attribute: the class's forward again
+            del module._posenc_original_forward
+            count += 1
+    return count

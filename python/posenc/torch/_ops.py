@@ -1,0 +1,45 @@
+"""The posenc calls the patched modules make, as torch custom ops with torch
+2.4 and later (torch.library.custom_op: torch.compile keeps them in its
+graph as opaque nodes, with shapes from their fake implementations) and as
+plain calls before."""
+from typing import Optional
+
+import torch
+
+from ..attention import attention, bottleneck_mhsa
+
+_CUSTOM_OPS = hasattr(torch.library, "custom_op")
+
+
+def _attention_2d(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                  table_h: Optional[torch.Tensor], table_w: Optional[torch.Tensor],
+                  scale: float, bias_uses_scaled_q: bool,
+                  out_dtype: torch.dtype) -> torch.Tensor:
+    """Attention over [B, N, H, d] (BTHD) q, k, v, with the 2D relative bias
+    when the tables are given; out [B, N, H, d] of out_dtype."""
+    return attention(q, k, v, layout="bthd", scale=scale, table_h=table_h, table_w=table_w,
+                     bias_uses_scaled_q=bias_uses_scaled_q, out_dtype=out_dtype)
+
+
+def _bottleneck(fmap: torch.Tensor, w_qkv: torch.Tensor, rel_h: torch.Tensor,
+                rel_w: torch.Tensor, heads: int, scale: float,
+                out_dtype: torch.dtype) -> torch.Tensor:
+    """BoTNet's MHSA over NCHW fmap: [B, rows/3, H, W] of out_dtype."""
+    return bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=scale, out_dtype=out_dtype)
+
+
+if _CUSTOM_OPS:
+    attention_2d = torch.library.custom_op("posenc::attention_2d", mutates_args=())(
+        _attention_2d)
+    bottleneck = torch.library.custom_op("posenc::bottleneck", mutates_args=())(_bottleneck)
+
+    @attention_2d.register_fake
+    def _(q, k, v, table_h, table_w, scale, bias_uses_scaled_q, out_dtype):
+        return q.new_empty(q.shape, dtype=out_dtype)
+
+    @bottleneck.register_fake
+    def _(fmap, w_qkv, rel_h, rel_w, heads, scale, out_dtype):
+        batch, _, height, width = fmap.shape
+        return fmap.new_empty((batch, w_qkv.shape[0] // 3, height, width), dtype=out_dtype)
+else:
+    attention_2d, bottleneck = _attention_2d, _bottleneck

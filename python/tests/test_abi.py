@@ -1,0 +1,55 @@
+"""The ctypes mirrors against the C headers: a C program compiled here prints
+every struct's size, every field's offset and every enum constant, and each
+must equal the mirror's (a field missed, added or mistyped changes an offset
+or the size)."""
+import ctypes
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from posenc import _abi
+
+INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include")
+ENUM_PREFIXES = {
+    "ISA": "POSENC_ISA_", "SINCOS_LAYOUT": "POSENC_SINCOS_", "ATTENTION_LAYOUT": "POSENC_LAYOUT_",
+    "ATTENTION_BIAS": "POSENC_BIAS_", "INDEX_TYPE": "POSENC_INDEX_",
+    "ROPE_PAIRING": "POSENC_ROPE_", "ROPE_LAYOUT": "POSENC_ROPE_",
+    "ROPE_SCALING": "POSENC_ROPE_SCALING_", "ROPE_POSITIONS": "POSENC_ROPE_POSITIONS_",
+}
+
+
+def expected_lines():
+    """(C expression, value the mirror says) for every size, offset, enum."""
+    for c_name, mirror in _abi.STRUCTS.items():
+        yield f"sizeof({c_name})", ctypes.sizeof(mirror)
+        for field, _ in mirror._fields_:
+            yield f"offsetof({c_name}, {field})", getattr(mirror, field).offset
+    for table, prefix in ENUM_PREFIXES.items():
+        for name, value in getattr(_abi, table).items():
+            yield prefix + name.upper(), value
+    yield "POSENC_F32", _abi.F32
+    yield "POSENC_BF16", _abi.BF16
+    yield "POSENC_ERROR_UNSUPPORTED", _abi.UNSUPPORTED
+
+
+def test_structs_and_enums_match_the_headers(tmp_path):
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if compiler is None:
+        pytest.skip("no C compiler to read the headers with")
+    lines = list(expected_lines())
+    source = tmp_path / "layout.c"
+    source.write_text("#include <stddef.h>\n#include <stdio.h>\n#include <posenc/posenc.h>\n"
+                      "int main(void) {\n" +
+                      "".join(f'  printf("%lld\\n", (long long)({e}));\n' for e, _ in lines) +
+                      "  return 0;\n}\n")
+    program = tmp_path / "layout"
+    subprocess.run([compiler, "-std=c99", "-I", INCLUDE, str(source), "-o", str(program)],
+                   check=True)
+    printed = subprocess.run([str(program)], check=True, capture_output=True,
+                             text=True).stdout.split()
+    mismatches = [f"{e}: C {c}, ctypes {value}" for (e, value), c in zip(lines, printed)
+                  if int(c) != value]
+    assert len(printed) == len(lines)
+    assert not mismatches, "\n".join(mismatches)

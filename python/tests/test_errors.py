@@ -1,0 +1,95 @@
+"""Errors: posenc's refusals raise posenc.Error with its status and message;
+what only the package can see (shapes between tensors, dtypes, outputs)
+raises ValueError or TypeError naming the argument; nothing is written.
+Non-contiguous inputs give the results of their contiguous copies."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import posenc
+
+
+def test_library_errors_carry_status_and_message():
+    with pytest.raises(posenc.Error) as error:
+        posenc.sinusoid_table(4, 8, base=1.0)
+    assert error.value.status == 2 and error.value.status_name == "invalid argument"
+    assert "base" in str(error.value)
+    q = torch.randn(1, 1, 6, 4)
+    with pytest.raises(posenc.Error, match="relative_values") as error:
+        posenc.attention(q, q, q, table_h=torch.randn(3, 4), table_w=torch.randn(5, 4),
+                         value_table=torch.randn(11, 4))
+    with pytest.raises(posenc.Error, match="map_height") as error:
+        posenc.attention(q, q, q, table_h=torch.randn(5, 4), table_w=torch.randn(5, 4))
+    assert error.value.status == 3  # shape mismatch: 3 x 3 is not 6 tokens
+
+
+def test_nothing_written_on_error():
+    out = torch.full((1, 1, 6, 4), 7.0)
+    q = torch.randn(1, 1, 6, 4)
+    with pytest.raises(posenc.Error):
+        posenc.attention(q, q, q, scale=float("nan"), out=out)
+    assert bool((out == 7.0).all())
+
+
+def test_package_checks_name_the_argument():
+    q = torch.randn(1, 2, 5, 8)
+    with pytest.raises(ValueError, match="table: expected 8 columns"):
+        posenc.absolute_logits(q, torch.randn(5, 6))
+    with pytest.raises(TypeError, match="q: expected float32, got torch.bfloat16"):
+        posenc.absolute_logits(q.bfloat16(), torch.randn(5, 8))
+    with pytest.raises(ValueError, match=r"out: expected shape \[1, 2, 5, 5\]"):
+        posenc.absolute_logits(q, torch.randn(5, 8), out=torch.empty(1, 2, 5, 4))
+    with pytest.raises(ValueError, match="out: must be dense"):
+        posenc.absolute_logits(q, torch.randn(5, 8), out=torch.empty(1, 2, 5, 10)[..., ::2])
+    with pytest.raises(ValueError, match="v: expected shape"):
+        posenc.attention(q, q, q[:, :, :4])
+    with pytest.raises(TypeError, match="x: expected a torch tensor or a numpy array"):
+        posenc.rel_to_abs([[1.0]])
+    with pytest.raises(ValueError, match="layout"):
+        posenc.sinusoid_table(4, 8, layout="diagonal")
+
+
+def test_non_contiguous_inputs():
+    q = torch.randn(1, 5, 3, 8).transpose(1, 2)  # [1, 3, 5, 8], not contiguous
+    table = torch.randn(16, 8)[::2]
+    assert not q.is_contiguous() and not table.is_contiguous()
+    torch.testing.assert_close(posenc.absolute_logits(q, table),
+                               posenc.absolute_logits(q.contiguous(), table.contiguous()),
+                               rtol=0, atol=0)
+    x = np.random.default_rng(0).standard_normal((4, 6, 2), dtype=np.float32).transpose(2, 0, 1)
+    np.testing.assert_array_equal(posenc.add_sinusoid(x), posenc.add_sinusoid(x.copy()))
+    k = torch.randn(1, 3, 10, 8)[:, :, ::2]  # every other token of a longer cache
+    torch.testing.assert_close(posenc.attention(q, k, k), posenc.attention(
+        q.contiguous(), k.contiguous(), k.contiguous()), rtol=0, atol=0)
+
+
+def test_numpy_alone():
+    """The package imports and runs without torch."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = ("import sys; sys.modules['torch'] = None; import posenc; "
+            "t = posenc.sinusoid_table(3, 4); assert t.dtype.name == 'float32'; "
+            "assert posenc.default_context().num_threads == 0; print('ok')")
+    result = subprocess.run([sys.executable, "-c", code], cwd=os.path.join(here, ".."),
+                            capture_output=True, text=True)
+    assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_core_functions():
+    assert posenc.isa_available("baseline")
+    assert posenc.best_isa() in ("baseline", "avx2", "avx512", "neon")
+    with pytest.raises(ValueError, match="isa"):
+        posenc.isa_available("sse9")
+    capacity = posenc.primitive_cache_capacity()
+    posenc.set_primitive_cache_capacity(capacity + 1)
+    assert posenc.primitive_cache_capacity() == capacity + 1
+    posenc.set_primitive_cache_capacity(capacity)
+    with pytest.raises(posenc.Error, match="capacity"):
+        posenc.set_primitive_cache_capacity(0)
+    context = posenc.Context(num_threads=1, isa="baseline")
+    assert context.isa == "baseline" and context.num_threads == 1
+    np.testing.assert_allclose(posenc.sinusoid_table(5, 8, context=context),
+                               posenc.sinusoid_table(5, 8), rtol=0, atol=1e-6)

@@ -1,0 +1,272 @@
+"""Every op family through the package against the float64 references of
+reference.py, on numpy arrays and torch tensors, odd and non-square sizes."""
+import numpy as np
+import pytest
+import torch
+
+import posenc
+import reference
+
+rng = np.random.default_rng(17)
+
+
+def randn(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def close(actual, expected, rtol=1e-5):
+    """Within rtol of the expected values' largest magnitude, elementwise."""
+    actual = actual.float().numpy() if isinstance(actual, torch.Tensor) else actual
+    np.testing.assert_allclose(actual, expected, rtol=0,
+                               atol=rtol * max(1.0, np.abs(expected).max()))
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("dim", [1, 7, 64])
+def test_sinusoid_table(layout, dim):
+    close(posenc.sinusoid_table(13, dim, start=5, layout=layout),
+          reference.sinusoid(np.arange(5, 18), dim, layout=layout))
+    table = posenc.sinusoid_table(13, dim, start=5, layout=layout, dtype=torch.float32)
+    assert isinstance(table, torch.Tensor) and table.shape == (13, dim)
+
+
+def test_sinusoid_table_2d_rows_then_columns():
+    height, width, dim = 3, 5, 12
+    x, y = np.repeat(np.arange(height), width), np.tile(np.arange(width), height)
+    expected = np.concatenate([reference.sinusoid(x, dim // 2), reference.sinusoid(y, dim // 2)],
+                              axis=1)
+    close(posenc.sinusoid_table_2d(height, width, dim), expected)
+
+
+def test_add_sinusoid_learned_concat():
+    x = randn(2, 7, 10)
+    p = reference.sinusoid(np.arange(3, 10), 10, layout="split")
+    close(posenc.add_sinusoid(x, offset=3, layout="split"), x + p)
+    table = randn(12, 10)
+    close(posenc.add_learned(torch.from_numpy(x), torch.from_numpy(table), offset=4),
+          x + table[4:11])
+    close(posenc.concat_sinusoid(x, 5, offset=3),
+          np.concatenate([x, np.broadcast_to(reference.sinusoid(np.arange(3, 10), 5),
+                                             (2, 7, 5))], axis=2))
+
+
+def test_add_sinusoid_in_place():
+    x = torch.randn(1, 4, 6)
+    expected = x.numpy() + reference.sinusoid(np.arange(4), 6)
+    assert posenc.add_sinusoid(x, out=x) is x
+    close(x, expected)
+
+
+def test_absolute_logits_shared_and_per_head():
+    q = randn(2, 3, 5, 8)
+    shared, per_head = randn(7, 8), randn(3, 7, 8)
+    close(posenc.absolute_logits(q, shared), np.einsum("bhid,jd->bhij", q, shared))
+    close(posenc.absolute_logits(q, per_head), np.einsum("bhid,hjd->bhij", q, per_head))
+
+
+def test_rel_to_abs():
+    x = randn(2, 3, 5, 9)
+    i, j = np.arange(5)[:, None], np.arange(5)[None, :]
+    np.testing.assert_array_equal(posenc.rel_to_abs(x), x[:, :, i, j - i + 4])
+
+
+@pytest.mark.parametrize("offset,clip,causal", [(0, 0, False), (3, 0, True), (2, 2, False)])
+def test_relative_logits_1d(offset, clip, causal):
+    q = randn(1, 2, 4, 6)
+    keys = 4 + offset
+    rows = reference.relative_rows_1d(4, keys, offset, clip)
+    table = randn(2 * clip + 1 if clip else offset + 4 + keys - 1, 6)
+    expected = reference.table_logits(q.astype(np.float64), table, rows)
+    if causal:
+        visible = np.arange(keys)[None, :] <= offset + np.arange(4)[:, None]
+        expected = np.where(visible, expected, -np.inf)
+    actual = posenc.relative_logits_1d(q, table, keys=keys if clip else None,
+                                       query_offset=offset, clip=clip, causal=causal)
+    assert actual.shape == (1, 2, 4, keys)
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_relative_logits_2d_non_square():
+    height, width = 3, 5
+    q = randn(2, 2, height * width, 8)
+    rh, rw = randn(2, 2 * height - 1, 8), randn(2, 2 * width - 1, 8)
+    full = reference.relative_2d(q.astype(np.float64), rh, rw, height, width)
+    close(posenc.relative_logits_2d(q, rh, rw, height, width), full)
+    rel_h, rel_w = posenc.relative_logits_2d_decomposed(torch.from_numpy(q), torch.from_numpy(rh),
+                                                        torch.from_numpy(rw), height, width)
+    recombined = (rel_h.numpy()[:, :, :, :, None] + rel_w.numpy()[:, :, :, None, :])
+    close(recombined.reshape(full.shape), full)
+
+
+ATTENTION_CASES = {
+    "none": dict(),
+    "causal offset": dict(causal=True, query_offset=2),
+    "absolute": dict(bias="absolute", table=(7,)),
+    "relative_1d": dict(bias="relative_1d", table=(5 + 7 - 1,)),
+    "relative_1d clipped values": dict(bias="relative_1d", max_distance=2, table=(5,),
+                                       value_table=(5,)),
+    "relative_1d per head": dict(bias="relative_1d", table=(3, 11)),
+}
+
+
+@pytest.mark.parametrize("case", ATTENTION_CASES)
+def test_attention_1d_biases(case):
+    options = dict(ATTENTION_CASES[case])
+    q, k, v = randn(2, 3, 5, 8), randn(2, 3, 7, 8), randn(2, 3, 7, 8)
+    for name in ("table", "value_table"):
+        if name in options:
+            options[name] = randn(*options[name], 8)
+    offset, clip = options.get("query_offset", 0), options.get("max_distance", 0)
+    rows = reference.relative_rows_1d(5, 7, offset, clip)
+    if options.get("bias") == "absolute":
+        rows = np.broadcast_to(np.arange(7), (5, 7))
+    tables = (lambda q_: reference.table_logits(q_, options["table"], rows)) \
+        if "table" in options else None
+    expected = reference.attention(q, k, v, 8 ** -0.5, causal=options.get("causal", False),
+                                   offset=offset, tables=tables, value_rows=rows,
+                                   value_table=options.get("value_table"))
+    close(posenc.attention(q, k, v, **options), expected)
+
+
+@pytest.mark.parametrize("scaled", [True, False])
+def test_attention_2d_bthd_torch(scaled):
+    height, width, heads, dim = 3, 5, 2, 8
+    q, k, v = (torch.randn(2, height * width, heads, dim) for _ in range(3))
+    rh, rw = torch.randn(2 * height - 1, dim), torch.randn(2 * width - 1, dim)
+    out = posenc.attention(q, k, v, layout="bthd", table_h=rh, table_w=rw, scale=0.3,
+                           bias_uses_scaled_q=scaled)
+    bhtd = [x.transpose(1, 2).numpy() for x in (q, k, v)]
+    expected = reference.attention(
+        *bhtd, 0.3, bias_uses_scaled_q=scaled,
+        tables=lambda q_: reference.relative_2d(q_, rh.numpy(), rw.numpy(), height, width))
+    assert out.shape == q.shape
+    close(out.transpose(1, 2), expected)
+
+
+def test_attention_views_of_packed_qkv_and_caller_out():
+    """q, k, v as the views of one packed [B, N, 3, H, d] tensor (strided, or
+    copied by a libposenc without STRIDED), out given by the caller."""
+    qkv = torch.randn(2, 6, 3, 2, 8)
+    q, k, v = qkv.unbind(2)
+    assert not q.is_contiguous()
+    out = torch.empty(2, 6, 2, 8)
+    assert posenc.attention(q, k, v, layout="bthd", out=out) is out
+    bhtd = [x.transpose(1, 2).numpy() for x in (q, k, v)]
+    close(out.transpose(1, 2), reference.attention(*bhtd, 8 ** -0.5))
+
+
+def test_attention_strided_out():
+    """A caller's out that is a view (every other head of a wider buffer):
+    written in place with STRIDED, or refused by a libposenc without it."""
+    q, k, v = (torch.randn(1, 5, 2, 8) for _ in range(3))
+    buffer = torch.zeros(1, 5, 4, 8)
+    out = buffer[:, :, ::2]
+    if not posenc.strided_supported():
+        with pytest.raises(ValueError, match="out: must be dense"):
+            posenc.attention(q, k, v, layout="bthd", out=out)
+        return
+    posenc.attention(q, k, v, layout="bthd", out=out)
+    bhtd = [x.transpose(1, 2).numpy() for x in (q, k, v)]
+    close(out.transpose(1, 2), reference.attention(*bhtd, 8 ** -0.5))
+    assert bool((buffer[:, :, 1::2] == 0).all())
+
+
+def test_attention_workspace():
+    q = torch.randn(1, 2, 9, 8)
+    size = posenc.attention_workspace_size(q, q, q, causal=True)
+    assert size > 0
+    workspace = torch.empty(size, dtype=torch.uint8)
+    close(posenc.attention(q, q, q, causal=True, workspace=workspace),
+          reference.attention(q.numpy(), q.numpy(), q.numpy(), 8 ** -0.5, causal=True))
+
+
+def call_or_skip_unimplemented(function):
+    """Options of the 0.3 ABI that this libposenc may refuse until they are
+    implemented: run the check if the call works, skip with posenc's reason."""
+    try:
+        return function()
+    except posenc.Error as error:
+        if error.status not in (2, 6) or "not implemented" not in str(error):
+            raise
+        pytest.skip(str(error))
+
+
+def test_attention_mask():
+    q, k, v = randn(2, 2, 4, 8), randn(2, 2, 6, 8), randn(2, 2, 6, 8)
+    mask = np.where(rng.random((2, 1, 4, 6)) < 0.3, -np.inf, 0).astype(np.float32)
+    mask[..., 0] = 0
+    out = call_or_skip_unimplemented(lambda: posenc.attention(q, k, v, mask=mask))
+    close(out, reference.attention(q, k, v, 8 ** -0.5, mask=mask))
+
+
+def test_attention_kv_lengths():
+    q, k, v = randn(2, 2, 3, 8), randn(2, 2, 5, 8), randn(2, 2, 5, 8)
+    lengths = np.array([5, 2], dtype=np.int32)
+    out = call_or_skip_unimplemented(lambda: posenc.attention(q, k, v, kv_lengths=lengths))
+    mask = np.where(np.arange(5)[None, :] < lengths[:, None], 0, -np.inf)[:, None, None, :]
+    close(out, reference.attention(q, k, v, 8 ** -0.5, mask=mask))
+
+
+def test_attention_q_lengths_and_query_offsets():
+    q, k, v = randn(2, 2, 3, 8), randn(2, 2, 5, 8), randn(2, 2, 5, 8)
+    q_lengths = np.array([3, 1], dtype=np.int64)
+    offsets = np.array([2, 0], dtype=np.int64)
+    out = call_or_skip_unimplemented(lambda: posenc.attention(
+        q, k, v, causal=True, q_lengths=q_lengths, query_offsets=offsets))
+    for b in range(2):
+        expected = reference.attention(q[b:b + 1], k[b:b + 1], v[b:b + 1], 8 ** -0.5,
+                                       causal=True, offset=offsets[b])
+        expected[:, :, q_lengths[b]:] = 0
+        close(out[b:b + 1], expected)
+
+
+def test_attention_grouped_heads():
+    """Query head h reads kv head h // (heads / kv_heads)."""
+    q, k, v = randn(2, 4, 3, 8), randn(2, 2, 5, 8), randn(2, 2, 5, 8)
+    out = call_or_skip_unimplemented(lambda: posenc.attention(q, k, v))
+    close(out, reference.attention(q, np.repeat(k, 2, axis=1), np.repeat(v, 2, axis=1),
+                                   8 ** -0.5))
+
+
+def test_bottleneck_mhsa_matches_attention():
+    batch, channels, height, width, heads, dim = 2, 6, 3, 4, 2, 4
+    fmap = randn(batch, channels, height, width)
+    w = randn(3 * heads * dim, channels)
+    rh, rw = randn(2 * height - 1, dim), randn(2 * width - 1, dim)
+    out = posenc.bottleneck_mhsa(fmap, w, rh, rw, heads)
+    qkv = np.einsum("oc,bcn->bon", w, fmap.reshape(batch, channels, -1))
+    q, k, v = (qkv[:, i * heads * dim:(i + 1) * heads * dim].reshape(batch, heads, dim, -1)
+               .transpose(0, 1, 3, 2) for i in range(3))
+    expected = reference.attention(
+        q, k, v, dim ** -0.5, tables=lambda q_: reference.relative_2d(q_, rh, rw, height, width))
+    close(out, expected.transpose(0, 1, 3, 2).reshape(batch, heads * dim, height, width))
+
+
+@pytest.mark.parametrize("pairing", ["half_split", "interleaved"])
+def test_rope_config_cache_positions(pairing):
+    config = posenc.rope_config(8, pairing=pairing, base=500.0)
+    inv_freq, factor = posenc.inverse_frequencies(config)
+    np.testing.assert_allclose(inv_freq, 500.0 ** (-np.arange(4) * 2 / 8))
+    assert factor == 1.0
+    x = randn(2, 5, 3, 10)  # head_dim 10, rotary_dim 8: partial rotation
+    positions = np.broadcast_to(np.arange(4, 9), (2, 5))
+    expected = reference.rope(x, inv_freq, positions, pairing, rotary_dim=8)
+    close(posenc.rope(x, config=config, offset=4), expected)
+    cache = posenc.RopeCache(config, 16)
+    assert cache.max_positions == 16 and cache.config.base == 500.0
+    ids = torch.from_numpy(np.ascontiguousarray(positions)).to(torch.int64)
+    close(posenc.rope(torch.from_numpy(x), cache=cache, positions=ids), expected)
+
+
+def test_rope_qk_in_place_bhtd_and_linear_scaling():
+    config = posenc.rope_config(8, scaling="linear", factor=2.0)
+    inv_freq, _ = posenc.inverse_frequencies(config)
+    np.testing.assert_allclose(inv_freq, 10000.0 ** (-np.arange(4) * 2 / 8) / 2)
+    q, k = torch.randn(1, 4, 6, 8), torch.randn(1, 2, 6, 8)  # BHTD, fewer k heads
+    positions = np.broadcast_to(np.arange(6), (1, 6))
+    expected = [reference.rope(x.transpose(1, 2).numpy(), inv_freq, positions)
+                for x in (q, k)]
+    q_out, k_out = posenc.rope_qk(q, k, config=config, layout="bhtd", q_out=q, k_out=k)
+    assert q_out is q and k_out is k
+    close(q.transpose(1, 2), expected[0])
+    close(k.transpose(1, 2), expected[1])

@@ -1,0 +1,160 @@
+"""posenc.torch.patch against the unpatched modules on random weights: timm's
+and Segment Anything's SAM attention (windowed with padding, global, odd and
+non-square maps, resized tables, qk_norm), timm's BottleneckAttn (both
+scale_pos_embed settings), whole timm models; fp32 within 1e-5 of the
+output's magnitude, bf16 within 2e-2 (where this CPU's oneDNN has bf16);
+refusals; the fallback under autograd and in training."""
+import copy
+
+import pytest
+import torch
+
+import posenc
+import posenc.torch as posenc_torch
+
+timm_sam = pytest.importorskip("timm.models.vision_transformer_sam")
+timm_botnet = pytest.importorskip("timm.layers.bottleneck_attn")
+sam_encoder = pytest.importorskip("segment_anything.modeling.image_encoder")
+import timm  # noqa: E402
+
+
+def randomize_position_tables(model):
+    """SAM's tables start at zero, which would hide a flipped table."""
+    torch.manual_seed(1)
+    for name, parameter in model.named_parameters():
+        if "rel_pos" in name:
+            torch.nn.init.normal_(parameter, std=0.5)
+    return model
+
+
+def compare(model, x, dtype=None, tolerance=1e-5, expect=None):
+    """Runs model unpatched and patched on x; returns what patch replaced."""
+    model = model.eval()
+    with torch.no_grad():
+        expected = model(x)
+        try:
+            replaced = posenc_torch.patch(model, dtype=dtype)
+            actual = model(x)
+        except posenc.Error as error:
+            if dtype == torch.bfloat16 and error.status == 6:
+                pytest.skip(str(error))
+            raise
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    error = (actual.float() - expected.float()).abs().max().item()
+    assert error <= tolerance * expected.abs().max().item(), error
+    if expect is not None:
+        assert [r.kind for r in replaced] == expect
+    return replaced
+
+
+DTYPES = [(None, 1e-5), (torch.bfloat16, 2e-2)]
+
+
+@pytest.mark.parametrize("dtype,tolerance", DTYPES)
+@pytest.mark.parametrize("window", [0, 4])
+@pytest.mark.parametrize("block_class", [timm_sam.Block, sam_encoder.Block],
+                         ids=["timm", "segment_anything"])
+def test_sam_blocks_windowed_and_global(block_class, window, dtype, tolerance):
+    torch.manual_seed(0)
+    block = block_class(32, 4, use_rel_pos=True, window_size=window, input_size=(7, 9))
+    randomize_position_tables(block)
+    compare(block, torch.randn(2, 7, 9, 32), dtype, tolerance, expect=["sam_attention"])
+
+
+@pytest.mark.parametrize("attention_class", [timm_sam.Attention, sam_encoder.Attention],
+                         ids=["timm", "segment_anything"])
+def test_sam_tables_resized_for_another_map(attention_class):
+    """Tables made for 6x6 on a 7x5 map: get_rel_pos interpolates them."""
+    torch.manual_seed(0)
+    attention = attention_class(32, num_heads=2, use_rel_pos=True, input_size=(6, 6))
+    randomize_position_tables(attention)
+    compare(attention, torch.randn(1, 7, 5, 32))
+
+
+def test_timm_sam_without_rel_pos_and_with_qk_norm():
+    torch.manual_seed(0)
+    compare(timm_sam.Attention(32, num_heads=4, qk_norm=True), torch.randn(2, 3, 5, 32))
+
+
+@pytest.mark.parametrize("dtype,tolerance", DTYPES)
+def test_timm_samvit_model(dtype, tolerance):
+    torch.manual_seed(0)
+    model = timm.create_model("samvit_base_patch16", pretrained=False, img_size=112, depth=4,
+                              embed_dim=64, num_heads=4, global_attn_indexes=(1, 3),
+                              window_size=3, neck_chans=32)
+    randomize_position_tables(model)
+    replaced = compare(model, torch.randn(1, 3, 112, 112), dtype, tolerance)
+    assert [r.name for r in replaced] == [f"blocks.{i}.attn" for i in range(4)]
+
+
+@pytest.mark.parametrize("dtype,tolerance", DTYPES)
+@pytest.mark.parametrize("scale_pos_embed", [False, True])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_bottleneck_attention(scale_pos_embed, stride, dtype, tolerance):
+    torch.manual_seed(0)
+    module = timm_botnet.BottleneckAttn(24, 32, feat_size=(5, 7), stride=stride, num_heads=4,
+                                        scale_pos_embed=scale_pos_embed)
+    compare(module, torch.randn(2, 24, 5, 7), dtype, tolerance, expect=["bottleneck_attention"])
+
+
+def test_botnet26t_model():
+    torch.manual_seed(0)
+    model = timm.create_model("botnet26t_256", pretrained=False)
+    for module in model.modules():  # the zero-initialized last BNs would hide the attention
+        if isinstance(module, torch.nn.BatchNorm2d):
+            torch.nn.init.uniform_(module.weight, 0.5, 1.5)
+    replaced = compare(model, torch.randn(1, 3, 256, 256))
+    assert [r.kind for r in replaced] == ["bottleneck_attention"] * 3
+
+
+def test_refuses_what_it_cannot_reproduce_and_patches_nothing():
+    model = torch.nn.Sequential(
+        timm_sam.Attention(32, num_heads=2),
+        timm_sam.Attention(32, num_heads=2, rope=torch.nn.Identity()),
+        timm_botnet.BottleneckAttn(16, 16, feat_size=(4, 4), qkv_bias=True),
+        timm_botnet.BottleneckAttn(16, 32, feat_size=(4, 4), qk_ratio=0.5))
+    with pytest.raises(posenc_torch.PatchError) as refused:
+        posenc_torch.patch(model)
+    message = str(refused.value)
+    assert "1: sam_attention: rotary embeddings" in message
+    assert "2: bottleneck_attention: the qkv projection has a bias" in message
+    assert "3: bottleneck_attention: q/k head size" in message
+    assert [name for name, _ in refused.value.refused] == ["1", "2", "3"]
+    assert not any(hasattr(m, "_posenc_original_forward") for m in model.modules())
+
+
+def test_fallback_under_autograd_and_training():
+    torch.manual_seed(0)
+    attention = randomize_position_tables(
+        timm_sam.Attention(32, num_heads=2, use_rel_pos=True, input_size=(3, 5)))
+    reference = copy.deepcopy(attention)
+    x = torch.randn(1, 3, 5, 32)
+    posenc_torch.patch(attention)
+    out = attention(x)  # parameters require grad: the original forward
+    assert out.grad_fn is not None
+    torch.testing.assert_close(out, reference(x), rtol=0, atol=0)
+    out.sum().backward()
+    assert attention.rel_pos_h.grad is not None
+    attention.train()
+    with torch.no_grad():
+        torch.testing.assert_close(attention(x), reference.train()(x), rtol=0, atol=0)
+        attention.eval()
+        assert attention(x).grad_fn is None
+
+
+def test_unpatch_restores_the_original_forward():
+    attention = timm_sam.Attention(32, num_heads=2)
+    posenc_torch.patch(attention)
+    assert posenc_torch.patch(attention) == []  # patched once
+    assert posenc_torch.unpatch(attention) == 1
+    assert "forward" not in vars(attention)
+
+
+def test_posenc_follows_torch_threads():
+    threads = torch.get_num_threads()
+    try:
+        for count in (1, 2):
+            torch.set_num_threads(count)
+            assert posenc.default_context().num_threads == count
+    finally:
+        torch.set_num_threads(threads)
