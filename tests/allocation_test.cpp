@@ -275,6 +275,28 @@ const std::vector<OpCase>& op_cases() {
                      return posenc_attention(ctx, &d, &t, workspace(ctx, bytes), bytes);
                    }});
     }
+    // Per-sequence lengths and offsets: the GEMM shapes follow the values.
+    c.push_back({"attention_sequences", 3 * 2 * 150 * 16, [](posenc_context* ctx, float* out) {
+                   static const int32_t kv_lengths[3] = {150, 37, 0}, q_lengths[3] = {150, 99, 1},
+                                        offsets[3] = {0, -4, 20};
+                   posenc_attention_desc d;
+                   posenc_attention_desc_init(&d, 3, 2, 150, 150, 16);
+                   d.bias = POSENC_BIAS_RELATIVE_1D;
+                   d.causal = 1;
+                   size_t bytes = 0;
+                   const posenc_status sized = posenc_attention_workspace_size(ctx, &d, &bytes);
+                   if (sized != POSENC_OK) return sized;
+                   posenc_attention_tensors t{};
+                   t.q = x.data();
+                   t.k = y.data();
+                   t.v = z.data();
+                   t.table = w.data();
+                   t.kv_lengths = kv_lengths;
+                   t.q_lengths = q_lengths;
+                   t.query_offsets = offsets;
+                   t.out = out;
+                   return posenc_attention(ctx, &d, &t, workspace(ctx, bytes), bytes);
+                 }});
     c.push_back({"bottleneck_mhsa", 2 * 16 * 30, [](posenc_context* ctx, float* out) {
                    posenc_bottleneck_desc d;
                    posenc_bottleneck_desc_init(&d, 2, 16, 5, 6, 2, 8);
