@@ -63,12 +63,18 @@ class SequenceCall {
     return t;
   }
 
-  // The output as floats; skips the test where bf16 has no GEMM.
+  // The output as floats (empty where bf16 has no GEMM), with a workspace of
+  // the size posenc_attention_workspace_size gives without the tensors.
   std::vector<float> run(posenc_context* context) const {
     const size_t count = size_t(d_.batch * d_.heads * d_.q_len * d_.head_dim);
     GuardedFloats out(count);
     const posenc_attention_tensors t = tensors(out.data());
-    const posenc_status status = posenc_attention(context, &d_, &t, nullptr, 0);
+    size_t bytes = 0;
+    const posenc_status sized = posenc_attention_workspace_size(context, &d_, &bytes);
+    if (sized == POSENC_ERROR_UNSUPPORTED && d_.dtype == POSENC_BF16) return {};
+    EXPECT_EQ(sized, POSENC_OK) << posenc_last_error();
+    std::vector<unsigned char> workspace(bytes);
+    const posenc_status status = posenc_attention(context, &d_, &t, workspace.data(), bytes);
     if (status == POSENC_ERROR_UNSUPPORTED && d_.dtype == POSENC_BF16) return {};
     EXPECT_EQ(status, POSENC_OK) << posenc_last_error();
     EXPECT_TRUE(out.guards_intact());
@@ -333,6 +339,16 @@ TEST_F(SequenceErrors, IndexTypeAlignmentAndOffsetConflicts) {
   t.query_offsets = offsets;
   d.query_offset = 5;
   EXPECT_TRUE(refused(d, t, POSENC_ERROR_INVALID_ARGUMENT, "desc->query_offset"));
+}
+
+// The sizes are checked before the per-sequence values are read: a batch
+// whose tensors cannot exist is refused without reading batch values
+// (AddressSanitizer found the read in the fuzzer).
+TEST_F(SequenceErrors, HugeBatchIsRefusedBeforeItsValuesAreRead) {
+  posenc_attention_desc d = call_.desc();
+  d.batch = int64_t(1) << 62;
+  posenc_attention_tensors t = call_.tensors(nullptr);
+  EXPECT_TRUE(refused(d, t, POSENC_ERROR_OVERFLOW, "tensors->q"));
 }
 
 TEST_F(SequenceErrors, OutOverlappingASequenceTensor) {

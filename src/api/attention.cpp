@@ -142,13 +142,10 @@ int64_t validate_sequences(const posenc_attention_desc& d, const posenc_attentio
                                   kMaxOffset, "tensors->query_offsets");
 }
 
-// Checks the tensors against the desc and returns the regions they cover;
-// max_query_offset sets the rows of an unclipped 1D table.
+// Checks the tensors against the desc and returns the regions they cover,
+// and the call's largest query offset (the rows of an unclipped 1D table).
 Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_tensors& t,
-                         int64_t max_query_offset) {
-  const bool relative_1d = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values;
-  const int64_t relative_rows =
-      relative_1d ? relative_index(max_query_offset, d.q_len, d.kv_len, d.max_distance).rows : 0;
+                         int64_t& max_query_offset) {
   const size_t es = dtype_bytes(d.dtype);
   require_tensor(t.q, es, "tensors->q");
   require_tensor(t.k, es, "tensors->k");
@@ -159,6 +156,11 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
       {t.q, checked_bytes({d.batch, d.heads, d.q_len, d.head_dim}, es, "tensors->q"), "tensors->q"},
       {t.k, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->k"), "tensors->k"},
       {t.v, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->v"), "tensors->v"}};
+  // (Read once batch is known to be a real tensor's size.)
+  max_query_offset = validate_sequences(d, t);
+  const bool relative_1d = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values;
+  const int64_t relative_rows =
+      relative_1d ? relative_index(max_query_offset, d.q_len, d.kv_len, d.max_distance).rows : 0;
   auto table = [&](const void* pointer, const char* name, int64_t rows) {
     require_tensor(pointer, es, name);
     inputs.push_back({pointer, checked_bytes({heads, rows, d.head_dim}, es, name), name});
@@ -210,8 +212,8 @@ Validated validate(const posenc_attention_desc* desc, const posenc_attention_ten
   require_not_null(desc, "desc");
   require_not_null(tensors, "tensors");
   validate_desc(*desc);
-  const int64_t max_query_offset = validate_sequences(*desc, *tensors);
   // Every size product is checked before the problem multiplies them.
+  int64_t max_query_offset = 0;
   Regions inputs = validate_tensors(*desc, *tensors, max_query_offset);
   const int64_t out_bytes = checked_bytes({desc->batch, desc->heads, desc->q_len,
                                            desc->head_dim},

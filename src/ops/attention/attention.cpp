@@ -17,13 +17,16 @@ namespace posenc::ops {
 namespace {
 
 // With per-sequence lengths or offsets the keys a query block computes
-// depend on the call's values, and every new count of keys would be a new
-// GEMM shape (a primitive made, in the parallel region or in a dry run, on
-// calls whose lengths change every time). A block's keys are therefore
-// rounded up to a multiple of kKeyQuantum (within kv_len), the keys past the
-// sequence's masked as a causal block's are: at most kv_len / kKeyQuantum
-// widths per row count, made once, for a few percent more work. Query
-// blocks keep their rows (rows past q_length are computed and not stored).
+// depend on the call's values. Computed exactly, each new count of keys
+// would be a new GEMM shape, made on every call whose lengths are new (most
+// calls, in serving). A block's keys are rounded up instead to a multiple of
+// kKeyQuantum (within kv_len), the keys past the sequence's length masked by
+// the softmax's count of valid keys, as causal ones are: at most kv_len /
+// kKeyQuantum widths per row count, each made once, for a few percent more
+// work. attention() still runs each call's GEMMs dry before its region
+// (lookups, once made), so that a width not seen before is made there, not
+// in the region. Query blocks keep their rows: the rows past q_length of a
+// block are computed and not stored; a block wholly past it computes nothing.
 constexpr int64_t kKeyQuantum = 32;
 
 // One thread's view of its scratch.
