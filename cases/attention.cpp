@@ -5,6 +5,7 @@
 // FLOPs counted: 4*B*H*Tq*Tk*d for q k^T and a v, plus the position logits
 // at the size the unfused way computes them (1D: q R^T with R of Tq+Tk-1 rows,
 // 2*B*H*Tq*(Tq+Tk-1)*d; 2D: 2*B*H*N*(2X-1 + 2Y-1)*d).
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,11 +65,20 @@ bool unfused_applies(const posenc_attention_desc& d) {
          !d.causal && !d.relative_values && (plain_1d || is_2d(d));
 }
 
+// One sequence of a padded batch's desc, alone and unpadded.
+posenc_attention_desc sequence_alone(posenc_attention_desc d, int64_t length) {
+  d.batch = 1;
+  d.q_len = d.kv_len = length;
+  return d;
+}
+
 // Inputs q, k, v, then the tables the desc uses (R, or Rh and Rw; RV), as
 // fp32 values (rounded to bf16 for bf16 descs) and as bf16 bits.
 class AttentionBuffers {
  public:
-  explicit AttentionBuffers(const posenc_attention_desc& d) : desc_(d) {
+  // lengths: each sequence's kv and q length (none if empty).
+  explicit AttentionBuffers(const posenc_attention_desc& d, std::vector<int32_t> lengths = {})
+      : desc_(d), lengths_(std::move(lengths)) {
     const size_t q = size_t(d.batch * d.heads * d.q_len * d.head_dim);
     const size_t kv = size_t(d.batch * d.heads * d.kv_len * d.head_dim);
     const size_t rows = size_t(d.tables_per_head ? d.heads : 1) * size_t(d.head_dim);
@@ -76,7 +86,7 @@ class AttentionBuffers {
     if (is_2d(d)) {
       sizes.push_back(size_t(2 * d.map_height - 1) * rows);
       sizes.push_back(size_t(2 * d.map_width - 1) * rows);
-    } else {
+    } else if (d.bias == POSENC_BIAS_RELATIVE_1D) {
       sizes.push_back(size_t(table_rows(d)) * rows);
     }
     if (d.relative_values) sizes.push_back(size_t(table_rows(d)) * rows);
@@ -94,16 +104,48 @@ class AttentionBuffers {
 
   const posenc_attention_desc& desc() const { return desc_; }
 
-  // The fused call in `dtype` with a workspace sized on first use.
-  posenc_status run(posenc_context* context, posenc_dtype dtype) {
+  // The fused call in `dtype` with a workspace sized on first use, with the
+  // lengths or (padded) without.
+  posenc_status run(posenc_context* context, posenc_dtype dtype, bool with_lengths = true) {
     posenc_attention_desc d = desc_;
     d.dtype = dtype;
     size_t bytes = 0;
     const posenc_status status = posenc_attention_workspace_size(context, &d, &bytes);
     if (status != POSENC_OK) return status;
     if (workspace_.size() < bytes) workspace_.resize(bytes);
-    const posenc_attention_tensors t = tensors(dtype);
+    posenc_attention_tensors t = tensors(dtype);
+    if (!with_lengths) t.kv_lengths = t.q_lengths = nullptr;
     return posenc_attention(context, &d, &t, workspace_.data(), bytes);
+  }
+
+  // A padded batch (BTHD, q_len = kv_len, shared unclipped 1D table, fp32)
+  // the way a caller without lengths runs it: each sequence alone, unpadded,
+  // in place (its first tokens are a batch-1 BTHD tensor, its table the
+  // middle 2L-1 rows of the shared one), the padding rows of out zeroed.
+  void run_one_by_one() {
+    const posenc_attention_tensors all = tensors(POSENC_F32);
+    const posenc_attention_desc& d = desc_;
+    std::fill(out_.begin(), out_.end(), 0.0f);
+    for (size_t b = 0; b < lengths_.size(); ++b) {
+      const int64_t length = lengths_[b];
+      if (length == 0) continue;
+      const posenc_attention_desc one = sequence_alone(d, length);
+      const int64_t first = int64_t(b) * d.q_len * d.heads * d.head_dim;
+      const auto at = [](const void* x, int64_t offset) {
+        return static_cast<const float*>(x) + offset;
+      };
+      posenc_attention_tensors t = all;
+      t.kv_lengths = t.q_lengths = nullptr;
+      t.q = at(all.q, first);
+      t.k = at(all.k, first);
+      t.v = at(all.v, first);
+      t.table = at(all.table, (d.q_len - length) * d.head_dim);
+      t.out = out_.data() + first;
+      size_t bytes = 0;
+      posenc_attention_workspace_size(nullptr, &one, &bytes);
+      if (workspace_.size() < bytes) workspace_.resize(bytes);
+      posenc_attention(nullptr, &one, &t, workspace_.data(), bytes);
+    }
   }
 
   void run_unfused() {
@@ -114,8 +156,10 @@ class AttentionBuffers {
   std::vector<double> reference() {
     const posenc_attention_tensors t = tensors(POSENC_F32);
     const auto f = [](const void* p) { return static_cast<const float*>(p); };
-    const reference::AttentionInputs in{f(t.q),       f(t.k),       f(t.v),          f(t.table),
-                                        f(t.table_h), f(t.table_w), f(t.value_table)};
+    reference::AttentionInputs in{f(t.q),       f(t.k),       f(t.v),          f(t.table),
+                                  f(t.table_h), f(t.table_w), f(t.value_table)};
+    const std::vector<int64_t> lengths(lengths_.begin(), lengths_.end());
+    if (!lengths.empty()) in.kv_lengths = in.q_lengths = lengths.data();
     return reference::attention(desc_, in);
   }
 
@@ -140,14 +184,16 @@ class AttentionBuffers {
     if (is_2d(desc_)) {
       t.table_h = pass(next++);
       t.table_w = pass(next++);
-    } else {
+    } else if (desc_.bias == POSENC_BIAS_RELATIVE_1D) {
       t.table = pass(next++);
     }
     if (desc_.relative_values) t.value_table = pass(next);
+    if (!lengths_.empty()) t.kv_lengths = t.q_lengths = lengths_.data();
     return t;
   }
 
   posenc_attention_desc desc_;
+  std::vector<int32_t> lengths_;
   std::vector<Shared<float>> f32_;
   std::vector<Shared<uint16_t>> bf16_;
   std::vector<float> out_;
@@ -214,6 +260,44 @@ posenc_attention_desc decoding(posenc_attention_desc d, int64_t max_distance, in
   return d;
 }
 
+// --- a padded batch: sequences of different lengths (kv_lengths and
+// q_lengths) in one BTHD batch, 1D relative bias; timed against its
+// sequences run one by one unpadded (AttentionBuffers::run_one_by_one),
+// and, in the rows of attention_1d_f32, the same batch without lengths.
+struct PaddedBatch {
+  posenc_attention_desc desc;  // batch = lengths.size(), T = the longest
+  std::vector<int32_t> lengths;
+};
+
+std::string describe_padded(const PaddedBatch& p) {
+  std::string lengths;
+  for (int32_t length : p.lengths) lengths += (lengths.empty() ? "" : ",") + std::to_string(length);
+  return describe(p.desc) + " lengths " + lengths;
+}
+
+Problem padded_problem(const PaddedBatch& spec) {
+  auto b = std::make_shared<AttentionBuffers>(spec.desc, spec.lengths);
+  Problem p = attention_problem(spec.desc);  // the padded batch's bytes
+  p.flops = 0;  // of the real tokens, as the sequences alone count them
+  for (int32_t length : spec.lengths) p.flops += flops_of(sequence_alone(spec.desc, length));
+  p.run = [b](posenc_context* ctx) { return b->run(ctx, b->desc().dtype); };
+  p.output = [b] { return b->out(); };
+  p.reference = [b] { return b->reference(); };
+  p.baseline = [b] { b->run_one_by_one(); };
+  return p;
+}
+
+const Op<PaddedBatch> kPaddedBatch{"attention", "attention_padded_f32", kF32Tolerance,
+                                   "one_by_one", describe_padded, padded_problem};
+
+// Sequences of `lengths` padded to the longest: BTHD, 1D relative bias.
+PaddedBatch padded(int64_t heads, int64_t head_dim, std::vector<int32_t> lengths) {
+  const int32_t longest = *std::max_element(lengths.begin(), lengths.end());
+  posenc_attention_desc d = desc_1d(int64_t(lengths.size()), heads, longest, longest, head_dim);
+  d.layout = POSENC_LAYOUT_BTHD;
+  return PaddedBatch{d, std::move(lengths)};
+}
+
 // --- bottleneck_mhsa: the BoTNet block on an NCHW map.
 std::string describe_bottleneck(const posenc_bottleneck_desc& d) {
   return "B" + std::to_string(d.batch) + " C" + std::to_string(d.channels) + " " +
@@ -278,6 +362,12 @@ std::vector<Case> attention_cases() {
       kAttention1dF32({"bench"}, desc_1d(1, 8, 4096, 4096, 64), desc_1d(1, 1, 1030, 1030, 16)),
       kAttention1dBf16({"bench"}, desc_1d(1, 8, 4096, 4096, 64, bf16),
                        desc_1d(1, 1, 1030, 1030, 16, bf16)),
+      // The padded batch: 8 sentences of 50..512 tokens; then the
+      // same batch without lengths.
+      kPaddedBatch({"bench"}, padded(8, 64, {50, 116, 182, 248, 314, 380, 446, 512}),
+                   padded(2, 16, {0, 1, 37, 200, 130})),
+      kAttention1dF32({"bench"}, padded(8, 64, std::vector<int32_t>(8, 512)).desc,
+                      padded(2, 16, std::vector<int32_t>(5, 200)).desc),
   };
 }
 

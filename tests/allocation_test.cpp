@@ -210,12 +210,39 @@ void* workspace(posenc_context* context, size_t bytes) {
   return nullptr;
 }
 
+const std::vector<float>& input(int which) {
+  static const std::vector<float> x[4] = {inputs(1 << 16, 1), inputs(1 << 16, 2),
+                                          inputs(1 << 16, 3), inputs(1 << 16, 4)};
+  return x[which];
+}
+
+// posenc_attention with a workspace, on inputs 0..2 as q, k, v and input 3
+// as the tables the desc uses, t's other tensors as given.
+posenc_status attention(posenc_context* ctx, const posenc_attention_desc& d,
+                        posenc_attention_tensors t, float* out) {
+  size_t bytes = 0;
+  const posenc_status sized = posenc_attention_workspace_size(ctx, &d, &bytes);
+  if (sized != POSENC_OK) return sized;
+  t.q = input(0).data();
+  t.k = input(1).data();
+  t.v = input(2).data();
+  if (d.bias == POSENC_BIAS_RELATIVE_1D) t.table = input(3).data();
+  if (d.bias == POSENC_BIAS_RELATIVE_2D) {
+    t.table_h = input(3).data();
+    t.table_w = input(3).data() + 1024;
+  }
+  t.out = out;
+  return posenc_attention(ctx, &d, &t, workspace(ctx, bytes), bytes);
+}
+
 // Every op family, on shapes that give both threads several tasks and
 // GEMMs. Inputs live as long as the process.
 const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> cases = [] {
-    static const std::vector<float> x = inputs(1 << 16, 1), y = inputs(1 << 16, 2),
-                                    z = inputs(1 << 16, 3), w = inputs(1 << 16, 4);
+    static const std::vector<float>& x = input(0);
+    static const std::vector<float>& y = input(1);
+    static const std::vector<float>& z = input(2);
+    static const std::vector<float>& w = input(3);
     std::vector<OpCase> c;
     c.push_back({"sinusoid_table_2d", 9 * 7 * 32, [](posenc_context* ctx, float* out) {
                    return posenc_sinusoid_table_2d(ctx, 9, 7, 32, 10000.0,
@@ -259,22 +286,23 @@ const std::vector<OpCase>& op_cases() {
                                 : bias == POSENC_BIAS_RELATIVE_1D ? "1d_causal"
                                                                   : "2d");
       c.push_back({name, 2 * 3 * 42 * 16, [d](posenc_context* ctx, float* out) {
-                     size_t bytes = 0;
-                     const posenc_status sized = posenc_attention_workspace_size(ctx, &d, &bytes);
-                     if (sized != POSENC_OK) return sized;
-                     posenc_attention_tensors t{};
-                     t.q = x.data();
-                     t.k = y.data();
-                     t.v = z.data();
-                     if (d.bias == POSENC_BIAS_RELATIVE_1D) t.table = w.data();
-                     if (d.bias == POSENC_BIAS_RELATIVE_2D) {
-                       t.table_h = w.data();
-                       t.table_w = w.data() + 1024;
-                     }
-                     t.out = out;
-                     return posenc_attention(ctx, &d, &t, workspace(ctx, bytes), bytes);
+                     return attention(ctx, d, posenc_attention_tensors{}, out);
                    }});
     }
+    // Per-sequence lengths and offsets: the GEMM shapes follow the values.
+    c.push_back({"attention_sequences", 3 * 2 * 150 * 16, [](posenc_context* ctx, float* out) {
+                   static const int32_t kv_lengths[3] = {150, 37, 0}, q_lengths[3] = {150, 99, 1},
+                                        offsets[3] = {0, -4, 20};
+                   posenc_attention_desc d;
+                   posenc_attention_desc_init(&d, 3, 2, 150, 150, 16);
+                   d.bias = POSENC_BIAS_RELATIVE_1D;
+                   d.causal = 1;
+                   posenc_attention_tensors t{};
+                   t.kv_lengths = kv_lengths;
+                   t.q_lengths = q_lengths;
+                   t.query_offsets = offsets;
+                   return attention(ctx, d, t, out);
+                 }});
     c.push_back({"bottleneck_mhsa", 2 * 16 * 30, [](posenc_context* ctx, float* out) {
                    posenc_bottleneck_desc d;
                    posenc_bottleneck_desc_init(&d, 2, 16, 5, 6, 2, 8);

@@ -72,7 +72,10 @@
  *   causal masks and relative biases alike. An unclipped 1D table then has
  *   q_len + kv_len - 1 + P rows with P = max(max_b query_offsets[b], 0).
  * A row that sees no key (past kv_lengths, causal, or masked by -inf)
- * is zeros.
+ * is zeros. A query block's keys are computed in multiples of 32 (within
+ * kv_len), so the k and v rows of up to 31 keys past kv_lengths[b] are read
+ * and weighted by zero (see the note on non-finite inputs below), and the q
+ * rows past q_lengths[b] in the block of the last one are read but not used.
  *
  * Additive mask (mask_batch > 0): tensors->mask, dense
  * [mask_batch, mask_heads, mask_q_len, kv_len] of mask_dtype, is added to
@@ -200,11 +203,16 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * of one desc on one thread allocates nothing in posenc (oneDNN's execute
  * allocates its small argument map per GEMM; see posenc/core.h); the first
  * call of a desc on a thread makes its GEMMs' primitives, memory objects and
- * scratchpads, and runs the first head's blocks once without output to find
- * them, before anything is written.
+ * scratchpads, running the GEMMs of the first head's blocks dry to find
+ * them, before anything is written. With per-sequence tensors the GEMMs
+ * follow the values: each call runs those of each sequence's first head
+ * dry (lookups), and a call whose lengths or offsets need a block shape not
+ * seen before makes it then (key counts in multiples of 32: a bounded set).
  * Errors (nothing written): NULL desc or tensors or a required pointer
  * (POSENC_ERROR_NULL_POINTER); a size, enum, flag, scale or offset out of
- * range, a table pointer the desc does not use, relative_values with
+ * range, a per-sequence value out of range (the message names the first
+ * bad index), query_offsets with a non-zero query_offset, a table pointer
+ * the desc does not use, relative_values with
  * RELATIVE_2D (POSENC_ERROR_INVALID_ARGUMENT); map_height*map_width !=
  * q_len or != kv_len (POSENC_ERROR_SHAPE_MISMATCH); sizes whose product
  * overflows (POSENC_ERROR_OVERFLOW); out overlapping an input or the

@@ -1,5 +1,6 @@
 // C ABI: fused attention and the bottleneck block. Validation here; the work
 // in ops/attention/attention.cpp and ops/attention/bottleneck.cpp.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <initializer_list>
@@ -37,7 +38,7 @@ struct Region {
   const char* name;
 };
 
-// The input regions of a call, at most six: kept without allocating.
+// The input regions of a call, at most nine: kept without allocating.
 class Regions {
  public:
   Regions(std::initializer_list<Region> regions) {
@@ -48,13 +49,12 @@ class Regions {
   const Region* end() const { return items_.data() + count_; }
 
  private:
-  std::array<Region, 6> items_{};
+  std::array<Region, 9> items_{};
   size_t count_ = 0;
 };
 
-// Checks everything in the desc, returns the rows of the 1D relative table
-// (0 when unused).
-int64_t validate_desc(const posenc_attention_desc& d) {
+// Checks everything in the desc.
+void validate_desc(const posenc_attention_desc& d) {
   require_positive(d.batch, "desc->batch");
   require_positive(d.heads, "desc->heads");
   require_positive(d.q_len, "desc->q_len");
@@ -68,6 +68,7 @@ int64_t validate_desc(const posenc_attention_desc& d) {
   require_flag(d.tables_per_head, "desc->tables_per_head");
   require_flag(d.bias_uses_scaled_q, "desc->bias_uses_scaled_q");
   require_flag(d.relative_values, "desc->relative_values");
+  require_enum(d.index_type, "desc->index_type", {POSENC_INDEX_INT32, POSENC_INDEX_INT64});
   if (d.query_offset < -kMaxOffset || d.query_offset > kMaxOffset) {
     invalid("desc->query_offset must be within +-2^40 (got " + std::to_string(d.query_offset) +
             ")");
@@ -104,14 +105,47 @@ int64_t validate_desc(const posenc_attention_desc& d) {
   // table's rows.
   checked_bytes({d.q_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
   checked_bytes({d.kv_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
-  const bool relative_1d = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values;
-  if (!relative_1d) return 0;
-  return relative_index(d.query_offset, d.q_len, d.kv_len, d.max_distance).rows;
 }
 
-// Checks the tensors against the desc and returns the regions they cover.
-Regions validate_tensors(const posenc_attention_desc& d,
-                                     const posenc_attention_tensors& t, int64_t relative_rows) {
+// One per-sequence tensor: aligned to index_type, every value b in
+// [low, high], else an error naming its first bad index. Returns the largest
+// value (low when the tensor is NULL).
+int64_t validate_sequence_values(const void* tensor, posenc_index_type type, int64_t batch,
+                                 int64_t low, int64_t high, const char* name) {
+  if (tensor == nullptr) return low;
+  require_tensor(tensor, type == POSENC_INDEX_INT64 ? 8 : 4, name);
+  int64_t largest = low;
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t value = ops::index_value(tensor, type, b);
+    if (value < low || value > high) {
+      invalid(std::string(name) + "[" + std::to_string(b) + "] = " + std::to_string(value) +
+              " is outside [" + std::to_string(low) + ", " + std::to_string(high) + "]");
+    }
+    largest = std::max(largest, value);
+  }
+  return largest;
+}
+
+// The per-sequence tensors of a call: their values checked, and the largest
+// query offset of the call (desc->query_offset without query_offsets).
+int64_t validate_sequences(const posenc_attention_desc& d, const posenc_attention_tensors& t) {
+  validate_sequence_values(t.kv_lengths, d.index_type, d.batch, 0, d.kv_len,
+                           "tensors->kv_lengths");
+  validate_sequence_values(t.q_lengths, d.index_type, d.batch, 0, d.q_len,
+                           "tensors->q_lengths");
+  if (t.query_offsets == nullptr) return d.query_offset;
+  if (d.query_offset != 0) {
+    invalid("desc->query_offset must be 0 with tensors->query_offsets (got " +
+            std::to_string(d.query_offset) + ")");
+  }
+  return validate_sequence_values(t.query_offsets, d.index_type, d.batch, -kMaxOffset,
+                                  kMaxOffset, "tensors->query_offsets");
+}
+
+// Checks the tensors against the desc and returns the regions they cover,
+// and the call's largest query offset (the rows of an unclipped 1D table).
+Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_tensors& t,
+                         int64_t& max_query_offset) {
   const size_t es = dtype_bytes(d.dtype);
   require_tensor(t.q, es, "tensors->q");
   require_tensor(t.k, es, "tensors->k");
@@ -122,6 +156,11 @@ Regions validate_tensors(const posenc_attention_desc& d,
       {t.q, checked_bytes({d.batch, d.heads, d.q_len, d.head_dim}, es, "tensors->q"), "tensors->q"},
       {t.k, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->k"), "tensors->k"},
       {t.v, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->v"), "tensors->v"}};
+  // (Read once batch is known to be a real tensor's size.)
+  max_query_offset = validate_sequences(d, t);
+  const bool relative_1d = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values;
+  const int64_t relative_rows =
+      relative_1d ? relative_index(max_query_offset, d.q_len, d.kv_len, d.max_distance).rows : 0;
   auto table = [&](const void* pointer, const char* name, int64_t rows) {
     require_tensor(pointer, es, name);
     inputs.push_back({pointer, checked_bytes({heads, rows, d.head_dim}, es, name), name});
@@ -147,9 +186,13 @@ Regions validate_tensors(const posenc_attention_desc& d,
     require_null(t.table_w, "tensors->table_w", "unless bias is RELATIVE_2D");
   }
   require_null(t.mask, "tensors->mask", "(masks are not implemented yet)");
-  require_null(t.kv_lengths, "tensors->kv_lengths", "(not implemented yet)");
-  require_null(t.q_lengths, "tensors->q_lengths", "(not implemented yet)");
-  require_null(t.query_offsets, "tensors->query_offsets", "(not implemented yet)");
+  const size_t index_bytes = d.index_type == POSENC_INDEX_INT64 ? 8 : 4;
+  for (const Region& r : {Region{t.kv_lengths, 0, "tensors->kv_lengths"},
+                          Region{t.q_lengths, 0, "tensors->q_lengths"},
+                          Region{t.query_offsets, 0, "tensors->query_offsets"}}) {
+    if (r.pointer == nullptr) continue;
+    inputs.push_back({r.pointer, checked_bytes({d.batch}, index_bytes, r.name), r.name});
+  }
   if (d.relative_values) {
     table(t.value_table, "tensors->value_table", relative_rows);
   } else {
@@ -168,13 +211,15 @@ struct Validated {
 Validated validate(const posenc_attention_desc* desc, const posenc_attention_tensors* tensors) {
   require_not_null(desc, "desc");
   require_not_null(tensors, "tensors");
-  const int64_t relative_rows = validate_desc(*desc);
+  validate_desc(*desc);
   // Every size product is checked before the problem multiplies them.
-  Regions inputs = validate_tensors(*desc, *tensors, relative_rows);
+  int64_t max_query_offset = 0;
+  Regions inputs = validate_tensors(*desc, *tensors, max_query_offset);
   const int64_t out_bytes = checked_bytes({desc->batch, desc->heads, desc->q_len,
                                            desc->head_dim},
                                           dtype_bytes(desc->out_dtype), "tensors->out");
-  Validated v{ops::make_attention_problem(*desc), out_bytes, std::move(inputs)};
+  Validated v{ops::make_attention_problem(*desc, tensors, max_query_offset), out_bytes,
+              std::move(inputs)};
   for (const Region& r : v.inputs) {
     require_disjoint(tensors->out, v.out_bytes, "tensors->out", r.pointer, r.bytes, r.name);
   }

@@ -42,22 +42,29 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
                                    const Getter& k, const Getter& v, const AttentionInputs& in) {
   const int64_t dh = d.head_dim;
   const double alpha = d.bias_uses_scaled_q ? double(d.scale) : 1.0;
-  const RelativeIndex relative =
-      relative_index(d.query_offset, d.q_len, d.kv_len, d.max_distance);
+  int64_t max_offset = d.query_offset;
+  if (in.query_offsets != nullptr) {
+    max_offset = *std::max_element(in.query_offsets, in.query_offsets + d.batch);
+  }
+  const int64_t table_rows = relative_index(max_offset, d.q_len, d.kv_len, d.max_distance).rows;
   auto table_of = [&](const float* table, int64_t rows, int64_t h, int64_t row) {
     return table + ((d.tables_per_head ? h * rows : 0) + row) * dh;
   };
   std::vector<double> out(size_t(d.batch * d.heads * d.q_len * dh), 0.0);
   std::vector<double> scores(size_t(d.kv_len));
   for (int64_t b = 0; b < d.batch; ++b) {
+    const int64_t kv_length = in.kv_lengths ? in.kv_lengths[b] : d.kv_len;
+    const int64_t q_length = in.q_lengths ? in.q_lengths[b] : d.q_len;
+    const int64_t offset = in.query_offsets ? in.query_offsets[b] : d.query_offset;
+    const RelativeIndex relative = relative_index(offset, d.q_len, d.kv_len, d.max_distance);
     for (int64_t h = 0; h < d.heads; ++h) {
       const std::vector<double> qs = head_rows(q, b, h, d.q_len, dh);
       const std::vector<double> ks = head_rows(k, b, h, d.kv_len, dh);
       const std::vector<double> vs = head_rows(v, b, h, d.kv_len, dh);
-      for (int64_t i = 0; i < d.q_len; ++i) {
+      for (int64_t i = 0; i < q_length; ++i) {  // later rows stay zero
         const double* qi = &qs[size_t(i * dh)];
-        int64_t visible = d.kv_len;
-        if (d.causal) visible = std::clamp<int64_t>(d.query_offset + i + 1, 0, d.kv_len);
+        int64_t visible = kv_length;
+        if (d.causal) visible = std::clamp<int64_t>(offset + i + 1, 0, kv_length);
         if (visible == 0) continue;  // a fully masked row stays zero
         double max_score = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j < visible; ++j) {
@@ -70,7 +77,7 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
               bias = dot(qi, table_of(in.table, d.kv_len, h, j), dh);
               break;
             case POSENC_BIAS_RELATIVE_1D:
-              bias = dot(qi, table_of(in.table, relative.rows, h, relative.row(i, j)), dh);
+              bias = dot(qi, table_of(in.table, table_rows, h, relative.row(i, j)), dh);
               break;
             case POSENC_BIAS_RELATIVE_2D: {
               const int64_t X = d.map_height, Y = d.map_width;
@@ -95,7 +102,7 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
           const double a = scores[size_t(j)] / sum;
           for (int64_t c = 0; c < dh; ++c) o[c] += a * vs[size_t(j * dh + c)];
           if (d.relative_values) {
-            const float* rv = table_of(in.value_table, relative.rows, h, relative.row(i, j));
+            const float* rv = table_of(in.value_table, table_rows, h, relative.row(i, j));
             for (int64_t c = 0; c < dh; ++c) o[c] += a * double(rv[c]);
           }
         }

@@ -18,6 +18,11 @@ struct AttentionInputs {
   const float* table_h;
   const float* table_w;
   const float* value_table;
+  // The per-sequence options of posenc/attention.h as int64 values, NULL
+  // when unused.
+  const int64_t* kv_lengths = nullptr;
+  const int64_t* q_lengths = nullptr;
+  const int64_t* query_offsets = nullptr;
 };
 
 // The output in the desc's layout.

@@ -3,7 +3,9 @@
 // size posenc asks for, one byte short of it, or one overlapping the output.
 #include <algorithm>
 #include <cmath>
+#include <climits>
 #include <limits>
+#include <vector>
 
 #include "checks.hpp"
 #include "families.hpp"
@@ -54,6 +56,55 @@ Workspace draw_workspace(FuzzInput& in, posenc_status size_status, size_t needed
   return w;
 }
 
+// The per-sequence tensors of a call (posenc/attention.h), each drawn
+// sometimes: values mostly in range, sometimes one past it (refused), of
+// the desc's index type; query_offsets with a non-zero desc->query_offset
+// is refused. `bad` when posenc_attention must refuse them (the workspace
+// size, which has no tensors, does not).
+struct Sequences {
+  std::vector<int64_t> wide[3];    // kv_lengths, q_lengths, query_offsets
+  std::vector<int32_t> narrow[3];  // the same as int32
+  bool present[3] = {false, false, false};
+  int64_t max_offset;
+  bool bad = false;
+
+  const void* tensor(int which, posenc_index_type type) const {
+    if (!present[which]) return nullptr;
+    return type == POSENC_INDEX_INT64 ? static_cast<const void*>(wide[which].data())
+                                      : static_cast<const void*>(narrow[which].data());
+  }
+};
+
+Sequences draw_sequences(FuzzInput& in, const posenc_attention_desc& d, int64_t batch,
+                         int invalid) {
+  Sequences s;
+  s.max_offset = d.query_offset;
+  const int64_t count = invalid > 0 ? 1 : batch;
+  for (int which = 0; which < 3; ++which) {
+    s.present[which] = in.choice(3) == 0;
+    for (int64_t b = 0; b < count; ++b) {
+      const uint8_t byte = in.byte();
+      int64_t value;
+      if (which == 2) {
+        value = byte == 255 ? (int64_t(1) << 40) + 1 : int64_t(byte % 16) - 4;
+      } else {
+        const int64_t length = which == 0 ? d.kv_len : d.q_len;
+        value = byte == 255 ? length + 1 : byte % (length + 1);
+      }
+      s.wide[which].push_back(value);
+      s.narrow[which].push_back(int32_t(std::clamp<int64_t>(value, INT32_MIN, INT32_MAX)));
+      // (An int32 offset cannot be out of range.)
+      const bool wide = d.index_type == POSENC_INDEX_INT64;
+      if (s.present[which] && byte == 255 && (which != 2 || wide)) s.bad = true;
+    }
+  }
+  if (s.present[2]) {
+    if (d.query_offset != 0) s.bad = true;
+    s.max_offset = *std::max_element(s.wide[2].begin(), s.wide[2].end());
+  }
+  return s;
+}
+
 }  // namespace
 
 void fuzz_attention(FuzzInput& in) {
@@ -86,6 +137,9 @@ void fuzz_attention(FuzzInput& in) {
     ++invalid;
   }
   if (desc.bias == POSENC_BIAS_RELATIVE_2D && desc.relative_values) ++invalid;
+  const int index_type = in.choice(8);  // 7: 2, no type
+  desc.index_type = posenc_index_type(index_type == 7 ? 2 : index_type % 2);
+  if (index_type == 7) ++invalid;
   // Tokens: a map for 2D (sometimes a mismatched one), else free lengths.
   if (desc.bias == POSENC_BIAS_RELATIVE_2D) {
     desc.map_height = height;
@@ -97,12 +151,14 @@ void fuzz_attention(FuzzInput& in) {
     desc.kv_len = invalid > 0 ? 1 : width * 3;
     desc.map_height = desc.map_width = 0;
   }
+  const Sequences sequences = draw_sequences(in, desc, batch, invalid);
   const int64_t table_heads = desc.tables_per_head ? heads : 1;
-  // attention.h: 2K + 1 rows when clipped, else q_len + kv_len - 1 + max(offset, 0).
+  // attention.h: 2K + 1 rows when clipped, else q_len + kv_len - 1 + max(offset, 0),
+  // the largest offset of query_offsets when given (a huge one is refused).
   const int64_t rows_1d =
-      desc.max_distance > 0
-          ? 2 * desc.max_distance + 1
-          : desc.q_len + desc.kv_len - 1 + std::max<int64_t>(desc.query_offset, 0);
+      desc.max_distance > 0 ? 2 * desc.max_distance + 1
+      : invalid > 0 || sequences.bad ? 1
+                            : desc.q_len + desc.kv_len - 1 + std::max<int64_t>(sequences.max_offset, 0);
   const int64_t table_rows = desc.bias == POSENC_BIAS_ABSOLUTE ? desc.kv_len : rows_1d;
   // Buffers of floats, large enough for either dtype.
   const size_t qn = elements({batch, heads, desc.q_len, head_dim}, invalid);
@@ -122,6 +178,9 @@ void fuzz_attention(FuzzInput& in) {
     t.table_w = table_w.data();
   }
   if (desc.relative_values) t.value_table = values.data();
+  t.kv_lengths = sequences.tensor(0, desc.index_type);
+  t.q_lengths = sequences.tensor(1, desc.index_type);
+  t.query_offsets = sequences.tensor(2, desc.index_type);
   // A pointer the desc does not use, a required one missing, or no tensors.
   const int pointers = in.choice(16);
   if (pointers == 0) t.value_table = desc.relative_values ? nullptr : values.data();
@@ -134,7 +193,7 @@ void fuzz_attention(FuzzInput& in) {
   const posenc_status status = posenc_attention(context.get(), &desc, tensors, w.pointer, w.bytes);
   // Other refusals (an offset the causal mask cannot use, bf16 without a
   // oneDNN bf16 GEMM) leave the output untouched.
-  expect_refusal_if(status, invalid > 0 || pointers <= 2 || w.bad, out);
+  expect_refusal_if(status, invalid > 0 || sequences.bad || pointers <= 2 || w.bad, out);
 }
 
 void fuzz_bottleneck(FuzzInput& in) {

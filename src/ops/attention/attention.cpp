@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <vector>
+#include <numeric>
 
 #include "ops/attention/bias.hpp"
 #include "ops/attention/gemms.hpp"
@@ -15,6 +15,19 @@
 
 namespace posenc::ops {
 namespace {
+
+// With per-sequence lengths or offsets the keys a query block computes
+// depend on the call's values. Computed exactly, each new count of keys
+// would be a new GEMM shape, made on every call whose lengths are new (most
+// calls, in serving). A block's keys are rounded up instead to a multiple of
+// kKeyQuantum (within kv_len), the keys past the sequence's length masked by
+// the softmax's count of valid keys, as causal ones are: at most kv_len /
+// kKeyQuantum widths per row count, each made once, for a few percent more
+// work. attention() still runs each call's GEMMs dry before its region
+// (lookups, once made), so that a width not seen before is made there, not
+// in the region. Query blocks keep their rows: the rows past q_length of a
+// block are computed and not stored; a block wholly past it computes nothing.
+constexpr int64_t kKeyQuantum = 32;
 
 // One thread's view of its scratch.
 struct Scratch {
@@ -45,13 +58,15 @@ struct Scratch {
 };
 
 // Runs one query block of one (batch, head) against all its visible keys.
+// With shapes_only it runs each GEMM of the task dry (GemmSlots::Use) and
+// nothing else, writing nothing but the scratch's packed_head.
 class QueryBlockRunner {
  public:
   QueryBlockRunner(const ExecContext& ctx, const AttentionProblem& p,
                    const posenc_attention_tensors& t, const AttentionBlocking& blocking,
-                   const SlotLayout& layout)
+                   const SlotLayout& layout, bool shapes_only = false)
       : ctx_(ctx), p_(p), t_(t), blocking_(blocking), layout_(layout),
-        bias_(p, t, ctx.kernels->attention_bias),
+        shapes_only_(shapes_only), bias_(p, t, ctx.kernels->attention_bias),
         values_(p, t, ctx.kernels->attention_bias) {}
 
   void run(int64_t task, const Scratch& s) const;
@@ -62,9 +77,12 @@ class QueryBlockRunner {
     return static_cast<const char*>(base) +
            size_t(b * st.batch + h * st.head + t * st.token) * p_.element_bytes();
   }
-  void pack_head(int64_t b, int64_t h, const Scratch& s) const;
-  void key_block(const QueryBlock& qb, int64_t b, const KeyBlock& kb, const RowWindow& vw,
-                 const Scratch& s) const;
+  // The keys the queries [first, first + rows) of sequence `seq` compute:
+  // those visible to one of them, rounded up with per-sequence options.
+  int64_t computed_keys(const Sequence& seq, int64_t first, int64_t rows) const;
+  void pack_head(int64_t b, int64_t h, int64_t keys, const Scratch& s) const;
+  void key_block(const QueryBlock& qb, int64_t b, const Sequence& seq, const KeyBlock& kb,
+                 const RowWindow& vw, const Scratch& s) const;
   void gemm(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
             const void* stored_b, const uint8_t* packed_b, void* c) const;
   // Key block `index` of a whole row of keys, as packed.
@@ -72,58 +90,73 @@ class QueryBlockRunner {
     return ops::packed_block(p_, blocking_.query_block, blocking_.key_block, index,
                              layout_.acc_ld);
   }
-  void store(const QueryBlock& qb, int64_t b, const Scratch& s) const;
+  void store(const QueryBlock& qb, int64_t b, const Sequence& seq, const Scratch& s) const;
 
   const ExecContext& ctx_;
   const AttentionProblem& p_;
   const posenc_attention_tensors& t_;
   const AttentionBlocking& blocking_;
   const SlotLayout& layout_;
+  bool shapes_only_;
   AttentionBias bias_;
   RelativeValues values_;
 };
+
+int64_t QueryBlockRunner::computed_keys(const Sequence& seq, int64_t first,
+                                        int64_t rows) const {
+  const int64_t last = std::min(first + rows, seq.q_length) - 1;
+  const int64_t keys = last < first ? 0 : p_.visible_keys(seq, last);
+  if (!p_.per_sequence() || keys == 0) return keys;
+  return std::min(p_.kv_len, (keys + kKeyQuantum - 1) / kKeyQuantum * kKeyQuantum);
+}
 
 void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   const int64_t b = task / (p_.heads * blocking_.query_blocks);
   const int64_t h = task / blocking_.query_blocks % p_.heads;
   const int64_t first = task % blocking_.query_blocks * blocking_.query_block;
-  QueryBlock qb{h, row_of(t_.q, p_.q, b, h, first), p_.q.token, first,
+  const Sequence seq = p_.sequence(b);
+  QueryBlock qb{h, seq.query_offset, row_of(t_.q, p_.q, b, h, first), p_.q.token, first,
                 std::min(blocking_.query_block, p_.q_len - first)};
-  // Keys visible to at least one query of the block.
-  const int64_t keys = p_.visible_keys(first + qb.rows - 1);
-  if (layout_.packed.bytes() > 0 && *s.packed_head != task / blocking_.query_blocks) {
+  // Keys visible to at least one query of the block (none past q_length).
+  const int64_t keys = computed_keys(seq, first, qb.rows);
+  if (layout_.packed.bytes() > 0 && keys > 0 &&
+      *s.packed_head != task / blocking_.query_blocks) {
     *s.packed_head = -1;  // until the whole head is packed
-    pack_head(b, h, s);
+    // The keys of the sequence's longest query block.
+    pack_head(b, h, computed_keys(seq, 0, p_.q_len), s);
     *s.packed_head = task / blocking_.query_blocks;
   }
-  std::fill(s.row_max, s.row_max + qb.rows, -std::numeric_limits<float>::infinity());
-  std::fill(s.row_sum, s.row_sum + qb.rows, 0.0f);
+  if (!shapes_only_) {
+    std::fill(s.row_max, s.row_max + qb.rows, -std::numeric_limits<float>::infinity());
+    std::fill(s.row_sum, s.row_sum + qb.rows, 0.0f);
+  }
   RowWindow vw{0, 0};
   if (p_.relative_values && keys > 0) {
     vw = values_.window(qb, keys);
-    std::fill(s.weights, s.weights + qb.rows * layout_.value_window, 0.0f);
+    if (!shapes_only_) std::fill(s.weights, s.weights + qb.rows * layout_.value_window, 0.0f);
   }
   for (int64_t j = 0; j < keys; j += blocking_.key_block) {
-    key_block(qb, b, KeyBlock{j, std::min(blocking_.key_block, keys - j)}, vw, s);
+    key_block(qb, b, seq, KeyBlock{j, std::min(blocking_.key_block, keys - j)}, vw, s);
   }
   if (p_.relative_values && keys > 0) {
     const void* weights = s.weights;
-    if (p_.dtype == POSENC_BF16) {
+    if (p_.dtype == POSENC_BF16 && !shapes_only_) {
       for (int64_t r = 0; r < qb.rows; ++r) {
         ctx_.kernels->elementwise.f32_to_bf16(s.weights + r * layout_.value_window,
                                               s.weights_bf16 + r * layout_.value_window,
                                               vw.count);
       }
-      weights = s.weights_bf16;
     }
+    if (p_.dtype == POSENC_BF16) weights = s.weights_bf16;
     values_.apply(qb, vw, weights, layout_.value_window, s.acc, layout_.acc_ld);
   }
-  store(qb, b, s);
+  if (!shapes_only_) store(qb, b, seq, s);
 }
 
-void QueryBlockRunner::pack_head(int64_t b, int64_t h, const Scratch& s) const {
+// Packs the key blocks holding keys [0, keys).
+void QueryBlockRunner::pack_head(int64_t b, int64_t h, int64_t keys, const Scratch& s) const {
   const PackedKeyValues& packed = layout_.packed;
-  for (int64_t i = 0; i < packed.key_blocks; ++i) {
+  for (int64_t i = 0; i < packed.key_blocks && i * blocking_.key_block < keys; ++i) {
     const PackedBlock block = packed_block(i);
     // A block whose GEMM reads B as stored (packed_b_bytes 0) is not
     // copied; gemm() then reads it where it is stored.
@@ -157,8 +190,9 @@ void QueryBlockRunner::gemm(const MatmulShape& shape, const MatmulShape& packed_
   matmul(shape, a, stored_b, c);
 }
 
-void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock& kb,
-                                 const RowWindow& vw, const Scratch& s) const {
+void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence& seq,
+                                 const KeyBlock& kb, const RowWindow& vw,
+                                 const Scratch& s) const {
   const AttentionKernels& k = ctx_.kernels->attention;
   const int64_t ld = gemm_output_stride(kb.count);
   const PackedKeyValues& packed = layout_.packed;
@@ -175,10 +209,11 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
   // bf16 probabilities straight from the softmax, unless the relative values
   // need them in fp32 first.
   const bool direct_bf16 = p_.dtype == POSENC_BF16 && !p_.relative_values;
-  for (int64_t r = 0; r < qb.rows; ++r) {
+  for (int64_t r = 0; r < qb.rows && !shapes_only_; ++r) {
     float* row = s.scores + r * ld;
-    const int64_t valid = std::clamp<int64_t>(p_.visible_keys(qb.first + r) - kb.first, 0,
-                                              kb.count);
+    const int64_t i = qb.first + r;
+    const int64_t visible = i < seq.q_length ? p_.visible_keys(seq, i) : 0;
+    const int64_t valid = std::clamp<int64_t>(visible - kb.first, 0, kb.count);
     const float block_max = bias_.add_row(qb, kb, r, valid, row, logits);
     uint16_t* probs_bf16 = s.probs_bf16 + r * ld;
     const float correction =
@@ -207,7 +242,8 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
        row_of(t_.v, p_.v, b, qb.head, kb.first), packed_values, s.acc);
 }
 
-void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Scratch& s) const {
+void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Sequence& seq,
+                             const Scratch& s) const {
   const int64_t d = p_.head_dim;
   const size_t out_bytes = dtype_bytes(p_.out_dtype);
   for (int64_t r = 0; r < qb.rows; ++r) {
@@ -215,7 +251,8 @@ void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Scratch& s) 
     float* acc = s.acc + r * layout_.acc_ld;
     char* out = static_cast<char*>(t_.out) +
                 size_t(b * p_.out.batch + qb.head * p_.out.head + i * p_.out.token) * out_bytes;
-    if (p_.visible_keys(i) == 0) {  // a fully masked row: zeros, not 0/0
+    // A fully masked row or one past q_length: zeros, not 0/0.
+    if (i >= seq.q_length || p_.visible_keys(seq, i) == 0) {
       std::memset(out, 0, size_t(d) * out_bytes);
     } else if (p_.out_dtype == POSENC_BF16) {
       ctx_.kernels->attention.scale_f32(acc, 1.0f / s.row_sum[r], acc, d);
@@ -238,10 +275,12 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
   const QueryBlockRunner runner(ctx, problem, tensors, blocking, layout);
   auto scratch = [&](int slot) { return Scratch(base + size_t(slot) * layout.bytes, layout); };
   // The GEMM shapes follow the blocks (the last query block, causal key
-  // counts, bias windows): the first call of a problem runs the query blocks
-  // of its first head dry, writing their rows densely into a buffer of one
-  // head's output (the output's strides shape no GEMM), to make them all
-  // before the region.
+  // counts, bias windows) and, with per-sequence options, each sequence's
+  // lengths and offset. They are made before the region by running the
+  // GEMMs of query blocks dry (shapes only, nothing written): on the first
+  // call of a problem those of its first head; with per-sequence options on
+  // every call those of each sequence's first head, which are lookups once
+  // the few rounded widths (kKeyQuantum) are made.
   const GemmSlots gemms(blocking.slots);
   auto bits = [](float value) {
     int32_t b;
@@ -254,22 +293,33 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
        bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.query_offset, int64_t(p.bias),
        p.max_distance, p.map_height, p.map_width, int64_t(p.relative_values), blocking.slots,
        blocking.query_block, blocking.key_block, layout.acc_ld, int64_t(layout.packed.bytes())});
-  if (!prepared.before()) {
-    std::vector<uint8_t> head_out(size_t(p.q_len * p.head_dim) * dtype_bytes(p.out_dtype));
-    AttentionProblem dry_problem = problem;
-    dry_problem.out = TokenStrides{0, 0, p.head_dim};
-    posenc_attention_tensors dry_tensors = tensors;
-    dry_tensors.out = head_out.data();
-    const QueryBlockRunner dry_runner(ctx, dry_problem, dry_tensors, blocking, layout);
+  if (p.per_sequence() || !prepared.before()) {
+    const QueryBlockRunner dry_runner(ctx, problem, tensors, blocking, layout, true);
     const GemmSlots::Use dry(gemms, 0, false, true);
-    std::memset(base, 0, layout.bytes);  // the GEMMs write nothing: softmax zeros
-    *scratch(0).packed_head = -1;
-    for (int64_t task = 0; task < blocking.query_blocks; ++task) dry_runner.run(task, scratch(0));
-    prepared.remember();
+    const int64_t sequences = p.per_sequence() ? p.batch : 1;
+    for (int64_t b = 0; b < sequences; ++b) {
+      *scratch(0).packed_head = -1;
+      for (int64_t i = 0; i < blocking.query_blocks; ++i) {
+        dry_runner.run(b * p.heads * blocking.query_blocks + i, scratch(0));
+      }
+    }
+    if (!p.per_sequence()) prepared.remember();
+  }
+  // Each thread runs a contiguous run of tasks. With per-sequence lengths
+  // the heads' costs follow their sequences, so the (batch, head) pairs are
+  // visited with a stride near 0.618 of their count (coprime with it): every
+  // run then holds a share of every sequence. A head's query blocks stay
+  // together (its packed keys serve them all); the order changes no bits.
+  const int64_t heads_total = p.batch * p.heads;
+  int64_t stride = 1;
+  if (p.per_sequence() && blocking.slots > 1) {
+    stride = std::max<int64_t>(1, heads_total * 618 / 1000);
+    while (std::gcd(stride, heads_total) != 1) ++stride;
   }
   for (int slot = 0; slot < blocking.slots; ++slot) *scratch(slot).packed_head = -1;
   parallel_for(blocking.slots, blocking.tasks, [&](int64_t task, int slot) {
-    runner.run(task, scratch(slot));
+    const int64_t head = task / blocking.query_blocks * stride % heads_total;
+    runner.run(head * blocking.query_blocks + task % blocking.query_blocks, scratch(slot));
   });
 }
 

@@ -40,20 +40,31 @@ WindowColumns window_columns(const RelativeIndex& index, int64_t query_pos, int6
 }
 
 RelativeIndex relative_index_of(const AttentionProblem& p) {
-  return relative_index(p.query_offset, p.q_len, p.kv_len, p.max_distance);
+  return relative_index(p.max_query_offset, p.q_len, p.kv_len, p.max_distance);
 }
 
-RowWindow relative_window(const RelativeIndex& index, int64_t query_pos, int64_t queries,
-                          int64_t first_key, int64_t keys) {
+RelativeIndex relative_index_of(const AttentionProblem& p, int64_t query_offset) {
+  RelativeIndex index = relative_index(query_offset, p.q_len, p.kv_len, p.max_distance);
+  index.rows = relative_index_of(p).rows;
+  return index;
+}
+
+RowWindow relative_window(const AttentionProblem& p, const RelativeIndex& index,
+                          int64_t query_pos, int64_t queries, int64_t first_key, int64_t keys) {
   const int64_t first = index.row(first_key - (query_pos + queries - 1));
   const int64_t last = index.row(first_key + keys - 1 - query_pos);
-  return RowWindow{first, last - first + 1};
+  RowWindow window{first, last - first + 1};
+  if (p.per_sequence()) {
+    window.count = std::min(index.readable, queries + keys - 1);
+    window.first = std::min(first, index.readable - window.count);
+  }
+  return window;
 }
 
 AttentionBias::AttentionBias(const AttentionProblem& problem,
                              const posenc_attention_tensors& tensors,
                              const AttentionBiasKernels& kernels)
-    : p_(problem), t_(tensors), kernels_(kernels), index_(relative_index_of(problem)) {}
+    : p_(problem), t_(tensors), kernels_(kernels) {}
 
 int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_block,
                                       int64_t key_block) {
@@ -81,10 +92,11 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, flo
                   p_.bias_alpha, true, scores, ld);
       break;
     case POSENC_BIAS_RELATIVE_1D: {
-      logits.window = relative_window(index_, p_.query_offset + qb.first, qb.rows, kb.first,
+      const RelativeIndex index = relative_index_of(p_, qb.query_offset);
+      logits.window = relative_window(p_, index, qb.query_offset + qb.first, qb.rows, kb.first,
                                       kb.count);
       logits.ld = gemm_output_stride(logits.window.count);
-      logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, index_.rows, logits.window.first),
+      logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, index.rows, logits.window.first),
                   logits.window.count, p_.bias_alpha, false, scratch, logits.ld);
       break;
     }
@@ -112,7 +124,8 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
     case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
       return kernels_.max_of(row, valid);
     case POSENC_BIAS_RELATIVE_1D: {
-      const auto c = window_columns(index_, p_.query_offset + qb.first + r, kb.first,
+      const auto c = window_columns(relative_index_of(p_, qb.query_offset),
+                                    qb.query_offset + qb.first + r, kb.first,
                                     logits.window.first);
       return kernels_.gather_add(logits.logits + r * logits.ld, c.shift, c.lo, c.hi, row, valid);
     }
@@ -130,19 +143,21 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
 RelativeValues::RelativeValues(const AttentionProblem& problem,
                                const posenc_attention_tensors& tensors,
                                const AttentionBiasKernels& kernels)
-    : p_(problem), t_(tensors), kernels_(kernels), index_(relative_index_of(problem)) {}
+    : p_(problem), t_(tensors), kernels_(kernels) {}
 
 int64_t RelativeValues::max_window(const AttentionProblem& p, int64_t query_block) {
   return std::min(relative_index_of(p).readable, p.kv_len + query_block - 1);
 }
 
 RowWindow RelativeValues::window(const QueryBlock& qb, int64_t keys) const {
-  return relative_window(index_, p_.query_offset + qb.first, qb.rows, 0, keys);
+  return relative_window(p_, relative_index_of(p_, qb.query_offset),
+                         qb.query_offset + qb.first, qb.rows, 0, keys);
 }
 
 void RelativeValues::scatter(const QueryBlock& qb, int64_t r, const KeyBlock& kb,
                              const RowWindow& window, const float* p, float* weights) const {
-  const auto c = window_columns(index_, p_.query_offset + qb.first + r, kb.first, window.first);
+  const auto c = window_columns(relative_index_of(p_, qb.query_offset),
+                                qb.query_offset + qb.first + r, kb.first, window.first);
   kernels_.scatter_add(p, c.shift, c.lo, c.hi, weights, kb.count);
 }
 
@@ -157,7 +172,8 @@ void RelativeValues::apply(const QueryBlock& qb, const RowWindow& window, const 
   s.ldc = ldo;
   s.ab_type = p_.dtype;
   s.accumulate = true;
-  matmul(s, weights, table_row(p_, t_.value_table, qb.head, index_.rows, window.first), out);
+  matmul(s, weights,
+         table_row(p_, t_.value_table, qb.head, relative_index_of(p_).rows, window.first), out);
 }
 
 }  // namespace posenc::ops

@@ -27,13 +27,19 @@ struct WindowColumns {
 WindowColumns window_columns(const RelativeIndex& index, int64_t query_pos, int64_t first_key,
                              int64_t window_first);
 
-// The 1D table of posenc/attention.h for this problem.
+// The 1D table of posenc/attention.h for this problem: its rows (the stride
+// of per-head tables) from the largest query offset of the call.
 RelativeIndex relative_index_of(const AttentionProblem& problem);
+// The same table as the queries of a sequence at query_offset index it.
+RelativeIndex relative_index_of(const AttentionProblem& problem, int64_t query_offset);
 
 // The rows used by queries at positions [query_pos, query_pos + queries)
-// against keys [first_key, first_key + keys).
-RowWindow relative_window(const RelativeIndex& index, int64_t query_pos, int64_t queries,
-                          int64_t first_key, int64_t keys);
+// against keys [first_key, first_key + keys). With per-sequence options the
+// window is widened (within the table) to queries + keys - 1 rows, which
+// only clipping makes it shorter than: its GEMM's shape then does not depend
+// on the sequence's offset (attention.cpp keeps the shapes few).
+RowWindow relative_window(const AttentionProblem& problem, const RelativeIndex& index,
+                          int64_t query_pos, int64_t queries, int64_t first_key, int64_t keys);
 
 // A block's position logits in scratch, as add_row reads them. 1D: logits
 // [rows, window.count] against table rows window.first.., rows ld apart.
@@ -71,7 +77,6 @@ class AttentionBias {
   const AttentionProblem& p_;
   const posenc_attention_tensors& t_;
   const AttentionBiasKernels& kernels_;
-  RelativeIndex index_;
 };
 
 // Shaw's relative values: out_i += sum_j a_ij RV[row(i,j)]. Per query block,
@@ -102,7 +107,6 @@ class RelativeValues {
   const AttentionProblem& p_;
   const posenc_attention_tensors& t_;
   const AttentionBiasKernels& kernels_;
-  RelativeIndex index_;
 };
 
 }  // namespace posenc::ops

@@ -15,9 +15,15 @@ TokenStrides layout_strides(posenc_attention_layout layout, int64_t heads, int64
 
 }  // namespace
 
-int64_t AttentionProblem::visible_keys(int64_t i) const {
-  if (!causal) return kv_len;
-  return std::clamp<int64_t>(query_offset + i + 1, 0, kv_len);
+Sequence AttentionProblem::sequence(int64_t b) const {
+  return Sequence{kv_lengths ? index_value(kv_lengths, index_type, b) : kv_len,
+                  q_lengths ? index_value(q_lengths, index_type, b) : q_len,
+                  query_offsets ? index_value(query_offsets, index_type, b) : query_offset};
+}
+
+int64_t AttentionProblem::visible_keys(const Sequence& s, int64_t i) const {
+  if (!causal) return s.kv_length;
+  return std::clamp<int64_t>(s.query_offset + i + 1, 0, s.kv_length);
 }
 
 void set_scales(AttentionProblem& p, float scale, bool bias_uses_scaled_q) {
@@ -26,7 +32,9 @@ void set_scales(AttentionProblem& p, float scale, bool bias_uses_scaled_q) {
   p.bias_alpha = (bias_uses_scaled_q ? scale : 1.0f) / p.softmax_scale;
 }
 
-AttentionProblem make_attention_problem(const posenc_attention_desc& d) {
+AttentionProblem make_attention_problem(const posenc_attention_desc& d,
+                                        const posenc_attention_tensors* t,
+                                        int64_t max_query_offset) {
   AttentionProblem p;
   p.batch = d.batch;
   p.heads = d.heads;
@@ -46,6 +54,11 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d) {
   p.map_height = d.map_height;
   p.map_width = d.map_width;
   p.relative_values = d.relative_values != 0;
+  p.kv_lengths = t ? t->kv_lengths : nullptr;
+  p.q_lengths = t ? t->q_lengths : nullptr;
+  p.query_offsets = t ? t->query_offsets : nullptr;
+  p.index_type = d.index_type;
+  p.max_query_offset = t && t->query_offsets ? max_query_offset : d.query_offset;
   return p;
 }
 

@@ -17,6 +17,12 @@ struct TokenStrides {
   int64_t batch, head, token;
 };
 
+// One batch item's share of the per-sequence options (posenc/attention.h):
+// its keys [0, kv_length), queries [0, q_length), query 0 at query_offset.
+struct Sequence {
+  int64_t kv_length, q_length, query_offset;
+};
+
 struct AttentionProblem {
   int64_t batch, heads, q_len, kv_len, head_dim;
   TokenStrides q, k, v, out;
@@ -32,11 +38,31 @@ struct AttentionProblem {
   int64_t max_distance;
   int64_t map_height, map_width;
   bool relative_values;
+  // The per-sequence tensors ([batch] of index_type, each NULL when unused)
+  // and the largest query offset of all sequences (the 1D table's stride).
+  const void* kv_lengths;
+  const void* q_lengths;
+  const void* query_offsets;
+  posenc_index_type index_type;
+  int64_t max_query_offset;
 
   size_t element_bytes() const { return dtype_bytes(dtype); }
-  // Keys visible to query i: [0, visible_keys(i)).
-  int64_t visible_keys(int64_t i) const;
+  // Whether any per-sequence tensor is given: the blocks then follow each
+  // sequence's lengths, with key blocks padded to kKeyQuantum (attention.cpp).
+  bool per_sequence() const {
+    return kv_lengths != nullptr || q_lengths != nullptr || query_offsets != nullptr;
+  }
+  // Batch item b's lengths and offset (the whole problem's without the tensors).
+  Sequence sequence(int64_t b) const;
+  // Keys visible to query i of sequence s: [0, visible_keys(s, i)).
+  int64_t visible_keys(const Sequence& s, int64_t i) const;
 };
+
+// Value b of a [batch] tensor of index_type.
+inline int64_t index_value(const void* tensor, posenc_index_type type, int64_t b) {
+  if (type == POSENC_INDEX_INT64) return static_cast<const int64_t*>(tensor)[b];
+  return static_cast<const int32_t*>(tensor)[b];
+}
 
 // The row stride of every GEMM output the attention writes: dense, which the
 // AMX path needs, but for the widths oneDNN 2.6.3 gets wrong in bf16
@@ -50,8 +76,12 @@ inline int64_t gemm_output_stride(int64_t columns) {
 // oneDNN's AMX GEMM runs slower with an output scale.
 void set_scales(AttentionProblem& problem, float scale, bool bias_uses_scaled_q);
 
-// The problem of a validated desc, with the strides of its layout.
-AttentionProblem make_attention_problem(const posenc_attention_desc& desc);
+// The problem of a validated desc, with the strides of its layout. With
+// tensors, also their per-sequence tensors, whose largest query offset is
+// max_query_offset; without, none (the workspace does not depend on them).
+AttentionProblem make_attention_problem(const posenc_attention_desc& desc,
+                                        const posenc_attention_tensors* tensors = nullptr,
+                                        int64_t max_query_offset = 0);
 
 // Table rows [first, first + count).
 struct RowWindow {
@@ -62,6 +92,7 @@ struct RowWindow {
 // one, with row stride ldq.
 struct QueryBlock {
   int64_t head;
+  int64_t query_offset;  // the position of query 0 of the block's sequence
   const void* q;
   int64_t ldq;
   int64_t first, rows;

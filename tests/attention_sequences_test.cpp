@@ -1,0 +1,366 @@
+// Per-sequence kv_lengths, q_lengths and query_offsets of posenc_attention on
+// every ISA path, fp32 and bf16: against the double reference loops, against
+// each sequence run alone, bitwise at 1, 2 and 3 threads, and the errors.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compare.hpp"
+#include "isa_test.hpp"
+#include "posenc/posenc.h"
+#include "posenc/posenc.hpp"
+#include "reference/attention.hpp"
+
+namespace posenc::test {
+namespace {
+
+// Per-sequence values; an empty vector leaves its tensor NULL.
+struct Sequences {
+  std::vector<int64_t> kv_lengths, q_lengths, query_offsets;
+};
+
+// One call's inputs: q, k, v and the 1D tables as fp32 values (rounded to
+// bf16 for bf16 descs) and as passed, the per-sequence tensors of the
+// desc's index_type.
+class SequenceCall {
+ public:
+  SequenceCall(const posenc_attention_desc& d, Sequences s) : d_(d), s_(std::move(s)) {
+    const int64_t heads = d.tables_per_head ? d.heads : 1;
+    int64_t max_offset = d.query_offset;
+    for (int64_t o : s_.query_offsets) max_offset = std::max(max_offset, o);
+    const int64_t rows = d.max_distance > 0 ? 2 * d.max_distance + 1
+                                            : std::max<int64_t>(max_offset, 0) + d.q_len +
+                                                  d.kv_len - 1;
+    const int64_t table_rows = d.bias == POSENC_BIAS_ABSOLUTE ? d.kv_len : rows;
+    add(size_t(d.batch * d.heads * d.q_len * d.head_dim), 1);
+    add(size_t(d.batch * d.heads * d.kv_len * d.head_dim), 2);
+    add(size_t(d.batch * d.heads * d.kv_len * d.head_dim), 3);
+    add(d.bias == POSENC_BIAS_NONE ? 0 : size_t(heads * table_rows * d.head_dim), 4);
+    add(d.relative_values ? size_t(heads * rows * d.head_dim) : 0, 5);
+    for (auto* v : {&s_.kv_lengths, &s_.q_lengths, &s_.query_offsets}) {
+      std::vector<int32_t> narrow(v->begin(), v->end());
+      index32_.push_back(narrow);
+    }
+  }
+
+  reference::AttentionInputs reference_inputs() const {
+    reference::AttentionInputs in{get(0), get(1), get(2), get(3), nullptr, nullptr, get(4)};
+    in.kv_lengths = or_null(s_.kv_lengths);
+    in.q_lengths = or_null(s_.q_lengths);
+    in.query_offsets = or_null(s_.query_offsets);
+    return in;
+  }
+
+  posenc_attention_tensors tensors(void* out) const {
+    posenc_attention_tensors t{pass(0), pass(1), pass(2), pass(3), nullptr, nullptr, pass(4),
+                               out,     nullptr, nullptr, nullptr, nullptr};
+    t.kv_lengths = index_tensor(0, s_.kv_lengths);
+    t.q_lengths = index_tensor(1, s_.q_lengths);
+    t.query_offsets = index_tensor(2, s_.query_offsets);
+    return t;
+  }
+
+  // The output as floats (empty where bf16 has no GEMM), with a workspace of
+  // the size posenc_attention_workspace_size gives without the tensors.
+  std::vector<float> run(posenc_context* context) const {
+    const size_t count = size_t(d_.batch * d_.heads * d_.q_len * d_.head_dim);
+    GuardedFloats out(count);
+    const posenc_attention_tensors t = tensors(out.data());
+    size_t bytes = 0;
+    const posenc_status sized = posenc_attention_workspace_size(context, &d_, &bytes);
+    if (sized == POSENC_ERROR_UNSUPPORTED && d_.dtype == POSENC_BF16) return {};
+    EXPECT_EQ(sized, POSENC_OK) << posenc_last_error();
+    std::vector<unsigned char> workspace(bytes);
+    const posenc_status status = posenc_attention(context, &d_, &t, workspace.data(), bytes);
+    if (status == POSENC_ERROR_UNSUPPORTED && d_.dtype == POSENC_BF16) return {};
+    EXPECT_EQ(status, POSENC_OK) << posenc_last_error();
+    EXPECT_TRUE(out.guards_intact());
+    return std::vector<float>(out.data(), out.data() + count);
+  }
+
+  const posenc_attention_desc& desc() const { return d_; }
+
+ private:
+  void add(size_t count, uint32_t seed) {
+    std::vector<float> x = random_floats(count, seed * 977u + uint32_t(count));
+    if (d_.dtype == POSENC_BF16) x = from_bf16(to_bf16(x));
+    bits_.push_back(to_bf16(x));
+    floats_.push_back(std::move(x));
+  }
+  const float* get(size_t i) const { return floats_[i].empty() ? nullptr : floats_[i].data(); }
+  const void* pass(size_t i) const {
+    if (floats_[i].empty()) return nullptr;
+    if (d_.dtype == POSENC_BF16) return bits_[i].data();
+    return floats_[i].data();
+  }
+  static const int64_t* or_null(const std::vector<int64_t>& v) {
+    return v.empty() ? nullptr : v.data();
+  }
+  const void* index_tensor(size_t which, const std::vector<int64_t>& v) const {
+    if (v.empty()) return nullptr;
+    if (d_.index_type == POSENC_INDEX_INT64) return v.data();
+    return index32_[which].data();
+  }
+
+  posenc_attention_desc d_;
+  Sequences s_;
+  std::vector<std::vector<float>> floats_;
+  std::vector<std::vector<uint16_t>> bits_;
+  std::vector<std::vector<int32_t>> index32_;
+};
+
+::testing::AssertionResult matches_reference(posenc_context* context,
+                                             const posenc_attention_desc& d,
+                                             const Sequences& s) {
+  const SequenceCall call(d, s);
+  const std::vector<float> got = call.run(context);
+  if (got.empty()) return ::testing::AssertionSuccess() << "bf16 unsupported";
+  const std::vector<double> want = reference::attention(d, call.reference_inputs());
+  const bool bf16 = d.dtype == POSENC_BF16;
+  // Rows past q_length are exact zeros (the reference leaves them 0).
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (want[i] == 0.0 && got[i] != 0.0f) {
+      return ::testing::AssertionFailure() << "element " << i << " = " << got[i]
+                                           << " where the reference has an exact zero";
+    }
+  }
+  return all_close(got.data(), want, bf16 ? 2e-2 : 1e-5, bf16 ? 2e-2 : 1e-4);
+}
+
+posenc_attention_desc with(posenc_attention_desc d, posenc_attention_layout layout,
+                           posenc_dtype dtype) {
+  d.layout = layout;
+  d.dtype = dtype;
+  return d;
+}
+
+posenc_attention_desc relative_1d(posenc_attention_desc d, int64_t max_distance, int per_head) {
+  d.bias = POSENC_BIAS_RELATIVE_1D;
+  d.max_distance = max_distance;
+  d.tables_per_head = per_head;
+  return d;
+}
+
+class AttentionSequences : public IsaTest {};
+
+constexpr posenc_attention_layout kLayouts[] = {POSENC_LAYOUT_BHTD, POSENC_LAYOUT_BTHD};
+constexpr posenc_dtype kDtypes[] = {POSENC_F32, POSENC_BF16};
+
+TEST_P(AttentionSequences, PaddedBatchWithLengthsZeroOneFullAndMixed) {
+  for (posenc_attention_layout layout : kLayouts) {
+    for (posenc_dtype dtype : kDtypes) {
+      // Several query blocks per head (a block wholly past a length, one
+      // partly), lengths not multiples of the key rounding.
+      posenc_attention_desc d = with(attention_desc(6, 2, 300, 300, 16), layout, dtype);
+      const Sequences lengths{{0, 1, 300, 37, 129, 264}, {0, 1, 300, 37, 129, 264}, {}};
+      EXPECT_TRUE(matches_reference(context(), d, lengths));
+      d.causal = 1;
+      EXPECT_TRUE(matches_reference(context(), d, lengths));
+      d.bias = POSENC_BIAS_ABSOLUTE;
+      d.index_type = POSENC_INDEX_INT64;
+      EXPECT_TRUE(matches_reference(context(), d, {{5, 300, 0, 299, 64, 65}, {}, {}}));
+    }
+  }
+}
+
+TEST_P(AttentionSequences, LongKeysPastTheirLength) {
+  // Key blocks of 1024 with the online softmax: lengths inside the first,
+  // second and last block, and one at a block's end.
+  posenc_attention_desc d = relative_1d(attention_desc(4, 2, 40, 2600, 8), 0, 1);
+  EXPECT_TRUE(matches_reference(context(), d, {{2600, 1030, 5, 1024}, {}, {}}));
+  d.relative_values = 1;
+  d.max_distance = 300;
+  EXPECT_TRUE(matches_reference(context(), d, {{2600, 1030, 5, 2048}, {40, 1, 0, 17}, {}}));
+}
+
+TEST_P(AttentionSequences, QueryLengthsAlone) {
+  for (posenc_dtype dtype : kDtypes) {
+    posenc_attention_desc d = with(attention_desc(4, 3, 70, 50, 32), POSENC_LAYOUT_BTHD, dtype);
+    EXPECT_TRUE(matches_reference(context(), d, {{}, {0, 1, 70, 33}, {}}));
+  }
+}
+
+TEST_P(AttentionSequences, OffsetsWithCausalAndRelativeBias) {
+  for (posenc_attention_layout layout : kLayouts) {
+    for (posenc_dtype dtype : kDtypes) {
+      posenc_attention_desc d = with(attention_desc(4, 3, 37, 100, 8), layout, dtype);
+      d.causal = 1;
+      const Sequences offsets{{}, {}, {-3, 0, 17, 63}};
+      EXPECT_TRUE(matches_reference(context(), d, offsets));
+      for (int64_t clip : {0, 5}) {
+        for (int per_head : {0, 1}) {
+          EXPECT_TRUE(matches_reference(context(), relative_1d(d, clip, per_head), offsets));
+        }
+      }
+      // Offsets, lengths and relative values together, not causal.
+      posenc_attention_desc v = relative_1d(d, 0, 1);
+      v.causal = 0;
+      v.relative_values = 1;
+      EXPECT_TRUE(matches_reference(context(), v, {{100, 7, 64, 0}, {37, 20, 1, 37}, {5, -40, 0, 90}}));
+      v.max_distance = 9;
+      EXPECT_TRUE(matches_reference(context(), v, {{100, 7, 64, 0}, {37, 20, 1, 37}, {5, -40, 0, 90}}));
+    }
+  }
+}
+
+// Decode steps of different cache fills in one call: one query per sequence,
+// each at its own offset, keys padded to the longest cache.
+TEST_P(AttentionSequences, DecodeWithCachesOfDifferentFill) {
+  posenc_attention_desc d = relative_1d(attention_desc(3, 4, 1, 300, 64), 64, 1);
+  d.causal = 1;
+  d.layout = POSENC_LAYOUT_BTHD;
+  EXPECT_TRUE(matches_reference(context(), d, {{300, 1, 150}, {}, {299, 0, 149}}));
+}
+
+// Sequence b of a padded batch gives what it gives alone (an unpadded call
+// of batch 1 and its own lengths): independent of the reference loops.
+TEST_P(AttentionSequences, PaddedBatchMatchesEachSequenceAlone) {
+  const int64_t heads = 2, length = 90, dim = 16;
+  const std::vector<int64_t> lengths{90, 13, 64, 1};
+  posenc_attention_desc d = attention_desc(4, heads, length, length, dim);
+  d.causal = 1;
+  const SequenceCall batch(d, {lengths, lengths, {}});
+  const std::vector<float> padded = batch.run(context());
+  const posenc_attention_tensors all = batch.tensors(nullptr);
+  const size_t head = size_t(length * dim);
+  for (int64_t b = 0; b < d.batch; ++b) {
+    const int64_t n = lengths[size_t(b)];
+    std::vector<float> q, k, v;
+    for (int64_t h = 0; h < heads; ++h) {
+      const size_t at = size_t(b * heads + h) * head;
+      const auto* qs = static_cast<const float*>(all.q) + at;
+      const auto* ks = static_cast<const float*>(all.k) + at;
+      const auto* vs = static_cast<const float*>(all.v) + at;
+      q.insert(q.end(), qs, qs + n * dim);
+      k.insert(k.end(), ks, ks + n * dim);
+      v.insert(v.end(), vs, vs + n * dim);
+    }
+    posenc_attention_desc alone = attention_desc(1, heads, n, n, dim);
+    alone.causal = 1;
+    std::vector<float> out(q.size());
+    const posenc_attention_tensors t{q.data(), k.data(), v.data(), nullptr, nullptr, nullptr,
+                                     nullptr,  out.data(), nullptr, nullptr, nullptr, nullptr};
+    ASSERT_EQ(posenc_attention(context(), &alone, &t, nullptr, 0), POSENC_OK)
+        << posenc_last_error();
+    for (int64_t h = 0; h < heads; ++h) {
+      for (int64_t i = 0; i < length; ++i) {
+        for (int64_t c = 0; c < dim; ++c) {
+          const float got = padded[size_t(b * heads + h) * head + size_t(i * dim + c)];
+          const float want = i < n ? out[size_t((h * n + i) * dim + c)] : 0.0f;
+          ASSERT_NEAR(got, want, 1e-5) << "sequence " << b << " head " << h << " row " << i;
+        }
+      }
+    }
+  }
+}
+
+// The same bits at 1, 2 and 3 threads: the blocks, their rounded widths and
+// the order of the sums follow the problem and the values, never the threads.
+TEST_P(AttentionSequences, SameBitsAtAnyThreadCount) {
+  for (posenc_dtype dtype : kDtypes) {
+    posenc_attention_desc d = relative_1d(attention_desc(5, 3, 200, 200, 32), 7, 1);
+    d.dtype = dtype;
+    d.causal = 1;
+    d.relative_values = 1;
+    const SequenceCall call(d, {{200, 3, 0, 121, 64}, {200, 3, 150, 121, 1}, {0, 2, -5, 0, 70}});
+    std::vector<float> first;
+    for (int threads : {1, 2, 3}) {
+      posenc_context* raw = nullptr;
+      ASSERT_EQ(posenc_context_create(GetParam(), threads, &raw), POSENC_OK);
+      const std::unique_ptr<posenc_context, void (*)(posenc_context*)> owned(
+          raw, posenc_context_destroy);
+      const std::vector<float> got = call.run(raw);
+      if (got.empty()) break;  // no bf16 GEMM on this CPU
+      if (first.empty()) first = got;
+      ASSERT_EQ(std::memcmp(first.data(), got.data(), got.size() * sizeof(float)), 0)
+          << threads << " threads, dtype " << dtype;
+    }
+  }
+}
+
+POSENC_INSTANTIATE_ISA_TESTS(AttentionSequences);
+
+// --- errors: nothing written, the message names the argument.
+
+class SequenceErrors : public ::testing::Test {
+ protected:
+  SequenceErrors() : call_(attention_desc(4, 2, 16, 512, 8), {{512, 0, 511, 7}, {}, {}}) {}
+
+  ::testing::AssertionResult refused(posenc_attention_desc d, posenc_attention_tensors t,
+                                     posenc_status want, const char* argument) {
+    GuardedFloats out(size_t(4 * 2 * 16 * 8));
+    t.out = out.data();
+    const posenc_status got = posenc_attention(nullptr, &d, &t, nullptr, 0);
+    if (!out.payload_untouched()) return ::testing::AssertionFailure() << "out was written";
+    return fails_with(got, want, argument);
+  }
+
+  SequenceCall call_;
+};
+
+TEST_F(SequenceErrors, LengthOutsideItsRangeNamesTheFirstBadIndex) {
+  const posenc_attention_desc d = call_.desc();
+  posenc_attention_tensors t = call_.tensors(nullptr);
+  const int32_t long_kv[4] = {512, 1, 600, 700};
+  t.kv_lengths = long_kv;
+  EXPECT_TRUE(refused(d, t, POSENC_ERROR_INVALID_ARGUMENT, "tensors->kv_lengths[2] = 600"));
+  const int32_t negative[4] = {1, -1, 0, 0};
+  t.kv_lengths = negative;
+  EXPECT_TRUE(refused(d, t, POSENC_ERROR_INVALID_ARGUMENT, "tensors->kv_lengths[1] = -1"));
+  t.kv_lengths = nullptr;
+  const int32_t long_q[4] = {16, 17, 0, 0};
+  t.q_lengths = long_q;
+  EXPECT_TRUE(refused(d, t, POSENC_ERROR_INVALID_ARGUMENT, "tensors->q_lengths[1] = 17"));
+  t.q_lengths = nullptr;
+  const int64_t far[4] = {0, 0, 0, (int64_t(1) << 40) + 1};
+  posenc_attention_desc wide = d;
+  wide.index_type = POSENC_INDEX_INT64;
+  t.query_offsets = far;
+  EXPECT_TRUE(refused(wide, t, POSENC_ERROR_INVALID_ARGUMENT, "tensors->query_offsets[3]"));
+}
+
+TEST_F(SequenceErrors, IndexTypeAlignmentAndOffsetConflicts) {
+  posenc_attention_desc d = call_.desc();
+  posenc_attention_tensors t = call_.tensors(nullptr);
+  store_enum(d.index_type, 7);
+  EXPECT_TRUE(refused(d, t, POSENC_ERROR_INVALID_ARGUMENT, "desc->index_type"));
+  d.index_type = POSENC_INDEX_INT64;
+  const int64_t lengths[5] = {1, 1, 1, 1, 1};
+  t.kv_lengths = offset_bytes(lengths, 4);
+  EXPECT_TRUE(refused(d, t, POSENC_ERROR_INVALID_ARGUMENT, "tensors->kv_lengths"));
+  d.index_type = POSENC_INDEX_INT32;
+  t.kv_lengths = offset_bytes(lengths, 2);
+  EXPECT_TRUE(refused(d, t, POSENC_ERROR_INVALID_ARGUMENT, "tensors->kv_lengths"));
+  t.kv_lengths = nullptr;
+  const int32_t offsets[4] = {0, 1, 2, 3};
+  t.query_offsets = offsets;
+  d.query_offset = 5;
+  EXPECT_TRUE(refused(d, t, POSENC_ERROR_INVALID_ARGUMENT, "desc->query_offset"));
+}
+
+// The sizes are checked before the per-sequence values are read: a batch
+// whose tensors cannot exist is refused without reading batch values
+// (AddressSanitizer found the read in the fuzzer).
+TEST_F(SequenceErrors, HugeBatchIsRefusedBeforeItsValuesAreRead) {
+  posenc_attention_desc d = call_.desc();
+  d.batch = int64_t(1) << 62;
+  posenc_attention_tensors t = call_.tensors(nullptr);
+  EXPECT_TRUE(refused(d, t, POSENC_ERROR_OVERFLOW, "tensors->q"));
+}
+
+TEST_F(SequenceErrors, OutOverlappingASequenceTensor) {
+  const posenc_attention_desc d = call_.desc();
+  posenc_attention_tensors t = call_.tensors(nullptr);
+  std::vector<float> out(size_t(4 * 2 * 16 * 8) + 4);
+  t.out = out.data();
+  t.q_lengths = out.data() + 2;  // inside out; values read first are zeros
+  std::fill(out.begin(), out.end(), 0.0f);
+  EXPECT_TRUE(fails_with(posenc_attention(nullptr, &d, &t, nullptr, 0), POSENC_ERROR_ALIASING,
+                         "tensors->q_lengths"));
+}
+
+}  // namespace
+}  // namespace posenc::test
