@@ -8,6 +8,8 @@
 #include "compare.hpp"
 #include "posenc/posenc.h"
 
+extern "C" posenc_status c_position_bias_of_kind(int32_t kind, const float* table, float* out);
+
 namespace posenc::test {
 namespace {
 
@@ -96,6 +98,19 @@ TEST(BiasErrors, PositionBias) {
   EXPECT_TRUE(fails(k1d, [](auto&) {}, kAliasing, "table", o + 8));
   EXPECT_TRUE(fails(alibi, [](auto&) {}, kAliasing, "table", o + 31));
   EXPECT_TRUE(out.payload_untouched());
+}
+
+TEST(BiasErrors, KindsOutOfRangeFromC) {
+  GuardedFloats out(4);
+  const std::vector<float> table(64, 1.0f);
+  for (int32_t kind : {-1, 4, INT32_MAX}) {
+    EXPECT_TRUE(fails_with(c_position_bias_of_kind(kind, table.data(), out.data()), kInvalid,
+                           "desc->kind"));
+  }
+  EXPECT_TRUE(out.payload_untouched());
+  // T5's defaults come with the kind.
+  EXPECT_EQ(c_position_bias_of_kind(POSENC_POSITION_BIAS_T5, table.data(), out.data()), POSENC_OK)
+      << posenc_last_error();
 }
 
 TEST(BiasErrors, AlibiSlopes) {

@@ -1,6 +1,7 @@
 // C ABI: position biases without q, ALiBi's slopes, resizing relative tables
 // (posenc/bias.h). Validation here; the work in ops/bias/.
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -151,11 +152,12 @@ void posenc_position_bias_desc_init(posenc_position_bias_desc* desc,
                                     int64_t q_len, int64_t kv_len) {
   if (desc == nullptr) return;
   *desc = posenc_position_bias_desc{};
-  desc->kind = kind;
+  // Stored as bytes: a C caller may pass any int (posenc_position_bias checks it).
+  std::memcpy(&desc->kind, &kind, sizeof kind);
   desc->heads = heads;
   desc->q_len = q_len;
   desc->kv_len = kv_len;
-  if (kind == POSENC_POSITION_BIAS_T5) {
+  if (enum_value(kind) == POSENC_POSITION_BIAS_T5) {
     desc->num_buckets = 32;
     desc->max_distance = 128;
     desc->bidirectional = 1;

@@ -1,18 +1,21 @@
 #include "ops/bias/dense_bias.hpp"
 
 #include <algorithm>
-#include <vector>
 
 #include "ops/bias/bias_rows.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/workspace.hpp"
 
 namespace posenc::ops {
 
 void position_bias(const ExecContext& ctx, const posenc_position_bias_desc& desc,
                    const float* table, float* out) {
-  // Allocated before the region (runtime/parallel.hpp): T5's lines, ALiBi's slopes.
-  std::vector<float> prepared(size_t(BiasRows::prepared_floats(desc)));
-  const BiasRows rows(desc, table, prepared.data());
+  // T5's lines, ALiBi's slopes: in the calling thread's kept buffer, before
+  // the region (runtime/parallel.hpp), so a repeated call allocates nothing.
+  struct PreparedTag;
+  float* prepared = reinterpret_cast<float*>(
+      thread_buffer<PreparedTag>(size_t(BiasRows::prepared_floats(desc)) * sizeof(float)));
+  const BiasRows rows(desc, table, prepared);
   const int64_t count = desc.heads * desc.q_len, width = desc.kv_len;
   constexpr int64_t kRowsPerTask = 16;
   parallel_for(ctx.num_threads, (count + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
