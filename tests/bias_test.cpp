@@ -4,6 +4,7 @@
 // resizes against values worked out from the interpolation formulas.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -11,6 +12,7 @@
 
 #include "compare.hpp"
 #include "isa_test.hpp"
+#include "ops/bias/bias_rows.hpp"
 #include "ops/bias/t5_bucket.hpp"
 #include "posenc/bias.hpp"
 #include "posenc/posenc.h"
@@ -306,6 +308,31 @@ TEST_P(PositionBias, EveryKindMatchesTheReference) {
 }
 
 POSENC_INSTANTIATE_ISA_TESTS(PositionBias);
+
+// The per-row rule the fused attention will call per key block: blocks of 5
+// keys (with a tail) from any first key add what the dense bias holds.
+TEST(BiasRows, KeyBlocksAddTheDenseBias) {
+  uint32_t seed = 70;
+  for (const posenc_position_bias_desc& d : reference_descs()) {
+    const std::vector<float> table = random_floats(size_t(table_floats(d)), ++seed);
+    const float* t = d.kind == POSENC_POSITION_BIAS_ALIBI ? nullptr : table.data();
+    const std::vector<float> dense = dense_bias(d, t);
+    std::vector<float> prepared(size_t(ops::BiasRows::prepared_floats(d)));
+    const ops::BiasRows rows(d, t, prepared.data());
+    for (int64_t h = 0; h < d.heads; ++h) {
+      for (int64_t i = 0; i < d.q_len; ++i) {
+        std::vector<float> row(size_t(d.kv_len), 1.0f);
+        for (int64_t first = 0; first < d.kv_len; first += 5) {
+          rows.add_row(h, i, first, std::min<int64_t>(5, d.kv_len - first), row.data() + first);
+        }
+        for (int64_t j = 0; j < d.kv_len; ++j) {
+          ASSERT_EQ(row[size_t(j)], 1.0f + dense[size_t((h * d.q_len + i) * d.kv_len + j)])
+              << "kind " << d.kind << " head " << h << " query " << i << " key " << j;
+        }
+      }
+    }
+  }
+}
 
 // Linear resizes worked out from torch's rule, source s = max((r + 0.5) *
 // rows / new_rows - 0.5, 0) between rows floor(s) and the next.

@@ -29,8 +29,8 @@ struct DistanceLine {
     const int64_t below = std::clamp<int64_t>(lo - d0, 0, count);
     const int64_t above = std::clamp<int64_t>(hi - d0 + 1, below, count);
     for (int64_t c = 0; c < below; ++c) row[c] += line[0];
-    const float* run = line + (d0 - lo);
-    for (int64_t c = below; c < above; ++c) row[c] += run[c];
+    const int64_t first = d0 - lo;  // the line's index at c = 0 (negative if clamped)
+    for (int64_t c = below; c < above; ++c) row[c] += line[first + c];
     for (int64_t c = above; c < count; ++c) row[c] += line[hi - lo];
   }
 };
