@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 
@@ -128,6 +129,18 @@ class BiasRows {
   }
 
   void add_row_alibi(float slope, int64_t d0, int64_t count, float* row) const {
+    // Distances within int32 (every row of a sequence below 2^31 tokens)
+    // convert to float in vector instructions; the values are the same.
+    if (d0 >= INT32_MIN && d0 + count <= INT32_MAX) {
+      const auto first = int32_t(d0);
+      const auto n = int32_t(count);
+      if (desc_.bidirectional) {
+        for (int32_t c = 0; c < n; ++c) row[c] -= slope * float(std::abs(first + c));
+      } else {
+        for (int32_t c = 0; c < n; ++c) row[c] += slope * float(first + c);
+      }
+      return;
+    }
     if (desc_.bidirectional) {
       for (int64_t c = 0; c < count; ++c) row[c] -= slope * float(std::llabs(d0 + c));
     } else {
