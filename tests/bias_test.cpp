@@ -274,6 +274,8 @@ std::vector<posenc_position_bias_desc> reference_descs() {
       d.query_offset = p;
     });
   }
+  // Distances past int32 (a query offset of 2^40 - 3): the rows' 64-bit path.
+  add(POSENC_POSITION_BIAS_ALIBI, 3, 2, 5, [&](auto& d) { d.query_offset = (int64_t(1) << 40) - 3; });
   return descs;
 }
 
