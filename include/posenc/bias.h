@@ -51,9 +51,10 @@
  *   [heads], or NULL for the standard ones (posenc_alibi_slopes):
  *     bidirectional = 0 (causal decoders): bias = slope[h] * d(i,j), which
  *       is 0 on the diagonal and negative for the keys before the query;
- *       under a softmax over keys j it equals BLOOM's slope * j (a constant
- *       per row). Keys after the query get positive values: masking them is
- *       the attention's causal flag, not the bias.
+ *       it differs from BLOOM's slope * j by slope * (query_offset + i), a
+ *       constant per row, so a softmax over keys j gives the same weights.
+ *       Keys after the query get positive values: masking them is the
+ *       attention's causal flag, not the bias.
  *     bidirectional = 1 (encoders): bias = -slope[h] * |d(i,j)|.
  *   Computed as slope * d in fp32.
  *
