@@ -42,7 +42,7 @@ struct Problem {
 };
 
 struct Case {
-  std::string family;  // "absolute", "relative", "attention", "rope"
+  std::string family;  // "absolute", "relative", "attention", "bias", "rope"
   std::string op;      // e.g. "attention_2d_f32"
   std::string shape;   // at the full size, e.g. "2D B8 H4 14x14 d128"
   std::string test_shape;
@@ -96,6 +96,7 @@ struct Op {
 
 std::vector<Case> absolute_cases();
 std::vector<Case> attention_cases();
+std::vector<Case> bias_cases();
 std::vector<Case> relative_cases();
 std::vector<Case> rope_cases();
 

@@ -16,6 +16,8 @@ const std::vector<Family>& families() {
        relative_cases},
       {"attention", "attention: softmax(scale q k^T + relative bias) v, blocks in cache",
        attention_cases},
+      {"bias", "position biases without q: Swin/BEiT tables, 1D tables, T5 buckets, ALiBi",
+       bias_cases},
       {"rope", "rotary embeddings: pairs rotated by position * theta^(-2j/d)", rope_cases},
   };
   return all;

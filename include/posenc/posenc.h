@@ -6,6 +6,7 @@
 #include "posenc/core.h"
 #include "posenc/absolute.h"
 #include "posenc/attention.h"
+#include "posenc/bias.h"
 #include "posenc/relative.h"
 #include "posenc/rope.h"
 

@@ -5,5 +5,6 @@
 #include "posenc/core.hpp"
 #include "posenc/absolute.hpp"
 #include "posenc/attention.hpp"
+#include "posenc/bias.hpp"
 #include "posenc/relative.hpp"
 #include "posenc/rope.hpp"

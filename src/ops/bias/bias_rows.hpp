@@ -1,0 +1,157 @@
+// The position biases of posenc/bias.h row by row: add_row(h, i, first_key,
+// count, row) adds bias[h, i, first_key .. first_key + count) to row, so the
+// dense op writes whole rows with it and a fused attention can add a block
+// of keys to its scores in cache. Header-only for that reuse; the index rules
+// live in table_2d_index.hpp, t5_bucket.hpp and alibi_slopes.hpp.
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+
+#include "ops/bias/alibi_slopes.hpp"
+#include "ops/bias/t5_bucket.hpp"
+#include "ops/bias/table_2d_index.hpp"
+#include "posenc/bias.h"
+
+namespace posenc::ops {
+
+// A bias that depends on the distance d only, as one line of values per
+// head: value(h, d) = values[h * stride + clamp(d, lo, hi) - lo] (the 1D
+// table's rows, T5's buckets looked up once per distance).
+struct DistanceLine {
+  const float* values;
+  int64_t stride, lo, hi;
+
+  // row[c] += value(h, d0 + c): the clamped ends, then a contiguous run.
+  void add_row(int64_t h, int64_t d0, int64_t count, float* row) const {
+    const float* line = values + h * stride;
+    const int64_t below = std::clamp<int64_t>(lo - d0, 0, count);
+    const int64_t above = std::clamp<int64_t>(hi - d0 + 1, below, count);
+    for (int64_t c = 0; c < below; ++c) row[c] += line[0];
+    const int64_t first = d0 - lo;  // the line's index at c = 0 (negative if clamped)
+    for (int64_t c = below; c < above; ++c) row[c] += line[first + c];
+    for (int64_t c = above; c < count; ++c) row[c] += line[hi - lo];
+  }
+};
+
+// The distances d = j - (query_offset + i) of a desc, lowest and highest.
+struct DistanceRange {
+  int64_t lowest, highest;
+};
+inline DistanceRange distance_range(const posenc_position_bias_desc& d) {
+  return {-(d.query_offset + d.q_len - 1), d.kv_len - 1 - d.query_offset};
+}
+
+inline T5Buckets t5_buckets(const posenc_position_bias_desc& d) {
+  return T5Buckets{d.num_buckets, d.max_distance, d.bidirectional != 0};
+}
+
+// T5's lines span the distances that occur clamped to +-max_distance: the
+// bucket is the same for every |d| >= max_distance (the last of its
+// direction), so clamping the distance there changes nothing.
+inline DistanceRange t5_line_range(const posenc_position_bias_desc& d) {
+  const DistanceRange r = distance_range(d);
+  return {std::clamp(r.lowest, -d.max_distance, d.max_distance),
+          std::clamp(r.highest, -d.max_distance, d.max_distance)};
+}
+
+class BiasRows {
+ public:
+  // The floats a desc needs prepared before its rows: T5's lines
+  // ([heads, distances]), ALiBi's standard slopes; 0 for the tables.
+  static int64_t prepared_floats(const posenc_position_bias_desc& d) {
+    if (d.kind == POSENC_POSITION_BIAS_T5) {
+      const DistanceRange r = t5_line_range(d);
+      return d.heads * (r.highest - r.lowest + 1);
+    }
+    return d.kind == POSENC_POSITION_BIAS_ALIBI ? d.heads : 0;
+  }
+
+  // table as posenc_position_bias takes it; prepared: prepared_floats(d)
+  // floats, filled here (serially: it is small next to the rows).
+  BiasRows(const posenc_position_bias_desc& d, const float* table, float* prepared)
+      : desc_(d), table_(table), window_{d.window_height, d.window_width, d.class_token != 0} {
+    if (d.kind == POSENC_POSITION_BIAS_TABLE_1D) {
+      line_ = DistanceLine{table, 2 * d.max_distance + 1, -d.max_distance, d.max_distance};
+    } else if (d.kind == POSENC_POSITION_BIAS_T5) {
+      const DistanceRange r = t5_line_range(d);
+      const int64_t width = r.highest - r.lowest + 1;
+      const T5Buckets buckets = t5_buckets(d);
+      for (int64_t k = 0; k < width; ++k) {
+        const float* bucket_row = table + buckets.bucket(r.lowest + k) * d.heads;
+        for (int64_t h = 0; h < d.heads; ++h) prepared[h * width + k] = bucket_row[h];
+      }
+      line_ = DistanceLine{prepared, width, r.lowest, r.highest};
+    } else if (d.kind == POSENC_POSITION_BIAS_ALIBI) {
+      if (table == nullptr) {
+        for (int64_t h = 0; h < d.heads; ++h) prepared[h] = alibi_slope(h, d.heads);
+        table_ = prepared;
+      }
+    }
+  }
+
+  void add_row(int64_t h, int64_t i, int64_t first_key, int64_t count, float* row) const {
+    const int64_t d0 = first_key - (desc_.query_offset + i);
+    switch (desc_.kind) {
+      case POSENC_POSITION_BIAS_TABLE_2D:
+        return add_row_2d(h, i, first_key, count, row);
+      case POSENC_POSITION_BIAS_ALIBI:
+        return add_row_alibi(table_[h], d0, count, row);
+      default:
+        return line_.add_row(h, d0, count, row);
+    }
+  }
+
+ private:
+  void add_row_2d(int64_t h, int64_t i, int64_t j, int64_t count, float* row) const {
+    const int64_t heads = desc_.heads;
+    const float* column = table_ + h;  // the table is [rows, heads]
+    int64_t c = 0;
+    if (window_.class_token) {
+      for (; c < count && (i == 0 || j + c == 0); ++c) {
+        row[c] += column[window_.index(i, j + c) * heads];
+      }
+      if (c == count) return;
+      --i;  // cells from here on
+      j += c - 1;
+    }
+    int64_t ky = j / window_.width, kx = j % window_.width;
+    const int64_t qy = i / window_.width, qx = i % window_.width;
+    for (; c < count; ++c) {
+      row[c] += column[window_.cell_index(qy, qx, ky, kx) * heads];
+      if (++kx == window_.width) {
+        kx = 0;
+        ++ky;
+      }
+    }
+  }
+
+  void add_row_alibi(float slope, int64_t d0, int64_t count, float* row) const {
+    // Distances within int32 (every row of a sequence below 2^31 tokens)
+    // convert to float in vector instructions; the values are the same.
+    if (d0 >= INT32_MIN && d0 + count <= INT32_MAX) {
+      const auto first = int32_t(d0);
+      const auto n = int32_t(count);
+      if (desc_.bidirectional) {
+        for (int32_t c = 0; c < n; ++c) row[c] -= slope * float(std::abs(first + c));
+      } else {
+        for (int32_t c = 0; c < n; ++c) row[c] += slope * float(first + c);
+      }
+      return;
+    }
+    if (desc_.bidirectional) {
+      for (int64_t c = 0; c < count; ++c) row[c] -= slope * float(std::llabs(d0 + c));
+    } else {
+      for (int64_t c = 0; c < count; ++c) row[c] += slope * float(d0 + c);
+    }
+  }
+
+  posenc_position_bias_desc desc_;
+  const float* table_;
+  Window2d window_;
+  DistanceLine line_{};
+};
+
+}  // namespace posenc::ops

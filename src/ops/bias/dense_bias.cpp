@@ -1,0 +1,31 @@
+#include "ops/bias/dense_bias.hpp"
+
+#include <algorithm>
+
+#include "ops/bias/bias_rows.hpp"
+#include "runtime/parallel.hpp"
+#include "runtime/workspace.hpp"
+
+namespace posenc::ops {
+
+void position_bias(const ExecContext& ctx, const posenc_position_bias_desc& desc,
+                   const float* table, float* out) {
+  // T5's lines, ALiBi's slopes: in the calling thread's kept buffer, before
+  // the region (runtime/parallel.hpp), so a repeated call allocates nothing.
+  struct PreparedTag;
+  float* prepared = reinterpret_cast<float*>(
+      thread_buffer<PreparedTag>(size_t(BiasRows::prepared_floats(desc)) * sizeof(float)));
+  const BiasRows rows(desc, table, prepared);
+  const int64_t count = desc.heads * desc.q_len, width = desc.kv_len;
+  constexpr int64_t kRowsPerTask = 16;
+  parallel_for(ctx.num_threads, (count + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
+    const int64_t end = std::min(count, (task + 1) * kRowsPerTask);
+    for (int64_t r = task * kRowsPerTask; r < end; ++r) {
+      float* row = out + r * width;
+      std::fill_n(row, width, 0.0f);
+      rows.add_row(r / desc.q_len, r % desc.q_len, 0, width, row);
+    }
+  });
+}
+
+}  // namespace posenc::ops
