@@ -262,6 +262,41 @@ TEST_P(AttentionKernels, BiasKernelsReturnTheRowMaximum) {
   }
 }
 
+// The mask kernels: scores[j] + alpha * mask[j] (fp32, and bf16 widened)
+// as one fused multiply-add (or a product and a sum where the ISA has no
+// FMA: within one rounding of it), -inf entries, tails, the row maximum.
+TEST_P(AttentionKernels, MaskKernelsAddAndReturnTheRowMaximum) {
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(7), int64_t(16), int64_t(17), int64_t(31),
+                    int64_t(257), int64_t(1030)}) {
+    for (float alpha : {1.0f, 0.125f, 7.3f}) {
+      SCOPED_TRACE(testing::Message() << "n " << n << " alpha " << alpha);
+      std::vector<float> mask = random_floats(size_t(n), 16, -5.0f, 5.0f);
+      for (size_t j = 2; j < mask.size(); j += 5) mask[j] = -kInf;
+      const std::vector<uint16_t> mask_bf16 = to_bf16(mask);
+      const std::vector<float> widened = from_bf16(mask_bf16);
+      const std::vector<float> scores = random_floats(size_t(n) + 1, 17, -3.0f, 3.0f);
+      for (bool bf16 : {false, true}) {
+        std::vector<float> got = scores;
+        got[size_t(n)] = 7.0f;  // guard
+        const float got_max = bf16 ? bias().add_mask_bf16(mask_bf16.data(), alpha, got.data(), n)
+                                   : bias().add_mask_f32(mask.data(), alpha, got.data(), n);
+        ASSERT_EQ(got[size_t(n)], 7.0f);
+        for (int64_t j = 0; j < n; ++j) {
+          const double m = bf16 ? widened[size_t(j)] : mask[size_t(j)];
+          const double want = double(scores[size_t(j)]) + double(alpha) * m;
+          if (std::isinf(m)) {
+            ASSERT_EQ(got[size_t(j)], -kInf) << j;
+          } else {
+            ASSERT_NEAR(got[size_t(j)], want, 2.5e-7 * (std::abs(want) + std::abs(alpha * m)))
+                << j;
+          }
+        }
+        ASSERT_EQ(double(got_max), max_of(got, n));
+      }
+    }
+  }
+}
+
 POSENC_INSTANTIATE_ISA_TESTS(AttentionKernels);
 
 }  // namespace
