@@ -52,6 +52,26 @@ class Regions {
   size_t count_ = 0;
 };
 
+// The mask's shape: mask_batch divides batch (1 and batch included), the
+// other sizes are the call's or 1. Without a mask (mask_batch 0) the other
+// mask fields are not read.
+void validate_mask_desc(const posenc_attention_desc& d) {
+  if (d.mask_batch == 0) return;
+  if (d.mask_batch < 0 || d.batch % d.mask_batch != 0) {
+    invalid("desc->mask_batch must be 0 (no mask) or divide batch (" +
+            std::to_string(d.batch) + "): got " + std::to_string(d.mask_batch));
+  }
+  if (d.mask_heads != 1 && d.mask_heads != d.heads) {
+    invalid("desc->mask_heads must be 1 or heads (" + std::to_string(d.heads) + "): got " +
+            std::to_string(d.mask_heads));
+  }
+  if (d.mask_q_len != 1 && d.mask_q_len != d.q_len) {
+    invalid("desc->mask_q_len must be 1 or q_len (" + std::to_string(d.q_len) + "): got " +
+            std::to_string(d.mask_q_len));
+  }
+  require_dtype(d.mask_dtype, "desc->mask_dtype");
+}
+
 // Checks everything in the desc, returns the rows of the 1D relative table
 // (0 when unused).
 int64_t validate_desc(const posenc_attention_desc& d) {
@@ -97,9 +117,7 @@ int64_t validate_desc(const posenc_attention_desc& d) {
   if (d.kv_heads != 0 && d.kv_heads != d.heads) {
     fail(POSENC_ERROR_UNSUPPORTED, "desc->kv_heads: grouped kv heads are not implemented yet");
   }
-  if (d.mask_batch != 0) {
-    fail(POSENC_ERROR_UNSUPPORTED, "desc->mask_batch: masks are not implemented yet");
-  }
+  validate_mask_desc(d);
   // Bounds the workspace sizes (which grow with q_len + kv_len) and the 1D
   // table's rows.
   checked_bytes({d.q_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
@@ -146,7 +164,16 @@ Regions validate_tensors(const posenc_attention_desc& d,
     require_null(t.table_h, "tensors->table_h", "unless bias is RELATIVE_2D");
     require_null(t.table_w, "tensors->table_w", "unless bias is RELATIVE_2D");
   }
-  require_null(t.mask, "tensors->mask", "(masks are not implemented yet)");
+  if (d.mask_batch > 0) {
+    const size_t mask_bytes = dtype_bytes(d.mask_dtype);
+    require_tensor(t.mask, mask_bytes, "tensors->mask");
+    inputs.push_back({t.mask,
+                      checked_bytes({d.mask_batch, d.mask_heads, d.mask_q_len, d.kv_len},
+                                    mask_bytes, "tensors->mask"),
+                      "tensors->mask"});
+  } else {
+    require_null(t.mask, "tensors->mask", "unless mask_batch > 0");
+  }
   require_null(t.kv_lengths, "tensors->kv_lengths", "(not implemented yet)");
   require_null(t.q_lengths, "tensors->q_lengths", "(not implemented yet)");
   require_null(t.query_offsets, "tensors->query_offsets", "(not implemented yet)");
@@ -174,7 +201,7 @@ Validated validate(const posenc_attention_desc* desc, const posenc_attention_ten
   const int64_t out_bytes = checked_bytes({desc->batch, desc->heads, desc->q_len,
                                            desc->head_dim},
                                           dtype_bytes(desc->out_dtype), "tensors->out");
-  Validated v{ops::make_attention_problem(*desc), out_bytes, std::move(inputs)};
+  Validated v{ops::make_attention_problem(*desc, tensors->mask), out_bytes, std::move(inputs)};
   for (const Region& r : v.inputs) {
     require_disjoint(tensors->out, v.out_bytes, "tensors->out", r.pointer, r.bytes, r.name);
   }

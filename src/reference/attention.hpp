@@ -18,6 +18,7 @@ struct AttentionInputs {
   const float* table_h;
   const float* table_w;
   const float* value_table;
+  const float* mask;  // [mask_batch, mask_heads, mask_q_len, kv_len]
 };
 
 // The output in the desc's layout.

@@ -88,7 +88,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   const int64_t h = task / blocking_.query_blocks % p_.heads;
   const int64_t first = task % blocking_.query_blocks * blocking_.query_block;
   QueryBlock qb{h, row_of(t_.q, p_.q, b, h, first), p_.q.token, first,
-                std::min(blocking_.query_block, p_.q_len - first)};
+                std::min(blocking_.query_block, p_.q_len - first), b};
   // Keys visible to at least one query of the block.
   const int64_t keys = p_.visible_keys(first + qb.rows - 1);
   if (layout_.packed.bytes() > 0 && *s.packed_head != task / blocking_.query_blocks) {
@@ -215,7 +215,9 @@ void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Scratch& s) 
     float* acc = s.acc + r * layout_.acc_ld;
     char* out = static_cast<char*>(t_.out) +
                 size_t(b * p_.out.batch + qb.head * p_.out.head + i * p_.out.token) * out_bytes;
-    if (p_.visible_keys(i) == 0) {  // a fully masked row: zeros, not 0/0
+    // A row that saw no key (causal) or only -inf scores (masked): zeros,
+    // not 0/0. Any finite score makes the sum at least exp(0) = 1.
+    if (s.row_sum[r] == 0.0f) {
       std::memset(out, 0, size_t(d) * out_bytes);
     } else if (p_.out_dtype == POSENC_BF16) {
       ctx_.kernels->attention.scale_f32(acc, 1.0f / s.row_sum[r], acc, d);

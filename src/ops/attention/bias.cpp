@@ -106,25 +106,44 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, flo
 
 float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r,
                              int64_t valid, float* row, const BlockLogits& logits) const {
+  const bool masked = p_.mask.batch > 0;
+  float row_max = 0.0f;
   switch (p_.bias) {
     case POSENC_BIAS_NONE:
     case POSENC_BIAS_ABSOLUTE:  // already in the scores
     case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
-      return kernels_.max_of(row, valid);
+      break;
     case POSENC_BIAS_RELATIVE_1D: {
       const auto c = window_columns(index_, p_.query_offset + qb.first + r, kb.first,
                                     logits.window.first);
-      return kernels_.gather_add(logits.logits + r * logits.ld, c.shift, c.lo, c.hi, row, valid);
+      row_max =
+          kernels_.gather_add(logits.logits + r * logits.ld, c.shift, c.lo, c.hi, row, valid);
+      if (!masked) return row_max;
+      break;
     }
     case POSENC_BIAS_RELATIVE_2D: {
       const int64_t X = p_.map_height, Y = p_.map_width;
       const int64_t x1 = (qb.first + r) / Y, y1 = (qb.first + r) % Y;
-      return kernels_.add_2d(logits.logits + r * logits.ld + X - 1 - x1,
-                             logits.col_logits + r * logits.ld_cols + Y - 1 - y1, Y, kb.first,
-                             row, valid);
+      row_max = kernels_.add_2d(logits.logits + r * logits.ld + X - 1 - x1,
+                                logits.col_logits + r * logits.ld_cols + Y - 1 - y1, Y,
+                                kb.first, row, valid);
+      if (!masked) return row_max;
+      break;
     }
   }
-  return kernels_.max_of(row, valid);
+  return add_mask_row(qb, kb, r, valid, row);
+}
+
+float AttentionBias::add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r,
+                                  int64_t valid, float* row) const {
+  if (p_.mask.batch == 0) return kernels_.max_of(row, valid);
+  const void* mask = p_.mask.row(qb.batch, qb.head, qb.first + r, p_.kv_len);
+  if (p_.mask.dtype == POSENC_BF16) {
+    return kernels_.add_mask_bf16(static_cast<const uint16_t*>(mask) + kb.first, p_.mask_alpha,
+                                  row, valid);
+  }
+  return kernels_.add_mask_f32(static_cast<const float*>(mask) + kb.first, p_.mask_alpha, row,
+                               valid);
 }
 
 RelativeValues::RelativeValues(const AttentionProblem& problem,

@@ -17,14 +17,24 @@ struct TokenStrides {
   int64_t batch, head, token;
 };
 
+// The additive mask of posenc/attention.h, read in place: batch 0 means
+// none; heads and q_len are 1 where the mask broadcasts over them.
+struct AttentionMask {
+  const void* data;
+  int64_t batch, heads, q_len;
+  posenc_dtype dtype;
+  // The row added to the scores of query i of (batch b, head h).
+  const void* row(int64_t b, int64_t h, int64_t i, int64_t kv_len) const;
+};
+
 struct AttentionProblem {
   int64_t batch, heads, q_len, kv_len, head_dim;
   TokenStrides q, k, v, out;
   posenc_dtype dtype, out_dtype;
-  // The scores the softmax reads are s = qk_alpha q k^T + bias, the bias's
-  // logits multiplied by bias_alpha, and the softmax takes
+  // The scores the softmax reads are s = qk_alpha q k^T + bias + mask_alpha
+  // mask, the bias's logits multiplied by bias_alpha, and the softmax takes
   // exp(softmax_scale (s - max)): set_scales.
-  float qk_alpha, bias_alpha, softmax_scale;
+  float qk_alpha, bias_alpha, mask_alpha, softmax_scale;
   bool causal;
   int64_t query_offset;
   posenc_attention_bias bias;
@@ -32,6 +42,7 @@ struct AttentionProblem {
   int64_t max_distance;
   int64_t map_height, map_width;
   bool relative_values;
+  AttentionMask mask;
 
   size_t element_bytes() const { return dtype_bytes(dtype); }
   // Keys visible to query i: [0, visible_keys(i)).
@@ -50,8 +61,10 @@ inline int64_t gemm_output_stride(int64_t columns) {
 // oneDNN's AMX GEMM runs slower with an output scale.
 void set_scales(AttentionProblem& problem, float scale, bool bias_uses_scaled_q);
 
-// The problem of a validated desc, with the strides of its layout.
-AttentionProblem make_attention_problem(const posenc_attention_desc& desc);
+// The problem of a validated desc, with the strides of its layout (and the
+// mask's pointer, when there is a mask).
+AttentionProblem make_attention_problem(const posenc_attention_desc& desc,
+                                        const void* mask = nullptr);
 
 // Table rows [first, first + count).
 struct RowWindow {
@@ -65,6 +78,7 @@ struct QueryBlock {
   const void* q;
   int64_t ldq;
   int64_t first, rows;
+  int64_t batch;
 };
 
 struct KeyBlock {
