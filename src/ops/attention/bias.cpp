@@ -107,16 +107,15 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, flo
 float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r,
                              int64_t valid, float* row, const BlockLogits& logits) const {
   const bool masked = p_.mask.batch > 0;
-  float row_max = 0.0f;
   switch (p_.bias) {
     case POSENC_BIAS_NONE:
     case POSENC_BIAS_ABSOLUTE:  // already in the scores
     case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
-      break;
+      break;  // the mask's pass (or the maximum's) is the only one
     case POSENC_BIAS_RELATIVE_1D: {
       const auto c = window_columns(index_, p_.query_offset + qb.first + r, kb.first,
                                     logits.window.first);
-      row_max =
+      const float row_max =
           kernels_.gather_add(logits.logits + r * logits.ld, c.shift, c.lo, c.hi, row, valid);
       if (!masked) return row_max;
       break;
@@ -124,9 +123,9 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
     case POSENC_BIAS_RELATIVE_2D: {
       const int64_t X = p_.map_height, Y = p_.map_width;
       const int64_t x1 = (qb.first + r) / Y, y1 = (qb.first + r) % Y;
-      row_max = kernels_.add_2d(logits.logits + r * logits.ld + X - 1 - x1,
-                                logits.col_logits + r * logits.ld_cols + Y - 1 - y1, Y,
-                                kb.first, row, valid);
+      const float row_max = kernels_.add_2d(logits.logits + r * logits.ld + X - 1 - x1,
+                                            logits.col_logits + r * logits.ld_cols + Y - 1 - y1,
+                                            Y, kb.first, row, valid);
       if (!masked) return row_max;
       break;
     }
