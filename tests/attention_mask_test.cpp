@@ -252,8 +252,8 @@ TEST_P(AttentionMask, RowsMaskedInSomeKeyBlocks) {
     d.max_distance = 1500;
     std::vector<float> mask = random_mask(d, 21, 0);
     const auto fill = [&](int64_t row, int64_t first, int64_t last, float value) {
-      std::fill(mask.begin() + long(row * d.kv_len + first), mask.begin() + long(row * d.kv_len + last),
-                value);
+      const auto row_begin = mask.begin() + long(row * d.kv_len);
+      std::fill(row_begin + long(first), row_begin + long(last), value);
     };
     for (int64_t row = 0; row < 2 * 70; row += 4) {
       switch (row / 4 % 4) {
@@ -393,7 +393,9 @@ class AttentionMaskErrors : public ::testing::Test {
   ::testing::AssertionResult rejects(posenc_status want, const char* argument) {
     ::testing::AssertionResult result =
         fails_with(posenc_attention(nullptr, &d_, &t_, nullptr, 0), want, argument);
-    if (result && !out_.payload_untouched()) result = ::testing::AssertionFailure() << "out written";
+    if (result && !out_.payload_untouched()) {
+      result = ::testing::AssertionFailure() << "out written";
+    }
     reset();
     return result;
   }

@@ -201,7 +201,7 @@ Validated validate(const posenc_attention_desc* desc, const posenc_attention_ten
   const int64_t out_bytes = checked_bytes({desc->batch, desc->heads, desc->q_len,
                                            desc->head_dim},
                                           dtype_bytes(desc->out_dtype), "tensors->out");
-  Validated v{ops::make_attention_problem(*desc, tensors->mask), out_bytes, std::move(inputs)};
+  Validated v{ops::make_attention_problem(*desc), out_bytes, std::move(inputs)};
   for (const Region& r : v.inputs) {
     require_disjoint(tensors->out, v.out_bytes, "tensors->out", r.pointer, r.bytes, r.name);
   }

@@ -1,6 +1,7 @@
-// Fused attention (every bias kind, causal mask, additive mask, layout,
-// dtype, offset, relative values) and the BoTNet bottleneck block, each with no workspace, one of the
-// size posenc asks for, one byte short of it, or one overlapping the output.
+// Fused attention (every bias kind, causal mask, additive mask, layout, dtype,
+// offset, relative values) and the BoTNet bottleneck block, each with no
+// workspace, one of the size posenc asks for, one byte short of it, or one
+// overlapping the output.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -114,7 +115,7 @@ void fuzz_attention(FuzzInput& in) {
   std::vector<float> table_w(elements({table_heads, w_rows, head_dim}, invalid), 0.3f);
   std::vector<float> values(elements({table_heads, rows_1d, head_dim}, invalid), 0.4f);
   posenc_attention_tensors t{q.data(), k.data(), v.data(), nullptr, nullptr, nullptr, nullptr,
-                             out.data()};
+                             out.data(), nullptr, nullptr, nullptr, nullptr};
   if (desc.bias == POSENC_BIAS_ABSOLUTE || desc.bias == POSENC_BIAS_RELATIVE_1D) {
     t.table = table.data();
   } else if (desc.bias == POSENC_BIAS_RELATIVE_2D) {

@@ -136,12 +136,12 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
 float AttentionBias::add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r,
                                   int64_t valid, float* row) const {
   if (p_.mask.batch == 0) return kernels_.max_of(row, valid);
-  const void* mask = p_.mask.row(qb.batch, qb.head, qb.first + r, p_.kv_len);
+  const int64_t start = p_.mask.row_start(qb.batch, qb.head, qb.first + r, p_.kv_len) + kb.first;
   if (p_.mask.dtype == POSENC_BF16) {
-    return kernels_.add_mask_bf16(static_cast<const uint16_t*>(mask) + kb.first, p_.mask_alpha,
+    return kernels_.add_mask_bf16(static_cast<const uint16_t*>(t_.mask) + start, p_.mask_alpha,
                                   row, valid);
   }
-  return kernels_.add_mask_f32(static_cast<const float*>(mask) + kb.first, p_.mask_alpha, row,
+  return kernels_.add_mask_f32(static_cast<const float*>(t_.mask) + start, p_.mask_alpha, row,
                                valid);
 }
 

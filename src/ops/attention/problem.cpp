@@ -20,10 +20,8 @@ int64_t AttentionProblem::visible_keys(int64_t i) const {
   return std::clamp<int64_t>(query_offset + i + 1, 0, kv_len);
 }
 
-const void* AttentionMask::row(int64_t b, int64_t h, int64_t i, int64_t kv_len) const {
-  const int64_t index =
-      ((b % batch) * heads + (heads == 1 ? 0 : h)) * q_len + (q_len == 1 ? 0 : i);
-  return static_cast<const char*>(data) + size_t(index * kv_len) * dtype_bytes(dtype);
+int64_t AttentionMask::row_start(int64_t b, int64_t h, int64_t i, int64_t kv_len) const {
+  return (((b % batch) * heads + (heads == 1 ? 0 : h)) * q_len + (q_len == 1 ? 0 : i)) * kv_len;
 }
 
 void set_scales(AttentionProblem& p, float scale, bool bias_uses_scaled_q) {
@@ -36,7 +34,7 @@ void set_scales(AttentionProblem& p, float scale, bool bias_uses_scaled_q) {
   p.mask_alpha = 1.0f / p.softmax_scale;
 }
 
-AttentionProblem make_attention_problem(const posenc_attention_desc& d, const void* mask) {
+AttentionProblem make_attention_problem(const posenc_attention_desc& d) {
   AttentionProblem p;
   p.batch = d.batch;
   p.heads = d.heads;
@@ -56,7 +54,7 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d, const vo
   p.map_height = d.map_height;
   p.map_width = d.map_width;
   p.relative_values = d.relative_values != 0;
-  p.mask = AttentionMask{mask, d.mask_batch, d.mask_heads, d.mask_q_len, d.mask_dtype};
+  p.mask = AttentionMask{d.mask_batch, d.mask_heads, d.mask_q_len, d.mask_dtype};
   return p;
 }
 

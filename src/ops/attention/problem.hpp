@@ -17,14 +17,15 @@ struct TokenStrides {
   int64_t batch, head, token;
 };
 
-// The additive mask of posenc/attention.h, read in place: batch 0 means
-// none; heads and q_len are 1 where the mask broadcasts over them.
+// The shape of the additive mask of posenc/attention.h (tensors->mask, read
+// in place): batch 0 means none; heads and q_len are 1 where the mask
+// broadcasts over them.
 struct AttentionMask {
-  const void* data;
   int64_t batch, heads, q_len;
   posenc_dtype dtype;
-  // The row added to the scores of query i of (batch b, head h).
-  const void* row(int64_t b, int64_t h, int64_t i, int64_t kv_len) const;
+  // The element where the row added to the scores of query i of (batch b,
+  // head h) starts, in a mask of kv_len columns.
+  int64_t row_start(int64_t b, int64_t h, int64_t i, int64_t kv_len) const;
 };
 
 struct AttentionProblem {
@@ -61,10 +62,8 @@ inline int64_t gemm_output_stride(int64_t columns) {
 // oneDNN's AMX GEMM runs slower with an output scale.
 void set_scales(AttentionProblem& problem, float scale, bool bias_uses_scaled_q);
 
-// The problem of a validated desc, with the strides of its layout (and the
-// mask's pointer, when there is a mask).
-AttentionProblem make_attention_problem(const posenc_attention_desc& desc,
-                                        const void* mask = nullptr);
+// The problem of a validated desc, with the strides of its layout.
+AttentionProblem make_attention_problem(const posenc_attention_desc& desc);
 
 // Table rows [first, first + count).
 struct RowWindow {
