@@ -15,15 +15,7 @@
 
 namespace posenc::kernels {
 
-// A batch of mask values at p, and the first `count` of them with 0 after.
-template <class Arch>
-xsimd::batch<float, Arch> load_mask(const float* p) {
-  return xsimd::batch<float, Arch>::load_unaligned(p);
-}
-template <class Arch>
-xsimd::batch<float, Arch> load_mask(const uint16_t* p) {
-  return load_bf16<Arch>(p);
-}
+// The first `count` mask values at p (count < a batch), 0 after.
 template <class Arch>
 xsimd::batch<float, Arch> load_mask_partial(const float* p, int64_t count) {
   return load_partial<Arch>(p, count, 0.0f);
@@ -43,7 +35,7 @@ float add_mask(const Mask* mask, float alpha, float* scores, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
   const batch a(alpha);
   const auto add_at = [&](int64_t j) {
-    const batch v = xsimd::fma(load_mask<Arch>(mask + j), a, batch::load_unaligned(scores + j));
+    const batch v = xsimd::fma(load_floats<Arch>(mask + j), a, batch::load_unaligned(scores + j));
     v.store_unaligned(scores + j);
     return v;
   };
