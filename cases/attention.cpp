@@ -6,6 +6,7 @@
 // at the size the unfused way computes them (1D: q R^T with R of Tq+Tk-1 rows,
 // 2*B*H*Tq*(Tq+Tk-1)*d; 2D: 2*B*H*N*(2X-1 + 2Y-1)*d).
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,9 +24,15 @@ namespace {
 constexpr double kF32Tolerance = 1e-4, kBf16Tolerance = 2e-2;
 
 bool is_2d(const posenc_attention_desc& d) { return d.bias == POSENC_BIAS_RELATIVE_2D; }
+bool is_1d(const posenc_attention_desc& d) { return d.bias == POSENC_BIAS_RELATIVE_1D; }
+
+size_t mask_elements(const posenc_attention_desc& d) {
+  return size_t(d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len);
+}
 
 std::string describe(const posenc_attention_desc& d) {
-  std::string s = std::string(is_2d(d) ? "2D" : "1D") + " B" + std::to_string(d.batch) + " H" +
+  const char* bias = is_2d(d) ? "2D " : is_1d(d) ? "1D " : "";
+  std::string s = std::string(bias) + "B" + std::to_string(d.batch) + " H" +
                   std::to_string(d.heads) + " ";
   if (is_2d(d)) {
     s += std::to_string(d.map_height) + "x" + std::to_string(d.map_width);
@@ -41,6 +48,11 @@ std::string describe(const posenc_attention_desc& d) {
   if (d.max_distance > 0) s += " K" + std::to_string(d.max_distance);
   if (d.causal) s += " causal";
   if (d.relative_values) s += " values";
+  if (d.mask_batch > 0) {
+    s += std::string(" mask") + (d.mask_dtype == POSENC_BF16 ? "-bf16" : "") + "[" +
+         std::to_string(d.mask_batch) + "," + std::to_string(d.mask_heads) + "," +
+         (d.mask_q_len == 1 ? "1" : "T") + ",T]";
+  }
   return s;
 }
 
@@ -51,8 +63,9 @@ int64_t table_rows(const posenc_attention_desc& d) {
 
 double flops_of(const posenc_attention_desc& d) {
   const double bh = double(d.batch * d.heads), dh = double(d.head_dim);
-  const double position_rows = is_2d(d) ? double(2 * d.map_height - 1 + 2 * d.map_width - 1)
-                                        : double(table_rows(d));
+  const double position_rows = is_2d(d)   ? double(2 * d.map_height - 1 + 2 * d.map_width - 1)
+                               : is_1d(d) ? double(table_rows(d))
+                                          : 0.0;
   return bh * double(d.q_len) * dh * (4.0 * double(d.kv_len) + 2.0 * position_rows);
 }
 
@@ -62,7 +75,24 @@ bool unfused_applies(const posenc_attention_desc& d) {
   const bool plain_1d = d.bias == POSENC_BIAS_RELATIVE_1D && d.max_distance == 0 &&
                         d.q_len == d.kv_len && d.query_offset == 0;
   return d.dtype == POSENC_F32 && d.layout == POSENC_LAYOUT_BHTD && !d.tables_per_head &&
-         !d.causal && !d.relative_values && (plain_1d || is_2d(d));
+         !d.causal && !d.relative_values && d.mask_batch == 0 && (plain_1d || is_2d(d));
+}
+
+// A mask's values: seeded in [-3, 3) with about one entry in ten -inf, as
+// fp32 (rounded to bf16 for a bf16 mask) and as bf16 bits.
+struct MaskValues {
+  std::vector<float> f32;
+  std::vector<uint16_t> bf16;
+};
+MaskValues mask_values(const posenc_attention_desc& d) {
+  MaskValues m;
+  m.f32 = seeded_floats(mask_elements(d), 40);
+  for (float& x : m.f32) x = x < -0.8f ? -std::numeric_limits<float>::infinity() : 3.0f * x;
+  if (d.mask_dtype == POSENC_BF16) {
+    m.bf16 = to_bf16(m.f32);
+    m.f32 = from_bf16(m.bf16);
+  }
+  return m;
 }
 
 // One sequence of a padded batch's desc, alone and unpadded.
@@ -73,7 +103,8 @@ posenc_attention_desc sequence_alone(posenc_attention_desc d, int64_t length) {
 }
 
 // Inputs q, k, v, then the tables the desc uses (R, or Rh and Rw; RV), as
-// fp32 values (rounded to bf16 for bf16 descs) and as bf16 bits.
+// fp32 values (rounded to bf16 for bf16 descs) and as bf16 bits; and the
+// mask (mask_values).
 class AttentionBuffers {
  public:
   // lengths: each sequence's kv and q length (none if empty).
@@ -86,7 +117,7 @@ class AttentionBuffers {
     if (is_2d(d)) {
       sizes.push_back(size_t(2 * d.map_height - 1) * rows);
       sizes.push_back(size_t(2 * d.map_width - 1) * rows);
-    } else if (d.bias == POSENC_BIAS_RELATIVE_1D) {
+    } else if (is_1d(d)) {
       sizes.push_back(size_t(table_rows(d)) * rows);
     }
     if (d.relative_values) sizes.push_back(size_t(table_rows(d)) * rows);
@@ -99,6 +130,7 @@ class AttentionBuffers {
         f32_.push_back(shared_floats(sizes[i], seed));
       }
     }
+    if (d.mask_batch > 0) mask_ = mask_values(d);
     out_.resize(q);
   }
 
@@ -156,8 +188,9 @@ class AttentionBuffers {
   std::vector<double> reference() {
     const posenc_attention_tensors t = tensors(POSENC_F32);
     const auto f = [](const void* p) { return static_cast<const float*>(p); };
-    reference::AttentionInputs in{f(t.q),       f(t.k),       f(t.v),          f(t.table),
-                                  f(t.table_h), f(t.table_w), f(t.value_table)};
+    reference::AttentionInputs in{f(t.q),       f(t.k),       f(t.v),
+                                  f(t.table),   f(t.table_h), f(t.table_w),
+                                  f(t.value_table), mask_.f32.data()};
     const std::vector<int64_t> lengths(lengths_.begin(), lengths_.end());
     if (!lengths.empty()) in.kv_lengths = in.q_lengths = lengths.data();
     return reference::attention(desc_, in);
@@ -168,7 +201,9 @@ class AttentionBuffers {
   double bytes() const {
     double elements = 0;
     for (const auto& x : f32_) elements += double(x->size());
-    return elements * (desc_.dtype == POSENC_BF16 ? 2 : 4) + out_bytes();
+    const double mask_bytes =
+        double(mask_elements(desc_)) * (desc_.mask_dtype == POSENC_BF16 ? 2 : 4);
+    return elements * (desc_.dtype == POSENC_BF16 ? 2 : 4) + mask_bytes + out_bytes();
   }
   double out_bytes() const { return double(out_.size()) * sizeof(float); }
 
@@ -184,16 +219,21 @@ class AttentionBuffers {
     if (is_2d(desc_)) {
       t.table_h = pass(next++);
       t.table_w = pass(next++);
-    } else if (desc_.bias == POSENC_BIAS_RELATIVE_1D) {
+    } else if (is_1d(desc_)) {
       t.table = pass(next++);
     }
     if (desc_.relative_values) t.value_table = pass(next);
+    if (desc_.mask_batch > 0) {
+      t.mask = desc_.mask_dtype == POSENC_BF16 ? static_cast<const void*>(mask_.bf16.data())
+                                               : mask_.f32.data();
+    }
     if (!lengths_.empty()) t.kv_lengths = t.q_lengths = lengths_.data();
     return t;
   }
 
   posenc_attention_desc desc_;
   std::vector<int32_t> lengths_;
+  MaskValues mask_;
   std::vector<Shared<float>> f32_;
   std::vector<Shared<uint16_t>> bf16_;
   std::vector<float> out_;
@@ -218,6 +258,8 @@ Problem attention_problem(const posenc_attention_desc& d) {
   return p;
 }
 
+const Op<posenc_attention_desc> kAttentionF32{
+    "attention", "attention_f32", kF32Tolerance, "", describe, attention_problem};
 const Op<posenc_attention_desc> kAttention1dF32{
     "attention", "attention_1d_f32", kF32Tolerance, "unfused", describe, attention_problem};
 const Op<posenc_attention_desc> kAttention1dBf16{
@@ -227,7 +269,13 @@ const Op<posenc_attention_desc> kAttention2dF32{
 const Op<posenc_attention_desc> kAttention2dBf16{
     "attention", "attention_2d_bf16", kBf16Tolerance, "fused_f32", describe, attention_problem};
 
-// Descs: 1D relative over T tokens, 2D relative over a map; options after.
+// Descs: plain attention over T tokens, 1D relative over T tokens, 2D
+// relative over a map; options after.
+posenc_attention_desc plain(int64_t batch, int64_t heads, int64_t tokens, int64_t head_dim) {
+  posenc_attention_desc d;
+  posenc_attention_desc_init(&d, batch, heads, tokens, tokens, head_dim);
+  return d;
+}
 posenc_attention_desc desc_1d(int64_t batch, int64_t heads, int64_t q_len, int64_t kv_len,
                               int64_t head_dim, posenc_dtype dtype = POSENC_F32) {
   posenc_attention_desc d;
@@ -298,6 +346,16 @@ PaddedBatch padded(int64_t heads, int64_t head_dim, std::vector<int32_t> lengths
   return PaddedBatch{d, std::move(lengths)};
 }
 
+// An additive mask of [mask_batch, mask_heads, q_len or 1, kv_len].
+posenc_attention_desc with_mask(posenc_attention_desc d, int64_t mask_batch, int64_t mask_heads,
+                                bool per_query, posenc_dtype mask_dtype = POSENC_F32) {
+  d.mask_batch = mask_batch;
+  d.mask_heads = mask_heads;
+  d.mask_q_len = per_query ? d.q_len : 1;
+  d.mask_dtype = mask_dtype;
+  return d;
+}
+
 // --- bottleneck_mhsa: the BoTNet block on an NCHW map.
 std::string describe_bottleneck(const posenc_bottleneck_desc& d) {
   return "B" + std::to_string(d.batch) + " C" + std::to_string(d.channels) + " " +
@@ -352,6 +410,18 @@ std::vector<Case> attention_cases() {
       kAttention1dF32({}, decoding(desc_1d(1, 3, 40, 2200, 16), 300, 2150)),
       kAttention2dBf16({"check"}, per_head(desc_2d(2, 4, 9, 11, 32, bf16))),
       kBottleneck({"check"}, bottleneck(2, 24, 7, 5, 2, 8)),
+      // Swin's shifted windows: 6 windows of 7 x 7 folded into the batch, 3
+      // masks; a bf16 key-padding mask per head while decoding.
+      kAttention2dF32({"check"}, with_mask(per_head(desc_2d(6, 3, 7, 7, 32)), 3, 1, true)),
+      kAttention1dF32({"check"}, with_mask(decoding(desc_1d(2, 4, 3, 300, 64), 64, 297), 1, 4,
+                                           false, bf16)),
+      // A dense fp32 mask against none (issue 15: at most 1.15x), shared by
+      // the heads and per head.
+      kAttentionF32({"bench"}, plain(1, 8, 2048, 64), plain(1, 2, 300, 64)),
+      kAttentionF32({"bench"}, with_mask(plain(1, 8, 2048, 64), 1, 1, true),
+                    with_mask(plain(1, 2, 300, 64), 1, 1, true)),
+      kAttentionF32({"bench"}, with_mask(plain(1, 8, 2048, 64), 1, 8, true),
+                    with_mask(plain(3, 2, 300, 64), 3, 2, true)),
       kAttention2dF32(timed, desc_2d(8, 4, 14, 14, 128), desc_2d(2, 2, 5, 7, 32)),
       kAttention2dBf16(timed, desc_2d(8, 4, 14, 14, 128, bf16), desc_2d(2, 2, 5, 7, 32, bf16)),
       kAttention2dF32(timed, desc_2d(1, 4, 64, 64, 64), desc_2d(1, 2, 11, 9, 64)),

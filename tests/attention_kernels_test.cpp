@@ -212,6 +212,48 @@ TEST_P(AttentionKernels, OnlineSoftmaxCorrection) {
   EXPECT_EQ(row_max, 2.0f);
 }
 
+// A block whose visible scores are all -inf (an additive mask can make
+// one anywhere in a row): before any finite block its probabilities are 0
+// and the sum stays 0, nothing NaN; the first finite block then discards
+// what came before (correction 0); after it, a masked block changes
+// nothing (correction 1).
+TEST_P(AttentionKernels, FullyMaskedBlocksInTheOnlineSoftmax) {
+  for (SoftmaxBlock step : softmax_steps()) {
+    for (bool bf16 : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "bf16 " << bf16);
+      std::vector<uint16_t> probs(4, 0x7FC0);
+      const auto prob = [&](const std::vector<float>& x, size_t j) {
+        return bf16 ? double(from_bf16({probs[j]})[0]) : double(x[j]);
+      };
+      float row_max = -kInf, row_sum = 0.0f;
+      std::vector<float> masked = {-kInf, -kInf, -kInf, 5.0f};  // key 3 not visible
+      EXPECT_EQ(step(masked.data(), 3, 4, -kInf, 0.5f, &row_max, &row_sum,
+                     bf16 ? probs.data() : nullptr),
+                1.0f);
+      for (size_t j = 0; j < 4; ++j) EXPECT_EQ(prob(masked, j), 0.0) << j;
+      EXPECT_EQ(row_sum, 0.0f);
+      EXPECT_EQ(row_max, -kInf);
+      std::vector<float> finite = {1.0f, 2.0f, -kInf};
+      EXPECT_EQ(step(finite.data(), 3, 3, 2.0f, 0.5f, &row_max, &row_sum,
+                     bf16 ? probs.data() : nullptr),
+                0.0f);
+      const double tol = bf16 ? 4e-3 : 1e-7;
+      EXPECT_NEAR(prob(finite, 0), std::exp(0.5 * (1.0 - 2.0)), tol);
+      EXPECT_NEAR(prob(finite, 1), 1.0, tol);
+      EXPECT_EQ(prob(finite, 2), 0.0);
+      EXPECT_NEAR(row_sum, 1.0 + std::exp(-0.5), 1e-4);
+      const float sum_before = row_sum;
+      masked = {-kInf, -kInf, -kInf, -kInf};
+      EXPECT_EQ(step(masked.data(), 4, 4, -kInf, 0.5f, &row_max, &row_sum,
+                     bf16 ? probs.data() : nullptr),
+                1.0f);
+      for (size_t j = 0; j < 4; ++j) EXPECT_EQ(prob(masked, j), 0.0) << j;
+      EXPECT_EQ(row_sum, sum_before);
+      EXPECT_EQ(row_max, 2.0f);
+    }
+  }
+}
+
 double max_of(const std::vector<float>& x, int64_t n) {
   double m = -double(kInf);
   for (int64_t j = 0; j < n; ++j) m = std::max(m, double(x[size_t(j)]));
@@ -257,6 +299,41 @@ TEST_P(AttentionKernels, BiasKernelsReturnTheRowMaximum) {
         ASSERT_EQ(scores[size_t(n)], 7.0f);
         for (int64_t j = 0; j < n; ++j) ASSERT_NEAR(scores[size_t(j)], want[size_t(j)], 1e-6);
         ASSERT_EQ(double(got_max), max_of(scores, n));
+      }
+    }
+  }
+}
+
+// The mask kernels: scores[j] + alpha * mask[j] (fp32, and bf16 widened)
+// as one fused multiply-add (or a product and a sum where the ISA has no
+// FMA: within one rounding of it), -inf entries, tails, the row maximum.
+TEST_P(AttentionKernels, MaskKernelsAddAndReturnTheRowMaximum) {
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(7), int64_t(16), int64_t(17), int64_t(31),
+                    int64_t(257), int64_t(1030)}) {
+    for (float alpha : {1.0f, 0.125f, 7.3f}) {
+      SCOPED_TRACE(testing::Message() << "n " << n << " alpha " << alpha);
+      std::vector<float> mask = random_floats(size_t(n), 16, -5.0f, 5.0f);
+      for (size_t j = 2; j < mask.size(); j += 5) mask[j] = -kInf;
+      const std::vector<uint16_t> mask_bf16 = to_bf16(mask);
+      const std::vector<float> widened = from_bf16(mask_bf16);
+      const std::vector<float> scores = random_floats(size_t(n) + 1, 17, -3.0f, 3.0f);
+      for (bool bf16 : {false, true}) {
+        std::vector<float> got = scores;
+        got[size_t(n)] = 7.0f;  // guard
+        const float got_max = bf16 ? bias().add_mask_bf16(mask_bf16.data(), alpha, got.data(), n)
+                                   : bias().add_mask_f32(mask.data(), alpha, got.data(), n);
+        ASSERT_EQ(got[size_t(n)], 7.0f);
+        for (int64_t j = 0; j < n; ++j) {
+          const double m = bf16 ? widened[size_t(j)] : mask[size_t(j)];
+          const double want = double(scores[size_t(j)]) + double(alpha) * m;
+          if (std::isinf(m)) {
+            ASSERT_EQ(got[size_t(j)], -kInf) << j;
+          } else {
+            ASSERT_NEAR(got[size_t(j)], want, 2.5e-7 * (std::abs(want) + std::abs(alpha * m)))
+                << j;
+          }
+        }
+        ASSERT_EQ(double(got_max), max_of(got, n));
       }
     }
   }

@@ -87,7 +87,7 @@ class AttentionInputs {
 
   reference::AttentionInputs reference() const {
     return {get(q_), get(k_), get(v_), get(table_), get(table_h_), get(table_w_),
-            get(value_table_)};
+            get(value_table_), nullptr};
   }
 
   // The tensors as the C ABI takes them (bf16 copies made now).

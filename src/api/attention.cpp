@@ -53,6 +53,26 @@ class Regions {
   size_t count_ = 0;
 };
 
+// The mask's shape: mask_batch divides batch (1 and batch included), the
+// other sizes are the call's or 1. Without a mask (mask_batch 0) the other
+// mask fields are not read.
+void validate_mask_desc(const posenc_attention_desc& d) {
+  if (d.mask_batch == 0) return;
+  if (d.mask_batch < 0 || d.batch % d.mask_batch != 0) {
+    invalid("desc->mask_batch must be 0 (no mask) or divide batch (" +
+            std::to_string(d.batch) + "): got " + std::to_string(d.mask_batch));
+  }
+  if (d.mask_heads != 1 && d.mask_heads != d.heads) {
+    invalid("desc->mask_heads must be 1 or heads (" + std::to_string(d.heads) + "): got " +
+            std::to_string(d.mask_heads));
+  }
+  if (d.mask_q_len != 1 && d.mask_q_len != d.q_len) {
+    invalid("desc->mask_q_len must be 1 or q_len (" + std::to_string(d.q_len) + "): got " +
+            std::to_string(d.mask_q_len));
+  }
+  require_dtype(d.mask_dtype, "desc->mask_dtype");
+}
+
 // Checks everything in the desc.
 void validate_desc(const posenc_attention_desc& d) {
   require_positive(d.batch, "desc->batch");
@@ -98,9 +118,7 @@ void validate_desc(const posenc_attention_desc& d) {
   if (d.kv_heads != 0 && d.kv_heads != d.heads) {
     fail(POSENC_ERROR_UNSUPPORTED, "desc->kv_heads: grouped kv heads are not implemented yet");
   }
-  if (d.mask_batch != 0) {
-    fail(POSENC_ERROR_UNSUPPORTED, "desc->mask_batch: masks are not implemented yet");
-  }
+  validate_mask_desc(d);
   // Bounds the workspace sizes (which grow with q_len + kv_len) and the 1D
   // table's rows.
   checked_bytes({d.q_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
@@ -185,7 +203,16 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
     require_null(t.table_h, "tensors->table_h", "unless bias is RELATIVE_2D");
     require_null(t.table_w, "tensors->table_w", "unless bias is RELATIVE_2D");
   }
-  require_null(t.mask, "tensors->mask", "(masks are not implemented yet)");
+  if (d.mask_batch > 0) {
+    const size_t mask_bytes = dtype_bytes(d.mask_dtype);
+    require_tensor(t.mask, mask_bytes, "tensors->mask");
+    inputs.push_back({t.mask,
+                      checked_bytes({d.mask_batch, d.mask_heads, d.mask_q_len, d.kv_len},
+                                    mask_bytes, "tensors->mask"),
+                      "tensors->mask"});
+  } else {
+    require_null(t.mask, "tensors->mask", "unless mask_batch > 0");
+  }
   const size_t index_bytes = d.index_type == POSENC_INDEX_INT64 ? 8 : 4;
   for (const Region& r : {Region{t.kv_lengths, 0, "tensors->kv_lengths"},
                           Region{t.q_lengths, 0, "tensors->q_lengths"},

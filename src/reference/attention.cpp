@@ -50,6 +50,15 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
   auto table_of = [&](const float* table, int64_t rows, int64_t h, int64_t row) {
     return table + ((d.tables_per_head ? h * rows : 0) + row) * dh;
   };
+  // The mask's entry for (b, h, i, j): batch b % mask_batch, head and
+  // query 0 where the mask has one of them.
+  auto mask_of = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+    if (d.mask_batch == 0) return 0.0;
+    const int64_t row = ((b % d.mask_batch) * d.mask_heads + (d.mask_heads == 1 ? 0 : h)) *
+                            d.mask_q_len +
+                        (d.mask_q_len == 1 ? 0 : i);
+    return double(in.mask[row * d.kv_len + j]);
+  };
   std::vector<double> out(size_t(d.batch * d.heads * d.q_len * dh), 0.0);
   std::vector<double> scores(size_t(d.kv_len));
   for (int64_t b = 0; b < d.batch; ++b) {
@@ -89,9 +98,11 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
             default:
               break;
           }
-          scores[size_t(j)] = s + alpha * bias;
+          scores[size_t(j)] = s + alpha * bias + mask_of(b, h, i, j);
           max_score = std::max(max_score, scores[size_t(j)]);
         }
+        const auto masked = [](double s) { return s == -std::numeric_limits<double>::infinity(); };
+        if (std::all_of(&scores[0], &scores[size_t(visible)], masked)) continue;  // stays zero
         double sum = 0.0;
         for (int64_t j = 0; j < visible; ++j) {
           scores[size_t(j)] = std::exp(scores[size_t(j)] - max_score);

@@ -18,6 +18,7 @@ struct AttentionInputs {
   const float* table_h;
   const float* table_w;
   const float* value_table;
+  const float* mask = nullptr;  // [mask_batch, mask_heads, mask_q_len, kv_len]
   // The per-sequence options of posenc/attention.h as int64 values, NULL
   // when unused.
   const int64_t* kv_lengths = nullptr;

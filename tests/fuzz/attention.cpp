@@ -1,6 +1,7 @@
-// Fused attention (every bias kind, mask, layout, dtype, offset, relative
-// values) and the BoTNet bottleneck block, each with no workspace, one of the
-// size posenc asks for, one byte short of it, or one overlapping the output.
+// Fused attention (every bias kind, causal mask, additive mask, layout, dtype,
+// offset, relative values) and the BoTNet bottleneck block, each with no
+// workspace, one of the size posenc asks for, one byte short of it, or one
+// overlapping the output.
 #include <algorithm>
 #include <cmath>
 #include <climits>
@@ -110,7 +111,7 @@ Sequences draw_sequences(FuzzInput& in, const posenc_attention_desc& d, int64_t 
 void fuzz_attention(FuzzInput& in) {
   FuzzContext context(in);
   int invalid = 0;
-  const int64_t batch = in.size(2, invalid), heads = in.size(3, invalid),
+  const int64_t batch = in.size(4, invalid), heads = in.size(3, invalid),
                 head_dim = in.size(20, invalid);
   posenc_attention_desc desc;
   posenc_attention_desc_init(&desc, 1, 1, 1, 1, 1);
@@ -170,7 +171,7 @@ void fuzz_attention(FuzzInput& in) {
   std::vector<float> table_w(elements({table_heads, w_rows, head_dim}, invalid), 0.3f);
   std::vector<float> values(elements({table_heads, rows_1d, head_dim}, invalid), 0.4f);
   posenc_attention_tensors t{q.data(), k.data(), v.data(), nullptr, nullptr, nullptr, nullptr,
-                             out.data()};
+                             out.data(), nullptr, nullptr, nullptr, nullptr};
   if (desc.bias == POSENC_BIAS_ABSOLUTE || desc.bias == POSENC_BIAS_RELATIVE_1D) {
     t.table = table.data();
   } else if (desc.bias == POSENC_BIAS_RELATIVE_2D) {
@@ -181,10 +182,31 @@ void fuzz_attention(FuzzInput& in) {
   t.kv_lengths = sequences.tensor(0, desc.index_type);
   t.q_lengths = sequences.tensor(1, desc.index_type);
   t.query_offsets = sequences.tensor(2, desc.index_type);
+  // Half the time a mask: mask_batch 1, batch, half of an even batch (a
+  // window period) or -1; mask_heads 1, heads or 0; mask_q_len 1, q_len or
+  // q_len + 1; any dtype.
+  std::vector<float> mask;
+  if (in.flag()) {
+    const int64_t period = batch % 2 == 0 ? batch / 2 : 1;
+    const int64_t mask_batches[] = {1, batch, period, -1};
+    const int64_t mask_heads[] = {1, heads, 0};
+    const int64_t mask_q_lens[] = {1, desc.q_len, desc.q_len + 1};
+    const int batch_choice = in.choice(4), heads_choice = in.choice(3), q_choice = in.choice(3);
+    if (batch_choice == 3 || heads_choice == 2 || q_choice == 2) ++invalid;
+    desc.mask_batch = mask_batches[batch_choice];
+    desc.mask_heads = mask_heads[heads_choice];
+    desc.mask_q_len = mask_q_lens[q_choice];
+    desc.mask_dtype = dtype(in, invalid);
+    mask.assign(elements({desc.mask_batch, desc.mask_heads, desc.mask_q_len, desc.kv_len},
+                         invalid),
+                in.flag() ? -std::numeric_limits<float>::infinity() : -0.5f);
+    t.mask = mask.data();
+  }
   // A pointer the desc does not use, a required one missing, or no tensors.
   const int pointers = in.choice(16);
   if (pointers == 0) t.value_table = desc.relative_values ? nullptr : values.data();
   if (pointers == 1) t.v = nullptr;
+  if (pointers == 3) t.mask = desc.mask_batch > 0 ? nullptr : values.data();
   const posenc_attention_tensors* tensors = pointers == 2 ? nullptr : &t;
   size_t needed = 0;
   const posenc_status size_status = posenc_attention_workspace_size(context.get(), &desc, &needed);
@@ -193,7 +215,7 @@ void fuzz_attention(FuzzInput& in) {
   const posenc_status status = posenc_attention(context.get(), &desc, tensors, w.pointer, w.bytes);
   // Other refusals (an offset the causal mask cannot use, bf16 without a
   // oneDNN bf16 GEMM) leave the output untouched.
-  expect_refusal_if(status, invalid > 0 || sequences.bad || pointers <= 2 || w.bad, out);
+  expect_refusal_if(status, invalid > 0 || sequences.bad || pointers <= 3 || w.bad, out);
 }
 
 void fuzz_bottleneck(FuzzInput& in) {

@@ -10,6 +10,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/attention/attention_bias_kernels.hpp"
+#include "kernels/attention/mask_add_impl.hpp"
 #include "kernels/attention/running_max_impl.hpp"
 #include "kernels/elementwise/elementwise_impl.hpp"
 
@@ -19,7 +20,6 @@ namespace posenc::kernels {
 template <class Arch>
 void add_and_track(float* x, const float* y, float c, int64_t n, RunningMax<Arch>& m) {
   using batch = xsimd::batch<float, Arch>;
-  constexpr int64_t lanes = batch::size;
   const batch cb(c);
   const auto add_at = [&](int64_t j) {
     batch v = batch::load_unaligned(x + j) + cb;
@@ -27,14 +27,7 @@ void add_and_track(float* x, const float* y, float c, int64_t n, RunningMax<Arch
     v.store_unaligned(x + j);
     return v;
   };
-  RunningMax<Arch> second;  // two chains: the loop waits on no max's latency
-  int64_t j = 0;
-  for (; j + 2 * lanes <= n; j += 2 * lanes) {
-    m.see(add_at(j));
-    second.see(add_at(j + lanes));
-  }
-  for (; j + lanes <= n; j += lanes) m.see(add_at(j));
-  m.see(second.lanes);
+  const int64_t j = see_whole_batches<Arch>(n, add_at, m);
   if (j < n) {  // lanes past n: -inf, which no max takes
     batch v = load_partial<Arch>(x + j, n - j, -std::numeric_limits<float>::infinity()) + cb;
     if (y != nullptr) v += load_partial<Arch>(y + j, n - j, 0.0f);
@@ -233,7 +226,8 @@ float add_2d(const float* row_logits, const float* col_logits, int64_t width, in
 template <class Arch>
 constexpr AttentionBiasKernels make_attention_bias_kernels() {
   return AttentionBiasKernels{&gather_add<Arch>, &scatter_add<Arch>, &add_2d<Arch>,
-                              &max_of<Arch>};
+                              &max_of<Arch>, &add_mask<Arch, float>,
+                              &add_mask<Arch, uint16_t>};
 }
 
 }  // namespace posenc::kernels

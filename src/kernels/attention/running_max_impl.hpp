@@ -44,6 +44,23 @@ struct RunningMax {
   }
 };
 
+// m.see(step(j)) for the whole batches j = 0, lanes, .. of [0, n), in two
+// running maxima so that the loop waits on no max's latency; returns where
+// the tail (fewer than a batch) starts.
+template <class Arch, class Step>
+int64_t see_whole_batches(int64_t n, const Step& step, RunningMax<Arch>& m) {
+  constexpr int64_t lanes = RunningMax<Arch>::batch::size;
+  RunningMax<Arch> second;
+  int64_t j = 0;
+  for (; j + 2 * lanes <= n; j += 2 * lanes) {
+    m.see(step(j));
+    second.see(step(j + lanes));
+  }
+  for (; j + lanes <= n; j += lanes) m.see(step(j));
+  m.see(second.lanes);
+  return j;
+}
+
 // The largest of x[0, n); -inf for n = 0. Four running maxima, so that the
 // loop waits on no max's latency.
 template <class Arch>

@@ -133,4 +133,26 @@ void store_rounded_bf16(xsimd::batch<float, Arch> v, uint16_t* p) {
   store_high_halves<Arch>(bf16_high_bits<Arch>(v), p);
 }
 
+// One batch of fp32 or bf16 values (any alignment) as floats (bf16 widened
+// exactly), and back (bf16 rounded to nearest even).
+template <class Arch>
+xsimd::batch<float, Arch> load_floats(const float* p) {
+  return xsimd::batch<float, Arch>::load_unaligned(p);
+}
+
+template <class Arch>
+xsimd::batch<float, Arch> load_floats(const uint16_t* p) {
+  return load_bf16<Arch>(p);
+}
+
+template <class Arch>
+void store_floats(xsimd::batch<float, Arch> v, float* p) {
+  v.store_unaligned(p);
+}
+
+template <class Arch>
+void store_floats(xsimd::batch<float, Arch> v, uint16_t* p) {
+  store_rounded_bf16<Arch>(v, p);
+}
+
 }  // namespace posenc::kernels

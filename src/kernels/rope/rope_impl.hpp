@@ -16,28 +16,6 @@
 
 namespace posenc::kernels {
 
-// One batch of values as floats (bf16 widened exactly) and back (bf16
-// rounded to nearest even).
-template <class Arch>
-xsimd::batch<float, Arch> load_floats(const float* p) {
-  return xsimd::batch<float, Arch>::load_unaligned(p);
-}
-
-template <class Arch>
-xsimd::batch<float, Arch> load_floats(const uint16_t* p) {
-  return load_bf16<Arch>(p);
-}
-
-template <class Arch>
-void store_floats(xsimd::batch<float, Arch> v, float* p) {
-  v.store_unaligned(p);
-}
-
-template <class Arch>
-void store_floats(xsimd::batch<float, Arch> v, uint16_t* p) {
-  store_rounded_bf16<Arch>(v, p);
-}
-
 // Swaps the two floats of every 64-bit lane: [x0 x1 x2 x3] -> [x1 x0 x3 x2]
 // (a rotate by 32 bits, which every ISA has, unlike a float swizzle).
 template <class Arch>

@@ -116,7 +116,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   const int64_t first = task % blocking_.query_blocks * blocking_.query_block;
   const Sequence seq = p_.sequence(b);
   QueryBlock qb{h, seq.query_offset, row_of(t_.q, p_.q, b, h, first), p_.q.token, first,
-                std::min(blocking_.query_block, p_.q_len - first)};
+                std::min(blocking_.query_block, p_.q_len - first), b};
   // Keys visible to at least one query of the block (none past q_length).
   const int64_t keys = computed_keys(seq, first, qb.rows);
   if (layout_.packed.bytes() > 0 && keys > 0 &&
@@ -251,8 +251,10 @@ void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Sequence& se
     float* acc = s.acc + r * layout_.acc_ld;
     char* out = static_cast<char*>(t_.out) +
                 size_t(b * p_.out.batch + qb.head * p_.out.head + i * p_.out.token) * out_bytes;
-    // A fully masked row or one past q_length: zeros, not 0/0.
-    if (i >= seq.q_length || p_.visible_keys(seq, i) == 0) {
+    // A row past q_length, or one that saw no key (causal) or only -inf
+    // scores (masked): zeros, not 0/0. Any finite score makes the sum at
+    // least exp(0) = 1.
+    if (i >= seq.q_length || s.row_sum[r] == 0.0f) {
       std::memset(out, 0, size_t(d) * out_bytes);
     } else if (p_.out_dtype == POSENC_BF16) {
       ctx_.kernels->attention.scale_f32(acc, 1.0f / s.row_sum[r], acc, d);

@@ -118,26 +118,44 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, flo
 
 float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r,
                              int64_t valid, float* row, const BlockLogits& logits) const {
+  const bool masked = p_.mask.batch > 0;
   switch (p_.bias) {
     case POSENC_BIAS_NONE:
     case POSENC_BIAS_ABSOLUTE:  // already in the scores
     case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
-      return kernels_.max_of(row, valid);
+      break;  // the mask's pass (or the maximum's) is the only one
     case POSENC_BIAS_RELATIVE_1D: {
       const auto c = window_columns(relative_index_of(p_, qb.query_offset),
                                     qb.query_offset + qb.first + r, kb.first,
                                     logits.window.first);
-      return kernels_.gather_add(logits.logits + r * logits.ld, c.shift, c.lo, c.hi, row, valid);
+      const float row_max =
+          kernels_.gather_add(logits.logits + r * logits.ld, c.shift, c.lo, c.hi, row, valid);
+      if (!masked) return row_max;
+      break;
     }
     case POSENC_BIAS_RELATIVE_2D: {
       const int64_t X = p_.map_height, Y = p_.map_width;
       const int64_t x1 = (qb.first + r) / Y, y1 = (qb.first + r) % Y;
-      return kernels_.add_2d(logits.logits + r * logits.ld + X - 1 - x1,
-                             logits.col_logits + r * logits.ld_cols + Y - 1 - y1, Y, kb.first,
-                             row, valid);
+      const float row_max = kernels_.add_2d(logits.logits + r * logits.ld + X - 1 - x1,
+                                            logits.col_logits + r * logits.ld_cols + Y - 1 - y1,
+                                            Y, kb.first, row, valid);
+      if (!masked) return row_max;
+      break;
     }
   }
-  return kernels_.max_of(row, valid);
+  return add_mask_row(qb, kb, r, valid, row);
+}
+
+float AttentionBias::add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r,
+                                  int64_t valid, float* row) const {
+  if (p_.mask.batch == 0) return kernels_.max_of(row, valid);
+  const int64_t start = p_.mask.row_start(qb.batch, qb.head, qb.first + r, p_.kv_len) + kb.first;
+  if (p_.mask.dtype == POSENC_BF16) {
+    return kernels_.add_mask_bf16(static_cast<const uint16_t*>(t_.mask) + start, p_.mask_alpha,
+                                  row, valid);
+  }
+  return kernels_.add_mask_f32(static_cast<const float*>(t_.mask) + start, p_.mask_alpha, row,
+                               valid);
 }
 
 RelativeValues::RelativeValues(const AttentionProblem& problem,

@@ -67,13 +67,19 @@ class AttentionBias {
   BlockLogits prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
                       float* scratch) const;
 
-  // row[j] += bias(query qb.first + r, key kb.first + j) for j < valid, from
-  // the logits prepare() gave for the same blocks; returns the largest of
-  // row[0, valid). One row at a time, so that the softmax finds it in cache.
+  // row[j] += bias(query qb.first + r, key kb.first + j), then the mask's
+  // entry (in the scores' units), for j < valid, from the logits prepare()
+  // gave for the same blocks; returns the largest of row[0, valid). One row
+  // at a time, so that the softmax finds it in cache.
   float add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r, int64_t valid, float* row,
                 const BlockLogits& logits) const;
 
  private:
+  // The mask's part of add_row (read in place), or just the row's maximum
+  // without a mask.
+  float add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r, int64_t valid,
+                     float* row) const;
+
   const AttentionProblem& p_;
   const posenc_attention_tensors& t_;
   const AttentionBiasKernels& kernels_;

@@ -26,10 +26,18 @@ int64_t AttentionProblem::visible_keys(const Sequence& s, int64_t i) const {
   return std::clamp<int64_t>(s.query_offset + i + 1, 0, s.kv_length);
 }
 
+int64_t AttentionMask::row_start(int64_t b, int64_t h, int64_t i, int64_t kv_len) const {
+  return (((b % batch) * heads + (heads == 1 ? 0 : h)) * q_len + (q_len == 1 ? 0 : i)) * kv_len;
+}
+
 void set_scales(AttentionProblem& p, float scale, bool bias_uses_scaled_q) {
   p.softmax_scale = scale > 0.0f ? scale : 1.0f;
   p.qk_alpha = scale / p.softmax_scale;
   p.bias_alpha = (bias_uses_scaled_q ? scale : 1.0f) / p.softmax_scale;
+  // The mask is in softmax-input units: mask / softmax_scale here, which the
+  // softmax multiplies back (to fp32 rounding; exactly for scale <= 0 or a
+  // power of 2).
+  p.mask_alpha = 1.0f / p.softmax_scale;
 }
 
 AttentionProblem make_attention_problem(const posenc_attention_desc& d,
@@ -59,6 +67,7 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d,
   p.query_offsets = t ? t->query_offsets : nullptr;
   p.index_type = d.index_type;
   p.max_query_offset = t && t->query_offsets ? max_query_offset : d.query_offset;
+  p.mask = AttentionMask{d.mask_batch, d.mask_heads, d.mask_q_len, d.mask_dtype};
   return p;
 }
 

@@ -23,14 +23,25 @@ struct Sequence {
   int64_t kv_length, q_length, query_offset;
 };
 
+// The shape of the additive mask of posenc/attention.h (tensors->mask, read
+// in place): batch 0 means none; heads and q_len are 1 where the mask
+// broadcasts over them.
+struct AttentionMask {
+  int64_t batch, heads, q_len;
+  posenc_dtype dtype;
+  // The element where the row added to the scores of query i of (batch b,
+  // head h) starts, in a mask of kv_len columns.
+  int64_t row_start(int64_t b, int64_t h, int64_t i, int64_t kv_len) const;
+};
+
 struct AttentionProblem {
   int64_t batch, heads, q_len, kv_len, head_dim;
   TokenStrides q, k, v, out;
   posenc_dtype dtype, out_dtype;
-  // The scores the softmax reads are s = qk_alpha q k^T + bias, the bias's
-  // logits multiplied by bias_alpha, and the softmax takes
+  // The scores the softmax reads are s = qk_alpha q k^T + bias + mask_alpha
+  // mask, the bias's logits multiplied by bias_alpha, and the softmax takes
   // exp(softmax_scale (s - max)): set_scales.
-  float qk_alpha, bias_alpha, softmax_scale;
+  float qk_alpha, bias_alpha, mask_alpha, softmax_scale;
   bool causal;
   int64_t query_offset;
   posenc_attention_bias bias;
@@ -45,6 +56,7 @@ struct AttentionProblem {
   const void* query_offsets;
   posenc_index_type index_type;
   int64_t max_query_offset;
+  AttentionMask mask;
 
   size_t element_bytes() const { return dtype_bytes(dtype); }
   // Whether any per-sequence tensor is given: the blocks then follow each
@@ -96,6 +108,7 @@ struct QueryBlock {
   const void* q;
   int64_t ldq;
   int64_t first, rows;
+  int64_t batch;
 };
 
 struct KeyBlock {
