@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "api/attention_layout.hpp"
 #include "api/guard.hpp"
 #include "api/validate.hpp"
 #include "ops/attention/attention.hpp"
@@ -52,15 +53,22 @@ class Regions {
   size_t count_ = 0;
 };
 
-// Checks everything in the desc, returns the rows of the 1D relative table
-// (0 when unused).
-int64_t validate_desc(const posenc_attention_desc& d) {
+// What validate_desc finds: the rows of the 1D relative table (0 when
+// unused) and the elements each tensor spans.
+struct DescFacts {
+  int64_t relative_rows;
+  AttentionExtents extents;
+};
+
+// Checks everything in the desc.
+DescFacts validate_desc(const posenc_attention_desc& d) {
   require_positive(d.batch, "desc->batch");
   require_positive(d.heads, "desc->heads");
   require_positive(d.q_len, "desc->q_len");
   require_positive(d.kv_len, "desc->kv_len");
   require_positive(d.head_dim, "desc->head_dim");
-  require_enum(d.layout, "desc->layout", {POSENC_LAYOUT_BHTD, POSENC_LAYOUT_BTHD});
+  require_enum(d.layout, "desc->layout",
+               {POSENC_LAYOUT_BHTD, POSENC_LAYOUT_BTHD, POSENC_LAYOUT_STRIDED});
   require_dtype(d.dtype, "desc->dtype");
   require_dtype(d.out_dtype, "desc->out_dtype");
   require_finite(d.scale, "desc->scale");
@@ -94,9 +102,6 @@ int64_t validate_desc(const posenc_attention_desc& d) {
       invalid("desc->relative_values is not available with RELATIVE_2D bias");
     }
   }
-  if (d.kv_heads != 0 && d.kv_heads != d.heads) {
-    fail(POSENC_ERROR_UNSUPPORTED, "desc->kv_heads: grouped kv heads are not implemented yet");
-  }
   if (d.mask_batch != 0) {
     fail(POSENC_ERROR_UNSUPPORTED, "desc->mask_batch: masks are not implemented yet");
   }
@@ -104,24 +109,29 @@ int64_t validate_desc(const posenc_attention_desc& d) {
   // table's rows.
   checked_bytes({d.q_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
   checked_bytes({d.kv_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
+  const AttentionExtents extents = validate_attention_layout(d);
   const bool relative_1d = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values;
-  if (!relative_1d) return 0;
-  return relative_index(d.query_offset, d.q_len, d.kv_len, d.max_distance).rows;
+  if (!relative_1d) return DescFacts{0, extents};
+  return DescFacts{relative_index(d.query_offset, d.q_len, d.kv_len, d.max_distance).rows,
+                   extents};
 }
 
 // Checks the tensors against the desc and returns the regions they cover.
-Regions validate_tensors(const posenc_attention_desc& d,
-                                     const posenc_attention_tensors& t, int64_t relative_rows) {
+Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_tensors& t,
+                         const DescFacts& facts) {
   const size_t es = dtype_bytes(d.dtype);
   require_tensor(t.q, es, "tensors->q");
   require_tensor(t.k, es, "tensors->k");
   require_tensor(t.v, es, "tensors->v");
   require_tensor(t.out, dtype_bytes(d.out_dtype), "tensors->out");
   const int64_t heads = d.tables_per_head ? d.heads : 1;
-  Regions inputs{
-      {t.q, checked_bytes({d.batch, d.heads, d.q_len, d.head_dim}, es, "tensors->q"), "tensors->q"},
-      {t.k, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->k"), "tensors->k"},
-      {t.v, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->v"), "tensors->v"}};
+  // (The extents' bytes were checked for overflow.) q, k and v may overlap
+  // each other: the three views of one packed qkv tensor do.
+  const int64_t relative_rows = facts.relative_rows;
+  const AttentionExtents& e = facts.extents;
+  Regions inputs{{t.q, e.q * int64_t(es), "tensors->q"},
+                 {t.k, e.k * int64_t(es), "tensors->k"},
+                 {t.v, e.v * int64_t(es), "tensors->v"}};
   auto table = [&](const void* pointer, const char* name, int64_t rows) {
     require_tensor(pointer, es, name);
     inputs.push_back({pointer, checked_bytes({heads, rows, d.head_dim}, es, name), name});
@@ -168,12 +178,10 @@ struct Validated {
 Validated validate(const posenc_attention_desc* desc, const posenc_attention_tensors* tensors) {
   require_not_null(desc, "desc");
   require_not_null(tensors, "tensors");
-  const int64_t relative_rows = validate_desc(*desc);
+  const DescFacts facts = validate_desc(*desc);
   // Every size product is checked before the problem multiplies them.
-  Regions inputs = validate_tensors(*desc, *tensors, relative_rows);
-  const int64_t out_bytes = checked_bytes({desc->batch, desc->heads, desc->q_len,
-                                           desc->head_dim},
-                                          dtype_bytes(desc->out_dtype), "tensors->out");
+  Regions inputs = validate_tensors(*desc, *tensors, facts);
+  const int64_t out_bytes = facts.extents.out * int64_t(dtype_bytes(desc->out_dtype));
   Validated v{ops::make_attention_problem(*desc), out_bytes, std::move(inputs)};
   for (const Region& r : v.inputs) {
     require_disjoint(tensors->out, v.out_bytes, "tensors->out", r.pointer, r.bytes, r.name);
@@ -256,14 +264,8 @@ posenc_status posenc_attention_workspace_size(posenc_context* context,
   return guard("posenc_attention_workspace_size", [&] {
     require_not_null(desc, "desc");
     require_not_null(bytes, "bytes");
-    validate_desc(*desc);
+    validate_desc(*desc);  // also the sizes of q, k, v before the problem multiplies them
     require_bf16_gemm(desc->dtype);
-    // The sizes of q and k/v must fit before the problem multiplies them.
-    const size_t es = dtype_bytes(desc->dtype);
-    checked_bytes({desc->batch, desc->heads, desc->q_len, desc->head_dim}, es,
-                  "desc->batch * desc->heads * desc->q_len * desc->head_dim");
-    checked_bytes({desc->batch, desc->heads, desc->kv_len, desc->head_dim}, es,
-                  "desc->batch * desc->heads * desc->kv_len * desc->head_dim");
     const ExecContext ctx = resolve_context(context);
     *bytes = ops::plan_attention(ops::make_attention_problem(*desc), ctx.num_threads)
                  .workspace_bytes;

@@ -28,7 +28,7 @@ struct Scratch {
   uint16_t* weights_bf16;
   uint8_t* packed_keys;
   uint8_t* packed_values;
-  int64_t* packed_head;
+  int64_t* packed_kv_head;
 
   Scratch(uint8_t* slot, const SlotLayout& s)
       : scores(reinterpret_cast<float*>(slot + s.scores)),
@@ -41,10 +41,13 @@ struct Scratch {
         weights_bf16(reinterpret_cast<uint16_t*>(slot + s.weights_bf16)),
         packed_keys(slot + s.packed_keys),
         packed_values(slot + s.packed_values),
-        packed_head(reinterpret_cast<int64_t*>(slot + s.packed_head)) {}
+        packed_kv_head(reinterpret_cast<int64_t*>(slot + s.packed_kv_head)) {}
 };
 
 // Runs one query block of one (batch, head) against all its visible keys.
+// Tasks go (batch, head, query block), so that the query heads of a kv head
+// and their blocks follow each other: a thread packs that kv head's keys and
+// values once for the whole run of its tasks that read them.
 class QueryBlockRunner {
  public:
   QueryBlockRunner(const ExecContext& ctx, const AttentionProblem& p,
@@ -62,7 +65,7 @@ class QueryBlockRunner {
     return static_cast<const char*>(base) +
            size_t(b * st.batch + h * st.head + t * st.token) * p_.element_bytes();
   }
-  void pack_head(int64_t b, int64_t h, const Scratch& s) const;
+  void pack_kv_head(int64_t b, int64_t kv_head, const Scratch& s) const;
   void key_block(const QueryBlock& qb, int64_t b, const KeyBlock& kb, const RowWindow& vw,
                  const Scratch& s) const;
   void gemm(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
@@ -91,10 +94,12 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
                 std::min(blocking_.query_block, p_.q_len - first)};
   // Keys visible to at least one query of the block.
   const int64_t keys = p_.visible_keys(first + qb.rows - 1);
-  if (layout_.packed.bytes() > 0 && *s.packed_head != task / blocking_.query_blocks) {
-    *s.packed_head = -1;  // until the whole head is packed
-    pack_head(b, h, s);
-    *s.packed_head = task / blocking_.query_blocks;
+  // b * kv_heads + the kv head: the tasks of a kv head are consecutive.
+  const int64_t kv_index = task / (blocking_.query_blocks * (p_.heads / p_.kv_heads));
+  if (layout_.packed.bytes() > 0 && *s.packed_kv_head != kv_index) {
+    *s.packed_kv_head = -1;  // until the whole kv head is packed
+    pack_kv_head(b, p_.kv_head(h), s);
+    *s.packed_kv_head = kv_index;
   }
   std::fill(s.row_max, s.row_max + qb.rows, -std::numeric_limits<float>::infinity());
   std::fill(s.row_sum, s.row_sum + qb.rows, 0.0f);
@@ -121,25 +126,25 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   store(qb, b, s);
 }
 
-void QueryBlockRunner::pack_head(int64_t b, int64_t h, const Scratch& s) const {
+void QueryBlockRunner::pack_kv_head(int64_t b, int64_t kv_head, const Scratch& s) const {
   const PackedKeyValues& packed = layout_.packed;
   for (int64_t i = 0; i < packed.key_blocks; ++i) {
     const PackedBlock block = packed_block(i);
     // A block whose GEMM reads B as stored (packed_b_bytes 0) is not
     // copied; gemm() then reads it where it is stored.
     if (packed.key_block_bytes > 0 && packed_b_bytes(block.keys) > 0) {
-      pack_b(block.keys, row_of(t_.k, p_.k, b, h, block.kb.first),
+      pack_b(block.keys, row_of(t_.k, p_.k, b, kv_head, block.kb.first),
              s.packed_keys + size_t(i) * packed.key_block_bytes);
     }
     if (packed.value_block_bytes > 0 && packed_b_bytes(block.values) > 0) {
-      pack_b(block.values, row_of(t_.v, p_.v, b, h, block.kb.first),
+      pack_b(block.values, row_of(t_.v, p_.v, b, kv_head, block.kb.first),
              s.packed_values + size_t(i) * packed.value_block_bytes);
     }
   }
 }
 
 // Runs `shape` with B from `packed_b`, written by pack_b(packed_for, ..),
-// where that block was packed (pack_head skips blocks oneDNN reads as
+// where that block was packed (pack_kv_head skips blocks oneDNN reads as
 // stored) and its layout serves `shape` (the layout can depend on the rows
 // of the query block, and a causal block can see fewer keys than were
 // packed); else with B as stored.
@@ -168,8 +173,9 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
       : s.packed_keys + size_t(block_index) * packed.key_block_bytes;
   const uint8_t* packed_values = packed.value_block_bytes == 0 ? nullptr
       : s.packed_values + size_t(block_index) * packed.value_block_bytes;
+  const int64_t kv_head = p_.kv_head(qb.head);
   gemm(scores_gemm(p_, qb.rows, kb), packed_for.keys, qb.q,
-       row_of(t_.k, p_.k, b, qb.head, kb.first), packed_keys, s.scores);
+       row_of(t_.k, p_.k, b, kv_head, kb.first), packed_keys, s.scores);
   const BlockLogits logits = bias_.prepare(qb, kb, s.scores, ld, s.bias);
 
   // bf16 probabilities straight from the softmax, unless the relative values
@@ -204,7 +210,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
                                               : static_cast<const void*>(s.scores);
   gemm(output_gemm(p_, qb.rows, kb, layout_.acc_ld),
        packed_for.values, probs,
-       row_of(t_.v, p_.v, b, qb.head, kb.first), packed_values, s.acc);
+       row_of(t_.v, p_.v, b, kv_head, kb.first), packed_values, s.acc);
 }
 
 void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Scratch& s) const {
@@ -263,11 +269,11 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     const QueryBlockRunner dry_runner(ctx, dry_problem, dry_tensors, blocking, layout);
     const GemmSlots::Use dry(gemms, 0, false, true);
     std::memset(base, 0, layout.bytes);  // the GEMMs write nothing: softmax zeros
-    *scratch(0).packed_head = -1;
+    *scratch(0).packed_kv_head = -1;
     for (int64_t task = 0; task < blocking.query_blocks; ++task) dry_runner.run(task, scratch(0));
     prepared.remember();
   }
-  for (int slot = 0; slot < blocking.slots; ++slot) *scratch(slot).packed_head = -1;
+  for (int slot = 0; slot < blocking.slots; ++slot) *scratch(slot).packed_kv_head = -1;
   parallel_for(blocking.slots, blocking.tasks, [&](int64_t task, int slot) {
     runner.run(task, scratch(slot));
   });

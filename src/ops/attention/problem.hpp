@@ -19,6 +19,7 @@ struct TokenStrides {
 
 struct AttentionProblem {
   int64_t batch, heads, q_len, kv_len, head_dim;
+  int64_t kv_heads;  // k and v have kv_heads heads, which divides heads
   TokenStrides q, k, v, out;
   posenc_dtype dtype, out_dtype;
   // The scores the softmax reads are s = qk_alpha q k^T + bias, the bias's
@@ -34,6 +35,8 @@ struct AttentionProblem {
   bool relative_values;
 
   size_t element_bytes() const { return dtype_bytes(dtype); }
+  // The kv head query head h reads (grouped-query attention).
+  int64_t kv_head(int64_t h) const { return h / (heads / kv_heads); }
   // Keys visible to query i: [0, visible_keys(i)).
   int64_t visible_keys(int64_t i) const;
 };
@@ -50,7 +53,8 @@ inline int64_t gemm_output_stride(int64_t columns) {
 // oneDNN's AMX GEMM runs slower with an output scale.
 void set_scales(AttentionProblem& problem, float scale, bool bias_uses_scaled_q);
 
-// The problem of a validated desc, with the strides of its layout.
+// The problem of a validated desc, with the strides of its layout (BHTD and
+// BTHD are presets; STRIDED takes the desc's), k and v with kv_heads heads.
 AttentionProblem make_attention_problem(const posenc_attention_desc& desc);
 
 // Table rows [first, first + count).
