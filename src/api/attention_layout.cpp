@@ -17,8 +17,7 @@ struct Tensor {
   int64_t heads, tokens;
   size_t element_bytes;
   const char* field;   // of its strides, "desc->q_strides"
-  const char* tensor;  // "tensors->q"
-  const char* dense;   // its dense size, "desc->batch * desc->heads * .."
+  const char* tensor;  // "tensors->q (desc->batch * desc->heads * ..)": its dense size
   bool gemm_operand;   // q, k, v: the token stride is a GEMM's row stride
 };
 
@@ -35,9 +34,7 @@ int64_t dense_extent(const posenc_attention_desc& d, const Tensor& t) {
   if (!all_zero(t.strides)) {
     invalid(std::string(t.field) + " must be zero unless desc->layout is STRIDED");
   }
-  const std::string name = std::string(t.tensor) + " (" + t.dense + ")";
-  return checked_bytes({d.batch, t.heads, t.tokens, d.head_dim}, t.element_bytes,
-                       name.c_str()) /
+  return checked_bytes({d.batch, t.heads, t.tokens, d.head_dim}, t.element_bytes, t.tensor) /
          int64_t(t.element_bytes);
 }
 
@@ -47,7 +44,10 @@ int64_t strided_extent(const posenc_attention_desc& d, const Tensor& t) {
       {{d.batch, t.strides.batch}, {t.heads, t.strides.head}, {t.tokens, t.strides.token}}};
   const char* names[] = {"batch", "head", "token"};
   for (size_t i = 0; i < dims.size(); ++i) {
-    require_non_negative(dims[i].second, member(t.field, names[i]).c_str());
+    if (dims[i].second < 0) {  // (the name is made only then: a call allocates nothing)
+      invalid(member(t.field, names[i]) + " must be >= 0 (got " +
+              std::to_string(dims[i].second) + ")");
+    }
   }
   if (t.gemm_operand && t.tokens > 1 && t.strides.token < d.head_dim) {
     invalid(member(t.field, "token") + " (" + std::to_string(t.strides.token) +
@@ -70,8 +70,10 @@ void require_rows_disjoint(const posenc_attention_desc& d) {
   const posenc_token_strides& s = d.out_strides;
   std::array<std::pair<int64_t, int64_t>, 4> dims{
       {{1, d.head_dim}, {s.token, d.q_len}, {s.head, d.heads}, {s.batch, d.batch}}};
-  std::stable_sort(dims.begin(), dims.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // (Sorted in place: std::stable_sort would allocate. Ties may go either
+  // way: dimensions of equal stride and more than one element overlap.)
+  std::sort(dims.begin(), dims.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   int64_t reach = 0;  // bounded by out's extent, which fits
   for (const auto& [stride, count] : dims) {
     if (count == 1) continue;
@@ -93,14 +95,15 @@ AttentionExtents validate_attention_layout(const posenc_attention_desc& d) {
   }
   const int64_t kv_heads = d.kv_heads == 0 ? d.heads : d.kv_heads;
   const size_t es = dtype_bytes(d.dtype), out_es = dtype_bytes(d.out_dtype);
-  const char* q_size = "desc->batch * desc->heads * desc->q_len * desc->head_dim";
-  const char* kv_size = "desc->batch * desc->kv_heads * desc->kv_len * desc->head_dim";
   const Tensor tensors[] = {
-      {d.q_strides, d.heads, d.q_len, es, "desc->q_strides", "tensors->q", q_size, true},
-      {d.k_strides, kv_heads, d.kv_len, es, "desc->k_strides", "tensors->k", kv_size, true},
-      {d.v_strides, kv_heads, d.kv_len, es, "desc->v_strides", "tensors->v", kv_size, true},
-      {d.out_strides, d.heads, d.q_len, out_es, "desc->out_strides", "tensors->out", q_size,
-       false}};
+      {d.q_strides, d.heads, d.q_len, es, "desc->q_strides",
+       "tensors->q (desc->batch * desc->heads * desc->q_len * desc->head_dim)", true},
+      {d.k_strides, kv_heads, d.kv_len, es, "desc->k_strides",
+       "tensors->k (desc->batch * desc->kv_heads * desc->kv_len * desc->head_dim)", true},
+      {d.v_strides, kv_heads, d.kv_len, es, "desc->v_strides",
+       "tensors->v (desc->batch * desc->kv_heads * desc->kv_len * desc->head_dim)", true},
+      {d.out_strides, d.heads, d.q_len, out_es, "desc->out_strides",
+       "tensors->out (desc->batch * desc->heads * desc->q_len * desc->head_dim)", false}};
   int64_t extents[4];
   for (int i = 0; i < 4; ++i) {
     extents[i] = d.layout == POSENC_LAYOUT_STRIDED ? strided_extent(d, tensors[i])
