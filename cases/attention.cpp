@@ -1,11 +1,16 @@
 // Fused attention with relative positions (fp32 and bf16) and the BoTNet
 // bottleneck block. fp32 is timed against the unfused way on the same oneDNN
-// (attention_unfused.hpp), bf16 against the fused fp32 call.
+// (attention_unfused.hpp), bf16 against the fused fp32 call; strided layouts
+// (a packed qkv, a KV cache) against the same call on dense BHTD tensors.
 //
 // FLOPs counted: 4*B*H*Tq*Tk*d for q k^T and a v, plus the position logits
 // at the size the unfused way computes them (1D: q R^T with R of Tq+Tk-1 rows,
-// 2*B*H*Tq*(Tq+Tk-1)*d; 2D: 2*B*H*N*(2X-1 + 2Y-1)*d).
+// 2*B*H*Tq*(Tq+Tk-1)*d; 2D: 2*B*H*N*(2X-1 + 2Y-1)*d). Bytes: what the call
+// reads and writes (with grouped kv heads, k and v of kv_heads heads: a
+// decode step's bytes are its keys and values, so "of memcpy" is its read
+// bandwidth against the copy's).
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -13,6 +18,7 @@
 
 #include "cases/attention_unfused.hpp"
 #include "cases/case.hpp"
+#include "posenc/attention.hpp"
 #include "reference/attention.hpp"
 #include "cases/values.hpp"
 
@@ -30,10 +36,71 @@ size_t mask_elements(const posenc_attention_desc& d) {
   return size_t(d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len);
 }
 
+int64_t kv_heads_of(const posenc_attention_desc& d) {
+  return d.kv_heads == 0 ? d.heads : d.kv_heads;
+}
+
+bool same_strides(const posenc_token_strides& a, const posenc_token_strides& b) {
+  return a.batch == b.batch && a.head == b.head && a.token == b.token;
+}
+
+// Whether q, k and v have the strides of one packed qkv tensor
+// (posenc::packed_qkv): the problem then passes them as views of one buffer.
+bool is_packed_qkv(const posenc_attention_desc& d) {
+  if (d.layout != POSENC_LAYOUT_STRIDED || d.q_len != d.kv_len) return false;
+  const posenc_token_strides p =
+      packed_qkv(d.q_len, d.heads, kv_heads_of(d), d.head_dim).strides;
+  return same_strides(d.q_strides, p) && same_strides(d.k_strides, p) &&
+         same_strides(d.v_strides, p);
+}
+
+// A STRIDED desc whose out is dense BTHD, as BTHD throughout: its dense
+// baseline, which writes the same output.
+bool has_dense_bthd_out(const posenc_attention_desc& d) {
+  return d.layout == POSENC_LAYOUT_STRIDED &&
+         same_strides(d.out_strides,
+                      dense_strides(POSENC_LAYOUT_BTHD, d.heads, d.q_len, d.head_dim));
+}
+posenc_attention_desc as_dense_bthd(posenc_attention_desc d) {
+  d.layout = POSENC_LAYOUT_BTHD;
+  d.q_strides = d.k_strides = d.v_strides = d.out_strides = posenc_token_strides{};
+  return d;
+}
+
+// The rows of a tensor of `from` (strides s) copied densely as `to` lays
+// them out.
+std::vector<unsigned char> dense_copy(const posenc_attention_desc& from,
+                                      const posenc_token_strides& s,
+                                      const posenc_attention_desc& to, int64_t heads,
+                                      int64_t tokens, const void* x, size_t element_bytes) {
+  const size_t row = size_t(to.head_dim) * element_bytes;
+  std::vector<unsigned char> dense(size_t(to.batch * heads * tokens) * row);
+  for (int64_t b = 0; b < to.batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      for (int64_t t = 0; t < tokens; ++t) {
+        const int64_t source = reference::index_of(from, s, heads, tokens, b, h, t, 0);
+        const int64_t target = reference::index_of(to, {}, heads, tokens, b, h, t, 0);
+        std::memcpy(&dense[size_t(target) * element_bytes],
+                    static_cast<const unsigned char*>(x) + size_t(source) * element_bytes, row);
+      }
+    }
+  }
+  return dense;
+}
+
+const char* bias_name(const posenc_attention_desc& d) {
+  switch (d.bias) {
+    case POSENC_BIAS_RELATIVE_2D: return "2D";
+    case POSENC_BIAS_RELATIVE_1D: return "1D";
+    case POSENC_BIAS_ABSOLUTE: return "absolute";
+    default: return "plain";
+  }
+}
+
 std::string describe(const posenc_attention_desc& d) {
-  const char* bias = is_2d(d) ? "2D " : is_1d(d) ? "1D " : "";
-  std::string s = std::string(bias) + "B" + std::to_string(d.batch) + " H" +
+  std::string s = std::string(bias_name(d)) + " B" + std::to_string(d.batch) + " H" +
                   std::to_string(d.heads) + " ";
+  if (kv_heads_of(d) != d.heads) s += "kv" + std::to_string(d.kv_heads) + " ";
   if (is_2d(d)) {
     s += std::to_string(d.map_height) + "x" + std::to_string(d.map_width);
   } else if (d.q_len == d.kv_len) {
@@ -43,6 +110,7 @@ std::string describe(const posenc_attention_desc& d) {
   }
   s += " d" + std::to_string(d.head_dim);
   if (d.layout == POSENC_LAYOUT_BTHD) s += " BTHD";
+  if (d.layout == POSENC_LAYOUT_STRIDED) s += is_packed_qkv(d) ? " packed-qkv" : " strided";
   if (d.tables_per_head) s += " per-head";
   if (d.query_offset != 0) s += " @" + std::to_string(d.query_offset);
   if (d.max_distance > 0) s += " K" + std::to_string(d.max_distance);
@@ -63,9 +131,12 @@ int64_t table_rows(const posenc_attention_desc& d) {
 
 double flops_of(const posenc_attention_desc& d) {
   const double bh = double(d.batch * d.heads), dh = double(d.head_dim);
-  const double position_rows = is_2d(d)   ? double(2 * d.map_height - 1 + 2 * d.map_width - 1)
-                               : is_1d(d) ? double(table_rows(d))
-                                          : 0.0;
+  double position_rows = 0.0;
+  if (is_2d(d)) {
+    position_rows = double(2 * d.map_height - 1 + 2 * d.map_width - 1);
+  } else if (d.bias != POSENC_BIAS_NONE || d.relative_values) {
+    position_rows = double(table_rows(d));
+  }
   return bh * double(d.q_len) * dh * (4.0 * double(d.kv_len) + 2.0 * position_rows);
 }
 
@@ -102,22 +173,36 @@ posenc_attention_desc sequence_alone(posenc_attention_desc d, int64_t length) {
   return d;
 }
 
-// Inputs q, k, v, then the tables the desc uses (R, or Rh and Rw; RV), as
-// fp32 values (rounded to bf16 for bf16 descs) and as bf16 bits; and the
-// mask (mask_values).
+// Inputs q, k, v (or one packed qkv), then the tables the desc uses (R, or
+// Rh and Rw; RV), as fp32 values (rounded to bf16 for bf16 descs) and as
+// bf16 bits, and the mask (mask_values). STRIDED tensors span their extents.
 class AttentionBuffers {
  public:
   // lengths: each sequence's kv and q length (none if empty).
   explicit AttentionBuffers(const posenc_attention_desc& d, std::vector<int32_t> lengths = {})
       : desc_(d), lengths_(std::move(lengths)) {
-    const size_t q = size_t(d.batch * d.heads * d.q_len * d.head_dim);
-    const size_t kv = size_t(d.batch * d.heads * d.kv_len * d.head_dim);
+    const int64_t kv_heads = kv_heads_of(d);
+    const auto extent = [&d](const posenc_token_strides& s, int64_t heads, int64_t tokens) {
+      return size_t(reference::extent_of(d, s, heads, tokens));
+    };
+    const size_t v = extent(d.v_strides, kv_heads, d.kv_len);
+    std::vector<size_t> sizes;
+    if (is_packed_qkv(d)) {
+      const PackedQkv packed = packed_qkv(d.q_len, d.heads, kv_heads, d.head_dim);
+      k_offset_ = size_t(packed.k_offset);
+      v_offset_ = size_t(packed.v_offset);
+      sizes.push_back(v_offset_ + v);
+    } else {
+      sizes = {extent(d.q_strides, d.heads, d.q_len), extent(d.k_strides, kv_heads, d.kv_len), v};
+    }
+    qkv_buffers_ = sizes.size();
     const size_t rows = size_t(d.tables_per_head ? d.heads : 1) * size_t(d.head_dim);
-    std::vector<size_t> sizes{q, kv, kv};
     if (is_2d(d)) {
       sizes.push_back(size_t(2 * d.map_height - 1) * rows);
       sizes.push_back(size_t(2 * d.map_width - 1) * rows);
-    } else if (is_1d(d)) {
+    } else if (d.bias == POSENC_BIAS_ABSOLUTE) {
+      sizes.push_back(size_t(d.kv_len) * rows);
+    } else if (d.bias == POSENC_BIAS_RELATIVE_1D) {
       sizes.push_back(size_t(table_rows(d)) * rows);
     }
     if (d.relative_values) sizes.push_back(size_t(table_rows(d)) * rows);
@@ -131,7 +216,7 @@ class AttentionBuffers {
       }
     }
     if (d.mask_batch > 0) mask_ = mask_values(d);
-    out_.resize(q);
+    out_.resize(extent(d.out_strides, d.heads, d.q_len));
   }
 
   const posenc_attention_desc& desc() const { return desc_; }
@@ -185,6 +270,27 @@ class AttentionBuffers {
     unfused_->run(nullptr, tensors(POSENC_F32));
   }
 
+  // The same call (has_dense_bthd_out) on dense BTHD copies of q, k and v,
+  // into this problem's output; its workspace sized on first use.
+  void run_dense() {
+    const posenc_attention_desc d = as_dense_bthd(desc_);
+    posenc_attention_tensors t = tensors(d.dtype);
+    if (dense_qkv_.empty()) {
+      const size_t es = d.dtype == POSENC_BF16 ? 2 : 4;
+      const int64_t kv_heads = kv_heads_of(d);
+      dense_qkv_.push_back(dense_copy(desc_, desc_.q_strides, d, d.heads, d.q_len, t.q, es));
+      dense_qkv_.push_back(dense_copy(desc_, desc_.k_strides, d, kv_heads, d.kv_len, t.k, es));
+      dense_qkv_.push_back(dense_copy(desc_, desc_.v_strides, d, kv_heads, d.kv_len, t.v, es));
+      size_t bytes = 0;
+      posenc_attention_workspace_size(nullptr, &d, &bytes);
+      dense_workspace_.resize(bytes);
+    }
+    t.q = dense_qkv_[0].data();
+    t.k = dense_qkv_[1].data();
+    t.v = dense_qkv_[2].data();
+    posenc_attention(nullptr, &d, &t, dense_workspace_.data(), dense_workspace_.size());
+  }
+
   std::vector<double> reference() {
     const posenc_attention_tensors t = tensors(POSENC_F32);
     const auto f = [](const void* p) { return static_cast<const float*>(p); };
@@ -196,7 +302,23 @@ class AttentionBuffers {
     return reference::attention(desc_, in);
   }
 
-  const std::vector<float>& out() const { return out_; }
+  // The output as the reference gives it (a STRIDED one densely).
+  std::vector<float> out() const {
+    const posenc_attention_desc& d = desc_;
+    if (d.layout != POSENC_LAYOUT_STRIDED) return out_;
+    std::vector<float> rows;
+    rows.reserve(size_t(d.batch * d.heads * d.q_len * d.head_dim));
+    for (int64_t b = 0; b < d.batch; ++b) {
+      for (int64_t h = 0; h < d.heads; ++h) {
+        for (int64_t i = 0; i < d.q_len; ++i) {
+          const float* row = &out_[size_t(reference::index_of(d, d.out_strides, d.heads,
+                                                              d.q_len, b, h, i, 0))];
+          rows.insert(rows.end(), row, row + d.head_dim);
+        }
+      }
+    }
+    return rows;
+  }
 
   double bytes() const {
     double elements = 0;
@@ -205,7 +327,9 @@ class AttentionBuffers {
         double(mask_elements(desc_)) * (desc_.mask_dtype == POSENC_BF16 ? 2 : 4);
     return elements * (desc_.dtype == POSENC_BF16 ? 2 : 4) + mask_bytes + out_bytes();
   }
-  double out_bytes() const { return double(out_.size()) * sizeof(float); }
+  double out_bytes() const {
+    return double(desc_.batch * desc_.heads * desc_.q_len * desc_.head_dim) * sizeof(float);
+  }
 
  private:
   posenc_attention_tensors tensors(posenc_dtype dtype) {
@@ -213,13 +337,22 @@ class AttentionBuffers {
       if (dtype == POSENC_BF16) return bf16_[i]->data();
       return f32_[i]->data();
     };
-    posenc_attention_tensors t{pass(0), pass(1), pass(2), nullptr,
-                               nullptr, nullptr, nullptr, out_.data(), nullptr, nullptr, nullptr, nullptr};
-    size_t next = 3;
+    posenc_attention_tensors t{};
+    t.q = pass(0);
+    if (qkv_buffers_ == 1) {  // views of one packed qkv
+      const size_t es = dtype == POSENC_BF16 ? 2 : 4;
+      t.k = static_cast<const char*>(t.q) + k_offset_ * es;
+      t.v = static_cast<const char*>(t.q) + v_offset_ * es;
+    } else {
+      t.k = pass(1);
+      t.v = pass(2);
+    }
+    t.out = out_.data();
+    size_t next = qkv_buffers_;
     if (is_2d(desc_)) {
       t.table_h = pass(next++);
       t.table_w = pass(next++);
-    } else if (is_1d(desc_)) {
+    } else if (desc_.bias != POSENC_BIAS_NONE) {
       t.table = pass(next++);
     }
     if (desc_.relative_values) t.value_table = pass(next);
@@ -237,19 +370,28 @@ class AttentionBuffers {
   std::vector<Shared<float>> f32_;
   std::vector<Shared<uint16_t>> bf16_;
   std::vector<float> out_;
+  size_t qkv_buffers_;              // 3, or 1 for a packed qkv
+  size_t k_offset_ = 0, v_offset_ = 0;  // of k and v in a packed qkv, in elements
   std::vector<unsigned char> workspace_;
   std::unique_ptr<UnfusedAttention> unfused_;  // created when first timed
+  std::vector<std::vector<unsigned char>> dense_qkv_;  // run_dense's inputs and
+  std::vector<unsigned char> dense_workspace_;          // workspace, made at first use
 };
 
-Problem attention_problem(const posenc_attention_desc& d) {
-  auto b = std::make_shared<AttentionBuffers>(d);
+Problem problem_of(const std::shared_ptr<AttentionBuffers>& b) {
   Problem p;
   p.bytes = b->bytes();
   p.write_bytes = b->out_bytes();
-  p.flops = flops_of(d);
+  p.flops = flops_of(b->desc());
   p.run = [b](posenc_context* ctx) { return b->run(ctx, b->desc().dtype); };
   p.output = [b] { return b->out(); };
   p.reference = [b] { return b->reference(); };
+  return p;
+}
+
+Problem attention_problem(const posenc_attention_desc& d) {
+  auto b = std::make_shared<AttentionBuffers>(d);
+  Problem p = problem_of(b);
   if (d.dtype == POSENC_BF16) {
     p.baseline = [b] { b->run(nullptr, POSENC_F32); };
   } else if (unfused_applies(d)) {
@@ -258,8 +400,19 @@ Problem attention_problem(const posenc_attention_desc& d) {
   return p;
 }
 
+// Layouts and grouped heads: a STRIDED desc with a BTHD out set against the
+// same call on dense BTHD tensors.
+Problem layout_problem(const posenc_attention_desc& d) {
+  auto b = std::make_shared<AttentionBuffers>(d);
+  Problem p = problem_of(b);
+  if (has_dense_bthd_out(d)) p.baseline = [b] { b->run_dense(); };
+  return p;
+}
+
 const Op<posenc_attention_desc> kAttentionF32{
-    "attention", "attention_f32", kF32Tolerance, "", describe, attention_problem};
+    "attention", "attention_f32", kF32Tolerance, "dense", describe, layout_problem};
+const Op<posenc_attention_desc> kAttentionBf16{
+    "attention", "attention_bf16", kBf16Tolerance, "fused_f32", describe, attention_problem};
 const Op<posenc_attention_desc> kAttention1dF32{
     "attention", "attention_1d_f32", kF32Tolerance, "unfused", describe, attention_problem};
 const Op<posenc_attention_desc> kAttention1dBf16{
@@ -269,13 +422,8 @@ const Op<posenc_attention_desc> kAttention2dF32{
 const Op<posenc_attention_desc> kAttention2dBf16{
     "attention", "attention_2d_bf16", kBf16Tolerance, "fused_f32", describe, attention_problem};
 
-// Descs: plain attention over T tokens, 1D relative over T tokens, 2D
-// relative over a map; options after.
-posenc_attention_desc plain(int64_t batch, int64_t heads, int64_t tokens, int64_t head_dim) {
-  posenc_attention_desc d;
-  posenc_attention_desc_init(&d, batch, heads, tokens, tokens, head_dim);
-  return d;
-}
+// Descs: 1D relative over T tokens, 2D relative over a map; plain
+// attention and the options after.
 posenc_attention_desc desc_1d(int64_t batch, int64_t heads, int64_t q_len, int64_t kv_len,
                               int64_t head_dim, posenc_dtype dtype = POSENC_F32) {
   posenc_attention_desc d;
@@ -356,6 +504,35 @@ posenc_attention_desc with_mask(posenc_attention_desc d, int64_t mask_batch, int
   return d;
 }
 
+// Plain attention (no bias) and the layout options.
+posenc_attention_desc plain(int64_t batch, int64_t heads, int64_t q_len, int64_t kv_len,
+                            int64_t head_dim, posenc_dtype dtype = POSENC_F32) {
+  posenc_attention_desc d;
+  posenc_attention_desc_init(&d, batch, heads, q_len, kv_len, head_dim);
+  d.dtype = dtype;
+  return d;
+}
+posenc_attention_desc causal(posenc_attention_desc d) {
+  d.causal = 1;
+  return d;
+}
+posenc_attention_desc grouped(posenc_attention_desc d, int64_t kv_heads) {
+  d.kv_heads = kv_heads;
+  return d;
+}
+// q, k, v views of one packed qkv tensor, out BTHD (as timm's attention
+// reshapes it).
+posenc_attention_desc packed(const posenc_attention_desc& d) {
+  return packed_qkv_desc(d, POSENC_LAYOUT_BTHD);
+}
+// k and v from a KV cache of `capacity` tokens, q and out BTHD.
+posenc_attention_desc kv_cache(posenc_attention_desc d, int64_t capacity) {
+  d.layout = POSENC_LAYOUT_STRIDED;
+  d.q_strides = d.out_strides = dense_strides(POSENC_LAYOUT_BTHD, d.heads, d.q_len, d.head_dim);
+  d.k_strides = d.v_strides = kv_cache_strides(kv_heads_of(d), capacity, d.head_dim);
+  return d;
+}
+
 // --- bottleneck_mhsa: the BoTNet block on an NCHW map.
 std::string describe_bottleneck(const posenc_bottleneck_desc& d) {
   return "B" + std::to_string(d.batch) + " C" + std::to_string(d.channels) + " " +
@@ -417,11 +594,11 @@ std::vector<Case> attention_cases() {
                                            false, bf16)),
       // A dense fp32 mask against none (issue 15: at most 1.15x), shared by
       // the heads and per head.
-      kAttentionF32({"bench"}, plain(1, 8, 2048, 64), plain(1, 2, 300, 64)),
-      kAttentionF32({"bench"}, with_mask(plain(1, 8, 2048, 64), 1, 1, true),
-                    with_mask(plain(1, 2, 300, 64), 1, 1, true)),
-      kAttentionF32({"bench"}, with_mask(plain(1, 8, 2048, 64), 1, 8, true),
-                    with_mask(plain(3, 2, 300, 64), 3, 2, true)),
+      kAttentionF32({"bench"}, plain(1, 8, 2048, 2048, 64), plain(1, 2, 300, 300, 64)),
+      kAttentionF32({"bench"}, with_mask(plain(1, 8, 2048, 2048, 64), 1, 1, true),
+                    with_mask(plain(1, 2, 300, 300, 64), 1, 1, true)),
+      kAttentionF32({"bench"}, with_mask(plain(1, 8, 2048, 2048, 64), 1, 8, true),
+                    with_mask(plain(3, 2, 300, 300, 64), 3, 2, true)),
       kAttention2dF32(timed, desc_2d(8, 4, 14, 14, 128), desc_2d(2, 2, 5, 7, 32)),
       kAttention2dBf16(timed, desc_2d(8, 4, 14, 14, 128, bf16), desc_2d(2, 2, 5, 7, 32, bf16)),
       kAttention2dF32(timed, desc_2d(1, 4, 64, 64, 64), desc_2d(1, 2, 11, 9, 64)),
@@ -438,6 +615,25 @@ std::vector<Case> attention_cases() {
                    padded(2, 16, {0, 1, 37, 200, 130})),
       kAttention1dF32({"bench"}, padded(8, 64, std::vector<int32_t>(8, 512)).desc,
                       padded(2, 16, std::vector<int32_t>(5, 200)).desc),
+      // Grouped kv heads (groups of 3 that a thread count splits), a packed
+      // qkv, a KV cache with spare rows.
+      kAttention1dF32({"check"}, grouped(decoding(desc_1d(2, 6, 40, 90, 16), 8, 50), 2)),
+      kAttentionF32({"check"}, packed(grouped(causal(desc_1d(2, 4, 45, 45, 16)), 2))),
+      kAttentionF32({"check"}, kv_cache(grouped(decoding(desc_1d(2, 8, 4, 120, 16), 16, 116), 2),
+                                        128)),
+      kAttentionBf16({"check"}, packed(desc_2d(1, 4, 5, 7, 16, bf16))),
+      kAttentionBf16({"check"}, kv_cache(grouped(plain(2, 8, 3, 70, 32, bf16), 1), 80)),
+      // A packed qkv against the dense layout (the baseline).
+      kAttentionF32({"bench"}, plain(1, 32, 2048, 2048, 128), plain(1, 4, 70, 70, 16)),
+      kAttentionF32({"bench"}, packed(plain(1, 32, 2048, 2048, 128)),
+                    packed(plain(1, 4, 70, 70, 16))),
+      kAttentionBf16({"bench"}, packed(plain(1, 32, 2048, 2048, 128, bf16)),
+                     packed(plain(1, 4, 70, 70, 16, bf16))),
+      // A GQA decode step: bound by reading k and v ("of memcpy").
+      kAttentionF32({"bench"}, grouped(plain(1, 32, 1, 8192, 128), 8),
+                    grouped(plain(1, 8, 1, 300, 16), 2)),
+      kAttentionBf16({"bench"}, grouped(plain(1, 32, 1, 8192, 128, bf16), 8),
+                     grouped(plain(1, 8, 1, 300, 16, bf16), 2)),
   };
 }
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "compare.hpp"
+#include "posenc/attention.hpp"
 #include "posenc/posenc.h"
 
 extern "C" {
@@ -302,6 +303,24 @@ const std::vector<OpCase>& op_cases() {
                    t.q_lengths = q_lengths;
                    t.query_offsets = offsets;
                    return attention(ctx, d, t, out);
+                  }});
+    // Grouped kv heads (packed once per kv head), read in place from a
+    // packed qkv (GEMM row strides of 8 heads of 16), out BTHD.
+    c.push_back({"attention_gqa_packed_qkv", 2 * 4 * 42 * 16,
+                 [](posenc_context* ctx, float* out) {
+                   posenc_attention_desc d = posenc::attention_desc(2, 4, 42, 42, 16);
+                   d.kv_heads = 2;
+                   d = posenc::packed_qkv_desc(d, POSENC_LAYOUT_BTHD);
+                   const posenc::PackedQkv packed = posenc::packed_qkv(42, 4, 2, 16);
+                   size_t bytes = 0;
+                   const posenc_status sized = posenc_attention_workspace_size(ctx, &d, &bytes);
+                   if (sized != POSENC_OK) return sized;
+                   posenc_attention_tensors t{};
+                   t.q = x.data();
+                   t.k = x.data() + packed.k_offset;
+                   t.v = x.data() + packed.v_offset;
+                   t.out = out;
+                   return posenc_attention(ctx, &d, &t, workspace(ctx, bytes), bytes);
                  }});
     c.push_back({"bottleneck_mhsa", 2 * 16 * 30, [](posenc_context* ctx, float* out) {
                    posenc_bottleneck_desc d;

@@ -162,6 +162,76 @@ TEST_F(AttentionErrors, Aliasing) {
   EXPECT_TRUE(out_.payload_untouched());
 }
 
+TEST_F(AttentionErrors, KvHeads) {
+  size_t bytes = 12345;
+  d_.kv_heads = -1;
+  EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d_, &bytes),
+                         POSENC_ERROR_INVALID_ARGUMENT, "desc->kv_heads"));
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->kv_heads"));
+  d_.kv_heads = 2;  // not a divisor of heads = 1
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->kv_heads"));
+  d_.heads = 3;
+  d_.kv_heads = 2;
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->kv_heads"));
+  EXPECT_EQ(bytes, 12345u);
+}
+
+// STRIDED with the dense strides of the fixture's tensors; then one thing
+// wrong at a time.
+TEST_F(AttentionErrors, Strides) {
+  auto strided = [&] {
+    d_.layout = POSENC_LAYOUT_STRIDED;
+    d_.q_strides = d_.k_strides = d_.v_strides = d_.out_strides =
+        posenc_token_strides{kCount, kCount, kD};
+  };
+  // Strides with a dense layout are a mistake, not ignored.
+  d_.k_strides.token = kD;
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->k_strides"));
+  d_.out_strides.batch = 1;
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->out_strides"));
+  strided();
+  d_.q_strides.head = -1;
+  size_t bytes = 12345;
+  EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d_, &bytes),
+                         POSENC_ERROR_INVALID_ARGUMENT, "desc->q_strides.head"));
+  EXPECT_EQ(bytes, 12345u);
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->q_strides.head"));
+  strided();
+  d_.v_strides.token = kD - 1;  // a GEMM's row stride shorter than the row
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->v_strides.token"));
+  strided();
+  d_.k_strides.token = INT64_MAX / 4;  // the extent overflows
+  EXPECT_TRUE(rejects(POSENC_ERROR_OVERFLOW, "desc->k_strides"));
+  strided();
+  d_.q_strides.token = INT64_MAX / 16;  // the extent fits, its bytes do not
+  EXPECT_TRUE(rejects(POSENC_ERROR_OVERFLOW, "desc->q_strides"));
+  // out's rows overlapping each other: a short token stride, a repeated row.
+  strided();
+  d_.out_strides.token = kD - 1;
+  EXPECT_TRUE(rejects(POSENC_ERROR_ALIASING, "desc->out_strides"));
+  strided();
+  d_.out_strides.token = 0;
+  EXPECT_TRUE(rejects(POSENC_ERROR_ALIASING, "desc->out_strides"));
+  strided();
+  d_.heads = 2;  // heads interleaved with tokens: row (h=1, t=0) is row (h=0, t=1)
+  d_.out_strides = posenc_token_strides{0, kD, kD};
+  d_.q_strides.head = d_.k_strides.head = d_.v_strides.head = 0;
+  EXPECT_TRUE(rejects(POSENC_ERROR_ALIASING, "desc->out_strides"));
+  // out in the gaps between q's rows: disjoint elements, but inside q's
+  // extent, which the aliasing check takes.
+  std::vector<float> gappy(2 * kCount + 16);
+  strided();
+  d_.q_strides.token = d_.out_strides.token = 2 * kD;
+  t_.q = gappy.data();
+  t_.out = gappy.data() + kD;
+  EXPECT_TRUE(fails_with(call(), POSENC_ERROR_ALIASING, "tensors->q"));
+  t_.q = q_.data();
+  t_.out = out_.data();
+  EXPECT_TRUE(out_.payload_untouched());
+  strided();
+  EXPECT_EQ(call(), POSENC_OK) << posenc_last_error();
+}
+
 TEST_F(AttentionErrors, WorkspaceTooSmall) {
   size_t bytes = 0;
   ASSERT_EQ(posenc_attention_workspace_size(nullptr, &d_, &bytes), POSENC_OK);

@@ -30,8 +30,20 @@ std::string describe(const posenc_attention_desc& d) {
     << " scale" << d.scale << " causal" << d.causal << " offset" << d.query_offset << " bias"
     << d.bias << " per_head" << d.tables_per_head << " scaled_q" << d.bias_uses_scaled_q
     << " K" << d.max_distance << " map" << d.map_height << "x" << d.map_width << " values"
-    << d.relative_values;
+    << d.relative_values << " kv_heads" << d.kv_heads;
+  for (const posenc_token_strides& t : {d.q_strides, d.k_strides, d.v_strides, d.out_strides}) {
+    s << " (" << t.batch << "," << t.head << "," << t.token << ")";
+  }
   return s.str();
+}
+
+int64_t kv_heads_of(const posenc_attention_desc& d) {
+  return d.kv_heads == 0 ? d.heads : d.kv_heads;
+}
+
+size_t extent(const posenc_attention_desc& d, const posenc_token_strides& s, int64_t heads,
+              int64_t tokens) {
+  return size_t(reference::extent_of(d, s, heads, tokens));
 }
 
 // The 1D table's rows as posenc/attention.h states them (also the per-head
@@ -62,16 +74,25 @@ std::vector<float> as_floats(GuardedFloats& out, size_t count, posenc_dtype out_
   return result;
 }
 
-// The inputs of one desc, as fp32 (for the reference) and as passed.
+// The inputs of one desc, as fp32 (for the reference) and as passed. With
+// packed_qkv (a desc of posenc::packed_qkv_desc), q, k and v are the three
+// views of one buffer.
 class AttentionInputs {
  public:
-  explicit AttentionInputs(const posenc_attention_desc& d) : d_(d) {
-    const size_t q = size_t(d.batch * d.heads * d.q_len * d.head_dim);
-    const size_t kv = size_t(d.batch * d.heads * d.kv_len * d.head_dim);
+  explicit AttentionInputs(const posenc_attention_desc& d, bool packed_qkv = false) : d_(d) {
+    const int64_t kv_heads = kv_heads_of(d);
     const size_t heads = size_t(d.tables_per_head ? d.heads : 1), dh = size_t(d.head_dim);
-    add(q_, q, 1);
-    add(k_, kv, 2);
-    add(v_, kv, 3);
+    if (packed_qkv) {
+      const PackedQkv packed = posenc::packed_qkv(d.q_len, d.heads, kv_heads, d.head_dim);
+      add(q_, size_t(packed.v_offset) + extent(d, d.v_strides, kv_heads, d.kv_len), 1);
+      k_ = v_ = q_;
+      k_offset_ = size_t(packed.k_offset);
+      v_offset_ = size_t(packed.v_offset);
+    } else {
+      add(q_, extent(d, d.q_strides, d.heads, d.q_len), 1);
+      add(k_, extent(d, d.k_strides, kv_heads, d.kv_len), 2);
+      add(v_, extent(d, d.v_strides, kv_heads, d.kv_len), 3);
+    }
     if (d.bias == POSENC_BIAS_ABSOLUTE) add(table_, heads * size_t(d.kv_len) * dh, 4);
     if (d.bias == POSENC_BIAS_RELATIVE_1D) add(table_, heads * size_t(relative_rows(d)) * dh, 4);
     if (d.bias == POSENC_BIAS_RELATIVE_2D) {
@@ -86,16 +107,18 @@ class AttentionInputs {
   std::vector<float>& v() { return floats_[size_t(v_)]; }
 
   reference::AttentionInputs reference() const {
-    return {get(q_), get(k_), get(v_), get(table_), get(table_h_), get(table_w_),
-            get(value_table_), nullptr};
+    return {get(q_), get(k_) + k_offset_, get(v_) + v_offset_, get(table_), get(table_h_),
+            get(table_w_), get(value_table_)};
   }
 
   // The tensors as the C ABI takes them (bf16 copies made now).
   posenc_attention_tensors tensors(void* out) {
     bits_.clear();
     for (const auto& f : floats_) bits_.push_back(to_bf16(f));
-    return {pass(q_), pass(k_), pass(v_), pass(table_), pass(table_h_), pass(table_w_),
-            pass(value_table_), out, nullptr, nullptr, nullptr, nullptr};
+    const size_t es = d_.dtype == POSENC_BF16 ? 2 : 4;
+    return {pass(q_), offset_bytes(pass(k_), k_offset_ * es),
+            offset_bytes(pass(v_), v_offset_ * es), pass(table_), pass(table_h_),
+            pass(table_w_), pass(value_table_), out, nullptr, nullptr, nullptr, nullptr};
   }
 
  private:
@@ -114,6 +137,7 @@ class AttentionInputs {
   std::vector<std::vector<float>> floats_;
   std::vector<std::vector<uint16_t>> bits_;
   int q_ = -1, k_ = -1, v_ = -1, table_ = -1, table_h_ = -1, table_w_ = -1, value_table_ = -1;
+  size_t k_offset_ = 0, v_offset_ = 0;  // of k and v in their buffers, in elements
 };
 
 // The reference of a desc, computed once per test binary (every ISA path
@@ -129,11 +153,39 @@ const std::vector<double>& reference_for(const posenc_attention_desc& d) {
   return it->second;
 }
 
+// The rows of a STRIDED out as floats, densely [batch, heads, q_len,
+// head_dim], as the reference gives them; every element of the buffer
+// outside them must still hold what it held before the call.
+std::vector<float> strided_rows(GuardedFloats& out, const posenc_attention_desc& d) {
+  const size_t span = extent(d, d.out_strides, d.heads, d.q_len);
+  const std::vector<float> all = as_floats(out, span, d.out_dtype);
+  GuardedFloats fresh(span);
+  const std::vector<float> before = as_floats(fresh, span, d.out_dtype);
+  std::vector<bool> in_rows(span, false);
+  std::vector<float> rows;
+  for (int64_t b = 0; b < d.batch; ++b) {
+    for (int64_t h = 0; h < d.heads; ++h) {
+      for (int64_t i = 0; i < d.q_len; ++i) {
+        for (int64_t c = 0; c < d.head_dim; ++c) {
+          const size_t e =
+              size_t(reference::index_of(d, d.out_strides, d.heads, d.q_len, b, h, i, c));
+          rows.push_back(all[e]);
+          in_rows[e] = true;
+        }
+      }
+    }
+  }
+  size_t written_outside = 0;
+  for (size_t e = 0; e < span; ++e) written_outside += !in_rows[e] && all[e] != before[e];
+  EXPECT_EQ(written_outside, 0u) << "elements of out between its rows were written";
+  return rows;
+}
+
 // Runs posenc_attention (with a caller workspace when asked) and returns the
-// output as floats.
+// output as floats (a STRIDED one densely).
 std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
                        AttentionInputs& inputs, bool with_workspace) {
-  const size_t count = size_t(d.batch * d.heads * d.q_len * d.head_dim);
+  const size_t count = extent(d, d.out_strides, d.heads, d.q_len);
   GuardedFloats out(count);
   std::vector<unsigned char> workspace;
   if (with_workspace) {
@@ -148,18 +200,32 @@ std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
             POSENC_OK)
       << posenc_last_error();
   EXPECT_TRUE(out.guards_intact());
+  if (d.layout == POSENC_LAYOUT_STRIDED) return strided_rows(out, d);
   return as_floats(out, count, d.out_dtype);
+}
+
+::testing::AssertionResult close_enough(const std::vector<float>& got,
+                                       const std::vector<double>& want,
+                                       const posenc_attention_desc& d) {
+  const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
+  return all_close(got.data(), want, bf16 ? kBf16Tol : kF32Atol, bf16 ? kBf16Tol : kF32Rtol)
+         << " [" << describe(d) << "]";
 }
 
 ::testing::AssertionResult matches_reference(posenc_context* context,
                                              const posenc_attention_desc& d,
                                              bool with_workspace = false) {
   AttentionInputs inputs(d);
-  const std::vector<float> got = run(context, d, inputs, with_workspace);
-  const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
-  return all_close(got.data(), reference_for(d), bf16 ? kBf16Tol : kF32Atol,
-                   bf16 ? kBf16Tol : kF32Rtol)
-         << " [" << describe(d) << "]";
+  return close_enough(run(context, d, inputs, with_workspace), reference_for(d), d);
+}
+
+// The same for inputs a test made or changed, against the reference of these
+// inputs.
+::testing::AssertionResult matches_reference(posenc_context* context,
+                                             const posenc_attention_desc& d,
+                                             AttentionInputs& inputs) {
+  return close_enough(run(context, d, inputs, false),
+                      reference::attention(d, inputs.reference()), d);
 }
 
 posenc_attention_desc desc(int64_t heads, int64_t q_len, int64_t kv_len, int64_t head_dim,
@@ -431,6 +497,174 @@ TEST_P(Attention, Bf16OutputOfFp32Inputs) {
   posenc_attention_desc d = relative_1d(desc(1, 33, 33, 8), 2, 0);
   d.out_dtype = POSENC_BF16;  // fp32 inputs, bf16 output
   EXPECT_TRUE(matches_reference(context(), d));
+}
+
+// --- Grouped kv heads and strides (STRIDED).
+
+posenc_attention_desc grouped(posenc_attention_desc d, int64_t kv_heads) {
+  d.kv_heads = kv_heads;
+  return d;
+}
+
+// d with each bias kind in turn (per-head tables, clipped or not, relative
+// values) and causal, for 1D-shaped descs.
+std::vector<posenc_attention_desc> each_bias(const posenc_attention_desc& d) {
+  posenc_attention_desc absolute = d;
+  absolute.bias = POSENC_BIAS_ABSOLUTE;
+  absolute.tables_per_head = 1;
+  posenc_attention_desc values = relative_1d(d, 5, 1);
+  values.relative_values = 1;
+  return {d, causal(d, d.kv_len - d.q_len), absolute, relative_1d(d, 0, 0),
+          causal(values, d.kv_len - d.q_len)};
+}
+
+// heads / kv_heads = 1, 4 and heads (multi-query), both dense layouts, every
+// bias kind and causal; shapes of one and of several query blocks per head
+// and of several key blocks, so that packed keys serve a group's heads.
+TEST_P(Attention, GroupedKvHeads) {
+  for (int64_t kv_heads : {8, 2, 1}) {
+    for (posenc_attention_layout layout : {POSENC_LAYOUT_BHTD, POSENC_LAYOUT_BTHD}) {
+      posenc_attention_desc base = grouped(desc(8, 37, 53, 16, 2), kv_heads);
+      base.layout = layout;
+      for (const posenc_attention_desc& d : each_bias(base)) {
+        EXPECT_TRUE(matches_reference(context(), d));
+      }
+    }
+    EXPECT_TRUE(matches_reference(context(), grouped(relative_2d(8, 3, 5, 8, 1), kv_heads)));
+  }
+  for (int64_t kv_heads : {1, 2}) {
+    EXPECT_TRUE(matches_reference(context(), grouped(relative_1d(desc(4, 600, 300, 8), 0, 1),
+                                                     kv_heads)));
+    EXPECT_TRUE(matches_reference(
+        context(), causal(grouped(relative_1d(desc(4, 70, 2600, 8), 40, 0), kv_heads), 2530)));
+  }
+}
+
+TEST_P(Attention, GroupedKvHeadsBf16) {
+  POSENC_SKIP_WITHOUT_BF16(context());
+  for (int64_t kv_heads : {8, 2, 1}) {
+    for (const posenc_attention_desc& d : each_bias(grouped(desc(8, 37, 53, 16, 2), kv_heads))) {
+      EXPECT_TRUE(matches_reference(context(), as_bf16(d, POSENC_BF16)));
+    }
+  }
+  EXPECT_TRUE(matches_reference(context(),
+                                as_bf16(grouped(relative_1d(desc(4, 600, 300, 64), 0, 1), 1))));
+}
+
+// A desc reading k and v in place from a cache [batch, kv_heads, capacity,
+// head_dim] that holds kv_len tokens, q and out BTHD.
+posenc_attention_desc from_kv_cache(posenc_attention_desc d, int64_t capacity) {
+  d.layout = POSENC_LAYOUT_STRIDED;
+  d.q_strides = d.out_strides = dense_strides(POSENC_LAYOUT_BTHD, d.heads, d.q_len, d.head_dim);
+  d.k_strides = d.v_strides = kv_cache_strides(kv_heads_of(d), capacity, d.head_dim);
+  return d;
+}
+
+// The cache rows past kv_len hold NaN: read, they would reach the outputs.
+void poison_spare_rows(const posenc_attention_desc& d, int64_t capacity, std::vector<float>& x) {
+  for (int64_t b = 0; b < d.batch; ++b) {
+    for (int64_t h = 0; h < kv_heads_of(d); ++h) {
+      for (int64_t t = d.kv_len; t < capacity; ++t) {
+        for (int64_t c = 0; c < d.head_dim; ++c) {
+          // (The last head's spare rows lie past the tensor's extent.)
+          const size_t e = size_t(
+              reference::index_of(d, d.k_strides, kv_heads_of(d), capacity, b, h, t, c));
+          if (e < x.size()) x[e] = std::numeric_limits<float>::quiet_NaN();
+        }
+      }
+    }
+  }
+}
+
+TEST_P(Attention, KvCacheWithSpareCapacity) {
+  const bool bf16 = bf16_supported(context());
+  for (int64_t q_len : {1, 4, 33}) {
+    for (int64_t kv_heads : {4, 1}) {
+      const posenc_attention_desc base =
+          from_kv_cache(grouped(desc(4, q_len, 50, 16, 2), kv_heads), 64);
+      for (posenc_attention_desc d : each_bias(base)) {
+        for (bool in_bf16 : {false, true}) {
+          if (in_bf16 && !bf16) continue;
+          if (in_bf16) d = as_bf16(d, POSENC_BF16);
+          AttentionInputs inputs(d);
+          poison_spare_rows(d, 64, inputs.k());
+          poison_spare_rows(d, 64, inputs.v());
+          EXPECT_TRUE(matches_reference(context(), d, inputs));
+        }
+      }
+    }
+  }
+}
+
+// q, k and v as the views of one packed [batch, tokens, heads + 2 kv_heads,
+// head_dim] buffer, passed as pointers into it (nothing is copied first),
+// out BTHD or BHTD.
+TEST_P(Attention, PackedQkvViews) {
+  const bool bf16 = bf16_supported(context());
+  for (int64_t kv_heads : {4, 1}) {
+    for (posenc_attention_layout out : {POSENC_LAYOUT_BTHD, POSENC_LAYOUT_BHTD}) {
+      const posenc_attention_desc base =
+          packed_qkv_desc(grouped(desc(4, 45, 45, 16, 2), kv_heads), out);
+      for (posenc_attention_desc d : each_bias(base)) {
+        for (bool in_bf16 : {false, true}) {
+          if (in_bf16 && !bf16) continue;
+          if (in_bf16) d = as_bf16(d);
+          AttentionInputs inputs(d, true);
+          EXPECT_TRUE(matches_reference(context(), d, inputs));
+        }
+      }
+    }
+  }
+  posenc_attention_desc map = packed_qkv_desc(relative_2d(4, 5, 3, 16, 1, 2),
+                                              POSENC_LAYOUT_BTHD);
+  AttentionInputs inputs(map, true);
+  EXPECT_TRUE(matches_reference(context(), map, inputs));
+}
+
+// out written into a larger buffer (gaps between its rows, heads outermost)
+// leaves the elements between its rows as they were (run() checks), and
+// strides of 0 repeat a tensor (one k and v for the whole batch).
+TEST_P(Attention, StridedOutAndRepeatedInputs) {
+  posenc_attention_desc d = relative_1d(desc(3, 20, 30, 8, 2), 4, 1);
+  d.layout = POSENC_LAYOUT_STRIDED;
+  d.q_strides = dense_strides(POSENC_LAYOUT_BHTD, 3, 20, 8);
+  d.k_strides = d.v_strides = posenc_token_strides{0, 30 * 8, 8};
+  d.out_strides = posenc_token_strides{20 * 11, 2 * 20 * 11 + 5, 11};  // [H, B, T, 11]
+  EXPECT_TRUE(matches_reference(context(), d));
+  EXPECT_TRUE(matches_reference(context(), causal(grouped(d, 1), 10)));
+  d.q_strides = posenc_token_strides{0, 13, 3 * 13};  // BTHD with gaps, one q for both
+  EXPECT_TRUE(matches_reference(context(), d));
+}
+
+// Grouped heads whose tasks a thread count splits inside a group (6 heads
+// in groups of 3, 12 tasks), and packed qkv: the same bits on 1, 2, 3 threads.
+TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
+  struct Call {
+    posenc_attention_desc desc;
+    bool packed_qkv;
+  };
+  const Call calls[] = {
+      {causal(grouped(relative_1d(desc(6, 70, 90, 16, 2), 0, 1), 2), 20), false},
+      {from_kv_cache(grouped(relative_1d(desc(6, 130, 300, 16, 2), 8, 1), 3), 320), false},
+      {packed_qkv_desc(grouped(desc(6, 100, 100, 16, 2), 2), POSENC_LAYOUT_BTHD), true}};
+  for (const Call& call : calls) {
+    const posenc_attention_desc& d = call.desc;
+    AttentionInputs inputs(d, call.packed_qkv);
+    std::vector<float> first;
+    for (int threads : {1, 2, 3}) {
+      posenc_context* raw = nullptr;
+      ASSERT_EQ(posenc_context_create(GetParam(), threads, &raw), POSENC_OK);
+      const std::vector<float> got = run(raw, d, inputs, threads == 2);
+      posenc_context_destroy(raw);
+      if (first.empty()) {
+        first = got;
+        EXPECT_TRUE(close_enough(got, reference::attention(d, inputs.reference()), d));
+      } else {
+        EXPECT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0)
+            << threads << " threads [" << describe(d) << "]";
+      }
+    }
+  }
 }
 
 POSENC_INSTANTIATE_ISA_TESTS(Attention);

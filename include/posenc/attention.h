@@ -51,16 +51,31 @@
  * - STRIDED: element strides per tensor (desc->q_strides .. out_strides):
  *   row (b, h, t) of a tensor starts b*batch + h*head + t*token elements
  *   after its pointer and its head_dim elements are contiguous. Strides are
- *   >= 0; out's rows must not overlap each other. This reads a KV cache of
- *   capacity C > kv_len in place ([B, H, C, d]: token stride d, head stride
- *   C*d; rows past kv_len are never read) and q, k, v as the three views of
- *   one packed [B, N, 3, H, d] qkv tensor (token stride 3*H*d, head stride
- *   d, batch stride 3*N*H*d; k = q + H*d, v = q + 2*H*d elements).
+ *   >= 0 (0 repeats a tensor, e.g. one k and v for the whole batch); the
+ *   token stride of q, k and v is at least head_dim where the tensor has
+ *   more than one token (it is a GEMM's row stride). Inputs may overlap
+ *   each other, but out's elements must be distinct and overlap no input:
+ *   out's dimensions (head_dim elements of stride 1, then token, head and
+ *   batch) of more than one element, sorted by stride, must each have a
+ *   stride past the largest offset the smaller ones reach (else
+ *   POSENC_ERROR_ALIASING naming desc->out_strides). A tensor spans its
+ *   largest row offset plus head_dim elements, which the aliasing checks
+ *   use. Under BHTD and BTHD the four strides must be zero (so that strides
+ *   set by mistake are caught, not ignored).
+ *   This reads a KV cache of capacity C > kv_len in place ([B, H, C, d]:
+ *   token stride d, head stride C*d; rows past kv_len are never read) and
+ *   q, k, v as the three views of one packed [B, N, 3, H, d] qkv tensor
+ *   (token stride 3*H*d, head stride d, batch stride 3*N*H*d; k = q + H*d,
+ *   v = q + 2*H*d elements).
+ *   posenc/attention.hpp has helpers for both (kv_cache_strides,
+ *   packed_qkv).
  * Tables are dense [rows, head_dim] (or [heads, rows, head_dim]).
  *
  * Grouped-query attention: kv_heads (0 means heads) divides heads; k and v
  * have kv_heads heads and query head h reads kv head h / (heads / kv_heads)
- * (kv_heads = 1: multi-query attention). Tables stay per query head.
+ * (kv_heads = 1: multi-query attention). Tables stay per query head. Each
+ * thread packs a kv head's keys and values once for all the query heads
+ * (and query blocks) of its group it runs.
  *
  * Per-sequence options (tensors of `batch` integers of desc->index_type;
  * each optional, NULL when unused):
@@ -212,11 +227,14 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * (POSENC_ERROR_NULL_POINTER); a size, enum, flag, scale or offset out of
  * range, a per-sequence value out of range (the message names the first
  * bad index), query_offsets with a non-zero query_offset, a table pointer
- * the desc does not use, relative_values with
- * RELATIVE_2D (POSENC_ERROR_INVALID_ARGUMENT); map_height*map_width !=
+ * the desc does not use, relative_values with RELATIVE_2D, kv_heads not 0
+ * nor a divisor of heads, a negative stride or a too short token stride,
+ * strides under BHTD or BTHD (POSENC_ERROR_INVALID_ARGUMENT);
+ * map_height*map_width !=
  * q_len or != kv_len (POSENC_ERROR_SHAPE_MISMATCH); sizes whose product
- * overflows (POSENC_ERROR_OVERFLOW); out overlapping an input or the
- * workspace (POSENC_ERROR_ALIASING); workspace_bytes too small
+ * overflows, or strided tensors whose extent does
+ * (POSENC_ERROR_OVERFLOW); out overlapping an input or the workspace, or
+ * itself (POSENC_ERROR_ALIASING); workspace_bytes too small
  * (POSENC_ERROR_INVALID_ARGUMENT naming workspace_bytes). */
 POSENC_API posenc_status posenc_attention(posenc_context* context,
                                           const posenc_attention_desc* desc,

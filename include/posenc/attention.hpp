@@ -20,6 +20,48 @@ inline posenc_attention_desc attention_desc(int64_t batch, int64_t heads, int64_
   return desc;
 }
 
+// Strides for POSENC_LAYOUT_STRIDED (desc.q_strides .. out_strides).
+
+// A dense tensor of `tokens` tokens in the BHTD or BTHD layout, to mix
+// layouts in one call (a packed qkv in, a BTHD out).
+inline posenc_token_strides dense_strides(posenc_attention_layout layout, int64_t heads,
+                                          int64_t tokens, int64_t head_dim) {
+  if (layout == POSENC_LAYOUT_BTHD) return {tokens * heads * head_dim, head_dim, heads * head_dim};
+  return {heads * tokens * head_dim, tokens * head_dim, head_dim};
+}
+
+// A KV cache [batch, kv_heads, capacity, head_dim] holding kv_len <=
+// capacity tokens: rows past kv_len are never read.
+inline posenc_token_strides kv_cache_strides(int64_t kv_heads, int64_t capacity,
+                                             int64_t head_dim) {
+  return dense_strides(POSENC_LAYOUT_BHTD, kv_heads, capacity, head_dim);
+}
+
+// q, k, v as the three views of one packed qkv tensor (what a fused qkv
+// projection writes): [batch, tokens, heads + 2 * kv_heads, head_dim], i.e.
+// [batch, tokens, 3, heads, head_dim] when kv_heads = heads. All three have
+// `strides`; q is at qkv, k at qkv + k_offset, v at qkv + v_offset elements.
+struct PackedQkv {
+  posenc_token_strides strides;
+  int64_t k_offset, v_offset;
+};
+inline PackedQkv packed_qkv(int64_t tokens, int64_t heads, int64_t kv_heads, int64_t head_dim) {
+  const int64_t row = (heads + 2 * kv_heads) * head_dim;
+  return {{tokens * row, head_dim, row}, heads * head_dim, (heads + kv_heads) * head_dim};
+}
+
+// desc (self-attention: q_len = kv_len tokens) made STRIDED for a packed qkv
+// (packed_qkv of its heads and kv_heads), with out dense in out_layout.
+inline posenc_attention_desc packed_qkv_desc(posenc_attention_desc desc,
+                                             posenc_attention_layout out_layout) {
+  const int64_t kv_heads = desc.kv_heads == 0 ? desc.heads : desc.kv_heads;
+  const PackedQkv packed = packed_qkv(desc.q_len, desc.heads, kv_heads, desc.head_dim);
+  desc.layout = POSENC_LAYOUT_STRIDED;
+  desc.q_strides = desc.k_strides = desc.v_strides = packed.strides;
+  desc.out_strides = dense_strides(out_layout, desc.heads, desc.q_len, desc.head_dim);
+  return desc;
+}
+
 inline size_t attention_workspace_size(const Context& context,
                                        const posenc_attention_desc& desc) {
   size_t bytes = 0;

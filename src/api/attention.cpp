@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "api/attention_layout.hpp"
 #include "api/guard.hpp"
 #include "api/validate.hpp"
 #include "ops/attention/attention.hpp"
@@ -73,14 +74,15 @@ void validate_mask_desc(const posenc_attention_desc& d) {
   require_dtype(d.mask_dtype, "desc->mask_dtype");
 }
 
-// Checks everything in the desc.
-void validate_desc(const posenc_attention_desc& d) {
+// Checks everything in the desc; returns the elements each tensor spans.
+AttentionExtents validate_desc(const posenc_attention_desc& d) {
   require_positive(d.batch, "desc->batch");
   require_positive(d.heads, "desc->heads");
   require_positive(d.q_len, "desc->q_len");
   require_positive(d.kv_len, "desc->kv_len");
   require_positive(d.head_dim, "desc->head_dim");
-  require_enum(d.layout, "desc->layout", {POSENC_LAYOUT_BHTD, POSENC_LAYOUT_BTHD});
+  require_enum(d.layout, "desc->layout",
+               {POSENC_LAYOUT_BHTD, POSENC_LAYOUT_BTHD, POSENC_LAYOUT_STRIDED});
   require_dtype(d.dtype, "desc->dtype");
   require_dtype(d.out_dtype, "desc->out_dtype");
   require_finite(d.scale, "desc->scale");
@@ -115,14 +117,12 @@ void validate_desc(const posenc_attention_desc& d) {
       invalid("desc->relative_values is not available with RELATIVE_2D bias");
     }
   }
-  if (d.kv_heads != 0 && d.kv_heads != d.heads) {
-    fail(POSENC_ERROR_UNSUPPORTED, "desc->kv_heads: grouped kv heads are not implemented yet");
-  }
   validate_mask_desc(d);
   // Bounds the workspace sizes (which grow with q_len + kv_len) and the 1D
   // table's rows.
   checked_bytes({d.q_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
   checked_bytes({d.kv_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
+  return validate_attention_layout(d);
 }
 
 // One per-sequence tensor: aligned to index_type, every value b in
@@ -163,17 +163,18 @@ int64_t validate_sequences(const posenc_attention_desc& d, const posenc_attentio
 // Checks the tensors against the desc and returns the regions they cover,
 // and the call's largest query offset (the rows of an unclipped 1D table).
 Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_tensors& t,
-                         int64_t& max_query_offset) {
+                         const AttentionExtents& extents, int64_t& max_query_offset) {
   const size_t es = dtype_bytes(d.dtype);
   require_tensor(t.q, es, "tensors->q");
   require_tensor(t.k, es, "tensors->k");
   require_tensor(t.v, es, "tensors->v");
   require_tensor(t.out, dtype_bytes(d.out_dtype), "tensors->out");
   const int64_t heads = d.tables_per_head ? d.heads : 1;
-  Regions inputs{
-      {t.q, checked_bytes({d.batch, d.heads, d.q_len, d.head_dim}, es, "tensors->q"), "tensors->q"},
-      {t.k, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->k"), "tensors->k"},
-      {t.v, checked_bytes({d.batch, d.heads, d.kv_len, d.head_dim}, es, "tensors->v"), "tensors->v"}};
+  // (The extents' bytes were checked for overflow.) q, k and v may overlap
+  // each other: the three views of one packed qkv tensor do.
+  Regions inputs{{t.q, extents.q * int64_t(es), "tensors->q"},
+                 {t.k, extents.k * int64_t(es), "tensors->k"},
+                 {t.v, extents.v * int64_t(es), "tensors->v"}};
   // (Read once batch is known to be a real tensor's size.)
   max_query_offset = validate_sequences(d, t);
   const bool relative_1d = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values;
@@ -238,13 +239,11 @@ struct Validated {
 Validated validate(const posenc_attention_desc* desc, const posenc_attention_tensors* tensors) {
   require_not_null(desc, "desc");
   require_not_null(tensors, "tensors");
-  validate_desc(*desc);
+  const AttentionExtents extents = validate_desc(*desc);
   // Every size product is checked before the problem multiplies them.
   int64_t max_query_offset = 0;
-  Regions inputs = validate_tensors(*desc, *tensors, max_query_offset);
-  const int64_t out_bytes = checked_bytes({desc->batch, desc->heads, desc->q_len,
-                                           desc->head_dim},
-                                          dtype_bytes(desc->out_dtype), "tensors->out");
+  Regions inputs = validate_tensors(*desc, *tensors, extents, max_query_offset);
+  const int64_t out_bytes = extents.out * int64_t(dtype_bytes(desc->out_dtype));
   Validated v{ops::make_attention_problem(*desc, tensors, max_query_offset), out_bytes,
               std::move(inputs)};
   for (const Region& r : v.inputs) {
@@ -328,14 +327,8 @@ posenc_status posenc_attention_workspace_size(posenc_context* context,
   return guard("posenc_attention_workspace_size", [&] {
     require_not_null(desc, "desc");
     require_not_null(bytes, "bytes");
-    validate_desc(*desc);
+    validate_desc(*desc);  // also the sizes of q, k, v before the problem multiplies them
     require_bf16_gemm(desc->dtype);
-    // The sizes of q and k/v must fit before the problem multiplies them.
-    const size_t es = dtype_bytes(desc->dtype);
-    checked_bytes({desc->batch, desc->heads, desc->q_len, desc->head_dim}, es,
-                  "desc->batch * desc->heads * desc->q_len * desc->head_dim");
-    checked_bytes({desc->batch, desc->heads, desc->kv_len, desc->head_dim}, es,
-                  "desc->batch * desc->heads * desc->kv_len * desc->head_dim");
     const ExecContext ctx = resolve_context(context);
     *bytes = ops::plan_attention(ops::make_attention_problem(*desc), ctx.num_threads)
                  .workspace_bytes;

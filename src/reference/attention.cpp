@@ -11,11 +11,8 @@
 namespace posenc::reference {
 namespace {
 
-// Element (b, h, t, c) of a [.., tokens, .., head_dim] tensor in a layout.
-int64_t index_of(const posenc_attention_desc& d, int64_t tokens, int64_t b, int64_t h,
-                 int64_t t, int64_t c) {
-  if (d.layout == POSENC_LAYOUT_BTHD) return ((b * tokens + t) * d.heads + h) * d.head_dim + c;
-  return ((b * d.heads + h) * tokens + t) * d.head_dim + c;
+int64_t kv_heads_of(const posenc_attention_desc& d) {
+  return d.kv_heads == 0 ? d.heads : d.kv_heads;
 }
 
 double dot(const double* a, const float* b, int64_t n) {
@@ -67,9 +64,10 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
     const int64_t offset = in.query_offsets ? in.query_offsets[b] : d.query_offset;
     const RelativeIndex relative = relative_index(offset, d.q_len, d.kv_len, d.max_distance);
     for (int64_t h = 0; h < d.heads; ++h) {
+      const int64_t kv_head = h / (d.heads / kv_heads_of(d));
       const std::vector<double> qs = head_rows(q, b, h, d.q_len, dh);
-      const std::vector<double> ks = head_rows(k, b, h, d.kv_len, dh);
-      const std::vector<double> vs = head_rows(v, b, h, d.kv_len, dh);
+      const std::vector<double> ks = head_rows(k, b, kv_head, d.kv_len, dh);
+      const std::vector<double> vs = head_rows(v, b, kv_head, d.kv_len, dh);
       for (int64_t i = 0; i < q_length; ++i) {  // later rows stay zero
         const double* qi = &qs[size_t(i * dh)];
         int64_t visible = kv_length;
@@ -108,7 +106,11 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
           scores[size_t(j)] = std::exp(scores[size_t(j)] - max_score);
           sum += scores[size_t(j)];
         }
-        double* o = &out[size_t(index_of(d, d.q_len, b, h, i, 0))];
+        // STRIDED outputs are given densely, [batch, heads, q_len, head_dim].
+        const int64_t o_index = d.layout == POSENC_LAYOUT_STRIDED
+                                    ? ((b * d.heads + h) * d.q_len + i) * dh
+                                    : index_of(d, {}, d.heads, d.q_len, b, h, i, 0);
+        double* o = &out[size_t(o_index)];
         for (int64_t j = 0; j < visible; ++j) {
           const double a = scores[size_t(j)] / sum;
           for (int64_t c = 0; c < dh; ++c) o[c] += a * vs[size_t(j * dh + c)];
@@ -125,14 +127,35 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
 
 }  // namespace
 
+int64_t index_of(const posenc_attention_desc& d, const posenc_token_strides& strides,
+                 int64_t heads, int64_t tokens, int64_t b, int64_t h, int64_t t, int64_t c) {
+  switch (d.layout) {
+    case POSENC_LAYOUT_BTHD:
+      return ((b * tokens + t) * heads + h) * d.head_dim + c;
+    case POSENC_LAYOUT_STRIDED:
+      return b * strides.batch + h * strides.head + t * strides.token + c;
+    default:
+      return ((b * heads + h) * tokens + t) * d.head_dim + c;
+  }
+}
+
+int64_t extent_of(const posenc_attention_desc& d, const posenc_token_strides& strides,
+                  int64_t heads, int64_t tokens) {
+  return index_of(d, strides, heads, tokens, d.batch - 1, heads - 1, tokens - 1,
+                  d.head_dim - 1) + 1;
+}
+
 std::vector<double> attention(const posenc_attention_desc& d, const AttentionInputs& in) {
-  auto getter = [&d](const float* x, int64_t tokens) -> Getter {
-    return [&d, x, tokens](int64_t b, int64_t h, int64_t t, int64_t c) {
-      return double(x[index_of(d, tokens, b, h, t, c)]);
+  auto getter = [&d](const float* x, const posenc_token_strides& strides, int64_t heads,
+                     int64_t tokens) -> Getter {
+    return [&d, x, strides, heads, tokens](int64_t b, int64_t h, int64_t t, int64_t c) {
+      return double(x[index_of(d, strides, heads, tokens, b, h, t, c)]);
     };
   };
-  return attention_core(d, getter(in.q, d.q_len), getter(in.k, d.kv_len),
-                        getter(in.v, d.kv_len), in);
+  const int64_t kv_heads = kv_heads_of(d);
+  return attention_core(d, getter(in.q, d.q_strides, d.heads, d.q_len),
+                        getter(in.k, d.k_strides, kv_heads, d.kv_len),
+                        getter(in.v, d.v_strides, kv_heads, d.kv_len), in);
 }
 
 std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& d, const float* fmap,

@@ -2,6 +2,7 @@
 // definitions in that header (no blocking, no online softmax, no windows).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "posenc/attention.h"
@@ -26,7 +27,17 @@ struct AttentionInputs {
   const int64_t* query_offsets = nullptr;
 };
 
-// The output in the desc's layout.
+// Element (b, h, t, c) of a tensor of `heads` heads and `tokens` tokens in
+// the desc's layout (STRIDED: `strides`), and the elements such a tensor
+// spans (its last element's index + 1).
+int64_t index_of(const posenc_attention_desc& desc, const posenc_token_strides& strides,
+                 int64_t heads, int64_t tokens, int64_t b, int64_t h, int64_t t, int64_t c);
+int64_t extent_of(const posenc_attention_desc& desc, const posenc_token_strides& strides,
+                  int64_t heads, int64_t tokens);
+
+// q, k, v read in the desc's layout (STRIDED: by its strides; k and v with
+// kv_heads heads). The output in the desc's layout, or dense
+// [batch, heads, q_len, head_dim] for STRIDED.
 std::vector<double> attention(const posenc_attention_desc& desc, const AttentionInputs& in);
 
 // out [batch, heads*head_dim, height, width].

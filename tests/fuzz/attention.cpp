@@ -1,7 +1,8 @@
-// Fused attention (every bias kind, causal mask, additive mask, layout, dtype,
-// offset, relative values) and the BoTNet bottleneck block, each with no
-// workspace, one of the size posenc asks for, one byte short of it, or one
-// overlapping the output.
+// Fused attention (every bias kind, causal and additive masks, per-sequence
+// lengths and offsets, layout and strides, grouped kv heads, dtype, offset,
+// relative values) and the BoTNet bottleneck block, each with no workspace,
+// one of the size posenc asks for, one byte short of it, or one overlapping
+// the output.
 #include <algorithm>
 #include <cmath>
 #include <climits>
@@ -10,6 +11,7 @@
 
 #include "checks.hpp"
 #include "families.hpp"
+#include "posenc/attention.hpp"
 
 namespace posenc::fuzz {
 namespace {
@@ -106,6 +108,62 @@ Sequences draw_sequences(FuzzInput& in, const posenc_attention_desc& d, int64_t 
   return s;
 }
 
+// kv_heads: 0 (= heads), 1 (multi-query), heads, or a drawn one (negative
+// or not dividing heads: refused).
+int64_t draw_kv_heads(FuzzInput& in, int64_t heads, int& invalid) {
+  switch (in.choice(4)) {
+    case 0: return 0;
+    case 1: return 1;
+    case 2: return heads;
+    default: {
+      const int64_t kv_heads = int64_t(in.byte() % 5) - 1;
+      if (kv_heads < 0 || (kv_heads > 0 && heads > 0 && heads % kv_heads != 0)) ++invalid;
+      return kv_heads;
+    }
+  }
+}
+
+// Elements a STRIDED tensor spans, its negative strides (refused) taken as 0.
+size_t extent(const posenc_token_strides& s, int64_t batch, int64_t heads, int64_t tokens,
+              int64_t head_dim) {
+  return size_t((batch - 1) * std::max<int64_t>(s.batch, 0) +
+                (heads - 1) * std::max<int64_t>(s.head, 0) +
+                (tokens - 1) * std::max<int64_t>(s.token, 0) + head_dim);
+}
+
+// Strides of a STRIDED desc with valid sizes: those of a dense layout, a
+// packed qkv (returns true: q, k, v are then views of one buffer), a KV
+// cache with spare rows, or drawn ones (a negative one is refused; too short
+// a token stride or out rows that overlap may be).
+bool draw_strides(FuzzInput& in, posenc_attention_desc& d, int64_t kv_heads, int& invalid) {
+  const int64_t dh = d.head_dim;
+  const auto dense = [&](posenc_attention_layout layout) {
+    d.q_strides = d.out_strides = posenc::dense_strides(layout, d.heads, d.q_len, dh);
+    d.k_strides = d.v_strides = posenc::dense_strides(layout, kv_heads, d.kv_len, dh);
+  };
+  switch (in.choice(5)) {
+    case 0: dense(POSENC_LAYOUT_BHTD); return false;
+    case 1: dense(POSENC_LAYOUT_BTHD); return false;
+    case 2:
+      dense(POSENC_LAYOUT_BTHD);
+      d.q_strides = d.k_strides = d.v_strides =
+          posenc::packed_qkv(d.q_len, d.heads, kv_heads, dh).strides;
+      return true;
+    case 3:
+      dense(POSENC_LAYOUT_BHTD);
+      d.k_strides = d.v_strides = posenc::kv_cache_strides(kv_heads, d.kv_len + in.byte() % 4, dh);
+      return false;
+    default:
+      for (posenc_token_strides* s : {&d.q_strides, &d.k_strides, &d.v_strides, &d.out_strides}) {
+        for (int64_t* stride : {&s->batch, &s->head, &s->token}) {
+          *stride = int64_t(in.byte() % 64) - 1;
+          if (*stride < 0) ++invalid;
+        }
+      }
+      return false;
+  }
+}
+
 }  // namespace
 
 void fuzz_attention(FuzzInput& in) {
@@ -125,7 +183,8 @@ void fuzz_attention(FuzzInput& in) {
   const int64_t width = map ? in.size(6, invalid) : 1 + in.byte() % 6;
   desc.causal = in.choice(3);
   desc.tables_per_head = in.choice(2);
-  desc.layout = posenc_attention_layout(in.choice(3));
+  desc.layout = posenc_attention_layout(in.choice(4));
+  desc.kv_heads = draw_kv_heads(in, heads, invalid);
   desc.query_offset = int64_t(in.byte() % 16) - 4;
   desc.max_distance = in.byte() % 8;
   desc.relative_values = in.choice(2);
@@ -133,7 +192,7 @@ void fuzz_attention(FuzzInput& in) {
   desc.out_dtype = dtype(in, invalid);
   desc.scale = scale(in, desc.scale, invalid);
   desc.bias_uses_scaled_q = in.choice(3);
-  if (desc.bias > POSENC_BIAS_RELATIVE_2D || desc.causal > 1 || desc.layout > 1 ||
+  if (desc.bias > POSENC_BIAS_RELATIVE_2D || desc.causal > 1 || desc.layout > 2 ||
       desc.bias_uses_scaled_q > 1) {
     ++invalid;
   }
@@ -162,9 +221,23 @@ void fuzz_attention(FuzzInput& in) {
                             : desc.q_len + desc.kv_len - 1 + std::max<int64_t>(sequences.max_offset, 0);
   const int64_t table_rows = desc.bias == POSENC_BIAS_ABSOLUTE ? desc.kv_len : rows_1d;
   // Buffers of floats, large enough for either dtype.
-  const size_t qn = elements({batch, heads, desc.q_len, head_dim}, invalid);
-  const size_t kvn = elements({batch, heads, desc.kv_len, head_dim}, invalid);
-  std::vector<float> q(qn, 0.3f), k(kvn, -0.2f), v(kvn, 0.7f), out(qn, kUntouched);
+  size_t qn = elements({batch, heads, desc.q_len, head_dim}, invalid);
+  size_t kvn = elements({batch, heads, desc.kv_len, head_dim}, invalid), outn = qn;
+  bool packed = false;
+  const int64_t kv_heads = desc.kv_heads > 0 ? desc.kv_heads : heads;
+  if (desc.layout == POSENC_LAYOUT_STRIDED && invalid == 0) {
+    packed = draw_strides(in, desc, kv_heads, invalid);
+    qn = extent(desc.q_strides, batch, heads, desc.q_len, head_dim);
+    kvn = std::max(extent(desc.k_strides, batch, kv_heads, desc.kv_len, head_dim),
+                   extent(desc.v_strides, batch, kv_heads, desc.kv_len, head_dim));
+    outn = extent(desc.out_strides, batch, heads, desc.q_len, head_dim);
+  }
+  // A packed qkv: k and v start heads and heads + kv_heads rows of head_dim
+  // into q's buffer (elements of the desc's dtype).
+  const size_t k_offset = packed ? size_t(heads * head_dim) : 0;
+  const size_t v_offset = packed ? size_t((heads + kv_heads) * head_dim) : 0;
+  if (packed) qn = std::max(qn, v_offset + kvn);
+  std::vector<float> q(qn, 0.3f), k(kvn, -0.2f), v(kvn, 0.7f), out(outn, kUntouched);
   std::vector<float> table(elements({table_heads, table_rows, head_dim}, invalid), 0.1f);
   const int64_t h_rows = invalid > 0 ? 1 : 2 * height - 1, w_rows = invalid > 0 ? 1 : 2 * width - 1;
   std::vector<float> table_h(elements({table_heads, h_rows, head_dim}, invalid), 0.2f);
@@ -172,6 +245,11 @@ void fuzz_attention(FuzzInput& in) {
   std::vector<float> values(elements({table_heads, rows_1d, head_dim}, invalid), 0.4f);
   posenc_attention_tensors t{q.data(), k.data(), v.data(), nullptr, nullptr, nullptr, nullptr,
                              out.data(), nullptr, nullptr, nullptr, nullptr};
+  if (packed) {
+    const size_t es = desc.dtype == POSENC_BF16 ? 2 : 4;
+    t.k = reinterpret_cast<const char*>(q.data()) + k_offset * es;
+    t.v = reinterpret_cast<const char*>(q.data()) + v_offset * es;
+  }
   if (desc.bias == POSENC_BIAS_ABSOLUTE || desc.bias == POSENC_BIAS_RELATIVE_1D) {
     t.table = table.data();
   } else if (desc.bias == POSENC_BIAS_RELATIVE_2D) {

@@ -41,7 +41,7 @@ struct Scratch {
   uint16_t* weights_bf16;
   uint8_t* packed_keys;
   uint8_t* packed_values;
-  int64_t* packed_head;
+  int64_t* packed_kv_head;
 
   Scratch(uint8_t* slot, const SlotLayout& s)
       : scores(reinterpret_cast<float*>(slot + s.scores)),
@@ -54,12 +54,16 @@ struct Scratch {
         weights_bf16(reinterpret_cast<uint16_t*>(slot + s.weights_bf16)),
         packed_keys(slot + s.packed_keys),
         packed_values(slot + s.packed_values),
-        packed_head(reinterpret_cast<int64_t*>(slot + s.packed_head)) {}
+        packed_kv_head(reinterpret_cast<int64_t*>(slot + s.packed_kv_head)) {}
 };
 
 // Runs one query block of one (batch, head) against all its visible keys.
 // With shapes_only it runs each GEMM of the task dry (GemmSlots::Use) and
-// nothing else, writing nothing but the scratch's packed_head.
+// nothing else, writing nothing but the scratch's packed_kv_head.
+// Tasks go (batch, head, query block), so that the query heads of a kv head
+// and their blocks follow each other: a thread packs that kv head's keys and
+// values once for the whole run of its tasks that read them (per-sequence
+// calls visit the heads in another order, attention() below).
 class QueryBlockRunner {
  public:
   QueryBlockRunner(const ExecContext& ctx, const AttentionProblem& p,
@@ -80,7 +84,7 @@ class QueryBlockRunner {
   // The keys the queries [first, first + rows) of sequence `seq` compute:
   // those visible to one of them, rounded up with per-sequence options.
   int64_t computed_keys(const Sequence& seq, int64_t first, int64_t rows) const;
-  void pack_head(int64_t b, int64_t h, int64_t keys, const Scratch& s) const;
+  void pack_kv_head(int64_t b, int64_t kv_head, int64_t keys, const Scratch& s) const;
   void key_block(const QueryBlock& qb, int64_t b, const Sequence& seq, const KeyBlock& kb,
                  const RowWindow& vw, const Scratch& s) const;
   void gemm(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
@@ -119,12 +123,13 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
                 std::min(blocking_.query_block, p_.q_len - first), b};
   // Keys visible to at least one query of the block (none past q_length).
   const int64_t keys = computed_keys(seq, first, qb.rows);
-  if (layout_.packed.bytes() > 0 && keys > 0 &&
-      *s.packed_head != task / blocking_.query_blocks) {
-    *s.packed_head = -1;  // until the whole head is packed
+  // b * kv_heads + the kv head.
+  const int64_t kv_index = task / (blocking_.query_blocks * (p_.heads / p_.kv_heads));
+  if (layout_.packed.bytes() > 0 && keys > 0 && *s.packed_kv_head != kv_index) {
+    *s.packed_kv_head = -1;  // until the whole kv head is packed
     // The keys of the sequence's longest query block.
-    pack_head(b, h, computed_keys(seq, 0, p_.q_len), s);
-    *s.packed_head = task / blocking_.query_blocks;
+    pack_kv_head(b, p_.kv_head(h), computed_keys(seq, 0, p_.q_len), s);
+    *s.packed_kv_head = kv_index;
   }
   if (!shapes_only_) {
     std::fill(s.row_max, s.row_max + qb.rows, -std::numeric_limits<float>::infinity());
@@ -154,25 +159,26 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
 }
 
 // Packs the key blocks holding keys [0, keys).
-void QueryBlockRunner::pack_head(int64_t b, int64_t h, int64_t keys, const Scratch& s) const {
+void QueryBlockRunner::pack_kv_head(int64_t b, int64_t kv_head, int64_t keys,
+                                    const Scratch& s) const {
   const PackedKeyValues& packed = layout_.packed;
   for (int64_t i = 0; i < packed.key_blocks && i * blocking_.key_block < keys; ++i) {
     const PackedBlock block = packed_block(i);
     // A block whose GEMM reads B as stored (packed_b_bytes 0) is not
     // copied; gemm() then reads it where it is stored.
     if (packed.key_block_bytes > 0 && packed_b_bytes(block.keys) > 0) {
-      pack_b(block.keys, row_of(t_.k, p_.k, b, h, block.kb.first),
+      pack_b(block.keys, row_of(t_.k, p_.k, b, kv_head, block.kb.first),
              s.packed_keys + size_t(i) * packed.key_block_bytes);
     }
     if (packed.value_block_bytes > 0 && packed_b_bytes(block.values) > 0) {
-      pack_b(block.values, row_of(t_.v, p_.v, b, h, block.kb.first),
+      pack_b(block.values, row_of(t_.v, p_.v, b, kv_head, block.kb.first),
              s.packed_values + size_t(i) * packed.value_block_bytes);
     }
   }
 }
 
 // Runs `shape` with B from `packed_b`, written by pack_b(packed_for, ..),
-// where that block was packed (pack_head skips blocks oneDNN reads as
+// where that block was packed (pack_kv_head skips blocks oneDNN reads as
 // stored) and its layout serves `shape` (the layout can depend on the rows
 // of the query block, and a causal block can see fewer keys than were
 // packed); else with B as stored.
@@ -202,8 +208,9 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
       : s.packed_keys + size_t(block_index) * packed.key_block_bytes;
   const uint8_t* packed_values = packed.value_block_bytes == 0 ? nullptr
       : s.packed_values + size_t(block_index) * packed.value_block_bytes;
+  const int64_t kv_head = p_.kv_head(qb.head);
   gemm(scores_gemm(p_, qb.rows, kb), packed_for.keys, qb.q,
-       row_of(t_.k, p_.k, b, qb.head, kb.first), packed_keys, s.scores);
+       row_of(t_.k, p_.k, b, kv_head, kb.first), packed_keys, s.scores);
   const BlockLogits logits = bias_.prepare(qb, kb, s.scores, ld, s.bias);
 
   // bf16 probabilities straight from the softmax, unless the relative values
@@ -239,7 +246,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
                                               : static_cast<const void*>(s.scores);
   gemm(output_gemm(p_, qb.rows, kb, layout_.acc_ld),
        packed_for.values, probs,
-       row_of(t_.v, p_.v, b, qb.head, kb.first), packed_values, s.acc);
+       row_of(t_.v, p_.v, b, kv_head, kb.first), packed_values, s.acc);
 }
 
 void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Sequence& seq,
@@ -300,7 +307,7 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     const GemmSlots::Use dry(gemms, 0, false, true);
     const int64_t sequences = p.per_sequence() ? p.batch : 1;
     for (int64_t b = 0; b < sequences; ++b) {
-      *scratch(0).packed_head = -1;
+      *scratch(0).packed_kv_head = -1;
       for (int64_t i = 0; i < blocking.query_blocks; ++i) {
         dry_runner.run(b * p.heads * blocking.query_blocks + i, scratch(0));
       }
@@ -318,7 +325,7 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     stride = std::max<int64_t>(1, heads_total * 618 / 1000);
     while (std::gcd(stride, heads_total) != 1) ++stride;
   }
-  for (int slot = 0; slot < blocking.slots; ++slot) *scratch(slot).packed_head = -1;
+  for (int slot = 0; slot < blocking.slots; ++slot) *scratch(slot).packed_kv_head = -1;
   parallel_for(blocking.slots, blocking.tasks, [&](int64_t task, int slot) {
     const int64_t head = task / blocking.query_blocks * stride % heads_total;
     runner.run(head * blocking.query_blocks + task % blocking.query_blocks, scratch(slot));

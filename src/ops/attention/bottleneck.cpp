@@ -18,7 +18,7 @@ AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
   const int64_t ld = gemm_output_stride(3 * inner);
   AttentionProblem p{};
   p.batch = d.batch;
-  p.heads = d.heads;
+  p.heads = p.kv_heads = d.heads;
   p.q_len = p.kv_len = tokens;
   p.head_dim = d.head_dim;
   p.q = p.k = p.v = TokenStrides{tokens * ld, d.head_dim, ld};

@@ -54,7 +54,8 @@ PackedBlock packed_block(const AttentionProblem& p, int64_t query_block, int64_t
 PackedKeyValues packed_key_values(const AttentionProblem& p, int64_t query_block,
                                   int64_t query_blocks, int64_t key_block, int64_t acc_ld) {
   const PackedKeyValues none{0, 0, (p.kv_len + key_block - 1) / key_block};
-  if (query_blocks < 2) return none;
+  // Each kv head's keys serve query_blocks blocks of each query head of its group.
+  if (query_blocks * (p.heads / p.kv_heads) < 2) return none;
   PackedKeyValues packed = none;
   for (int64_t i = 0; i < packed.key_blocks; ++i) {
     const PackedBlock block = packed_block(p, query_block, key_block, i, acc_ld);

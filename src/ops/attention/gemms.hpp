@@ -1,8 +1,8 @@
 // The two GEMMs of each (query block, key block) pair of the fused
 // attention, scores = scale q k^T and acc (+)= p v, and their keys and values
-// packed once per (batch, head) into oneDNN's blocked layout: a thread runs
-// a head's query blocks one after the other, and without packing oneDNN
-// would relayout the same keys and values for each of them.
+// packed once per (batch, kv head) into oneDNN's blocked layout: a thread runs
+// the query blocks of a kv head's query heads one after the other, and
+// without packing oneDNN would relayout the same keys and values for each.
 #pragma once
 
 #include <cstddef>
@@ -42,9 +42,9 @@ struct PackedKeyValues {
   size_t bytes() const { return size_t(key_blocks) * (key_block_bytes + value_block_bytes); }
 };
 
-// Nothing is packed when each head has a single query block (the packing
-// would not be reused), or when a thread's packed copy would take more than
-// 8 MiB of workspace.
+// Nothing is packed when a kv head serves a single query block (one query
+// head of one block: the packing would not be reused), or when a thread's
+// packed copy would take more than 8 MiB of workspace.
 PackedKeyValues packed_key_values(const AttentionProblem& problem, int64_t query_block,
                                   int64_t query_blocks, int64_t key_block, int64_t acc_ld);
 

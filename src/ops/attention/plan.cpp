@@ -75,7 +75,7 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   s.packed = packed_key_values(p, b.query_block, b.query_blocks, b.key_block, s.acc_ld);
   s.packed_keys = reserve(offset, size_t(s.packed.key_blocks) * s.packed.key_block_bytes);
   s.packed_values = reserve(offset, size_t(s.packed.key_blocks) * s.packed.value_block_bytes);
-  s.packed_head = reserve(offset, sizeof(int64_t));
+  s.packed_kv_head = reserve(offset, sizeof(int64_t));
   s.bytes = offset;
   return s;
 }

@@ -14,7 +14,7 @@ struct AttentionBlocking {
   int64_t query_block;   // rows per query block (the last may be shorter)
   int64_t key_block;     // keys per online-softmax step (the last may be shorter)
   int64_t query_blocks;  // per (batch, head)
-  int64_t tasks;         // batch * heads * query_blocks
+  int64_t tasks;         // batch * heads * query_blocks, in this order
   int slots;             // threads that get scratch: min(threads, tasks)
 };
 
@@ -37,7 +37,7 @@ struct SlotLayout {
   PackedKeyValues packed;
   size_t packed_keys;   // packed.key_blocks blocks of packed.key_block_bytes
   size_t packed_values; // packed.key_blocks blocks of packed.value_block_bytes
-  size_t packed_head;   // int64: the (batch * heads + head) packed there, or -1
+  size_t packed_kv_head; // int64: the (batch * kv_heads + kv head) packed there, or -1
   size_t bytes;      // the whole slot
 };
 

@@ -13,6 +13,17 @@ TokenStrides layout_strides(posenc_attention_layout layout, int64_t heads, int64
   return TokenStrides{heads * tokens * head_dim, tokens * head_dim, head_dim};
 }
 
+// The strides of one tensor of `heads` heads and `tokens` tokens.
+TokenStrides strides_of(const posenc_attention_desc& d, const posenc_token_strides& given,
+                        int64_t heads, int64_t tokens) {
+  if (d.layout != POSENC_LAYOUT_STRIDED) return layout_strides(d.layout, heads, tokens, d.head_dim);
+  TokenStrides s{given.batch, given.head, given.token};
+  // One token's stride only ever multiplies 0, but it is a GEMM's row stride,
+  // which oneDNN wants at least as long as the row.
+  if (tokens == 1) s.token = std::max(s.token, d.head_dim);
+  return s;
+}
+
 }  // namespace
 
 Sequence AttentionProblem::sequence(int64_t b) const {
@@ -49,8 +60,11 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d,
   p.q_len = d.q_len;
   p.kv_len = d.kv_len;
   p.head_dim = d.head_dim;
-  p.q = p.out = layout_strides(d.layout, d.heads, d.q_len, d.head_dim);
-  p.k = p.v = layout_strides(d.layout, d.heads, d.kv_len, d.head_dim);
+  p.kv_heads = d.kv_heads == 0 ? d.heads : d.kv_heads;
+  p.q = strides_of(d, d.q_strides, d.heads, d.q_len);
+  p.out = strides_of(d, d.out_strides, d.heads, d.q_len);
+  p.k = strides_of(d, d.k_strides, p.kv_heads, d.kv_len);
+  p.v = strides_of(d, d.v_strides, p.kv_heads, d.kv_len);
   p.dtype = d.dtype;
   p.out_dtype = d.out_dtype;
   p.causal = d.causal != 0;

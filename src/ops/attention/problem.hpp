@@ -36,6 +36,7 @@ struct AttentionMask {
 
 struct AttentionProblem {
   int64_t batch, heads, q_len, kv_len, head_dim;
+  int64_t kv_heads;  // k and v have kv_heads heads, which divides heads
   TokenStrides q, k, v, out;
   posenc_dtype dtype, out_dtype;
   // The scores the softmax reads are s = qk_alpha q k^T + bias + mask_alpha
@@ -59,6 +60,8 @@ struct AttentionProblem {
   AttentionMask mask;
 
   size_t element_bytes() const { return dtype_bytes(dtype); }
+  // The kv head query head h reads (grouped-query attention).
+  int64_t kv_head(int64_t h) const { return h / (heads / kv_heads); }
   // Whether any per-sequence tensor is given: the blocks then follow each
   // sequence's lengths, with key blocks padded to kKeyQuantum (attention.cpp).
   bool per_sequence() const {
@@ -88,9 +91,10 @@ inline int64_t gemm_output_stride(int64_t columns) {
 // oneDNN's AMX GEMM runs slower with an output scale.
 void set_scales(AttentionProblem& problem, float scale, bool bias_uses_scaled_q);
 
-// The problem of a validated desc, with the strides of its layout. With
-// tensors, also their per-sequence tensors, whose largest query offset is
-// max_query_offset; without, none (the workspace does not depend on them).
+// The problem of a validated desc, with the strides of its layout (BHTD and
+// BTHD are presets; STRIDED takes the desc's), k and v with kv_heads heads.
+// With tensors, also their per-sequence tensors, whose largest query offset
+// is max_query_offset; without, none (the workspace does not depend on them).
 AttentionProblem make_attention_problem(const posenc_attention_desc& desc,
                                         const posenc_attention_tensors* tensors = nullptr,
                                         int64_t max_query_offset = 0);
