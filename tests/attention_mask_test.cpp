@@ -146,14 +146,7 @@ std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
   const posenc_attention_tensors t = inputs.tensors(out.data());
   EXPECT_EQ(posenc_attention(context, &d, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
   EXPECT_TRUE(out.guards_intact());
-  std::vector<float> result(count);
-  if (d.out_dtype == POSENC_BF16) {
-    const auto* bits = reinterpret_cast<const uint16_t*>(out.data());
-    for (size_t i = 0; i < count; ++i) result[i] = posenc_bf16_to_f32(bits[i]);
-  } else {
-    std::memcpy(result.data(), out.data(), count * sizeof(float));
-  }
-  return result;
+  return as_floats(out, count, d.out_dtype);
 }
 
 ::testing::AssertionResult matches_reference(posenc_context* context,

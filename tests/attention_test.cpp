@@ -61,19 +61,6 @@ std::vector<float> values(size_t count, uint32_t seed, posenc_dtype dtype) {
   return x;
 }
 
-// The first `count` outputs of a buffer written as out_dtype, as floats
-// (bf16 outputs fill the first half of the buffer's bytes).
-std::vector<float> as_floats(GuardedFloats& out, size_t count, posenc_dtype out_dtype) {
-  std::vector<float> result(count);
-  if (out_dtype == POSENC_BF16) {
-    const auto* bits = reinterpret_cast<const uint16_t*>(out.data());
-    for (size_t i = 0; i < count; ++i) result[i] = posenc_bf16_to_f32(bits[i]);
-  } else {
-    std::memcpy(result.data(), out.data(), count * sizeof(float));
-  }
-  return result;
-}
-
 // The inputs of one desc, as fp32 (for the reference) and as passed. With
 // packed_qkv (a desc of posenc::packed_qkv_desc), q, k and v are the three
 // views of one buffer.

@@ -92,4 +92,15 @@ bool GuardedFloats::payload_untouched() const {
   return true;
 }
 
+std::vector<float> as_floats(GuardedFloats& out, size_t count, posenc_dtype out_dtype) {
+  std::vector<float> result(count);
+  if (out_dtype == POSENC_BF16) {
+    const auto* bits = reinterpret_cast<const uint16_t*>(out.data());
+    for (size_t i = 0; i < count; ++i) result[i] = posenc_bf16_to_f32(bits[i]);
+  } else {
+    std::memcpy(result.data(), out.data(), count * sizeof(float));
+  }
+  return result;
+}
+
 }  // namespace posenc::test

@@ -66,4 +66,8 @@ class GuardedFloats {
   std::vector<float> storage_;
 };
 
+// The first `count` outputs of a buffer written as out_dtype, as floats
+// (bf16 outputs fill the first half of the buffer's bytes).
+std::vector<float> as_floats(GuardedFloats& out, size_t count, posenc_dtype out_dtype);
+
 }  // namespace posenc::test
