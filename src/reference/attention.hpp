@@ -23,8 +23,10 @@ struct AttentionInputs {
 // The output in the desc's layout.
 std::vector<double> attention(const posenc_attention_desc& desc, const AttentionInputs& in);
 
-// out [batch, heads*head_dim, height, width].
+// out [batch, heads*head_dim, height / stride, width / stride]; qkv_bias may
+// be NULL.
 std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& desc, const float* fmap,
-                                    const float* w_qkv, const float* rel_h, const float* rel_w);
+                                    const float* w_qkv, const float* qkv_bias,
+                                    const float* rel_h, const float* rel_w);
 
 }  // namespace posenc::reference
