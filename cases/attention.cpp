@@ -291,6 +291,10 @@ std::vector<Case> attention_cases() {
       kAttention2dBf16({"check"}, per_head(desc_2d(2, 4, 9, 11, 32, bf16))),
       kBottleneck({"check"}, bottleneck(2, 24, 7, 5, 2, 8)),
       kBottleneck({"check"}, timm_first_block(bottleneck(2, 24, 7, 6, 2, 8))),
+      // BoTNet26t's last stage (16x16, 4 heads) with 512 channels in and out.
+      kBottleneck({"bench"}, bottleneck(1, 512, 16, 16, 4, 128), bottleneck(1, 16, 5, 3, 2, 8)),
+      kBottleneck({"bench"}, timm_first_block(bottleneck(1, 512, 16, 16, 4, 128)),
+                  timm_first_block(bottleneck(1, 16, 5, 3, 2, 8))),
       kAttention2dF32(timed, desc_2d(8, 4, 14, 14, 128), desc_2d(2, 2, 5, 7, 32)),
       kAttention2dBf16(timed, desc_2d(8, 4, 14, 14, 128, bf16), desc_2d(2, 2, 5, 7, 32, bf16)),
       kAttention2dF32(timed, desc_2d(1, 4, 64, 64, 64), desc_2d(1, 2, 11, 9, 64)),
