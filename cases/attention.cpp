@@ -30,7 +30,6 @@ namespace {
 constexpr double kF32Tolerance = 1e-4, kBf16Tolerance = 2e-2;
 
 bool is_2d(const posenc_attention_desc& d) { return d.bias == POSENC_BIAS_RELATIVE_2D; }
-bool is_1d(const posenc_attention_desc& d) { return d.bias == POSENC_BIAS_RELATIVE_1D; }
 
 size_t mask_elements(const posenc_attention_desc& d) {
   return size_t(d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len);
@@ -533,46 +532,68 @@ posenc_attention_desc kv_cache(posenc_attention_desc d, int64_t capacity) {
   return d;
 }
 
-// --- bottleneck_mhsa: the BoTNet block on an NCHW map.
-std::string describe_bottleneck(const posenc_bottleneck_desc& d) {
-  return "B" + std::to_string(d.batch) + " C" + std::to_string(d.channels) + " " +
-         std::to_string(d.height) + "x" + std::to_string(d.width) + " H" +
-         std::to_string(d.heads) + " d" + std::to_string(d.head_dim);
+// --- bottleneck_mhsa: the BoTNet block on an NCHW map, with or without a
+// qkv bias.
+struct BottleneckSpec {
+  posenc_bottleneck_desc desc;
+  bool qkv_bias;
+};
+std::string describe_bottleneck(const BottleneckSpec& spec) {
+  const posenc_bottleneck_desc& d = spec.desc;
+  std::string s = "B" + std::to_string(d.batch) + " C" + std::to_string(d.channels) + " " +
+                  std::to_string(d.height) + "x" + std::to_string(d.width) + " H" +
+                  std::to_string(d.heads) + " d" + std::to_string(d.head_dim);
+  if (!d.bias_uses_scaled_q) s += " unscaled-pos";
+  if (spec.qkv_bias) s += " qkv-bias";
+  if (d.stride != 1) s += " stride" + std::to_string(d.stride);
+  return s;
 }
-Problem bottleneck_problem(const posenc_bottleneck_desc& d) {
+Problem bottleneck_problem(const BottleneckSpec& spec) {
   struct Buffers {
-    Shared<float> fmap, w, rel_h, rel_w;
+    Shared<float> fmap, w, bias, rel_h, rel_w;
     std::vector<float> out;
   };
+  const posenc_bottleneck_desc& d = spec.desc;
   auto b = std::make_shared<Buffers>();
-  const int64_t tokens = d.height * d.width;
+  const int64_t tokens = d.height * d.width, inner = d.heads * d.head_dim;
   b->fmap = shared_floats(size_t(d.batch * d.channels * tokens), 30);
-  b->w = shared_floats(size_t(3 * d.heads * d.head_dim * d.channels), 31);
+  b->w = shared_floats(size_t(3 * inner * d.channels), 31);
+  b->bias = shared_floats(spec.qkv_bias ? size_t(3 * inner) : 0, 34);
   b->rel_h = shared_floats(size_t((2 * d.height - 1) * d.head_dim), 32);
   b->rel_w = shared_floats(size_t((2 * d.width - 1) * d.head_dim), 33);
-  b->out.assign(size_t(d.batch * d.heads * d.head_dim * tokens), 0.0f);
+  b->out.assign(size_t(d.batch * inner * (d.height / d.stride) * (d.width / d.stride)), 0.0f);
+  const float* bias = spec.qkv_bias ? b->bias->data() : nullptr;
   Problem p;
   p.write_bytes = double(b->out.size()) * sizeof(float);
-  p.bytes = double(b->fmap->size() + b->w->size() + b->rel_h->size() + b->rel_w->size()) *
-                sizeof(float) + p.write_bytes;
-  p.run = [b, d](posenc_context* ctx) {
-    return posenc_bottleneck_mhsa(ctx, &d, b->fmap->data(), b->w->data(), b->rel_h->data(),
-                                  b->rel_w->data(), b->out.data(), nullptr, 0);
+  p.bytes = double(b->fmap->size() + b->w->size() + b->bias->size() + b->rel_h->size() +
+                   b->rel_w->size()) * sizeof(float) + p.write_bytes;
+  p.run = [b, d, bias](posenc_context* ctx) {
+    const posenc_bottleneck_tensors t{b->fmap->data(), b->w->data(), bias,
+                                      b->rel_h->data(), b->rel_w->data(), b->out.data()};
+    return posenc_bottleneck(ctx, &d, &t, nullptr, 0);
   };
   p.output = [b] { return b->out; };
-  p.reference = [b, d] {
-    return reference::bottleneck_mhsa(d, b->fmap->data(), b->w->data(), b->rel_h->data(),
+  p.reference = [b, d, bias] {
+    return reference::bottleneck_mhsa(d, b->fmap->data(), b->w->data(), bias, b->rel_h->data(),
                                       b->rel_w->data());
   };
   return p;
 }
-const Op<posenc_bottleneck_desc> kBottleneck{"attention", "bottleneck_mhsa", kF32Tolerance, "",
-                                             describe_bottleneck, bottleneck_problem};
-posenc_bottleneck_desc bottleneck(int64_t batch, int64_t channels, int64_t height, int64_t width,
-                                  int64_t heads, int64_t head_dim) {
-  posenc_bottleneck_desc d;
-  posenc_bottleneck_desc_init(&d, batch, channels, height, width, heads, head_dim);
-  return d;
+const Op<BottleneckSpec> kBottleneck{"attention", "bottleneck_mhsa", kF32Tolerance, "",
+                                     describe_bottleneck, bottleneck_problem};
+BottleneckSpec bottleneck(int64_t batch, int64_t channels, int64_t height, int64_t width,
+                          int64_t heads, int64_t head_dim) {
+  BottleneckSpec spec{{}, false};
+  posenc_bottleneck_desc_init(&spec.desc, batch, channels, height, width, heads, head_dim);
+  return spec;
+}
+// timm's BottleneckAttn defaults for the first block of a stage: position
+// logits from the unscaled q, a qkv bias, stride 2.
+BottleneckSpec timm_first_block(BottleneckSpec spec) {
+  spec.desc.bias_uses_scaled_q = 0;
+  spec.desc.stride = 2;
+  spec.qkv_bias = true;
+  return spec;
 }
 
 }  // namespace
@@ -587,6 +608,11 @@ std::vector<Case> attention_cases() {
       kAttention1dF32({}, decoding(desc_1d(1, 3, 40, 2200, 16), 300, 2150)),
       kAttention2dBf16({"check"}, per_head(desc_2d(2, 4, 9, 11, 32, bf16))),
       kBottleneck({"check"}, bottleneck(2, 24, 7, 5, 2, 8)),
+      kBottleneck({"check"}, timm_first_block(bottleneck(2, 24, 7, 6, 2, 8))),
+      // BoTNet26t's last stage (16x16, 4 heads) with 512 channels in and out.
+      kBottleneck({"bench"}, bottleneck(1, 512, 16, 16, 4, 128), bottleneck(1, 16, 5, 3, 2, 8)),
+      kBottleneck({"bench"}, timm_first_block(bottleneck(1, 512, 16, 16, 4, 128)),
+                  timm_first_block(bottleneck(1, 16, 5, 3, 2, 8))),
       // Swin's shifted windows: 6 windows of 7 x 7 folded into the batch, 3
       // masks; a bf16 key-padding mask per head while decoding.
       kAttention2dF32({"check"}, with_mask(per_head(desc_2d(6, 3, 7, 7, 32)), 3, 1, true)),

@@ -395,5 +395,74 @@ TEST(BottleneckErrors, ArgumentsAreNamed) {
   EXPECT_GT(bytes, 0u);
 }
 
+// The options of 0.3: each bad value named, nothing written; the tensors
+// struct's pointers named with "tensors->".
+TEST(BottleneckErrors, OptionsAreNamed) {
+  posenc_bottleneck_desc d;
+  posenc_bottleneck_desc_init(&d, 1, 4, 2, 3, 1, 4);
+  const std::vector<float> fmap(4 * 6, 0.5f), w(12 * 4, 0.1f), bias(12, 0.2f), rh(3 * 4, 0.2f),
+      rw(5 * 4, 0.3f);
+  GuardedFloats out(4 * 6);
+  posenc_bottleneck_tensors t{fmap.data(), w.data(), bias.data(), rh.data(), rw.data(), out.data()};
+  auto expect_refused = [&](const posenc_bottleneck_desc& bad, posenc_status status,
+                            const char* name) {
+    size_t bytes = 12345;
+    EXPECT_TRUE(fails_with(posenc_bottleneck_workspace_size(nullptr, &bad, &bytes), status, name));
+    EXPECT_EQ(bytes, 12345u);
+    EXPECT_TRUE(fails_with(posenc_bottleneck(nullptr, &bad, &t, nullptr, 0), status, name));
+  };
+  posenc_bottleneck_desc bad = d;
+  bad.bias_uses_scaled_q = 2;
+  expect_refused(bad, POSENC_ERROR_INVALID_ARGUMENT, "desc->bias_uses_scaled_q");
+  for (int64_t stride : {int64_t(0), int64_t(3), int64_t(-2)}) {
+    bad = d;
+    bad.stride = stride;
+    expect_refused(bad, POSENC_ERROR_INVALID_ARGUMENT, "desc->stride");
+  }
+  bad = d;
+  bad.height = 1;  // AvgPool2d(2, 2) has no output row
+  bad.stride = 2;
+  expect_refused(bad, POSENC_ERROR_INVALID_ARGUMENT, "desc->stride");
+  bad = d;
+  bad.value_head_dim = 8;  // timm's qk_ratio 0.5
+  expect_refused(bad, POSENC_ERROR_UNSUPPORTED, "desc->value_head_dim");
+  bad.value_head_dim = -1;
+  expect_refused(bad, POSENC_ERROR_INVALID_ARGUMENT, "desc->value_head_dim");
+
+  EXPECT_TRUE(fails_with(posenc_bottleneck(nullptr, &d, nullptr, nullptr, 0),
+                         POSENC_ERROR_NULL_POINTER, "tensors"));
+  EXPECT_TRUE(fails_with(posenc_bottleneck(nullptr, nullptr, &t, nullptr, 0),
+                         POSENC_ERROR_NULL_POINTER, "desc"));
+  posenc_bottleneck_tensors bad_t = t;
+  bad_t.rel_w = nullptr;
+  EXPECT_TRUE(fails_with(posenc_bottleneck(nullptr, &d, &bad_t, nullptr, 0),
+                         POSENC_ERROR_NULL_POINTER, "tensors->rel_w"));
+  bad_t = t;
+  bad_t.qkv_bias = offset_bytes(bias.data(), 2);
+  EXPECT_TRUE(fails_with(posenc_bottleneck(nullptr, &d, &bad_t, nullptr, 0),
+                         POSENC_ERROR_INVALID_ARGUMENT, "tensors->qkv_bias"));
+  bad_t = t;
+  bad_t.qkv_bias = out.data() + 10;  // overlaps out
+  EXPECT_TRUE(fails_with(posenc_bottleneck(nullptr, &d, &bad_t, nullptr, 0),
+                         POSENC_ERROR_ALIASING, "tensors->qkv_bias"));
+  // The workspace must not overlap the bias either.
+  std::vector<uint8_t> workspace(1 << 20);
+  size_t bytes = 0;
+  ASSERT_EQ(posenc_bottleneck_workspace_size(nullptr, &d, &bytes), POSENC_OK);
+  bad_t = t;
+  bad_t.qkv_bias = reinterpret_cast<const float*>(workspace.data()) + 16;
+  EXPECT_TRUE(fails_with(posenc_bottleneck(nullptr, &d, &bad_t, workspace.data(), bytes),
+                         POSENC_ERROR_ALIASING, "tensors->qkv_bias"));
+  EXPECT_TRUE(out.payload_untouched());
+
+  // Stride 2 writes [batch, heads*head_dim, 1, 1]: out of 4 floats is enough.
+  bad = d;
+  bad.stride = 2;
+  GuardedFloats pooled(4);
+  t.out = pooled.data();
+  ASSERT_EQ(posenc_bottleneck(nullptr, &bad, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
+  EXPECT_TRUE(pooled.guards_intact());
+}
+
 }  // namespace
 }  // namespace posenc::test

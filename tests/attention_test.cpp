@@ -656,30 +656,43 @@ TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
 
 POSENC_INSTANTIATE_ISA_TESTS(Attention);
 
-// The bottleneck block: projection, 2D attention, NCHW output.
+// The bottleneck block: projection, 2D attention, NCHW output. With a qkv
+// bias it runs through posenc_bottleneck, without through
+// posenc_bottleneck_mhsa.
 class Bottleneck : public IsaTest {};
 
 ::testing::AssertionResult bottleneck_matches(posenc_context* context,
-                                              const posenc_bottleneck_desc& d) {
+                                              const posenc_bottleneck_desc& d,
+                                              bool qkv_bias = false) {
   const int64_t inner = d.heads * d.head_dim, heads = d.tables_per_head ? d.heads : 1;
   const std::vector<float> fmap = values(size_t(d.batch * d.channels * d.height * d.width), 11, d.dtype);
   std::vector<float> w = values(size_t(3 * inner * d.channels), 12, d.dtype);
   const std::vector<float> rel_h = values(size_t(heads * (2 * d.height - 1) * d.head_dim), 13, d.dtype);
   const std::vector<float> rel_w = values(size_t(heads * (2 * d.width - 1) * d.head_dim), 14, d.dtype);
-  const size_t count = size_t(d.batch * inner * d.height * d.width);
+  const std::vector<float> bias = values(qkv_bias ? size_t(3 * inner) : 0, 15, d.dtype);
+  const size_t count = size_t(d.batch * inner * (d.height / d.stride) * (d.width / d.stride));
   GuardedFloats out(count);
+  auto run = [&](const void* f, const void* wq, const void* b, const void* h, const void* rw) {
+    if (!qkv_bias) {
+      return posenc_bottleneck_mhsa(context, &d, f, wq, h, rw, out.data(), nullptr, 0);
+    }
+    const posenc_bottleneck_tensors t{f, wq, b, h, rw, out.data()};
+    return posenc_bottleneck(context, &d, &t, nullptr, 0);
+  };
   posenc_status status;
   if (d.dtype == POSENC_BF16) {
-    const auto f = to_bf16(fmap), wb = to_bf16(w), h = to_bf16(rel_h), rw = to_bf16(rel_w);
-    status = posenc_bottleneck_mhsa(context, &d, f.data(), wb.data(), h.data(), rw.data(),
-                                    out.data(), nullptr, 0);
+    const auto f = to_bf16(fmap), wb = to_bf16(w), bb = to_bf16(bias), h = to_bf16(rel_h),
+               rw = to_bf16(rel_w);
+    status = run(f.data(), wb.data(), qkv_bias ? bb.data() : nullptr, h.data(), rw.data());
   } else {
-    status = posenc_bottleneck_mhsa(context, &d, fmap.data(), w.data(), rel_h.data(),
-                                    rel_w.data(), out.data(), nullptr, 0);
+    status = run(fmap.data(), w.data(), qkv_bias ? bias.data() : nullptr, rel_h.data(),
+                 rel_w.data());
   }
   if (status != POSENC_OK) return ::testing::AssertionFailure() << posenc_last_error();
   if (!out.guards_intact()) return ::testing::AssertionFailure() << "wrote past out";
-  const auto want = reference::bottleneck_mhsa(d, fmap.data(), w.data(), rel_h.data(), rel_w.data());
+  const auto want = reference::bottleneck_mhsa(d, fmap.data(), w.data(),
+                                               qkv_bias ? bias.data() : nullptr, rel_h.data(),
+                                               rel_w.data());
   const std::vector<float> got = as_floats(out, count, d.out_dtype);
   const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
   return all_close(got.data(), want, bf16 ? kBf16Tol : kF32Atol, bf16 ? kBf16Tol : kF32Rtol);
@@ -694,6 +707,35 @@ TEST_P(Bottleneck, MatchesReference) {
   EXPECT_TRUE(bottleneck_matches(context(), bottleneck_desc(1, 5, 1, 1, 1, 8)));
 }
 
+// timm's BottleneckAttn options one at a time, then together, on odd and
+// non-square maps: position logits from the unscaled q (scale_pos_embed=
+// False), a qkv bias, and stride 2 (AvgPool2d(2, 2), which drops an odd
+// map's last row and column).
+TEST_P(Bottleneck, TimmOptions) {
+  const posenc_bottleneck_desc plain = bottleneck_desc(2, 12, 5, 7, 2, 8);
+  posenc_bottleneck_desc d = plain;
+  d.bias_uses_scaled_q = 0;
+  EXPECT_TRUE(bottleneck_matches(context(), d));
+  EXPECT_TRUE(bottleneck_matches(context(), plain, true));
+  d = plain;
+  d.value_head_dim = d.head_dim;  // the same as 0
+  EXPECT_TRUE(bottleneck_matches(context(), d));
+  const int64_t maps[][2] = {{6, 8}, {5, 7}, {2, 2}, {3, 2}, {2, 9}, {9, 4}};
+  for (const auto& map : maps) {
+    d = bottleneck_desc(2, 12, map[0], map[1], 2, 8);
+    d.stride = 2;
+    EXPECT_TRUE(bottleneck_matches(context(), d)) << map[0] << "x" << map[1];
+    d.bias_uses_scaled_q = 0;
+    d.tables_per_head = 1;
+    EXPECT_TRUE(bottleneck_matches(context(), d, true)) << map[0] << "x" << map[1];
+  }
+  // BoTNet26t's last stage: 16x16 to 8x8 (scaled down in channels).
+  d = bottleneck_desc(1, 64, 16, 16, 4, 16);
+  d.bias_uses_scaled_q = 0;
+  d.stride = 2;
+  EXPECT_TRUE(bottleneck_matches(context(), d, true));
+}
+
 TEST_P(Bottleneck, Bf16) {
   POSENC_SKIP_WITHOUT_BF16(context());
   posenc_bottleneck_desc d = bottleneck_desc(2, 16, 5, 6, 2, 16);
@@ -701,6 +743,24 @@ TEST_P(Bottleneck, Bf16) {
   EXPECT_TRUE(bottleneck_matches(context(), d));
   d.out_dtype = POSENC_BF16;
   EXPECT_TRUE(bottleneck_matches(context(), d));
+  d.bias_uses_scaled_q = 0;
+  EXPECT_TRUE(bottleneck_matches(context(), d, true));
+  for (posenc_dtype out_dtype : {POSENC_F32, POSENC_BF16}) {
+    d = bottleneck_desc(2, 16, 7, 6, 2, 16);
+    d.dtype = POSENC_BF16;
+    d.out_dtype = out_dtype;
+    d.stride = 2;
+    d.bias_uses_scaled_q = 0;
+    EXPECT_TRUE(bottleneck_matches(context(), d, true)) << out_dtype;
+  }
+}
+
+// fp32 inputs, bf16 output of the pooled map (pooled in fp32, rounded once).
+TEST_P(Bottleneck, PooledBf16Output) {
+  posenc_bottleneck_desc d = bottleneck_desc(1, 8, 5, 4, 2, 8);
+  d.stride = 2;
+  d.out_dtype = POSENC_BF16;
+  EXPECT_TRUE(bottleneck_matches(context(), d, true));
 }
 
 POSENC_INSTANTIATE_ISA_TESTS(Bottleneck);
@@ -818,12 +878,18 @@ TEST(AttentionCppApi, BottleneckWrapper) {
   EXPECT_GT(bottleneck_workspace_size(context, d), 0u);
   bottleneck_mhsa(context, d, fmap.data(), w.data(), rel_h.data(), rel_w.data(), out.data());
   EXPECT_TRUE(all_close(out.data(),
-                        reference::bottleneck_mhsa(d, fmap.data(), w.data(), rel_h.data(),
-                                                   rel_w.data()),
+                        reference::bottleneck_mhsa(d, fmap.data(), w.data(), nullptr,
+                                                   rel_h.data(), rel_w.data()),
                         kF32Atol, kF32Rtol));
   EXPECT_THROW(bottleneck_mhsa(context, d, nullptr, w.data(), rel_h.data(), rel_w.data(),
                                out.data()),
                posenc::Error);
+  const std::vector<float> bias = random_floats(24, 45);
+  bottleneck(context, d, {fmap.data(), w.data(), bias.data(), rel_h.data(), rel_w.data(), out.data()});
+  EXPECT_TRUE(all_close(out.data(),
+                        reference::bottleneck_mhsa(d, fmap.data(), w.data(), bias.data(),
+                                                   rel_h.data(), rel_w.data()),
+                        kF32Atol, kF32Rtol));
 }
 
 }  // namespace

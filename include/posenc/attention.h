@@ -241,45 +241,80 @@ POSENC_API posenc_status posenc_attention(posenc_context* context,
                                           const posenc_attention_tensors* tensors,
                                           void* workspace, size_t workspace_bytes);
 
-/* BoTNet's multi-head self-attention (MHSA) layer over a feature map:
- *   qkv = W_qkv * fmap[b] (a 1x1 convolution without bias, channels
- *         [0, H*dh) give q, [H*dh, 2*H*dh) k, the rest v; channel h*dh + c
- *         is head h, column c),
- *   out[b, h*dh + c, x, y] = attention of head h with RELATIVE_2D bias,
- *         scale applied to q before both q k^T and the position logits
- *         (bias_uses_scaled_q 1), no mask.
+/* BoTNet's multi-head self-attention (MHSA) layer over a feature map, as
+ * timm's BottleneckAttn (layers/bottleneck_attn.py) computes it:
+ *   qkv = W_qkv * fmap[b] + qkv_bias (a 1x1 convolution; channels [0, H*dh)
+ *         give q, [H*dh, 2*H*dh) k, the rest v; channel h*dh + c is head h,
+ *         column c: timm's split and reshape of qkv),
+ *   out[b, h*dh + c, x, y] = attention of head h with RELATIVE_2D bias (no
+ *         mask), position logits from scale*q or q (bias_uses_scaled_q),
+ *   then with stride 2 a 2x2 average pooling of out with stride 2.
  * fmap [batch, channels, height, width] (NCHW), w_qkv [3*heads*head_dim,
- * channels], rel_h [2*height-1, head_dim], rel_w [2*width-1, head_dim] (or
+ * channels] (timm's qkv.weight [.., channels, 1, 1] as stored), qkv_bias
+ * [3*heads*head_dim] (qkv.bias), rel_h [2*height-1, head_dim], rel_w
+ * [2*width-1, head_dim] (pos_embed.height_rel and width_rel as stored; or
  * [heads, .., head_dim] with tables_per_head), out [batch, heads*head_dim,
- * height, width]. fmap, w_qkv and the tables are of dtype, out of
- * out_dtype. */
+ * height / stride, width / stride] (rounded down, as AvgPool2d(2, 2): an odd
+ * map's last row or column is dropped). fmap, w_qkv, qkv_bias and the
+ * tables are of dtype, out of out_dtype. */
 typedef struct posenc_bottleneck_desc {
   int64_t batch, channels, height, width, heads, head_dim; /* each >= 1 */
   posenc_dtype dtype;
   posenc_dtype out_dtype;
   float scale;         /* finite; posenc_bottleneck_desc_init sets 1/sqrt(head_dim) */
   int tables_per_head; /* 0 or 1 */
+  /* Added in 0.3; a desc made without posenc_bottleneck_desc_init must set
+   * them (init gives the behaviour of 0.2). */
+  int bias_uses_scaled_q; /* 1: position logits from scale*q (timm's
+                             scale_pos_embed=True; 0.2's only rule);
+                             0: from q (scale_pos_embed=False, timm's default) */
+  int64_t stride;         /* 1, or 2 (timm's stride=2: AvgPool2d(2, 2) on the
+                             output; height and width >= 2) */
+  int64_t value_head_dim; /* 0 (= head_dim): timm's dim_head_v. A v head size
+                             other than head_dim (timm's qk_ratio != 1 or
+                             dim_head set) is not implemented yet and refused
+                             with POSENC_ERROR_UNSUPPORTED */
 } posenc_bottleneck_desc;
 
+/* The tensors of posenc_bottleneck (added in 0.3). */
+typedef struct posenc_bottleneck_tensors {
+  const void* fmap;     /* required */
+  const void* w_qkv;    /* required */
+  const void* qkv_bias; /* optional (NULL: no bias; timm's qkv_bias=False) */
+  const void* rel_h;    /* required */
+  const void* rel_w;    /* required */
+  void* out;            /* required; must not overlap any input or the workspace */
+} posenc_bottleneck_tensors;
+
 /* Fills *desc: the given sizes, F32 in and out, scale 1/sqrt(head_dim),
- * shared tables. Does nothing if desc is NULL. */
+ * shared tables, position logits from scale*q (bias_uses_scaled_q 1),
+ * stride 1, value_head_dim 0. Does nothing if desc is NULL. */
 POSENC_API void posenc_bottleneck_desc_init(posenc_bottleneck_desc* desc, int64_t batch,
                                             int64_t channels, int64_t height, int64_t width,
                                             int64_t heads, int64_t head_dim);
 
 /* Workspace in bytes: the token-major copy of fmap, the projected q, k, v
  * and the attention's output for the whole batch (so it grows with
- * batch x height x width x (channels + 4 x heads x head_dim)), plus the
- * attention's own workspace (posenc_attention_workspace_size). */
+ * batch x height x width x (channels + 4 x heads x head_dim); with stride 2
+ * the output is fp32 and its pooled copy is added), plus the attention's own
+ * workspace (posenc_attention_workspace_size). */
 POSENC_API posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
                                                           const posenc_bottleneck_desc* desc,
                                                           size_t* bytes);
 
 /* Runs the block. workspace: NULL (posenc allocates it per call) or at least
  * posenc_bottleneck_workspace_size bytes. Errors (nothing written) as
- * posenc_attention: NULL pointers, sizes, dtypes, scale, flags, overflow,
- * out overlapping an input or the workspace, workspace_bytes too small,
- * POSENC_ERROR_UNSUPPORTED for BF16 without a oneDNN bf16 GEMM. */
+ * posenc_attention: NULL pointers, sizes, dtypes, scale, flags, stride,
+ * overflow, out overlapping an input or the workspace, workspace_bytes too
+ * small, POSENC_ERROR_UNSUPPORTED for BF16 without a oneDNN bf16 GEMM or a
+ * value_head_dim other than head_dim. Added in 0.3. */
+POSENC_API posenc_status posenc_bottleneck(posenc_context* context,
+                                           const posenc_bottleneck_desc* desc,
+                                           const posenc_bottleneck_tensors* tensors,
+                                           void* workspace, size_t workspace_bytes);
+
+/* posenc_bottleneck without a qkv bias, the tensors as arguments (errors
+ * name them without "tensors->"). */
 POSENC_API posenc_status posenc_bottleneck_mhsa(posenc_context* context,
                                                 const posenc_bottleneck_desc* desc,
                                                 const void* fmap, const void* w_qkv,

@@ -115,4 +115,10 @@ inline void bottleneck_mhsa(const Context& context, const posenc_bottleneck_desc
                                0));
 }
 
+// Allocates its own workspace.
+inline void bottleneck(const Context& context, const posenc_bottleneck_desc& desc,
+                       const posenc_bottleneck_tensors& tensors) {
+  check(posenc_bottleneck(context.get(), &desc, &tensors, nullptr, 0));
+}
+
 }  // namespace posenc

@@ -71,7 +71,13 @@ class BottleneckDesc(ctypes.Structure):  # posenc_bottleneck_desc
                 ("height", ctypes.c_int64), ("width", ctypes.c_int64),
                 ("heads", ctypes.c_int64), ("head_dim", ctypes.c_int64),
                 ("dtype", c_enum), ("out_dtype", c_enum), ("scale", ctypes.c_float),
-                ("tables_per_head", ctypes.c_int)]
+                ("tables_per_head", ctypes.c_int), ("bias_uses_scaled_q", ctypes.c_int),
+                ("stride", ctypes.c_int64), ("value_head_dim", ctypes.c_int64)]
+
+
+class BottleneckTensors(ctypes.Structure):  # posenc_bottleneck_tensors
+    _fields_ = [(name, ctypes.c_void_p) for name in
+                ("fmap", "w_qkv", "qkv_bias", "rel_h", "rel_w", "out")]
 
 
 class RopeConfig(ctypes.Structure):  # posenc_rope_config
@@ -97,6 +103,7 @@ STRUCTS = {
     "posenc_attention_desc": AttentionDesc,
     "posenc_attention_tensors": AttentionTensors,
     "posenc_bottleneck_desc": BottleneckDesc,
+    "posenc_bottleneck_tensors": BottleneckTensors,
     "posenc_rope_config": RopeConfig,
     "posenc_rope_positions": RopePositions,
 }

@@ -101,6 +101,8 @@ _PROTOTYPES = {
                                                ctypes.POINTER(ctypes.c_size_t)]),
     "posenc_bottleneck_mhsa": (_st, [_p, ctypes.POINTER(_abi.BottleneckDesc), _p, _p, _p,
                                      _p, _p, _p, ctypes.c_size_t]),
+    "posenc_bottleneck": (_st, [_p, ctypes.POINTER(_abi.BottleneckDesc),
+                                ctypes.POINTER(_abi.BottleneckTensors), _p, ctypes.c_size_t]),
     # rope.h
     "posenc_rope_config_init": (_st, [ctypes.POINTER(_abi.RopeConfig), _i64]),
     "posenc_rope_inverse_frequencies": (_st, [ctypes.POINTER(_abi.RopeConfig), _p,

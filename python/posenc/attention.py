@@ -206,11 +206,15 @@ def attention_workspace_size(q, k, v, *, context=None, **options):
 
 
 def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_dtype=None,
-                    workspace=None, context=None):
-    """BoTNet's MHSA over fmap [B, C, H, W] (NCHW): w_qkv [3*heads*head_dim,
-    C] (a 1x1 convolution's [.., C, 1, 1] weight too), rel_h [2H-1,
-    head_dim], rel_w [2W-1, head_dim] (or per head, [heads, .., head_dim]);
-    position logits from the scaled q. Returns [B, heads*head_dim, H, W]."""
+                    workspace=None, context=None, qkv_bias=None, bias_uses_scaled_q=True,
+                    stride=1):
+    """BoTNet's MHSA over fmap [B, C, H, W] (NCHW), as timm's BottleneckAttn:
+    w_qkv [3*heads*head_dim, C] (a 1x1 convolution's [.., C, 1, 1] weight
+    too), qkv_bias [3*heads*head_dim] or None, rel_h [2H-1, head_dim], rel_w
+    [2W-1, head_dim] (or per head, [heads, .., head_dim]); position logits
+    from the scaled q (bias_uses_scaled_q, timm's scale_pos_embed=True) or
+    the unscaled q; stride 2 averages 2x2 windows (AvgPool2d(2, 2)). Returns
+    [B, heads*head_dim, H // stride, W // stride]."""
     f = _tensor.dense(fmap, "fmap", 4, _tensor.FLOATS)
     w = _tensor.dense(w_qkv, "w_qkv", (2, 4), _tensor.FLOATS)
     batch, channels, height, width = f.shape
@@ -223,6 +227,13 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     th, tw = _table(rel_h, "rel_h", f.dtype), _table(rel_w, "rel_w", f.dtype)
     if w.dtype != f.dtype:
         raise TypeError("w_qkv: must have fmap's dtype")
+    if stride not in (1, 2):
+        raise ValueError(f"stride: must be 1 or 2, got {stride}")
+    b = None
+    if qkv_bias is not None:
+        b = _tensor.dense(qkv_bias, "qkv_bias", 1, _tensor.FLOATS)
+        if tuple(b.shape) != (rows,) or b.dtype != f.dtype:
+            raise ValueError(f"qkv_bias: expected [{rows}] of fmap's dtype")
     desc = _abi.BottleneckDesc()
     lib.posenc_bottleneck_desc_init(ctypes.byref(desc), batch, channels, height, width, heads,
                                     head_dim)
@@ -231,8 +242,13 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     if scale is not None:
         desc.scale = scale
     desc.tables_per_head = int(len(th.shape) == 3)
-    o = _tensor.output(out, fmap, (batch, heads * head_dim, height, width), desc.out_dtype)
+    desc.bias_uses_scaled_q = int(bool(bias_uses_scaled_q))
+    desc.stride = stride
+    o = _tensor.output(out, fmap, (batch, heads * head_dim, height // stride, width // stride),
+                       desc.out_dtype)
+    tensors = _abi.BottleneckTensors(f.ptr, w.ptr, None if b is None else b.ptr, th.ptr, tw.ptr,
+                                     o.ptr)
     pointer, size = _workspace(workspace)
-    check(lib.posenc_bottleneck_mhsa(handle(context), ctypes.byref(desc), f.ptr, w.ptr, th.ptr,
-                                     tw.ptr, o.ptr, pointer, size))
+    check(lib.posenc_bottleneck(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
+                                pointer, size))
     return o.obj

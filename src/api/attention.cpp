@@ -280,6 +280,21 @@ void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
   require_dtype(d.out_dtype, "desc->out_dtype");
   require_finite(d.scale, "desc->scale");
   require_flag(d.tables_per_head, "desc->tables_per_head");
+  require_flag(d.bias_uses_scaled_q, "desc->bias_uses_scaled_q");
+  if (d.stride != 1 && d.stride != 2) {
+    invalid("desc->stride must be 1 or 2 (got " + std::to_string(d.stride) + ")");
+  }
+  if (d.stride == 2 && (d.height < 2 || d.width < 2)) {
+    invalid("desc->stride 2 needs desc->height and desc->width >= 2 (got " +
+            std::to_string(d.height) + " x " + std::to_string(d.width) + ")");
+  }
+  require_non_negative(d.value_head_dim, "desc->value_head_dim");
+  if (d.value_head_dim != 0 && d.value_head_dim != d.head_dim) {
+    fail(POSENC_ERROR_UNSUPPORTED,
+         "desc->value_head_dim: a v head size other than desc->head_dim (" +
+             std::to_string(d.head_dim) + ") is not implemented yet (got " +
+             std::to_string(d.value_head_dim) + ")");
+  }
   // Every intermediate (and the attention workspace) stays far below 2^63:
   // per token, the channels, q, k, v and the attention's output (4 x heads
   // x head_dim) and 4096 for the attention's workspace, 1 KiB each at most.
@@ -289,6 +304,55 @@ void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
       checked_sum(checked_sum(d.channels, projections, per_token_name), 4096, per_token_name);
   checked_bytes({d.batch, d.height, d.width, per_token}, size_t(1) << 10,
                 "desc->batch * desc->height * desc->width (the workspace)");
+}
+
+// How a bottleneck entry point names its tensors in errors.
+struct BottleneckNames {
+  const char *fmap, *w_qkv, *qkv_bias, *rel_h, *rel_w, *out;
+};
+constexpr BottleneckNames kTensorsNames{"tensors->fmap",  "tensors->w_qkv",
+                                        "tensors->qkv_bias", "tensors->rel_h",
+                                        "tensors->rel_w", "tensors->out"};
+constexpr BottleneckNames kArgumentNames{"fmap", "w_qkv", "qkv_bias", "rel_h", "rel_w", "out"};
+
+void run_bottleneck(posenc_context* context, const posenc_bottleneck_desc* desc,
+                    const posenc_bottleneck_tensors& t, const BottleneckNames& names,
+                    void* workspace, size_t workspace_bytes) {
+  validate_bottleneck_desc(desc);
+  const posenc_bottleneck_desc& d = *desc;
+  const size_t es = dtype_bytes(d.dtype);
+  require_tensor(t.fmap, es, names.fmap);
+  require_tensor(t.w_qkv, es, names.w_qkv);
+  require_tensor(t.rel_h, es, names.rel_h);
+  require_tensor(t.rel_w, es, names.rel_w);
+  require_tensor(t.out, dtype_bytes(d.out_dtype), names.out);
+  const int64_t heads = d.tables_per_head ? d.heads : 1;
+  Regions inputs{
+      {t.fmap, checked_bytes({d.batch, d.channels, d.height, d.width}, es, names.fmap),
+       names.fmap},
+      {t.w_qkv, checked_bytes({3, d.heads, d.head_dim, d.channels}, es, names.w_qkv),
+       names.w_qkv},
+      {t.rel_h, checked_bytes({heads, 2 * d.height - 1, d.head_dim}, es, names.rel_h),
+       names.rel_h},
+      {t.rel_w, checked_bytes({heads, 2 * d.width - 1, d.head_dim}, es, names.rel_w),
+       names.rel_w}};
+  if (t.qkv_bias != nullptr) {
+    require_tensor(t.qkv_bias, es, names.qkv_bias);
+    inputs.push_back({t.qkv_bias, checked_bytes({3, d.heads, d.head_dim}, es, names.qkv_bias),
+                      names.qkv_bias});
+  }
+  const int64_t out_bytes =
+      checked_bytes({d.batch, d.heads, d.head_dim, d.height / d.stride, d.width / d.stride},
+                    dtype_bytes(d.out_dtype), names.out);
+  for (const Region& r : inputs) {
+    require_disjoint(t.out, out_bytes, names.out, r.pointer, r.bytes, r.name);
+  }
+  const ExecContext ctx = resolve_context(context);
+  const ops::BottleneckPlan plan = ops::plan_bottleneck(d, ctx.num_threads);
+  require_workspace(workspace, workspace_bytes, plan.workspace_bytes, t.out, out_bytes, names.out,
+                    inputs);
+  require_bf16_gemm(d.dtype);
+  ops::bottleneck_mhsa(ctx, d, plan, t, workspace);
 }
 
 }  // namespace
@@ -363,6 +427,8 @@ void posenc_bottleneck_desc_init(posenc_bottleneck_desc* desc, int64_t batch, in
   desc->dtype = POSENC_F32;
   desc->out_dtype = POSENC_F32;
   desc->scale = default_scale(head_dim);
+  desc->bias_uses_scaled_q = 1;
+  desc->stride = 1;
 }
 
 posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
@@ -376,34 +442,23 @@ posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
   });
 }
 
+posenc_status posenc_bottleneck(posenc_context* context, const posenc_bottleneck_desc* desc,
+                                const posenc_bottleneck_tensors* tensors, void* workspace,
+                                size_t workspace_bytes) {
+  return guard("posenc_bottleneck", [&] {
+    require_not_null(desc, "desc");
+    require_not_null(tensors, "tensors");
+    run_bottleneck(context, desc, *tensors, kTensorsNames, workspace, workspace_bytes);
+  });
+}
+
 posenc_status posenc_bottleneck_mhsa(posenc_context* context, const posenc_bottleneck_desc* desc,
                                      const void* fmap, const void* w_qkv, const void* rel_h,
                                      const void* rel_w, void* out, void* workspace,
                                      size_t workspace_bytes) {
   return guard("posenc_bottleneck_mhsa", [&] {
-    validate_bottleneck_desc(desc);
-    const posenc_bottleneck_desc& d = *desc;
-    const size_t es = dtype_bytes(d.dtype);
-    require_tensor(fmap, es, "fmap");
-    require_tensor(w_qkv, es, "w_qkv");
-    require_tensor(rel_h, es, "rel_h");
-    require_tensor(rel_w, es, "rel_w");
-    require_tensor(out, dtype_bytes(d.out_dtype), "out");
-    const int64_t heads = d.tables_per_head ? d.heads : 1;
-    const Regions inputs{
-        {fmap, checked_bytes({d.batch, d.channels, d.height, d.width}, es, "fmap"), "fmap"},
-        {w_qkv, checked_bytes({3, d.heads, d.head_dim, d.channels}, es, "w_qkv"), "w_qkv"},
-        {rel_h, checked_bytes({heads, 2 * d.height - 1, d.head_dim}, es, "rel_h"), "rel_h"},
-        {rel_w, checked_bytes({heads, 2 * d.width - 1, d.head_dim}, es, "rel_w"), "rel_w"}};
-    const int64_t out_bytes = checked_bytes({d.batch, d.heads, d.head_dim, d.height, d.width},
-                                            dtype_bytes(d.out_dtype), "out");
-    for (const Region& r : inputs) require_disjoint(out, out_bytes, "out", r.pointer, r.bytes, r.name);
-    const ExecContext ctx = resolve_context(context);
-    const ops::BottleneckPlan plan = ops::plan_bottleneck(d, ctx.num_threads);
-    require_workspace(workspace, workspace_bytes, plan.workspace_bytes, out, out_bytes, "out",
-                      inputs);
-    require_bf16_gemm(d.dtype);
-    ops::bottleneck_mhsa(ctx, d, plan, fmap, w_qkv, rel_h, rel_w, out, workspace);
+    const posenc_bottleneck_tensors tensors{fmap, w_qkv, nullptr, rel_h, rel_w, out};
+    run_bottleneck(context, desc, tensors, kArgumentNames, workspace, workspace_bytes);
   });
 }
 

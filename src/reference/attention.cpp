@@ -159,16 +159,18 @@ std::vector<double> attention(const posenc_attention_desc& d, const AttentionInp
 }
 
 std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& d, const float* fmap,
-                                    const float* w_qkv, const float* rel_h, const float* rel_w) {
+                                    const float* w_qkv, const float* qkv_bias,
+                                    const float* rel_h, const float* rel_w) {
   const int64_t n = d.height * d.width, inner = d.heads * d.head_dim;
-  // qkv[b][o][t] = sum_c W[o, c] fmap[b, c, t]
+  // qkv[b][o][t] = sum_c W[o, c] fmap[b, c, t] + bias[o]
   std::vector<double> qkv(size_t(d.batch * 3 * inner * n), 0.0);
   for (int64_t b = 0; b < d.batch; ++b) {
     for (int64_t o = 0; o < 3 * inner; ++o) {
+      double* row = &qkv[size_t((b * 3 * inner + o) * n)];
+      if (qkv_bias != nullptr) std::fill(row, row + n, double(qkv_bias[o]));
       for (int64_t c = 0; c < d.channels; ++c) {
         const double w = w_qkv[o * d.channels + c];
         const float* f = fmap + (b * d.channels + c) * n;
-        double* row = &qkv[size_t((b * 3 * inner + o) * n)];
         for (int64_t t = 0; t < n; ++t) row[t] += w * double(f[t]);
       }
     }
@@ -185,19 +187,24 @@ std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& d, const float
   a.map_height = d.height;
   a.map_width = d.width;
   a.tables_per_head = d.tables_per_head;
-  a.bias_uses_scaled_q = 1;
+  a.bias_uses_scaled_q = d.bias_uses_scaled_q;
   AttentionInputs in{};
   in.table_h = rel_h;
   in.table_w = rel_w;
   const std::vector<double> tokens = attention_core(a, part(0), part(1), part(2), in);
-  // [b, h, t, c] to [b, h*dh + c, t]
-  std::vector<double> out(tokens.size());
+  // [b, h, (x, y), c] to [b, h*dh + c, (x / s, y / s)], the mean of each s x s
+  // window (AvgPool2d(s, s): the last row and column of an odd map dropped).
+  const int64_t s = d.stride, out_h = d.height / s, out_w = d.width / s;
+  std::vector<double> out(size_t(d.batch * inner * out_h * out_w), 0.0);
   for (int64_t b = 0; b < d.batch; ++b) {
     for (int64_t h = 0; h < d.heads; ++h) {
-      for (int64_t t = 0; t < n; ++t) {
-        for (int64_t c = 0; c < d.head_dim; ++c) {
-          out[size_t((b * inner + h * d.head_dim + c) * n + t)] =
-              tokens[size_t(((b * d.heads + h) * n + t) * d.head_dim + c)];
+      for (int64_t x = 0; x < out_h * s; ++x) {
+        for (int64_t y = 0; y < out_w * s; ++y) {
+          const int64_t t = x * d.width + y, pooled = x / s * out_w + y / s;
+          for (int64_t c = 0; c < d.head_dim; ++c) {
+            out[size_t((b * inner + h * d.head_dim + c) * out_h * out_w + pooled)] +=
+                tokens[size_t(((b * d.heads + h) * n + t) * d.head_dim + c)] / double(s * s);
+          }
         }
       }
     }

@@ -40,8 +40,10 @@ int64_t extent_of(const posenc_attention_desc& desc, const posenc_token_strides&
 // [batch, heads, q_len, head_dim] for STRIDED.
 std::vector<double> attention(const posenc_attention_desc& desc, const AttentionInputs& in);
 
-// out [batch, heads*head_dim, height, width].
+// out [batch, heads*head_dim, height / stride, width / stride]; qkv_bias may
+// be NULL.
 std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& desc, const float* fmap,
-                                    const float* w_qkv, const float* rel_h, const float* rel_w);
+                                    const float* w_qkv, const float* qkv_bias,
+                                    const float* rel_h, const float* rel_w);
 
 }  // namespace posenc::reference

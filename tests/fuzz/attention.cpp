@@ -310,28 +310,37 @@ void fuzz_bottleneck(FuzzInput& in) {
   desc.scale = scale(in, desc.scale, invalid);
   desc.tables_per_head = in.choice(3);
   if (desc.tables_per_head > 1) ++invalid;
+  desc.bias_uses_scaled_q = in.choice(3);
+  if (desc.bias_uses_scaled_q > 1) ++invalid;
+  desc.stride = in.choice(4);  // 0 and 3 are refused, 2 on a map under 2x2 too
+  if (desc.stride != 1 && (desc.stride != 2 || height < 2 || width < 2)) ++invalid;
+  desc.value_head_dim = in.choice(8) == 0 ? 9 : 0;  // > head_dim: not implemented
+  if (desc.value_head_dim != 0) ++invalid;
   // Derived sizes only of valid ones (invalid sizes may overflow them).
   const bool valid = invalid == 0;
   const int64_t table_heads = desc.tables_per_head && valid ? desc.heads : 1;
   const int64_t inner = valid ? desc.heads * desc.head_dim : 1;
   const int64_t h_rows = valid ? 2 * desc.height - 1 : 1, w_rows = valid ? 2 * desc.width - 1 : 1;
+  const int64_t pool = valid ? desc.stride : 1;
   std::vector<float> fmap(
       elements({desc.batch, desc.channels, desc.height, desc.width}, invalid), 0.5f);
   std::vector<float> w_qkv(elements({3 * inner, desc.channels}, invalid), 0.1f);
+  std::vector<float> qkv_bias(elements({3 * inner}, invalid), 0.3f);
   std::vector<float> rel_h(elements({table_heads, h_rows, desc.head_dim}, invalid), 0.2f);
   std::vector<float> rel_w(elements({table_heads, w_rows, desc.head_dim}, invalid), -0.2f);
-  std::vector<float> out(elements({desc.batch, inner, desc.height, desc.width}, invalid),
-                         kUntouched);
-  const bool null_fmap = in.choice(16) == 0;
+  std::vector<float> out(
+      elements({desc.batch, inner, desc.height / pool, desc.width / pool}, invalid), kUntouched);
+  const bool null_fmap = in.choice(16) == 0, with_bias = in.choice(2) == 0;
   size_t needed = 0;
   const posenc_status size_status =
       posenc_bottleneck_workspace_size(context.get(), &desc, &needed);
   if (invalid > 0) expect_outcome(size_status, true, {});
   const Workspace w = draw_workspace(in, size_status, needed, out);
-  const posenc_status status =
-      posenc_bottleneck_mhsa(context.get(), &desc, null_fmap ? nullptr : fmap.data(),
-                             w_qkv.data(), rel_h.data(), rel_w.data(), out.data(), w.pointer,
-                             w.bytes);
+  const posenc_bottleneck_tensors tensors{null_fmap ? nullptr : fmap.data(), w_qkv.data(),
+                                          with_bias ? qkv_bias.data() : nullptr,
+                                          rel_h.data(), rel_w.data(), out.data()};
+  const posenc_status status = posenc_bottleneck(context.get(), &desc, &tensors, w.pointer,
+                                                 w.bytes);
   expect_refusal_if(status, invalid > 0 || null_fmap || w.bad, out);
 }
 

@@ -21,11 +21,13 @@ def _attention_2d(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                      bias_uses_scaled_q=bias_uses_scaled_q, out_dtype=out_dtype)
 
 
-def _bottleneck(fmap: torch.Tensor, w_qkv: torch.Tensor, rel_h: torch.Tensor,
-                rel_w: torch.Tensor, heads: int, scale: float,
-                out_dtype: torch.dtype) -> torch.Tensor:
-    """BoTNet's MHSA over NCHW fmap: [B, rows/3, H, W] of out_dtype."""
-    return bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=scale, out_dtype=out_dtype)
+def _bottleneck(fmap: torch.Tensor, w_qkv: torch.Tensor, qkv_bias: Optional[torch.Tensor],
+                rel_h: torch.Tensor, rel_w: torch.Tensor, heads: int, scale: float,
+                bias_uses_scaled_q: bool, stride: int, out_dtype: torch.dtype) -> torch.Tensor:
+    """BoTNet's MHSA over NCHW fmap: [B, rows/3, H/stride, W/stride] of out_dtype."""
+    return bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=scale, out_dtype=out_dtype,
+                           qkv_bias=qkv_bias, bias_uses_scaled_q=bias_uses_scaled_q,
+                           stride=stride)
 
 
 if _CUSTOM_OPS:
@@ -38,8 +40,10 @@ if _CUSTOM_OPS:
         return q.new_empty(q.shape, dtype=out_dtype)
 
     @bottleneck.register_fake
-    def _(fmap, w_qkv, rel_h, rel_w, heads, scale, out_dtype):
+    def _(fmap, w_qkv, qkv_bias, rel_h, rel_w, heads, scale, bias_uses_scaled_q, stride,
+          out_dtype):
         batch, _, height, width = fmap.shape
-        return fmap.new_empty((batch, w_qkv.shape[0] // 3, height, width), dtype=out_dtype)
+        return fmap.new_empty((batch, w_qkv.shape[0] // 3, height // stride, width // stride),
+                              dtype=out_dtype)
 else:
     attention_2d, bottleneck = _attention_2d, _bottleneck

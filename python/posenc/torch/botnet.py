@@ -1,12 +1,12 @@
-"""timm's BottleneckAttn (BoTNet) through posenc_bottleneck_mhsa.
+"""timm's BottleneckAttn (BoTNet) through posenc_bottleneck.
 
 PosEmbedRel's logits are q . R[k - q + S - 1] (the skew of rel_logits_1d),
 the height table with rows and the width table with columns: posenc's
-RELATIVE_2D as it is. scale_pos_embed=True scales them with q k^T
-(bias_uses_scaled_q = 1, posenc_bottleneck_mhsa's rule); with False they
-come from the unscaled q, which is (scale q) . (R / scale): the tables are
-divided by scale.
+RELATIVE_2D as it is. scale_pos_embed is bias_uses_scaled_q, qkv.bias the
+qkv bias, and stride 2's AvgPool2d(2, 2) runs in posenc.
 """
+import torch
+
 from . import _ops
 
 
@@ -15,8 +15,6 @@ def cannot_reproduce(module):
     if module.dim_head_qk != module.dim_head_v:
         return (f"q/k head size {module.dim_head_qk} differs from v's {module.dim_head_v} "
                 "(qk_ratio != 1)")
-    if module.qkv.bias is not None:
-        return "the qkv projection has a bias (qkv_bias=True)"
     return None
 
 
@@ -27,12 +25,12 @@ def forward(module, dtype, x):
     if (height, width) != (pos.height, pos.width):
         return module._posenc_original_forward(x)
     run_dtype = dtype or x.dtype
-    table_h, table_w = pos.height_rel, pos.width_rel
-    if not module.scale_pos_embed:
-        table_h, table_w = table_h / module.scale, table_w / module.scale
     weight = module.qkv.weight.reshape(module.qkv.weight.shape[0], channels)
+    bias = module.qkv.bias
     fmap = x if x.dtype == run_dtype else x.to(run_dtype)
-    out = _ops.bottleneck(fmap.contiguous(), weight.to(run_dtype).contiguous(),
-                          table_h.to(run_dtype).contiguous(), table_w.to(run_dtype).contiguous(),
-                          module.num_heads, module.scale, x.dtype)
-    return module.pool(out)
+    stride = 1 if isinstance(module.pool, torch.nn.Identity) else 2
+    return _ops.bottleneck(fmap.contiguous(), weight.to(run_dtype).contiguous(),
+                           None if bias is None else bias.to(run_dtype).contiguous(),
+                           pos.height_rel.to(run_dtype).contiguous(),
+                           pos.width_rel.to(run_dtype).contiguous(), module.num_heads,
+                           module.scale, module.scale_pos_embed, stride, x.dtype)

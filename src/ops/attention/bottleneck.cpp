@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
@@ -12,7 +13,8 @@ namespace posenc::ops {
 namespace {
 
 // The attention of the block on the projected tokens: q, k and v interleaved
-// in rows of 3*heads*head_dim (token-major), output token-major.
+// in rows of 3*heads*head_dim (token-major), output token-major (in fp32 when
+// it is pooled afterwards, so that the pooled output is rounded once).
 AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
   const int64_t tokens = d.height * d.width, inner = d.heads * d.head_dim;
   const int64_t ld = gemm_output_stride(3 * inner);
@@ -24,10 +26,10 @@ AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
   p.q = p.k = p.v = TokenStrides{tokens * ld, d.head_dim, ld};
   p.out = TokenStrides{tokens * inner, d.head_dim, inner};
   p.dtype = d.dtype;
-  p.out_dtype = d.out_dtype;
+  p.out_dtype = d.stride == 2 ? POSENC_F32 : d.out_dtype;
   p.bias = POSENC_BIAS_RELATIVE_2D;
   p.tables_per_head = d.tables_per_head != 0;
-  set_scales(p, d.scale, true);  // BoTNet: logits from the scaled q
+  set_scales(p, d.scale, d.bias_uses_scaled_q != 0);
   p.map_height = d.height;
   p.map_width = d.width;
   return p;
@@ -56,6 +58,49 @@ void transpose_batch(const ExecContext& ctx, int64_t batch, int64_t rows, int64_
   });
 }
 
+// Every row of qkv [rows, ld] (of dtype) set to bias [n], which the
+// projection then accumulates onto.
+void fill_rows(const ExecContext& ctx, int64_t rows, int64_t n, int64_t ld, size_t element_bytes,
+               const void* bias, void* qkv) {
+  constexpr int64_t band = 64;
+  const size_t row_bytes = size_t(n) * element_bytes, stride = size_t(ld) * element_bytes;
+  parallel_for(ctx.num_threads, (rows + band - 1) / band, [&](int64_t task) {
+    auto* row = static_cast<uint8_t*>(qkv) + size_t(task * band) * stride;
+    for (int64_t r = task * band; r < std::min(rows, (task + 1) * band); ++r, row += stride) {
+      std::memcpy(row, bias, row_bytes);
+    }
+  });
+}
+
+// timm's AvgPool2d(2, 2) over token-major fp32 maps [batch, X, Y, inner]:
+// pooled[b, (px, py)] = (t(2px, 2py) + t(2px, 2py+1) + t(2px+1, 2py) +
+// t(2px+1, 2py+1)) / 4, summed in that order, in out_dtype, for px < X/2,
+// py < Y/2 (an odd map's last row and column are dropped). The sums are made
+// in place in `tokens`.
+void average_pool_2x2(const ExecContext& ctx, const posenc_bottleneck_desc& d, float* tokens,
+                      void* pooled) {
+  const int64_t inner = d.heads * d.head_dim, px_count = d.height / 2, py_count = d.width / 2;
+  const ElementwiseKernels& elementwise = ctx.kernels->elementwise;
+  parallel_for(ctx.num_threads, d.batch * px_count, [&](int64_t task) {
+    const int64_t b = task / px_count, px = task % px_count;
+    for (int64_t py = 0; py < py_count; ++py) {
+      float* top = tokens + ((b * d.height + 2 * px) * d.width + 2 * py) * inner;
+      const float* bottom = top + d.width * inner;
+      elementwise.add_f32(top, top + inner, top, inner);
+      elementwise.add_f32(top, bottom, top, inner);
+      elementwise.add_f32(top, bottom + inner, top, inner);
+      const int64_t row = (b * px_count + px) * py_count + py;
+      if (d.out_dtype == POSENC_BF16) {
+        ctx.kernels->attention.scale_f32(top, 0.25f, top, inner);
+        elementwise.f32_to_bf16(top, static_cast<uint16_t*>(pooled) + row * inner, inner);
+      } else {
+        ctx.kernels->attention.scale_f32(top, 0.25f, static_cast<float*>(pooled) + row * inner,
+                                         inner);
+      }
+    }
+  });
+}
+
 }  // namespace
 
 BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& d, int threads) {
@@ -68,23 +113,27 @@ BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& d, int threads) {
   plan.qkv = plan.tokens_in + workspace_aligned(tokens * size_t(d.channels) * es);
   plan.tokens_out =
       plan.qkv + workspace_aligned(tokens * size_t(gemm_output_stride(3 * int64_t(inner))) * es);
+  const size_t pooled_tokens = d.stride == 2 ? size_t(d.batch * (d.height / 2) * (d.width / 2)) : 0;
+  plan.pooled = plan.tokens_out +
+                workspace_aligned(tokens * inner * dtype_bytes(plan.attention.out_dtype));
   plan.attention_workspace =
-      plan.tokens_out + workspace_aligned(tokens * inner * dtype_bytes(d.out_dtype));
+      plan.pooled + workspace_aligned(pooled_tokens * inner * dtype_bytes(d.out_dtype));
   plan.workspace_bytes =
       plan.attention_workspace + plan.attention_plan.workspace_bytes + kWorkspaceAlign;
   return plan;
 }
 
 void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d,
-                     const BottleneckPlan& plan, const void* fmap, const void* w_qkv,
-                     const void* rel_h, const void* rel_w, void* out, void* workspace) {
+                     const BottleneckPlan& plan, const posenc_bottleneck_tensors& tensors,
+                     void* workspace) {
   const Workspace memory(workspace, plan.workspace_bytes);
   uint8_t* base = memory.base();
   const int64_t tokens = d.height * d.width, inner = d.heads * d.head_dim;
   const size_t es = dtype_bytes(d.dtype);
 
-  // NCHW to token-major, then qkv[b] = tokens[b] W_qkv^T (the 1x1 convolution).
-  transpose_batch(ctx, d.batch, d.channels, tokens, es, fmap, base + plan.tokens_in);
+  // NCHW to token-major, then qkv[b] = tokens[b] W_qkv^T (+ bias): the 1x1
+  // convolution.
+  transpose_batch(ctx, d.batch, d.channels, tokens, es, tensors.fmap, base + plan.tokens_in);
   MatmulShape s;
   s.batch = d.batch;
   s.m = tokens;
@@ -96,20 +145,31 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d,
   s.batch_stride_c = tokens * s.ldc;
   s.transpose_b = true;
   s.ab_type = s.c_type = d.dtype;
+  if (tensors.qkv_bias != nullptr) {
+    fill_rows(ctx, d.batch * tokens, 3 * inner, s.ldc, es, tensors.qkv_bias, base + plan.qkv);
+    s.accumulate = true;
+  }
   {
     const OpenMpThreads threads(ctx.num_threads);
-    matmul(s, base + plan.tokens_in, w_qkv, base + plan.qkv);
+    matmul(s, base + plan.tokens_in, tensors.w_qkv, base + plan.qkv);
   }
 
   posenc_attention_tensors t{};
   t.q = base + plan.qkv;
   t.k = base + plan.qkv + size_t(inner) * es;
   t.v = base + plan.qkv + size_t(2 * inner) * es;
-  t.table_h = rel_h;
-  t.table_w = rel_w;
+  t.table_h = tensors.rel_h;
+  t.table_w = tensors.rel_w;
   t.out = base + plan.tokens_out;
   attention(ctx, plan.attention, plan.attention_plan, t, base + plan.attention_workspace);
-  transpose_batch(ctx, d.batch, tokens, inner, dtype_bytes(d.out_dtype), base + plan.tokens_out, out);
+  const void* result = base + plan.tokens_out;
+  int64_t result_tokens = tokens;
+  if (d.stride == 2) {
+    average_pool_2x2(ctx, d, reinterpret_cast<float*>(base + plan.tokens_out), base + plan.pooled);
+    result = base + plan.pooled;
+    result_tokens = (d.height / 2) * (d.width / 2);
+  }
+  transpose_batch(ctx, d.batch, result_tokens, inner, dtype_bytes(d.out_dtype), result, tensors.out);
 }
 
 }  // namespace posenc::ops

@@ -1,5 +1,6 @@
-// BoTNet's MHSA over a feature map (posenc/attention.h): 1x1 projection,
-// 2D-relative attention, NCHW output. Arguments validated by the caller.
+// BoTNet's MHSA over a feature map (posenc/attention.h): 1x1 projection
+// (with its bias), 2D-relative attention, 2x2 average pooling with stride 2,
+// NCHW output. Arguments validated by the caller.
 #pragma once
 
 #include <cstddef>
@@ -18,7 +19,8 @@ struct BottleneckPlan {
   AttentionPlan attention_plan;
   size_t tokens_in;   // [batch, tokens, channels] of dtype
   size_t qkv;         // [batch, tokens, 3*inner] of dtype, rows gemm_output_stride() apart
-  size_t tokens_out;  // [batch, tokens, inner] of out_dtype
+  size_t tokens_out;  // [batch, tokens, inner]: of out_dtype, fp32 with stride 2
+  size_t pooled;      // stride 2: [batch, tokens / 4, inner] of out_dtype
   size_t attention_workspace;
   size_t workspace_bytes;
 };
@@ -28,7 +30,7 @@ BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads);
 // plan: plan_bottleneck(desc, ctx.num_threads); workspace: NULL (allocated
 // here) or plan.workspace_bytes bytes.
 void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& desc,
-                     const BottleneckPlan& plan, const void* fmap, const void* w_qkv,
-                     const void* rel_h, const void* rel_w, void* out, void* workspace);
+                     const BottleneckPlan& plan, const posenc_bottleneck_tensors& tensors,
+                     void* workspace);
 
 }  // namespace posenc::ops
