@@ -23,6 +23,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "compare.hpp"
@@ -246,6 +247,7 @@ const std::vector<OpCase>& op_cases() {
                    return posenc_relative_logits_2d(ctx, 2, 3, 5, 7, 16, x.data(), y.data(),
                                                     z.data(), 1, out);
                  }});
+    std::vector<std::pair<std::string, posenc_attention_desc>> attention;
     for (const posenc_attention_bias bias :
          {POSENC_BIAS_NONE, POSENC_BIAS_RELATIVE_1D, POSENC_BIAS_RELATIVE_2D}) {
       posenc_attention_desc d;
@@ -254,11 +256,24 @@ const std::vector<OpCase>& op_cases() {
       d.causal = bias == POSENC_BIAS_RELATIVE_1D;
       d.map_height = 6;
       d.map_width = 7;
-      const std::string name = std::string("attention_") +
-                               (bias == POSENC_BIAS_NONE        ? "plain"
-                                : bias == POSENC_BIAS_RELATIVE_1D ? "1d_causal"
-                                                                  : "2d");
-      c.push_back({name, 2 * 3 * 42 * 16, [d](posenc_context* ctx, float* out) {
+      attention.emplace_back(std::string("attention_") +
+                                 (bias == POSENC_BIAS_NONE        ? "plain"
+                                  : bias == POSENC_BIAS_RELATIVE_1D ? "1d_causal"
+                                                                    : "2d"),
+                             d);
+    }
+    // A decode step whose keys are split into three ranges, then merged.
+    posenc_attention_desc decode;
+    posenc_attention_desc_init(&decode, 1, 2, 4, 4000, 8);
+    decode.bias = POSENC_BIAS_RELATIVE_1D;
+    decode.max_distance = 16;
+    decode.relative_values = 1;
+    decode.causal = 1;
+    decode.query_offset = 3996;
+    attention.emplace_back("attention_split_decode", decode);
+    for (const auto& [name, d] : attention) {
+      c.push_back({name, size_t(d.batch * d.heads * d.q_len * d.head_dim),
+                   [d = d](posenc_context* ctx, float* out) {
                      size_t bytes = 0;
                      const posenc_status sized = posenc_attention_workspace_size(ctx, &d, &bytes);
                      if (sized != POSENC_OK) return sized;
@@ -271,6 +286,7 @@ const std::vector<OpCase>& op_cases() {
                        t.table_h = w.data();
                        t.table_w = w.data() + 1024;
                      }
+                     if (d.relative_values) t.value_table = w.data() + 2048;
                      t.out = out;
                      return posenc_attention(ctx, &d, &t, workspace(ctx, bytes), bytes);
                    }});

@@ -8,6 +8,7 @@
 #include "ops/attention/bias.hpp"
 #include "ops/attention/gemms.hpp"
 #include "ops/attention/plan.hpp"
+#include "ops/attention/split_keys.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/dtype.hpp"
@@ -42,9 +43,21 @@ struct Scratch {
         packed_keys(slot + s.packed_keys),
         packed_values(slot + s.packed_values),
         packed_head(reinterpret_cast<int64_t*>(slot + s.packed_head)) {}
+
+  // The same scratch with the task's result kept in a partial record.
+  Scratch with_result_in(const Partial& partial) const {
+    Scratch s = *this;
+    s.acc = partial.acc;
+    s.row_max = partial.row_max;
+    s.row_sum = partial.row_sum;
+    return s;
+  }
 };
 
-// Runs one query block of one (batch, head) against all its visible keys.
+// Runs the tasks of the attention: one query block of one (batch, head)
+// against all its visible keys, writing its rows of out, or with split keys
+// (split_keys.hpp) against one range of them, leaving its partial softmax in
+// the scratch's acc, row_max and row_sum; then merges the partials.
 class QueryBlockRunner {
  public:
   QueryBlockRunner(const ExecContext& ctx, const AttentionProblem& p,
@@ -55,16 +68,29 @@ class QueryBlockRunner {
         values_(p, t, ctx.kernels->attention_bias) {}
 
   void run(int64_t task, const Scratch& s) const;
+  // Merges the partials of query block `query_task` (records as laid out by
+  // `partial`) and writes its rows of out.
+  void merge(int64_t query_task, uint8_t* records, const PartialLayout& partial,
+             const Scratch& s) const;
 
  private:
+  // Query block `query_task` (of batch * heads * query_blocks) and its batch.
+  QueryBlock query_block(int64_t query_task, int64_t& b) const {
+    b = query_task / (p_.heads * blocking_.query_blocks);
+    const int64_t h = query_task / blocking_.query_blocks % p_.heads;
+    const int64_t first = query_task % blocking_.query_blocks * blocking_.query_block;
+    return QueryBlock{h, row_of(t_.q, p_.q, b, h, first), p_.q.token, first,
+                      std::min(blocking_.query_block, p_.q_len - first)};
+  }
   const char* row_of(const void* base, const TokenStrides& st, int64_t b, int64_t h,
                      int64_t t) const {
     return static_cast<const char*>(base) +
            size_t(b * st.batch + h * st.head + t * st.token) * p_.element_bytes();
   }
   void pack_head(int64_t b, int64_t h, const Scratch& s) const;
-  void key_block(const QueryBlock& qb, int64_t b, const KeyBlock& kb, const RowWindow& vw,
-                 const Scratch& s) const;
+  // kb within the task's keys starting at range_first.
+  void key_block(const QueryBlock& qb, int64_t b, const KeyBlock& kb, int64_t range_first,
+                 const RowWindow& vw, const Scratch& s) const;
   void gemm(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
             const void* stored_b, const uint8_t* packed_b, void* c) const;
   // Key block `index` of a whole row of keys, as packed.
@@ -84,29 +110,30 @@ class QueryBlockRunner {
 };
 
 void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
-  const int64_t b = task / (p_.heads * blocking_.query_blocks);
-  const int64_t h = task / blocking_.query_blocks % p_.heads;
-  const int64_t first = task % blocking_.query_blocks * blocking_.query_block;
-  QueryBlock qb{h, row_of(t_.q, p_.q, b, h, first), p_.q.token, first,
-                std::min(blocking_.query_block, p_.q_len - first)};
-  // Keys visible to at least one query of the block.
-  const int64_t keys = p_.visible_keys(first + qb.rows - 1);
-  if (layout_.packed.bytes() > 0 && *s.packed_head != task / blocking_.query_blocks) {
+  const int64_t query_task = task / blocking_.key_splits;
+  int64_t b;
+  const QueryBlock qb = query_block(query_task, b);
+  // The task's share of the keys visible to at least one query of the block.
+  const KeyRange range = key_range(task % blocking_.key_splits, blocking_.keys_per_split,
+                                   p_.visible_keys(qb.first + qb.rows - 1));
+  const int64_t head = query_task / blocking_.query_blocks;
+  if (layout_.packed.bytes() > 0 && *s.packed_head != head) {
     *s.packed_head = -1;  // until the whole head is packed
-    pack_head(b, h, s);
-    *s.packed_head = task / blocking_.query_blocks;
+    pack_head(b, qb.head, s);
+    *s.packed_head = head;
   }
   std::fill(s.row_max, s.row_max + qb.rows, -std::numeric_limits<float>::infinity());
   std::fill(s.row_sum, s.row_sum + qb.rows, 0.0f);
   RowWindow vw{0, 0};
-  if (p_.relative_values && keys > 0) {
-    vw = values_.window(qb, keys);
+  if (p_.relative_values && range.count() > 0) {
+    vw = values_.window(qb, range.first, range.count());
     std::fill(s.weights, s.weights + qb.rows * layout_.value_window, 0.0f);
   }
-  for (int64_t j = 0; j < keys; j += blocking_.key_block) {
-    key_block(qb, b, KeyBlock{j, std::min(blocking_.key_block, keys - j)}, vw, s);
+  for (int64_t j = range.first; j < range.end; j += blocking_.key_block) {
+    key_block(qb, b, KeyBlock{j, std::min(blocking_.key_block, range.end - j)}, range.first,
+              vw, s);
   }
-  if (p_.relative_values && keys > 0) {
+  if (p_.relative_values && range.count() > 0) {
     const void* weights = s.weights;
     if (p_.dtype == POSENC_BF16) {
       for (int64_t r = 0; r < qb.rows; ++r) {
@@ -118,6 +145,15 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
     }
     values_.apply(qb, vw, weights, layout_.value_window, s.acc, layout_.acc_ld);
   }
+  if (!blocking_.splits_keys()) store(qb, b, s);
+}
+
+void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const PartialLayout& partial,
+                             const Scratch& s) const {
+  int64_t b;
+  const QueryBlock qb = query_block(query_task, b);
+  merge_partials(records, partial, query_task * blocking_.key_splits, blocking_.key_splits,
+                 qb.rows, p_.head_dim, layout_.acc_ld, p_.softmax_scale, s.acc, s.row_sum);
   store(qb, b, s);
 }
 
@@ -158,7 +194,8 @@ void QueryBlockRunner::gemm(const MatmulShape& shape, const MatmulShape& packed_
 }
 
 void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock& kb,
-                                 const RowWindow& vw, const Scratch& s) const {
+                                 int64_t range_first, const RowWindow& vw,
+                                 const Scratch& s) const {
   const AttentionKernels& k = ctx_.kernels->attention;
   const int64_t ld = gemm_output_stride(kb.count);
   const PackedKeyValues& packed = layout_.packed;
@@ -184,7 +221,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
     const float correction =
         k.softmax_block(row, valid, kb.count, block_max, p_.softmax_scale, s.row_max + r,
                         s.row_sum + r, direct_bf16 ? probs_bf16 : nullptr);
-    if (kb.first > 0 && correction != 1.0f) {
+    if (kb.first > range_first && correction != 1.0f) {
       float* acc = s.acc + r * layout_.acc_ld;
       k.scale_f32(acc, correction, acc, p_.head_dim);
       if (p_.relative_values) {
@@ -202,7 +239,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const KeyBlock
 
   const void* probs = p_.dtype == POSENC_BF16 ? static_cast<const void*>(s.probs_bf16)
                                               : static_cast<const void*>(s.scores);
-  gemm(output_gemm(p_, qb.rows, kb, layout_.acc_ld),
+  gemm(output_gemm(p_, qb.rows, kb, layout_.acc_ld, kb.first > range_first),
        packed_for.values, probs,
        row_of(t_.v, p_.v, b, qb.head, kb.first), packed_values, s.acc);
 }
@@ -237,11 +274,18 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
   uint8_t* base = memory.base();
   const QueryBlockRunner runner(ctx, problem, tensors, blocking, layout);
   auto scratch = [&](int slot) { return Scratch(base + size_t(slot) * layout.bytes, layout); };
+  uint8_t* records = base + plan.partials;
+  // A task's scratch: its thread's, with its result in its partial record
+  // when the keys are split.
+  auto task_scratch = [&](int64_t task, int slot) {
+    const Scratch s = scratch(slot);
+    return blocking.splits_keys() ? s.with_result_in(partial_at(records, plan.partial, task)) : s;
+  };
   // The GEMM shapes follow the blocks (the last query block, causal key
-  // counts, bias windows): the first call of a problem runs the query blocks
-  // of its first head dry, writing their rows densely into a buffer of one
-  // head's output (the output's strides shape no GEMM), to make them all
-  // before the region.
+  // counts, key ranges, bias windows): the first call of a problem runs the
+  // tasks of its first head dry, writing their rows densely into a buffer of
+  // one head's output (the output's strides shape no GEMM), to make them all
+  // before the region. (The merge of split keys runs no GEMM.)
   const GemmSlots gemms(blocking.slots);
   auto bits = [](float value) {
     int32_t b;
@@ -249,11 +293,12 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     return int64_t(b);
   };
   const AttentionProblem& p = problem;
-  const PreparedProblem<struct AttentionTag, 21> prepared(
+  const PreparedProblem<struct AttentionTag, 22> prepared(
       {p.q_len, p.kv_len, p.head_dim, p.q.token, p.k.token, p.v.token, int64_t(p.dtype),
        bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.query_offset, int64_t(p.bias),
        p.max_distance, p.map_height, p.map_width, int64_t(p.relative_values), blocking.slots,
-       blocking.query_block, blocking.key_block, layout.acc_ld, int64_t(layout.packed.bytes())});
+       blocking.query_block, blocking.key_block, blocking.keys_per_split, layout.acc_ld,
+       int64_t(layout.packed.bytes())});
   if (!prepared.before()) {
     std::vector<uint8_t> head_out(size_t(p.q_len * p.head_dim) * dtype_bytes(p.out_dtype));
     AttentionProblem dry_problem = problem;
@@ -264,13 +309,20 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     const GemmSlots::Use dry(gemms, 0, false, true);
     std::memset(base, 0, layout.bytes);  // the GEMMs write nothing: softmax zeros
     *scratch(0).packed_head = -1;
-    for (int64_t task = 0; task < blocking.query_blocks; ++task) dry_runner.run(task, scratch(0));
+    for (int64_t task = 0; task < blocking.query_blocks * blocking.key_splits; ++task) {
+      dry_runner.run(task, task_scratch(task, 0));
+    }
     prepared.remember();
   }
   for (int slot = 0; slot < blocking.slots; ++slot) *scratch(slot).packed_head = -1;
   parallel_for(blocking.slots, blocking.tasks, [&](int64_t task, int slot) {
-    runner.run(task, scratch(slot));
+    runner.run(task, task_scratch(task, slot));
   });
+  if (blocking.splits_keys()) {
+    parallel_for(blocking.slots, blocking.query_tasks(), [&](int64_t query_task, int slot) {
+      runner.merge(query_task, records, plan.partial, scratch(slot));
+    });
+  }
 }
 
 }  // namespace posenc::ops
