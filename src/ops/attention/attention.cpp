@@ -315,14 +315,15 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     prepared.remember();
   }
   for (int slot = 0; slot < blocking.slots; ++slot) *scratch(slot).packed_head = -1;
+  const MergeCounts finished(base + plan.merge_counts,
+                             blocking.splits_keys() ? blocking.query_tasks() : 0);
   parallel_for(blocking.slots, blocking.tasks, [&](int64_t task, int slot) {
     runner.run(task, task_scratch(task, slot));
-  });
-  if (blocking.splits_keys()) {
-    parallel_for(blocking.slots, blocking.query_tasks(), [&](int64_t query_task, int slot) {
+    const int64_t query_task = task / blocking.key_splits;
+    if (blocking.splits_keys() && finished.finish(query_task, blocking.key_splits)) {
       runner.merge(query_task, records, plan.partial, scratch(slot));
-    });
-  }
+    }
+  });
 }
 
 }  // namespace posenc::ops

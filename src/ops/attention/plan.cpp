@@ -110,13 +110,16 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
 AttentionPlan plan_attention(const AttentionProblem& problem, int threads) {
   const AttentionBlocking blocking = attention_blocking(problem, threads);
   const SlotLayout layout = slot_layout(problem, blocking);
-  AttentionPlan plan{blocking, layout, {}, size_t(blocking.slots) * layout.bytes, 0};
-  size_t partials_bytes = 0;
+  AttentionPlan plan{blocking, layout, {}, 0, 0, 0};
+  size_t offset = size_t(blocking.slots) * layout.bytes;
+  plan.partials = offset;
+  plan.merge_counts = offset;
   if (blocking.splits_keys()) {
     plan.partial = partial_layout(blocking.query_block, layout.acc_ld);
-    partials_bytes = size_t(blocking.tasks) * plan.partial.bytes;
+    plan.partials = reserve(offset, size_t(blocking.tasks) * plan.partial.bytes);
+    plan.merge_counts = reserve(offset, MergeCounts::bytes(blocking.query_tasks()));
   }
-  plan.workspace_bytes = plan.partials + partials_bytes + kWorkspaceAlign;
+  plan.workspace_bytes = offset + kWorkspaceAlign;
   return plan;
 }
 

@@ -57,10 +57,12 @@ SlotLayout slot_layout(const AttentionProblem& problem, const AttentionBlocking&
 struct AttentionPlan {
   AttentionBlocking blocking;
   SlotLayout layout;
-  // With split keys, a partial result per task after the slots.
+  // With split keys, after the slots: a partial result per task, then a
+  // count of finished tasks per query block (MergeCounts).
   PartialLayout partial;
   size_t partials;         // offset of the partial results (0 bytes without split)
-  size_t workspace_bytes;  // slots, partials and the slack to align the caller's pointer
+  size_t merge_counts;     // offset of the counts
+  size_t workspace_bytes;  // slots, partials, counts and the slack to align the caller's pointer
 };
 
 AttentionPlan plan_attention(const AttentionProblem& problem, int threads);

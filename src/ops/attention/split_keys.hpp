@@ -10,8 +10,10 @@
 // bits of the result do not depend on the thread count.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 
 #include "ops/attention/problem.hpp"
 
@@ -53,6 +55,31 @@ inline Partial partial_at(uint8_t* records, const PartialLayout& layout, int64_t
                  reinterpret_cast<float*>(record + layout.row_max),
                  reinterpret_cast<float*>(record + layout.row_sum)};
 }
+
+// The finished tasks of each query block, in the workspace: the task that
+// finishes a query block's last range merges it, in the same region (a
+// second region would cost a second wait for the slowest thread). Which
+// thread merges does not change the bits: the merge reads the records in
+// range order.
+class MergeCounts {
+ public:
+  static size_t bytes(int64_t query_tasks) {
+    return size_t(query_tasks) * sizeof(std::atomic<int64_t>);
+  }
+  // Zero counts made at `memory` (64-byte aligned, bytes(query_tasks) long).
+  MergeCounts(uint8_t* memory, int64_t query_tasks)
+      : counts_(reinterpret_cast<std::atomic<int64_t>*>(memory)) {
+    for (int64_t i = 0; i < query_tasks; ++i) new (counts_ + i) std::atomic<int64_t>(0);
+  }
+  // Counts one more finished task of query_task (its partial written);
+  // true for the last of `splits`, which then sees every partial.
+  bool finish(int64_t query_task, int64_t splits) const {
+    return counts_[query_task].fetch_add(1, std::memory_order_acq_rel) == splits - 1;
+  }
+
+ private:
+  std::atomic<int64_t>* counts_;
+};
 
 // Merges the `splits` partials of tasks first_task.. (one query block of
 // `rows` rows) into acc (row stride acc_ld, head_dim columns) and row_sum,
