@@ -213,6 +213,15 @@ posenc_attention_desc decoding(posenc_attention_desc d, int64_t max_distance, in
   d.relative_values = 1;
   return d;
 }
+// A decode step of serving: the newest query (or queries) against the whole
+// cache, 1D bias clipped at 128 (its table is small: the time is the reading
+// of k and v, against a memcpy of the same bytes).
+posenc_attention_desc decode_step(posenc_attention_desc d) {
+  d.max_distance = 128;
+  d.causal = 1;
+  d.query_offset = d.kv_len - d.q_len;
+  return d;
+}
 
 // --- bottleneck_mhsa: the BoTNet block on an NCHW map.
 std::string describe_bottleneck(const posenc_bottleneck_desc& d) {
@@ -278,6 +287,20 @@ std::vector<Case> attention_cases() {
       kAttention1dF32({"bench"}, desc_1d(1, 8, 4096, 4096, 64), desc_1d(1, 1, 1030, 1030, 16)),
       kAttention1dBf16({"bench"}, desc_1d(1, 8, 4096, 4096, 64, bf16),
                        desc_1d(1, 1, 1030, 1030, 16, bf16)),
+      // Decoding: the keys of each head split into ranges (split_keys.hpp).
+      kAttention1dF32({"check"}, decoding(desc_1d(1, 2, 4, 4097, 32), 64, 4093)),
+      kAttention1dBf16({"check"}, decoding(desc_1d(1, 2, 4, 4097, 32, bf16), 64, 4093)),
+      kAttention1dF32({"bench"}, decode_step(desc_1d(1, 8, 1, 8192, 128)),
+                      decode_step(desc_1d(1, 2, 1, 2500, 16))),
+      kAttention1dF32({"bench"}, decode_step(desc_1d(1, 8, 1, 65536, 128)),
+                      decode_step(desc_1d(1, 1, 3, 5000, 16))),
+      // One head: the split alone gives the threads work.
+      kAttention1dF32({"bench"}, decode_step(desc_1d(1, 1, 1, 65536, 128)),
+                      decode_step(desc_1d(1, 1, 1, 3000, 16))),
+      kAttention1dBf16({"bench"}, decode_step(desc_1d(1, 8, 1, 8192, 128, bf16)),
+                       decode_step(desc_1d(1, 2, 1, 2500, 16, bf16))),
+      kAttention1dBf16({"bench"}, decode_step(desc_1d(1, 8, 1, 65536, 128, bf16)),
+                       decode_step(desc_1d(1, 1, 3, 5000, 16, bf16))),
   };
 }
 
