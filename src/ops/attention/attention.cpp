@@ -307,9 +307,12 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     dry_tensors.out = head_out.data();
     const QueryBlockRunner dry_runner(ctx, dry_problem, dry_tensors, blocking, layout);
     const GemmSlots::Use dry(gemms, 0, false, true);
-    std::memset(base, 0, layout.bytes);  // the GEMMs write nothing: softmax zeros
+    // The GEMMs write nothing: softmax and rescaling read zeros.
+    const int64_t dry_tasks = blocking.query_blocks * blocking.key_splits;
+    std::memset(base, 0, layout.bytes);
+    if (blocking.splits_keys()) std::memset(records, 0, size_t(dry_tasks) * plan.partial.bytes);
     *scratch(0).packed_head = -1;
-    for (int64_t task = 0; task < blocking.query_blocks * blocking.key_splits; ++task) {
+    for (int64_t task = 0; task < dry_tasks; ++task) {
       dry_runner.run(task, task_scratch(task, 0));
     }
     prepared.remember();
