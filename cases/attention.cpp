@@ -454,6 +454,15 @@ posenc_attention_desc decoding(posenc_attention_desc d, int64_t max_distance, in
   d.relative_values = 1;
   return d;
 }
+// A decode step of serving: the newest query (or queries) against the whole
+// cache, 1D bias clipped at 128 (its table is small: the time is the reading
+// of k and v, against a memcpy of the same bytes).
+posenc_attention_desc decode_step(posenc_attention_desc d) {
+  d.max_distance = 128;
+  d.causal = 1;
+  d.query_offset = d.kv_len - d.q_len;
+  return d;
+}
 
 // --- a padded batch: sequences of different lengths (kv_lengths and
 // q_lengths) in one BTHD batch, 1D relative bias; timed against its
@@ -660,6 +669,20 @@ std::vector<Case> attention_cases() {
                     grouped(plain(1, 8, 1, 300, 16), 2)),
       kAttentionBf16({"bench"}, grouped(plain(1, 32, 1, 8192, 128, bf16), 8),
                      grouped(plain(1, 8, 1, 300, 16, bf16), 2)),
+      // Decoding: the keys of each head split into ranges (split_keys.hpp).
+      kAttention1dF32({"check"}, decoding(desc_1d(1, 2, 4, 4097, 32), 64, 4093)),
+      kAttention1dBf16({"check"}, decoding(desc_1d(1, 2, 4, 4097, 32, bf16), 64, 4093)),
+      kAttention1dF32({"bench"}, decode_step(desc_1d(1, 8, 1, 8192, 128)),
+                      decode_step(desc_1d(1, 2, 1, 2500, 16))),
+      kAttention1dF32({"bench"}, decode_step(desc_1d(1, 8, 1, 65536, 128)),
+                      decode_step(desc_1d(1, 1, 3, 5000, 16))),
+      // One head: the split alone gives the threads work.
+      kAttention1dF32({"bench"}, decode_step(desc_1d(1, 1, 1, 65536, 128)),
+                      decode_step(desc_1d(1, 1, 1, 3000, 16))),
+      kAttention1dBf16({"bench"}, decode_step(desc_1d(1, 8, 1, 8192, 128, bf16)),
+                       decode_step(desc_1d(1, 2, 1, 2500, 16, bf16))),
+      kAttention1dBf16({"bench"}, decode_step(desc_1d(1, 8, 1, 65536, 128, bf16)),
+                       decode_step(desc_1d(1, 1, 3, 5000, 16, bf16))),
   };
 }
 

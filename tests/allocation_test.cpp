@@ -23,6 +23,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "compare.hpp"
@@ -290,6 +291,19 @@ const std::vector<OpCase>& op_cases() {
                      return attention(ctx, d, posenc_attention_tensors{}, out);
                    }});
     }
+    // A decode step whose keys are split into three ranges, then merged.
+    posenc_attention_desc decode;
+    posenc_attention_desc_init(&decode, 1, 2, 4, 4000, 8);
+    decode.bias = POSENC_BIAS_RELATIVE_1D;
+    decode.max_distance = 16;
+    decode.relative_values = 1;
+    decode.causal = 1;
+    decode.query_offset = 3996;
+    c.push_back({"attention_split_decode", 2 * 4 * 8, [decode](posenc_context* ctx, float* out) {
+                   posenc_attention_tensors t{};
+                   t.value_table = input(3).data() + 2048;
+                   return attention(ctx, decode, t, out);
+                 }});
     // Per-sequence lengths and offsets: the GEMM shapes follow the values.
     c.push_back({"attention_sequences", 3 * 2 * 150 * 16, [](posenc_context* ctx, float* out) {
                    static const int32_t kv_lengths[3] = {150, 37, 0}, q_lengths[3] = {150, 99, 1},

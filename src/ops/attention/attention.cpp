@@ -8,6 +8,7 @@
 #include "ops/attention/bias.hpp"
 #include "ops/attention/gemms.hpp"
 #include "ops/attention/plan.hpp"
+#include "ops/attention/split_keys.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/dtype.hpp"
@@ -55,15 +56,27 @@ struct Scratch {
         packed_keys(slot + s.packed_keys),
         packed_values(slot + s.packed_values),
         packed_kv_head(reinterpret_cast<int64_t*>(slot + s.packed_kv_head)) {}
+
+  // The same scratch with the task's result kept in a partial record.
+  Scratch with_result_in(const Partial& partial) const {
+    Scratch s = *this;
+    s.acc = partial.acc;
+    s.row_max = partial.row_max;
+    s.row_sum = partial.row_sum;
+    return s;
+  }
 };
 
-// Runs one query block of one (batch, head) against all its visible keys.
+// Runs the tasks of the attention: one query block of one (batch, head)
+// against all its visible keys, writing its rows of out, or with split keys
+// (split_keys.hpp) against one range of them, leaving its partial softmax in
+// the scratch's acc, row_max and row_sum; then merges the partials.
 // With shapes_only it runs each GEMM of the task dry (GemmSlots::Use) and
 // nothing else, writing nothing but the scratch's packed_kv_head.
-// Tasks go (batch, head, query block), so that the query heads of a kv head
-// and their blocks follow each other: a thread packs that kv head's keys and
-// values once for the whole run of its tasks that read them (per-sequence
-// calls visit the heads in another order, attention() below).
+// Tasks go (batch, head, query block, key range), so that the query heads of
+// a kv head and their blocks follow each other: a thread packs that kv
+// head's keys and values once for the whole run of its tasks that read them
+// (per-sequence calls visit the heads in another order, attention() below).
 class QueryBlockRunner {
  public:
   QueryBlockRunner(const ExecContext& ctx, const AttentionProblem& p,
@@ -74,8 +87,22 @@ class QueryBlockRunner {
         values_(p, t, ctx.kernels->attention_bias) {}
 
   void run(int64_t task, const Scratch& s) const;
+  // Merges the partials of query block `query_task` (records as laid out by
+  // `partial`) and writes its rows of out.
+  void merge(int64_t query_task, uint8_t* records, const PartialLayout& partial,
+             const Scratch& s) const;
 
  private:
+  // Query block `query_task` (of batch * heads * query_blocks) and its
+  // batch item's sequence.
+  QueryBlock query_block(int64_t query_task, Sequence& seq) const {
+    const int64_t b = query_task / (p_.heads * blocking_.query_blocks);
+    const int64_t h = query_task / blocking_.query_blocks % p_.heads;
+    const int64_t first = query_task % blocking_.query_blocks * blocking_.query_block;
+    seq = p_.sequence(b);
+    return QueryBlock{h, seq.query_offset, row_of(t_.q, p_.q, b, h, first), p_.q.token,
+                      first, std::min(blocking_.query_block, p_.q_len - first), b};
+  }
   const char* row_of(const void* base, const TokenStrides& st, int64_t b, int64_t h,
                      int64_t t) const {
     return static_cast<const char*>(base) +
@@ -85,7 +112,9 @@ class QueryBlockRunner {
   // those visible to one of them, rounded up with per-sequence options.
   int64_t computed_keys(const Sequence& seq, int64_t first, int64_t rows) const;
   void pack_kv_head(int64_t b, int64_t kv_head, int64_t keys, const Scratch& s) const;
+  // kb within the task's keys starting at range_first.
   void key_block(const QueryBlock& qb, int64_t b, const Sequence& seq, const KeyBlock& kb,
+                 int64_t range_first,
                  const RowWindow& vw, const Scratch& s) const;
   void gemm(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
             const void* stored_b, const uint8_t* packed_b, void* c) const;
@@ -115,20 +144,20 @@ int64_t QueryBlockRunner::computed_keys(const Sequence& seq, int64_t first,
 }
 
 void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
-  const int64_t b = task / (p_.heads * blocking_.query_blocks);
-  const int64_t h = task / blocking_.query_blocks % p_.heads;
-  const int64_t first = task % blocking_.query_blocks * blocking_.query_block;
-  const Sequence seq = p_.sequence(b);
-  QueryBlock qb{h, seq.query_offset, row_of(t_.q, p_.q, b, h, first), p_.q.token, first,
-                std::min(blocking_.query_block, p_.q_len - first), b};
-  // Keys visible to at least one query of the block (none past q_length).
-  const int64_t keys = computed_keys(seq, first, qb.rows);
+  const int64_t query_task = task / blocking_.key_splits;
+  Sequence seq;
+  const QueryBlock qb = query_block(query_task, seq);
+  const int64_t b = qb.batch;
+  // The task's share of the keys visible to at least one query of the block
+  // (none past q_length).
+  const KeyRange range = key_range(task % blocking_.key_splits, blocking_.keys_per_split,
+                                   computed_keys(seq, qb.first, qb.rows));
   // b * kv_heads + the kv head.
-  const int64_t kv_index = task / (blocking_.query_blocks * (p_.heads / p_.kv_heads));
-  if (layout_.packed.bytes() > 0 && keys > 0 && *s.packed_kv_head != kv_index) {
+  const int64_t kv_index = query_task / (blocking_.query_blocks * (p_.heads / p_.kv_heads));
+  if (layout_.packed.bytes() > 0 && range.count() > 0 && *s.packed_kv_head != kv_index) {
     *s.packed_kv_head = -1;  // until the whole kv head is packed
     // The keys of the sequence's longest query block.
-    pack_kv_head(b, p_.kv_head(h), computed_keys(seq, 0, p_.q_len), s);
+    pack_kv_head(b, p_.kv_head(qb.head), computed_keys(seq, 0, p_.q_len), s);
     *s.packed_kv_head = kv_index;
   }
   if (!shapes_only_) {
@@ -136,14 +165,15 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
     std::fill(s.row_sum, s.row_sum + qb.rows, 0.0f);
   }
   RowWindow vw{0, 0};
-  if (p_.relative_values && keys > 0) {
-    vw = values_.window(qb, keys);
+  if (p_.relative_values && range.count() > 0) {
+    vw = values_.window(qb, range.first, range.count());
     if (!shapes_only_) std::fill(s.weights, s.weights + qb.rows * layout_.value_window, 0.0f);
   }
-  for (int64_t j = 0; j < keys; j += blocking_.key_block) {
-    key_block(qb, b, seq, KeyBlock{j, std::min(blocking_.key_block, keys - j)}, vw, s);
+  for (int64_t j = range.first; j < range.end; j += blocking_.key_block) {
+    key_block(qb, b, seq, KeyBlock{j, std::min(blocking_.key_block, range.end - j)},
+              range.first, vw, s);
   }
-  if (p_.relative_values && keys > 0) {
+  if (p_.relative_values && range.count() > 0) {
     const void* weights = s.weights;
     if (p_.dtype == POSENC_BF16 && !shapes_only_) {
       for (int64_t r = 0; r < qb.rows; ++r) {
@@ -155,7 +185,16 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
     if (p_.dtype == POSENC_BF16) weights = s.weights_bf16;
     values_.apply(qb, vw, weights, layout_.value_window, s.acc, layout_.acc_ld);
   }
-  if (!shapes_only_) store(qb, b, seq, s);
+  if (!shapes_only_ && !blocking_.splits_keys()) store(qb, b, seq, s);
+}
+
+void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const PartialLayout& partial,
+                             const Scratch& s) const {
+  Sequence seq;
+  const QueryBlock qb = query_block(query_task, seq);
+  merge_partials(records, partial, query_task * blocking_.key_splits, blocking_.key_splits,
+                 qb.rows, p_.head_dim, layout_.acc_ld, p_.softmax_scale, s.acc, s.row_sum);
+  store(qb, qb.batch, seq, s);
 }
 
 // Packs the key blocks holding keys [0, keys).
@@ -197,7 +236,7 @@ void QueryBlockRunner::gemm(const MatmulShape& shape, const MatmulShape& packed_
 }
 
 void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence& seq,
-                                 const KeyBlock& kb, const RowWindow& vw,
+                                 const KeyBlock& kb, int64_t range_first, const RowWindow& vw,
                                  const Scratch& s) const {
   const AttentionKernels& k = ctx_.kernels->attention;
   const int64_t ld = gemm_output_stride(kb.count);
@@ -226,7 +265,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
     const float correction =
         k.softmax_block(row, valid, kb.count, block_max, p_.softmax_scale, s.row_max + r,
                         s.row_sum + r, direct_bf16 ? probs_bf16 : nullptr);
-    if (kb.first > 0 && correction != 1.0f) {
+    if (kb.first > range_first && correction != 1.0f) {
       float* acc = s.acc + r * layout_.acc_ld;
       k.scale_f32(acc, correction, acc, p_.head_dim);
       if (p_.relative_values) {
@@ -244,7 +283,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
 
   const void* probs = p_.dtype == POSENC_BF16 ? static_cast<const void*>(s.probs_bf16)
                                               : static_cast<const void*>(s.scores);
-  gemm(output_gemm(p_, qb.rows, kb, layout_.acc_ld),
+  gemm(output_gemm(p_, qb.rows, kb, layout_.acc_ld, kb.first > range_first),
        packed_for.values, probs,
        row_of(t_.v, p_.v, b, kv_head, kb.first), packed_values, s.acc);
 }
@@ -283,13 +322,21 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
   uint8_t* base = memory.base();
   const QueryBlockRunner runner(ctx, problem, tensors, blocking, layout);
   auto scratch = [&](int slot) { return Scratch(base + size_t(slot) * layout.bytes, layout); };
+  uint8_t* records = base + plan.partials;
+  // A task's scratch: its thread's, with its result in its partial record
+  // when the keys are split.
+  auto task_scratch = [&](int64_t task, int slot) {
+    const Scratch s = scratch(slot);
+    return blocking.splits_keys() ? s.with_result_in(partial_at(records, plan.partial, task)) : s;
+  };
   // The GEMM shapes follow the blocks (the last query block, causal key
-  // counts, bias windows) and, with per-sequence options, each sequence's
-  // lengths and offset. They are made before the region by running the
-  // GEMMs of query blocks dry (shapes only, nothing written): on the first
-  // call of a problem those of its first head; with per-sequence options on
-  // every call those of each sequence's first head, which are lookups once
-  // the few rounded widths (kKeyQuantum) are made.
+  // counts, key ranges, bias windows) and, with per-sequence options, each
+  // sequence's lengths and offset. They are made before the region by
+  // running the GEMMs of a head's tasks dry (shapes only, nothing written):
+  // on the first call of a problem those of its first head; with
+  // per-sequence options on every call those of each sequence's first head,
+  // which are lookups once the few rounded widths (kKeyQuantum) are made.
+  // (The merge of split keys runs no GEMM.)
   const GemmSlots gemms(blocking.slots);
   auto bits = [](float value) {
     int32_t b;
@@ -297,19 +344,22 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     return int64_t(b);
   };
   const AttentionProblem& p = problem;
-  const PreparedProblem<struct AttentionTag, 21> prepared(
+  const PreparedProblem<struct AttentionTag, 22> prepared(
       {p.q_len, p.kv_len, p.head_dim, p.q.token, p.k.token, p.v.token, int64_t(p.dtype),
        bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.query_offset, int64_t(p.bias),
        p.max_distance, p.map_height, p.map_width, int64_t(p.relative_values), blocking.slots,
-       blocking.query_block, blocking.key_block, layout.acc_ld, int64_t(layout.packed.bytes())});
+       blocking.query_block, blocking.key_block, blocking.keys_per_split, layout.acc_ld,
+       int64_t(layout.packed.bytes())});
+  const int64_t head_tasks = blocking.query_blocks * blocking.key_splits;
   if (p.per_sequence() || !prepared.before()) {
     const QueryBlockRunner dry_runner(ctx, problem, tensors, blocking, layout, true);
     const GemmSlots::Use dry(gemms, 0, false, true);
     const int64_t sequences = p.per_sequence() ? p.batch : 1;
     for (int64_t b = 0; b < sequences; ++b) {
       *scratch(0).packed_kv_head = -1;
-      for (int64_t i = 0; i < blocking.query_blocks; ++i) {
-        dry_runner.run(b * p.heads * blocking.query_blocks + i, scratch(0));
+      for (int64_t i = 0; i < head_tasks; ++i) {
+        const int64_t task = b * p.heads * head_tasks + i;
+        dry_runner.run(task, task_scratch(task, 0));
       }
     }
     if (!p.per_sequence()) prepared.remember();
@@ -317,8 +367,8 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
   // Each thread runs a contiguous run of tasks. With per-sequence lengths
   // the heads' costs follow their sequences, so the (batch, head) pairs are
   // visited with a stride near 0.618 of their count (coprime with it): every
-  // run then holds a share of every sequence. A head's query blocks stay
-  // together (its packed keys serve them all); the order changes no bits.
+  // run then holds a share of every sequence. A head's tasks stay together
+  // (its packed keys serve them all); the order changes no bits.
   const int64_t heads_total = p.batch * p.heads;
   int64_t stride = 1;
   if (p.per_sequence() && blocking.slots > 1) {
@@ -326,9 +376,16 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     while (std::gcd(stride, heads_total) != 1) ++stride;
   }
   for (int slot = 0; slot < blocking.slots; ++slot) *scratch(slot).packed_kv_head = -1;
-  parallel_for(blocking.slots, blocking.tasks, [&](int64_t task, int slot) {
-    const int64_t head = task / blocking.query_blocks * stride % heads_total;
-    runner.run(head * blocking.query_blocks + task % blocking.query_blocks, scratch(slot));
+  const MergeCounts finished(base + plan.merge_counts,
+                             blocking.splits_keys() ? blocking.query_tasks() : 0);
+  parallel_for(blocking.slots, blocking.tasks, [&](int64_t visit, int slot) {
+    const int64_t head = visit / head_tasks * stride % heads_total;
+    const int64_t task = head * head_tasks + visit % head_tasks;
+    runner.run(task, task_scratch(task, slot));
+    const int64_t query_task = task / blocking.key_splits;
+    if (blocking.splits_keys() && finished.finish(query_task, blocking.key_splits)) {
+      runner.merge(query_task, records, plan.partial, scratch(slot));
+    }
   });
 }
 

@@ -167,9 +167,9 @@ int64_t RelativeValues::max_window(const AttentionProblem& p, int64_t query_bloc
   return std::min(relative_index_of(p).readable, p.kv_len + query_block - 1);
 }
 
-RowWindow RelativeValues::window(const QueryBlock& qb, int64_t keys) const {
+RowWindow RelativeValues::window(const QueryBlock& qb, int64_t first_key, int64_t keys) const {
   return relative_window(p_, relative_index_of(p_, qb.query_offset),
-                         qb.query_offset + qb.first, qb.rows, 0, keys);
+                         qb.query_offset + qb.first, qb.rows, first_key, keys);
 }
 
 void RelativeValues::scatter(const QueryBlock& qb, int64_t r, const KeyBlock& kb,

@@ -96,8 +96,8 @@ class RelativeValues {
   // Longest window of a query block of up to query_block rows.
   static int64_t max_window(const AttentionProblem& problem, int64_t query_block);
 
-  // The table rows of a query block over keys [0, keys).
-  RowWindow window(const QueryBlock& qb, int64_t keys) const;
+  // The table rows of a query block over keys [first_key, first_key + keys).
+  RowWindow window(const QueryBlock& qb, int64_t first_key, int64_t keys) const;
 
   // weights[w] += sum of p[j] over the keys j of kb whose row is
   // window.first + w, for query row r of the block.

@@ -28,7 +28,7 @@ MatmulShape scores_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock&
 }
 
 MatmulShape output_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock& kb,
-                        int64_t acc_ld) {
+                        int64_t acc_ld, bool accumulate) {
   MatmulShape s;
   s.m = rows;
   s.n = p.head_dim;
@@ -37,7 +37,7 @@ MatmulShape output_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock&
   s.ldb = p.v.token;
   s.ldc = acc_ld;
   s.ab_type = p.dtype;
-  s.accumulate = kb.first > 0;
+  s.accumulate = accumulate;
   return s;
 }
 
@@ -46,7 +46,7 @@ PackedBlock packed_block(const AttentionProblem& p, int64_t query_block, int64_t
   const int64_t first = index * key_block;
   PackedBlock block{KeyBlock{first, std::min(key_block, p.kv_len - first)}, {}, {}};
   block.keys = scores_gemm(p, query_block, block.kb);
-  block.values = output_gemm(p, query_block, block.kb, acc_ld);
+  block.values = output_gemm(p, query_block, block.kb, acc_ld, first > 0);
   block.keys.b_packed = block.values.b_packed = true;
   return block;
 }

@@ -18,10 +18,10 @@ namespace posenc::ops {
 // scale * q[rows] k[kb]^T.
 MatmulShape scores_gemm(const AttentionProblem& problem, int64_t rows, const KeyBlock& kb);
 
-// acc[rows, head_dim] (row stride acc_ld) (+= for later key blocks)
-// probs[rows, kb.count] v[kb].
+// acc[rows, head_dim] (row stride acc_ld) = (or += when accumulate: a later
+// key block of the task's keys) probs[rows, kb.count] v[kb].
 MatmulShape output_gemm(const AttentionProblem& problem, int64_t rows, const KeyBlock& kb,
-                        int64_t acc_ld);
+                        int64_t acc_ld, bool accumulate);
 
 // Key block `index` of a whole row of keys cut into blocks of key_block,
 // and the GEMMs (b_packed) a query block of query_block rows runs against

@@ -23,6 +23,14 @@ constexpr int64_t kMinTasks = 8;
 // longer rows are cut into kKeyBlock keys with the online softmax.
 constexpr int64_t kSingleKeyBlock = 2048;
 constexpr int64_t kKeyBlock = 1024;
+// Decoding: a problem of at most kMaxSplitQueries query rows (one query block)
+// whose (batch, head) pairs are fewer than kSplitTasks has its keys split
+// into ranges of whole kKeyBlock blocks, at least kMinSplitKeys each, about
+// kSplitTasks tasks in all: enough for the threads of a large machine. Fixed
+// by the problem, like kMinTasks.
+constexpr int64_t kMaxSplitQueries = 16;
+constexpr int64_t kSplitTasks = 64;
+constexpr int64_t kMinSplitKeys = kKeyBlock;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -33,11 +41,22 @@ size_t reserve(size_t& offset, size_t bytes) {
   return start;
 }
 
+// The ranges the keys of one query block are split into: 1 (all keys) but
+// for decoding. (A 2D map has q_len = kv_len: it is never decoded, and its
+// bias logits are made at a task's key 0.)
+int64_t key_splits(const AttentionProblem& p, int64_t query_tasks) {
+  if (p.q_len > kMaxSplitQueries || query_tasks >= kSplitTasks ||
+      p.bias == POSENC_BIAS_RELATIVE_2D) {
+    return 1;
+  }
+  return std::min(ceil_div(kSplitTasks, query_tasks), p.kv_len / kMinSplitKeys);
+}
+
 }  // namespace
 
 AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   const int64_t heads_total = p.batch * p.heads;
-  const int64_t key_block = p.kv_len <= kSingleKeyBlock ? p.kv_len : kKeyBlock;
+  int64_t key_block = p.kv_len <= kSingleKeyBlock ? p.kv_len : kKeyBlock;
   const int64_t rows = std::clamp(kBlockScores / key_block, kQueryBlock, kMaxQueryBlock);
   int64_t blocks = ceil_div(p.q_len, rows);
   while (heads_total * blocks < kMinTasks &&
@@ -47,8 +66,16 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   AttentionBlocking b;
   b.query_block = ceil_div(p.q_len, blocks);
   b.query_blocks = ceil_div(p.q_len, b.query_block);
+  b.key_splits = 1;
+  b.keys_per_split = p.kv_len;
+  const int64_t splits = key_splits(p, heads_total * b.query_blocks);
+  if (splits > 1) {
+    key_block = kKeyBlock;
+    b.keys_per_split = ceil_div(ceil_div(p.kv_len, splits), key_block) * key_block;
+    b.key_splits = ceil_div(p.kv_len, b.keys_per_split);
+  }
   b.key_block = key_block;
-  b.tasks = heads_total * b.query_blocks;
+  b.tasks = heads_total * b.query_blocks * b.key_splits;
   b.slots = int(std::min<int64_t>(threads, b.tasks));
   return b;
 }
@@ -83,7 +110,17 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
 AttentionPlan plan_attention(const AttentionProblem& problem, int threads) {
   const AttentionBlocking blocking = attention_blocking(problem, threads);
   const SlotLayout layout = slot_layout(problem, blocking);
-  return AttentionPlan{blocking, layout, size_t(blocking.slots) * layout.bytes + kWorkspaceAlign};
+  AttentionPlan plan{blocking, layout, {}, 0, 0, 0};
+  size_t offset = size_t(blocking.slots) * layout.bytes;
+  plan.partials = offset;
+  plan.merge_counts = offset;
+  if (blocking.splits_keys()) {
+    plan.partial = partial_layout(blocking.query_block, layout.acc_ld);
+    plan.partials = reserve(offset, size_t(blocking.tasks) * plan.partial.bytes);
+    plan.merge_counts = reserve(offset, MergeCounts::bytes(blocking.query_tasks()));
+  }
+  plan.workspace_bytes = offset + kWorkspaceAlign;
+  return plan;
 }
 
 }  // namespace posenc::ops

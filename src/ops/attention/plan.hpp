@@ -7,6 +7,7 @@
 
 #include "ops/attention/problem.hpp"
 #include "ops/attention/gemms.hpp"
+#include "ops/attention/split_keys.hpp"
 
 namespace posenc::ops {
 
@@ -14,8 +15,15 @@ struct AttentionBlocking {
   int64_t query_block;   // rows per query block (the last may be shorter)
   int64_t key_block;     // keys per online-softmax step (the last may be shorter)
   int64_t query_blocks;  // per (batch, head)
-  int64_t tasks;         // batch * heads * query_blocks, in this order
+  // Ranges of keys_per_split keys (whole key blocks) each query block's keys
+  // are split into (split_keys.hpp); 1 (keys_per_split = kv_len): no split.
+  int64_t key_splits;
+  int64_t keys_per_split;
+  int64_t tasks;         // batch * heads * query_blocks * key_splits, in this order
   int slots;             // threads that get scratch: min(threads, tasks)
+
+  bool splits_keys() const { return key_splits > 1; }
+  int64_t query_tasks() const { return tasks / key_splits; }  // one per query block
 };
 
 // The blocks depend on the problem only; threads sets the scratch slots.
@@ -49,7 +57,12 @@ SlotLayout slot_layout(const AttentionProblem& problem, const AttentionBlocking&
 struct AttentionPlan {
   AttentionBlocking blocking;
   SlotLayout layout;
-  size_t workspace_bytes;  // slots plus the slack to align the caller's pointer
+  // With split keys, after the slots: a partial result per task, then a
+  // count of finished tasks per query block (MergeCounts).
+  PartialLayout partial;
+  size_t partials;         // offset of the partial results (0 bytes without split)
+  size_t merge_counts;     // offset of the counts
+  size_t workspace_bytes;  // slots, partials, counts and the slack to align the caller's pointer
 };
 
 AttentionPlan plan_attention(const AttentionProblem& problem, int threads);

@@ -1,0 +1,45 @@
+#include "ops/attention/split_keys.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "runtime/workspace.hpp"
+
+namespace posenc::ops {
+
+PartialLayout partial_layout(int64_t query_block, int64_t acc_ld) {
+  const size_t rows = size_t(query_block);
+  PartialLayout layout{};
+  layout.acc = 0;
+  layout.row_max = workspace_aligned(rows * size_t(acc_ld) * sizeof(float));
+  layout.row_sum = layout.row_max + workspace_aligned(rows * sizeof(float));
+  layout.bytes = layout.row_sum + workspace_aligned(rows * sizeof(float));
+  return layout;
+}
+
+void merge_partials(uint8_t* records, const PartialLayout& layout, int64_t first_task,
+                    int64_t splits, int64_t rows, int64_t head_dim, int64_t acc_ld,
+                    float softmax_scale, float* acc, float* row_sum) {
+  constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < rows; ++r) {
+    float top = neg_inf;
+    for (int64_t i = 0; i < splits; ++i) {
+      top = std::max(top, partial_at(records, layout, first_task + i).row_max[r]);
+    }
+    float* out = acc + r * acc_ld;
+    std::fill(out, out + head_dim, 0.0f);
+    float sum = 0.0f;
+    for (int64_t i = 0; top != neg_inf && i < splits; ++i) {
+      const Partial part = partial_at(records, layout, first_task + i);
+      if (part.row_max[r] == neg_inf) continue;  // no key, and its acc unset
+      const float weight = std::exp(softmax_scale * (part.row_max[r] - top));
+      sum += weight * part.row_sum[r];
+      const float* x = part.acc + r * acc_ld;
+      for (int64_t c = 0; c < head_dim; ++c) out[c] += weight * x[c];
+    }
+    row_sum[r] = sum;
+  }
+}
+
+}  // namespace posenc::ops

@@ -1,0 +1,230 @@
+// Decoding (1 to 16 queries against up to 70000 keys) on every ISA path,
+// fp32 and bf16, with every bias kind that a decode step can have, against
+// the double reference loops; the split of the keys (split_keys.hpp) that
+// such shapes get, and its bits at 1, 2 and 3 threads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compare.hpp"
+#include "isa_test.hpp"
+#include "ops/attention/plan.hpp"
+#include "posenc/posenc.h"
+#include "posenc/posenc.hpp"
+#include "reference/attention.hpp"
+
+namespace posenc::test {
+namespace {
+
+constexpr int64_t kHeads = 2, kDim = 16;
+
+// The bias of a decode step. (A 2D map has q_len = kv_len, never a decode
+// step: PlanNeverSplitsOtherShapes.)
+enum class Bias { none, absolute, clipped_1d, values_1d };
+
+std::string name_of(const posenc_attention_desc& d) {
+  return "Tq" + std::to_string(d.q_len) + " Tk" + std::to_string(d.kv_len) + " bias" +
+         std::to_string(int(d.bias)) + " K" + std::to_string(d.max_distance) + " values" +
+         std::to_string(d.relative_values) + " causal" + std::to_string(d.causal) + " @" +
+         std::to_string(d.query_offset) + " layout" + std::to_string(int(d.layout)) +
+         " dtype" + std::to_string(int(d.dtype));
+}
+
+posenc_attention_desc decode_desc(int64_t q_len, int64_t kv_len, Bias bias, int64_t offset,
+                                  bool is_causal, bool bthd, posenc_dtype dtype) {
+  posenc_attention_desc d = attention_desc(1, kHeads, q_len, kv_len, kDim);
+  d.query_offset = offset;
+  d.causal = is_causal;
+  d.layout = bthd ? POSENC_LAYOUT_BTHD : POSENC_LAYOUT_BHTD;
+  d.dtype = dtype;
+  if (bias == Bias::absolute) {
+    d.bias = POSENC_BIAS_ABSOLUTE;
+    d.tables_per_head = 1;
+  } else if (bias == Bias::clipped_1d) {
+    d.bias = POSENC_BIAS_RELATIVE_1D;
+    d.max_distance = 64;
+  } else if (bias == Bias::values_1d) {
+    d.bias = POSENC_BIAS_RELATIVE_1D;
+    d.relative_values = 1;
+    d.tables_per_head = 1;
+  }
+  return d;
+}
+
+// One desc's tensors: fp32 values (bf16-rounded for bf16), and their bits.
+struct DecodeTensors {
+  std::vector<std::vector<float>> f32;  // q, k, v, table, value table
+  std::vector<std::vector<uint16_t>> bf16;
+  posenc_dtype dtype;
+
+  explicit DecodeTensors(const posenc_attention_desc& d) : dtype(d.dtype) {
+    const size_t kv = size_t(d.batch * d.heads * d.kv_len * d.head_dim);
+    const size_t table_heads = size_t(d.tables_per_head ? d.heads : 1);
+    const int64_t rows_1d = d.max_distance > 0 ? 2 * d.max_distance + 1
+                                               : std::max<int64_t>(d.query_offset, 0) +
+                                                     d.q_len + d.kv_len - 1;
+    size_t table = 0;
+    if (d.bias == POSENC_BIAS_ABSOLUTE) table = size_t(d.kv_len);
+    if (d.bias == POSENC_BIAS_RELATIVE_1D) table = size_t(rows_1d);
+    const size_t values = d.relative_values ? size_t(rows_1d) : 0;
+    const size_t sizes[] = {size_t(d.batch * d.heads * d.q_len * d.head_dim), kv, kv,
+                            table_heads * table * size_t(d.head_dim),
+                            table_heads * values * size_t(d.head_dim)};
+    for (size_t i = 0; i < 5; ++i) {
+      f32.push_back(random_floats(sizes[i], uint32_t(500 + i)));
+      bf16.push_back(to_bf16(f32.back()));
+      if (dtype == POSENC_BF16) f32.back() = from_bf16(bf16.back());
+    }
+  }
+
+  const void* pass(size_t i) const {
+    if (f32[i].empty()) return nullptr;
+    return dtype == POSENC_BF16 ? static_cast<const void*>(bf16[i].data()) : f32[i].data();
+  }
+  posenc_attention_tensors tensors(float* out) const {
+    return {pass(0), pass(1),  pass(2), pass(3), nullptr, nullptr,
+            pass(4), out,      nullptr, nullptr, nullptr, nullptr};
+  }
+  std::vector<double> reference(const posenc_attention_desc& d) const {
+    const auto get = [&](size_t i) { return f32[i].empty() ? nullptr : f32[i].data(); };
+    return reference::attention(d, {get(0), get(1), get(2), get(3), nullptr, nullptr, get(4)});
+  }
+};
+
+// The output of posenc_attention with a workspace of exactly the size
+// posenc_attention_workspace_size gives; empty if the path has no bf16 GEMM.
+std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
+                       const DecodeTensors& in) {
+  size_t bytes = 0;
+  const posenc_status sized = posenc_attention_workspace_size(context, &d, &bytes);
+  if (sized == POSENC_ERROR_UNSUPPORTED && d.dtype == POSENC_BF16) return {};
+  EXPECT_EQ(sized, POSENC_OK) << posenc_last_error();
+  std::vector<unsigned char> workspace(bytes);
+  GuardedFloats out(size_t(d.heads * d.q_len * d.head_dim));
+  const posenc_attention_tensors t = in.tensors(out.data());
+  const posenc_status status = posenc_attention(context, &d, &t, workspace.data(), bytes);
+  if (status == POSENC_ERROR_UNSUPPORTED && d.dtype == POSENC_BF16) return {};
+  EXPECT_EQ(status, POSENC_OK) << posenc_last_error();
+  EXPECT_TRUE(out.guards_intact());
+  std::vector<float> got(size_t(d.heads * d.q_len * d.head_dim));
+  if (d.out_dtype == POSENC_BF16) {
+    const auto* bits = reinterpret_cast<const uint16_t*>(out.data());
+    for (size_t i = 0; i < got.size(); ++i) got[i] = posenc_bf16_to_f32(bits[i]);
+  } else {
+    std::memcpy(got.data(), out.data(), got.size() * sizeof(float));
+  }
+  return got;
+}
+
+int64_t key_splits(const posenc_attention_desc& d, int threads) {
+  return ops::plan_attention(ops::make_attention_problem(d), threads).blocking.key_splits;
+}
+
+class AttentionDecode : public IsaTest {};
+
+TEST_P(AttentionDecode, MatchesReference) {
+  const int64_t kv_lens[] = {1, 2, 37, 1031, 4097, 70000};
+  for (size_t n = 0; n < std::size(kv_lens); ++n) {
+    const int64_t kv = kv_lens[n];
+    for (int64_t q : {1, 4}) {
+      for (Bias bias : {Bias::none, Bias::absolute, Bias::clipped_1d, Bias::values_1d}) {
+        for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
+          // A decode step, one in the middle of the cache (later key ranges
+          // see nothing), and all keys visible from offset 0.
+          for (int step = 0; step < 3; ++step) {
+            const int64_t offset = step == 0 ? kv - q : step == 1 ? kv / 3 : 0;
+            const posenc_attention_desc d =
+                decode_desc(q, kv, bias, offset, step < 2, (n + size_t(step)) % 2, dtype);
+            SCOPED_TRACE(name_of(d));
+            // Every shape of 2048 keys and more splits them.
+            if (kv >= 2048) {
+              ASSERT_GT(key_splits(d, 2), 1);
+            }
+            const DecodeTensors in(d);
+            const std::vector<float> got = run(context(), d, in);
+            if (got.empty()) continue;  // no bf16 GEMM here
+            const double tol = dtype == POSENC_BF16 ? 2e-2 : 1e-5;
+            EXPECT_TRUE(all_close(got.data(), in.reference(d), tol,
+                                  dtype == POSENC_BF16 ? 2e-2 : 1e-4));
+          }
+        }
+      }
+    }
+  }
+}
+
+// The ranges are fixed by the problem: the same bits at 1, 2 and 3 threads.
+TEST_P(AttentionDecode, SameBitsAtAnyThreadCount) {
+  for (int64_t kv : {4097, 70000}) {
+    for (Bias bias : {Bias::none, Bias::absolute, Bias::clipped_1d, Bias::values_1d}) {
+      for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
+        const posenc_attention_desc d = decode_desc(4, kv, bias, kv - 4, true, kv % 2, dtype);
+        SCOPED_TRACE(name_of(d));
+        const DecodeTensors in(d);
+        std::vector<float> first;
+        for (int threads : {1, 2, 3}) {
+          ASSERT_EQ(key_splits(d, threads), key_splits(d, 1));
+          posenc_context* raw = nullptr;
+          ASSERT_EQ(posenc_context_create(GetParam(), threads, &raw), POSENC_OK);
+          const std::unique_ptr<posenc_context, void (*)(posenc_context*)> context(
+              raw, posenc_context_destroy);
+          const std::vector<float> got = run(context.get(), d, in);
+          if (got.empty()) break;  // no bf16 GEMM here
+          if (first.empty()) {
+            first = got;
+          } else {
+            EXPECT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0)
+                << threads << " threads";
+          }
+        }
+      }
+    }
+  }
+}
+
+POSENC_INSTANTIATE_ISA_TESTS(AttentionDecode);
+
+TEST(AttentionDecodePlan, SplitsLongKeysOfFewQueryBlocks) {
+  // B1 H8 decode: 8 tasks become 64 ranges of 1024 keys (65536 keys), or
+  // ranges of whole 1024-key blocks (8192).
+  posenc_attention_desc d = attention_desc(1, 8, 1, 65536, 128);
+  const ops::AttentionPlan plan = ops::plan_attention(ops::make_attention_problem(d), 2);
+  EXPECT_EQ(plan.blocking.key_splits, 8);
+  EXPECT_EQ(plan.blocking.keys_per_split, 8192);
+  EXPECT_EQ(plan.blocking.tasks, 64);
+  d.kv_len = 8192;
+  EXPECT_EQ(key_splits(d, 2), 8);
+  // The fewest keys split: two ranges of one key block.
+  d.kv_len = 2048;
+  EXPECT_EQ(key_splits(d, 16), 2);
+  // Up to 16 queries.
+  d = attention_desc(1, 1, 16, 70000, 64);
+  EXPECT_GT(key_splits(d, 1), 1);
+}
+
+TEST(AttentionDecodePlan, NeverSplitsOtherShapes) {
+  EXPECT_EQ(key_splits(attention_desc(1, 8, 1, 2047, 128), 16), 1);   // short keys
+  EXPECT_EQ(key_splits(attention_desc(1, 8, 17, 65536, 128), 16), 1);  // prefill
+  EXPECT_EQ(key_splits(attention_desc(8, 8, 1, 65536, 128), 16), 1);   // 64 heads
+  posenc_attention_desc d = attention_desc(1, 1, 4, 4, 8);
+  d.bias = POSENC_BIAS_RELATIVE_2D;
+  d.map_height = d.map_width = 2;
+  EXPECT_EQ(key_splits(d, 16), 1);
+}
+
+// The workspace holds every task's partial result: it grows with the keys'
+// ranges, not with the thread count's share of them.
+TEST(AttentionDecodePlan, WorkspaceHoldsThePartials) {
+  const posenc_attention_desc d = attention_desc(1, 8, 16, 65536, 128);
+  const ops::AttentionPlan plan = ops::plan_attention(ops::make_attention_problem(d), 1);
+  ASSERT_TRUE(plan.blocking.splits_keys());
+  EXPECT_GE(plan.workspace_bytes - plan.partials,
+            size_t(plan.blocking.tasks) * 16 * (128 + 2) * sizeof(float));
+}
+
+}  // namespace
+}  // namespace posenc::test
