@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -20,81 +21,53 @@
 namespace posenc::test {
 namespace {
 
-constexpr int64_t kBatch = 4, kHeads = 6, kKvHeads = 2, kTokens = 37, kDim = 16;
-const int64_t kKvLengths[kBatch] = {37, 20, 1, 0};
-const int64_t kQLengths[kBatch] = {37, 19, 1, 5};
-const int64_t kOffsets[kBatch] = {0, 3, -2, 9};
+// One call's per-sequence values (int64).
+struct Sequences {
+  std::vector<int64_t> kv_lengths, q_lengths, query_offsets;
+};
 
-// A mask of 2 entries in the batch's period (item b reads b % 2), per head,
-// one row per query; about one entry in eight -inf.
-std::vector<float> mask_values() {
-  std::vector<float> mask = random_floats(size_t(2 * kHeads * kTokens * kTokens), 91);
-  for (float& m : mask) m = m < -0.75f ? -std::numeric_limits<float>::infinity() : 2.0f * m;
-  return mask;
-}
-
-posenc_attention_desc all_options(posenc_attention_bias bias, posenc_dtype dtype) {
-  posenc_attention_desc d = attention_desc(kBatch, kHeads, kTokens, kTokens, kDim);
-  d.kv_heads = kKvHeads;
-  d = packed_qkv_desc(d, POSENC_LAYOUT_BHTD);  // out dense BHTD, as the reference gives it
-  d.dtype = d.out_dtype = dtype;
-  d.index_type = POSENC_INDEX_INT64;
-  d.causal = 1;
-  d.mask_batch = 2;
-  d.mask_heads = kHeads;
-  d.mask_q_len = kTokens;
-  d.bias = bias;
-  d.tables_per_head = 1;
-  if (bias == POSENC_BIAS_RELATIVE_1D) {
-    d.max_distance = 8;
-    d.relative_values = 1;
-  }
-  if (bias == POSENC_BIAS_RELATIVE_2D) {
-    d.causal = 0;  // a map attends both ways
-    d.map_height = 1;
-    d.map_width = kTokens;
-  }
-  return d;
-}
-
-// Table rows of the desc's bias (0 without a table).
-int64_t table_rows(const posenc_attention_desc& d) {
-  switch (d.bias) {
-    case POSENC_BIAS_ABSOLUTE: return d.kv_len;
-    case POSENC_BIAS_RELATIVE_1D: return 2 * d.max_distance + 1;
-    default: return 0;
-  }
-}
-
+// q, k, v and the tables the desc uses, q, k and v in one buffer (the views
+// of a packed qkv, or three tensors one after another); a mask with about
+// one entry in eight -inf.
 class AllOptionsCall {
  public:
-  explicit AllOptionsCall(const posenc_attention_desc& d) : d_(d) {
-    const PackedQkv packed = packed_qkv(kTokens, kHeads, kKvHeads, kDim);
-    k_offset_ = packed.k_offset;
-    v_offset_ = packed.v_offset;
-    qkv_ = values(size_t(kBatch * packed.strides.batch), 1);
-    table_ = values(size_t(kHeads * table_rows(d) * kDim), 2);
-    table_h_ = values(size_t(kHeads * 1 * kDim), 3);
-    table_w_ = values(size_t(kHeads * (2 * kTokens - 1) * kDim), 4);
-    value_table_ = d.relative_values ? values(size_t(kHeads * table_rows(d) * kDim), 5)
-                                     : std::vector<float>{};
-    mask_ = mask_values();
+  AllOptionsCall(const posenc_attention_desc& d, Sequences s, bool packed)
+      : d_(d), s_(std::move(s)) {
+    const int64_t kv_heads = d.kv_heads == 0 ? d.heads : d.kv_heads;
+    if (packed) {
+      const PackedQkv qkv = packed_qkv(d.q_len, d.heads, kv_heads, d.head_dim);
+      k_offset_ = qkv.k_offset;
+      v_offset_ = qkv.v_offset;
+    } else {
+      k_offset_ = reference::extent_of(d, d.q_strides, d.heads, d.q_len);
+      v_offset_ = k_offset_ + reference::extent_of(d, d.k_strides, kv_heads, d.kv_len);
+    }
+    qkv_ = values(size_t(v_offset_ + reference::extent_of(d, d.v_strides, kv_heads, d.kv_len)), 1);
+    const int64_t rows = d.bias == POSENC_BIAS_ABSOLUTE ? d.kv_len : 2 * d.max_distance + 1;
+    const bool one_table = d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D;
+    table_ = values(one_table ? size_t(d.heads * rows * d.head_dim) : 0, 2);
+    const bool map = d.bias == POSENC_BIAS_RELATIVE_2D;
+    table_h_ = values(map ? size_t(d.heads * (2 * d.map_height - 1) * d.head_dim) : 0, 3);
+    table_w_ = values(map ? size_t(d.heads * (2 * d.map_width - 1) * d.head_dim) : 0, 4);
+    value_table_ = values(d.relative_values ? size_t(d.heads * rows * d.head_dim) : 0, 5);
+    mask_ = random_floats(size_t(d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len), 91);
+    for (float& m : mask_) m = m < -0.75f ? -std::numeric_limits<float>::infinity() : 2.0f * m;
   }
 
   std::vector<double> reference() const {
-    reference::AttentionInputs in{qkv_.data(),          qkv_.data() + k_offset_,
+    reference::AttentionInputs in{qkv_.data(),           qkv_.data() + k_offset_,
                                   qkv_.data() + v_offset_, or_null(table_),
-                                  or_null(table_h_),    or_null(table_w_),
-                                  or_null(value_table_), mask_.data()};
-    in.kv_lengths = kKvLengths;
-    in.q_lengths = kQLengths;
-    in.query_offsets = kOffsets;
+                                  or_null(table_h_),     or_null(table_w_),
+                                  or_null(value_table_), or_null(mask_)};
+    in.kv_lengths = or_null(s_.kv_lengths);
+    in.q_lengths = or_null(s_.q_lengths);
+    in.query_offsets = or_null(s_.query_offsets);
     return reference::attention(d_, in);
   }
 
   // The output (dense BHTD) as floats; empty where bf16 has no GEMM.
   std::vector<float> run(posenc_context* context) const {
-    const size_t count = size_t(kBatch * kHeads * kTokens * kDim);
+    const size_t count = size_t(d_.batch * d_.heads * d_.q_len * d_.head_dim);
     GuardedFloats out(count);
     const bool bf16 = d_.dtype == POSENC_BF16;
     const std::vector<uint16_t> qkv = to_bf16(qkv_), table = to_bf16(table_),
@@ -108,17 +81,14 @@ class AllOptionsCall {
     t.q = pass(qkv_, qkv);
     t.k = static_cast<const char*>(t.q) + size_t(k_offset_) * es;
     t.v = static_cast<const char*>(t.q) + size_t(v_offset_) * es;
-    if (d_.bias == POSENC_BIAS_RELATIVE_2D) {
-      t.table_h = pass(table_h_, table_h);
-      t.table_w = pass(table_w_, table_w);
-    } else if (d_.bias != POSENC_BIAS_NONE) {
-      t.table = pass(table_, table);
-    }
+    t.table = pass(table_, table);
+    t.table_h = pass(table_h_, table_h);
+    t.table_w = pass(table_w_, table_w);
     t.value_table = pass(value_table_, value_table);
-    t.mask = mask_.data();
-    t.kv_lengths = kKvLengths;
-    t.q_lengths = kQLengths;
-    t.query_offsets = kOffsets;
+    t.mask = or_null(mask_);
+    t.kv_lengths = or_null(s_.kv_lengths);
+    t.q_lengths = or_null(s_.q_lengths);
+    t.query_offsets = or_null(s_.query_offsets);
     t.out = out.data();
     const posenc_status status = posenc_attention(context, &d_, &t, nullptr, 0);
     if (status == POSENC_ERROR_UNSUPPORTED && bf16) return {};
@@ -132,28 +102,51 @@ class AllOptionsCall {
     std::vector<float> x = random_floats(count, seed * 131u + uint32_t(count));
     return d_.dtype == POSENC_BF16 ? from_bf16(to_bf16(x)) : x;
   }
-  static const float* or_null(const std::vector<float>& x) {
+  template <typename T>
+  static const T* or_null(const std::vector<T>& x) {
     return x.empty() ? nullptr : x.data();
   }
 
   posenc_attention_desc d_;
+  Sequences s_;
   int64_t k_offset_, v_offset_;
   std::vector<float> qkv_, table_, table_h_, table_w_, value_table_, mask_;
 };
 
-class AttentionAllOptions : public IsaTest {};
+// Per-head tables of each bias kind (1D clipped at 8 with relative values;
+// 2D over a 1 x q_len map, not causal), causal otherwise.
+posenc_attention_desc with_bias(posenc_attention_desc d, posenc_attention_bias bias) {
+  d.bias = bias;
+  d.tables_per_head = 1;
+  d.causal = 1;
+  if (bias == POSENC_BIAS_RELATIVE_1D) {
+    d.max_distance = 8;
+    d.relative_values = 1;
+  }
+  if (bias == POSENC_BIAS_RELATIVE_2D) {
+    d.causal = 0;
+    d.map_height = 1;
+    d.map_width = d.q_len;
+  }
+  return d;
+}
 
-TEST_P(AttentionAllOptions, MatchTheReferenceAndAnyThreadCount) {
+// Each bias kind in fp32 and bf16: the reference, and the same bits at 1, 2
+// and 3 threads.
+void expect_all_biases_match(posenc_isa isa, const posenc_attention_desc& base,
+                             const Sequences& s, bool packed,
+                             std::initializer_list<posenc_attention_bias> biases) {
   for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
-    for (posenc_attention_bias bias : {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE,
-                                       POSENC_BIAS_RELATIVE_1D, POSENC_BIAS_RELATIVE_2D}) {
-      const posenc_attention_desc d = all_options(bias, dtype);
+    for (posenc_attention_bias bias : biases) {
+      posenc_attention_desc d = with_bias(base, bias);
+      d.dtype = d.out_dtype = dtype;
+      d.index_type = POSENC_INDEX_INT64;  // as Sequences holds them
       SCOPED_TRACE("bias " + std::to_string(int(bias)) + (dtype == POSENC_BF16 ? " bf16" : ""));
-      const AllOptionsCall call(d);
+      const AllOptionsCall call(d, s, packed);
       std::vector<float> first;
       for (int threads : {1, 2, 3}) {
         posenc_context* raw = nullptr;
-        ASSERT_EQ(posenc_context_create(GetParam(), threads, &raw), POSENC_OK);
+        ASSERT_EQ(posenc_context_create(isa, threads, &raw), POSENC_OK);
         const std::vector<float> got = call.run(raw);
         posenc_context_destroy(raw);
         if (got.empty()) break;  // bf16 without a bf16 GEMM
@@ -169,6 +162,39 @@ TEST_P(AttentionAllOptions, MatchTheReferenceAndAnyThreadCount) {
       }
     }
   }
+}
+
+class AttentionAllOptions : public IsaTest {};
+
+// A padded batch of 4 read from one packed qkv with 6 query heads on 2 kv
+// heads, lengths 0 to full, offsets, a per-head mask with a batch period of 2.
+TEST_P(AttentionAllOptions, PackedPaddedBatch) {
+  posenc_attention_desc d = attention_desc(4, 6, 37, 37, 16);
+  d.kv_heads = 2;
+  d = packed_qkv_desc(d, POSENC_LAYOUT_BHTD);  // out dense BHTD, as the reference gives it
+  d.mask_batch = 2;
+  d.mask_heads = 6;
+  d.mask_q_len = 37;
+  const Sequences s{{37, 20, 1, 0}, {37, 19, 1, 5}, {0, 3, -2, 9}};
+  expect_all_biases_match(GetParam(), d, s, true,
+                          {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D,
+                           POSENC_BIAS_RELATIVE_2D});
+}
+
+// Decode steps of two sequences against a KV cache with spare capacity,
+// grouped heads, a key-padding mask: the keys split into ranges.
+TEST_P(AttentionAllOptions, SplitKeyDecode) {
+  posenc_attention_desc d = attention_desc(2, 4, 3, 4500, 16);
+  d.kv_heads = 2;
+  d.layout = POSENC_LAYOUT_STRIDED;
+  d.q_strides = d.out_strides = dense_strides(POSENC_LAYOUT_BHTD, 4, 3, 16);
+  d.k_strides = d.v_strides = kv_cache_strides(2, 4600, 16);
+  d.mask_batch = 2;
+  d.mask_heads = 1;
+  d.mask_q_len = 1;
+  const Sequences s{{4500, 2100}, {3, 2}, {4497, 2098}};
+  expect_all_biases_match(GetParam(), d, s, false,
+                          {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D});
 }
 
 POSENC_INSTANTIATE_ISA_TESTS(AttentionAllOptions);
