@@ -74,8 +74,8 @@
  * Grouped-query attention: kv_heads (0 means heads) divides heads; k and v
  * have kv_heads heads and query head h reads kv head h / (heads / kv_heads)
  * (kv_heads = 1: multi-query attention). Tables stay per query head. Each
- * thread packs a kv head's keys and values once for all the query heads
- * (and query blocks) of its group it runs.
+ * thread packs a kv head's keys and values (all the keys its sequence's
+ * queries see) once for the run of tasks of its group's query heads it runs.
  *
  * Per-sequence options (tensors of `batch` integers of desc->index_type;
  * each optional, NULL when unused):
@@ -88,9 +88,11 @@
  *   q_len + kv_len - 1 + P rows with P = max(max_b query_offsets[b], 0).
  * A row that sees no key (past kv_lengths, causal, or masked by -inf)
  * is zeros. A query block's keys are computed in multiples of 32 (within
- * kv_len), so the k and v rows of up to 31 keys past kv_lengths[b] are read
- * and weighted by zero (see the note on non-finite inputs below), and the q
- * rows past q_lengths[b] in the block of the last one are read but not used.
+ * kv_len), so the k and v rows of up to 31 keys past kv_lengths[b] are
+ * weighted by zero (see the note on non-finite inputs below); rows past
+ * kv_lengths[b] up to kv_len may also be read by the copy that packs a kv
+ * head's keys, and not used. The q rows past q_lengths[b] in the block of
+ * the last one are read but not used. Nothing past kv_len is ever read.
  *
  * Additive mask (mask_batch > 0): tensors->mask, dense
  * [mask_batch, mask_heads, mask_q_len, kv_len] of mask_dtype, is added to

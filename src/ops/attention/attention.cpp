@@ -365,22 +365,23 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     if (!p.per_sequence()) prepared.remember();
   }
   // Each thread runs a contiguous run of tasks. With per-sequence lengths
-  // the heads' costs follow their sequences, so the (batch, head) pairs are
-  // visited with a stride near 0.618 of their count (coprime with it): every
-  // run then holds a share of every sequence. A head's tasks stay together
-  // (its packed keys serve them all); the order changes no bits.
-  const int64_t heads_total = p.batch * p.heads;
+  // the heads' costs follow their sequences, so the (batch, kv head) groups
+  // are visited with a stride near 0.618 of their count (coprime with it):
+  // every run then holds a share of every sequence. A group's tasks stay
+  // together (its packed keys serve them all); the order changes no bits.
+  const int64_t groups = p.batch * p.kv_heads;
+  const int64_t group_tasks = p.heads / p.kv_heads * head_tasks;
   int64_t stride = 1;
   if (p.per_sequence() && blocking.slots > 1) {
-    stride = std::max<int64_t>(1, heads_total * 618 / 1000);
-    while (std::gcd(stride, heads_total) != 1) ++stride;
+    stride = std::max<int64_t>(1, groups * 618 / 1000);
+    while (std::gcd(stride, groups) != 1) ++stride;
   }
   for (int slot = 0; slot < blocking.slots; ++slot) *scratch(slot).packed_kv_head = -1;
   const MergeCounts finished(base + plan.merge_counts,
                              blocking.splits_keys() ? blocking.query_tasks() : 0);
   parallel_for(blocking.slots, blocking.tasks, [&](int64_t visit, int slot) {
-    const int64_t head = visit / head_tasks * stride % heads_total;
-    const int64_t task = head * head_tasks + visit % head_tasks;
+    const int64_t group = visit / group_tasks * stride % groups;
+    const int64_t task = group * group_tasks + visit % group_tasks;
     runner.run(task, task_scratch(task, slot));
     const int64_t query_task = task / blocking.key_splits;
     if (blocking.splits_keys() && finished.finish(query_task, blocking.key_splits)) {
