@@ -81,10 +81,13 @@ int main(int argc, char** argv) {
     threads.emplace_back([&, w] {
       posenc::AttentionWorkspace workspace(context, desc);  // allocated once per worker
       Request& r = pool[size_t(w)];
-      const posenc_attention_tensors tensors{r.q.data(),           r.k.data(),
-                                             r.v.data(),           nullptr,
-                                             model.rel_h.data(),   model.rel_w.data(),
-                                             nullptr,              r.out.data()};
+      posenc_attention_tensors tensors{};  // the pointers this call does not use stay NULL
+      tensors.q = r.q.data();
+      tensors.k = r.k.data();
+      tensors.v = r.v.data();
+      tensors.table_h = model.rel_h.data();
+      tensors.table_w = model.rel_w.data();
+      tensors.out = r.out.data();
       while (next.fetch_add(1) < requests) {
         const auto t0 = std::chrono::steady_clock::now();
         try {
