@@ -235,47 +235,43 @@ class PositionBias : public IsaTest {};
 
 std::vector<posenc_position_bias_desc> reference_descs() {
   std::vector<posenc_position_bias_desc> descs;
-  auto add = [&](posenc_position_bias_kind kind, int64_t heads, int64_t q, int64_t kv,
-                 auto&& set) {
-    posenc_position_bias_desc d = position_bias_desc(kind, heads, q, kv);
-    set(d);
-    descs.push_back(d);
+  // The new desc, to set its kind's fields.
+  auto add = [&](posenc_position_bias_kind kind, int64_t heads, int64_t q,
+                 int64_t kv) -> posenc_position_bias_desc& {
+    descs.push_back(position_bias_desc(kind, heads, q, kv));
+    return descs.back();
   };
   for (const auto& [wh, ww, ct] : {std::tuple{7, 7, 0}, std::tuple{3, 5, 1}, std::tuple{1, 4, 0},
                                    std::tuple{5, 2, 1}}) {
     const int64_t n = wh * ww + ct;
-    add(POSENC_POSITION_BIAS_TABLE_2D, 3, n, n, [&](auto& d) {
-      d.window_height = wh;
-      d.window_width = ww;
-      d.class_token = ct;
-    });
+    posenc_position_bias_desc& d = add(POSENC_POSITION_BIAS_TABLE_2D, 3, n, n);
+    d.window_height = wh;
+    d.window_width = ww;
+    d.class_token = ct;
   }
   for (const auto& [q, kv, k, p] : {std::tuple{17, 17, 16, 0}, std::tuple{1, 33, 32, 32},
                                     std::tuple{13, 29, 5, -3}, std::tuple{40, 9, 0, 7}}) {
-    add(POSENC_POSITION_BIAS_TABLE_1D, 2, q, kv, [&](auto& d) {
-      d.max_distance = k;
-      d.query_offset = p;
-    });
+    posenc_position_bias_desc& d = add(POSENC_POSITION_BIAS_TABLE_1D, 2, q, kv);
+    d.max_distance = k;
+    d.query_offset = p;
   }
   for (const auto& [q, kv, buckets, md, bi, p] :
        {std::tuple{67, 67, 32, 128, 1, 0}, std::tuple{3, 300, 32, 128, 0, 297},
         std::tuple{45, 31, 18, 20, 1, -5}, std::tuple{1, 5, 8, 20, 1, 1000}}) {
-    add(POSENC_POSITION_BIAS_T5, 5, q, kv, [&](auto& d) {
-      d.num_buckets = buckets;
-      d.max_distance = md;
-      d.bidirectional = bi;
-      d.query_offset = p;
-    });
+    posenc_position_bias_desc& d = add(POSENC_POSITION_BIAS_T5, 5, q, kv);
+    d.num_buckets = buckets;
+    d.max_distance = md;
+    d.bidirectional = bi;
+    d.query_offset = p;
   }
   for (const auto& [heads, q, kv, bi, p] : {std::tuple{6, 19, 19, 0, 0}, std::tuple{12, 1, 70, 0, 69},
                                             std::tuple{5, 23, 11, 1, -4}}) {
-    add(POSENC_POSITION_BIAS_ALIBI, heads, q, kv, [&](auto& d) {
-      d.bidirectional = bi;
-      d.query_offset = p;
-    });
+    posenc_position_bias_desc& d = add(POSENC_POSITION_BIAS_ALIBI, heads, q, kv);
+    d.bidirectional = bi;
+    d.query_offset = p;
   }
   // Distances past int32 (a query offset of 2^40 - 3): the rows' 64-bit path.
-  add(POSENC_POSITION_BIAS_ALIBI, 3, 2, 5, [&](auto& d) { d.query_offset = (int64_t(1) << 40) - 3; });
+  add(POSENC_POSITION_BIAS_ALIBI, 3, 2, 5).query_offset = (int64_t(1) << 40) - 3;
   return descs;
 }
 
