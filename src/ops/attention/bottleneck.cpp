@@ -58,16 +58,35 @@ void transpose_batch(const ExecContext& ctx, int64_t batch, int64_t rows, int64_
   });
 }
 
-// Every row of qkv [rows, ld] (of dtype) set to bias [n], which the
-// projection then accumulates onto.
-void fill_rows(const ExecContext& ctx, int64_t rows, int64_t n, int64_t ld, size_t element_bytes,
-               const void* bias, void* qkv) {
-  constexpr int64_t band = 64;
-  const size_t row_bytes = size_t(n) * element_bytes, stride = size_t(ld) * element_bytes;
+// Every row of qkv [rows, ld] (of dtype) plus bias [n], after the
+// projection: oneDNN's GEMM accumulating onto a C set to the bias does not
+// give the same bits at every thread count (its aarch64 GEMM), this does.
+// bf16 rows are widened, summed in fp32 and rounded again.
+void add_bias_rows(const ExecContext& ctx, int64_t rows, int64_t n, int64_t ld,
+                   posenc_dtype dtype, const void* bias, void* qkv) {
+  constexpr int64_t band = 64, chunk = 256;
+  const ElementwiseKernels& k = ctx.kernels->elementwise;
+  const auto widen = [](uint16_t bits) {
+    const uint32_t wide = uint32_t(bits) << 16;
+    float value;
+    std::memcpy(&value, &wide, sizeof value);
+    return value;
+  };
   parallel_for(ctx.num_threads, (rows + band - 1) / band, [&](int64_t task) {
-    auto* row = static_cast<uint8_t*>(qkv) + size_t(task * band) * stride;
-    for (int64_t r = task * band; r < std::min(rows, (task + 1) * band); ++r, row += stride) {
-      std::memcpy(row, bias, row_bytes);
+    for (int64_t r = task * band; r < std::min(rows, (task + 1) * band); ++r) {
+      if (dtype == POSENC_F32) {
+        float* row = static_cast<float*>(qkv) + r * ld;
+        k.add_f32(row, static_cast<const float*>(bias), row, n);
+        continue;
+      }
+      uint16_t* row = static_cast<uint16_t*>(qkv) + r * ld;
+      const auto* b = static_cast<const uint16_t*>(bias);
+      float sum[chunk];
+      for (int64_t c = 0; c < n; c += chunk) {
+        const int64_t count = std::min(chunk, n - c);
+        for (int64_t j = 0; j < count; ++j) sum[j] = widen(row[c + j]) + widen(b[c + j]);
+        k.f32_to_bf16(sum, row + c, count);
+      }
     }
   });
 }
@@ -145,13 +164,13 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d,
   s.batch_stride_c = tokens * s.ldc;
   s.transpose_b = true;
   s.ab_type = s.c_type = d.dtype;
-  if (tensors.qkv_bias != nullptr) {
-    fill_rows(ctx, d.batch * tokens, 3 * inner, s.ldc, es, tensors.qkv_bias, base + plan.qkv);
-    s.accumulate = true;
-  }
   {
     const OpenMpThreads threads(ctx.num_threads);
     matmul(s, base + plan.tokens_in, tensors.w_qkv, base + plan.qkv);
+  }
+  if (tensors.qkv_bias != nullptr) {
+    add_bias_rows(ctx, d.batch * tokens, 3 * inner, s.ldc, d.dtype, tensors.qkv_bias,
+                  base + plan.qkv);
   }
 
   posenc_attention_tensors t{};
