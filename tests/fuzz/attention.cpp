@@ -95,15 +95,18 @@ Sequences draw_sequences(FuzzInput& in, const posenc_attention_desc& d, int64_t 
         value = byte == 255 ? length + 1 : byte % (length + 1);
       }
       s.wide[which].push_back(value);
-      s.narrow[which].push_back(int32_t(std::clamp<int64_t>(value, INT32_MIN, INT32_MAX)));
-      // (An int32 offset cannot be out of range.)
+      // (An int32 offset cannot be out of range: the huge one becomes 1000,
+      // whose table the harness can allocate.)
+      s.narrow[which].push_back(int32_t(std::min<int64_t>(value, 1000)));
       const bool wide = d.index_type == POSENC_INDEX_INT64;
       if (s.present[which] && byte == 255 && (which != 2 || wide)) s.bad = true;
     }
   }
   if (s.present[2]) {
     if (d.query_offset != 0) s.bad = true;
-    s.max_offset = *std::max_element(s.wide[2].begin(), s.wide[2].end());
+    s.max_offset = d.index_type == POSENC_INDEX_INT64
+                       ? *std::max_element(s.wide[2].begin(), s.wide[2].end())
+                       : *std::max_element(s.narrow[2].begin(), s.narrow[2].end());
   }
   return s;
 }
