@@ -276,8 +276,9 @@ typedef struct posenc_bottleneck_desc {
                              output; height and width >= 2) */
   int64_t value_head_dim; /* 0 (= head_dim): timm's dim_head_v. A v head size
                              other than head_dim (timm's qk_ratio != 1 or
-                             dim_head set) is not implemented yet and refused
-                             with POSENC_ERROR_UNSUPPORTED */
+                             dim_head set) is refused with
+                             POSENC_ERROR_UNSUPPORTED: the fused attention
+                             takes one head size for q, k and v */
 } posenc_bottleneck_desc;
 
 /* The tensors of posenc_bottleneck (added in 0.3). */

@@ -292,7 +292,7 @@ void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
   if (d.value_head_dim != 0 && d.value_head_dim != d.head_dim) {
     fail(POSENC_ERROR_UNSUPPORTED,
          "desc->value_head_dim: a v head size other than desc->head_dim (" +
-             std::to_string(d.head_dim) + ") is not implemented yet (got " +
+             std::to_string(d.head_dim) + ") is not supported: the fused attention takes one head size for q, k and v (got " +
              std::to_string(d.value_head_dim) + ")");
   }
   // Every intermediate (and the attention workspace) stays far below 2^63:

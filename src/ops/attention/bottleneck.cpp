@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "posenc/core.h"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/dtype.hpp"
@@ -66,12 +67,6 @@ void add_bias_rows(const ExecContext& ctx, int64_t rows, int64_t n, int64_t ld,
                    posenc_dtype dtype, const void* bias, void* qkv) {
   constexpr int64_t band = 64, chunk = 256;
   const ElementwiseKernels& k = ctx.kernels->elementwise;
-  const auto widen = [](uint16_t bits) {
-    const uint32_t wide = uint32_t(bits) << 16;
-    float value;
-    std::memcpy(&value, &wide, sizeof value);
-    return value;
-  };
   parallel_for(ctx.num_threads, (rows + band - 1) / band, [&](int64_t task) {
     for (int64_t r = task * band; r < std::min(rows, (task + 1) * band); ++r) {
       if (dtype == POSENC_F32) {
@@ -84,7 +79,7 @@ void add_bias_rows(const ExecContext& ctx, int64_t rows, int64_t n, int64_t ld,
       float sum[chunk];
       for (int64_t c = 0; c < n; c += chunk) {
         const int64_t count = std::min(chunk, n - c);
-        for (int64_t j = 0; j < count; ++j) sum[j] = widen(row[c + j]) + widen(b[c + j]);
+        for (int64_t j = 0; j < count; ++j) sum[j] = posenc_bf16_to_f32(row[c + j]) + posenc_bf16_to_f32(b[c + j]);
         k.f32_to_bf16(sum, row + c, count);
       }
     }
