@@ -34,9 +34,44 @@
  *   (X x Y) feature map, token n = x*Y + y, q_len = kv_len = X*Y:
  *   bias[(x1,y1),(x2,y2)] = c * (q . Rh[x2-x1+X-1] + q . Rw[y2-y1+Y-1]),
  *   Rh of [2X-1, head_dim], Rw of [2Y-1, head_dim]. Right for X != Y.
+ *   Added in 0.3, SAM's and MViTv2's conventions (segment_anything's and
+ *   timm's get_rel_pos and add_decomposed_rel_pos):
+ *   - relative_order = POSENC_RELATIVE_QUERY_MINUS_KEY: the tables are
+ *     indexed by query minus key, Rh[x1-x2+X-1] and Rw[y1-y2+Y-1], so SAM's
+ *     rel_pos_h and rel_pos_w load as stored (KEY_MINUS_QUERY, the default,
+ *     is the formula above: BoTNet's and posenc's relative logits).
+ *   - A key map of another size: kv_map_height x kv_map_width (X' x Y',
+ *     kv_len = X'*Y'; 0 and 0 mean the query map's). Along each axis, with
+ *     q and k the query's and key's sizes, SAM scales the coordinates:
+ *     row(a, c) = floor(a*max(k/q, 1) - c*max(q/k, 1) + (k-1)*max(q/k, 1))
+ *     for query coordinate a and key coordinate c under QUERY_MINUS_KEY
+ *     (2*max(q, k) - 2 minus that under KEY_MINUS_QUERY), and the
+ *     tables have 2*max(q, k) - 1 rows (Rh: q = X, k = X'; Rw: q = Y,
+ *     k = Y'). Computed in double, exact for the integer ratios models use.
+ *   SAM itself takes the logits from the unscaled q: bias_uses_scaled_q 0.
  * With tables_per_head non-zero every table (R, Rh, Rw, RV) has a leading
  * heads dimension ([heads, rows, head_dim]); otherwise one table serves all
  * heads.
+ *
+ * Bias kinds that need no q (added in 0.3): the learned and fixed biases of
+ * posenc/bias.h, which describes each kind and its index rules in full. The
+ * bias is added to the scores in units of the softmax input, as the mask is
+ * (s = scale q k^T + bias + mask), and is never stored beyond one block of
+ * keys. `table` holds the weights as the model stores them, of `dtype`;
+ * tables_per_head must be 0 (these tables are per head by construction).
+ * - TABLE_2D (Swin v1, BEiT, timm's RelPosBias): the window is
+ *   map_height x map_width (Wh x Ww), q_len = kv_len = Wh*Ww + class_token;
+ *   table [(2Wh-1)(2Ww-1) + 3*class_token, heads]; query_offset 0, no
+ *   per-sequence query_offsets.
+ * - TABLE_1D: table [heads, 2K+1], K = max_distance >= 0.
+ * - T5: table [num_buckets, heads], T5's buckets of num_buckets,
+ *   max_distance and bidirectional.
+ * - ALIBI: table = the slopes [heads], or NULL for posenc_alibi_slopes';
+ *   bidirectional 0 (slope * d, with causal for decoders) or 1
+ *   (-slope * |d|).
+ * Positions follow this header's (query i at query_offset + i, or the
+ * sequence's query_offsets[b] + i), so a decode step or a continuous batch
+ * gets the distances of its cache.
  *
  * causal: key j is visible to query i only if j <= query_offset + i. A query
  * that sees no key (query_offset + i < 0) gets an output row of zeros.
@@ -70,6 +105,12 @@
  *   posenc/attention.hpp has helpers for both (kv_cache_strides,
  *   packed_qkv).
  * Tables are dense [rows, head_dim] (or [heads, rows, head_dim]).
+ *
+ * Value head size (added in 0.3): value_head_dim, 0 for head_dim, is the
+ * head size of v, out and RV (timm's BottleneckAttn with qk_ratio != 1):
+ * v [.., kv_len, .., value_head_dim], out [.., q_len, .., value_head_dim],
+ * RV [rows, value_head_dim]; q, k and the bias tables keep head_dim. Under
+ * STRIDED, v's and out's rows are value_head_dim elements.
  *
  * Grouped-query attention: kv_heads (0 means heads) divides heads; k and v
  * have kv_heads heads and query head h reads kv head h / (heads / kv_heads)
@@ -137,8 +178,19 @@ typedef enum posenc_attention_bias {
   POSENC_BIAS_ABSOLUTE = 1,
   POSENC_BIAS_RELATIVE_1D = 2,
   POSENC_BIAS_RELATIVE_2D = 3,
+  POSENC_BIAS_TABLE_2D = 4, /* added in 0.3: the kinds of posenc/bias.h */
+  POSENC_BIAS_TABLE_1D = 5,
+  POSENC_BIAS_T5 = 6,
+  POSENC_BIAS_ALIBI = 7,
   POSENC_BIAS_MAX_ENUM = 0x7FFFFFFF
 } posenc_attention_bias;
+
+/* The order of the rows of a 2D relative table (RELATIVE_2D). */
+typedef enum posenc_relative_order {
+  POSENC_RELATIVE_KEY_MINUS_QUERY = 0, /* posenc, BoTNet */
+  POSENC_RELATIVE_QUERY_MINUS_KEY = 1, /* SAM, MViTv2 (get_rel_pos) */
+  POSENC_RELATIVE_ORDER_MAX_ENUM = 0x7FFFFFFF
+} posenc_relative_order;
 
 /* Element strides of one tensor under POSENC_LAYOUT_STRIDED. */
 typedef struct posenc_token_strides {
@@ -164,8 +216,10 @@ typedef struct posenc_attention_desc {
   int tables_per_head;    /* 0 or 1 */
   int bias_uses_scaled_q; /* 0 or 1: position logits from scale*q (BoTNet as
                              bottleneck-transformer-pytorch writes it) or q */
-  int64_t max_distance;   /* RELATIVE_1D and relative_values: 0 unclipped, else K >= 1 */
-  int64_t map_height, map_width; /* RELATIVE_2D: X, Y with X*Y = q_len = kv_len */
+  int64_t max_distance;   /* RELATIVE_1D and relative_values: 0 unclipped, else K >= 1;
+                             TABLE_1D: K >= 0; T5: T5's max_distance */
+  int64_t map_height, map_width; /* RELATIVE_2D: X, Y with X*Y = q_len (and kv_len
+                                    without a key map); TABLE_2D: Wh, Ww */
   int relative_values;    /* 0 or 1 */
   int64_t kv_heads;       /* 0 (= heads), or a divisor of heads */
   posenc_token_strides q_strides, k_strides, v_strides, out_strides; /* STRIDED only */
@@ -174,6 +228,12 @@ typedef struct posenc_attention_desc {
   int64_t mask_heads;     /* with a mask: 1 or heads */
   int64_t mask_q_len;     /* with a mask: q_len, or 1 */
   posenc_dtype mask_dtype;
+  posenc_relative_order relative_order;  /* RELATIVE_2D */
+  int64_t kv_map_height, kv_map_width;   /* RELATIVE_2D: 0 and 0, or the key map */
+  int class_token;        /* TABLE_2D: 0 or 1 (BEiT) */
+  int64_t num_buckets;    /* T5 (max_distance: T5's max_distance) */
+  int bidirectional;      /* T5 and ALIBI: 0 or 1 */
+  int64_t value_head_dim; /* 0 (= head_dim), or the head size of v and out */
 } posenc_attention_desc;
 
 /* The tensors of one call. Pointers a desc does not use must be NULL. */

@@ -18,7 +18,9 @@ ISA = {"auto": 0, "baseline": 1, "avx2": 2, "avx512": 3, "neon": 4}
 F32, BF16 = 0, 1
 SINCOS_LAYOUT = {"interleaved": 0, "split": 1}
 ATTENTION_LAYOUT = {"bhtd": 0, "bthd": 1, "strided": 2}
-ATTENTION_BIAS = {"none": 0, "absolute": 1, "relative_1d": 2, "relative_2d": 3}
+ATTENTION_BIAS = {"none": 0, "absolute": 1, "relative_1d": 2, "relative_2d": 3,
+                  "table_2d": 4, "table_1d": 5, "t5": 6, "alibi": 7}
+RELATIVE_ORDER = {"key_minus_query": 0, "query_minus_key": 1}
 INDEX_TYPE = {"int32": 0, "int64": 1}
 ROPE_PAIRING = {"interleaved": 0, "half_split": 1}
 ROPE_LAYOUT = {"bthd": 0, "bhtd": 1}
@@ -57,7 +59,11 @@ class AttentionDesc(ctypes.Structure):  # posenc_attention_desc
                 ("k_strides", TokenStrides), ("v_strides", TokenStrides),
                 ("out_strides", TokenStrides), ("index_type", c_enum),
                 ("mask_batch", ctypes.c_int64), ("mask_heads", ctypes.c_int64),
-                ("mask_q_len", ctypes.c_int64), ("mask_dtype", c_enum)]
+                ("mask_q_len", ctypes.c_int64), ("mask_dtype", c_enum),
+                ("relative_order", c_enum), ("kv_map_height", ctypes.c_int64),
+                ("kv_map_width", ctypes.c_int64), ("class_token", ctypes.c_int),
+                ("num_buckets", ctypes.c_int64), ("bidirectional", ctypes.c_int),
+                ("value_head_dim", ctypes.c_int64)]
 
 
 class AttentionTensors(ctypes.Structure):  # posenc_attention_tensors

@@ -118,6 +118,15 @@ AttentionExtents validate_desc(const posenc_attention_desc& d) {
     }
   }
   validate_mask_desc(d);
+  // The 0.3 fields whose implementations are being merged: refused until
+  // each lands, never ignored.
+  if (d.relative_order != POSENC_RELATIVE_KEY_MINUS_QUERY || d.kv_map_height != 0 ||
+      d.kv_map_width != 0 || d.class_token != 0 || d.num_buckets != 0 ||
+      d.bidirectional != 0 || d.value_head_dim != 0) {
+    fail(POSENC_ERROR_UNSUPPORTED,
+         "desc->relative_order, kv_map_height, kv_map_width, class_token, num_buckets, "
+         "bidirectional and value_head_dim must be 0 in this build");
+  }
   // Bounds the workspace sizes (which grow with q_len + kv_len) and the 1D
   // table's rows.
   checked_bytes({d.q_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
