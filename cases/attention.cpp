@@ -382,6 +382,7 @@ Problem problem_of(const std::shared_ptr<AttentionBuffers>& b) {
   p.bytes = b->bytes();
   p.write_bytes = b->out_bytes();
   p.flops = flops_of(b->desc());
+  p.gemm_type = b->desc().dtype;
   p.run = [b](posenc_context* ctx) { return b->run(ctx, b->desc().dtype); };
   p.output = [b] { return b->out(); };
   p.reference = [b] { return b->reference(); };

@@ -28,6 +28,8 @@ struct Problem {
   double bytes = 0;        // bytes read plus written by one call
   double write_bytes = 0;  // bytes written by one call (the memset bound)
   double flops = 0;        // floating-point operations of one call (0: memory-bound)
+  // The type of the op's GEMMs: its GFLOP/s read against oneDNN's rate in it.
+  posenc_dtype gemm_type = POSENC_F32;
   // The op through the C ABI, into the problem's output.
   std::function<posenc_status(posenc_context*)> run;
   // The output of the last run (bf16 widened, several outputs one after another).

@@ -666,7 +666,12 @@ class Bottleneck : public IsaTest {};
                                               bool qkv_bias = false) {
   const int64_t inner = d.heads * d.head_dim, heads = d.tables_per_head ? d.heads : 1;
   const std::vector<float> fmap = values(size_t(d.batch * d.channels * d.height * d.width), 11, d.dtype);
-  std::vector<float> w = values(size_t(3 * inner * d.channels), 12, d.dtype);
+  // Weights of a model's scale, fan_in^-1/2: with weights in [-1, 1] the
+  // position logits of an unscaled q are so large (std ~5) that rounding q
+  // to bf16 once moves an output of a bf16 block by 0.04.
+  std::vector<float> w = values(size_t(3 * inner * d.channels), 12, POSENC_F32);
+  for (float& x : w) x /= std::sqrt(float(d.channels));
+  if (d.dtype == POSENC_BF16) w = from_bf16(to_bf16(w));
   const std::vector<float> rel_h = values(size_t(heads * (2 * d.height - 1) * d.head_dim), 13, d.dtype);
   const std::vector<float> rel_w = values(size_t(heads * (2 * d.width - 1) * d.head_dim), 14, d.dtype);
   const std::vector<float> bias = values(qkv_bias ? size_t(3 * inner) : 0, 15, d.dtype);

@@ -12,8 +12,11 @@
 namespace posenc::cases {
 
 struct MachineFigures {
-  double gemm_gflops;          // oneDNN fp32 matmul 1024^3, default threads
-  double bf16_gemm_gflops;     // the same in bf16 (fp32 out); 0 if oneDNN has none here
+  // oneDNN's matmul rate at its best: the faster of 1024^3 and 2048^3, B in
+  // oneDNN's packed layout (packed once, as the attention packs its keys),
+  // warm, on the run's threads.
+  double gemm_gflops;          // fp32
+  double bf16_gemm_gflops;     // bf16 in, fp32 out; 0 if oneDNN has none here
   double memcpy_gbytes_per_s;  // bytes read plus written, 64 MiB, all threads
   double memset_gbytes_per_s;  // bytes written, 64 MiB, all threads
 };

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -232,9 +233,24 @@ MatmulCache& matmul_cache() {
   return cache;
 }
 
+// oneDNN's own primitive cache keeps the entry of a creation that an
+// allocation failure interrupted, its promise broken: every later creation
+// of that primitive then throws std::future_error. Emptying that cache
+// (capacity 0, then back) drops the entry, and the creation is tried again.
+std::shared_ptr<const CachedMatmul> create_after_broken_entry(const MatmulShape& shape) {
+  const int capacity = dnnl::get_primitive_cache_capacity();
+  dnnl::set_primitive_cache_capacity(0);
+  dnnl::set_primitive_cache_capacity(capacity);
+  return matmul_cache().get(shape);
+}
+
 std::shared_ptr<const CachedMatmul> cached_matmul(const MatmulShape& shape) {
   try {
-    return matmul_cache().get(shape);
+    try {
+      return matmul_cache().get(shape);
+    } catch (const std::future_error&) {
+      return create_after_broken_entry(shape);
+    }
   } catch (const dnnl::error& e) {
     if (e.status == dnnl_out_of_memory) throw std::bad_alloc();
     throw Error(POSENC_ERROR_UNSUPPORTED, std::string("oneDNN matmul: ") + e.what());
