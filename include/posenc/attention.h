@@ -268,11 +268,12 @@ POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t 
                                            int64_t head_dim);
 
 /* The workspace posenc_attention needs for this desc on this context, in
- * bytes (it grows with threads x kv_len x (query block + head_dim): score
- * blocks, and each thread's copy of one head's keys and values in oneDNN's
- * layout, at most 8 MiB; never with batch x heads x q_len x kv_len; a
- * decode step, q_len <= 16, whose keys are split across tasks adds their
- * partial results: fewer than 128 of q_len rows of about head_dim floats).
+ * bytes (it grows with threads x kv_len x (query block + head_dim +
+ * value_head_dim): score blocks, and each thread's copy of one head's keys
+ * and values in oneDNN's layout, at most 8 MiB; never with batch x heads x
+ * q_len x kv_len; a decode step, q_len <= 16, whose keys are split across
+ * tasks adds their partial results: fewer than 128 of q_len rows of about
+ * value_head_dim floats).
  * Valid as long as the context's thread count is: a context with
  * num_threads 0 follows OpenMP's default. Errors: as posenc_attention for
  * the desc, NULL `bytes`. */
