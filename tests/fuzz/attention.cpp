@@ -133,7 +133,7 @@ int64_t draw_value_head_dim(FuzzInput& in, int& invalid) {
   if (b < 128) return 0;
   if (b < 250) return 1 + b % 24;
   ++invalid;
-  return b % 2 == 0 ? -1 : int64_t(1) << 40;
+  return b % 2 == 0 ? -1 : int64_t(1) << 62;
 }
 
 // Elements a STRIDED tensor of rows of `row` elements spans, its negative
