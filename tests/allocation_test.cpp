@@ -304,6 +304,21 @@ const std::vector<OpCase>& op_cases() {
                    t.value_table = input(3).data() + 2048;
                    return attention(ctx, decode, t, out);
                  }});
+    // v, out and the relative values of 24 columns against q and k of 8, in
+    // a decode step split into two key ranges.
+    posenc_attention_desc value_dim;
+    posenc_attention_desc_init(&value_dim, 1, 1, 4, 2048, 8);
+    value_dim.value_head_dim = 24;
+    value_dim.bias = POSENC_BIAS_RELATIVE_1D;
+    value_dim.max_distance = 16;
+    value_dim.relative_values = 1;
+    value_dim.causal = 1;
+    value_dim.query_offset = 2044;
+    c.push_back({"attention_value_head_dim", 4 * 24, [value_dim](posenc_context* ctx, float* out) {
+                   posenc_attention_tensors t{};
+                   t.value_table = input(3).data() + 2048;
+                   return attention(ctx, value_dim, t, out);
+                 }});
     // Per-sequence lengths and offsets: the GEMM shapes follow the values.
     c.push_back({"attention_sequences", 3 * 2 * 150 * 16, [](posenc_context* ctx, float* out) {
                    static const int32_t kv_lengths[3] = {150, 37, 0}, q_lengths[3] = {150, 99, 1},

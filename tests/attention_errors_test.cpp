@@ -424,8 +424,8 @@ TEST(BottleneckErrors, OptionsAreNamed) {
   bad.stride = 2;
   expect_refused(bad, POSENC_ERROR_INVALID_ARGUMENT, "desc->stride");
   bad = d;
-  bad.value_head_dim = 8;  // timm's qk_ratio 0.5
-  expect_refused(bad, POSENC_ERROR_UNSUPPORTED, "desc->value_head_dim");
+  bad.value_head_dim = INT64_MAX / 2;  // the workspace overflows
+  expect_refused(bad, POSENC_ERROR_OVERFLOW, "desc->value_head_dim");
   bad.value_head_dim = -1;
   expect_refused(bad, POSENC_ERROR_INVALID_ARGUMENT, "desc->value_head_dim");
 

@@ -664,17 +664,20 @@ class Bottleneck : public IsaTest {};
 ::testing::AssertionResult bottleneck_matches(posenc_context* context,
                                               const posenc_bottleneck_desc& d,
                                               bool qkv_bias = false) {
-  const int64_t inner = d.heads * d.head_dim, heads = d.tables_per_head ? d.heads : 1;
+  // q and k of heads*head_dim channels each, v and out of heads*value_head_dim.
+  const int64_t dv = d.value_head_dim == 0 ? d.head_dim : d.value_head_dim;
+  const int64_t qkv = d.heads * (2 * d.head_dim + dv), inner = d.heads * dv;
+  const int64_t heads = d.tables_per_head ? d.heads : 1;
   const std::vector<float> fmap = values(size_t(d.batch * d.channels * d.height * d.width), 11, d.dtype);
   // Weights of a model's scale, fan_in^-1/2: with weights in [-1, 1] the
   // position logits of an unscaled q are so large (std ~5) that rounding q
   // to bf16 once moves an output of a bf16 block by 0.04.
-  std::vector<float> w = values(size_t(3 * inner * d.channels), 12, POSENC_F32);
+  std::vector<float> w = values(size_t(qkv * d.channels), 12, POSENC_F32);
   for (float& x : w) x /= std::sqrt(float(d.channels));
   if (d.dtype == POSENC_BF16) w = from_bf16(to_bf16(w));
   const std::vector<float> rel_h = values(size_t(heads * (2 * d.height - 1) * d.head_dim), 13, d.dtype);
   const std::vector<float> rel_w = values(size_t(heads * (2 * d.width - 1) * d.head_dim), 14, d.dtype);
-  const std::vector<float> bias = values(qkv_bias ? size_t(3 * inner) : 0, 15, d.dtype);
+  const std::vector<float> bias = values(qkv_bias ? size_t(qkv) : 0, 15, d.dtype);
   const size_t count = size_t(d.batch * inner * (d.height / d.stride) * (d.width / d.stride));
   GuardedFloats out(count);
   auto run = [&](const void* f, const void* wq, const void* b, const void* h, const void* rw) {
@@ -765,6 +768,38 @@ TEST_P(Bottleneck, PooledBf16Output) {
   posenc_bottleneck_desc d = bottleneck_desc(1, 8, 5, 4, 2, 8);
   d.stride = 2;
   d.out_dtype = POSENC_BF16;
+  EXPECT_TRUE(bottleneck_matches(context(), d, true));
+}
+
+// timm's qk_ratio != 1: v (and the output) of dim_out / heads channels per
+// head, q and k of head_dim, smaller and larger than v's; with stride 2, a
+// qkv bias, per-head tables, the unscaled q's logits; fp32 and bf16.
+TEST_P(Bottleneck, ValueHeadDim) {
+  const int64_t sizes[][2] = {{8, 16}, {16, 8}, {4, 1}, {8, 17}, {3, 13}};
+  for (const auto& size : sizes) {
+    SCOPED_TRACE("head_dim " + std::to_string(size[0]) + " value_head_dim " +
+                 std::to_string(size[1]));
+    posenc_bottleneck_desc d = bottleneck_desc(2, 12, 5, 7, 2, size[0]);
+    d.value_head_dim = size[1];
+    EXPECT_TRUE(bottleneck_matches(context(), d));
+    d.bias_uses_scaled_q = 0;
+    d.tables_per_head = 1;
+    EXPECT_TRUE(bottleneck_matches(context(), d, true));
+    d.stride = 2;
+    EXPECT_TRUE(bottleneck_matches(context(), d, true));
+    if (!bf16_supported(context())) continue;
+    d.dtype = POSENC_BF16;
+    EXPECT_TRUE(bottleneck_matches(context(), d, true));
+    d.stride = 1;
+    d.out_dtype = POSENC_BF16;
+    EXPECT_TRUE(bottleneck_matches(context(), d, true));
+  }
+  // timm's BottleneckAttn(64, 64, num_heads=4, qk_ratio=0.5) on an 8x8 map:
+  // dim_head_qk = make_divisible(32, 8) / 4 = 8, dim_head_v = 64 / 4 = 16.
+  posenc_bottleneck_desc d = bottleneck_desc(1, 64, 8, 8, 4, 8);
+  d.value_head_dim = 16;
+  d.bias_uses_scaled_q = 0;
+  d.stride = 2;
   EXPECT_TRUE(bottleneck_matches(context(), d, true));
 }
 

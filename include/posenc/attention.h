@@ -85,16 +85,17 @@
  * - BTHD: [batch, tokens, heads, head_dim];
  * - STRIDED: element strides per tensor (desc->q_strides .. out_strides):
  *   row (b, h, t) of a tensor starts b*batch + h*head + t*token elements
- *   after its pointer and its head_dim elements are contiguous. Strides are
- *   >= 0 (0 repeats a tensor, e.g. one k and v for the whole batch); the
- *   token stride of q, k and v is at least head_dim where the tensor has
- *   more than one token (it is a GEMM's row stride). Inputs may overlap
+ *   after its pointer and its head_dim elements (value_head_dim for v and
+ *   out) are contiguous. Strides are >= 0 (0 repeats a tensor, e.g. one k
+ *   and v for the whole batch); the token stride of q, k and v is at least
+ *   their row's elements where the tensor has more than one token (it is a
+ *   GEMM's row stride). Inputs may overlap
  *   each other, but out's elements must be distinct and overlap no input:
- *   out's dimensions (head_dim elements of stride 1, then token, head and
+ *   out's dimensions (its row's elements of stride 1, then token, head and
  *   batch) of more than one element, sorted by stride, must each have a
  *   stride past the largest offset the smaller ones reach (else
  *   POSENC_ERROR_ALIASING naming desc->out_strides). A tensor spans its
- *   largest row offset plus head_dim elements, which the aliasing checks
+ *   largest row offset plus its row's elements, which the aliasing checks
  *   use. Under BHTD and BTHD the four strides must be zero (so that strides
  *   set by mistake are caught, not ignored).
  *   This reads a KV cache of capacity C > kv_len in place ([B, H, C, d]:
@@ -109,8 +110,11 @@
  * Value head size (added in 0.3): value_head_dim, 0 for head_dim, is the
  * head size of v, out and RV (timm's BottleneckAttn with qk_ratio != 1):
  * v [.., kv_len, .., value_head_dim], out [.., q_len, .., value_head_dim],
- * RV [rows, value_head_dim]; q, k and the bias tables keep head_dim. Under
- * STRIDED, v's and out's rows are value_head_dim elements.
+ * RV [rows, value_head_dim] (or [heads, rows, value_head_dim]); q, k and
+ * the bias tables keep head_dim, and so does the default scale. Under
+ * STRIDED, v's and out's rows are value_head_dim elements (v's token
+ * stride at least value_head_dim). Any size >= 1, smaller or larger than
+ * head_dim, with every option of this header.
  *
  * Grouped-query attention: kv_heads (0 means heads) divides heads; k and v
  * have kv_heads heads and query head h reads kv head h / (heads / kv_heads)
@@ -233,7 +237,7 @@ typedef struct posenc_attention_desc {
   int class_token;        /* TABLE_2D: 0 or 1 (BEiT) */
   int64_t num_buckets;    /* T5 (max_distance: T5's max_distance) */
   int bidirectional;      /* T5 and ALIBI: 0 or 1 */
-  int64_t value_head_dim; /* 0 (= head_dim), or the head size of v and out */
+  int64_t value_head_dim; /* 0 (= head_dim), or the head size of v, out and RV */
 } posenc_attention_desc;
 
 /* The tensors of one call. Pointers a desc does not use must be NULL. */
@@ -264,11 +268,12 @@ POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t 
                                            int64_t head_dim);
 
 /* The workspace posenc_attention needs for this desc on this context, in
- * bytes (it grows with threads x kv_len x (query block + head_dim): score
- * blocks, and each thread's copy of one head's keys and values in oneDNN's
- * layout, at most 8 MiB; never with batch x heads x q_len x kv_len; a
- * decode step, q_len <= 16, whose keys are split across tasks adds their
- * partial results: fewer than 128 of q_len rows of about head_dim floats).
+ * bytes (it grows with threads x kv_len x (query block + head_dim +
+ * value_head_dim): score blocks, and each thread's copy of one head's keys
+ * and values in oneDNN's layout, at most 8 MiB; never with batch x heads x
+ * q_len x kv_len; a decode step, q_len <= 16, whose keys are split across
+ * tasks adds their partial results: fewer than 128 of q_len rows of about
+ * value_head_dim floats).
  * Valid as long as the context's thread count is: a context with
  * num_threads 0 follows OpenMP's default. Errors: as posenc_attention for
  * the desc, NULL `bytes`. */
@@ -292,7 +297,8 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * range, a per-sequence value out of range (the message names the first
  * bad index), query_offsets with a non-zero query_offset, a table pointer
  * the desc does not use, relative_values with RELATIVE_2D, kv_heads not 0
- * nor a divisor of heads, a negative stride or a too short token stride,
+ * nor a divisor of heads, a negative value_head_dim, a negative stride or
+ * a too short token stride,
  * strides under BHTD or BTHD (POSENC_ERROR_INVALID_ARGUMENT);
  * map_height*map_width !=
  * q_len or != kv_len (POSENC_ERROR_SHAPE_MISMATCH); sizes whose product
@@ -306,18 +312,21 @@ POSENC_API posenc_status posenc_attention(posenc_context* context,
                                           void* workspace, size_t workspace_bytes);
 
 /* BoTNet's multi-head self-attention (MHSA) layer over a feature map, as
- * timm's BottleneckAttn (layers/bottleneck_attn.py) computes it:
+ * timm's BottleneckAttn (layers/bottleneck_attn.py) computes it, with dh =
+ * head_dim (timm's dim_head_qk) and dv = value_head_dim (dim_head_v; dh
+ * when 0):
  *   qkv = W_qkv * fmap[b] + qkv_bias (a 1x1 convolution; channels [0, H*dh)
- *         give q, [H*dh, 2*H*dh) k, the rest v; channel h*dh + c is head h,
- *         column c: timm's split and reshape of qkv),
- *   out[b, h*dh + c, x, y] = attention of head h with RELATIVE_2D bias (no
+ *         give q, [H*dh, 2*H*dh) k, [2*H*dh, 2*H*dh + H*dv) v; channel
+ *         h*dh + c of q and k, h*dv + c of v, is head h, column c: timm's
+ *         split and reshape of qkv),
+ *   out[b, h*dv + c, x, y] = attention of head h with RELATIVE_2D bias (no
  *         mask), position logits from scale*q or q (bias_uses_scaled_q),
  *   then with stride 2 a 2x2 average pooling of out with stride 2.
- * fmap [batch, channels, height, width] (NCHW), w_qkv [3*heads*head_dim,
+ * fmap [batch, channels, height, width] (NCHW), w_qkv [H*(2*dh + dv),
  * channels] (timm's qkv.weight [.., channels, 1, 1] as stored), qkv_bias
- * [3*heads*head_dim] (qkv.bias), rel_h [2*height-1, head_dim], rel_w
- * [2*width-1, head_dim] (pos_embed.height_rel and width_rel as stored; or
- * [heads, .., head_dim] with tables_per_head), out [batch, heads*head_dim,
+ * [H*(2*dh + dv)] (qkv.bias), rel_h [2*height-1, dh], rel_w
+ * [2*width-1, dh] (pos_embed.height_rel and width_rel as stored; or
+ * [heads, .., dh] with tables_per_head), out [batch, H*dv,
  * height / stride, width / stride] (rounded down, as AvgPool2d(2, 2): an odd
  * map's last row or column is dropped). fmap, w_qkv, qkv_bias and the
  * tables are of dtype, out of out_dtype. */
@@ -334,11 +343,10 @@ typedef struct posenc_bottleneck_desc {
                              0: from q (scale_pos_embed=False, timm's default) */
   int64_t stride;         /* 1, or 2 (timm's stride=2: AvgPool2d(2, 2) on the
                              output; height and width >= 2) */
-  int64_t value_head_dim; /* 0 (= head_dim): timm's dim_head_v. A v head size
-                             other than head_dim (timm's qk_ratio != 1 or
-                             dim_head set) is refused with
-                             POSENC_ERROR_UNSUPPORTED: the fused attention
-                             takes one head size for q, k and v */
+  int64_t value_head_dim; /* 0 (= head_dim), or timm's dim_head_v = dim_out
+                             / heads, which differs from head_dim
+                             (dim_head_qk) when qk_ratio != 1 or dim_head
+                             is set; scale stays 1/sqrt(head_dim) */
 } posenc_bottleneck_desc;
 
 /* The tensors of posenc_bottleneck (added in 0.3). */
@@ -360,7 +368,8 @@ POSENC_API void posenc_bottleneck_desc_init(posenc_bottleneck_desc* desc, int64_
 
 /* Workspace in bytes: the token-major copy of fmap, the projected q, k, v
  * and the attention's output for the whole batch (so it grows with
- * batch x height x width x (channels + 4 x heads x head_dim); with stride 2
+ * batch x height x width x (channels + 2 x heads x (head_dim +
+ * value_head_dim)); with stride 2
  * the output is fp32 and its pooled copy is added), plus the attention's own
  * workspace (posenc_attention_workspace_size). */
 POSENC_API posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
@@ -371,8 +380,8 @@ POSENC_API posenc_status posenc_bottleneck_workspace_size(posenc_context* contex
  * posenc_bottleneck_workspace_size bytes. Errors (nothing written) as
  * posenc_attention: NULL pointers, sizes, dtypes, scale, flags, stride,
  * overflow, out overlapping an input or the workspace, workspace_bytes too
- * small, POSENC_ERROR_UNSUPPORTED for BF16 without a oneDNN bf16 GEMM or a
- * value_head_dim other than head_dim. Added in 0.3. */
+ * small, POSENC_ERROR_UNSUPPORTED for BF16 without a oneDNN bf16 GEMM.
+ * Added in 0.3. */
 POSENC_API posenc_status posenc_bottleneck(posenc_context* context,
                                            const posenc_bottleneck_desc* desc,
                                            const posenc_bottleneck_tensors* tensors,

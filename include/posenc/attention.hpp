@@ -51,7 +51,8 @@ inline PackedQkv packed_qkv(int64_t tokens, int64_t heads, int64_t kv_heads, int
 }
 
 // desc (self-attention: q_len = kv_len tokens) made STRIDED for a packed qkv
-// (packed_qkv of its heads and kv_heads), with out dense in out_layout.
+// (packed_qkv of its heads and kv_heads), with out dense in out_layout. For
+// one head size: desc.value_head_dim 0 (or head_dim).
 inline posenc_attention_desc packed_qkv_desc(posenc_attention_desc desc,
                                              posenc_attention_layout out_layout) {
   const int64_t kv_heads = desc.kv_heads == 0 ? desc.heads : desc.kv_heads;

@@ -84,12 +84,13 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     for other, name in ((kv, "k"), (vv, "v")):
         if other.dtype != qv.dtype:
             raise TypeError(f"{name}: must have q's dtype")
-    _tensor.expect_shape(vv, kv.shape, "v")
+    value_head_dim = vv.shape[3]  # v's and out's head size may differ from q's and k's
+    _tensor.expect_shape(vv, tuple(kv.shape[:3]) + (value_head_dim,), "v")
     if _sizes(kv, layout)[::3] != (batch, head_dim):
         raise ValueError(f"k: batch and head_dim must be q's ({batch}, {head_dim})")
     out_code = _tensor.dtype_code(out_dtype, "out_dtype")
     out_code = qv.dtype if out_code is None else out_code
-    q_shape = qv.shape
+    q_shape = tuple(qv.shape[:3]) + (value_head_dim,)
     if out is None:
         ov = _tensor.output(None, q, q_shape, out_code)
     else:
@@ -119,6 +120,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     desc.causal, desc.query_offset = int(bool(causal)), query_offset
     desc.bias_uses_scaled_q = int(bool(bias_uses_scaled_q))
     desc.max_distance, desc.kv_heads = max_distance, kv_heads
+    desc.value_head_dim = 0 if value_head_dim == head_dim else value_head_dim
 
     tables = {name: _table(t, name, qv.dtype) for name, t in
               (("table", table), ("table_h", table_h), ("table_w", table_w),
@@ -182,7 +184,9 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     head_dim] (then all of them). value_table: Shaw's relative values.
     mask: [mask_batch, mask_heads, mask_q_len, kv_len]. kv_lengths,
     q_lengths, query_offsets: [batch] int32 or int64. k and v may have fewer
-    heads than q (grouped-query). out_dtype: default q's. workspace: a buffer
+    heads than q (grouped-query). v may have another head size than q and k
+    (value_head_dim), which out and value_table then have. out_dtype:
+    default q's. workspace: a buffer
     of at least attention_workspace_size(...) bytes, or None.
     """
     desc, tensors, ov, keep = _plan(
@@ -209,22 +213,29 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
                     workspace=None, context=None, qkv_bias=None, bias_uses_scaled_q=True,
                     stride=1):
     """BoTNet's MHSA over fmap [B, C, H, W] (NCHW), as timm's BottleneckAttn:
-    w_qkv [3*heads*head_dim, C] (a 1x1 convolution's [.., C, 1, 1] weight
-    too), qkv_bias [3*heads*head_dim] or None, rel_h [2H-1, head_dim], rel_w
-    [2W-1, head_dim] (or per head, [heads, .., head_dim]); position logits
-    from the scaled q (bias_uses_scaled_q, timm's scale_pos_embed=True) or
-    the unscaled q; stride 2 averages 2x2 windows (AvgPool2d(2, 2)). Returns
-    [B, heads*head_dim, H // stride, W // stride]."""
+    w_qkv [heads*(2*head_dim + value_head_dim), C] (a 1x1 convolution's
+    [.., C, 1, 1] weight too; q, k, then v channels, as timm splits them),
+    qkv_bias [same rows] or None, rel_h [2H-1, head_dim], rel_w [2W-1,
+    head_dim] (or per head, [heads, .., head_dim]): head_dim is the tables',
+    value_head_dim what w_qkv's other rows leave (timm's dim_head_v, which
+    differs with qk_ratio != 1); position logits from the scaled q
+    (bias_uses_scaled_q, timm's scale_pos_embed=True) or the unscaled q;
+    stride 2 averages 2x2 windows (AvgPool2d(2, 2)). Returns
+    [B, heads*value_head_dim, H // stride, W // stride]."""
     f = _tensor.dense(fmap, "fmap", 4, _tensor.FLOATS)
     w = _tensor.dense(w_qkv, "w_qkv", (2, 4), _tensor.FLOATS)
     batch, channels, height, width = f.shape
     rows = w.shape[0]
-    if w.shape[1] != channels or (len(w.shape) == 4 and w.shape[2:] != (1, 1)):
-        raise ValueError(f"w_qkv: expected [3*heads*head_dim, {channels}], got {list(w.shape)}")
-    if rows % (3 * heads):
-        raise ValueError(f"w_qkv: {rows} rows are not 3 * heads ({heads}) * head_dim")
-    head_dim = rows // (3 * heads)
     th, tw = _table(rel_h, "rel_h", f.dtype), _table(rel_w, "rel_w", f.dtype)
+    head_dim = th.shape[-1]
+    if w.shape[1] != channels or (len(w.shape) == 4 and w.shape[2:] != (1, 1)):
+        raise ValueError(f"w_qkv: expected [heads*(2*head_dim + value_head_dim), {channels}], "
+                         f"got {list(w.shape)}")
+    value_rows = rows - 2 * heads * head_dim
+    if value_rows <= 0 or value_rows % heads:
+        raise ValueError(f"w_qkv: {rows} rows are not heads ({heads}) * (2 * head_dim "
+                         f"({head_dim}) + value_head_dim)")
+    value_head_dim = value_rows // heads
     if w.dtype != f.dtype:
         raise TypeError("w_qkv: must have fmap's dtype")
     if stride not in (1, 2):
@@ -244,7 +255,8 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     desc.tables_per_head = int(len(th.shape) == 3)
     desc.bias_uses_scaled_q = int(bool(bias_uses_scaled_q))
     desc.stride = stride
-    o = _tensor.output(out, fmap, (batch, heads * head_dim, height // stride, width // stride),
+    desc.value_head_dim = 0 if value_head_dim == head_dim else value_head_dim
+    o = _tensor.output(out, fmap, (batch, value_rows, height // stride, width // stride),
                        desc.out_dtype)
     tensors = _abi.BottleneckTensors(f.ptr, w.ptr, None if b is None else b.ptr, th.ptr, tw.ptr,
                                      o.ptr)

@@ -228,6 +228,39 @@ def test_attention_grouped_heads():
                                    8 ** -0.5))
 
 
+@pytest.mark.parametrize("value_dim", [1, 12])
+def test_attention_value_head_dim(value_dim):
+    """v, out and the relative values' table of another head size than q's."""
+    q, k, v = randn(2, 3, 5, 8), randn(2, 3, 7, 8), randn(2, 3, 7, value_dim)
+    table, value_table = randn(3, 5, 8), randn(3, 5, value_dim)  # per head, both
+    out = call_or_skip_unimplemented(lambda: posenc.attention(
+        q, k, v, causal=True, query_offset=2, bias="relative_1d", max_distance=2, table=table,
+        value_table=value_table))
+    assert out.shape == (2, 3, 5, value_dim)
+    rows = reference.relative_rows_1d(5, 7, 2, 2)
+    expected = reference.attention(
+        q, k, v, 8 ** -0.5, causal=True, offset=2, value_rows=rows, value_table=value_table,
+        tables=lambda q_: reference.table_logits(q_, table, rows))
+    close(out, expected)
+
+
+def test_bottleneck_mhsa_value_head_dim():
+    """w_qkv's rows: q and k of heads*dim (the tables' size), v of
+    heads*value_dim, as timm's BottleneckAttn splits them (qk_ratio != 1)."""
+    batch, channels, height, width, heads, dim, value_dim = 2, 6, 3, 4, 2, 4, 6
+    fmap = randn(batch, channels, height, width)
+    w = randn(heads * (2 * dim + value_dim), channels)
+    rh, rw = randn(2 * height - 1, dim), randn(2 * width - 1, dim)
+    out = call_or_skip_unimplemented(lambda: posenc.bottleneck_mhsa(fmap, w, rh, rw, heads))
+    qkv = np.einsum("oc,bcn->bon", w, fmap.reshape(batch, channels, -1))
+    parts = np.split(qkv, [heads * dim, 2 * heads * dim], axis=1)
+    q, k, v = (x.reshape(batch, heads, x.shape[1] // heads, -1).transpose(0, 1, 3, 2)
+               for x in parts)
+    expected = reference.attention(
+        q, k, v, dim ** -0.5, tables=lambda q_: reference.relative_2d(q_, rh, rw, height, width))
+    close(out, expected.transpose(0, 1, 3, 2).reshape(batch, heads * value_dim, height, width))
+
+
 def test_bottleneck_mhsa_matches_attention():
     batch, channels, height, width, heads, dim = 2, 6, 3, 4, 2, 4
     fmap = randn(batch, channels, height, width)

@@ -1,7 +1,8 @@
 """posenc.torch.patch against the unpatched modules on random weights: timm's
 and Segment Anything's SAM attention (windowed with padding, global, odd and
 non-square maps, resized tables, qk_norm), timm's BottleneckAttn (both
-scale_pos_embed settings), whole timm models; fp32 within 1e-5 of the
+scale_pos_embed settings, qkv_bias, stride 2, qk_ratio != 1), whole timm
+models; fp32 within 1e-5 of the
 output's magnitude, bf16 within 2e-2 (where this CPU's oneDNN has bf16);
 refusals; the fallback under autograd and in training."""
 import copy
@@ -100,6 +101,21 @@ def test_bottleneck_attention(scale_pos_embed, stride, qkv_bias, dtype, toleranc
     compare(module, torch.randn(2, 24, 5, 7), dtype, tolerance, expect=["bottleneck_attention"])
 
 
+# qk_ratio 0.5: dim_head_qk = make_divisible(32 * 0.5, 8) // 4 = 4 and
+# dim_head_v = 32 // 4 = 8 (and the other way with 1.5: 12 against 8).
+@pytest.mark.parametrize("dtype,tolerance", DTYPES)
+@pytest.mark.parametrize("qk_ratio", [0.5, 1.5])
+@pytest.mark.parametrize("stride,qkv_bias", [(1, False), (2, True)])
+def test_bottleneck_attention_qk_ratio(qk_ratio, stride, qkv_bias, dtype, tolerance):
+    torch.manual_seed(0)
+    module = timm_botnet.BottleneckAttn(24, 32, feat_size=(5, 7), stride=stride, num_heads=4,
+                                        qk_ratio=qk_ratio, qkv_bias=qkv_bias)
+    assert module.dim_head_qk == (4 if qk_ratio == 0.5 else 12) and module.dim_head_v == 8
+    if qkv_bias:
+        torch.nn.init.normal_(module.qkv.bias)
+    compare(module, torch.randn(2, 24, 5, 7), dtype, tolerance, expect=["bottleneck_attention"])
+
+
 def test_botnet26t_model():
     torch.manual_seed(0)
     model = timm.create_model("botnet26t_256", pretrained=False)
@@ -119,8 +135,7 @@ def test_refuses_what_it_cannot_reproduce_and_patches_nothing():
         posenc_torch.patch(model)
     message = str(refused.value)
     assert "1: sam_attention: rotary embeddings" in message
-    assert "2: bottleneck_attention: q/k head size" in message
-    assert [name for name, _ in refused.value.refused] == ["1", "2"]
+    assert [name for name, _ in refused.value.refused] == ["1"]
     assert not any(hasattr(m, "_posenc_original_forward") for m in model.modules())
 
 

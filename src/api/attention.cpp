@@ -122,15 +122,19 @@ AttentionExtents validate_desc(const posenc_attention_desc& d) {
   // each lands, never ignored.
   if (d.relative_order != POSENC_RELATIVE_KEY_MINUS_QUERY || d.kv_map_height != 0 ||
       d.kv_map_width != 0 || d.class_token != 0 || d.num_buckets != 0 ||
-      d.bidirectional != 0 || d.value_head_dim != 0) {
+      d.bidirectional != 0) {
     fail(POSENC_ERROR_UNSUPPORTED,
-         "desc->relative_order, kv_map_height, kv_map_width, class_token, num_buckets, "
-         "bidirectional and value_head_dim must be 0 in this build");
+         "desc->relative_order, kv_map_height, kv_map_width, class_token, num_buckets and "
+         "bidirectional must be 0 in this build");
   }
   // Bounds the workspace sizes (which grow with q_len + kv_len) and the 1D
   // table's rows.
   checked_bytes({d.q_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
   checked_bytes({d.kv_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
+  // 0 (head_dim) or v's head size, which bounds the workspace's
+  // accumulators (query block x value_head_dim floats).
+  require_non_negative(d.value_head_dim, "desc->value_head_dim");
+  checked_bytes({d.value_head_dim}, size_t(1) << 24, "desc->value_head_dim");
   return validate_attention_layout(d);
 }
 
@@ -189,20 +193,20 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
   const bool relative_1d = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values;
   const int64_t relative_rows =
       relative_1d ? relative_index(max_query_offset, d.q_len, d.kv_len, d.max_distance).rows : 0;
-  auto table = [&](const void* pointer, const char* name, int64_t rows) {
+  auto table = [&](const void* pointer, const char* name, int64_t rows, int64_t columns) {
     require_tensor(pointer, es, name);
-    inputs.push_back({pointer, checked_bytes({heads, rows, d.head_dim}, es, name), name});
+    inputs.push_back({pointer, checked_bytes({heads, rows, columns}, es, name), name});
   };
   switch (d.bias) {
     case POSENC_BIAS_ABSOLUTE:
-      table(t.table, "tensors->table", d.kv_len);
+      table(t.table, "tensors->table", d.kv_len, d.head_dim);
       break;
     case POSENC_BIAS_RELATIVE_1D:
-      table(t.table, "tensors->table", relative_rows);
+      table(t.table, "tensors->table", relative_rows, d.head_dim);
       break;
     case POSENC_BIAS_RELATIVE_2D:
-      table(t.table_h, "tensors->table_h", 2 * d.map_height - 1);
-      table(t.table_w, "tensors->table_w", 2 * d.map_width - 1);
+      table(t.table_h, "tensors->table_h", 2 * d.map_height - 1, d.head_dim);
+      table(t.table_w, "tensors->table_w", 2 * d.map_width - 1, d.head_dim);
       break;
     default:
       break;
@@ -231,7 +235,7 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
     inputs.push_back({r.pointer, checked_bytes({d.batch}, index_bytes, r.name), r.name});
   }
   if (d.relative_values) {
-    table(t.value_table, "tensors->value_table", relative_rows);
+    table(t.value_table, "tensors->value_table", relative_rows, ops::value_head_dim(d));
   } else {
     require_null(t.value_table, "tensors->value_table", "unless relative_values is 1");
   }
@@ -298,17 +302,14 @@ void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
             std::to_string(d.height) + " x " + std::to_string(d.width) + ")");
   }
   require_non_negative(d.value_head_dim, "desc->value_head_dim");
-  if (d.value_head_dim != 0 && d.value_head_dim != d.head_dim) {
-    fail(POSENC_ERROR_UNSUPPORTED,
-         "desc->value_head_dim: a v head size other than desc->head_dim (" +
-             std::to_string(d.head_dim) + ") is not supported: the fused attention takes one head size for q, k and v (got " +
-             std::to_string(d.value_head_dim) + ")");
-  }
   // Every intermediate (and the attention workspace) stays far below 2^63:
-  // per token, the channels, q, k, v and the attention's output (4 x heads
-  // x head_dim) and 4096 for the attention's workspace, 1 KiB each at most.
-  const char* per_token_name = "desc->channels + 4 * desc->heads * desc->head_dim";
-  const int64_t projections = checked_bytes({4, d.heads, d.head_dim}, 1, per_token_name);
+  // per token, the channels, q, k, v and the attention's output (heads x
+  // (2 x head_dim + 2 x value_head_dim)) and 4096 for the attention's
+  // workspace, 1 KiB each at most.
+  const char* per_token_name =
+      "desc->channels + 2 * desc->heads * (desc->head_dim + desc->value_head_dim)";
+  const int64_t head_sizes = checked_sum(d.head_dim, ops::value_head_dim(d), per_token_name);
+  const int64_t projections = checked_bytes({2, d.heads, head_sizes}, 1, per_token_name);
   const int64_t per_token =
       checked_sum(checked_sum(d.channels, projections, per_token_name), 4096, per_token_name);
   checked_bytes({d.batch, d.height, d.width, per_token}, size_t(1) << 10,
@@ -336,22 +337,25 @@ void run_bottleneck(posenc_context* context, const posenc_bottleneck_desc* desc,
   require_tensor(t.rel_w, es, names.rel_w);
   require_tensor(t.out, dtype_bytes(d.out_dtype), names.out);
   const int64_t heads = d.tables_per_head ? d.heads : 1;
+  // Channels of qkv per head: q's and k's head_dim, v's value_head_dim
+  // (bounded by validate_bottleneck_desc).
+  const int64_t qkv_head = 2 * d.head_dim + ops::value_head_dim(d);
   Regions inputs{
       {t.fmap, checked_bytes({d.batch, d.channels, d.height, d.width}, es, names.fmap),
        names.fmap},
-      {t.w_qkv, checked_bytes({3, d.heads, d.head_dim, d.channels}, es, names.w_qkv),
-       names.w_qkv},
+      {t.w_qkv, checked_bytes({d.heads, qkv_head, d.channels}, es, names.w_qkv), names.w_qkv},
       {t.rel_h, checked_bytes({heads, 2 * d.height - 1, d.head_dim}, es, names.rel_h),
        names.rel_h},
       {t.rel_w, checked_bytes({heads, 2 * d.width - 1, d.head_dim}, es, names.rel_w),
        names.rel_w}};
   if (t.qkv_bias != nullptr) {
     require_tensor(t.qkv_bias, es, names.qkv_bias);
-    inputs.push_back({t.qkv_bias, checked_bytes({3, d.heads, d.head_dim}, es, names.qkv_bias),
+    inputs.push_back({t.qkv_bias, checked_bytes({d.heads, qkv_head}, es, names.qkv_bias),
                       names.qkv_bias});
   }
   const int64_t out_bytes =
-      checked_bytes({d.batch, d.heads, d.head_dim, d.height / d.stride, d.width / d.stride},
+      checked_bytes({d.batch, d.heads, ops::value_head_dim(d), d.height / d.stride,
+                     d.width / d.stride},
                     dtype_bytes(d.out_dtype), names.out);
   for (const Region& r : inputs) {
     require_disjoint(t.out, out_bytes, names.out, r.pointer, r.bytes, r.name);

@@ -37,15 +37,16 @@ std::vector<double> head_rows(const Getter& x, int64_t b, int64_t h, int64_t tok
 
 std::vector<double> attention_core(const posenc_attention_desc& d, const Getter& q,
                                    const Getter& k, const Getter& v, const AttentionInputs& in) {
-  const int64_t dh = d.head_dim;
+  const int64_t dh = d.head_dim, dv = value_head_dim_of(d);
   const double alpha = d.bias_uses_scaled_q ? double(d.scale) : 1.0;
   int64_t max_offset = d.query_offset;
   if (in.query_offsets != nullptr) {
     max_offset = *std::max_element(in.query_offsets, in.query_offsets + d.batch);
   }
   const int64_t table_rows = relative_index(max_offset, d.q_len, d.kv_len, d.max_distance).rows;
-  auto table_of = [&](const float* table, int64_t rows, int64_t h, int64_t row) {
-    return table + ((d.tables_per_head ? h * rows : 0) + row) * dh;
+  auto table_of = [&](const float* table, int64_t rows, int64_t h, int64_t row,
+                      int64_t columns) {
+    return table + ((d.tables_per_head ? h * rows : 0) + row) * columns;
   };
   // The mask's entry for (b, h, i, j): batch b % mask_batch, head and
   // query 0 where the mask has one of them.
@@ -56,7 +57,7 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
                         (d.mask_q_len == 1 ? 0 : i);
     return double(in.mask[row * d.kv_len + j]);
   };
-  std::vector<double> out(size_t(d.batch * d.heads * d.q_len * dh), 0.0);
+  std::vector<double> out(size_t(d.batch * d.heads * d.q_len * dv), 0.0);
   std::vector<double> scores(size_t(d.kv_len));
   for (int64_t b = 0; b < d.batch; ++b) {
     const int64_t kv_length = in.kv_lengths ? in.kv_lengths[b] : d.kv_len;
@@ -67,7 +68,7 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
       const int64_t kv_head = h / (d.heads / kv_heads_of(d));
       const std::vector<double> qs = head_rows(q, b, h, d.q_len, dh);
       const std::vector<double> ks = head_rows(k, b, kv_head, d.kv_len, dh);
-      const std::vector<double> vs = head_rows(v, b, kv_head, d.kv_len, dh);
+      const std::vector<double> vs = head_rows(v, b, kv_head, d.kv_len, dv);
       for (int64_t i = 0; i < q_length; ++i) {  // later rows stay zero
         const double* qi = &qs[size_t(i * dh)];
         int64_t visible = kv_length;
@@ -81,16 +82,16 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
           double bias = 0.0;
           switch (d.bias) {
             case POSENC_BIAS_ABSOLUTE:
-              bias = dot(qi, table_of(in.table, d.kv_len, h, j), dh);
+              bias = dot(qi, table_of(in.table, d.kv_len, h, j, dh), dh);
               break;
             case POSENC_BIAS_RELATIVE_1D:
-              bias = dot(qi, table_of(in.table, table_rows, h, relative.row(i, j)), dh);
+              bias = dot(qi, table_of(in.table, table_rows, h, relative.row(i, j), dh), dh);
               break;
             case POSENC_BIAS_RELATIVE_2D: {
               const int64_t X = d.map_height, Y = d.map_width;
               const int64_t x1 = i / Y, y1 = i % Y, x2 = j / Y, y2 = j % Y;
-              bias = dot(qi, table_of(in.table_h, 2 * X - 1, h, x2 - x1 + X - 1), dh) +
-                     dot(qi, table_of(in.table_w, 2 * Y - 1, h, y2 - y1 + Y - 1), dh);
+              bias = dot(qi, table_of(in.table_h, 2 * X - 1, h, x2 - x1 + X - 1, dh), dh) +
+                     dot(qi, table_of(in.table_w, 2 * Y - 1, h, y2 - y1 + Y - 1, dh), dh);
               break;
             }
             default:
@@ -106,17 +107,17 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
           scores[size_t(j)] = std::exp(scores[size_t(j)] - max_score);
           sum += scores[size_t(j)];
         }
-        // STRIDED outputs are given densely, [batch, heads, q_len, head_dim].
+        // STRIDED outputs are given densely, [batch, heads, q_len, value_head_dim].
         const int64_t o_index = d.layout == POSENC_LAYOUT_STRIDED
-                                    ? ((b * d.heads + h) * d.q_len + i) * dh
-                                    : index_of(d, {}, d.heads, d.q_len, b, h, i, 0);
+                                    ? ((b * d.heads + h) * d.q_len + i) * dv
+                                    : index_of(d, {}, d.heads, d.q_len, b, h, i, 0, dv);
         double* o = &out[size_t(o_index)];
         for (int64_t j = 0; j < visible; ++j) {
           const double a = scores[size_t(j)] / sum;
-          for (int64_t c = 0; c < dh; ++c) o[c] += a * vs[size_t(j * dh + c)];
+          for (int64_t c = 0; c < dv; ++c) o[c] += a * vs[size_t(j * dv + c)];
           if (d.relative_values) {
-            const float* rv = table_of(in.value_table, table_rows, h, relative.row(i, j));
-            for (int64_t c = 0; c < dh; ++c) o[c] += a * double(rv[c]);
+            const float* rv = table_of(in.value_table, table_rows, h, relative.row(i, j), dv);
+            for (int64_t c = 0; c < dv; ++c) o[c] += a * double(rv[c]);
           }
         }
       }
@@ -128,45 +129,58 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
 }  // namespace
 
 int64_t index_of(const posenc_attention_desc& d, const posenc_token_strides& strides,
-                 int64_t heads, int64_t tokens, int64_t b, int64_t h, int64_t t, int64_t c) {
+                 int64_t heads, int64_t tokens, int64_t b, int64_t h, int64_t t, int64_t c,
+                 int64_t row_size) {
+  const int64_t row = row_size == 0 ? d.head_dim : row_size;
   switch (d.layout) {
     case POSENC_LAYOUT_BTHD:
-      return ((b * tokens + t) * heads + h) * d.head_dim + c;
+      return ((b * tokens + t) * heads + h) * row + c;
     case POSENC_LAYOUT_STRIDED:
       return b * strides.batch + h * strides.head + t * strides.token + c;
     default:
-      return ((b * heads + h) * tokens + t) * d.head_dim + c;
+      return ((b * heads + h) * tokens + t) * row + c;
   }
 }
 
 int64_t extent_of(const posenc_attention_desc& d, const posenc_token_strides& strides,
-                  int64_t heads, int64_t tokens) {
-  return index_of(d, strides, heads, tokens, d.batch - 1, heads - 1, tokens - 1,
-                  d.head_dim - 1) + 1;
+                  int64_t heads, int64_t tokens, int64_t row_size) {
+  const int64_t row = row_size == 0 ? d.head_dim : row_size;
+  return index_of(d, strides, heads, tokens, d.batch - 1, heads - 1, tokens - 1, row - 1, row) +
+         1;
+}
+
+int64_t value_head_dim_of(const posenc_attention_desc& d) {
+  return d.value_head_dim == 0 ? d.head_dim : d.value_head_dim;
 }
 
 std::vector<double> attention(const posenc_attention_desc& d, const AttentionInputs& in) {
   auto getter = [&d](const float* x, const posenc_token_strides& strides, int64_t heads,
-                     int64_t tokens) -> Getter {
-    return [&d, x, strides, heads, tokens](int64_t b, int64_t h, int64_t t, int64_t c) {
-      return double(x[index_of(d, strides, heads, tokens, b, h, t, c)]);
+                     int64_t tokens, int64_t row) -> Getter {
+    return [&d, x, strides, heads, tokens, row](int64_t b, int64_t h, int64_t t, int64_t c) {
+      return double(x[index_of(d, strides, heads, tokens, b, h, t, c, row)]);
     };
   };
   const int64_t kv_heads = kv_heads_of(d);
-  return attention_core(d, getter(in.q, d.q_strides, d.heads, d.q_len),
-                        getter(in.k, d.k_strides, kv_heads, d.kv_len),
-                        getter(in.v, d.v_strides, kv_heads, d.kv_len), in);
+  return attention_core(d, getter(in.q, d.q_strides, d.heads, d.q_len, 0),
+                        getter(in.k, d.k_strides, kv_heads, d.kv_len, 0),
+                        getter(in.v, d.v_strides, kv_heads, d.kv_len, value_head_dim_of(d)),
+                        in);
 }
 
 std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& d, const float* fmap,
                                     const float* w_qkv, const float* qkv_bias,
                                     const float* rel_h, const float* rel_w) {
-  const int64_t n = d.height * d.width, inner = d.heads * d.head_dim;
+  // timm's split of the qkv channels: q [0, qk), k [qk, 2 qk), v [2 qk, 2 qk
+  // + inner) with qk = heads*head_dim and inner = heads*value_head_dim; head
+  // h's column c at channel h*head_dim + c (v: h*value_head_dim + c).
+  const int64_t dv = d.value_head_dim == 0 ? d.head_dim : d.value_head_dim;
+  const int64_t n = d.height * d.width, qk = d.heads * d.head_dim, inner = d.heads * dv;
+  const int64_t channels = 2 * qk + inner;
   // qkv[b][o][t] = sum_c W[o, c] fmap[b, c, t] + bias[o]
-  std::vector<double> qkv(size_t(d.batch * 3 * inner * n), 0.0);
+  std::vector<double> qkv(size_t(d.batch * channels * n), 0.0);
   for (int64_t b = 0; b < d.batch; ++b) {
-    for (int64_t o = 0; o < 3 * inner; ++o) {
-      double* row = &qkv[size_t((b * 3 * inner + o) * n)];
+    for (int64_t o = 0; o < channels; ++o) {
+      double* row = &qkv[size_t((b * channels + o) * n)];
       if (qkv_bias != nullptr) std::fill(row, row + n, double(qkv_bias[o]));
       for (int64_t c = 0; c < d.channels; ++c) {
         const double w = w_qkv[o * d.channels + c];
@@ -175,13 +189,14 @@ std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& d, const float
       }
     }
   }
-  auto part = [&](int64_t which) -> Getter {
-    return [&, which](int64_t b, int64_t h, int64_t t, int64_t c) {
-      return qkv[size_t((b * 3 * inner + which * inner + h * d.head_dim + c) * n + t)];
+  auto part = [&](int64_t first, int64_t head_size) -> Getter {
+    return [&, first, head_size](int64_t b, int64_t h, int64_t t, int64_t c) {
+      return qkv[size_t((b * channels + first + h * head_size + c) * n + t)];
     };
   };
   posenc_attention_desc a;
   posenc_attention_desc_init(&a, d.batch, d.heads, n, n, d.head_dim);
+  a.value_head_dim = dv;
   a.scale = d.scale;
   a.bias = POSENC_BIAS_RELATIVE_2D;
   a.map_height = d.height;
@@ -191,7 +206,8 @@ std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& d, const float
   AttentionInputs in{};
   in.table_h = rel_h;
   in.table_w = rel_w;
-  const std::vector<double> tokens = attention_core(a, part(0), part(1), part(2), in);
+  const std::vector<double> tokens =
+      attention_core(a, part(0, d.head_dim), part(qk, d.head_dim), part(2 * qk, dv), in);
   // [b, h, (x, y), c] to [b, h*dh + c, (x / s, y / s)], the mean of each s x s
   // window (AvgPool2d(s, s): the last row and column of an odd map dropped).
   const int64_t s = d.stride, out_h = d.height / s, out_w = d.width / s;
@@ -201,9 +217,9 @@ std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& d, const float
       for (int64_t x = 0; x < out_h * s; ++x) {
         for (int64_t y = 0; y < out_w * s; ++y) {
           const int64_t t = x * d.width + y, pooled = x / s * out_w + y / s;
-          for (int64_t c = 0; c < d.head_dim; ++c) {
-            out[size_t((b * inner + h * d.head_dim + c) * out_h * out_w + pooled)] +=
-                tokens[size_t(((b * d.heads + h) * n + t) * d.head_dim + c)] / double(s * s);
+          for (int64_t c = 0; c < dv; ++c) {
+            out[size_t((b * inner + h * dv + c) * out_h * out_w + pooled)] +=
+                tokens[size_t(((b * d.heads + h) * n + t) * dv + c)] / double(s * s);
           }
         }
       }

@@ -27,21 +27,27 @@ struct AttentionInputs {
   const int64_t* query_offsets = nullptr;
 };
 
-// Element (b, h, t, c) of a tensor of `heads` heads and `tokens` tokens in
+// Element (b, h, t, c) of a tensor of `heads` heads and `tokens` tokens of
+// row_size elements (0: head_dim; v and out have value_head_dim_of(desc)) in
 // the desc's layout (STRIDED: `strides`), and the elements such a tensor
 // spans (its last element's index + 1).
 int64_t index_of(const posenc_attention_desc& desc, const posenc_token_strides& strides,
-                 int64_t heads, int64_t tokens, int64_t b, int64_t h, int64_t t, int64_t c);
+                 int64_t heads, int64_t tokens, int64_t b, int64_t h, int64_t t, int64_t c,
+                 int64_t row_size = 0);
 int64_t extent_of(const posenc_attention_desc& desc, const posenc_token_strides& strides,
-                  int64_t heads, int64_t tokens);
+                  int64_t heads, int64_t tokens, int64_t row_size = 0);
+
+// The head size of v and out: value_head_dim, or head_dim for 0.
+int64_t value_head_dim_of(const posenc_attention_desc& desc);
 
 // q, k, v read in the desc's layout (STRIDED: by its strides; k and v with
 // kv_heads heads). The output in the desc's layout, or dense
-// [batch, heads, q_len, head_dim] for STRIDED.
+// [batch, heads, q_len, value_head_dim] for STRIDED.
 std::vector<double> attention(const posenc_attention_desc& desc, const AttentionInputs& in);
 
-// out [batch, heads*head_dim, height / stride, width / stride]; qkv_bias may
-// be NULL.
+// out [batch, heads*value_head_dim, height / stride, width / stride] (value
+// head size 0: head_dim); w_qkv [heads*(2*head_dim + value_head_dim),
+// channels], q, k and v channels in timm's split; qkv_bias may be NULL.
 std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& desc, const float* fmap,
                                     const float* w_qkv, const float* qkv_bias,
                                     const float* rel_h, const float* rel_w);

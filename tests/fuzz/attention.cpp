@@ -1,8 +1,8 @@
 // Fused attention (every bias kind, causal and additive masks, per-sequence
 // lengths and offsets, layout and strides, grouped kv heads, dtype, offset,
-// relative values) and the BoTNet bottleneck block, each with no workspace,
-// one of the size posenc asks for, one byte short of it, or one overlapping
-// the output.
+// relative values, a value head size) and the BoTNet bottleneck block, each
+// with no workspace, one of the size posenc asks for, one byte short of it,
+// or one overlapping the output.
 #include <algorithm>
 #include <cmath>
 #include <climits>
@@ -126,23 +126,38 @@ int64_t draw_kv_heads(FuzzInput& in, int64_t heads, int& invalid) {
   }
 }
 
-// Elements a STRIDED tensor spans, its negative strides (refused) taken as 0.
+// value_head_dim: mostly 0 (= head_dim), else 1 to 24 (below, equal to or
+// above head_dim), sometimes negative or huge (refused).
+int64_t draw_value_head_dim(FuzzInput& in, int& invalid) {
+  const uint8_t b = in.byte();
+  if (b < 128) return 0;
+  if (b < 250) return 1 + b % 24;
+  ++invalid;
+  return b % 2 == 0 ? -1 : int64_t(1) << 62;
+}
+
+// Elements a STRIDED tensor of rows of `row` elements spans, its negative
+// strides (refused) taken as 0.
 size_t extent(const posenc_token_strides& s, int64_t batch, int64_t heads, int64_t tokens,
-              int64_t head_dim) {
+              int64_t row) {
   return size_t((batch - 1) * std::max<int64_t>(s.batch, 0) +
                 (heads - 1) * std::max<int64_t>(s.head, 0) +
-                (tokens - 1) * std::max<int64_t>(s.token, 0) + head_dim);
+                (tokens - 1) * std::max<int64_t>(s.token, 0) + row);
 }
 
 // Strides of a STRIDED desc with valid sizes: those of a dense layout, a
 // packed qkv (returns true: q, k, v are then views of one buffer), a KV
 // cache with spare rows, or drawn ones (a negative one is refused; too short
-// a token stride or out rows that overlap may be).
-bool draw_strides(FuzzInput& in, posenc_attention_desc& d, int64_t kv_heads, int& invalid) {
+// a token stride or out rows that overlap may be). v and out have rows of
+// dv (the value head size) elements.
+bool draw_strides(FuzzInput& in, posenc_attention_desc& d, int64_t kv_heads, int64_t dv,
+                  int& invalid) {
   const int64_t dh = d.head_dim;
   const auto dense = [&](posenc_attention_layout layout) {
-    d.q_strides = d.out_strides = posenc::dense_strides(layout, d.heads, d.q_len, dh);
-    d.k_strides = d.v_strides = posenc::dense_strides(layout, kv_heads, d.kv_len, dh);
+    d.q_strides = posenc::dense_strides(layout, d.heads, d.q_len, dh);
+    d.out_strides = posenc::dense_strides(layout, d.heads, d.q_len, dv);
+    d.k_strides = posenc::dense_strides(layout, kv_heads, d.kv_len, dh);
+    d.v_strides = posenc::dense_strides(layout, kv_heads, d.kv_len, dv);
   };
   switch (in.choice(5)) {
     case 0: dense(POSENC_LAYOUT_BHTD); return false;
@@ -154,7 +169,11 @@ bool draw_strides(FuzzInput& in, posenc_attention_desc& d, int64_t kv_heads, int
       return true;
     case 3:
       dense(POSENC_LAYOUT_BHTD);
-      d.k_strides = d.v_strides = posenc::kv_cache_strides(kv_heads, d.kv_len + in.byte() % 4, dh);
+      {
+        const int64_t capacity = d.kv_len + in.byte() % 4;
+        d.k_strides = posenc::kv_cache_strides(kv_heads, capacity, dh);
+        d.v_strides = posenc::kv_cache_strides(kv_heads, capacity, dv);
+      }
       return false;
     default:
       for (posenc_token_strides* s : {&d.q_strides, &d.k_strides, &d.v_strides, &d.out_strides}) {
@@ -215,6 +234,9 @@ void fuzz_attention(FuzzInput& in) {
     desc.map_height = desc.map_width = 0;
   }
   const Sequences sequences = draw_sequences(in, desc, batch, invalid);
+  desc.value_head_dim = draw_value_head_dim(in, invalid);
+  // v's, out's and the value table's rows (only used for valid sizes).
+  const int64_t dv = desc.value_head_dim > 0 ? desc.value_head_dim : head_dim;
   const int64_t table_heads = desc.tables_per_head ? heads : 1;
   // attention.h: 2K + 1 rows when clipped, else q_len + kv_len - 1 + max(offset, 0),
   // the largest offset of query_offsets when given (a huge one is refused).
@@ -225,27 +247,29 @@ void fuzz_attention(FuzzInput& in) {
   const int64_t table_rows = desc.bias == POSENC_BIAS_ABSOLUTE ? desc.kv_len : rows_1d;
   // Buffers of floats, large enough for either dtype.
   size_t qn = elements({batch, heads, desc.q_len, head_dim}, invalid);
-  size_t kvn = elements({batch, heads, desc.kv_len, head_dim}, invalid), outn = qn;
+  size_t kn = elements({batch, heads, desc.kv_len, head_dim}, invalid);
+  size_t vn = elements({batch, heads, desc.kv_len, dv}, invalid);
+  size_t outn = elements({batch, heads, desc.q_len, dv}, invalid);
   bool packed = false;
   const int64_t kv_heads = desc.kv_heads > 0 ? desc.kv_heads : heads;
   if (desc.layout == POSENC_LAYOUT_STRIDED && invalid == 0) {
-    packed = draw_strides(in, desc, kv_heads, invalid);
+    packed = draw_strides(in, desc, kv_heads, dv, invalid);
     qn = extent(desc.q_strides, batch, heads, desc.q_len, head_dim);
-    kvn = std::max(extent(desc.k_strides, batch, kv_heads, desc.kv_len, head_dim),
-                   extent(desc.v_strides, batch, kv_heads, desc.kv_len, head_dim));
-    outn = extent(desc.out_strides, batch, heads, desc.q_len, head_dim);
+    kn = extent(desc.k_strides, batch, kv_heads, desc.kv_len, head_dim);
+    vn = extent(desc.v_strides, batch, kv_heads, desc.kv_len, dv);
+    outn = extent(desc.out_strides, batch, heads, desc.q_len, dv);
   }
   // A packed qkv: k and v start heads and heads + kv_heads rows of head_dim
   // into q's buffer (elements of the desc's dtype).
   const size_t k_offset = packed ? size_t(heads * head_dim) : 0;
   const size_t v_offset = packed ? size_t((heads + kv_heads) * head_dim) : 0;
-  if (packed) qn = std::max(qn, v_offset + kvn);
-  std::vector<float> q(qn, 0.3f), k(kvn, -0.2f), v(kvn, 0.7f), out(outn, kUntouched);
+  if (packed) qn = std::max({qn, k_offset + kn, v_offset + vn});
+  std::vector<float> q(qn, 0.3f), k(kn, -0.2f), v(vn, 0.7f), out(outn, kUntouched);
   std::vector<float> table(elements({table_heads, table_rows, head_dim}, invalid), 0.1f);
   const int64_t h_rows = invalid > 0 ? 1 : 2 * height - 1, w_rows = invalid > 0 ? 1 : 2 * width - 1;
   std::vector<float> table_h(elements({table_heads, h_rows, head_dim}, invalid), 0.2f);
   std::vector<float> table_w(elements({table_heads, w_rows, head_dim}, invalid), 0.3f);
-  std::vector<float> values(elements({table_heads, rows_1d, head_dim}, invalid), 0.4f);
+  std::vector<float> values(elements({table_heads, rows_1d, dv}, invalid), 0.4f);
   posenc_attention_tensors t{q.data(), k.data(), v.data(), nullptr, nullptr, nullptr, nullptr,
                              out.data(), nullptr, nullptr, nullptr, nullptr};
   if (packed) {
@@ -317,18 +341,20 @@ void fuzz_bottleneck(FuzzInput& in) {
   if (desc.bias_uses_scaled_q > 1) ++invalid;
   desc.stride = in.choice(4);  // 0 and 3 are refused, 2 on a map under 2x2 too
   if (desc.stride != 1 && (desc.stride != 2 || height < 2 || width < 2)) ++invalid;
-  desc.value_head_dim = in.choice(8) == 0 ? 9 : 0;  // > head_dim: not implemented
-  if (desc.value_head_dim != 0) ++invalid;
+  desc.value_head_dim = draw_value_head_dim(in, invalid);
   // Derived sizes only of valid ones (invalid sizes may overflow them).
   const bool valid = invalid == 0;
   const int64_t table_heads = desc.tables_per_head && valid ? desc.heads : 1;
-  const int64_t inner = valid ? desc.heads * desc.head_dim : 1;
+  const int64_t dv = desc.value_head_dim > 0 ? desc.value_head_dim : desc.head_dim;
+  // q and k of heads*head_dim channels, v and out of heads*dv.
+  const int64_t qkv = valid ? desc.heads * (2 * desc.head_dim + dv) : 1;
+  const int64_t inner = valid ? desc.heads * dv : 1;
   const int64_t h_rows = valid ? 2 * desc.height - 1 : 1, w_rows = valid ? 2 * desc.width - 1 : 1;
   const int64_t pool = valid ? desc.stride : 1;
   std::vector<float> fmap(
       elements({desc.batch, desc.channels, desc.height, desc.width}, invalid), 0.5f);
-  std::vector<float> w_qkv(elements({3 * inner, desc.channels}, invalid), 0.1f);
-  std::vector<float> qkv_bias(elements({3 * inner}, invalid), 0.3f);
+  std::vector<float> w_qkv(elements({qkv, desc.channels}, invalid), 0.1f);
+  std::vector<float> qkv_bias(elements({qkv}, invalid), 0.3f);
   std::vector<float> rel_h(elements({table_heads, h_rows, desc.head_dim}, invalid), 0.2f);
   std::vector<float> rel_w(elements({table_heads, w_rows, desc.head_dim}, invalid), -0.2f);
   std::vector<float> out(

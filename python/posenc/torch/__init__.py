@@ -10,7 +10,7 @@ imported here):
   without use_rel_pos) and segment_anything's modeling.image_encoder.Attention:
   kind "sam_attention" (posenc_attention, 2D relative bias);
 - timm's layers.bottleneck_attn.BottleneckAttn (both scale_pos_embed
-  settings, qkv_bias, stride 2; not qk_ratio != 1): kind
+  settings, qkv_bias, stride 2, qk_ratio != 1): kind
   "bottleneck_attention" (posenc_bottleneck).
 The model's weights and every other layer stay as they are. A module posenc
 cannot reproduce exactly makes patch raise PatchError naming it and why, and

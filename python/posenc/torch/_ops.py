@@ -24,7 +24,8 @@ def _attention_2d(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 def _bottleneck(fmap: torch.Tensor, w_qkv: torch.Tensor, qkv_bias: Optional[torch.Tensor],
                 rel_h: torch.Tensor, rel_w: torch.Tensor, heads: int, scale: float,
                 bias_uses_scaled_q: bool, stride: int, out_dtype: torch.dtype) -> torch.Tensor:
-    """BoTNet's MHSA over NCHW fmap: [B, rows/3, H/stride, W/stride] of out_dtype."""
+    """BoTNet's MHSA over NCHW fmap: [B, heads*value_head_dim, H/stride, W/stride] of
+    out_dtype (value_head_dim: what w_qkv's rows leave past q's and k's)."""
     return bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=scale, out_dtype=out_dtype,
                            qkv_bias=qkv_bias, bias_uses_scaled_q=bias_uses_scaled_q,
                            stride=stride)
@@ -43,7 +44,8 @@ if _CUSTOM_OPS:
     def _(fmap, w_qkv, qkv_bias, rel_h, rel_w, heads, scale, bias_uses_scaled_q, stride,
           out_dtype):
         batch, _, height, width = fmap.shape
-        return fmap.new_empty((batch, w_qkv.shape[0] // 3, height // stride, width // stride),
+        value_rows = w_qkv.shape[0] - 2 * heads * rel_h.shape[-1]
+        return fmap.new_empty((batch, value_rows, height // stride, width // stride),
                               dtype=out_dtype)
 else:
     attention_2d, bottleneck = _attention_2d, _bottleneck

@@ -3,7 +3,9 @@
 PosEmbedRel's logits are q . R[k - q + S - 1] (the skew of rel_logits_1d),
 the height table with rows and the width table with columns: posenc's
 RELATIVE_2D as it is. scale_pos_embed is bias_uses_scaled_q, qkv.bias the
-qkv bias, and stride 2's AvgPool2d(2, 2) runs in posenc.
+qkv bias, stride 2's AvgPool2d(2, 2) runs in posenc, and qk_ratio != 1 (a v
+head size dim_head_v other than dim_head_qk) is value_head_dim: the tables
+give the q/k head size and qkv.weight's other rows v's.
 """
 import torch
 
@@ -11,10 +13,9 @@ from . import _ops
 
 
 def cannot_reproduce(module):
-    """Why posenc cannot run this module exactly, or None."""
-    if module.dim_head_qk != module.dim_head_v:
-        return (f"q/k head size {module.dim_head_qk} differs from v's {module.dim_head_v} "
-                "(qk_ratio != 1)")
+    """Why posenc cannot run this module exactly, or None: every
+    BottleneckAttn it can (both scale_pos_embed, qkv_bias, stride 2 and
+    any qk_ratio)."""
     return None
 
 

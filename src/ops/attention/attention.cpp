@@ -193,7 +193,7 @@ void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const Partial
   Sequence seq;
   const QueryBlock qb = query_block(query_task, seq);
   merge_partials(records, partial, query_task * blocking_.key_splits, blocking_.key_splits,
-                 qb.rows, p_.head_dim, layout_.acc_ld, p_.softmax_scale, s.acc, s.row_sum);
+                 qb.rows, p_.value_head_dim, layout_.acc_ld, p_.softmax_scale, s.acc, s.row_sum);
   store(qb, qb.batch, seq, s);
 }
 
@@ -267,7 +267,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
                         s.row_sum + r, direct_bf16 ? probs_bf16 : nullptr);
     if (kb.first > range_first && correction != 1.0f) {
       float* acc = s.acc + r * layout_.acc_ld;
-      k.scale_f32(acc, correction, acc, p_.head_dim);
+      k.scale_f32(acc, correction, acc, p_.value_head_dim);
       if (p_.relative_values) {
         float* w = s.weights + r * layout_.value_window;
         k.scale_f32(w, correction, w, vw.count);
@@ -290,7 +290,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
 
 void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Sequence& seq,
                              const Scratch& s) const {
-  const int64_t d = p_.head_dim;
+  const int64_t d = p_.value_head_dim;
   const size_t out_bytes = dtype_bytes(p_.out_dtype);
   for (int64_t r = 0; r < qb.rows; ++r) {
     const int64_t i = qb.first + r;
@@ -344,12 +344,12 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     return int64_t(b);
   };
   const AttentionProblem& p = problem;
-  const PreparedProblem<struct AttentionTag, 22> prepared(
+  const PreparedProblem<struct AttentionTag, 23> prepared(
       {p.q_len, p.kv_len, p.head_dim, p.q.token, p.k.token, p.v.token, int64_t(p.dtype),
        bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.query_offset, int64_t(p.bias),
        p.max_distance, p.map_height, p.map_width, int64_t(p.relative_values), blocking.slots,
        blocking.query_block, blocking.key_block, blocking.keys_per_split, layout.acc_ld,
-       int64_t(layout.packed.bytes())});
+       int64_t(layout.packed.bytes()), p.value_head_dim});
   const int64_t head_tasks = blocking.query_blocks * blocking.key_splits;
   if (p.per_sequence() || !prepared.before()) {
     const QueryBlockRunner dry_runner(ctx, problem, tensors, blocking, layout, true);

@@ -7,11 +7,18 @@
 namespace posenc::ops {
 namespace {
 
-// Row `first_row` of the table of head `head` (tables of `rows` rows).
+// Row `first_row` of the table of head `head` (tables of `rows` rows of
+// `columns` elements).
+const void* table_row(const AttentionProblem& p, const void* table, int64_t head, int64_t rows,
+                      int64_t first_row, int64_t columns) {
+  const int64_t row = (p.tables_per_head ? head * rows : 0) + first_row;
+  return static_cast<const char*>(table) + size_t(row * columns) * p.element_bytes();
+}
+
+// The same for the tables of q's logits, of head_dim columns.
 const void* table_row(const AttentionProblem& p, const void* table, int64_t head, int64_t rows,
                       int64_t first_row) {
-  const int64_t row = (p.tables_per_head ? head * rows : 0) + first_row;
-  return static_cast<const char*>(table) + size_t(row * p.head_dim) * p.element_bytes();
+  return table_row(p, table, head, rows, first_row, p.head_dim);
 }
 
 // out[r, c] (+)= alpha * q[r] . rows[c] for r < qb.rows, c < count.
@@ -183,15 +190,17 @@ void RelativeValues::apply(const QueryBlock& qb, const RowWindow& window, const 
                            int64_t ld, float* out, int64_t ldo) const {
   MatmulShape s;
   s.m = qb.rows;
-  s.n = p_.head_dim;
+  s.n = p_.value_head_dim;
   s.k = window.count;
   s.lda = ld;
-  s.ldb = p_.head_dim;
+  s.ldb = p_.value_head_dim;
   s.ldc = ldo;
   s.ab_type = p_.dtype;
   s.accumulate = true;
   matmul(s, weights,
-         table_row(p_, t_.value_table, qb.head, relative_index_of(p_).rows, window.first), out);
+         table_row(p_, t_.value_table, qb.head, relative_index_of(p_).rows, window.first,
+                   p_.value_head_dim),
+         out);
 }
 
 }  // namespace posenc::ops

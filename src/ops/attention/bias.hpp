@@ -105,7 +105,8 @@ class RelativeValues {
                const float* p, float* weights) const;
 
   // out[r, :] += weights[r, :] . RV[window] for the block's rows (out of row
-  // stride ldo); weights (row stride ld) in the problem's dtype.
+  // stride ldo; RV and out of value_head_dim columns); weights (row stride
+  // ld) in the problem's dtype.
   void apply(const QueryBlock& qb, const RowWindow& window, const void* weights, int64_t ld,
              float* out, int64_t ldo) const;
 

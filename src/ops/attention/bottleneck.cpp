@@ -13,19 +13,29 @@
 namespace posenc::ops {
 namespace {
 
-// The attention of the block on the projected tokens: q, k and v interleaved
-// in rows of 3*heads*head_dim (token-major), output token-major (in fp32 when
-// it is pooled afterwards, so that the pooled output is rounded once).
+// Channels of the projection: q and k of heads*head_dim each (timm's
+// dim_out_qk), then v of heads*value_head_dim (dim_out_v), as timm splits them.
+int64_t qk_channels(const posenc_bottleneck_desc& d) { return d.heads * d.head_dim; }
+int64_t v_channels(const posenc_bottleneck_desc& d) { return d.heads * value_head_dim(d); }
+int64_t qkv_channels(const posenc_bottleneck_desc& d) {
+  return 2 * qk_channels(d) + v_channels(d);
+}
+
+// The attention of the block on the projected tokens: q, k and v side by
+// side in rows of qkv_channels (token-major), output token-major (in fp32
+// when it is pooled afterwards, so that the pooled output is rounded once).
 AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
-  const int64_t tokens = d.height * d.width, inner = d.heads * d.head_dim;
-  const int64_t ld = gemm_output_stride(3 * inner);
+  const int64_t tokens = d.height * d.width, inner = v_channels(d);
+  const int64_t ld = gemm_output_stride(qkv_channels(d));
   AttentionProblem p{};
   p.batch = d.batch;
   p.heads = p.kv_heads = d.heads;
   p.q_len = p.kv_len = tokens;
   p.head_dim = d.head_dim;
-  p.q = p.k = p.v = TokenStrides{tokens * ld, d.head_dim, ld};
-  p.out = TokenStrides{tokens * inner, d.head_dim, inner};
+  p.value_head_dim = value_head_dim(d);
+  p.q = p.k = TokenStrides{tokens * ld, d.head_dim, ld};
+  p.v = TokenStrides{tokens * ld, p.value_head_dim, ld};
+  p.out = TokenStrides{tokens * inner, p.value_head_dim, inner};
   p.dtype = d.dtype;
   p.out_dtype = d.stride == 2 ? POSENC_F32 : d.out_dtype;
   p.bias = POSENC_BIAS_RELATIVE_2D;
@@ -93,7 +103,7 @@ void add_bias_rows(const ExecContext& ctx, int64_t rows, int64_t n, int64_t ld,
 // in place in `tokens`.
 void average_pool_2x2(const ExecContext& ctx, const posenc_bottleneck_desc& d, float* tokens,
                       void* pooled) {
-  const int64_t inner = d.heads * d.head_dim, px_count = d.height / 2, py_count = d.width / 2;
+  const int64_t inner = v_channels(d), px_count = d.height / 2, py_count = d.width / 2;
   const ElementwiseKernels& elementwise = ctx.kernels->elementwise;
   parallel_for(ctx.num_threads, d.batch * px_count, [&](int64_t task) {
     const int64_t b = task / px_count, px = task % px_count;
@@ -119,14 +129,14 @@ void average_pool_2x2(const ExecContext& ctx, const posenc_bottleneck_desc& d, f
 
 BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& d, int threads) {
   const size_t tokens = size_t(d.batch * d.height * d.width);
-  const size_t inner = size_t(d.heads * d.head_dim), es = dtype_bytes(d.dtype);
+  const size_t inner = size_t(v_channels(d)), es = dtype_bytes(d.dtype);
   BottleneckPlan plan;
   plan.attention = attention_problem(d);
   plan.attention_plan = plan_attention(plan.attention, threads);
   plan.tokens_in = 0;
   plan.qkv = plan.tokens_in + workspace_aligned(tokens * size_t(d.channels) * es);
   plan.tokens_out =
-      plan.qkv + workspace_aligned(tokens * size_t(gemm_output_stride(3 * int64_t(inner))) * es);
+      plan.qkv + workspace_aligned(tokens * size_t(gemm_output_stride(qkv_channels(d))) * es);
   const size_t pooled_tokens = d.stride == 2 ? size_t(d.batch * (d.height / 2) * (d.width / 2)) : 0;
   plan.pooled = plan.tokens_out +
                 workspace_aligned(tokens * inner * dtype_bytes(plan.attention.out_dtype));
@@ -142,7 +152,7 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d,
                      void* workspace) {
   const Workspace memory(workspace, plan.workspace_bytes);
   uint8_t* base = memory.base();
-  const int64_t tokens = d.height * d.width, inner = d.heads * d.head_dim;
+  const int64_t tokens = d.height * d.width, inner = v_channels(d);
   const size_t es = dtype_bytes(d.dtype);
 
   // NCHW to token-major, then qkv[b] = tokens[b] W_qkv^T (+ bias): the 1x1
@@ -151,10 +161,10 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d,
   MatmulShape s;
   s.batch = d.batch;
   s.m = tokens;
-  s.n = 3 * inner;
+  s.n = qkv_channels(d);
   s.k = d.channels;
   s.lda = s.ldb = d.channels;
-  s.ldc = gemm_output_stride(3 * inner);
+  s.ldc = gemm_output_stride(s.n);
   s.batch_stride_a = tokens * d.channels;
   s.batch_stride_c = tokens * s.ldc;
   s.transpose_b = true;
@@ -164,14 +174,14 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d,
     matmul(s, base + plan.tokens_in, tensors.w_qkv, base + plan.qkv);
   }
   if (tensors.qkv_bias != nullptr) {
-    add_bias_rows(ctx, d.batch * tokens, 3 * inner, s.ldc, d.dtype, tensors.qkv_bias,
+    add_bias_rows(ctx, d.batch * tokens, s.n, s.ldc, d.dtype, tensors.qkv_bias,
                   base + plan.qkv);
   }
 
   posenc_attention_tensors t{};
   t.q = base + plan.qkv;
-  t.k = base + plan.qkv + size_t(inner) * es;
-  t.v = base + plan.qkv + size_t(2 * inner) * es;
+  t.k = base + plan.qkv + size_t(qk_channels(d)) * es;
+  t.v = base + plan.qkv + size_t(2 * qk_channels(d)) * es;
   t.table_h = tensors.rel_h;
   t.table_w = tensors.rel_w;
   t.out = base + plan.tokens_out;

@@ -12,15 +12,22 @@
 
 namespace posenc::ops {
 
+// The head size of v and of the output: value_head_dim, or head_dim for 0
+// (timm's dim_head_v).
+inline int64_t value_head_dim(const posenc_bottleneck_desc& desc) {
+  return desc.value_head_dim == 0 ? desc.head_dim : desc.value_head_dim;
+}
+
 // The block's attention on the projected tokens and its plan, and where the
 // buffers lie in the workspace (byte offsets once it is aligned to 64 bytes).
 struct BottleneckPlan {
   AttentionProblem attention;
   AttentionPlan attention_plan;
   size_t tokens_in;   // [batch, tokens, channels] of dtype
-  size_t qkv;         // [batch, tokens, 3*inner] of dtype, rows gemm_output_stride() apart
-  size_t tokens_out;  // [batch, tokens, inner]: of out_dtype, fp32 with stride 2
-  size_t pooled;      // stride 2: [batch, tokens / 4, inner] of out_dtype
+  size_t qkv;         // [batch, tokens, heads*(2*head_dim + value_head_dim)] of dtype,
+                      // rows gemm_output_stride() apart
+  size_t tokens_out;  // [batch, tokens, heads*value_head_dim]: of out_dtype, fp32 with stride 2
+  size_t pooled;      // stride 2: [batch, tokens / 4, heads*value_head_dim] of out_dtype
   size_t attention_workspace;
   size_t workspace_bytes;
 };

@@ -31,7 +31,7 @@ MatmulShape output_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock&
                         int64_t acc_ld, bool accumulate) {
   MatmulShape s;
   s.m = rows;
-  s.n = p.head_dim;
+  s.n = p.value_head_dim;
   s.k = kb.count;
   s.lda = gemm_output_stride(kb.count);
   s.ldb = p.v.token;

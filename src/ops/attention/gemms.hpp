@@ -18,7 +18,7 @@ namespace posenc::ops {
 // scale * q[rows] k[kb]^T.
 MatmulShape scores_gemm(const AttentionProblem& problem, int64_t rows, const KeyBlock& kb);
 
-// acc[rows, head_dim] (row stride acc_ld) = (or += when accumulate: a later
+// acc[rows, value_head_dim] (row stride acc_ld) = (or += when accumulate: a later
 // key block of the task's keys) probs[rows, kb.count] v[kb].
 MatmulShape output_gemm(const AttentionProblem& problem, int64_t rows, const KeyBlock& kb,
                         int64_t acc_ld, bool accumulate);

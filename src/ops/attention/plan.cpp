@@ -85,7 +85,7 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   const bool bf16 = p.dtype == POSENC_BF16;
   SlotLayout s{};
   s.scores_ld = gemm_output_stride(b.key_block);
-  s.acc_ld = gemm_output_stride(p.head_dim);
+  s.acc_ld = gemm_output_stride(p.value_head_dim);
   size_t offset = 0;
   const size_t block = rows * size_t(s.scores_ld);
   s.scores = reserve(offset, block * sizeof(float));

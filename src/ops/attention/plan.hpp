@@ -32,7 +32,7 @@ AttentionBlocking attention_blocking(const AttentionProblem& problem, int thread
 // Byte offsets of one thread's scratch inside its slot, each 64-byte aligned.
 struct SlotLayout {
   int64_t scores_ld; // the longest row stride of scores and probs_bf16
-  int64_t acc_ld;    // row stride of acc (>= head_dim)
+  int64_t acc_ld;    // row stride of acc (>= value_head_dim)
   size_t scores;     // float [query_block, scores_ld]
   size_t probs_bf16; // uint16 [query_block, scores_ld] (bf16 only)
   size_t bias;       // AttentionBias scratch

@@ -13,14 +13,15 @@ TokenStrides layout_strides(posenc_attention_layout layout, int64_t heads, int64
   return TokenStrides{heads * tokens * head_dim, tokens * head_dim, head_dim};
 }
 
-// The strides of one tensor of `heads` heads and `tokens` tokens.
+// The strides of one tensor of `heads` heads and `tokens` tokens of `row`
+// elements (head_dim, or value_head_dim for v and out).
 TokenStrides strides_of(const posenc_attention_desc& d, const posenc_token_strides& given,
-                        int64_t heads, int64_t tokens) {
-  if (d.layout != POSENC_LAYOUT_STRIDED) return layout_strides(d.layout, heads, tokens, d.head_dim);
+                        int64_t heads, int64_t tokens, int64_t row) {
+  if (d.layout != POSENC_LAYOUT_STRIDED) return layout_strides(d.layout, heads, tokens, row);
   TokenStrides s{given.batch, given.head, given.token};
   // One token's stride only ever multiplies 0, but it is a GEMM's row stride,
   // which oneDNN wants at least as long as the row.
-  if (tokens == 1) s.token = std::max(s.token, d.head_dim);
+  if (tokens == 1) s.token = std::max(s.token, row);
   return s;
 }
 
@@ -60,11 +61,12 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d,
   p.q_len = d.q_len;
   p.kv_len = d.kv_len;
   p.head_dim = d.head_dim;
+  p.value_head_dim = value_head_dim(d);
   p.kv_heads = d.kv_heads == 0 ? d.heads : d.kv_heads;
-  p.q = strides_of(d, d.q_strides, d.heads, d.q_len);
-  p.out = strides_of(d, d.out_strides, d.heads, d.q_len);
-  p.k = strides_of(d, d.k_strides, p.kv_heads, d.kv_len);
-  p.v = strides_of(d, d.v_strides, p.kv_heads, d.kv_len);
+  p.q = strides_of(d, d.q_strides, d.heads, d.q_len, d.head_dim);
+  p.out = strides_of(d, d.out_strides, d.heads, d.q_len, p.value_head_dim);
+  p.k = strides_of(d, d.k_strides, p.kv_heads, d.kv_len, d.head_dim);
+  p.v = strides_of(d, d.v_strides, p.kv_heads, d.kv_len, p.value_head_dim);
   p.dtype = d.dtype;
   p.out_dtype = d.out_dtype;
   p.causal = d.causal != 0;

@@ -11,7 +11,7 @@
 
 namespace posenc::ops {
 
-// Where row (batch b, head h, token t) of a [.., tokens, .., head_dim] tensor
+// Where row (batch b, head h, token t) of a [.., tokens, .., row] tensor
 // starts: b * batch + h * head + t * token elements.
 struct TokenStrides {
   int64_t batch, head, token;
@@ -36,6 +36,7 @@ struct AttentionMask {
 
 struct AttentionProblem {
   int64_t batch, heads, q_len, kv_len, head_dim;
+  int64_t value_head_dim;  // of v, out and the relative values' table (q, k: head_dim)
   int64_t kv_heads;  // k and v have kv_heads heads, which divides heads
   TokenStrides q, k, v, out;
   posenc_dtype dtype, out_dtype;
@@ -72,6 +73,11 @@ struct AttentionProblem {
   // Keys visible to query i of sequence s: [0, visible_keys(s, i)).
   int64_t visible_keys(const Sequence& s, int64_t i) const;
 };
+
+// The head size of v and out: desc.value_head_dim, or head_dim for 0.
+inline int64_t value_head_dim(const posenc_attention_desc& desc) {
+  return desc.value_head_dim == 0 ? desc.head_dim : desc.value_head_dim;
+}
 
 // Value b of a [batch] tensor of index_type.
 inline int64_t index_value(const void* tensor, posenc_index_type type, int64_t b) {

@@ -19,7 +19,7 @@ PartialLayout partial_layout(int64_t query_block, int64_t acc_ld) {
 }
 
 void merge_partials(uint8_t* records, const PartialLayout& layout, int64_t first_task,
-                    int64_t splits, int64_t rows, int64_t head_dim, int64_t acc_ld,
+                    int64_t splits, int64_t rows, int64_t columns, int64_t acc_ld,
                     float softmax_scale, float* acc, float* row_sum) {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
@@ -28,7 +28,7 @@ void merge_partials(uint8_t* records, const PartialLayout& layout, int64_t first
       top = std::max(top, partial_at(records, layout, first_task + i).row_max[r]);
     }
     float* out = acc + r * acc_ld;
-    std::fill(out, out + head_dim, 0.0f);
+    std::fill(out, out + columns, 0.0f);
     float sum = 0.0f;
     for (int64_t i = 0; top != neg_inf && i < splits; ++i) {
       const Partial part = partial_at(records, layout, first_task + i);
@@ -36,7 +36,7 @@ void merge_partials(uint8_t* records, const PartialLayout& layout, int64_t first
       const float weight = std::exp(softmax_scale * (part.row_max[r] - top));
       sum += weight * part.row_sum[r];
       const float* x = part.acc + r * acc_ld;
-      for (int64_t c = 0; c < head_dim; ++c) out[c] += weight * x[c];
+      for (int64_t c = 0; c < columns; ++c) out[c] += weight * x[c];
     }
     row_sum[r] = sum;
   }

@@ -82,11 +82,12 @@ class MergeCounts {
 };
 
 // Merges the `splits` partials of tasks first_task.. (one query block of
-// `rows` rows) into acc (row stride acc_ld, head_dim columns) and row_sum,
+// `rows` rows) into acc (row stride acc_ld, `columns` columns: the value
+// head size) and row_sum,
 // as store() reads them: acc / row_sum is the output. A row no range saw a
 // key of gets acc 0 and row_sum 0.
 void merge_partials(uint8_t* records, const PartialLayout& layout, int64_t first_task,
-                    int64_t splits, int64_t rows, int64_t head_dim, int64_t acc_ld,
+                    int64_t splits, int64_t rows, int64_t columns, int64_t acc_ld,
                     float softmax_scale, float* acc, float* row_sum);
 
 }  // namespace posenc::ops

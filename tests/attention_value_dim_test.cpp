@@ -1,0 +1,404 @@
+// posenc_attention with a value head size other than head_dim (timm's
+// qk_ratio != 1): v, out and the relative values' table of value_head_dim
+// columns, q, k and the bias tables of head_dim. Sizes smaller and larger
+// than head_dim, odd ones and 1, with every option (layouts and strides, GQA,
+// per-sequence lengths and offsets, masks, causal, each bias kind, relative
+// values, online softmax over long keys, split-key decode), on every ISA
+// path, fp32 and bf16, against the double reference; the same bits at 1, 2
+// and 3 threads; the errors that name the field.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compare.hpp"
+#include "isa_test.hpp"
+#include "ops/attention/plan.hpp"
+#include "posenc/posenc.h"
+#include "posenc/posenc.hpp"
+#include "reference/attention.hpp"
+
+namespace posenc::test {
+namespace {
+
+// (head_dim, value_head_dim)
+constexpr int64_t kSizes[][2] = {{64, 48}, {48, 64}, {16, 1}, {8, 17}, {32, 130}, {17, 9}};
+
+std::string name_of(const posenc_attention_desc& d) {
+  return "B" + std::to_string(d.batch) + " H" + std::to_string(d.heads) + "/" +
+         std::to_string(d.kv_heads) + " Tq" + std::to_string(d.q_len) + " Tk" +
+         std::to_string(d.kv_len) + " d" + std::to_string(d.head_dim) + " dv" +
+         std::to_string(d.value_head_dim) + " layout" + std::to_string(int(d.layout)) +
+         " bias" + std::to_string(int(d.bias)) + " K" + std::to_string(d.max_distance) +
+         " values" + std::to_string(d.relative_values) + " causal" +
+         std::to_string(d.causal) + " mask" + std::to_string(d.mask_batch) + " dtype" +
+         std::to_string(int(d.dtype));
+}
+
+int64_t kv_heads_of(const posenc_attention_desc& d) {
+  return d.kv_heads == 0 ? d.heads : d.kv_heads;
+}
+
+// One call's per-sequence values (int64; empty when unused).
+struct Sequences {
+  std::vector<int64_t> kv_lengths, q_lengths, query_offsets;
+};
+
+const int64_t* or_null(const std::vector<int64_t>& x) { return x.empty() ? nullptr : x.data(); }
+
+// The tensors of one desc (values rounded to bf16 for bf16 calls, so that
+// the reference sees what posenc sees) and its calls.
+class ValueDimCall {
+ public:
+  ValueDimCall(const posenc_attention_desc& d, Sequences s = {}) : d_(d), s_(std::move(s)) {
+    const int64_t kv_heads = kv_heads_of(d), dv = reference::value_head_dim_of(d);
+    const int64_t heads = d.tables_per_head ? d.heads : 1;
+    int64_t max_offset = d.query_offset;
+    for (int64_t o : s_.query_offsets) max_offset = std::max(max_offset, o);
+    const int64_t rows_1d = d.max_distance > 0 ? 2 * d.max_distance + 1
+                                               : std::max<int64_t>(max_offset, 0) + d.q_len +
+                                                     d.kv_len - 1;
+    add(q_, reference::extent_of(d, d.q_strides, d.heads, d.q_len), 1);
+    add(k_, reference::extent_of(d, d.k_strides, kv_heads, d.kv_len), 2);
+    add(v_, reference::extent_of(d, d.v_strides, kv_heads, d.kv_len, dv), 3);
+    if (d.bias == POSENC_BIAS_ABSOLUTE) add(table_, heads * d.kv_len * d.head_dim, 4);
+    if (d.bias == POSENC_BIAS_RELATIVE_1D) add(table_, heads * rows_1d * d.head_dim, 4);
+    if (d.bias == POSENC_BIAS_RELATIVE_2D) {
+      add(table_h_, heads * (2 * d.map_height - 1) * d.head_dim, 5);
+      add(table_w_, heads * (2 * d.map_width - 1) * d.head_dim, 6);
+    }
+    if (d.relative_values) add(value_table_, heads * rows_1d * dv, 7);
+    if (d.mask_batch > 0) {
+      add(mask_, d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len, 8);
+      for (float& m : floats_[size_t(mask_)]) {
+        m = m < -0.8f ? -std::numeric_limits<float>::infinity() : 2.0f * m;
+      }
+    }
+    for (const auto& f : floats_) bits_.push_back(to_bf16(f));
+  }
+
+  std::vector<double> reference() const {
+    reference::AttentionInputs in{get(q_),       get(k_),       get(v_),          get(table_),
+                                  get(table_h_), get(table_w_), get(value_table_), get(mask_)};
+    in.kv_lengths = or_null(s_.kv_lengths);
+    in.q_lengths = or_null(s_.q_lengths);
+    in.query_offsets = or_null(s_.query_offsets);
+    return reference::attention(d_, in);
+  }
+
+  // The output, dense [batch, heads, q_len, value_head_dim] (a STRIDED one
+  // gathered from its rows), with a workspace of exactly the size asked.
+  std::vector<float> run(posenc_context* context) const {
+    const int64_t dv = reference::value_head_dim_of(d_);
+    size_t bytes = 0;
+    EXPECT_EQ(posenc_attention_workspace_size(context, &d_, &bytes), POSENC_OK)
+        << posenc_last_error();
+    std::vector<unsigned char> workspace(bytes);
+    const size_t span = size_t(reference::extent_of(d_, d_.out_strides, d_.heads, d_.q_len, dv));
+    GuardedFloats out(span);
+    posenc_attention_tensors t{pass(q_),     pass(k_),       pass(v_),
+                               pass(table_), pass(table_h_), pass(table_w_),
+                               pass(value_table_), out.data(), nullptr,
+                               nullptr,      nullptr,        nullptr};
+    t.mask = d_.mask_batch > 0 ? get(mask_) : nullptr;  // the mask stays fp32
+    t.kv_lengths = or_null(s_.kv_lengths);
+    t.q_lengths = or_null(s_.q_lengths);
+    t.query_offsets = or_null(s_.query_offsets);
+    EXPECT_EQ(posenc_attention(context, &d_, &t, workspace.data(), bytes), POSENC_OK)
+        << posenc_last_error();
+    EXPECT_TRUE(out.guards_intact());
+    const std::vector<float> all = as_floats(out, span, d_.out_dtype);
+    if (d_.layout != POSENC_LAYOUT_STRIDED) return all;
+    std::vector<float> rows;
+    for (int64_t b = 0; b < d_.batch; ++b) {
+      for (int64_t h = 0; h < d_.heads; ++h) {
+        for (int64_t i = 0; i < d_.q_len; ++i) {
+          for (int64_t c = 0; c < dv; ++c) {
+            rows.push_back(all[size_t(
+                reference::index_of(d_, d_.out_strides, d_.heads, d_.q_len, b, h, i, c, dv))]);
+          }
+        }
+      }
+    }
+    return rows;
+  }
+
+  ::testing::AssertionResult matches(posenc_context* context) const {
+    const std::vector<float> got = run(context);
+    const bool bf16 = d_.dtype == POSENC_BF16 || d_.out_dtype == POSENC_BF16;
+    return all_close(got.data(), reference(), bf16 ? 2e-2 : 1e-5, bf16 ? 2e-2 : 1e-4);
+  }
+
+ private:
+  void add(int& slot, int64_t count, uint32_t salt) {
+    slot = int(floats_.size());
+    std::vector<float> x = random_floats(size_t(count), salt * 7919u + uint32_t(count));
+    if (d_.dtype == POSENC_BF16 && salt != 8) x = from_bf16(to_bf16(x));
+    floats_.push_back(std::move(x));
+  }
+  const float* get(int slot) const { return slot < 0 ? nullptr : floats_[size_t(slot)].data(); }
+  const void* pass(int slot) const {
+    if (slot < 0) return nullptr;
+    if (d_.dtype == POSENC_BF16) return bits_[size_t(slot)].data();
+    return floats_[size_t(slot)].data();
+  }
+
+  posenc_attention_desc d_;
+  Sequences s_;
+  std::vector<std::vector<float>> floats_;
+  std::vector<std::vector<uint16_t>> bits_;
+  int q_ = -1, k_ = -1, v_ = -1, table_ = -1, table_h_ = -1, table_w_ = -1, value_table_ = -1,
+      mask_ = -1;
+};
+
+// The options of posenc/attention.h, a few at a time.
+enum class Options {
+  plain,             // BHTD, no bias
+  absolute_causal,   // BTHD, ABSOLUTE per-head table, causal from offset 8
+  clipped_values,    // RELATIVE_1D K = 5 with relative values, GQA (4 heads, 2 kv heads)
+  sequences_masked,  // unclipped 1D with values, causal, per-sequence tensors, a padding mask
+  map_2d,            // RELATIVE_2D 5x7, logits from the unscaled q, a full mask
+  strided,           // STRIDED with padded rows, multi-query, clipped values
+  long_keys,         // 2100 keys: key blocks of 1024, the online softmax's rescaling
+};
+constexpr Options kOptions[] = {Options::plain,           Options::absolute_causal,
+                                Options::clipped_values,  Options::sequences_masked,
+                                Options::map_2d,          Options::strided,
+                                Options::long_keys};
+
+posenc_attention_desc desc_of(Options o, int64_t head_dim, int64_t value_head_dim,
+                              posenc_dtype dtype, Sequences& s) {
+  posenc_attention_desc d = attention_desc(2, 3, 37, 45, head_dim);
+  d.value_head_dim = value_head_dim;
+  d.dtype = dtype;
+  s = {};
+  switch (o) {
+    case Options::plain:
+      break;
+    case Options::absolute_causal:
+      d.layout = POSENC_LAYOUT_BTHD;
+      d.bias = POSENC_BIAS_ABSOLUTE;
+      d.tables_per_head = 1;
+      d.causal = 1;
+      d.query_offset = 8;
+      d.out_dtype = dtype;
+      break;
+    case Options::clipped_values:
+      d.heads = 4;
+      d.kv_heads = 2;
+      d.bias = POSENC_BIAS_RELATIVE_1D;
+      d.max_distance = 5;
+      d.relative_values = 1;
+      d.tables_per_head = 1;
+      break;
+    case Options::sequences_masked:
+      d.batch = 3;
+      d.layout = POSENC_LAYOUT_BTHD;
+      d.bias = POSENC_BIAS_RELATIVE_1D;
+      d.relative_values = 1;
+      d.causal = 1;
+      d.index_type = POSENC_INDEX_INT64;
+      s.kv_lengths = {45, 30, 1};
+      s.q_lengths = {37, 20, 5};
+      s.query_offsets = {8, 10, -3};
+      d.mask_batch = 1;
+      d.mask_heads = 1;
+      d.mask_q_len = 1;
+      d.mask_dtype = POSENC_F32;
+      break;
+    case Options::map_2d:
+      d.q_len = d.kv_len = 35;
+      d.bias = POSENC_BIAS_RELATIVE_2D;
+      d.map_height = 5;
+      d.map_width = 7;
+      d.bias_uses_scaled_q = 0;
+      d.mask_batch = d.batch;
+      d.mask_heads = d.heads;
+      d.mask_q_len = d.q_len;
+      d.mask_dtype = POSENC_F32;
+      break;
+    case Options::strided: {
+      d.kv_heads = 1;
+      d.layout = POSENC_LAYOUT_STRIDED;
+      const int64_t q_row = head_dim + 3, k_row = head_dim + 5;
+      const int64_t v_row = value_head_dim + 7, out_row = value_head_dim + 2;
+      d.q_strides = {d.heads * d.q_len * q_row, d.q_len * q_row, q_row};  // BHTD, padded
+      d.k_strides = {d.kv_len * k_row, d.kv_len * k_row, k_row};
+      d.v_strides = {d.kv_len * v_row, v_row, v_row};                      // BTHD, padded
+      d.out_strides = {d.q_len * d.heads * out_row, out_row, d.heads * out_row};
+      d.bias = POSENC_BIAS_RELATIVE_1D;
+      d.max_distance = 9;
+      d.relative_values = 1;
+      break;
+    }
+    case Options::long_keys:
+      d.batch = d.heads = 1;
+      d.q_len = 20;
+      d.kv_len = 2100;
+      d.bias = POSENC_BIAS_RELATIVE_1D;
+      d.max_distance = 16;
+      d.relative_values = 1;
+      break;
+  }
+  return d;
+}
+
+// A decode step of 4 queries against 4097 keys: split into key ranges.
+posenc_attention_desc decode_desc(int64_t head_dim, int64_t value_head_dim, posenc_dtype dtype) {
+  posenc_attention_desc d = attention_desc(1, 2, 4, 4097, head_dim);
+  d.value_head_dim = value_head_dim;
+  d.dtype = dtype;
+  d.layout = POSENC_LAYOUT_BTHD;
+  d.causal = 1;
+  d.query_offset = d.kv_len - d.q_len;
+  d.bias = POSENC_BIAS_RELATIVE_1D;
+  d.relative_values = 1;
+  d.tables_per_head = 1;
+  return d;
+}
+
+bool bf16_runs(posenc_context* context) {
+  posenc_attention_desc d = attention_desc(1, 1, 1, 1, 1);
+  d.dtype = POSENC_BF16;
+  size_t bytes = 0;
+  return posenc_attention_workspace_size(context, &d, &bytes) == POSENC_OK;
+}
+
+std::vector<posenc_dtype> dtypes(posenc_context* context) {
+  if (bf16_runs(context)) return {POSENC_F32, POSENC_BF16};
+  return {POSENC_F32};
+}
+
+class AttentionValueDim : public IsaTest {};
+
+TEST_P(AttentionValueDim, MatchesReference) {
+  for (const auto& size : kSizes) {
+    for (Options o : kOptions) {
+      for (posenc_dtype dtype : dtypes(context())) {
+        Sequences s;
+        const posenc_attention_desc d = desc_of(o, size[0], size[1], dtype, s);
+        SCOPED_TRACE(name_of(d));
+        EXPECT_TRUE(ValueDimCall(d, s).matches(context()));
+      }
+    }
+  }
+}
+
+// value_head_dim = head_dim is the same call as 0.
+TEST_P(AttentionValueDim, EqualToHeadDimIsTheDefault) {
+  Sequences s;
+  posenc_attention_desc d = desc_of(Options::sequences_masked, 24, 24, POSENC_F32, s);
+  const std::vector<float> given = ValueDimCall(d, s).run(context());
+  d.value_head_dim = 0;
+  const std::vector<float> zero = ValueDimCall(d, s).run(context());
+  ASSERT_EQ(given.size(), zero.size());
+  EXPECT_EQ(std::memcmp(given.data(), zero.data(), given.size() * sizeof(float)), 0);
+}
+
+TEST_P(AttentionValueDim, SplitKeyDecode) {
+  for (const auto& size : kSizes) {
+    for (posenc_dtype dtype : dtypes(context())) {
+      const posenc_attention_desc d = decode_desc(size[0], size[1], dtype);
+      SCOPED_TRACE(name_of(d));
+      ASSERT_GT(ops::plan_attention(ops::make_attention_problem(d), 2).blocking.key_splits, 1);
+      EXPECT_TRUE(ValueDimCall(d).matches(context()));
+    }
+  }
+}
+
+// The same bits at 1, 2 and 3 threads: the options' calls and a split decode.
+TEST_P(AttentionValueDim, SameBitsAtAnyThreadCount) {
+  for (posenc_dtype dtype : dtypes(context())) {
+    std::vector<std::pair<posenc_attention_desc, Sequences>> calls;
+    for (Options o : {Options::clipped_values, Options::sequences_masked, Options::strided,
+                      Options::long_keys}) {
+      Sequences s;
+      const posenc_attention_desc d = desc_of(o, 16, 40, dtype, s);
+      calls.emplace_back(d, s);
+    }
+    calls.emplace_back(decode_desc(40, 17, dtype), Sequences{});
+    for (const auto& [desc, sequences] : calls) {
+      SCOPED_TRACE(name_of(desc));
+      const ValueDimCall call(desc, sequences);
+      std::vector<float> first;
+      for (int threads : {1, 2, 3}) {
+        posenc_context* raw = nullptr;
+        ASSERT_EQ(posenc_context_create(GetParam(), threads, &raw), POSENC_OK);
+        const std::unique_ptr<posenc_context, void (*)(posenc_context*)> context(
+            raw, posenc_context_destroy);
+        const std::vector<float> got = call.run(context.get());
+        if (first.empty()) {
+          first = got;
+        } else {
+          ASSERT_EQ(got.size(), first.size());
+          EXPECT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0)
+              << threads << " threads";
+        }
+      }
+    }
+  }
+}
+
+POSENC_INSTANTIATE_ISA_TESTS(AttentionValueDim);
+
+// A call with a value head size that the checks refuse: the status, the
+// field named, and out left untouched.
+::testing::AssertionResult refused(const posenc_attention_desc& d, posenc_status want,
+                                   const char* name, int64_t out_offset = 0) {
+  std::vector<float> q(4096, 0.5f), k(4096, 0.5f), v(4096, 0.5f);
+  GuardedFloats out(4096);
+  const posenc_attention_tensors t{q.data(), k.data(), v.data(), nullptr, nullptr, nullptr,
+                                   nullptr, out_offset < 0 ? v.data() + -out_offset : out.data(),
+                                   nullptr, nullptr, nullptr, nullptr};
+  size_t bytes = 0;
+  const bool desc_error = want != POSENC_ERROR_ALIASING || out_offset == 0;
+  if (desc_error) {
+    ::testing::AssertionResult sized =
+        fails_with(posenc_attention_workspace_size(nullptr, &d, &bytes), want, name);
+    if (!sized) return sized << " (workspace_size)";
+  }
+  ::testing::AssertionResult run = fails_with(posenc_attention(nullptr, &d, &t, nullptr, 0),
+                                              want, name);
+  if (!run) return run;
+  if (!out.payload_untouched() || !out.guards_intact()) {
+    return ::testing::AssertionFailure() << "out was written";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(AttentionValueDimErrors, NameTheField) {
+  posenc_attention_desc d = attention_desc(1, 2, 4, 6, 8);
+  d.value_head_dim = -1;
+  EXPECT_TRUE(refused(d, POSENC_ERROR_INVALID_ARGUMENT, "desc->value_head_dim"));
+  d.value_head_dim = int64_t(1) << 40;  // the workspace's accumulators would overflow
+  EXPECT_TRUE(refused(d, POSENC_ERROR_OVERFLOW, "desc->value_head_dim"));
+  // Under STRIDED v's token stride is at least value_head_dim (here more
+  // than head_dim), and out's rows of value_head_dim must not overlap.
+  d = attention_desc(1, 2, 4, 6, 8);
+  d.value_head_dim = 12;
+  d.layout = POSENC_LAYOUT_STRIDED;
+  d.q_strides = d.k_strides = {0, 6 * 8, 8};
+  d.v_strides = {0, 6 * 12, 11};
+  d.out_strides = {0, 4 * 12, 12};
+  EXPECT_TRUE(refused(d, POSENC_ERROR_INVALID_ARGUMENT, "desc->v_strides.token"));
+  EXPECT_NE(std::string(posenc_last_error()).find("desc->value_head_dim (12)"),
+            std::string::npos)
+      << posenc_last_error();
+  d.v_strides = {0, 6 * 12, 12};
+  EXPECT_TRUE(ValueDimCall(d).matches(nullptr));
+  d.out_strides = {0, 4 * 12, 10};  // rows of 12 elements, 10 apart
+  EXPECT_TRUE(refused(d, POSENC_ERROR_ALIASING, "desc->out_strides"));
+  // v spans 2 * 6 * 12 elements (BHTD): an out starting inside it, past
+  // where a v of head_dim columns would end, overlaps it.
+  d = attention_desc(1, 2, 4, 6, 8);
+  d.value_head_dim = 12;
+  EXPECT_TRUE(refused(d, POSENC_ERROR_ALIASING, "tensors->out", -2 * 6 * 8 - 4));
+}
+
+}  // namespace
+}  // namespace posenc::test
