@@ -62,9 +62,11 @@ def test_non_contiguous_inputs():
                                rtol=0, atol=0)
     x = np.random.default_rng(0).standard_normal((4, 6, 2), dtype=np.float32).transpose(2, 0, 1)
     np.testing.assert_array_equal(posenc.add_sinusoid(x), posenc.add_sinusoid(x.copy()))
-    k = torch.randn(1, 3, 10, 8)[:, :, ::2]  # every other token of a longer cache
+    # Every other token of a longer cache: read in place (STRIDED), whose GEMMs
+    # (other leading dimensions) may round differently from the dense copy's.
+    k = torch.randn(1, 3, 10, 8)[:, :, ::2]
     torch.testing.assert_close(posenc.attention(q, k, k), posenc.attention(
-        q.contiguous(), k.contiguous(), k.contiguous()), rtol=0, atol=0)
+        q.contiguous(), k.contiguous(), k.contiguous()), rtol=1e-5, atol=1e-6)
 
 
 def test_numpy_alone():
