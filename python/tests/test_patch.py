@@ -248,3 +248,46 @@ def test_posenc_follows_torch_threads():
             assert posenc.default_context().num_threads == count
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
+                    reason="torch.library.custom_op came with torch 2.4")
+@pytest.mark.parametrize("kind", ["sam", "botnet", "swin"])
+def test_torch_compile_keeps_the_custom_ops_in_its_graph(kind):
+    """fullgraph=True: a graph break (Dynamo meeting the ctypes call) fails."""
+    torch.manual_seed(0)
+    kwargs = {}
+    if kind == "sam":
+        module = randomize_position_tables(
+            timm_sam.Attention(32, num_heads=2, use_rel_pos=True, input_size=(3, 5)))
+        x, op = torch.randn(1, 3, 5, 32), torch.ops.posenc.attention_2d.default
+    elif kind == "botnet":
+        module = timm_botnet.BottleneckAttn(16, 32, feat_size=(4, 6), num_heads=2)
+        x, op = torch.randn(2, 16, 4, 6), torch.ops.posenc.bottleneck.default
+    else:
+        module = randomize_bias_tables(timm_swin.WindowAttention(32, num_heads=2,
+                                                                 window_size=(3, 5)))
+        x, op = torch.randn(4, 15, 32), torch.ops.posenc.attention_table_2d.default
+        kwargs["mask"] = torch.where(torch.rand(2, 15, 15) < 0.3, -100.0, 0.0)
+    module.eval()
+    with torch.no_grad():
+        expected = module(x, **kwargs)
+        posenc_torch.patch(module)
+        try:
+            module(x, **kwargs)
+        except posenc.Error as error:
+            if not_implemented_yet(error, None):
+                pytest.skip(str(error))
+            raise
+    graphs = []
+
+    def backend(graph_module, example_inputs):
+        graphs.append(graph_module)
+        return graph_module.forward
+
+    torch._dynamo.reset()
+    compiled = torch.compile(module, backend=backend, fullgraph=True)
+    with torch.no_grad():
+        actual = compiled(x, **kwargs)
+    assert [node.target for g in graphs for node in g.graph.nodes].count(op) == 1
+    torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
