@@ -31,6 +31,25 @@ constexpr double kF32Tolerance = 1e-4, kBf16Tolerance = 2e-2;
 
 bool is_2d(const posenc_attention_desc& d) { return d.bias == POSENC_BIAS_RELATIVE_2D; }
 
+// The bias kinds without q (posenc/bias.h's).
+bool is_position_bias(const posenc_attention_desc& d) {
+  return d.bias == POSENC_BIAS_TABLE_2D || d.bias == POSENC_BIAS_TABLE_1D ||
+         d.bias == POSENC_BIAS_T5 || d.bias == POSENC_BIAS_ALIBI;
+}
+
+// Floats of such a kind's table as the model stores it (ALiBi: none, the
+// standard slopes).
+size_t position_table_floats(const posenc_attention_desc& d) {
+  switch (d.bias) {
+    case POSENC_BIAS_TABLE_2D:
+      return size_t(((2 * d.map_height - 1) * (2 * d.map_width - 1) + 3 * d.class_token) *
+                    d.heads);
+    case POSENC_BIAS_TABLE_1D: return size_t(d.heads * (2 * d.max_distance + 1));
+    case POSENC_BIAS_T5: return size_t(d.num_buckets * d.heads);
+    default: return 0;
+  }
+}
+
 size_t mask_elements(const posenc_attention_desc& d) {
   return size_t(d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len);
 }
@@ -92,6 +111,10 @@ const char* bias_name(const posenc_attention_desc& d) {
     case POSENC_BIAS_RELATIVE_2D: return "2D";
     case POSENC_BIAS_RELATIVE_1D: return "1D";
     case POSENC_BIAS_ABSOLUTE: return "absolute";
+    case POSENC_BIAS_TABLE_2D: return d.class_token ? "table2D+cls" : "table2D";
+    case POSENC_BIAS_TABLE_1D: return "table1D";
+    case POSENC_BIAS_T5: return d.bidirectional ? "T5" : "T5-uni";
+    case POSENC_BIAS_ALIBI: return d.bidirectional ? "ALiBi-bidi" : "ALiBi";
     default: return "plain";
   }
 }
@@ -100,7 +123,7 @@ std::string describe(const posenc_attention_desc& d) {
   std::string s = std::string(bias_name(d)) + " B" + std::to_string(d.batch) + " H" +
                   std::to_string(d.heads) + " ";
   if (kv_heads_of(d) != d.heads) s += "kv" + std::to_string(d.kv_heads) + " ";
-  if (is_2d(d)) {
+  if (is_2d(d) || d.bias == POSENC_BIAS_TABLE_2D) {
     s += std::to_string(d.map_height) + "x" + std::to_string(d.map_width);
   } else if (d.q_len == d.kv_len) {
     s += "T" + std::to_string(d.q_len);
@@ -112,6 +135,7 @@ std::string describe(const posenc_attention_desc& d) {
   if (d.layout == POSENC_LAYOUT_STRIDED) s += is_packed_qkv(d) ? " packed-qkv" : " strided";
   if (d.tables_per_head) s += " per-head";
   if (d.query_offset != 0) s += " @" + std::to_string(d.query_offset);
+  if (d.num_buckets > 0) s += " buckets" + std::to_string(d.num_buckets);
   if (d.max_distance > 0) s += " K" + std::to_string(d.max_distance);
   if (d.causal) s += " causal";
   if (d.relative_values) s += " values";
@@ -133,20 +157,12 @@ double flops_of(const posenc_attention_desc& d) {
   double position_rows = 0.0;
   if (is_2d(d)) {
     position_rows = double(2 * d.map_height - 1 + 2 * d.map_width - 1);
-  } else if (d.bias != POSENC_BIAS_NONE || d.relative_values) {
+  } else if ((d.bias != POSENC_BIAS_NONE && !is_position_bias(d)) || d.relative_values) {
     position_rows = double(table_rows(d));
   }
   return bh * double(d.q_len) * dh * (4.0 * double(d.kv_len) + 2.0 * position_rows);
 }
 
-// The unfused baseline covers the plain setting only (BHTD fp32, shared tables,
-// no mask, unclipped 1D or 2D).
-bool unfused_applies(const posenc_attention_desc& d) {
-  const bool plain_1d = d.bias == POSENC_BIAS_RELATIVE_1D && d.max_distance == 0 &&
-                        d.q_len == d.kv_len && d.query_offset == 0;
-  return d.dtype == POSENC_F32 && d.layout == POSENC_LAYOUT_BHTD && !d.tables_per_head &&
-         !d.causal && !d.relative_values && d.mask_batch == 0 && (plain_1d || is_2d(d));
-}
 
 // A mask's values: seeded in [-3, 3) with about one entry in ten -inf, as
 // fp32 (rounded to bf16 for a bf16 mask) and as bf16 bits.
@@ -203,6 +219,8 @@ class AttentionBuffers {
       sizes.push_back(size_t(d.kv_len) * rows);
     } else if (d.bias == POSENC_BIAS_RELATIVE_1D) {
       sizes.push_back(size_t(table_rows(d)) * rows);
+    } else if (position_table_floats(d) > 0) {
+      sizes.push_back(position_table_floats(d));
     }
     if (d.relative_values) sizes.push_back(size_t(table_rows(d)) * rows);
     for (size_t i = 0; i < sizes.size(); ++i) {
@@ -351,7 +369,8 @@ class AttentionBuffers {
     if (is_2d(desc_)) {
       t.table_h = pass(next++);
       t.table_w = pass(next++);
-    } else if (desc_.bias != POSENC_BIAS_NONE) {
+    } else if (desc_.bias != POSENC_BIAS_NONE &&
+               (!is_position_bias(desc_) || position_table_floats(desc_) > 0)) {
       t.table = pass(next++);
     }
     if (desc_.relative_values) t.value_table = pass(next);
@@ -393,7 +412,7 @@ Problem attention_problem(const posenc_attention_desc& d) {
   Problem p = problem_of(b);
   if (d.dtype == POSENC_BF16) {
     p.baseline = [b] { b->run(nullptr, POSENC_F32); };
-  } else if (unfused_applies(d)) {
+  } else if (UnfusedAttention::applies(d)) {
     p.baseline = [b] { b->run_unfused(); };
   }
   return p;
@@ -420,6 +439,13 @@ const Op<posenc_attention_desc> kAttention2dF32{
     "attention", "attention_2d_f32", kF32Tolerance, "unfused", describe, attention_problem};
 const Op<posenc_attention_desc> kAttention2dBf16{
     "attention", "attention_2d_bf16", kBf16Tolerance, "fused_f32", describe, attention_problem};
+
+// The bias kinds without q (TABLE_2D, TABLE_1D, T5, ALIBI) against the
+// unfused way (their dense bias materialized by posenc_position_bias, added
+// with the mask, softmax, GEMM); each with a row of plain attention of the
+// same shape (mask and causal kept) in attention_f32, for the bias's cost.
+const Op<posenc_attention_desc> kAttentionFamilyF32{
+    "attention", "attention_family_f32", kF32Tolerance, "unfused", describe, attention_problem};
 
 // Descs: 1D relative over T tokens, 2D relative over a map; plain
 // attention and the options after.
@@ -509,6 +535,49 @@ posenc_attention_desc with_mask(posenc_attention_desc d, int64_t mask_batch, int
   d.mask_heads = mask_heads;
   d.mask_q_len = per_query ? d.q_len : 1;
   d.mask_dtype = mask_dtype;
+  return d;
+}
+
+// The bias kinds without q.
+posenc_attention_desc table_2d(int64_t batch, int64_t heads, int64_t height, int64_t width,
+                               int64_t head_dim) {
+  posenc_attention_desc d;
+  posenc_attention_desc_init(&d, batch, heads, height * width, height * width, head_dim);
+  d.bias = POSENC_BIAS_TABLE_2D;
+  d.map_height = height;
+  d.map_width = width;
+  return d;
+}
+posenc_attention_desc table_1d(int64_t heads, int64_t length, int64_t head_dim) {
+  posenc_attention_desc d;
+  posenc_attention_desc_init(&d, 1, heads, length, length, head_dim);
+  d.bias = POSENC_BIAS_TABLE_1D;
+  d.max_distance = length - 1;  // a table over the 2T-1 distances
+  return d;
+}
+// T5's encoder: 32 buckets, max_distance 128, bidirectional.
+posenc_attention_desc t5(int64_t batch, int64_t heads, int64_t length, int64_t head_dim) {
+  posenc_attention_desc d;
+  posenc_attention_desc_init(&d, batch, heads, length, length, head_dim);
+  d.bias = POSENC_BIAS_T5;
+  d.num_buckets = 32;
+  d.max_distance = 128;
+  d.bidirectional = 1;
+  return d;
+}
+// A causal decoder's ALiBi, the standard slopes.
+posenc_attention_desc alibi(int64_t heads, int64_t length, int64_t head_dim) {
+  posenc_attention_desc d;
+  posenc_attention_desc_init(&d, 1, heads, length, length, head_dim);
+  d.bias = POSENC_BIAS_ALIBI;
+  d.causal = 1;
+  return d;
+}
+// The same shape, mask and causal flag without the bias.
+posenc_attention_desc without_bias(posenc_attention_desc d) {
+  d.bias = POSENC_BIAS_NONE;
+  d.map_height = d.map_width = d.max_distance = d.num_buckets = 0;
+  d.class_token = d.bidirectional = 0;
   return d;
 }
 
@@ -664,6 +733,28 @@ std::vector<Case> attention_cases() {
                     packed(plain(1, 4, 70, 70, 16))),
       kAttentionBf16({"bench"}, packed(plain(1, 32, 2048, 2048, 128, bf16)),
                      packed(plain(1, 4, 70, 70, 16, bf16))),
+      // The bias kinds without q (issue 16: at most 1.15x the plain row
+      // after each, at least 3x the unfused way): a 64x64 window (BEiT-like
+      // sizes), a 1D table over 4096 tokens, Swin's shifted 7x7 windows of a
+      // 56x56 map (64 windows folded into the batch, one mask per window:
+      // mask_batch 64; the cases' random mask values, timed as the shift
+      // mask), T5's encoder, a causal ALiBi decoder. Then BEiT's class token
+      // and T5's decoder checked.
+      kAttentionFamilyF32({"bench"}, table_2d(1, 12, 64, 64, 64), table_2d(1, 2, 5, 7, 16)),
+      kAttentionF32({"bench"}, without_bias(table_2d(1, 12, 64, 64, 64)),
+                    without_bias(table_2d(1, 2, 5, 7, 16))),
+      kAttentionFamilyF32({"bench"}, table_1d(12, 4096, 64), table_1d(2, 70, 16)),
+      kAttentionF32({"bench"}, without_bias(table_1d(12, 4096, 64)),
+                    without_bias(table_1d(2, 70, 16))),
+      kAttentionFamilyF32({"bench"}, with_mask(table_2d(64, 4, 7, 7, 32), 64, 1, true),
+                          with_mask(table_2d(4, 2, 7, 7, 16), 2, 1, true)),
+      kAttentionF32({"bench"}, without_bias(with_mask(table_2d(64, 4, 7, 7, 32), 64, 1, true)),
+                    without_bias(with_mask(table_2d(4, 2, 7, 7, 16), 2, 1, true))),
+      kAttentionFamilyF32({"bench"}, t5(8, 12, 512, 64), t5(2, 2, 70, 16)),
+      kAttentionF32({"bench"}, without_bias(t5(8, 12, 512, 64)), without_bias(t5(2, 2, 70, 16))),
+      kAttentionFamilyF32({"bench"}, alibi(32, 2048, 128), alibi(3, 100, 16)),
+      kAttentionF32({"bench"}, without_bias(alibi(32, 2048, 128)),
+                    without_bias(alibi(3, 100, 16))),
       // A GQA decode step: bound by reading k and v ("of memcpy").
       kAttentionF32({"bench"}, grouped(plain(1, 32, 1, 8192, 128), 8),
                     grouped(plain(1, 8, 1, 300, 16), 2)),

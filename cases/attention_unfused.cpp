@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "posenc/bias.h"
 #include "runtime/context.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
@@ -54,12 +55,49 @@ void skew(const ExecContext& ctx, int64_t groups, int64_t L, const float* logits
   });
 }
 
+bool is_position_bias(const posenc_attention_desc& d) {
+  return d.bias == POSENC_BIAS_TABLE_2D || d.bias == POSENC_BIAS_TABLE_1D ||
+         d.bias == POSENC_BIAS_T5 || d.bias == POSENC_BIAS_ALIBI;
+}
+
+// posenc_position_bias's desc of an attention desc of such a kind.
+posenc_position_bias_desc position_bias_desc(const posenc_attention_desc& d) {
+  posenc_position_bias_desc p{};
+  p.kind = d.bias == POSENC_BIAS_TABLE_2D   ? POSENC_POSITION_BIAS_TABLE_2D
+           : d.bias == POSENC_BIAS_TABLE_1D ? POSENC_POSITION_BIAS_TABLE_1D
+           : d.bias == POSENC_BIAS_T5       ? POSENC_POSITION_BIAS_T5
+                                            : POSENC_POSITION_BIAS_ALIBI;
+  p.heads = d.heads;
+  p.q_len = d.q_len;
+  p.kv_len = d.kv_len;
+  p.window_height = d.map_height;
+  p.window_width = d.map_width;
+  p.class_token = d.class_token;
+  p.max_distance = d.max_distance;
+  p.num_buckets = d.num_buckets;
+  p.bidirectional = d.bidirectional;
+  return p;
+}
+
 }  // namespace
+
+bool UnfusedAttention::applies(const posenc_attention_desc& d) {
+  if (d.dtype != POSENC_F32 || d.layout != POSENC_LAYOUT_BHTD || d.tables_per_head ||
+      d.relative_values || d.q_len != d.kv_len || d.query_offset != 0 ||
+      (d.kv_heads != 0 && d.kv_heads != d.heads)) {
+    return false;
+  }
+  if (is_position_bias(d)) return d.mask_batch == 0 || d.mask_q_len == d.q_len;
+  const bool plain_1d = d.bias == POSENC_BIAS_RELATIVE_1D && d.max_distance == 0;
+  return !d.causal && d.mask_batch == 0 && (plain_1d || d.bias == POSENC_BIAS_RELATIVE_2D);
+}
 
 UnfusedAttention::UnfusedAttention(const posenc_attention_desc& desc) : d_(desc) {
   const size_t n = size_t(d_.q_len);
   scores_.resize(n * n);
-  if (d_.bias == POSENC_BIAS_RELATIVE_1D) {
+  if (is_position_bias(d_)) {
+    dense_bias_.resize(size_t(d_.heads) * n * n);
+  } else if (d_.bias == POSENC_BIAS_RELATIVE_1D) {
     logits_.resize(n * (2 * n - 1));
     padded_.resize(n * 2 * n);
     flat_padded_.resize(2 * n * n + n - 1);
@@ -111,15 +149,38 @@ void UnfusedAttention::relative_2d(const ExecContext& ctx, const float* q, const
   });
 }
 
+// The head's slice of the dense bias, then the mask, added to the scores.
+void UnfusedAttention::add_position_bias(const ExecContext& ctx, int64_t b, int64_t h,
+                                         const posenc_attention_tensors& t) {
+  const int64_t n = d_.q_len;
+  const float* bias = &dense_bias_[size_t(h * n * n)];
+  const float* mask = nullptr;
+  if (d_.mask_batch > 0) {
+    mask = static_cast<const float*>(t.mask) +
+           ((b % d_.mask_batch) * d_.mask_heads + (d_.mask_heads == 1 ? 0 : h)) * n * n;
+  }
+  parallel_for(ctx.num_threads, n, [&](int64_t i) {
+    float* row = &scores_[size_t(i * n)];
+    ctx.kernels->elementwise.add_f32(row, bias + i * n, row, n);
+    if (mask != nullptr) ctx.kernels->elementwise.add_f32(row, mask + i * n, row, n);
+  });
+}
+
 void UnfusedAttention::run(posenc_context* context, const posenc_attention_tensors& t) {
   const ExecContext ctx = resolve_context(context);
   const int64_t n = d_.q_len, d = d_.head_dim;
+  if (is_position_bias(d_)) {  // once per call, shared by the batch
+    const posenc_position_bias_desc pd = position_bias_desc(d_);
+    posenc_position_bias(context, &pd, static_cast<const float*>(t.table), dense_bias_.data());
+  }
   for (int64_t bh = 0; bh < d_.batch * d_.heads; ++bh) {
     const float* q = static_cast<const float*>(t.q) + bh * n * d;
     const float* k = static_cast<const float*>(t.k) + bh * n * d;
     const float* v = static_cast<const float*>(t.v) + bh * n * d;
     gemm(1, n, n, d, q, k, true, d_.scale, scores_.data());
-    if (d_.bias == POSENC_BIAS_RELATIVE_1D) {
+    if (is_position_bias(d_)) {
+      add_position_bias(ctx, bh / d_.heads, bh % d_.heads, t);
+    } else if (d_.bias == POSENC_BIAS_RELATIVE_1D) {
       relative_1d(ctx, q, static_cast<const float*>(t.table));
     } else {
       relative_2d(ctx, q, static_cast<const float*>(t.table_h),
@@ -127,10 +188,12 @@ void UnfusedAttention::run(posenc_context* context, const posenc_attention_tenso
     }
     parallel_for(ctx.num_threads, n, [&](int64_t i) {  // a softmax per score row
       float* row = &scores_[size_t(i * n)];
+      const int64_t valid = d_.causal ? i + 1 : n;  // (causal keys zeroed)
       float row_max = -std::numeric_limits<float>::infinity(), row_sum = 0.0f;
-      ctx.kernels->attention.softmax_block(row, n, n, ctx.kernels->attention_bias.max_of(row, n),
-                                           1.0f, &row_max, &row_sum, nullptr);
-      ctx.kernels->attention.scale_f32(row, 1.0f / row_sum, row, n);
+      ctx.kernels->attention.softmax_block(row, valid, n,
+                                           ctx.kernels->attention_bias.max_of(row, valid), 1.0f,
+                                           &row_max, &row_sum, nullptr);
+      ctx.kernels->attention.scale_f32(row, row_sum > 0.0f ? 1.0f / row_sum : 0.0f, row, n);
     });
     gemm(1, n, d, n, scores_.data(), v, false, 1.0f, static_cast<float*>(t.out) + bh * n * d);
   }

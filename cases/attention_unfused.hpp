@@ -2,7 +2,11 @@
 // it, here in C++ on the same oneDNN: per (batch, head), materialized
 // scores q k^T [N, N], position logits q R^T, the pad / flatten / pad /
 // reshape / slice skew as copies, the bias added, a softmax per row, then
-// the GEMM with v. Only for fp32 BHTD inputs; a baseline for benchmarks.
+// the GEMM with v. The bias kinds without q (TABLE_2D, TABLE_1D, T5, ALIBI)
+// as models run them: the dense bias [heads, q_len, kv_len] materialized
+// once per call (posenc_position_bias: Swin's gather of its table, T5's
+// compute_bias), added to each head's scores with the mask, causal keys
+// masked. Only for fp32 BHTD inputs; a baseline for benchmarks.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +19,10 @@ namespace posenc::cases {
 
 class UnfusedAttention {
  public:
-  // desc: BHTD, F32, bias RELATIVE_1D (unclipped, q_len == kv_len) or
-  // RELATIVE_2D, shared tables, no mask.
+  // desc: BHTD, F32, q_len == kv_len, bias RELATIVE_1D (unclipped) or
+  // RELATIVE_2D (shared tables, no mask, not causal), or a kind without q
+  // (query_offset 0, a mask and causal allowed).
+  static bool applies(const posenc_attention_desc& desc);
   explicit UnfusedAttention(const posenc_attention_desc& desc);
 
   void run(posenc_context* context, const posenc_attention_tensors& tensors);
@@ -25,9 +31,12 @@ class UnfusedAttention {
   void relative_1d(const ExecContext& ctx, const float* q, const float* table);
   void relative_2d(const ExecContext& ctx, const float* q, const float* table_h,
                    const float* table_w);
+  void add_position_bias(const ExecContext& ctx, int64_t b, int64_t h,
+                         const posenc_attention_tensors& tensors);
 
   posenc_attention_desc d_;
   std::vector<float> scores_, logits_, padded_, flat_padded_, skewed_, skewed_h_, q_t_;
+  std::vector<float> dense_bias_;  // [heads, n, n] for the kinds without q
 };
 
 }  // namespace posenc::cases

@@ -228,7 +228,10 @@ posenc_status attention(posenc_context* ctx, const posenc_attention_desc& d,
   t.q = input(0).data();
   t.k = input(1).data();
   t.v = input(2).data();
-  if (d.bias == POSENC_BIAS_RELATIVE_1D) t.table = input(3).data();
+  if (d.bias == POSENC_BIAS_RELATIVE_1D || d.bias == POSENC_BIAS_TABLE_2D ||
+      d.bias == POSENC_BIAS_TABLE_1D || d.bias == POSENC_BIAS_T5) {
+    t.table = input(3).data();
+  }
   if (d.bias == POSENC_BIAS_RELATIVE_2D) {
     t.table_h = input(3).data();
     t.table_w = input(3).data() + 1024;
@@ -287,6 +290,26 @@ const std::vector<OpCase>& op_cases() {
                                (bias == POSENC_BIAS_NONE        ? "plain"
                                 : bias == POSENC_BIAS_RELATIVE_1D ? "1d_causal"
                                                                   : "2d");
+      c.push_back({name, 2 * 3 * 42 * 16, [d](posenc_context* ctx, float* out) {
+                     return attention(ctx, d, posenc_attention_tensors{}, out);
+                   }});
+    }
+    // The bias kinds without q: their tables laid out in the workspace.
+    for (const posenc_attention_bias bias : {POSENC_BIAS_TABLE_2D, POSENC_BIAS_TABLE_1D,
+                                             POSENC_BIAS_T5, POSENC_BIAS_ALIBI}) {
+      posenc_attention_desc d;
+      posenc_attention_desc_init(&d, 2, 3, 42, 42, 16);
+      d.bias = bias;
+      d.map_height = bias == POSENC_BIAS_TABLE_2D ? 6 : 0;
+      d.map_width = bias == POSENC_BIAS_TABLE_2D ? 7 : 0;
+      d.max_distance = bias == POSENC_BIAS_TABLE_1D ? 9 : bias == POSENC_BIAS_T5 ? 128 : 0;
+      d.num_buckets = bias == POSENC_BIAS_T5 ? 32 : 0;
+      d.causal = bias == POSENC_BIAS_ALIBI;
+      const std::string name = std::string("attention_") +
+                               (bias == POSENC_BIAS_TABLE_2D   ? "table_2d"
+                                : bias == POSENC_BIAS_TABLE_1D ? "table_1d"
+                                : bias == POSENC_BIAS_T5       ? "t5"
+                                                               : "alibi");
       c.push_back({name, 2 * 3 * 42 * 16, [d](posenc_context* ctx, float* out) {
                      return attention(ctx, d, posenc_attention_tensors{}, out);
                    }});

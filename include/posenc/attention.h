@@ -71,14 +71,21 @@
  *   (-slope * |d|).
  * Positions follow this header's (query i at query_offset + i, or the
  * sequence's query_offsets[b] + i), so a decode step or a continuous batch
- * gets the distances of its cache.
+ * gets the distances of its cache. These kinds combine with every option
+ * but relative_values (refused: its table's rows follow max_distance,
+ * which TABLE_1D and T5 read as their own) and tables_per_head;
+ * bias_uses_scaled_q is not read. Per call they are laid out once in the
+ * workspace: for TABLE_1D and T5 heads x (2L+1) floats, the values of the
+ * distances within +-L, L = min(max_distance, q_len + kv_len) (farther
+ * distances, from offsets outside [-(q_len+1), kv_len+1] when
+ * max_distance > L, are looked up per key).
  *
  * causal: key j is visible to query i only if j <= query_offset + i. A query
  * that sees no key (query_offset + i < 0) gets an output row of zeros.
  *
  * relative_values (Shaw et al.): also adds sum_j a[i,j] * RV[row(i,j)], RV
  * indexed exactly as the RELATIVE_1D table above (same max_distance rule and
- * row count). Not available with RELATIVE_2D.
+ * row count). Not available with RELATIVE_2D nor with the kinds without q.
  *
  * Layouts of q, out ([.., q_len, ..]) and k, v ([.., kv_len, ..]):
  * - BHTD: [batch, heads, tokens, head_dim];
@@ -291,7 +298,10 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * (POSENC_ERROR_NULL_POINTER); a size, enum, flag, scale or offset out of
  * range, a per-sequence value out of range (the message names the first
  * bad index), query_offsets with a non-zero query_offset, a table pointer
- * the desc does not use, relative_values with RELATIVE_2D, kv_heads not 0
+ * the desc does not use, relative_values with RELATIVE_2D or a kind
+ * without q, a field of those kinds out of range or set for another kind
+ * (posenc/bias.h's rules, naming map_height and map_width for the window),
+ * query_offsets with TABLE_2D, kv_heads not 0
  * nor a divisor of heads, a negative stride or a too short token stride,
  * strides under BHTD or BTHD (POSENC_ERROR_INVALID_ARGUMENT);
  * map_height*map_width !=

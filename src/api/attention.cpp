@@ -7,10 +7,12 @@
 #include <string>
 
 #include "api/attention_layout.hpp"
+#include "api/bias_validate.hpp"
 #include "api/guard.hpp"
 #include "api/validate.hpp"
 #include "ops/attention/attention.hpp"
 #include "ops/attention/plan.hpp"
+#include "ops/attention/position_bias.hpp"
 #include "ops/attention/bottleneck.hpp"
 #include "ops/relative/relative_index.hpp"
 #include "posenc/attention.h"
@@ -53,6 +55,59 @@ class Regions {
   std::array<Region, 9> items_{};
   size_t count_ = 0;
 };
+
+// The posenc_position_bias_desc of an attention desc of such a kind: the
+// window is map_height x map_width, the distances follow query_offset.
+posenc_position_bias_desc position_bias_desc(const posenc_attention_desc& d) {
+  posenc_position_bias_desc p{};
+  p.kind = d.bias == POSENC_BIAS_TABLE_2D   ? POSENC_POSITION_BIAS_TABLE_2D
+           : d.bias == POSENC_BIAS_TABLE_1D ? POSENC_POSITION_BIAS_TABLE_1D
+           : d.bias == POSENC_BIAS_T5       ? POSENC_POSITION_BIAS_T5
+                                            : POSENC_POSITION_BIAS_ALIBI;
+  p.heads = d.heads;
+  p.q_len = d.q_len;
+  p.kv_len = d.kv_len;
+  p.query_offset = d.query_offset;
+  p.window_height = d.map_height;
+  p.window_width = d.map_width;
+  p.class_token = d.class_token;
+  p.max_distance = d.max_distance;
+  p.num_buckets = d.num_buckets;
+  p.bidirectional = d.bidirectional;
+  return p;
+}
+
+// posenc/bias.h's checks of the kind's fields (one home); returns the
+// floats of the table (0: ALiBi's standard slopes).
+int64_t validate_position_bias(const posenc_attention_desc& d, const void* table) {
+  return validate_position_bias_desc(
+      position_bias_desc(d), table,
+      {"desc->map_height", "desc->map_width", "desc->map_height * map_width"});
+}
+
+// The fields of the kinds without q: checked by posenc/bias.h's rules for
+// those kinds, 0 for the others.
+void validate_position_bias_fields(const posenc_attention_desc& d) {
+  if (!ops::is_position_bias(d.bias)) {
+    const char* why = " must be 0 unless bias is TABLE_2D, TABLE_1D, T5 or ALIBI (got ";
+    if (d.class_token != 0) invalid("desc->class_token" + (why + std::to_string(d.class_token) + ")"));
+    if (d.num_buckets != 0) invalid("desc->num_buckets" + (why + std::to_string(d.num_buckets) + ")"));
+    if (d.bidirectional != 0) {
+      invalid("desc->bidirectional" + (why + std::to_string(d.bidirectional) + ")"));
+    }
+    return;
+  }
+  validate_position_bias(d, nullptr);
+  // The tables are per head by construction ([.., heads] or [heads, ..]).
+  if (d.tables_per_head != 0) {
+    invalid("desc->tables_per_head must be 0 with bias TABLE_2D, TABLE_1D, T5 or ALIBI");
+  }
+  // Shaw's value table is indexed by max_distance, which T5 and TABLE_1D
+  // give another meaning.
+  if (d.relative_values != 0) {
+    invalid("desc->relative_values is not available with bias TABLE_2D, TABLE_1D, T5 or ALIBI");
+  }
+}
 
 // The mask's shape: mask_batch divides batch (1 and batch included), the
 // other sizes are the call's or 1. Without a mask (mask_batch 0) the other
@@ -101,7 +156,8 @@ AttentionExtents validate_desc(const posenc_attention_desc& d) {
   }
   require_enum(d.bias, "desc->bias",
                {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D,
-                POSENC_BIAS_RELATIVE_2D});
+                POSENC_BIAS_RELATIVE_2D, POSENC_BIAS_TABLE_2D, POSENC_BIAS_TABLE_1D,
+                POSENC_BIAS_T5, POSENC_BIAS_ALIBI});
   if (d.bias == POSENC_BIAS_RELATIVE_2D) {
     require_positive(d.map_height, "desc->map_height");
     require_positive(d.map_width, "desc->map_width");
@@ -117,15 +173,15 @@ AttentionExtents validate_desc(const posenc_attention_desc& d) {
       invalid("desc->relative_values is not available with RELATIVE_2D bias");
     }
   }
+  validate_position_bias_fields(d);
   validate_mask_desc(d);
   // The 0.3 fields whose implementations are being merged: refused until
   // each lands, never ignored.
   if (d.relative_order != POSENC_RELATIVE_KEY_MINUS_QUERY || d.kv_map_height != 0 ||
-      d.kv_map_width != 0 || d.class_token != 0 || d.num_buckets != 0 ||
-      d.bidirectional != 0 || d.value_head_dim != 0) {
+      d.kv_map_width != 0 || d.value_head_dim != 0) {
     fail(POSENC_ERROR_UNSUPPORTED,
-         "desc->relative_order, kv_map_height, kv_map_width, class_token, num_buckets, "
-         "bidirectional and value_head_dim must be 0 in this build");
+         "desc->relative_order, kv_map_height, kv_map_width and value_head_dim must be 0 in "
+         "this build");
   }
   // Bounds the workspace sizes (which grow with q_len + kv_len) and the 1D
   // table's rows.
@@ -207,8 +263,23 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
     default:
       break;
   }
-  const bool uses_table = d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D;
-  if (!uses_table) require_null(t.table, "tensors->table", "unless bias is ABSOLUTE or RELATIVE_1D");
+  if (ops::is_position_bias(d.bias)) {
+    // The table as the model stores it (ALiBi: the slopes, or NULL).
+    const int64_t floats = validate_position_bias(d, t.table);
+    if (floats > 0) {
+      require_tensor(t.table, es, "tensors->table");
+      inputs.push_back({t.table, checked_bytes({floats}, es, "tensors->table"), "tensors->table"});
+    }
+    if (d.bias == POSENC_BIAS_TABLE_2D && t.query_offsets != nullptr) {
+      invalid("tensors->query_offsets must be NULL with bias TABLE_2D (a window has no offset)");
+    }
+  }
+  const bool uses_table = d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D ||
+                          (ops::is_position_bias(d.bias) && d.bias != POSENC_BIAS_ALIBI);
+  if (!uses_table && d.bias != POSENC_BIAS_ALIBI) {
+    require_null(t.table, "tensors->table",
+                 "unless bias is ABSOLUTE, RELATIVE_1D, TABLE_2D, TABLE_1D, T5 or ALIBI");
+  }
   if (d.bias != POSENC_BIAS_RELATIVE_2D) {
     require_null(t.table_h, "tensors->table_h", "unless bias is RELATIVE_2D");
     require_null(t.table_w, "tensors->table_w", "unless bias is RELATIVE_2D");

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "api/bias_validate.hpp"
 #include "api/guard.hpp"
 #include "api/validate.hpp"
 #include "ops/bias/alibi_slopes.hpp"
@@ -55,17 +56,17 @@ int64_t table_2d_rows(int64_t height, int64_t width, int class_token, const char
 }
 
 // The 2D window's checks; returns the table's rows.
-int64_t validate_table_2d(const posenc_position_bias_desc& d) {
-  require_positive(d.window_height, "desc->window_height");
-  require_positive(d.window_width, "desc->window_width");
+int64_t validate_table_2d(const posenc_position_bias_desc& d, const PositionBiasNames& names) {
+  require_positive(d.window_height, names.window_height);
+  require_positive(d.window_width, names.window_width);
   require_flag(d.class_token, "desc->class_token");
   if (d.query_offset != 0) invalid("desc->query_offset must be 0 for kind TABLE_2D");
   const int64_t cells =
-      checked_bytes({d.window_height, d.window_width}, 1, "desc->window_height * window_width");
+      checked_bytes({d.window_height, d.window_width}, 1, names.window_product);
   const int64_t tokens = checked_sum(cells, d.class_token, "the window's tokens");
   if (d.q_len != tokens || d.kv_len != tokens) {
     fail(POSENC_ERROR_SHAPE_MISMATCH,
-         "desc->q_len and desc->kv_len must be window_height * window_width" +
+         "desc->q_len and desc->kv_len must be " + std::string(names.window_product) +
              std::string(d.class_token ? " + 1" : "") + " = " + std::to_string(tokens) +
              " (got " + std::to_string(d.q_len) + " and " + std::to_string(d.kv_len) + ")");
   }
@@ -90,9 +91,12 @@ int64_t validate_t5(const posenc_position_bias_desc& d) {
   return d.num_buckets;
 }
 
-// Checks the desc; returns the floats of its table (0: none, ALiBi's
-// standard slopes).
-int64_t validate_desc(const posenc_position_bias_desc& d, const float* table) {
+}  // namespace
+
+namespace posenc {
+
+int64_t validate_position_bias_desc(const posenc_position_bias_desc& d, const void* table,
+                                    const PositionBiasNames& names) {
   require_enum(d.kind, "desc->kind",
                {POSENC_POSITION_BIAS_TABLE_2D, POSENC_POSITION_BIAS_TABLE_1D,
                 POSENC_POSITION_BIAS_T5, POSENC_POSITION_BIAS_ALIBI});
@@ -105,8 +109,8 @@ int64_t validate_desc(const posenc_position_bias_desc& d, const float* table) {
   }
   const posenc_position_bias_kind kind = d.kind;
   if (kind != POSENC_POSITION_BIAS_TABLE_2D) {
-    require_unused(d.window_height, "desc->window_height", kind);
-    require_unused(d.window_width, "desc->window_width", kind);
+    require_unused(d.window_height, names.window_height, kind);
+    require_unused(d.window_width, names.window_width, kind);
     require_unused(d.class_token, "desc->class_token", kind);
   }
   if (kind != POSENC_POSITION_BIAS_T5) require_unused(d.num_buckets, "desc->num_buckets", kind);
@@ -118,7 +122,7 @@ int64_t validate_desc(const posenc_position_bias_desc& d, const float* table) {
   }
   switch (kind) {
     case POSENC_POSITION_BIAS_TABLE_2D:
-      return checked_bytes({validate_table_2d(d), d.heads}, 1, "table");
+      return checked_bytes({validate_table_2d(d, names), d.heads}, 1, "table");
     case POSENC_POSITION_BIAS_TABLE_1D:
       if (d.max_distance < 0 || d.max_distance > kMaxOffset) {
         invalid("desc->max_distance must be in [0, 2^40] (got " +
@@ -132,6 +136,10 @@ int64_t validate_desc(const posenc_position_bias_desc& d, const float* table) {
       return table != nullptr ? d.heads : 0;
   }
 }
+
+}  // namespace posenc
+
+namespace {
 
 // in and out of a resize: aligned, their sizes fit, and they do not overlap.
 void require_resize_tensors(const float* in, int64_t in_floats, const float* out,
@@ -169,7 +177,9 @@ posenc_status posenc_position_bias(posenc_context* context,
                                    float* out) {
   return guard("posenc_position_bias", [&] {
     require_not_null(desc, "desc");
-    const int64_t table_floats = validate_desc(*desc, table);
+    const int64_t table_floats = validate_position_bias_desc(
+        *desc, table,
+        {"desc->window_height", "desc->window_width", "desc->window_height * window_width"});
     if (desc->kind != POSENC_POSITION_BIAS_ALIBI || table != nullptr) {
       require_tensor(table, sizeof(float), "table");
     }

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ops/relative/relative_index.hpp"
+#include "reference/bias.hpp"
 
 namespace posenc::reference {
 namespace {
@@ -33,6 +34,34 @@ std::vector<double> head_rows(const Getter& x, int64_t b, int64_t h, int64_t tok
     for (int64_t c = 0; c < head_dim; ++c) rows[size_t(t * head_dim + c)] = x(b, h, t, c);
   }
   return rows;
+}
+
+// The bias kinds without q (posenc/bias.h's), NONE for the others.
+bool has_position_bias(const posenc_attention_desc& d) {
+  return d.bias == POSENC_BIAS_TABLE_2D || d.bias == POSENC_BIAS_TABLE_1D ||
+         d.bias == POSENC_BIAS_T5 || d.bias == POSENC_BIAS_ALIBI;
+}
+
+// The dense bias [heads, q_len, kv_len] of such a kind for queries starting
+// at query_offset, by posenc/bias.h's reference.
+std::vector<double> dense_position_bias(const posenc_attention_desc& d, const float* table,
+                                        int64_t query_offset) {
+  posenc_position_bias_desc p{};
+  p.kind = d.bias == POSENC_BIAS_TABLE_2D   ? POSENC_POSITION_BIAS_TABLE_2D
+           : d.bias == POSENC_BIAS_TABLE_1D ? POSENC_POSITION_BIAS_TABLE_1D
+           : d.bias == POSENC_BIAS_T5       ? POSENC_POSITION_BIAS_T5
+                                            : POSENC_POSITION_BIAS_ALIBI;
+  p.heads = d.heads;
+  p.q_len = d.q_len;
+  p.kv_len = d.kv_len;
+  p.query_offset = query_offset;
+  p.window_height = d.map_height;
+  p.window_width = d.map_width;
+  p.class_token = d.class_token;
+  p.max_distance = d.max_distance;
+  p.num_buckets = d.num_buckets;
+  p.bidirectional = d.bidirectional;
+  return position_bias(p, table);
 }
 
 std::vector<double> attention_core(const posenc_attention_desc& d, const Getter& q,
@@ -63,6 +92,9 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
     const int64_t q_length = in.q_lengths ? in.q_lengths[b] : d.q_len;
     const int64_t offset = in.query_offsets ? in.query_offsets[b] : d.query_offset;
     const RelativeIndex relative = relative_index(offset, d.q_len, d.kv_len, d.max_distance);
+    // The bias of the kinds without q, in softmax-input units like the mask.
+    const std::vector<double> position =
+        has_position_bias(d) ? dense_position_bias(d, in.table, offset) : std::vector<double>();
     for (int64_t h = 0; h < d.heads; ++h) {
       const int64_t kv_head = h / (d.heads / kv_heads_of(d));
       const std::vector<double> qs = head_rows(q, b, h, d.q_len, dh);
@@ -96,7 +128,9 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
             default:
               break;
           }
-          scores[size_t(j)] = s + alpha * bias + mask_of(b, h, i, j);
+          const double no_q =
+              position.empty() ? 0.0 : position[size_t((h * d.q_len + i) * d.kv_len + j)];
+          scores[size_t(j)] = s + alpha * bias + no_q + mask_of(b, h, i, j);
           max_score = std::max(max_score, scores[size_t(j)]);
         }
         const auto masked = [](double s) { return s == -std::numeric_limits<double>::infinity(); };

@@ -167,6 +167,50 @@ bool draw_strides(FuzzInput& in, posenc_attention_desc& d, int64_t kv_heads, int
   }
 }
 
+// The fields of a kind without q: BEiT's class token (TABLE_2D), T5's
+// buckets and max_distance, the direction (T5, ALIBI), each sometimes out of
+// range; the shared fields a kind does not use (max_distance, the offset of
+// a window) refused when not 0.
+void draw_position_bias(FuzzInput& in, posenc_attention_desc& d, int& invalid) {
+  d.bidirectional = in.choice(3);  // 2 is refused
+  const bool directed = d.bias == POSENC_BIAS_T5 || d.bias == POSENC_BIAS_ALIBI;
+  if (d.bidirectional > 1 || (!directed && d.bidirectional != 0)) ++invalid;
+  if (d.tables_per_head) ++invalid;
+  switch (d.bias) {
+    case POSENC_BIAS_TABLE_2D:
+      if (in.choice(4) != 0) d.max_distance = d.query_offset = 0;  // mostly valid
+      d.class_token = in.choice(3);
+      if (d.class_token > 1 || d.max_distance != 0 || d.query_offset != 0) ++invalid;
+      break;
+    case POSENC_BIAS_T5: {
+      const int64_t buckets[] = {32, 8, 4, 2, 0};
+      d.num_buckets = buckets[in.choice(5)];
+      d.max_distance = in.byte() % 40;
+      const int64_t n = d.bidirectional == 1 ? d.num_buckets / 2 : d.num_buckets;
+      if (d.num_buckets < (d.bidirectional == 1 ? 4 : 2) || d.max_distance <= n / 2) ++invalid;
+      break;
+    }
+    case POSENC_BIAS_ALIBI:
+      if (in.choice(4) != 0) d.max_distance = 0;  // mostly valid
+      if (d.max_distance != 0) ++invalid;
+      break;
+    default:
+      break;
+  }
+}
+
+// Floats of a valid no-q desc's table (ALiBi: its slopes); 1 otherwise.
+int64_t position_table_floats(const posenc_attention_desc& d) {
+  switch (d.bias) {
+    case POSENC_BIAS_TABLE_2D:
+      return ((2 * d.map_height - 1) * (2 * d.map_width - 1) + 3 * d.class_token) * d.heads;
+    case POSENC_BIAS_TABLE_1D: return (2 * d.max_distance + 1) * d.heads;
+    case POSENC_BIAS_T5: return d.num_buckets * d.heads;
+    case POSENC_BIAS_ALIBI: return d.heads;
+    default: return 1;
+  }
+}
+
 }  // namespace
 
 void fuzz_attention(FuzzInput& in) {
@@ -179,9 +223,12 @@ void fuzz_attention(FuzzInput& in) {
   desc.batch = batch;
   desc.heads = heads;
   desc.head_dim = head_dim;
-  desc.bias = posenc_attention_bias(in.choice(5));
-  // The map sizes are only passed (and may only be invalid) for 2D.
-  const bool map = desc.bias == POSENC_BIAS_RELATIVE_2D;
+  desc.bias = posenc_attention_bias(in.choice(9));  // 8: no kind
+  // The kinds without q (posenc/bias.h's): TABLE_2D, TABLE_1D, T5, ALIBI.
+  const bool no_q = desc.bias >= POSENC_BIAS_TABLE_2D && desc.bias <= POSENC_BIAS_ALIBI;
+  // The map sizes are only passed (and may only be invalid) for the 2D
+  // kinds (a TABLE_2D window).
+  const bool map = desc.bias == POSENC_BIAS_RELATIVE_2D || desc.bias == POSENC_BIAS_TABLE_2D;
   const int64_t height = map ? in.size(6, invalid) : 1 + in.byte() % 6;
   const int64_t width = map ? in.size(6, invalid) : 1 + in.byte() % 6;
   desc.causal = in.choice(3);
@@ -195,26 +242,31 @@ void fuzz_attention(FuzzInput& in) {
   desc.out_dtype = dtype(in, invalid);
   desc.scale = scale(in, desc.scale, invalid);
   desc.bias_uses_scaled_q = in.choice(3);
-  if (desc.bias > POSENC_BIAS_RELATIVE_2D || desc.causal > 1 || desc.layout > 2 ||
+  if (desc.bias > POSENC_BIAS_ALIBI || desc.causal > 1 || desc.layout > 2 ||
       desc.bias_uses_scaled_q > 1) {
     ++invalid;
   }
-  if (desc.bias == POSENC_BIAS_RELATIVE_2D && desc.relative_values) ++invalid;
+  if ((desc.bias == POSENC_BIAS_RELATIVE_2D || no_q) && desc.relative_values) ++invalid;
+  if (no_q) draw_position_bias(in, desc, invalid);
   const int index_type = in.choice(8);  // 7: 2, no type
   desc.index_type = posenc_index_type(index_type == 7 ? 2 : index_type % 2);
   if (index_type == 7) ++invalid;
-  // Tokens: a map for 2D (sometimes a mismatched one), else free lengths.
-  if (desc.bias == POSENC_BIAS_RELATIVE_2D) {
+  // Tokens: a map for 2D (sometimes a mismatched one; BEiT's class token
+  // for TABLE_2D), else free lengths.
+  if (map) {
     desc.map_height = height;
     desc.map_width = width;
-    desc.q_len = desc.kv_len = invalid > 0 ? 1 : height * width + (in.choice(8) == 0 ? 1 : 0);
-    if (invalid == 0 && desc.q_len != height * width) ++invalid;
+    const int64_t tokens = height * width + desc.class_token;
+    desc.q_len = desc.kv_len = invalid > 0 ? 1 : tokens + (in.choice(8) == 0 ? 1 : 0);
+    if (invalid == 0 && desc.q_len != tokens) ++invalid;
   } else {
     desc.q_len = invalid > 0 ? 1 : height * 3;
     desc.kv_len = invalid > 0 ? 1 : width * 3;
     desc.map_height = desc.map_width = 0;
   }
-  const Sequences sequences = draw_sequences(in, desc, batch, invalid);
+  Sequences sequences = draw_sequences(in, desc, batch, invalid);
+  // A window has no offset.
+  if (desc.bias == POSENC_BIAS_TABLE_2D && sequences.present[2]) sequences.bad = true;
   const int64_t table_heads = desc.tables_per_head ? heads : 1;
   // attention.h: 2K + 1 rows when clipped, else q_len + kv_len - 1 + max(offset, 0),
   // the largest offset of query_offsets when given (a huge one is refused).
@@ -259,6 +311,11 @@ void fuzz_attention(FuzzInput& in) {
     t.table_h = table_h.data();
     t.table_w = table_w.data();
   }
+  // A kind without q: its table as the model stores it (ALiBi: slopes or
+  // sometimes NULL for the standard ones).
+  std::vector<float> position_table(
+      elements({invalid > 0 ? 1 : position_table_floats(desc)}, invalid), 0.25f);
+  if (no_q && (desc.bias != POSENC_BIAS_ALIBI || in.flag())) t.table = position_table.data();
   if (desc.relative_values) t.value_table = values.data();
   t.kv_lengths = sequences.tensor(0, desc.index_type);
   t.q_lengths = sequences.tensor(1, desc.index_type);

@@ -8,6 +8,7 @@
 #include "ops/attention/bias.hpp"
 #include "ops/attention/gemms.hpp"
 #include "ops/attention/plan.hpp"
+#include "ops/attention/position_bias.hpp"
 #include "ops/attention/split_keys.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
@@ -81,9 +82,10 @@ class QueryBlockRunner {
  public:
   QueryBlockRunner(const ExecContext& ctx, const AttentionProblem& p,
                    const posenc_attention_tensors& t, const AttentionBlocking& blocking,
-                   const SlotLayout& layout, bool shapes_only = false)
+                   const SlotLayout& layout, const float* position_bias,
+                   bool shapes_only = false)
       : ctx_(ctx), p_(p), t_(t), blocking_(blocking), layout_(layout),
-        shapes_only_(shapes_only), bias_(p, t, ctx.kernels->attention_bias),
+        shapes_only_(shapes_only), bias_(p, t, ctx.kernels->attention_bias, position_bias),
         values_(p, t, ctx.kernels->attention_bias) {}
 
   void run(int64_t task, const Scratch& s) const;
@@ -320,7 +322,10 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
   const SlotLayout& layout = plan.layout;
   const Workspace memory(workspace, plan.workspace_bytes);
   uint8_t* base = memory.base();
-  const QueryBlockRunner runner(ctx, problem, tensors, blocking, layout);
+  // The bias kinds without q: their tables laid out once, before the region.
+  auto* position_bias = reinterpret_cast<float*>(base + plan.position_bias);
+  PositionBias::prepare(problem, tensors.table, position_bias);
+  const QueryBlockRunner runner(ctx, problem, tensors, blocking, layout, position_bias);
   auto scratch = [&](int slot) { return Scratch(base + size_t(slot) * layout.bytes, layout); };
   uint8_t* records = base + plan.partials;
   // A task's scratch: its thread's, with its result in its partial record
@@ -352,7 +357,8 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
        int64_t(layout.packed.bytes())});
   const int64_t head_tasks = blocking.query_blocks * blocking.key_splits;
   if (p.per_sequence() || !prepared.before()) {
-    const QueryBlockRunner dry_runner(ctx, problem, tensors, blocking, layout, true);
+    const QueryBlockRunner dry_runner(ctx, problem, tensors, blocking, layout, position_bias,
+                                      true);
     const GemmSlots::Use dry(gemms, 0, false, true);
     const int64_t sequences = p.per_sequence() ? p.batch : 1;
     for (int64_t b = 0; b < sequences; ++b) {

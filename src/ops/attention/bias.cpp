@@ -63,8 +63,9 @@ RowWindow relative_window(const AttentionProblem& p, const RelativeIndex& index,
 
 AttentionBias::AttentionBias(const AttentionProblem& problem,
                              const posenc_attention_tensors& tensors,
-                             const AttentionBiasKernels& kernels)
-    : p_(problem), t_(tensors), kernels_(kernels) {}
+                             const AttentionBiasKernels& kernels, const float* position_bias)
+    : p_(problem), t_(tensors), kernels_(kernels),
+      position_(problem, tensors.table, position_bias) {}
 
 int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_block,
                                       int64_t key_block) {
@@ -85,6 +86,10 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, flo
   BlockLogits logits{scratch, 0, nullptr, 0, RowWindow{0, 0}};
   switch (p_.bias) {
     case POSENC_BIAS_NONE:
+    case POSENC_BIAS_TABLE_2D:  // no GEMM: PositionBias in add_row
+    case POSENC_BIAS_TABLE_1D:
+    case POSENC_BIAS_T5:
+    case POSENC_BIAS_ALIBI:
     case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
       break;
     case POSENC_BIAS_ABSOLUTE:
@@ -124,6 +129,14 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
     case POSENC_BIAS_ABSOLUTE:  // already in the scores
     case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
       break;  // the mask's pass (or the maximum's) is the only one
+    case POSENC_BIAS_TABLE_2D:
+    case POSENC_BIAS_TABLE_1D:
+    case POSENC_BIAS_T5:
+    case POSENC_BIAS_ALIBI: {
+      const int64_t i = qb.first + r;
+      position_.add_row(qb.head, i, qb.query_offset + i, kb.first, valid, row);
+      break;  // then the mask's pass (or the maximum's)
+    }
     case POSENC_BIAS_RELATIVE_1D: {
       const auto c = window_columns(relative_index_of(p_, qb.query_offset),
                                     qb.query_offset + qb.first + r, kb.first,

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/attention/attention_bias_kernels.hpp"
+#include "ops/attention/position_bias.hpp"
 #include "ops/attention/problem.hpp"
 #include "ops/relative/relative_index.hpp"
 
@@ -55,8 +56,10 @@ struct BlockLogits {
 
 class AttentionBias {
  public:
+  // position_bias: what PositionBias::prepare wrote for this call (kinds
+  // without q).
   AttentionBias(const AttentionProblem& problem, const posenc_attention_tensors& tensors,
-                const AttentionBiasKernels& kernels);
+                const AttentionBiasKernels& kernels, const float* position_bias);
 
   // Floats of scratch prepare() needs for blocks of up to these sizes.
   static int64_t scratch_floats(const AttentionProblem& problem, int64_t query_block,
@@ -83,6 +86,7 @@ class AttentionBias {
   const AttentionProblem& p_;
   const posenc_attention_tensors& t_;
   const AttentionBiasKernels& kernels_;
+  PositionBias position_;
 };
 
 // Shaw's relative values: out_i += sum_j a_ij RV[row(i,j)]. Per query block,

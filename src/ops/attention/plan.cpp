@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/attention/bias.hpp"
+#include "ops/attention/position_bias.hpp"
 #include "runtime/workspace.hpp"
 
 namespace posenc::ops {
@@ -110,7 +111,7 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
 AttentionPlan plan_attention(const AttentionProblem& problem, int threads) {
   const AttentionBlocking blocking = attention_blocking(problem, threads);
   const SlotLayout layout = slot_layout(problem, blocking);
-  AttentionPlan plan{blocking, layout, {}, 0, 0, 0};
+  AttentionPlan plan{blocking, layout, {}, 0, 0, 0, 0};
   size_t offset = size_t(blocking.slots) * layout.bytes;
   plan.partials = offset;
   plan.merge_counts = offset;
@@ -119,6 +120,8 @@ AttentionPlan plan_attention(const AttentionProblem& problem, int threads) {
     plan.partials = reserve(offset, size_t(blocking.tasks) * plan.partial.bytes);
     plan.merge_counts = reserve(offset, MergeCounts::bytes(blocking.query_tasks()));
   }
+  plan.position_bias =
+      reserve(offset, size_t(PositionBias::prepared_floats(problem)) * sizeof(float));
   plan.workspace_bytes = offset + kWorkspaceAlign;
   return plan;
 }

@@ -62,6 +62,7 @@ struct AttentionPlan {
   PartialLayout partial;
   size_t partials;         // offset of the partial results (0 bytes without split)
   size_t merge_counts;     // offset of the counts
+  size_t position_bias;    // offset of PositionBias's prepared floats (shared)
   size_t workspace_bytes;  // slots, partials, counts and the slack to align the caller's pointer
 };
 

@@ -76,6 +76,9 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d,
   p.map_height = d.map_height;
   p.map_width = d.map_width;
   p.relative_values = d.relative_values != 0;
+  p.class_token = d.class_token != 0;
+  p.num_buckets = d.num_buckets;
+  p.bidirectional = d.bidirectional != 0;
   p.kv_lengths = t ? t->kv_lengths : nullptr;
   p.q_lengths = t ? t->q_lengths : nullptr;
   p.query_offsets = t ? t->query_offsets : nullptr;

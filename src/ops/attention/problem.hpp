@@ -50,6 +50,11 @@ struct AttentionProblem {
   int64_t max_distance;
   int64_t map_height, map_width;
   bool relative_values;
+  // The kinds without q (position_bias.hpp): BEiT's class token (TABLE_2D),
+  // T5's buckets, T5's and ALiBi's direction.
+  bool class_token;
+  int64_t num_buckets;
+  bool bidirectional;
   // The per-sequence tensors ([batch] of index_type, each NULL when unused)
   // and the largest query offset of all sequences (the 1D table's stride).
   const void* kv_lengths;

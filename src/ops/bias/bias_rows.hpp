@@ -36,6 +36,29 @@ struct DistanceLine {
   }
 };
 
+// ALiBi's row: row[c] += slope * (d0 + c), or -= slope * |d0 + c|
+// bidirectional; the distance converted to fp32, then multiplied.
+inline void add_alibi_row(float slope, bool bidirectional, int64_t d0, int64_t count,
+                          float* row) {
+  // Distances within int32 (every row of a sequence below 2^31 tokens)
+  // convert to float in vector instructions; the values are the same.
+  if (d0 >= INT32_MIN && d0 + count <= INT32_MAX) {
+    const auto first = int32_t(d0);
+    const auto n = int32_t(count);
+    if (bidirectional) {
+      for (int32_t c = 0; c < n; ++c) row[c] -= slope * float(std::abs(first + c));
+    } else {
+      for (int32_t c = 0; c < n; ++c) row[c] += slope * float(first + c);
+    }
+    return;
+  }
+  if (bidirectional) {
+    for (int64_t c = 0; c < count; ++c) row[c] -= slope * float(std::llabs(d0 + c));
+  } else {
+    for (int64_t c = 0; c < count; ++c) row[c] += slope * float(d0 + c);
+  }
+}
+
 // The distances d = j - (query_offset + i) of a desc, lowest and highest.
 struct DistanceRange {
   int64_t lowest, highest;
@@ -98,7 +121,7 @@ class BiasRows {
       case POSENC_POSITION_BIAS_TABLE_2D:
         return add_row_2d(h, i, first_key, count, row);
       case POSENC_POSITION_BIAS_ALIBI:
-        return add_row_alibi(table_[h], d0, count, row);
+        return add_alibi_row(table_[h], desc_.bidirectional != 0, d0, count, row);
       default:
         return line_.add_row(h, d0, count, row);
     }
@@ -125,26 +148,6 @@ class BiasRows {
         kx = 0;
         ++ky;
       }
-    }
-  }
-
-  void add_row_alibi(float slope, int64_t d0, int64_t count, float* row) const {
-    // Distances within int32 (every row of a sequence below 2^31 tokens)
-    // convert to float in vector instructions; the values are the same.
-    if (d0 >= INT32_MIN && d0 + count <= INT32_MAX) {
-      const auto first = int32_t(d0);
-      const auto n = int32_t(count);
-      if (desc_.bidirectional) {
-        for (int32_t c = 0; c < n; ++c) row[c] -= slope * float(std::abs(first + c));
-      } else {
-        for (int32_t c = 0; c < n; ++c) row[c] += slope * float(first + c);
-      }
-      return;
-    }
-    if (desc_.bidirectional) {
-      for (int64_t c = 0; c < count; ++c) row[c] -= slope * float(std::llabs(d0 + c));
-    } else {
-      for (int64_t c = 0; c < count; ++c) row[c] += slope * float(d0 + c);
     }
   }
 

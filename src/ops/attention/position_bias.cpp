@@ -1,0 +1,172 @@
+#include "ops/attention/position_bias.hpp"
+
+#include <algorithm>
+
+#include "ops/bias/alibi_slopes.hpp"
+#include "posenc/core.h"
+
+namespace posenc::ops {
+namespace {
+
+// Element `index` of a table of dtype, as fp32.
+float stored(const void* table, posenc_dtype dtype, int64_t index) {
+  if (dtype == POSENC_BF16) return posenc_bf16_to_f32(static_cast<const uint16_t*>(table)[index]);
+  return static_cast<const float*>(table)[index];
+}
+
+// K: the distance past which the kind's value no longer changes (TABLE_1D's
+// clipping, T5's last bucket).
+int64_t line_limit(const AttentionProblem& p) { return p.max_distance; }
+
+// L: the distances [-L, L] the line holds.
+int64_t line_reach(const AttentionProblem& p) {
+  return std::min(line_limit(p), p.q_len + p.kv_len);
+}
+
+Window2d window_of(const AttentionProblem& p) {
+  return Window2d{p.map_height, p.map_width, p.class_token};
+}
+
+}  // namespace
+
+bool is_position_bias(posenc_attention_bias bias) {
+  return bias == POSENC_BIAS_TABLE_2D || bias == POSENC_BIAS_TABLE_1D ||
+         bias == POSENC_BIAS_T5 || bias == POSENC_BIAS_ALIBI;
+}
+
+int64_t PositionBias::prepared_floats(const AttentionProblem& p) {
+  switch (p.bias) {
+    case POSENC_BIAS_TABLE_2D:
+      return p.heads * window_of(p).table_rows();
+    case POSENC_BIAS_TABLE_1D:
+    case POSENC_BIAS_T5:
+      return p.heads * (2 * line_reach(p) + 1);
+    case POSENC_BIAS_ALIBI:
+      return p.heads;
+    default:
+      return 0;
+  }
+}
+
+void PositionBias::prepare(const AttentionProblem& p, const void* table, float* prepared) {
+  const float alpha = p.mask_alpha;
+  const int64_t heads = p.heads;
+  switch (p.bias) {
+    case POSENC_BIAS_TABLE_2D: {  // table [rows, heads]
+      const Window2d window = window_of(p);
+      const int64_t relative = window.relative_rows(), rows = window.table_rows();
+      for (int64_t h = 0; h < heads; ++h) {
+        float* entries = prepared + h * rows;
+        for (int64_t e = 0; e < relative; ++e) {
+          entries[e] = alpha * stored(table, p.dtype, (relative - 1 - e) * heads + h);
+        }
+        for (int64_t e = relative; e < rows; ++e) {
+          entries[e] = alpha * stored(table, p.dtype, e * heads + h);
+        }
+      }
+      break;
+    }
+    case POSENC_BIAS_TABLE_1D: {  // table [heads, 2K+1]
+      const int64_t K = line_limit(p), L = line_reach(p), width = 2 * L + 1;
+      for (int64_t h = 0; h < heads; ++h) {
+        for (int64_t k = 0; k < width; ++k) {
+          prepared[h * width + k] = alpha * stored(table, p.dtype, h * (2 * K + 1) + k - L + K);
+        }
+      }
+      break;
+    }
+    case POSENC_BIAS_T5: {  // table [num_buckets, heads]
+      const int64_t L = line_reach(p), width = 2 * L + 1;
+      const T5Buckets buckets{p.num_buckets, p.max_distance, p.bidirectional};
+      for (int64_t k = 0; k < width; ++k) {
+        const int64_t bucket = buckets.bucket(k - L);
+        for (int64_t h = 0; h < heads; ++h) {
+          prepared[h * width + k] = alpha * stored(table, p.dtype, bucket * heads + h);
+        }
+      }
+      break;
+    }
+    case POSENC_BIAS_ALIBI:
+      for (int64_t h = 0; h < heads; ++h) {
+        prepared[h] = alpha * (table != nullptr ? stored(table, p.dtype, h) : alibi_slope(h, heads));
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+PositionBias::PositionBias(const AttentionProblem& p, const void* table, const float* prepared)
+    : p_(p), table_(table), prepared_(prepared), window_(window_of(p)), stride_(0),
+      buckets_{p.num_buckets, p.max_distance, p.bidirectional}, line_{}, line_has_ends_(false) {
+  if (p.bias == POSENC_BIAS_TABLE_2D) stride_ = window_.table_rows();
+  if (p.bias == POSENC_BIAS_TABLE_1D || p.bias == POSENC_BIAS_T5) {
+    const int64_t L = line_reach(p);
+    stride_ = 2 * L + 1;
+    line_ = DistanceLine{prepared, stride_, -L, L};
+    line_has_ends_ = L == line_limit(p);
+  }
+}
+
+void PositionBias::add_row(int64_t h, int64_t i, int64_t query_pos, int64_t first_key,
+                           int64_t count, float* row) const {
+  const int64_t d0 = first_key - query_pos;
+  switch (p_.bias) {
+    case POSENC_BIAS_TABLE_2D:
+      return add_row_2d(prepared_ + h * stride_, i, first_key, count, row);
+    case POSENC_BIAS_ALIBI:
+      return add_alibi_row(prepared_[h], p_.bidirectional, d0, count, row);
+    default:
+      return add_row_line(h, d0, count, row);
+  }
+}
+
+void PositionBias::add_row_2d(const float* entries, int64_t i, int64_t first_key,
+                              int64_t count, float* row) const {
+  const int64_t relative = window_.relative_rows();
+  int64_t c = 0, cell = first_key;  // cell: the window cell of key first_key + c
+  if (window_.class_token) {
+    // Rows L, L + 1, L + 2 of the table: entries relative .. relative + 2.
+    if (i == 0) {
+      for (; c < count; ++c) row[c] += entries[relative + (first_key + c == 0 ? 2 : 0)];
+      return;
+    }
+    if (first_key == 0 && count > 0) row[c++] += entries[relative + 1];
+    --i;
+    cell = first_key + c - 1;
+  }
+  const int64_t qy = i / window_.width, qx = i % window_.width;
+  while (c < count) {
+    const int64_t ky = cell / window_.width, kx = cell % window_.width;
+    const int64_t run = std::min(window_.width - kx, count - c);
+    // Reversed: the entry of key (ky, kx) is relative - 1 - cell_index, which
+    // grows by one with kx.
+    const float* src = entries + (relative - 1 - window_.cell_index(qy, qx, ky, 0)) + kx;
+    float* dst = row + c;
+    for (int64_t t = 0; t < run; ++t) dst[t] += src[t];
+    c += run;
+    cell += run;
+  }
+}
+
+void PositionBias::add_row_line(int64_t h, int64_t d0, int64_t count, float* row) const {
+  if (line_has_ends_) return line_.add_row(h, d0, count, row);
+  // Distances below -L for c < lo, within the line for c < hi, above after.
+  const int64_t lo = std::clamp(line_.lo - d0, int64_t(0), count);
+  const int64_t hi = std::clamp(line_.hi - d0 + 1, lo, count);
+  for (int64_t c = 0; c < lo; ++c) row[c] += far_value(h, d0 + c);
+  line_.add_row(h, d0 + lo, hi - lo, row + lo);
+  for (int64_t c = hi; c < count; ++c) row[c] += far_value(h, d0 + c);
+}
+
+float PositionBias::far_value(int64_t h, int64_t d) const {
+  // As prepare() computes the line's values, so a distance gets the same
+  // bits either way.
+  if (p_.bias == POSENC_BIAS_T5) {
+    return p_.mask_alpha * stored(table_, p_.dtype, buckets_.bucket(d) * p_.heads + h);
+  }
+  const int64_t K = line_limit(p_);
+  return p_.mask_alpha * stored(table_, p_.dtype, h * (2 * K + 1) + std::clamp(d, -K, K) + K);
+}
+
+}  // namespace posenc::ops

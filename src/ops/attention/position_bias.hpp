@@ -1,0 +1,68 @@
+// The bias kinds of posenc/bias.h inside the fused attention (TABLE_2D,
+// TABLE_1D, T5, ALIBI): biases that need no q, added to one query row of a
+// key block in the scores' units. The index rules are ops/bias's
+// (table_2d_index.hpp, t5_bucket.hpp, alibi_slopes.hpp, bias_rows.hpp);
+// this file lays the weights out so that a row's bias is contiguous runs.
+//
+// prepare() runs once per call before the parallel region and writes, in
+// the workspace, already multiplied by the scores' unit (mask_alpha):
+// - TABLE_2D: per head, the (2Wh-1)(2Ww-1) relative entries in reverse
+//   order, then BEiT's 3 class-token entries: a key row of the window is
+//   then Ww consecutive entries, read forward.
+// - TABLE_1D and T5: per head, the line of values of the distances
+//   [-L, L], L = min(K, q_len + kv_len) with K the table's max_distance
+//   (T5: the bucket looked up once per distance). Within L the line covers
+//   every distance of offsets in [-(q_len + 1), kv_len + 1] (prefill and
+//   decode); when L = K the line's ends serve every farther distance (the
+//   value is constant past K); else a farther distance (a rarer offset)
+//   reads its entry (T5: computes its bucket) from the stored table.
+// - ALIBI: the slopes (given, or posenc_alibi_slopes').
+// Nothing grows with q_len x kv_len.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/attention/problem.hpp"
+#include "ops/bias/bias_rows.hpp"
+#include "ops/bias/t5_bucket.hpp"
+#include "ops/bias/table_2d_index.hpp"
+
+namespace posenc::ops {
+
+// Whether the problem's bias is one of these kinds.
+bool is_position_bias(posenc_attention_bias bias);
+
+class PositionBias {
+ public:
+  // Floats of the workspace prepare() writes (0 for the other kinds).
+  static int64_t prepared_floats(const AttentionProblem& problem);
+  // Fills `prepared` from the table (tensors->table, of problem.dtype; NULL
+  // for ALiBi's standard slopes). Serial: it is small.
+  static void prepare(const AttentionProblem& problem, const void* table, float* prepared);
+
+  PositionBias(const AttentionProblem& problem, const void* table, const float* prepared);
+
+  // row[c] += bias(head h, query i at position query_pos, key first_key + c)
+  // for c < count, in the scores' units.
+  void add_row(int64_t h, int64_t i, int64_t query_pos, int64_t first_key, int64_t count,
+               float* row) const;
+
+ private:
+  void add_row_2d(const float* entries, int64_t i, int64_t first_key, int64_t count,
+                  float* row) const;
+  // T5 and TABLE_1D: the line within [-L, L], the stored table past it.
+  void add_row_line(int64_t h, int64_t d0, int64_t count, float* row) const;
+  // The value of distance d outside the line (L < K only).
+  float far_value(int64_t h, int64_t d) const;
+
+  const AttentionProblem& p_;
+  const void* table_;
+  const float* prepared_;
+  Window2d window_;
+  int64_t stride_;  // floats per head in prepared_
+  T5Buckets buckets_;
+  DistanceLine line_;
+  bool line_has_ends_;  // L = K: the line's ends serve every farther distance
+};
+
+}  // namespace posenc::ops

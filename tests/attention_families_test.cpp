@@ -1,0 +1,523 @@
+// The bias kinds of posenc_attention that need no q (TABLE_2D, TABLE_1D, T5,
+// ALIBI: posenc/bias.h's, fused) on every ISA path, fp32 and bf16, against
+// the double reference loops (which add posenc/bias.h's reference dense
+// bias): windows with tails, BEiT's class token, T5 in both directions past
+// max_distance, ALiBi's standard and given slopes, decode offsets; combined
+// with per-sequence lengths and offsets, masks (Swin's shifted windows),
+// GQA, layouts, causal and the split decode; bitwise at 1, 2 and 3
+// threads; and the errors of bad fields.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "compare.hpp"
+#include "isa_test.hpp"
+#include "posenc/posenc.h"
+#include "posenc/posenc.hpp"
+#include "reference/attention.hpp"
+
+namespace posenc::test {
+namespace {
+
+constexpr double kF32Atol = 2e-5, kF32Rtol = 2e-4;
+constexpr double kBf16Tol = 2e-2;
+
+std::string describe(const posenc_attention_desc& d) {
+  std::ostringstream s;
+  s << "B " << d.batch << " H " << d.heads << " kvH " << d.kv_heads << " Tq " << d.q_len
+    << " Tk " << d.kv_len << " d " << d.head_dim << " layout " << d.layout << " dtype "
+    << d.dtype << " causal " << d.causal << " offset " << d.query_offset << " bias " << d.bias
+    << " K " << d.max_distance << " map " << d.map_height << "x" << d.map_width << " cls "
+    << d.class_token << " buckets " << d.num_buckets << " bidi " << d.bidirectional
+    << " mask_batch " << d.mask_batch;
+  return s.str();
+}
+
+// The floats of the kind's table (0: ALiBi without slopes).
+size_t table_floats(const posenc_attention_desc& d, bool alibi_slopes) {
+  switch (d.bias) {
+    case POSENC_BIAS_TABLE_2D:
+      return size_t(((2 * d.map_height - 1) * (2 * d.map_width - 1) + 3 * d.class_token) *
+                    d.heads);
+    case POSENC_BIAS_TABLE_1D:
+      return size_t(d.heads * (2 * d.max_distance + 1));
+    case POSENC_BIAS_T5:
+      return size_t(d.num_buckets * d.heads);
+    default:
+      return alibi_slopes ? size_t(d.heads) : 0;
+  }
+}
+
+std::vector<float> values(size_t count, uint32_t seed, posenc_dtype dtype, float low = -1.0f,
+                          float high = 1.0f) {
+  std::vector<float> x = random_floats(count, seed, low, high);
+  if (dtype == POSENC_BF16) x = from_bf16(to_bf16(x));
+  return x;
+}
+
+// Per-sequence values; an empty vector leaves its tensor NULL.
+struct Sequences {
+  std::vector<int64_t> kv_lengths, q_lengths, query_offsets;
+};
+
+// One call: inputs as fp32 (rounded to bf16 for bf16 descs) and as passed.
+class FamilyCall {
+ public:
+  FamilyCall(const posenc_attention_desc& d, Sequences s = {}, bool alibi_slopes = false,
+             std::vector<float> mask = {})
+      : d_(d), s_(std::move(s)), mask_(std::move(mask)) {
+    const int64_t kv_heads = d.kv_heads == 0 ? d.heads : d.kv_heads;
+    const auto extent = [&](const posenc_token_strides& st, int64_t heads, int64_t tokens) {
+      return size_t(reference::extent_of(d, st, heads, tokens));
+    };
+    x_[0] = values(extent(d.q_strides, d.heads, d.q_len), 1, d.dtype);
+    x_[1] = values(extent(d.k_strides, kv_heads, d.kv_len), 2, d.dtype);
+    x_[2] = values(extent(d.v_strides, kv_heads, d.kv_len), 3, d.dtype);
+    // Slopes in (0, 1], tables in [-2, 2): biases the size of the scores.
+    const bool slopes = d.bias == POSENC_BIAS_ALIBI;
+    x_[3] = values(table_floats(d, alibi_slopes), 4, d.dtype, slopes ? 0.01f : -2.0f,
+                   slopes ? 1.0f : 2.0f);
+    if (d.dtype == POSENC_BF16) {
+      for (int i = 0; i < 4; ++i) bits_[i] = to_bf16(x_[i]);
+    }
+    for (auto* v : {&s_.kv_lengths, &s_.q_lengths, &s_.query_offsets}) {
+      index_.emplace_back(v->begin(), v->end());
+    }
+    out_count_ = size_t(d.batch * d.heads * d.q_len * d.head_dim);
+  }
+
+  std::vector<double> reference() const {
+    reference::AttentionInputs in{x_[0].data(), x_[1].data(), x_[2].data(), get(x_[3]),
+                                  nullptr,      nullptr,      nullptr};
+    in.mask = get(mask_);
+    in.kv_lengths = get(s_.kv_lengths);
+    in.q_lengths = get(s_.q_lengths);
+    in.query_offsets = get(s_.query_offsets);
+    return reference::attention(d_, in);
+  }
+
+  // The output as floats (dense BHTD for STRIDED: the out strides are),
+  // with a workspace of posenc_attention_workspace_size.
+  std::vector<float> run(posenc_context* context) const {
+    GuardedFloats out(out_count_);
+    posenc_attention_tensors t{};
+    for (int i = 0; i < 4; ++i) {
+      const void* p = d_.dtype == POSENC_BF16 ? static_cast<const void*>(get(bits_[i]))
+                                              : static_cast<const void*>(get(x_[i]));
+      (i == 0 ? t.q : i == 1 ? t.k : i == 2 ? t.v : t.table) = p;
+    }
+    t.out = out.data();
+    t.mask = get(mask_);
+    t.kv_lengths = get(index_[0]);
+    t.q_lengths = get(index_[1]);
+    t.query_offsets = get(index_[2]);
+    size_t bytes = 0;
+    EXPECT_EQ(posenc_attention_workspace_size(context, &d_, &bytes), POSENC_OK)
+        << posenc_last_error();
+    std::vector<unsigned char> workspace(bytes);
+    EXPECT_EQ(posenc_attention(context, &d_, &t, workspace.data(), bytes), POSENC_OK)
+        << posenc_last_error() << " [" << describe(d_) << "]";
+    EXPECT_TRUE(out.guards_intact());
+    return as_floats(out, out_count_, d_.out_dtype);
+  }
+
+  ::testing::AssertionResult matches_reference(posenc_context* context) const {
+    const std::vector<float> got = run(context);
+    const bool bf16 = d_.dtype == POSENC_BF16 || d_.out_dtype == POSENC_BF16;
+    return all_close(got.data(), reference(), bf16 ? kBf16Tol : kF32Atol,
+                     bf16 ? kBf16Tol : kF32Rtol)
+           << " [" << describe(d_) << "]";
+  }
+
+ private:
+  template <class T>
+  static const T* get(const std::vector<T>& x) {
+    return x.empty() ? nullptr : x.data();
+  }
+
+  posenc_attention_desc d_;
+  Sequences s_;
+  std::vector<float> mask_;
+  std::vector<float> x_[4];
+  std::vector<uint16_t> bits_[4];
+  std::vector<std::vector<int32_t>> index_;
+  size_t out_count_;
+};
+
+posenc_attention_desc table_2d(int64_t batch, int64_t heads, int64_t wh, int64_t ww,
+                               int class_token, int64_t head_dim) {
+  const int64_t n = wh * ww + class_token;
+  posenc_attention_desc d = attention_desc(batch, heads, n, n, head_dim);
+  d.bias = POSENC_BIAS_TABLE_2D;
+  d.map_height = wh;
+  d.map_width = ww;
+  d.class_token = class_token;
+  return d;
+}
+
+posenc_attention_desc table_1d(int64_t batch, int64_t heads, int64_t q_len, int64_t kv_len,
+                               int64_t max_distance, int64_t head_dim) {
+  posenc_attention_desc d = attention_desc(batch, heads, q_len, kv_len, head_dim);
+  d.bias = POSENC_BIAS_TABLE_1D;
+  d.max_distance = max_distance;
+  return d;
+}
+
+posenc_attention_desc t5(int64_t batch, int64_t heads, int64_t q_len, int64_t kv_len,
+                         int64_t num_buckets, int64_t max_distance, int bidirectional,
+                         int64_t head_dim) {
+  posenc_attention_desc d = attention_desc(batch, heads, q_len, kv_len, head_dim);
+  d.bias = POSENC_BIAS_T5;
+  d.num_buckets = num_buckets;
+  d.max_distance = max_distance;
+  d.bidirectional = bidirectional;
+  d.causal = bidirectional ? 0 : 1;
+  return d;
+}
+
+posenc_attention_desc alibi(int64_t batch, int64_t heads, int64_t q_len, int64_t kv_len,
+                            int bidirectional, int64_t head_dim) {
+  posenc_attention_desc d = attention_desc(batch, heads, q_len, kv_len, head_dim);
+  d.bias = POSENC_BIAS_ALIBI;
+  d.bidirectional = bidirectional;
+  d.causal = bidirectional ? 0 : 1;
+  return d;
+}
+
+// Swin's shifted-window mask, windows folded into the batch: window w of a
+// (rows x cols) grid of wh x ww windows gets the attention mask of timm's
+// SwinTransformerBlock (0 within a region, -100 across), regions from a
+// shift of wh/2, ww/2. [rows * cols, 1, N, N].
+std::vector<float> swin_mask(int64_t rows, int64_t cols, int64_t wh, int64_t ww) {
+  const int64_t H = rows * wh, W = cols * ww, sh = wh / 2, sw = ww / 2, n = wh * ww;
+  auto region = [](int64_t x, int64_t size, int64_t window, int64_t shift) {
+    return x < size - window ? 0 : x < size - shift ? 1 : 2;
+  };
+  std::vector<float> mask(size_t(rows * cols * n * n));
+  for (int64_t w = 0; w < rows * cols; ++w) {
+    const int64_t y0 = w / cols * wh, x0 = w % cols * ww;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t ri = region(y0 + i / ww, H, wh, sh) * 3 + region(x0 + i % ww, W, ww, sw);
+        const int64_t rj = region(y0 + j / ww, H, wh, sh) * 3 + region(x0 + j % ww, W, ww, sw);
+        mask[size_t((w * n + i) * n + j)] = ri == rj ? 0.0f : -100.0f;
+      }
+    }
+  }
+  return mask;
+}
+
+class AttentionFamilies : public IsaTest {
+ protected:
+  bool bf16_supported() {
+    posenc_attention_desc d = attention_desc(1, 1, 1, 1, 8);
+    d.dtype = POSENC_BF16;
+    size_t bytes = 0;
+    return posenc_attention_workspace_size(context(), &d, &bytes) == POSENC_OK;
+  }
+  // Every dtype this machine runs.
+  std::vector<posenc_dtype> dtypes() {
+    if (bf16_supported()) return {POSENC_F32, POSENC_BF16};
+    return {POSENC_F32};
+  }
+};
+
+TEST_P(AttentionFamilies, Table2dWindows) {
+  for (const posenc_dtype dtype : dtypes()) {
+    // Non-square, Swin's 7x7, a single cell, BEiT's class token, tails of
+    // the vector width (d 24, 33 tokens).
+    for (const auto& [wh, ww, cls] : std::vector<std::tuple<int64_t, int64_t, int>>{
+             {3, 5, 0}, {7, 7, 0}, {1, 1, 0}, {4, 8, 1}, {5, 3, 1}, {1, 1, 1}}) {
+      posenc_attention_desc d = table_2d(2, 3, wh, ww, cls, 24);
+      d.dtype = dtype;
+      d.scale = 0.3f;
+      EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+    }
+    // A large window (several key rows per vector, 64-key blocks): 12x20.
+    posenc_attention_desc d = table_2d(1, 2, 12, 20, 0, 16);
+    d.dtype = dtype;
+    EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+  }
+}
+
+TEST_P(AttentionFamilies, SwinShiftedWindows) {
+  for (const posenc_dtype dtype : dtypes()) {
+    // A 2x3 grid of 7x7 windows, the batch = 2 images x 6 windows, BTHD.
+    posenc_attention_desc d = table_2d(12, 4, 7, 7, 0, 32);
+    d.dtype = dtype;
+    d.layout = POSENC_LAYOUT_BTHD;
+    d.mask_batch = 6;
+    d.mask_heads = 1;
+    d.mask_q_len = d.q_len;
+    EXPECT_TRUE(FamilyCall(d, {}, false, swin_mask(2, 3, 7, 7)).matches_reference(context()));
+  }
+}
+
+TEST_P(AttentionFamilies, Table1d) {
+  for (const posenc_dtype dtype : dtypes()) {
+    for (const int64_t K : {0, 3, 40}) {
+      posenc_attention_desc d = table_1d(2, 3, 37, 45, K, 24);
+      d.dtype = dtype;
+      EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+    }
+    // K past q_len + kv_len with a far decode offset: distances beyond the
+    // prepared line read the stored table.
+    posenc_attention_desc d = table_1d(1, 2, 5, 30, 100, 16);
+    d.dtype = dtype;
+    d.query_offset = 70;
+    EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+    d.query_offset = -60;
+    EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+  }
+}
+
+TEST_P(AttentionFamilies, T5BothDirections) {
+  for (const posenc_dtype dtype : dtypes()) {
+    // Encoder (bidirectional) and decoder (unidirectional, causal), T5's
+    // defaults and small max_distance so that distances pass it.
+    for (const int bidirectional : {1, 0}) {
+      for (const auto& [buckets, max_distance] :
+           std::vector<std::pair<int64_t, int64_t>>{{32, 128}, {8, 10}, {32, 20}}) {
+        posenc_attention_desc d = t5(2, 3, 70, 70, buckets, max_distance, bidirectional, 24);
+        d.dtype = dtype;
+        EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+      }
+    }
+    // A decode chunk far into the cache (distances past max_distance), and
+    // max_distance past q_len + kv_len with a far offset (buckets computed
+    // per element beyond the line).
+    posenc_attention_desc d = t5(1, 2, 7, 300, 32, 20, 0, 16);
+    d.dtype = dtype;
+    d.query_offset = 293;
+    EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+    d = t5(1, 2, 7, 40, 32, 1000, 1, 16);
+    d.dtype = dtype;
+    d.query_offset = 500;
+    EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+  }
+}
+
+TEST_P(AttentionFamilies, Alibi) {
+  for (const posenc_dtype dtype : dtypes()) {
+    for (const int64_t heads : {6, 8, 12}) {
+      for (const int bidirectional : {0, 1}) {
+        for (const bool given : {false, true}) {
+          posenc_attention_desc d = alibi(1, heads, 33, 33, bidirectional, 16);
+          d.dtype = dtype;
+          EXPECT_TRUE(FamilyCall(d, {}, given).matches_reference(context()));
+        }
+      }
+    }
+    // Decode: 3 new tokens after 97 cached, NULL slopes.
+    posenc_attention_desc d = alibi(2, 6, 3, 100, 0, 16);
+    d.dtype = dtype;
+    d.query_offset = 97;
+    EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+  }
+}
+
+// Per-sequence lengths and offsets (the distances follow each sequence's
+// offset), a mask, GQA, BTHD and STRIDED (a KV cache of larger capacity).
+TEST_P(AttentionFamilies, WithSequencesMaskGqaLayouts) {
+  const Sequences seq{{60, 23, 0}, {40, 17, 3}, {20, 5, -7}};
+  for (const posenc_dtype dtype : dtypes()) {
+    for (const posenc_attention_bias bias :
+         {POSENC_BIAS_TABLE_1D, POSENC_BIAS_T5, POSENC_BIAS_ALIBI}) {
+      for (const posenc_attention_layout layout :
+           {POSENC_LAYOUT_BHTD, POSENC_LAYOUT_BTHD, POSENC_LAYOUT_STRIDED}) {
+        posenc_attention_desc d =
+            bias == POSENC_BIAS_TABLE_1D ? table_1d(3, 4, 40, 60, 9, 16)
+            : bias == POSENC_BIAS_T5     ? t5(3, 4, 40, 60, 16, 24, 0, 16)
+                                         : alibi(3, 4, 40, 60, 0, 16);
+        d.dtype = dtype;
+        d.kv_heads = 2;
+        d.causal = 1;
+        d.layout = layout;
+        if (layout == POSENC_LAYOUT_STRIDED) {
+          d.q_strides = d.out_strides = dense_strides(POSENC_LAYOUT_BHTD, 4, 40, 16);
+          d.k_strides = d.v_strides = kv_cache_strides(2, 75, 16);
+        }
+        // A key-padding mask row per sequence.
+        d.mask_batch = 3;
+        d.mask_heads = 1;
+        d.mask_q_len = 1;
+        std::vector<float> mask = values(size_t(3 * 60), 9, POSENC_F32, -2.0f, 2.0f);
+        EXPECT_TRUE(FamilyCall(d, seq, bias == POSENC_BIAS_ALIBI, mask)
+                        .matches_reference(context()));
+      }
+    }
+  }
+}
+
+// A decode step whose keys are split across tasks, then merged.
+TEST_P(AttentionFamilies, SplitDecode) {
+  const Sequences seq{{4500, 3001}, {4, 2}, {4496, 2999}};
+  for (const posenc_dtype dtype : dtypes()) {
+    for (const posenc_attention_bias bias :
+         {POSENC_BIAS_TABLE_1D, POSENC_BIAS_T5, POSENC_BIAS_ALIBI}) {
+      posenc_attention_desc d = bias == POSENC_BIAS_TABLE_1D ? table_1d(2, 2, 4, 4500, 50, 16)
+                                : bias == POSENC_BIAS_T5     ? t5(2, 2, 4, 4500, 32, 128, 0, 16)
+                                                             : alibi(2, 2, 4, 4500, 0, 16);
+      d.dtype = dtype;
+      d.causal = 1;
+      EXPECT_TRUE(FamilyCall(d, seq).matches_reference(context()));
+    }
+  }
+}
+
+// The same bits on 1, 2 and 3 threads, every kind.
+TEST_P(AttentionFamilies, ThreadCountIndependent) {
+  std::vector<posenc_attention_desc> descs = {table_2d(3, 2, 7, 9, 1, 16),
+                                              table_1d(2, 3, 70, 2300, 30, 16),
+                                              t5(2, 3, 70, 2300, 32, 128, 1, 16),
+                                              alibi(2, 3, 70, 2300, 0, 16)};
+  descs[3].query_offset = 2230;
+  for (const posenc_attention_desc& d : descs) {
+    const FamilyCall call(d);
+    std::vector<float> first;
+    for (int threads : {1, 2, 3}) {
+      const Context context(Isa(GetParam()), threads);
+      const std::vector<float> got = call.run(context.get());
+      if (first.empty()) {
+        first = got;
+        EXPECT_TRUE(all_close(got.data(), call.reference(), kF32Atol, kF32Rtol)) << describe(d);
+      } else {
+        ASSERT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0)
+            << threads << " threads " << describe(d);
+      }
+    }
+  }
+}
+
+POSENC_INSTANTIATE_ISA_TESTS(AttentionFamilies);
+
+// The workspace of these kinds does not grow with q_len x kv_len, nor with
+// a large max_distance.
+TEST(AttentionFamiliesWorkspace, Bounded) {
+  const Context context(Isa::automatic, 2);
+  const posenc_attention_desc plain = attention_desc(1, 8, 1, 4096, 64);
+  const size_t base = attention_workspace_size(context, plain);
+  posenc_attention_desc d = t5(1, 8, 1, 4096, 32, int64_t(1) << 40, 0, 64);
+  EXPECT_LE(attention_workspace_size(context, d), base + 8 * (2 * 4097 + 1) * 4 + 64);
+  d = table_1d(1, 8, 1, 4096, int64_t(1) << 40, 64);
+  EXPECT_LE(attention_workspace_size(context, d), base + 8 * (2 * 4097 + 1) * 4 + 64);
+}
+
+// Bad fields and tensors: the error names the field, nothing written.
+class AttentionFamiliesErrors : public ::testing::Test {
+ protected:
+  static constexpr int64_t kHeads = 2, kD = 4;
+  AttentionFamiliesErrors() : x_(random_floats(4096, 1)), table_(1024), out_(2 * 64 * kD) {}
+
+  // desc `d` with tensors for it; checks the call fails with `want` naming
+  // `argument` and writes nothing.
+  ::testing::AssertionResult rejects(const posenc_attention_desc& d, posenc_status want,
+                                     const char* argument, const void* table) {
+    posenc_attention_tensors t{};
+    t.q = t.k = t.v = x_.data();
+    t.table = table;
+    t.out = out_.data();
+    t.query_offsets = query_offsets_;
+    ::testing::AssertionResult result =
+        fails_with(posenc_attention(nullptr, &d, &t, nullptr, 0), want, argument);
+    if (result && !out_.payload_untouched()) result = ::testing::AssertionFailure() << "out written";
+    query_offsets_ = nullptr;
+    return result;
+  }
+  posenc_status call(const posenc_attention_desc& d, const void* table) {
+    posenc_attention_tensors t{};
+    t.q = t.k = t.v = x_.data();
+    t.table = table;
+    t.out = out_.data();
+    return posenc_attention(nullptr, &d, &t, nullptr, 0);
+  }
+
+  std::vector<float> x_, table_;
+  GuardedFloats out_;
+  const void* query_offsets_ = nullptr;
+};
+
+TEST_F(AttentionFamiliesErrors, ValidCallsWork) {
+  EXPECT_EQ(call(table_2d(1, kHeads, 3, 5, 0, kD), table_.data()), POSENC_OK) << posenc_last_error();
+  EXPECT_EQ(call(table_2d(1, kHeads, 3, 5, 1, kD), table_.data()), POSENC_OK) << posenc_last_error();
+  EXPECT_EQ(call(table_1d(1, kHeads, 8, 9, 0, kD), table_.data()), POSENC_OK) << posenc_last_error();
+  EXPECT_EQ(call(t5(1, kHeads, 8, 9, 32, 128, 1, kD), table_.data()), POSENC_OK)
+      << posenc_last_error();
+  EXPECT_EQ(call(alibi(1, kHeads, 8, 9, 0, kD), nullptr), POSENC_OK) << posenc_last_error();
+  EXPECT_EQ(call(alibi(1, kHeads, 8, 9, 1, kD), table_.data()), POSENC_OK) << posenc_last_error();
+}
+
+TEST_F(AttentionFamiliesErrors, Fields) {
+  const void* table = table_.data();
+  constexpr auto bad = POSENC_ERROR_INVALID_ARGUMENT;
+  posenc_attention_desc d = table_2d(1, kHeads, 3, 5, 0, kD);
+  d.map_width = 0;
+  EXPECT_TRUE(rejects(d, bad, "desc->map_width", table));
+  d = table_2d(1, kHeads, 3, 5, 0, kD);
+  d.map_height = 4;  // 4x5 = 20 tokens, not 15
+  EXPECT_TRUE(rejects(d, POSENC_ERROR_SHAPE_MISMATCH, "desc->q_len", table));
+  d = table_2d(1, kHeads, 3, 5, 0, kD);
+  d.class_token = 2;
+  EXPECT_TRUE(rejects(d, bad, "desc->class_token", table));
+  d = table_2d(1, kHeads, 3, 5, 0, kD);
+  d.query_offset = 1;
+  EXPECT_TRUE(rejects(d, bad, "desc->query_offset", table));
+  d = table_2d(1, kHeads, 3, 5, 0, kD);
+  const int32_t offsets[1] = {0};
+  query_offsets_ = offsets;
+  EXPECT_TRUE(rejects(d, bad, "tensors->query_offsets", table));
+  d = table_2d(1, kHeads, 3, 5, 0, kD);
+  d.tables_per_head = 1;
+  EXPECT_TRUE(rejects(d, bad, "desc->tables_per_head", table));
+  d = table_2d(1, kHeads, 3, 5, 0, kD);
+  d.num_buckets = 32;
+  EXPECT_TRUE(rejects(d, bad, "desc->num_buckets", table));
+  d = table_1d(1, kHeads, 8, 9, 3, kD);
+  d.bidirectional = 1;
+  EXPECT_TRUE(rejects(d, bad, "desc->bidirectional", table));
+  d = table_1d(1, kHeads, 8, 9, 3, kD);
+  d.map_height = 2;
+  EXPECT_TRUE(rejects(d, bad, "desc->map_height", table));
+  d = table_1d(1, kHeads, 8, 9, 3, kD);
+  d.relative_values = 1;
+  EXPECT_TRUE(rejects(d, bad, "desc->relative_values", table));
+  d = t5(1, kHeads, 8, 9, 3, 128, 1, kD);
+  EXPECT_TRUE(rejects(d, bad, "desc->num_buckets", table));
+  d = t5(1, kHeads, 8, 9, 32, 8, 1, kD);  // max_exact 8
+  EXPECT_TRUE(rejects(d, bad, "desc->max_distance", table));
+  d = t5(1, kHeads, 8, 9, 32, 128, 2, kD);
+  EXPECT_TRUE(rejects(d, bad, "desc->bidirectional", table));
+  d = alibi(1, kHeads, 8, 9, 0, kD);
+  d.max_distance = 4;
+  EXPECT_TRUE(rejects(d, bad, "desc->max_distance", table));
+  // The kinds' fields with the other kinds.
+  d = attention_desc(1, kHeads, 8, 9, kD);
+  d.class_token = 1;
+  EXPECT_TRUE(rejects(d, bad, "desc->class_token", nullptr));
+  d = attention_desc(1, kHeads, 8, 9, kD);
+  d.bidirectional = 1;
+  EXPECT_TRUE(rejects(d, bad, "desc->bidirectional", nullptr));
+  d = attention_desc(1, kHeads, 8, 9, kD);
+  store_enum(d.bias, 8);
+  EXPECT_TRUE(rejects(d, bad, "desc->bias", nullptr));
+}
+
+TEST_F(AttentionFamiliesErrors, Table) {
+  EXPECT_TRUE(rejects(table_2d(1, kHeads, 3, 5, 0, kD), POSENC_ERROR_NULL_POINTER,
+                      "tensors->table", nullptr));
+  EXPECT_TRUE(rejects(t5(1, kHeads, 8, 9, 32, 128, 1, kD), POSENC_ERROR_NULL_POINTER,
+                      "tensors->table", nullptr));
+  EXPECT_TRUE(rejects(table_1d(1, kHeads, 8, 9, 3, kD), POSENC_ERROR_INVALID_ARGUMENT,
+                      "tensors->table", offset_bytes(table_.data(), 2)));
+  // out over the table (TABLE_2D 3x5: 35 rows x 2 heads).
+  EXPECT_TRUE(rejects(table_2d(1, kHeads, 3, 5, 0, kD), POSENC_ERROR_ALIASING, "tensors->table",
+                      out_.data() + 10));
+}
+
+}  // namespace
+}  // namespace posenc::test
