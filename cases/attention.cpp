@@ -443,9 +443,12 @@ const Op<posenc_attention_desc> kAttention2dBf16{
 // The bias kinds without q (TABLE_2D, TABLE_1D, T5, ALIBI) against the
 // unfused way (their dense bias materialized by posenc_position_bias, added
 // with the mask, softmax, GEMM); each with a row of plain attention of the
-// same shape (mask and causal kept) in attention_f32, for the bias's cost.
+// same shape (mask and causal kept) in attention_family_plain_f32, for the
+// bias's cost (`posenc bench --filter attention_family` shows both).
 const Op<posenc_attention_desc> kAttentionFamilyF32{
     "attention", "attention_family_f32", kF32Tolerance, "unfused", describe, attention_problem};
+const Op<posenc_attention_desc> kAttentionFamilyPlainF32{
+    "attention", "attention_family_plain_f32", kF32Tolerance, "", describe, attention_problem};
 
 // Descs: 1D relative over T tokens, 2D relative over a map; plain
 // attention and the options after.
@@ -741,20 +744,22 @@ std::vector<Case> attention_cases() {
       // mask), T5's encoder, a causal ALiBi decoder. Then BEiT's class token
       // and T5's decoder checked.
       kAttentionFamilyF32({"bench"}, table_2d(1, 12, 64, 64, 64), table_2d(1, 2, 5, 7, 16)),
-      kAttentionF32({"bench"}, without_bias(table_2d(1, 12, 64, 64, 64)),
-                    without_bias(table_2d(1, 2, 5, 7, 16))),
+      kAttentionFamilyPlainF32({"bench"}, without_bias(table_2d(1, 12, 64, 64, 64)),
+                               without_bias(table_2d(1, 2, 5, 7, 16))),
       kAttentionFamilyF32({"bench"}, table_1d(12, 4096, 64), table_1d(2, 70, 16)),
-      kAttentionF32({"bench"}, without_bias(table_1d(12, 4096, 64)),
-                    without_bias(table_1d(2, 70, 16))),
+      kAttentionFamilyPlainF32({"bench"}, without_bias(table_1d(12, 4096, 64)),
+                               without_bias(table_1d(2, 70, 16))),
       kAttentionFamilyF32({"bench"}, with_mask(table_2d(64, 4, 7, 7, 32), 64, 1, true),
                           with_mask(table_2d(4, 2, 7, 7, 16), 2, 1, true)),
-      kAttentionF32({"bench"}, without_bias(with_mask(table_2d(64, 4, 7, 7, 32), 64, 1, true)),
-                    without_bias(with_mask(table_2d(4, 2, 7, 7, 16), 2, 1, true))),
+      kAttentionFamilyPlainF32({"bench"},
+                               without_bias(with_mask(table_2d(64, 4, 7, 7, 32), 64, 1, true)),
+                               without_bias(with_mask(table_2d(4, 2, 7, 7, 16), 2, 1, true))),
       kAttentionFamilyF32({"bench"}, t5(8, 12, 512, 64), t5(2, 2, 70, 16)),
-      kAttentionF32({"bench"}, without_bias(t5(8, 12, 512, 64)), without_bias(t5(2, 2, 70, 16))),
+      kAttentionFamilyPlainF32({"bench"}, without_bias(t5(8, 12, 512, 64)),
+                               without_bias(t5(2, 2, 70, 16))),
       kAttentionFamilyF32({"bench"}, alibi(32, 2048, 128), alibi(3, 100, 16)),
-      kAttentionF32({"bench"}, without_bias(alibi(32, 2048, 128)),
-                    without_bias(alibi(3, 100, 16))),
+      kAttentionFamilyPlainF32({"bench"}, without_bias(alibi(32, 2048, 128)),
+                               without_bias(alibi(3, 100, 16))),
       // A GQA decode step: bound by reading k and v ("of memcpy").
       kAttentionF32({"bench"}, grouped(plain(1, 32, 1, 8192, 128), 8),
                     grouped(plain(1, 8, 1, 300, 16), 2)),

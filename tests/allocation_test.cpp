@@ -204,7 +204,7 @@ void* workspace(posenc_context* context, size_t bytes) {
     size_t bytes;
     void* memory;
   };
-  static std::array<Space, 16> spaces{};
+  static std::array<Space, 32> spaces{};
   for (Space& s : spaces) {
     if (s.memory == nullptr) s = Space{context, bytes, __libc_malloc(bytes)};
     if (s.context == context && s.bytes == bytes) return s.memory;

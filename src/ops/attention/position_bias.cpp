@@ -135,17 +135,22 @@ void PositionBias::add_row_2d(const float* entries, int64_t i, int64_t first_key
     --i;
     cell = first_key + c - 1;
   }
-  const int64_t qy = i / window_.width, qx = i % window_.width;
+  // Reversed, the entry of key cell (ky, kx) is relative - 1 -
+  // cell_index(qy, qx, ky, kx): it grows by one with kx, and the start of a
+  // key row grows by 2Ww - 1 with ky. One division per call, then runs.
+  const int64_t width = window_.width;
+  const int64_t qy = i / width, qx = i % width;
+  const int64_t ky = cell / width;
+  int64_t kx = cell % width;
+  int64_t start = relative - 1 - window_.cell_index(qy, qx, ky, 0);  // of key row ky
   while (c < count) {
-    const int64_t ky = cell / window_.width, kx = cell % window_.width;
-    const int64_t run = std::min(window_.width - kx, count - c);
-    // Reversed: the entry of key (ky, kx) is relative - 1 - cell_index, which
-    // grows by one with kx.
-    const float* src = entries + (relative - 1 - window_.cell_index(qy, qx, ky, 0)) + kx;
+    const int64_t run = std::min(width - kx, count - c);
     float* dst = row + c;
-    for (int64_t t = 0; t < run; ++t) dst[t] += src[t];
+    const float* from = entries + start + kx;
+    for (int64_t t = 0; t < run; ++t) dst[t] += from[t];
     c += run;
-    cell += run;
+    kx = 0;
+    start += 2 * width - 1;
   }
 }
 
