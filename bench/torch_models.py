@@ -12,7 +12,7 @@ wall clock: on a machine shared with other jobs, one-thread runs then count
 their own work only. Needs Debian's python3-torch, timm and a built libposenc
 (found as the package says: POSENC_LIBRARY, else the build tree).
 
-    /usr/bin/python3 bench/torch_models.py [--models sam,botnet] [--sam-size 1024]
+    /usr/bin/python3 bench/torch_models.py [--models sam,botnet,swin,beit] [--sam-size 1024]
         [--dtypes fp32,bf16] [--threads 1,all] [--repeats 3] [--warmup 1] [--clock wall|cpu]
         [--markdown]
 """
@@ -28,9 +28,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
+# --models name -> (timm model, the option giving its image size, or its fixed size)
 MODELS = {
     "sam": ("samvit_base_patch16", "sam_size"),
-    "botnet": ("botnet26t_256", None),
+    "botnet": ("botnet26t_256", 256),
+    "swin": ("swin_tiny_patch4_window7_224", 224),
+    "beit": ("beit_base_patch16_224", 224),
 }
 
 
@@ -102,19 +105,21 @@ def child(args):
     import posenc.torch as posenc_torch
 
     torch.set_num_threads(args.threads)
-    name, size_option = MODELS[args.model]
-    kwargs = {"img_size": getattr(args, size_option)} if size_option else {}
+    name, size = MODELS[args.model]
+    kwargs = {"img_size": getattr(args, size)} if isinstance(size, str) else {}
+    size = kwargs.get("img_size", size)
     torch.manual_seed(0)
     model = timm.create_model(name, pretrained=False, **kwargs).eval()
     # Weights timm starts at zero would hide differences: SAM's position
-    # tables, and the last BatchNorm of BoTNet's residual branches.
+    # tables, BEiT's bias tables and q and v biases, and the last BatchNorm of
+    # BoTNet's residual branches.
     for parameter_name, parameter in model.named_parameters():
-        if "rel_pos" in parameter_name:
+        if "rel_pos" in parameter_name or \
+                parameter_name.endswith(("relative_position_bias_table", "q_bias", "v_bias")):
             torch.nn.init.normal_(parameter, std=0.02)
     for module in model.modules():
         if isinstance(module, torch.nn.BatchNorm2d):
             torch.nn.init.uniform_(module.weight, 0.5, 1.5)
-    size = kwargs.get("img_size", 256)
     x = torch.randn(1, 3, size, size)
     if args.dtype == "bf16":
         model, x = model.to(torch.bfloat16), x.to(torch.bfloat16)
@@ -176,7 +181,7 @@ def table(rows, markdown):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", default="sam,botnet")
+    parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--sam-size", type=int, default=1024)
     parser.add_argument("--dtypes", default="fp32,bf16")
     parser.add_argument("--threads", default="1,all")

@@ -17,6 +17,8 @@ from .absolute import (add_learned, add_sinusoid, concat_sinusoid, sinusoid_tabl
                        sinusoid_table_2d)
 from .attention import (attention, attention_workspace_size, bottleneck_mhsa,
                         strided_supported)
+from .bias import (alibi_slopes, position_bias, resize_relative_bias_table_2d,
+                   resize_relative_table)
 from .context import Context, default_context, set_default_context
 from .relative import (absolute_logits, rel_to_abs, relative_logits_1d, relative_logits_2d,
                        relative_logits_2d_decomposed)

@@ -21,6 +21,7 @@ ATTENTION_LAYOUT = {"bhtd": 0, "bthd": 1, "strided": 2}
 ATTENTION_BIAS = {"none": 0, "absolute": 1, "relative_1d": 2, "relative_2d": 3,
                   "table_2d": 4, "table_1d": 5, "t5": 6, "alibi": 7}
 RELATIVE_ORDER = {"key_minus_query": 0, "query_minus_key": 1}
+POSITION_BIAS_KIND = {"table_2d": 0, "table_1d": 1, "t5": 2, "alibi": 3}
 INDEX_TYPE = {"int32": 0, "int64": 1}
 ROPE_PAIRING = {"interleaved": 0, "half_split": 1}
 ROPE_LAYOUT = {"bthd": 0, "bhtd": 1}
@@ -72,6 +73,14 @@ class AttentionTensors(ctypes.Structure):  # posenc_attention_tensors
                  "mask", "kv_lengths", "q_lengths", "query_offsets")]
 
 
+class PositionBiasDesc(ctypes.Structure):  # posenc_position_bias_desc
+    _fields_ = [("kind", c_enum), ("heads", ctypes.c_int64), ("q_len", ctypes.c_int64),
+                ("kv_len", ctypes.c_int64), ("query_offset", ctypes.c_int64),
+                ("window_height", ctypes.c_int64), ("window_width", ctypes.c_int64),
+                ("class_token", ctypes.c_int), ("max_distance", ctypes.c_int64),
+                ("num_buckets", ctypes.c_int64), ("bidirectional", ctypes.c_int)]
+
+
 class BottleneckDesc(ctypes.Structure):  # posenc_bottleneck_desc
     _fields_ = [("batch", ctypes.c_int64), ("channels", ctypes.c_int64),
                 ("height", ctypes.c_int64), ("width", ctypes.c_int64),
@@ -108,6 +117,7 @@ STRUCTS = {
     "posenc_token_strides": TokenStrides,
     "posenc_attention_desc": AttentionDesc,
     "posenc_attention_tensors": AttentionTensors,
+    "posenc_position_bias_desc": PositionBiasDesc,
     "posenc_bottleneck_desc": BottleneckDesc,
     "posenc_bottleneck_tensors": BottleneckTensors,
     "posenc_rope_config": RopeConfig,

@@ -88,6 +88,14 @@ _PROTOTYPES = {
                                                    _p, _p, _i64, _p, _p]),
     "posenc_relative_logits_2d": (_st, [_p, _i64, _i64, _i64, _i64, _i64, _p, _p, _p,
                                         _i64, _p]),
+    # bias.h
+    "posenc_position_bias_desc_init": (None, [ctypes.POINTER(_abi.PositionBiasDesc), _st,
+                                              _i64, _i64, _i64]),
+    "posenc_position_bias": (_st, [_p, ctypes.POINTER(_abi.PositionBiasDesc), _p, _p]),
+    "posenc_alibi_slopes": (_st, [_i64, _p]),
+    "posenc_resize_relative_table": (_st, [_i64, _i64, _p, _i64, _p]),
+    "posenc_resize_relative_bias_table_2d": (_st, [_i64, _i64, _i64, _i64, _i64, _int, _p,
+                                                   _p]),
     # attention.h
     "posenc_attention_desc_init": (None, [ctypes.POINTER(_abi.AttentionDesc), _i64, _i64,
                                           _i64, _i64, _i64]),

@@ -11,6 +11,7 @@ import ctypes
 import math
 
 from . import _abi, _tensor
+from . import bias as _bias
 from ._lib import check, lib
 from .context import handle
 
@@ -55,6 +56,20 @@ def _table(table, name, dtype):
     return t
 
 
+def _no_q_table(desc, kind, table, dtype, heads, window, class_token, max_distance,
+                num_buckets, bidirectional):
+    """Sets desc's fields of a bias of posenc/bias.h; its table's View."""
+    t = None if table is None else _tensor.dense(table, "table", None, _tensor.FLOATS)
+    if t is not None and t.dtype != dtype:
+        raise TypeError("table: must have q's dtype")
+    f = _bias.kind_fields(kind, t, heads, window, class_token, max_distance, num_buckets,
+                          bidirectional)
+    desc.map_height, desc.map_width = f.window
+    desc.class_token, desc.max_distance = f.class_token, f.max_distance
+    desc.num_buckets, desc.bidirectional = f.num_buckets, f.bidirectional
+    return t
+
+
 def _workspace(workspace):
     """(pointer, bytes) of a caller's workspace: a numpy array, a torch
     tensor or a bytearray; (None, 0) for none."""
@@ -69,9 +84,10 @@ def _workspace(workspace):
 
 
 def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias=None,
-          table=None, table_h=None, table_w=None, bias_uses_scaled_q=True, max_distance=0,
+          table=None, table_h=None, table_w=None, bias_uses_scaled_q=True, max_distance=None,
           map_size=None, value_table=None, mask=None, kv_lengths=None, q_lengths=None,
-          query_offsets=None, out=None, out_dtype=None):
+          query_offsets=None, out=None, out_dtype=None, window=None, class_token=False,
+          num_buckets=None, bidirectional=None):
     """The desc and tensors of one call, the output View and what must stay
     alive until the call returns."""
     layout = layout.lower()
@@ -119,11 +135,12 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     desc.scale = 1.0 / math.sqrt(head_dim) if scale is None else scale
     desc.causal, desc.query_offset = int(bool(causal)), query_offset
     desc.bias_uses_scaled_q = int(bool(bias_uses_scaled_q))
-    desc.max_distance, desc.kv_heads = max_distance, kv_heads
+    desc.max_distance, desc.kv_heads = max_distance or 0, kv_heads
     desc.value_head_dim = 0 if value_head_dim == head_dim else value_head_dim
 
+    no_q = isinstance(bias, str) and bias.lower() in _bias.KINDS
     tables = {name: _table(t, name, qv.dtype) for name, t in
-              (("table", table), ("table_h", table_h), ("table_w", table_w),
+              (("table", None if no_q else table), ("table_h", table_h), ("table_w", table_w),
                ("value_table", value_table))}
     if bias is None:
         if tables["table"] is not None:
@@ -140,6 +157,14 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     present = [t for t in tables.values() if t is not None]
     desc.tables_per_head = int(any(len(t.shape) == 3 for t in present))
     desc.relative_values = int(tables["value_table"] is not None)
+    if no_q:
+        tables["table"] = _no_q_table(desc, bias.lower(), table, qv.dtype, heads, window,
+                                      class_token, max_distance, num_buckets, bidirectional)
+        present += [] if tables["table"] is None else [tables["table"]]
+    elif window is not None or class_token or num_buckets is not None or \
+            bidirectional is not None:
+        raise ValueError("window, class_token, num_buckets, bidirectional: parameters of "
+                         f"the biases {', '.join(_bias.KINDS)}, not of {bias!r}")
 
     extra = {}
     if mask is not None:
@@ -172,9 +197,10 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
 
 def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=0,
               bias=None, table=None, table_h=None, table_w=None, bias_uses_scaled_q=True,
-              max_distance=0, map_size=None, value_table=None, mask=None, kv_lengths=None,
+              max_distance=None, map_size=None, value_table=None, mask=None, kv_lengths=None,
               q_lengths=None, query_offsets=None, out=None, out_dtype=None, workspace=None,
-              context=None):
+              context=None, window=None, class_token=False, num_buckets=None,
+              bidirectional=None):
     """softmax(scale q k^T + bias + mask) v, every option of posenc_attention.
 
     scale: default 1/sqrt(head_dim). bias: "none", "absolute" or
@@ -188,11 +214,19 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     (value_head_dim), which out and value_table then have. out_dtype:
     default q's. workspace: a buffer
     of at least attention_workspace_size(...) bytes, or None.
+
+    The biases that need no q (posenc.bias describes their tables): bias=
+    "table_2d" (Swin, BEiT) with window=(Wh, Ww) and class_token (BEiT),
+    q_len = kv_len = Wh*Ww + class_token; "table_1d" (max_distance from the
+    table); "t5" (num_buckets from the table, max_distance default 128,
+    bidirectional); "alibi" (table = slopes [heads] or None, bidirectional).
+    They are added as the mask is, to the scaled scores. max_distance: for
+    "relative_1d" and value_table, 0 (default) unclipped or K.
     """
     desc, tensors, ov, keep = _plan(
         q, k, v, layout, scale, causal, query_offset, bias, table, table_h, table_w,
         bias_uses_scaled_q, max_distance, map_size, value_table, mask, kv_lengths, q_lengths,
-        query_offsets, out, out_dtype)
+        query_offsets, out, out_dtype, window, class_token, num_buckets, bidirectional)
     pointer, size = _workspace(workspace)
     check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                pointer, size))

@@ -87,3 +87,62 @@ def rope(x, inv_freq, positions, pairing="half_split", rotary_dim=None, factor=1
         out[..., 0:rotary_dim:2] = factor * (x0 * cos - x1 * sin)
         out[..., 1:rotary_dim:2] = factor * (x1 * cos + x0 * sin)
     return out
+
+
+def swin_index(window_height, window_width, class_token=False):
+    """Swin's relative_position_index (and BEiT's with its class token), from
+    the papers' definition: (dy + Wh - 1)(2Ww - 1) + dx + Ww - 1, (dy, dx)
+    the query's coordinates minus the key's; BEiT's class token reads rows
+    L (class to patch), L + 1 (patch to class), L + 2 (class to class)."""
+    y = np.repeat(np.arange(window_height), window_width)
+    x = np.tile(np.arange(window_width), window_height)
+    index = (y[:, None] - y[None, :] + window_height - 1) * (2 * window_width - 1) + \
+        x[:, None] - x[None, :] + window_width - 1
+    if not class_token:
+        return index
+    entries = (2 * window_height - 1) * (2 * window_width - 1)
+    full = np.empty((index.shape[0] + 1,) * 2, dtype=index.dtype)
+    full[1:, 1:] = index
+    full[0, 1:], full[1:, 0], full[0, 0] = entries, entries + 1, entries + 2
+    return full
+
+
+def distances(q_len, kv_len, offset=0):
+    """Key minus query, d(i, j) = j - (offset + i)."""
+    return np.arange(kv_len)[None, :] - (offset + np.arange(q_len)[:, None])
+
+
+def t5_buckets(relative_position, bidirectional, num_buckets, max_distance):
+    """transformers' T5Attention._relative_position_bucket, step for step in
+    torch (its fp32 log decides the truncation)."""
+    import math
+    import torch
+    position = torch.as_tensor(relative_position, dtype=torch.long)
+    buckets = torch.zeros_like(position)
+    if bidirectional:
+        num_buckets //= 2
+        buckets += (position > 0).to(torch.long) * num_buckets
+        position = torch.abs(position)
+    else:
+        position = -torch.min(position, torch.zeros_like(position))
+    max_exact = num_buckets // 2
+    is_small = position < max_exact
+    large = max_exact + (torch.log(position.float() / max_exact) /
+                         math.log(max_distance / max_exact) *
+                         (num_buckets - max_exact)).to(torch.long)
+    large = torch.min(large, torch.full_like(large, num_buckets - 1))
+    buckets += torch.where(is_small, position, large)
+    return buckets.numpy()
+
+
+def alibi_slopes(heads):
+    """Press et al.'s get_slopes."""
+    import math
+
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(heads).is_integer():
+        return power_of_2(heads)
+    closest = 2 ** math.floor(math.log2(heads))
+    return power_of_2(closest) + alibi_slopes(2 * closest)[0::2][:heads - closest]

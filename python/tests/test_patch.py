@@ -1,7 +1,9 @@
 """posenc.torch.patch against the unpatched modules on random weights: timm's
 and Segment Anything's SAM attention (windowed with padding, global, odd and
 non-square maps, resized tables, qk_norm), timm's BottleneckAttn (both
-scale_pos_embed settings, qkv_bias, stride 2, qk_ratio != 1), whole timm
+scale_pos_embed settings, qkv_bias, stride 2, qk_ratio != 1), timm's Swin
+window attention (odd and non-square windows, shifted and not, padded maps)
+and BEiT attention (class token, q and v biases, a shared bias), whole timm
 models; fp32 within 1e-5 of the
 output's magnitude, bf16 within 2e-2 (where this CPU's oneDNN has bf16);
 refusals; the fallback under autograd and in training."""
@@ -16,6 +18,8 @@ import posenc.torch as posenc_torch
 timm_sam = pytest.importorskip("timm.models.vision_transformer_sam")
 timm_botnet = pytest.importorskip("timm.layers.bottleneck_attn")
 sam_encoder = pytest.importorskip("segment_anything.modeling.image_encoder")
+timm_swin = pytest.importorskip("timm.models.swin_transformer")
+timm_beit = pytest.importorskip("timm.models.beit")
 import timm  # noqa: E402
 
 
@@ -25,6 +29,16 @@ def randomize_position_tables(model):
     for name, parameter in model.named_parameters():
         if "rel_pos" in name:
             torch.nn.init.normal_(parameter, std=0.5)
+    return model
+
+
+def randomize_bias_tables(model):
+    """Swin's and BEiT's tables (and BEiT's q and v biases) start at zero or
+    near it, which would hide a wrong index."""
+    torch.manual_seed(2)
+    for name, parameter in model.named_parameters():
+        if name.endswith(("relative_position_bias_table", "q_bias", "v_bias")):
+            torch.nn.init.normal_(parameter)
     return model
 
 
@@ -126,16 +140,70 @@ def test_botnet26t_model():
     assert [r.kind for r in replaced] == ["bottleneck_attention"] * 3
 
 
+@pytest.mark.parametrize("dtype,tolerance", DTYPES)
+@pytest.mark.parametrize("window,shift", [((3, 3), (0, 0)), ((3, 5), (1, 2)), ((5, 5), (2, 2))])
+def test_swin_blocks(window, shift, dtype, tolerance):
+    """A 7x10 map: padded to whole windows, shifted (mask [nW, N, N], the
+    windows folded into the batch) or not."""
+    torch.manual_seed(0)
+    block = timm_swin.SwinTransformerBlock(32, input_resolution=(7, 10), num_heads=4,
+                                           window_size=window, shift_size=shift)
+    assert (block.attn_mask is not None) == any(shift)
+    randomize_bias_tables(block)
+    compare(block, torch.randn(2, 7, 10, 32), dtype, tolerance, expect=["swin_attention"])
+
+
+@pytest.mark.parametrize("dtype,tolerance", DTYPES)
+def test_timm_swin_model(dtype, tolerance):
+    torch.manual_seed(0)
+    model = timm.create_model("swin_tiny_patch4_window7_224", pretrained=False, img_size=60,
+                              window_size=5, embed_dim=32, depths=(2, 2), num_heads=(2, 4))
+    randomize_bias_tables(model)
+    replaced = compare(model, torch.randn(2, 3, 60, 60), dtype, tolerance)
+    assert [r.kind for r in replaced] == ["swin_attention"] * 4
+
+
+@pytest.mark.parametrize("dtype,tolerance", DTYPES)
+@pytest.mark.parametrize("qkv_bias_separate", [False, True])
+def test_beit_blocks_with_class_token(qkv_bias_separate, dtype, tolerance):
+    torch.manual_seed(0)
+    block = timm_beit.Block(32, num_heads=4, qkv_bias=True, window_size=(3, 4),
+                            init_values=0.5)
+    block.attn.qkv_bias_separate = qkv_bias_separate
+    randomize_bias_tables(block)
+    compare(block, torch.randn(2, 13, 32), dtype, tolerance, expect=["beit_attention"])
+
+
+@pytest.mark.parametrize("dtype,tolerance", DTYPES)
+@pytest.mark.parametrize("shared", [False, True])
+def test_timm_beit_model(shared, dtype, tolerance):
+    """Per-block tables (beit_base's) or the model's shared_rel_pos_bias
+    passed to every block (its mask in posenc)."""
+    torch.manual_seed(0)
+    model = timm.create_model("beit_base_patch16_224", pretrained=False, img_size=48, depth=2,
+                              embed_dim=64, num_heads=4, num_classes=0,
+                              use_rel_pos_bias=not shared, use_shared_rel_pos_bias=shared)
+    randomize_bias_tables(model)
+    replaced = compare(model, torch.randn(2, 3, 48, 48), dtype, tolerance)
+    assert [r.kind for r in replaced] == ["beit_attention"] * 2
+
+
 def test_refuses_what_it_cannot_reproduce_and_patches_nothing():
     model = torch.nn.Sequential(
         timm_sam.Attention(32, num_heads=2),
         timm_sam.Attention(32, num_heads=2, rope=torch.nn.Identity()),
-        timm_botnet.BottleneckAttn(16, 32, feat_size=(4, 4), qk_ratio=0.5))
+        timm_swin.WindowAttention(32, num_heads=2, window_size=3),
+        timm_beit.Attention(32, num_heads=2, window_size=(2, 2)))
+    model[2].relative_position_index[0, 1] += 1
+    model[3].relative_position_bias_table = torch.nn.Parameter(torch.zeros(9, 2))
     with pytest.raises(posenc_torch.PatchError) as refused:
         posenc_torch.patch(model)
     message = str(refused.value)
     assert "1: sam_attention: rotary embeddings" in message
-    assert [name for name, _ in refused.value.refused] == ["1"]
+    assert "2: swin_attention: relative_position_index is not the standard one of a 3x3" \
+        in message
+    assert "3: beit_attention: relative_position_bias_table [9, 2] is not [12, heads]" in message
+    assert [name for name, _ in refused.value.refused] == ["1", "2", "3"]
     assert not any(hasattr(m, "_posenc_original_forward") for m in model.modules())
 
 
@@ -158,6 +226,17 @@ def test_fallback_under_autograd_and_training():
         assert attention(x).grad_fn is None
 
 
+def test_swin_fallback_under_autograd_passes_the_mask():
+    torch.manual_seed(0)
+    block = randomize_bias_tables(timm_swin.SwinTransformerBlock(
+        32, input_resolution=(6, 6), num_heads=2, window_size=3, shift_size=1)).eval()
+    reference = copy.deepcopy(block)
+    posenc_torch.patch(block)
+    x = torch.randn(1, 6, 6, 32, requires_grad=True)
+    torch.testing.assert_close(block(x), reference(x), rtol=0, atol=0)
+    assert block(x).grad_fn is not None
+
+
 def test_unpatch_restores_the_original_forward():
     attention = timm_sam.Attention(32, num_heads=2)
     posenc_torch.patch(attention)
@@ -174,3 +253,40 @@ def test_posenc_follows_torch_threads():
             assert posenc.default_context().num_threads == count
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
+                    reason="torch.library.custom_op came with torch 2.4")
+@pytest.mark.parametrize("kind", ["sam", "botnet", "swin"])
+def test_torch_compile_keeps_the_custom_ops_in_its_graph(kind):
+    """fullgraph=True: a graph break (Dynamo meeting the ctypes call) fails."""
+    torch.manual_seed(0)
+    kwargs = {}
+    if kind == "sam":
+        module = randomize_position_tables(
+            timm_sam.Attention(32, num_heads=2, use_rel_pos=True, input_size=(3, 5)))
+        x, op = torch.randn(1, 3, 5, 32), torch.ops.posenc.attention_2d.default
+    elif kind == "botnet":
+        module = timm_botnet.BottleneckAttn(16, 32, feat_size=(4, 6), num_heads=2)
+        x, op = torch.randn(2, 16, 4, 6), torch.ops.posenc.bottleneck.default
+    else:
+        module = randomize_bias_tables(timm_swin.WindowAttention(32, num_heads=2,
+                                                                 window_size=(3, 5)))
+        x, op = torch.randn(4, 15, 32), torch.ops.posenc.attention_table_2d.default
+        kwargs["mask"] = torch.where(torch.rand(2, 15, 15) < 0.3, -100.0, 0.0)
+    module.eval()
+    with torch.no_grad():
+        expected = module(x, **kwargs)
+        posenc_torch.patch(module)
+    graphs = []
+
+    def backend(graph_module, example_inputs):
+        graphs.append(graph_module)
+        return graph_module.forward
+
+    torch._dynamo.reset()
+    compiled = torch.compile(module, backend=backend, fullgraph=True)
+    with torch.no_grad():
+        actual = compiled(x, **kwargs)
+    assert [node.target for g in graphs for node in g.graph.nodes].count(op) == 1
+    torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)

@@ -11,7 +11,12 @@ imported here):
   kind "sam_attention" (posenc_attention, 2D relative bias);
 - timm's layers.bottleneck_attn.BottleneckAttn (both scale_pos_embed
   settings, qkv_bias, stride 2, qk_ratio != 1): kind
-  "bottleneck_attention" (posenc_bottleneck).
+  "bottleneck_attention" (posenc_bottleneck);
+- timm's swin_transformer.WindowAttention (Swin v1: the learned bias table,
+  the shifted windows' mask): kind "swin_attention";
+- timm's beit.Attention (its bias table with the class token's entries, or
+  none; q_bias and v_bias; a shared_rel_pos_bias argument): kind
+  "beit_attention" (both posenc_attention's TABLE_2D bias).
 The model's weights and every other layer stay as they are. A module posenc
 cannot reproduce exactly makes patch raise PatchError naming it and why, and
 nothing is patched. A patched module falls back to its original forward in
@@ -27,7 +32,7 @@ import functools
 
 import torch
 
-from . import botnet, sam
+from . import beit, botnet, sam, swin
 
 PatchedModule = collections.namedtuple("PatchedModule", "name kind")
 
@@ -36,8 +41,11 @@ KNOWN = {
     ("timm.models.vision_transformer_sam", "Attention"): "sam_attention",
     ("segment_anything.modeling.image_encoder", "Attention"): "sam_attention",
     ("timm.layers.bottleneck_attn", "BottleneckAttn"): "bottleneck_attention",
+    ("timm.models.swin_transformer", "WindowAttention"): "swin_attention",
+    ("timm.models.beit", "Attention"): "beit_attention",
 }
-_IMPLEMENTATIONS = {"sam_attention": sam, "bottleneck_attention": botnet}
+_IMPLEMENTATIONS = {"sam_attention": sam, "bottleneck_attention": botnet,
+                    "swin_attention": swin, "beit_attention": beit}
 _DTYPES = (None, torch.float32, torch.bfloat16)
 
 
@@ -60,16 +68,19 @@ def known_modules(model):
     return found
 
 
-def _needs_autograd(module, x):
+def _needs_autograd(module, inputs):
     if not torch.is_grad_enabled():
         return False
-    return x.requires_grad or any(p.requires_grad for p in module.parameters())
+    return any(isinstance(x, torch.Tensor) and x.requires_grad for x in inputs) or \
+        any(p.requires_grad for p in module.parameters())
 
 
-def _forward(module, implementation, dtype, x):
-    if module.training or _needs_autograd(module, x):
-        return module._posenc_original_forward(x)
-    return implementation.forward(module, dtype, x)
+def _forward(module, implementation, dtype, x, *args, **kwargs):
+    """The patched forward; the extra arguments are those of the module's own
+    (Swin's mask, BEiT's shared_rel_pos_bias)."""
+    if module.training or _needs_autograd(module, (x,) + args + tuple(kwargs.values())):
+        return module._posenc_original_forward(x, *args, **kwargs)
+    return implementation.forward(module, dtype, x, *args, **kwargs)
 
 
 def patch(model, dtype=None):

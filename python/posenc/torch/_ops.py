@@ -2,7 +2,7 @@
 2.4 and later (torch.library.custom_op: torch.compile keeps them in its
 graph as opaque nodes, with shapes from their fake implementations) and as
 plain calls before."""
-from typing import Optional
+from typing import List, Optional
 
 import torch
 
@@ -21,6 +21,20 @@ def _attention_2d(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                      bias_uses_scaled_q=bias_uses_scaled_q, out_dtype=out_dtype)
 
 
+def _attention_table_2d(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                        table: Optional[torch.Tensor], window: List[int], class_token: bool,
+                        mask: Optional[torch.Tensor], scale: float,
+                        out_dtype: torch.dtype) -> torch.Tensor:
+    """Attention over [B, N, H, d] (BTHD) q, k, v with Swin's or BEiT's learned
+    bias table [entries, H] (window (Wh, Ww), BEiT's class token) when it is
+    given, and the mask [m, 1 or H, N, N] (batch item b reads b % m) when it
+    is; out [B, N, H, d] of out_dtype."""
+    options = dict(bias="table_2d", table=table, window=tuple(window),
+                   class_token=class_token) if table is not None else {}
+    return attention(q, k, v, layout="bthd", scale=scale, mask=mask, out_dtype=out_dtype,
+                     **options)
+
+
 def _bottleneck(fmap: torch.Tensor, w_qkv: torch.Tensor, qkv_bias: Optional[torch.Tensor],
                 rel_h: torch.Tensor, rel_w: torch.Tensor, heads: int, scale: float,
                 bias_uses_scaled_q: bool, stride: int, out_dtype: torch.dtype) -> torch.Tensor:
@@ -35,6 +49,12 @@ if _CUSTOM_OPS:
     attention_2d = torch.library.custom_op("posenc::attention_2d", mutates_args=())(
         _attention_2d)
     bottleneck = torch.library.custom_op("posenc::bottleneck", mutates_args=())(_bottleneck)
+    attention_table_2d = torch.library.custom_op("posenc::attention_table_2d", mutates_args=())(
+        _attention_table_2d)
+
+    @attention_table_2d.register_fake
+    def _(q, k, v, table, window, class_token, mask, scale, out_dtype):
+        return q.new_empty(q.shape, dtype=out_dtype)
 
     @attention_2d.register_fake
     def _(q, k, v, table_h, table_w, scale, bias_uses_scaled_q, out_dtype):
@@ -49,3 +69,4 @@ if _CUSTOM_OPS:
                               dtype=out_dtype)
 else:
     attention_2d, bottleneck = _attention_2d, _bottleneck
+    attention_table_2d = _attention_table_2d

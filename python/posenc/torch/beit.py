@@ -1,0 +1,53 @@
+"""timm's BEiT attention, beit.Attention, through posenc_attention.
+
+With a window (use_rel_pos_bias) the bias is
+relative_position_bias_table[relative_position_index] over Wh*Ww patches and
+a class token (token 0), the table's last 3 rows the class token's (class to
+patch, patch to class, class to class): posenc's TABLE_2D with class_token.
+The qkv projection (q_bias, the zero k_bias and v_bias; qkv_bias_separate)
+runs as timm writes it. A shared_rel_pos_bias [heads, N, N] (the model's
+use_shared_rel_pos_bias) is added after the module's own bias: posenc's
+mask, read in place. timm's fused path (SDPA with the biases as attn_mask)
+and its explicit one compute the same.
+"""
+import torch
+import torch.nn.functional as F
+
+from . import _ops
+from .swin import index_mismatch
+
+
+def cannot_reproduce(module):
+    """Why posenc cannot run this module exactly, or None."""
+    if module.relative_position_bias_table is None:
+        return None
+    return index_mismatch(module, True)
+
+
+def forward(module, dtype, x, shared_rel_pos_bias=None):
+    """The patched forward: x [B, N, C], shared_rel_pos_bias [heads, N, N] or None."""
+    batch, tokens, channels = x.shape
+    run_dtype = dtype or x.dtype
+    if module.q_bias is None:
+        qkv = module.qkv(x)
+    else:
+        qkv_bias = torch.cat((module.q_bias, module.k_bias, module.v_bias))
+        if module.qkv_bias_separate:
+            qkv = module.qkv(x)
+            qkv += qkv_bias
+        else:
+            qkv = F.linear(x, weight=module.qkv.weight, bias=qkv_bias)
+    qkv = qkv.reshape(batch, tokens, 3, module.num_heads, -1)
+    if qkv.dtype != run_dtype:
+        qkv = qkv.to(run_dtype)
+    q, k, v = qkv.unbind(2)  # [B, N, heads, d] views
+    table, window = module.relative_position_bias_table, [0, 0]
+    if table is not None:
+        table, window = table.to(run_dtype).contiguous(), list(module.window_size)
+    mask = shared_rel_pos_bias
+    if mask is not None:
+        mask = (mask.unsqueeze(0) if mask.dim() == 3 else mask).contiguous()
+    out = _ops.attention_table_2d(q, k, v, table, window, table is not None, mask,
+                                  module.scale, x.dtype)
+    out = module.proj(out.reshape(batch, tokens, channels))
+    return module.proj_drop(out)
