@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 
+#include "ops/relative/relative_axis.hpp"
 #include "ops/relative/relative_index.hpp"
 
 namespace posenc::reference {
@@ -44,6 +45,12 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
     max_offset = *std::max_element(in.query_offsets, in.query_offsets + d.batch);
   }
   const int64_t table_rows = relative_index(max_offset, d.q_len, d.kv_len, d.max_distance).rows;
+  // RELATIVE_2D's axes: the key map is the query map's without kv_map_*.
+  const bool query_minus_key = d.relative_order == POSENC_RELATIVE_QUERY_MINUS_KEY;
+  const RelativeAxis axis_h{d.map_height, d.kv_map_height ? d.kv_map_height : d.map_height,
+                            query_minus_key};
+  const RelativeAxis axis_w{d.map_width, d.kv_map_width ? d.kv_map_width : d.map_width,
+                            query_minus_key};
   auto table_of = [&](const float* table, int64_t rows, int64_t h, int64_t row) {
     return table + ((d.tables_per_head ? h * rows : 0) + row) * dh;
   };
@@ -87,10 +94,11 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
               bias = dot(qi, table_of(in.table, table_rows, h, relative.row(i, j)), dh);
               break;
             case POSENC_BIAS_RELATIVE_2D: {
-              const int64_t X = d.map_height, Y = d.map_width;
-              const int64_t x1 = i / Y, y1 = i % Y, x2 = j / Y, y2 = j % Y;
-              bias = dot(qi, table_of(in.table_h, 2 * X - 1, h, x2 - x1 + X - 1), dh) +
-                     dot(qi, table_of(in.table_w, 2 * Y - 1, h, y2 - y1 + Y - 1), dh);
+              // Query (x1, y1) of the X x Y map, key (x2, y2) of the X' x Y' one.
+              const int64_t Y = d.map_width, Y2 = axis_w.k;
+              const int64_t x1 = i / Y, y1 = i % Y, x2 = j / Y2, y2 = j % Y2;
+              bias = dot(qi, table_of(in.table_h, axis_h.rows(), h, axis_h.row(x1, x2)), dh) +
+                     dot(qi, table_of(in.table_w, axis_w.rows(), h, axis_w.row(y1, y2)), dh);
               break;
             }
             default:
