@@ -30,6 +30,17 @@ namespace {
 constexpr double kF32Tolerance = 1e-4, kBf16Tolerance = 2e-2;
 
 bool is_2d(const posenc_attention_desc& d) { return d.bias == POSENC_BIAS_RELATIVE_2D; }
+// SAM's conventions (posenc/attention.h): query-minus-key tables or a key map
+// of its own, whose tables have 2 max(q, k) - 1 rows per axis.
+bool is_sam(const posenc_attention_desc& d) {
+  return is_2d(d) && (d.relative_order != POSENC_RELATIVE_KEY_MINUS_QUERY || d.kv_map_height > 0);
+}
+int64_t rows_h(const posenc_attention_desc& d) {
+  return 2 * std::max(d.map_height, d.kv_map_height) - 1;
+}
+int64_t rows_w(const posenc_attention_desc& d) {
+  return 2 * std::max(d.map_width, d.kv_map_width) - 1;
+}
 
 // The bias kinds without q (posenc/bias.h's).
 bool is_position_bias(const posenc_attention_desc& d) {
@@ -125,6 +136,10 @@ std::string describe(const posenc_attention_desc& d) {
   if (kv_heads_of(d) != d.heads) s += "kv" + std::to_string(d.kv_heads) + " ";
   if (is_2d(d) || d.bias == POSENC_BIAS_TABLE_2D) {
     s += std::to_string(d.map_height) + "x" + std::to_string(d.map_width);
+    if (d.kv_map_height > 0) {
+      s += " keys " + std::to_string(d.kv_map_height) + "x" + std::to_string(d.kv_map_width);
+    }
+    if (d.relative_order == POSENC_RELATIVE_QUERY_MINUS_KEY) s += " q-k";
   } else if (d.q_len == d.kv_len) {
     s += "T" + std::to_string(d.q_len);
   } else {
@@ -156,7 +171,7 @@ double flops_of(const posenc_attention_desc& d) {
   const double bh = double(d.batch * d.heads), dh = double(d.head_dim);
   double position_rows = 0.0;
   if (is_2d(d)) {
-    position_rows = double(2 * d.map_height - 1 + 2 * d.map_width - 1);
+    position_rows = double(rows_h(d) + rows_w(d));
   } else if ((d.bias != POSENC_BIAS_NONE && !is_position_bias(d)) || d.relative_values) {
     position_rows = double(table_rows(d));
   }
@@ -213,8 +228,8 @@ class AttentionBuffers {
     qkv_buffers_ = sizes.size();
     const size_t rows = size_t(d.tables_per_head ? d.heads : 1) * size_t(d.head_dim);
     if (is_2d(d)) {
-      sizes.push_back(size_t(2 * d.map_height - 1) * rows);
-      sizes.push_back(size_t(2 * d.map_width - 1) * rows);
+      sizes.push_back(size_t(rows_h(d)) * rows);
+      sizes.push_back(size_t(rows_w(d)) * rows);
     } else if (d.bias == POSENC_BIAS_ABSOLUTE) {
       sizes.push_back(size_t(d.kv_len) * rows);
     } else if (d.bias == POSENC_BIAS_RELATIVE_1D) {
@@ -471,6 +486,18 @@ posenc_attention_desc desc_2d(int64_t batch, int64_t heads, int64_t height, int6
   d.map_width = width;
   return d;
 }
+// SAM's attention: its tables as stored (query minus key), the logits from
+// the unscaled q, keys on a map of kv_height x kv_width (0: the query map).
+posenc_attention_desc sam(posenc_attention_desc d, int64_t kv_height = 0, int64_t kv_width = 0) {
+  d.relative_order = POSENC_RELATIVE_QUERY_MINUS_KEY;
+  d.bias_uses_scaled_q = 0;
+  if (kv_height > 0) {
+    d.kv_map_height = kv_height;
+    d.kv_map_width = kv_width;
+    d.kv_len = kv_height * kv_width;
+  }
+  return d;
+}
 posenc_attention_desc per_head(posenc_attention_desc d) {
   d.tables_per_head = 1;
   return d;
@@ -710,6 +737,11 @@ std::vector<Case> attention_cases() {
       kAttention2dF32(timed, desc_2d(8, 4, 14, 14, 128), desc_2d(2, 2, 5, 7, 32)),
       kAttention2dBf16(timed, desc_2d(8, 4, 14, 14, 128, bf16), desc_2d(2, 2, 5, 7, 32, bf16)),
       kAttention2dF32(timed, desc_2d(1, 4, 64, 64, 64), desc_2d(1, 2, 11, 9, 64)),
+      // SAM's conventions against the rows above (same shapes, posenc's order).
+      kAttention2dF32({"bench"}, sam(desc_2d(8, 4, 14, 14, 128)), sam(desc_2d(2, 2, 5, 7, 32))),
+      kAttention2dF32({"bench"}, sam(desc_2d(1, 4, 64, 64, 64)), sam(desc_2d(1, 2, 11, 9, 64))),
+      kAttention2dF32({"bench"}, sam(desc_2d(1, 4, 14, 14, 64), 64, 64),
+                      sam(desc_2d(1, 2, 3, 5, 16), 6, 10)),
       kAttention2dBf16(timed, desc_2d(1, 4, 64, 64, 64, bf16), desc_2d(1, 2, 11, 9, 64, bf16)),
       kAttention1dF32({"bench"}, desc_1d(1, 8, 1024, 1024, 64), desc_1d(1, 2, 300, 300, 64)),
       kAttention1dBf16({"bench"}, desc_1d(1, 8, 1024, 1024, 64, bf16),

@@ -89,7 +89,10 @@ bool UnfusedAttention::applies(const posenc_attention_desc& d) {
   }
   if (is_position_bias(d)) return d.mask_batch == 0 || d.mask_q_len == d.q_len;
   const bool plain_1d = d.bias == POSENC_BIAS_RELATIVE_1D && d.max_distance == 0;
-  return !d.causal && d.mask_batch == 0 && (plain_1d || d.bias == POSENC_BIAS_RELATIVE_2D);
+  // The 2D way is posenc's order on one map (not SAM's conventions).
+  const bool plain_2d = d.bias == POSENC_BIAS_RELATIVE_2D &&
+                        d.relative_order == POSENC_RELATIVE_KEY_MINUS_QUERY && d.kv_map_height == 0;
+  return !d.causal && d.mask_batch == 0 && (plain_1d || plain_2d);
 }
 
 UnfusedAttention::UnfusedAttention(const posenc_attention_desc& desc) : d_(desc) {

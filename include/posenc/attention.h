@@ -39,15 +39,23 @@
  *   - relative_order = POSENC_RELATIVE_QUERY_MINUS_KEY: the tables are
  *     indexed by query minus key, Rh[x1-x2+X-1] and Rw[y1-y2+Y-1], so SAM's
  *     rel_pos_h and rel_pos_w load as stored (KEY_MINUS_QUERY, the default,
- *     is the formula above: BoTNet's and posenc's relative logits).
+ *     is the formula above: BoTNet's and posenc's relative logits). Any
+ *     other bias takes KEY_MINUS_QUERY (0).
  *   - A key map of another size: kv_map_height x kv_map_width (X' x Y',
- *     kv_len = X'*Y'; 0 and 0 mean the query map's). Along each axis, with
- *     q and k the query's and key's sizes, SAM scales the coordinates:
- *     row(a, c) = floor(a*max(k/q, 1) - c*max(q/k, 1) + (k-1)*max(q/k, 1))
- *     for query coordinate a and key coordinate c under QUERY_MINUS_KEY
- *     (2*max(q, k) - 2 minus that under KEY_MINUS_QUERY), and the
- *     tables have 2*max(q, k) - 1 rows (Rh: q = X, k = X'; Rw: q = Y,
- *     k = Y'). Computed in double, exact for the integer ratios models use.
+ *     token n = x*Y' + y, kv_len = X'*Y'; 0 and 0 mean the query map's, one
+ *     0 alone is an error, and any other bias takes 0 and 0). Along each
+ *     axis, with q and k the query's and key's sizes, SAM scales the
+ *     coordinates: under QUERY_MINUS_KEY the row of query coordinate a and
+ *     key coordinate c is
+ *       row(a, c) = trunc(a*max(k/q, 1) - c*max(q/k, 1) + (k-1)*max(q/k, 1))
+ *     evaluated as SAM's get_rel_pos does in torch: the ratios and the
+ *     offset in double rounded to float32, the products, the difference and
+ *     the sum in float32, then truncated (for integer ratios the exact
+ *     value; for some others, e.g. q = 8 against k = 6, one row below the
+ *     exact floor, as in SAM). Under KEY_MINUS_QUERY the row is
+ *     2*max(q, k) - 2 minus that one. The tables have 2*max(q, k) - 1 rows
+ *     (Rh: q = X, k = X'; Rw: q = Y, k = Y'). With q = k this is the plain
+ *     formula of either order.
  *   SAM itself takes the logits from the unscaled q: bias_uses_scaled_q 0.
  * With tables_per_head non-zero every table (R, Rh, Rw, RV) has a leading
  * heads dimension ([heads, rows, head_dim]); otherwise one table serves all
@@ -308,10 +316,11 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * (posenc/bias.h's rules, naming map_height and map_width for the window),
  * query_offsets with TABLE_2D, kv_heads not 0
  * nor a divisor of heads, a negative value_head_dim, a negative stride or
- * a too short token stride,
- * strides under BHTD or BTHD (POSENC_ERROR_INVALID_ARGUMENT);
- * map_height*map_width !=
- * q_len or != kv_len (POSENC_ERROR_SHAPE_MISMATCH); sizes whose product
+ * a too short token stride, strides under BHTD or BTHD, relative_order or a
+ * key map with a bias other than RELATIVE_2D, one of kv_map_height and
+ * kv_map_width 0 (POSENC_ERROR_INVALID_ARGUMENT); map_height*map_width !=
+ * q_len, or the key map's size (kv_map_height*kv_map_width, or the query
+ * map's without them) != kv_len (POSENC_ERROR_SHAPE_MISMATCH); sizes whose product
  * overflows, or strided tensors whose extent does
  * (POSENC_ERROR_OVERFLOW); out overlapping an input or the workspace, or
  * itself (POSENC_ERROR_ALIASING); workspace_bytes too small

@@ -83,11 +83,30 @@ def _workspace(workspace):
     return workspace.ctypes.data, workspace.nbytes
 
 
+def _relative_2d_options(desc, tables, relative_order, kv_map_size):
+    """SAM's conventions of a relative_2d desc: the table order, the key map
+    (the query map's when None), and the tables' rows they imply
+    (2 max(q, k) - 1 per axis)."""
+    desc.relative_order = _abi.enum_value(_abi.RELATIVE_ORDER, relative_order,
+                                          "relative_order")
+    query_map = (desc.map_height, desc.map_width)
+    if kv_map_size is not None:
+        desc.kv_map_height, desc.kv_map_width = kv_map_size
+    key_map = query_map if kv_map_size is None else tuple(kv_map_size)
+    for name, q_size, k_size in zip(("table_h", "table_w"), query_map, key_map):
+        table = tables[name]
+        if table is not None and table.shape[-2] != 2 * max(q_size, k_size) - 1:
+            raise ValueError(f"{name}: {2 * max(q_size, k_size) - 1} rows for a query map "
+                             f"of {q_size} and a key map of {k_size} along its axis, "
+                             f"got {table.shape[-2]}")
+
+
 def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias=None,
           table=None, table_h=None, table_w=None, bias_uses_scaled_q=True, max_distance=None,
           map_size=None, value_table=None, mask=None, kv_lengths=None, q_lengths=None,
           query_offsets=None, out=None, out_dtype=None, window=None, class_token=False,
-          num_buckets=None, bidirectional=None):
+          num_buckets=None, bidirectional=None, relative_order="key_minus_query",
+          kv_map_size=None):
     """The desc and tensors of one call, the output View and what must stay
     alive until the call returns."""
     layout = layout.lower()
@@ -151,9 +170,14 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
         if map_size is None:
             if tables["table_h"] is None or tables["table_w"] is None:
                 raise ValueError("map_size: needed without table_h and table_w")
+            if kv_map_size is not None:
+                raise ValueError("map_size: needed with kv_map_size")
             map_size = ((tables["table_h"].shape[-2] + 1) // 2,
                         (tables["table_w"].shape[-2] + 1) // 2)
         desc.map_height, desc.map_width = map_size
+        _relative_2d_options(desc, tables, relative_order, kv_map_size)
+    elif relative_order != "key_minus_query" or kv_map_size is not None:
+        raise ValueError("relative_order, kv_map_size: for bias 'relative_2d' only")
     present = [t for t in tables.values() if t is not None]
     desc.tables_per_head = int(any(len(t.shape) == 3 for t in present))
     desc.relative_values = int(tables["value_table"] is not None)
@@ -200,7 +224,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
               max_distance=None, map_size=None, value_table=None, mask=None, kv_lengths=None,
               q_lengths=None, query_offsets=None, out=None, out_dtype=None, workspace=None,
               context=None, window=None, class_token=False, num_buckets=None,
-              bidirectional=None):
+              bidirectional=None, relative_order="key_minus_query", kv_map_size=None):
     """softmax(scale q k^T + bias + mask) v, every option of posenc_attention.
 
     scale: default 1/sqrt(head_dim). bias: "none", "absolute" or
@@ -222,11 +246,18 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     bidirectional); "alibi" (table = slopes [heads] or None, bidirectional).
     They are added as the mask is, to the scaled scores. max_distance: for
     "relative_1d" and value_table, 0 (default) unclipped or K.
+
+    relative_2d only: relative_order "key_minus_query" (posenc's and BoTNet's
+    tables) or "query_minus_key" (SAM's and MViTv2's rel_pos_h and rel_pos_w
+    as stored); kv_map_size (height, width) of a key map other than the
+    query map (map_size then needed), with SAM's coordinate scaling: the
+    tables have 2 max(query, key) - 1 rows per axis.
     """
     desc, tensors, ov, keep = _plan(
         q, k, v, layout, scale, causal, query_offset, bias, table, table_h, table_w,
         bias_uses_scaled_q, max_distance, map_size, value_table, mask, kv_lengths, q_lengths,
-        query_offsets, out, out_dtype, window, class_token, num_buckets, bidirectional)
+        query_offsets, out, out_dtype, window, class_token, num_buckets, bidirectional,
+        relative_order, kv_map_size)
     pointer, size = _workspace(workspace)
     check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                pointer, size))

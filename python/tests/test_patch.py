@@ -86,6 +86,34 @@ def test_sam_tables_resized_for_another_map(attention_class):
     compare(attention, torch.randn(1, 7, 5, 32))
 
 
+@pytest.mark.parametrize("query_map,key_map", [((14, 14), (64, 64)), ((3, 5), (6, 10)),
+                                               ((6, 10), (3, 5)), ((8, 8), (6, 6)),
+                                               ((4, 7), (4, 7))])
+def test_sam_add_decomposed_rel_pos_with_a_key_map(query_map, key_map):
+    """posenc.attention with SAM's tables as stored and a key map of another
+    size against segment_anything's own add_decomposed_rel_pos (which scales
+    the coordinates of the shorter map); tables of the wrong rows refused."""
+    torch.manual_seed(0)
+    heads, dim = 2, 8
+    (qh, qw), (kh, kw) = query_map, key_map
+    q = torch.randn(heads, qh * qw, dim)
+    k, v = torch.randn(heads, kh * kw, dim), torch.randn(heads, kh * kw, dim)
+    rel_h = torch.randn(2 * max(qh, kh) - 1, dim)
+    rel_w = torch.randn(2 * max(qw, kw) - 1, dim)
+    scores = sam_encoder.add_decomposed_rel_pos((q * 0.3) @ k.transpose(-2, -1), q, rel_h,
+                                                rel_w, query_map, key_map)
+    expected = scores.softmax(-1) @ v
+    options = dict(scale=0.3, table_h=rel_h, table_w=rel_w, bias_uses_scaled_q=False,
+                   relative_order="query_minus_key", map_size=query_map, kv_map_size=key_map)
+    actual = posenc.attention(q[None], k[None], v[None], **options)[0]
+    assert (actual - expected).abs().max().item() <= 1e-5 * expected.abs().max().item()
+    with pytest.raises(ValueError, match="table_w"):
+        posenc.attention(q[None], k[None], v[None], **dict(options, table_w=rel_w[1:]))
+    if key_map != query_map:
+        with pytest.raises(ValueError, match="map_size"):
+            posenc.attention(q[None], k[None], v[None], **dict(options, map_size=None))
+
+
 def test_timm_sam_without_rel_pos_and_with_qk_norm():
     torch.manual_seed(0)
     compare(timm_sam.Attention(32, num_heads=4, qk_norm=True), torch.randn(2, 3, 5, 32))

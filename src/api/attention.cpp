@@ -129,6 +129,57 @@ void validate_mask_desc(const posenc_attention_desc& d) {
   require_dtype(d.mask_dtype, "desc->mask_dtype");
 }
 
+// rows x cols == tokens (divided, not multiplied: the product could
+// overflow), else a shape mismatch naming the fields.
+void require_map(int64_t rows, int64_t cols, int64_t tokens, const char* names,
+                 const char* tokens_name) {
+  if (tokens % cols != 0 || rows != tokens / cols) {
+    fail(POSENC_ERROR_SHAPE_MISMATCH, std::string(names) + " (" + std::to_string(rows) + " x " +
+                                          std::to_string(cols) + ") must equal " + tokens_name +
+                                          " (" + std::to_string(tokens) + ")");
+  }
+}
+
+// RELATIVE_2D's maps and table order: the query map covers q_len, the key
+// map (the query map's without kv_map_height and kv_map_width) kv_len. The
+// order and the key map are refused with any other bias, not ignored.
+void validate_map_desc(const posenc_attention_desc& d) {
+  require_enum(d.relative_order, "desc->relative_order",
+               {POSENC_RELATIVE_KEY_MINUS_QUERY, POSENC_RELATIVE_QUERY_MINUS_KEY});
+  require_non_negative(d.kv_map_height, "desc->kv_map_height");
+  require_non_negative(d.kv_map_width, "desc->kv_map_width");
+  if ((d.kv_map_height == 0) != (d.kv_map_width == 0)) {
+    invalid("desc->kv_map_height and desc->kv_map_width must both be 0 (the query map's) or "
+            "both positive (got " + std::to_string(d.kv_map_height) + " x " +
+            std::to_string(d.kv_map_width) + ")");
+  }
+  if (d.bias != POSENC_BIAS_RELATIVE_2D) {
+    if (d.relative_order != POSENC_RELATIVE_KEY_MINUS_QUERY) {
+      invalid("desc->relative_order applies to RELATIVE_2D bias only: must be 0 "
+              "(KEY_MINUS_QUERY) with any other bias");
+    }
+    if (d.kv_map_height != 0) {
+      invalid("desc->kv_map_height and desc->kv_map_width apply to RELATIVE_2D bias only: "
+              "must be 0 with any other bias");
+    }
+    return;
+  }
+  require_positive(d.map_height, "desc->map_height");
+  require_positive(d.map_width, "desc->map_width");
+  require_map(d.map_height, d.map_width, d.q_len, "desc->map_height * desc->map_width",
+              "q_len");
+  if (d.kv_map_height == 0) {
+    require_map(d.map_height, d.map_width, d.kv_len,
+                "desc->map_height * desc->map_width (no kv_map_height, kv_map_width)", "kv_len");
+  } else {
+    require_map(d.kv_map_height, d.kv_map_width, d.kv_len,
+                "desc->kv_map_height * desc->kv_map_width", "kv_len");
+  }
+  if (d.relative_values) {
+    invalid("desc->relative_values is not available with RELATIVE_2D bias");
+  }
+}
+
 // Checks everything in the desc; returns the elements each tensor spans.
 AttentionExtents validate_desc(const posenc_attention_desc& d) {
   require_positive(d.batch, "desc->batch");
@@ -158,30 +209,9 @@ AttentionExtents validate_desc(const posenc_attention_desc& d) {
                {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D,
                 POSENC_BIAS_RELATIVE_2D, POSENC_BIAS_TABLE_2D, POSENC_BIAS_TABLE_1D,
                 POSENC_BIAS_T5, POSENC_BIAS_ALIBI});
-  if (d.bias == POSENC_BIAS_RELATIVE_2D) {
-    require_positive(d.map_height, "desc->map_height");
-    require_positive(d.map_width, "desc->map_width");
-    // (Divided, not multiplied: the product could overflow.)
-    if (d.q_len % d.map_width != 0 || d.map_height != d.q_len / d.map_width ||
-        d.q_len != d.kv_len) {
-      fail(POSENC_ERROR_SHAPE_MISMATCH,
-           "desc->map_height * desc->map_width (" + std::to_string(d.map_height) + " x " +
-               std::to_string(d.map_width) + ") must equal q_len and kv_len (" +
-               std::to_string(d.q_len) + ", " + std::to_string(d.kv_len) + ")");
-    }
-    if (d.relative_values) {
-      invalid("desc->relative_values is not available with RELATIVE_2D bias");
-    }
-  }
+  validate_map_desc(d);
   validate_position_bias_fields(d);
   validate_mask_desc(d);
-  // The 0.3 fields whose implementations are being merged: refused until
-  // each lands, never ignored.
-  if (d.relative_order != POSENC_RELATIVE_KEY_MINUS_QUERY || d.kv_map_height != 0 ||
-      d.kv_map_width != 0) {
-    fail(POSENC_ERROR_UNSUPPORTED,
-         "desc->relative_order, kv_map_height and kv_map_width must be 0 in this build");
-  }
   // Bounds the workspace sizes (which grow with q_len + kv_len) and the 1D
   // table's rows.
   checked_bytes({d.q_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
@@ -259,10 +289,14 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
     case POSENC_BIAS_RELATIVE_1D:
       table(t.table, "tensors->table", relative_rows, d.head_dim);
       break;
-    case POSENC_BIAS_RELATIVE_2D:
-      table(t.table_h, "tensors->table_h", 2 * d.map_height - 1, d.head_dim);
-      table(t.table_w, "tensors->table_w", 2 * d.map_width - 1, d.head_dim);
+    case POSENC_BIAS_RELATIVE_2D: {
+      // 2 max(X, X') - 1 and 2 max(Y, Y') - 1 rows (the maps' sizes are
+      // below 2^24: q_len and kv_len are).
+      const ops::AttentionProblem p = ops::make_attention_problem(d);
+      table(t.table_h, "tensors->table_h", p.axis_h().rows(), d.head_dim);
+      table(t.table_w, "tensors->table_w", p.axis_w().rows(), d.head_dim);
       break;
+    }
     default:
       break;
   }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 
+#include "ops/relative/relative_axis.hpp"
 #include "ops/relative/relative_index.hpp"
 #include "reference/bias.hpp"
 
@@ -73,6 +74,12 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
     max_offset = *std::max_element(in.query_offsets, in.query_offsets + d.batch);
   }
   const int64_t table_rows = relative_index(max_offset, d.q_len, d.kv_len, d.max_distance).rows;
+  // RELATIVE_2D's axes: the key map is the query map's without kv_map_*.
+  const bool query_minus_key = d.relative_order == POSENC_RELATIVE_QUERY_MINUS_KEY;
+  const RelativeAxis axis_h{d.map_height, d.kv_map_height ? d.kv_map_height : d.map_height,
+                            query_minus_key};
+  const RelativeAxis axis_w{d.map_width, d.kv_map_width ? d.kv_map_width : d.map_width,
+                            query_minus_key};
   auto table_of = [&](const float* table, int64_t rows, int64_t h, int64_t row,
                       int64_t columns) {
     return table + ((d.tables_per_head ? h * rows : 0) + row) * columns;
@@ -120,6 +127,12 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
               bias = dot(qi, table_of(in.table, table_rows, h, relative.row(i, j), dh), dh);
               break;
             case POSENC_BIAS_RELATIVE_2D: {
+  // RELATIVE_2D's axes: the key map is the query map's without kv_map_*.
+  const bool query_minus_key = d.relative_order == POSENC_RELATIVE_QUERY_MINUS_KEY;
+  const RelativeAxis axis_h{d.map_height, d.kv_map_height ? d.kv_map_height : d.map_height,
+                            query_minus_key};
+  const RelativeAxis axis_w{d.map_width, d.kv_map_width ? d.kv_map_width : d.map_width,
+                            query_minus_key};
               const int64_t X = d.map_height, Y = d.map_width;
               const int64_t x1 = i / Y, y1 = i % Y, x2 = j / Y, y2 = j % Y;
               bias = dot(qi, table_of(in.table_h, 2 * X - 1, h, x2 - x1 + X - 1, dh), dh) +

@@ -270,13 +270,27 @@ void fuzz_attention(FuzzInput& in) {
   const int index_type = in.choice(8);  // 7: 2, no type
   desc.index_type = posenc_index_type(index_type == 7 ? 2 : index_type % 2);
   if (index_type == 7) ++invalid;
-  // Tokens: a map for 2D (sometimes a mismatched one; BEiT's class token
-  // for TABLE_2D), else free lengths.
+  // SAM's table order: RELATIVE_2D only (2 is no order).
+  const int order = in.choice(8);
+  desc.relative_order = posenc_relative_order(order == 7 ? 2 : order == 6 ? 1 : 0);
+  if (order == 7 || (order == 6 && desc.bias != POSENC_BIAS_RELATIVE_2D)) ++invalid;
+  // Tokens: a map for 2D (sometimes a mismatched one; for RELATIVE_2D
+  // sometimes keys on a map of their own, whose sizes may be invalid;
+  // BEiT's class token for TABLE_2D), else free lengths.
+  int64_t kv_height = height, kv_width = width;
   if (map) {
     desc.map_height = height;
     desc.map_width = width;
+    if (desc.bias == POSENC_BIAS_RELATIVE_2D && in.choice(3) == 0) {
+      kv_height = in.size(7, invalid);
+      kv_width = in.size(7, invalid);
+      if (kv_height == 0 && kv_width == 0) kv_height = -1;  // 0 and 0: the query map's
+      desc.kv_map_height = kv_height;
+      desc.kv_map_width = kv_width;
+    }
     const int64_t tokens = height * width + desc.class_token;
-    desc.q_len = desc.kv_len = invalid > 0 ? 1 : tokens + (in.choice(8) == 0 ? 1 : 0);
+    desc.q_len = invalid > 0 ? 1 : tokens + (in.choice(8) == 0 ? 1 : 0);
+    desc.kv_len = invalid > 0 ? 1 : kv_height * kv_width + desc.class_token;
     if (invalid == 0 && desc.q_len != tokens) ++invalid;
   } else {
     desc.q_len = invalid > 0 ? 1 : height * 3;
@@ -318,7 +332,9 @@ void fuzz_attention(FuzzInput& in) {
   if (packed) qn = std::max({qn, k_offset + kn, v_offset + vn});
   std::vector<float> q(qn, 0.3f), k(kn, -0.2f), v(vn, 0.7f), out(outn, kUntouched);
   std::vector<float> table(elements({table_heads, table_rows, head_dim}, invalid), 0.1f);
-  const int64_t h_rows = invalid > 0 ? 1 : 2 * height - 1, w_rows = invalid > 0 ? 1 : 2 * width - 1;
+  // 2D: 2 max(q, k) - 1 rows per axis.
+  const int64_t h_rows = invalid > 0 ? 1 : 2 * std::max(height, kv_height) - 1;
+  const int64_t w_rows = invalid > 0 ? 1 : 2 * std::max(width, kv_width) - 1;
   std::vector<float> table_h(elements({table_heads, h_rows, head_dim}, invalid), 0.2f);
   std::vector<float> table_w(elements({table_heads, w_rows, head_dim}, invalid), 0.3f);
   std::vector<float> values(elements({table_heads, rows_1d, dv}, invalid), 0.4f);

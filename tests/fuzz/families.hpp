@@ -24,5 +24,8 @@ void fuzz_rope(FuzzInput& in);            // rope, rope_qk, caches, frequencies
 // attention.cpp
 void fuzz_attention(FuzzInput& in);       // with and without a workspace
 void fuzz_bottleneck(FuzzInput& in);
+// bias.cpp
+void fuzz_position_bias(FuzzInput& in);   // each kind, ALiBi's slopes
+void fuzz_resize_table(FuzzInput& in);    // 1D linear and 2D bicubic
 
 }  // namespace posenc::fuzz

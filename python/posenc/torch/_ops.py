@@ -13,12 +13,16 @@ _CUSTOM_OPS = hasattr(torch.library, "custom_op")
 
 def _attention_2d(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   table_h: Optional[torch.Tensor], table_w: Optional[torch.Tensor],
-                  scale: float, bias_uses_scaled_q: bool,
-                  out_dtype: torch.dtype) -> torch.Tensor:
+                  scale: float, bias_uses_scaled_q: bool, out_dtype: torch.dtype,
+                  query_minus_key: bool = False) -> torch.Tensor:
     """Attention over [B, N, H, d] (BTHD) q, k, v, with the 2D relative bias
-    when the tables are given; out [B, N, H, d] of out_dtype."""
+    when the tables are given (rows by query minus key with
+    query_minus_key); out [B, N, H, d] of out_dtype."""
+    options = {}
+    if query_minus_key and table_h is not None:
+        options["relative_order"] = "query_minus_key"
     return attention(q, k, v, layout="bthd", scale=scale, table_h=table_h, table_w=table_w,
-                     bias_uses_scaled_q=bias_uses_scaled_q, out_dtype=out_dtype)
+                     bias_uses_scaled_q=bias_uses_scaled_q, out_dtype=out_dtype, **options)
 
 
 def _attention_table_2d(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -57,7 +61,8 @@ if _CUSTOM_OPS:
         return q.new_empty(q.shape, dtype=out_dtype)
 
     @attention_2d.register_fake
-    def _(q, k, v, table_h, table_w, scale, bias_uses_scaled_q, out_dtype):
+    def _(q, k, v, table_h, table_w, scale, bias_uses_scaled_q, out_dtype,
+          query_minus_key=False):
         return q.new_empty(q.shape, dtype=out_dtype)
 
     @bottleneck.register_fake

@@ -5,8 +5,8 @@ posenc_attention.
 Both compute softmax(scale q k^T + rel_h + rel_w) v over a [B, H, W, C]
 input (a window, or the whole map), with the decomposed relative position
 logits of the UNscaled q (bias_uses_scaled_q = 0). Their tables are indexed
-by query minus key (get_rel_pos: row q - k + S - 1), posenc's by key minus
-query (row k - q + S - 1): the rows are flipped. A table whose rows differ
+by query minus key (get_rel_pos: row q - k + S - 1): posenc reads them as
+stored with relative_order "query_minus_key". A table whose rows differ
 from 2S - 1 is first resized as get_rel_pos does (linear interpolation; for
 equal query and key sizes its indices are then exact integers).
 """
@@ -17,12 +17,13 @@ from . import _ops
 
 
 def _table(rel_pos, size, dtype):
-    """posenc's [2*size-1, d] table from a SAM table."""
+    """The [2*size-1, d] table of a SAM table, resized as get_rel_pos does
+    where it has other rows (else as stored)."""
     rows = 2 * size - 1
     if rel_pos.shape[0] != rows:
         rel_pos = F.interpolate(rel_pos.reshape(1, rel_pos.shape[0], -1).permute(0, 2, 1),
                                 size=rows, mode="linear").reshape(-1, rows).permute(1, 0)
-    return rel_pos.flip(0).to(dtype).contiguous()
+    return rel_pos.to(dtype).contiguous()
 
 
 def cannot_reproduce(module):
@@ -50,7 +51,7 @@ def forward(module, dtype, x):
     if module.use_rel_pos:
         table_h = _table(module.rel_pos_h, height, run_dtype)
         table_w = _table(module.rel_pos_w, width, run_dtype)
-    out = _ops.attention_2d(q, k, v, table_h, table_w, module.scale, False, x.dtype)
+    out = _ops.attention_2d(q, k, v, table_h, table_w, module.scale, False, x.dtype, True)
     out = module.proj(out.view(batch, tokens, channels))
     proj_drop = getattr(module, "proj_drop", None)
     if proj_drop is not None:

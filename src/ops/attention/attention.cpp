@@ -349,10 +349,11 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     return int64_t(b);
   };
   const AttentionProblem& p = problem;
-  const PreparedProblem<struct AttentionTag, 23> prepared(
+  const PreparedProblem<struct AttentionTag, 25> prepared(
       {p.q_len, p.kv_len, p.head_dim, p.q.token, p.k.token, p.v.token, int64_t(p.dtype),
        bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.query_offset, int64_t(p.bias),
-       p.max_distance, p.map_height, p.map_width, int64_t(p.relative_values), blocking.slots,
+       p.max_distance, p.map_height, p.map_width, p.kv_map_height, p.kv_map_width,
+       int64_t(p.relative_values), blocking.slots,
        blocking.query_block, blocking.key_block, blocking.keys_per_split, layout.acc_ld,
        int64_t(layout.packed.bytes()), p.value_head_dim});
   const int64_t head_tasks = blocking.query_blocks * blocking.key_splits;

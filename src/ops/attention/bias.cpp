@@ -38,6 +38,12 @@ void logits_gemm(const AttentionProblem& p, const QueryBlock& qb, const void* ro
   matmul(s, qb.q, rows, out);
 }
 
+// Whether a RELATIVE_2D query's logits are gathered into key order
+// (prepare_2d), or read in place as a window of the table's rows.
+bool gathers_2d(const AttentionProblem& p) {
+  return !(p.axis_h().is_window() && p.axis_w().is_window());
+}
+
 }  // namespace
 
 WindowColumns window_columns(const RelativeIndex& index, int64_t query_pos, int64_t first_key,
@@ -80,9 +86,12 @@ int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_b
     case POSENC_BIAS_RELATIVE_1D:
       return query_block * gemm_output_stride(std::min(relative_index_of(p).readable,
                                                        key_block + query_block - 1));
-    case POSENC_BIAS_RELATIVE_2D:
-      return query_block * (gemm_output_stride(2 * p.map_height - 1) +
-                            gemm_output_stride(2 * p.map_width - 1));
+    case POSENC_BIAS_RELATIVE_2D: {
+      const RelativeAxis h = p.axis_h(), w = p.axis_w();
+      const int64_t gathered = gathers_2d(p) ? h.k + w.k : 0;
+      return query_block *
+             (gemm_output_stride(h.rows()) + gemm_output_stride(w.rows()) + gathered);
+    }
     default:
       return 0;
   }
@@ -112,18 +121,9 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, flo
                   logits.window.count, p_.bias_alpha, false, scratch, logits.ld);
       break;
     }
-    case POSENC_BIAS_RELATIVE_2D: {
-      const int64_t X = p_.map_height, Y = p_.map_width;
-      logits.ld = gemm_output_stride(2 * X - 1);
-      logits.col_logits = scratch + qb.rows * logits.ld;
-      logits.ld_cols = gemm_output_stride(2 * Y - 1);
-      if (kb.first > 0) break;  // the first key block's logits serve them all
-      logits_gemm(p_, qb, table_row(p_, t_.table_h, qb.head, 2 * X - 1, 0), 2 * X - 1,
-                  p_.bias_alpha, false, scratch, logits.ld);
-      logits_gemm(p_, qb, table_row(p_, t_.table_w, qb.head, 2 * Y - 1, 0), 2 * Y - 1,
-                  p_.bias_alpha, false, scratch + qb.rows * logits.ld, logits.ld_cols);
+    case POSENC_BIAS_RELATIVE_2D:
+      logits = prepare_2d(qb, kb, scratch);
       break;
-    }
   }
   return logits;
 }
@@ -154,16 +154,52 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
       break;
     }
     case POSENC_BIAS_RELATIVE_2D: {
-      const int64_t X = p_.map_height, Y = p_.map_width;
-      const int64_t x1 = (qb.first + r) / Y, y1 = (qb.first + r) % Y;
-      const float row_max = kernels_.add_2d(logits.logits + r * logits.ld + X - 1 - x1,
-                                            logits.col_logits + r * logits.ld_cols + Y - 1 - y1,
-                                            Y, kb.first, row, valid);
+      // Gathered logits are in key order already; else the query's window.
+      const int64_t Y = p_.map_width, x1 = (qb.first + r) / Y, y1 = (qb.first + r) % Y;
+      const bool gathered = gathers_2d(p_);
+      const float* row_logits =
+          logits.logits + r * logits.ld + (gathered ? 0 : p_.axis_h().shift(x1));
+      const float* col_logits =
+          logits.col_logits + r * logits.ld_cols + (gathered ? 0 : p_.axis_w().shift(y1));
+      const float row_max =
+          kernels_.add_2d(row_logits, col_logits, p_.kv_map_width, kb.first, row, valid);
       if (!masked) return row_max;
       break;
     }
   }
   return add_mask_row(qb, kb, r, valid, row);
+}
+
+BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb,
+                                      float* scratch) const {
+  const RelativeAxis h = p_.axis_h(), w = p_.axis_w();
+  const int64_t ld_h = gemm_output_stride(h.rows()), ld_w = gemm_output_stride(w.rows());
+  float* logits_h = scratch;
+  float* logits_w = logits_h + qb.rows * ld_h;
+  float* gathered_h = logits_w + qb.rows * ld_w;
+  float* gathered_w = gathered_h + qb.rows * h.k;
+  const bool gathered = gathers_2d(p_);
+  const BlockLogits logits = gathered
+      ? BlockLogits{gathered_h, h.k, gathered_w, w.k, RowWindow{0, 0}}
+      : BlockLogits{logits_h, ld_h, logits_w, ld_w, RowWindow{0, 0}};
+  if (kb.first > 0) return logits;  // the first key block's logits serve them all
+  logits_gemm(p_, qb, table_row(p_, t_.table_h, qb.head, h.rows(), 0), h.rows(), p_.bias_alpha,
+              false, logits_h, ld_h);
+  logits_gemm(p_, qb, table_row(p_, t_.table_w, qb.head, w.rows(), 0), w.rows(), p_.bias_alpha,
+              false, logits_w, ld_w);
+  if (!gathered) return logits;
+  // Row x2 of query (x1, y1)'s row logits is table row h.row(x1, x2); its
+  // column logits likewise: gathered once per query block, for add_2d.
+  for (int64_t r = 0; r < qb.rows; ++r) {
+    const int64_t x1 = (qb.first + r) / p_.map_width, y1 = (qb.first + r) % p_.map_width;
+    for (int64_t x2 = 0; x2 < h.k; ++x2) {
+      gathered_h[r * h.k + x2] = logits_h[r * ld_h + h.row(x1, x2)];
+    }
+    for (int64_t y2 = 0; y2 < w.k; ++y2) {
+      gathered_w[r * w.k + y2] = logits_w[r * ld_w + w.row(y1, y2)];
+    }
+  }
+  return logits;
 }
 
 float AttentionBias::add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r,

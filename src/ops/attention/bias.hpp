@@ -5,7 +5,9 @@
 // 1D relative: the block's queries need a contiguous window of table rows;
 // one GEMM gives their logits against the window, then each score row gets
 // its own slice of that result (a clamped, shifted gather). 2D relative: the
-// logits against Rh and Rw (two small GEMMs), then their broadcast sum.
+// logits against Rh and Rw (two small GEMMs), then their broadcast sum (each
+// query's logits gathered into key order first where the order or SAM's
+// scaled coordinates need it: ops/relative/relative_axis.hpp).
 // Absolute: a second GEMM accumulated into the scores.
 #pragma once
 
@@ -44,8 +46,11 @@ RowWindow relative_window(const AttentionProblem& problem, const RelativeIndex& 
 
 // A block's position logits in scratch, as add_row reads them. 1D: logits
 // [rows, window.count] against table rows window.first.., rows ld apart.
-// 2D: the row logits [rows, 2X-1] (rows ld apart) and column logits
-// [rows, 2Y-1] (rows ld_cols apart).
+// 2D: the row logits [rows, table_h's rows] (rows ld apart) and column
+// logits [rows, table_w's rows] (rows ld_cols apart), a query's keys reading
+// a window of them; or, where a key's table row is not its coordinate plus
+// a shift (query minus key order, a key map of another size), those logits
+// gathered into key order, [rows, X'] and [rows, Y'].
 struct BlockLogits {
   const float* logits;
   int64_t ld;
@@ -78,6 +83,8 @@ class AttentionBias {
                 const BlockLogits& logits) const;
 
  private:
+  // prepare() for RELATIVE_2D: the logits GEMMs at the first key block.
+  BlockLogits prepare_2d(const QueryBlock& qb, const KeyBlock& kb, float* scratch) const;
   // The mask's part of add_row (read in place), or just the row's maximum
   // without a mask.
   float add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r, int64_t valid,

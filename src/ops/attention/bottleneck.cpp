@@ -43,6 +43,8 @@ AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
   set_scales(p, d.scale, d.bias_uses_scaled_q != 0);
   p.map_height = d.height;
   p.map_width = d.width;
+  p.kv_map_height = d.height;
+  p.kv_map_width = d.width;
   return p;
 }
 

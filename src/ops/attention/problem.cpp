@@ -77,6 +77,9 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d,
   p.max_distance = d.max_distance;
   p.map_height = d.map_height;
   p.map_width = d.map_width;
+  p.kv_map_height = d.kv_map_height == 0 ? d.map_height : d.kv_map_height;
+  p.kv_map_width = d.kv_map_width == 0 ? d.map_width : d.kv_map_width;
+  p.query_minus_key = d.relative_order == POSENC_RELATIVE_QUERY_MINUS_KEY;
   p.relative_values = d.relative_values != 0;
   p.class_token = d.class_token != 0;
   p.num_buckets = d.num_buckets;

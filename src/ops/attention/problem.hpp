@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ops/relative/relative_axis.hpp"
 #include "posenc/attention.h"
 #include "runtime/dtype.hpp"
 #include "runtime/matmul.hpp"
@@ -49,7 +50,9 @@ struct AttentionProblem {
   posenc_attention_bias bias;
   bool tables_per_head;
   int64_t max_distance;
-  int64_t map_height, map_width;
+  int64_t map_height, map_width;        // RELATIVE_2D: the query map
+  int64_t kv_map_height, kv_map_width;  // and the key map (the query map's by default)
+  bool query_minus_key;                 // relative_order
   bool relative_values;
   // The kinds without q (position_bias.hpp): BEiT's class token (TABLE_2D),
   // T5's buckets, T5's and ALiBi's direction.
@@ -73,6 +76,9 @@ struct AttentionProblem {
   bool per_sequence() const {
     return kv_lengths != nullptr || q_lengths != nullptr || query_offsets != nullptr;
   }
+  // The axes of a RELATIVE_2D map: rows (table_h) and columns (table_w).
+  RelativeAxis axis_h() const { return RelativeAxis{map_height, kv_map_height, query_minus_key}; }
+  RelativeAxis axis_w() const { return RelativeAxis{map_width, kv_map_width, query_minus_key}; }
   // Batch item b's lengths and offset (the whole problem's without the tensors).
   Sequence sequence(int64_t b) const;
   // Keys visible to query i of sequence s: [0, visible_keys(s, i)).
