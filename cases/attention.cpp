@@ -30,11 +30,6 @@ namespace {
 constexpr double kF32Tolerance = 1e-4, kBf16Tolerance = 2e-2;
 
 bool is_2d(const posenc_attention_desc& d) { return d.bias == POSENC_BIAS_RELATIVE_2D; }
-// SAM's conventions (posenc/attention.h): query-minus-key tables or a key map
-// of its own, whose tables have 2 max(q, k) - 1 rows per axis.
-bool is_sam(const posenc_attention_desc& d) {
-  return is_2d(d) && (d.relative_order != POSENC_RELATIVE_KEY_MINUS_QUERY || d.kv_map_height > 0);
-}
 int64_t rows_h(const posenc_attention_desc& d) {
   return 2 * std::max(d.map_height, d.kv_map_height) - 1;
 }

@@ -127,16 +127,11 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
               bias = dot(qi, table_of(in.table, table_rows, h, relative.row(i, j), dh), dh);
               break;
             case POSENC_BIAS_RELATIVE_2D: {
-  // RELATIVE_2D's axes: the key map is the query map's without kv_map_*.
-  const bool query_minus_key = d.relative_order == POSENC_RELATIVE_QUERY_MINUS_KEY;
-  const RelativeAxis axis_h{d.map_height, d.kv_map_height ? d.kv_map_height : d.map_height,
-                            query_minus_key};
-  const RelativeAxis axis_w{d.map_width, d.kv_map_width ? d.kv_map_width : d.map_width,
-                            query_minus_key};
-              const int64_t X = d.map_height, Y = d.map_width;
-              const int64_t x1 = i / Y, y1 = i % Y, x2 = j / Y, y2 = j % Y;
-              bias = dot(qi, table_of(in.table_h, 2 * X - 1, h, x2 - x1 + X - 1, dh), dh) +
-                     dot(qi, table_of(in.table_w, 2 * Y - 1, h, y2 - y1 + Y - 1, dh), dh);
+              // Query (x1, y1) of the X x Y map, key (x2, y2) of the X' x Y' one.
+              const int64_t Y = d.map_width, Y2 = axis_w.k;
+              const int64_t x1 = i / Y, y1 = i % Y, x2 = j / Y2, y2 = j % Y2;
+              bias = dot(qi, table_of(in.table_h, axis_h.rows(), h, axis_h.row(x1, x2), dh), dh) +
+                     dot(qi, table_of(in.table_w, axis_w.rows(), h, axis_w.row(y1, y2), dh), dh);
               break;
             }
             default:
