@@ -141,6 +141,13 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
     case POSENC_BIAS_T5:
     case POSENC_BIAS_ALIBI: {
       const int64_t i = qb.first + r;
+      // An expanded window's row is a run: the mask kernel adds it (times
+      // 1: the same bits) and finds the maximum in the same pass.
+      if (const float* expanded = position_.expanded_row(qb.head, i, kb.first)) {
+        const float row_max = kernels_.add_mask_f32(expanded, 1.0f, row, valid);
+        if (!masked) return row_max;
+        break;
+      }
       position_.add_row(qb.head, i, qb.query_offset + i, kb.first, valid, row);
       break;  // then the mask's pass (or the maximum's)
     }

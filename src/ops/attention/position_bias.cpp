@@ -27,6 +27,17 @@ Window2d window_of(const AttentionProblem& p) {
   return Window2d{p.map_height, p.map_width, p.class_token};
 }
 
+// Whether a TABLE_2D bias is expanded once per call to [heads, N, N] (N the
+// window's tokens): when several batch items (windows) share it and it is
+// small, as Swin's and BEiT's are. Each row's bias is then one contiguous
+// run; else a row is Wh runs of Ww entries (which for Swin's 7x7 windows
+// cost more than the row's share of its small GEMMs).
+constexpr int64_t kMaxExpandedFloats = int64_t(1) << 20;
+bool expands_window(const AttentionProblem& p) {
+  return p.bias == POSENC_BIAS_TABLE_2D && p.batch > 1 &&
+         p.heads * p.q_len * p.q_len <= kMaxExpandedFloats;
+}
+
 }  // namespace
 
 bool is_position_bias(posenc_attention_bias bias) {
@@ -37,7 +48,8 @@ bool is_position_bias(posenc_attention_bias bias) {
 int64_t PositionBias::prepared_floats(const AttentionProblem& p) {
   switch (p.bias) {
     case POSENC_BIAS_TABLE_2D:
-      return p.heads * window_of(p).table_rows();
+      return p.heads * window_of(p).table_rows() +
+             (expands_window(p) ? p.heads * p.q_len * p.q_len : 0);
     case POSENC_BIAS_TABLE_1D:
     case POSENC_BIAS_T5:
       return p.heads * (2 * line_reach(p) + 1);
@@ -62,6 +74,17 @@ void PositionBias::prepare(const AttentionProblem& p, const void* table, float* 
         }
         for (int64_t e = relative; e < rows; ++e) {
           entries[e] = alpha * stored(table, p.dtype, e * heads + h);
+        }
+      }
+      if (expands_window(p)) {
+        const PositionBias runs(p, table, prepared);
+        float* expanded = prepared + heads * rows;
+        const int64_t n = p.q_len;
+        std::fill(expanded, expanded + heads * n * n, 0.0f);
+        for (int64_t h = 0; h < heads; ++h) {
+          for (int64_t i = 0; i < n; ++i) {
+            runs.add_row_2d(prepared + h * rows, i, 0, n, expanded + (h * n + i) * n);
+          }
         }
       }
       break;
@@ -99,7 +122,10 @@ void PositionBias::prepare(const AttentionProblem& p, const void* table, float* 
 PositionBias::PositionBias(const AttentionProblem& p, const void* table, const float* prepared)
     : p_(p), table_(table), prepared_(prepared), window_(window_of(p)), stride_(0),
       buckets_{p.num_buckets, p.max_distance, p.bidirectional}, line_{}, line_has_ends_(false) {
-  if (p.bias == POSENC_BIAS_TABLE_2D) stride_ = window_.table_rows();
+  if (p.bias == POSENC_BIAS_TABLE_2D) {
+    stride_ = window_.table_rows();
+    if (expands_window(p)) expanded_ = prepared + p.heads * stride_;
+  }
   if (p.bias == POSENC_BIAS_TABLE_1D || p.bias == POSENC_BIAS_T5) {
     const int64_t L = line_reach(p);
     stride_ = 2 * L + 1;
@@ -113,6 +139,11 @@ void PositionBias::add_row(int64_t h, int64_t i, int64_t query_pos, int64_t firs
   const int64_t d0 = first_key - query_pos;
   switch (p_.bias) {
     case POSENC_BIAS_TABLE_2D:
+      if (expanded_ != nullptr) {
+        const float* from = expanded_row(h, i, first_key);
+        for (int64_t c = 0; c < count; ++c) row[c] += from[c];
+        return;
+      }
       return add_row_2d(prepared_ + h * stride_, i, first_key, count, row);
     case POSENC_BIAS_ALIBI:
       return add_alibi_row(prepared_[h], p_.bidirectional, d0, count, row);

@@ -16,8 +16,12 @@
 //   decode); when L = K the line's ends serve every farther distance (the
 //   value is constant past K); else a farther distance (a rarer offset)
 //   reads its entry (T5: computes its bucket) from the stored table.
+//   With several batch items (windows) and heads x N x N at most 2^20
+//   floats (N = q_len: Swin's and BEiT's windows), the entries are followed
+//   by the bias expanded to [heads, N, N] (one contiguous run per row),
+//   shared by every batch item.
 // - ALIBI: the slopes (given, or posenc_alibi_slopes').
-// Nothing grows with q_len x kv_len.
+// Nothing grows with the batch, nor with q_len x kv_len past that bound.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +51,12 @@ class PositionBias {
   void add_row(int64_t h, int64_t i, int64_t query_pos, int64_t first_key, int64_t count,
                float* row) const;
 
+  // TABLE_2D expanded: where the bias of head h, query i, keys first_key..
+  // starts (the same values add_row adds); else null.
+  const float* expanded_row(int64_t h, int64_t i, int64_t first_key) const {
+    return expanded_ == nullptr ? nullptr : expanded_ + (h * p_.q_len + i) * p_.q_len + first_key;
+  }
+
  private:
   void add_row_2d(const float* entries, int64_t i, int64_t first_key, int64_t count,
                   float* row) const;
@@ -63,6 +73,7 @@ class PositionBias {
   T5Buckets buckets_;
   DistanceLine line_;
   bool line_has_ends_;  // L = K: the line's ends serve every farther distance
+  const float* expanded_ = nullptr;  // TABLE_2D's [heads, N, N], when prepared
 };
 
 }  // namespace posenc::ops
