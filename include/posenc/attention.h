@@ -64,8 +64,11 @@
  * Bias kinds that need no q (added in 0.3): the learned and fixed biases of
  * posenc/bias.h, which describes each kind and its index rules in full. The
  * bias is added to the scores in units of the softmax input, as the mask is
- * (s = scale q k^T + bias + mask), and is never stored beyond one block of
- * keys. `table` holds the weights as the model stores them, of `dtype`;
+ * (s = scale q k^T + bias + mask), and is never stored for the batch: a
+ * TABLE_2D bias of a batch of windows is expanded once per call to
+ * [heads, N, N] in the workspace, shared by every window, when that is at
+ * most 2^20 floats (Swin's, BEiT's); else, and for the other kinds, it is
+ * added per block of keys from the table. `table` holds the weights as the model stores them, of `dtype`;
  * tables_per_head must be 0 (these tables are per head by construction).
  * - TABLE_2D (Swin v1, BEiT, timm's RelPosBias): the window is
  *   map_height x map_width (Wh x Ww), q_len = kv_len = Wh*Ww + class_token;
