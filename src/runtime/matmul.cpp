@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -114,7 +113,39 @@ OperandDescs operand_descs(const MatmulShape& s) {
       dnnl::memory::desc(dims{s.batch, s.m, s.n}, c, dims{c_stride, s.ldc, 1})};
 }
 
+// oneDNN's own primitive cache is off while posenc makes its primitives
+// (posenc keeps them itself, MatmulCache below). An allocation failure
+// inside oneDNN's creation of a primitive that cache holds leaves its entry
+// broken (a promise never kept, a key into freed memory): later creations
+// of that primitive throw std::future_error, and evicting it crashes (found
+// by AllocationFailure on AVX-512). Off, it never holds posenc's. The
+// capacity is process-wide, so the change and its restoring are serialized;
+// another oneDNN user in the process (Debian's torch shares the library)
+// loses its cached primitives when posenc makes one, which is rare: once
+// per GEMM shape.
+class OnednnCacheOff {
+ public:
+  // (oneDNN's C calls: they return a status where the C++ ones throw, and
+  // neither can fail for a capacity >= 0.)
+  OnednnCacheOff() : lock_(mutex()) {
+    dnnl_get_primitive_cache_capacity(&capacity_);
+    dnnl_set_primitive_cache_capacity(0);
+  }
+  ~OnednnCacheOff() { dnnl_set_primitive_cache_capacity(capacity_); }
+  OnednnCacheOff(const OnednnCacheOff&) = delete;
+  OnednnCacheOff& operator=(const OnednnCacheOff&) = delete;
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  std::lock_guard<std::mutex> lock_;
+  int capacity_ = 0;
+};
+
 std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
+  const OnednnCacheOff onednn_cache_off;
   const auto [a, b, c] = operand_descs(s);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -233,24 +264,9 @@ MatmulCache& matmul_cache() {
   return cache;
 }
 
-// oneDNN's own primitive cache keeps the entry of a creation that an
-// allocation failure interrupted, its promise broken: every later creation
-// of that primitive then throws std::future_error. Emptying that cache
-// (capacity 0, then back) drops the entry, and the creation is tried again.
-std::shared_ptr<const CachedMatmul> create_after_broken_entry(const MatmulShape& shape) {
-  const int capacity = dnnl::get_primitive_cache_capacity();
-  dnnl::set_primitive_cache_capacity(0);
-  dnnl::set_primitive_cache_capacity(capacity);
-  return matmul_cache().get(shape);
-}
-
 std::shared_ptr<const CachedMatmul> cached_matmul(const MatmulShape& shape) {
   try {
-    try {
-      return matmul_cache().get(shape);
-    } catch (const std::future_error&) {
-      return create_after_broken_entry(shape);
-    }
+    return matmul_cache().get(shape);
   } catch (const dnnl::error& e) {
     if (e.status == dnnl_out_of_memory) throw std::bad_alloc();
     throw Error(POSENC_ERROR_UNSUPPORTED, std::string("oneDNN matmul: ") + e.what());
