@@ -180,29 +180,18 @@ def test_attention_workspace():
           reference.attention(q.numpy(), q.numpy(), q.numpy(), 8 ** -0.5, causal=True))
 
 
-def call_or_skip_unimplemented(function):
-    """Options of the 0.3 ABI that this libposenc may refuse until they are
-    implemented: run the check if the call works, skip with posenc's reason."""
-    try:
-        return function()
-    except posenc.Error as error:
-        if error.status not in (2, 6) or "not implemented" not in str(error):
-            raise
-        pytest.skip(str(error))
-
-
 def test_attention_mask():
     q, k, v = randn(2, 2, 4, 8), randn(2, 2, 6, 8), randn(2, 2, 6, 8)
     mask = np.where(rng.random((2, 1, 4, 6)) < 0.3, -np.inf, 0).astype(np.float32)
     mask[..., 0] = 0
-    out = call_or_skip_unimplemented(lambda: posenc.attention(q, k, v, mask=mask))
+    out = posenc.attention(q, k, v, mask=mask)
     close(out, reference.attention(q, k, v, 8 ** -0.5, mask=mask))
 
 
 def test_attention_kv_lengths():
     q, k, v = randn(2, 2, 3, 8), randn(2, 2, 5, 8), randn(2, 2, 5, 8)
     lengths = np.array([5, 2], dtype=np.int32)
-    out = call_or_skip_unimplemented(lambda: posenc.attention(q, k, v, kv_lengths=lengths))
+    out = posenc.attention(q, k, v, kv_lengths=lengths)
     mask = np.where(np.arange(5)[None, :] < lengths[:, None], 0, -np.inf)[:, None, None, :]
     close(out, reference.attention(q, k, v, 8 ** -0.5, mask=mask))
 
@@ -211,8 +200,8 @@ def test_attention_q_lengths_and_query_offsets():
     q, k, v = randn(2, 2, 3, 8), randn(2, 2, 5, 8), randn(2, 2, 5, 8)
     q_lengths = np.array([3, 1], dtype=np.int64)
     offsets = np.array([2, 0], dtype=np.int64)
-    out = call_or_skip_unimplemented(lambda: posenc.attention(
-        q, k, v, causal=True, q_lengths=q_lengths, query_offsets=offsets))
+    out = posenc.attention(
+        q, k, v, causal=True, q_lengths=q_lengths, query_offsets=offsets)
     for b in range(2):
         expected = reference.attention(q[b:b + 1], k[b:b + 1], v[b:b + 1], 8 ** -0.5,
                                        causal=True, offset=offsets[b])
@@ -223,7 +212,7 @@ def test_attention_q_lengths_and_query_offsets():
 def test_attention_grouped_heads():
     """Query head h reads kv head h // (heads / kv_heads)."""
     q, k, v = randn(2, 4, 3, 8), randn(2, 2, 5, 8), randn(2, 2, 5, 8)
-    out = call_or_skip_unimplemented(lambda: posenc.attention(q, k, v))
+    out = posenc.attention(q, k, v)
     close(out, reference.attention(q, np.repeat(k, 2, axis=1), np.repeat(v, 2, axis=1),
                                    8 ** -0.5))
 
@@ -233,9 +222,9 @@ def test_attention_value_head_dim(value_dim):
     """v, out and the relative values' table of another head size than q's."""
     q, k, v = randn(2, 3, 5, 8), randn(2, 3, 7, 8), randn(2, 3, 7, value_dim)
     table, value_table = randn(3, 5, 8), randn(3, 5, value_dim)  # per head, both
-    out = call_or_skip_unimplemented(lambda: posenc.attention(
+    out = posenc.attention(
         q, k, v, causal=True, query_offset=2, bias="relative_1d", max_distance=2, table=table,
-        value_table=value_table))
+        value_table=value_table)
     assert out.shape == (2, 3, 5, value_dim)
     rows = reference.relative_rows_1d(5, 7, 2, 2)
     expected = reference.attention(
@@ -251,7 +240,7 @@ def test_bottleneck_mhsa_value_head_dim():
     fmap = randn(batch, channels, height, width)
     w = randn(heads * (2 * dim + value_dim), channels)
     rh, rw = randn(2 * height - 1, dim), randn(2 * width - 1, dim)
-    out = call_or_skip_unimplemented(lambda: posenc.bottleneck_mhsa(fmap, w, rh, rw, heads))
+    out = posenc.bottleneck_mhsa(fmap, w, rh, rw, heads)
     qkv = np.einsum("oc,bcn->bon", w, fmap.reshape(batch, channels, -1))
     parts = np.split(qkv, [heads * dim, 2 * heads * dim], axis=1)
     q, k, v = (x.reshape(batch, heads, x.shape[1] // heads, -1).transpose(0, 1, 3, 2)
