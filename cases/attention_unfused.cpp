@@ -87,7 +87,10 @@ bool UnfusedAttention::applies(const posenc_attention_desc& d) {
       (d.kv_heads != 0 && d.kv_heads != d.heads)) {
     return false;
   }
-  if (is_position_bias(d)) return d.mask_batch == 0 || d.mask_q_len == d.q_len;
+  if (d.value_head_dim != 0 && d.value_head_dim != d.head_dim) return false;
+  if (is_position_bias(d)) {
+    return d.mask_batch == 0 || (d.mask_q_len == d.q_len && d.mask_dtype == POSENC_F32);
+  }
   const bool plain_1d = d.bias == POSENC_BIAS_RELATIVE_1D && d.max_distance == 0;
   // The 2D way is posenc's order on one map (not SAM's conventions).
   const bool plain_2d = d.bias == POSENC_BIAS_RELATIVE_2D &&

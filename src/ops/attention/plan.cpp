@@ -43,8 +43,9 @@ size_t reserve(size_t& offset, size_t bytes) {
 }
 
 // The ranges the keys of one query block are split into: 1 (all keys) but
-// for decoding. (A 2D map has q_len = kv_len: it is never decoded, and its
-// bias logits are made at a task's key 0.)
+// for decoding. Never for RELATIVE_2D, whose bias logits are made at a
+// task's key 0 (bias.cpp's prepare_2d), which a split range may not start
+// at (a key map of its own can pair few queries with many keys).
 int64_t key_splits(const AttentionProblem& p, int64_t query_tasks) {
   if (p.q_len > kMaxSplitQueries || query_tasks >= kSplitTasks ||
       p.bias == POSENC_BIAS_RELATIVE_2D) {

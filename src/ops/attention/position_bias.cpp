@@ -34,8 +34,9 @@ Window2d window_of(const AttentionProblem& p) {
 // cost more than the row's share of its small GEMMs).
 constexpr int64_t kMaxExpandedFloats = int64_t(1) << 20;
 bool expands_window(const AttentionProblem& p) {
-  return p.bias == POSENC_BIAS_TABLE_2D && p.batch > 1 &&
-         p.heads * p.q_len * p.q_len <= kMaxExpandedFloats;
+  // (q_len first: q_len * q_len * heads can overflow for a valid desc.)
+  return p.bias == POSENC_BIAS_TABLE_2D && p.batch > 1 && p.q_len <= 1024 &&
+         p.heads <= kMaxExpandedFloats / (p.q_len * p.q_len);
 }
 
 }  // namespace
