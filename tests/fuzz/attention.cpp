@@ -288,7 +288,8 @@ void fuzz_attention(FuzzInput& in) {
       desc.kv_map_height = kv_height;
       desc.kv_map_width = kv_width;
     }
-    const int64_t tokens = height * width + desc.class_token;
+    // (Only for valid sizes: an invalid height times width can overflow.)
+    const int64_t tokens = invalid > 0 ? 1 : height * width + desc.class_token;
     desc.q_len = invalid > 0 ? 1 : tokens + (in.choice(8) == 0 ? 1 : 0);
     desc.kv_len = invalid > 0 ? 1 : kv_height * kv_width + desc.class_token;
     if (invalid == 0 && desc.q_len != tokens) ++invalid;
