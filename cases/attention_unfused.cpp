@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ops/bias/attention_bias_desc.hpp"
 #include "posenc/bias.h"
 #include "runtime/context.hpp"
 #include "runtime/matmul.hpp"
@@ -58,25 +59,6 @@ void skew(const ExecContext& ctx, int64_t groups, int64_t L, const float* logits
 bool is_position_bias(const posenc_attention_desc& d) {
   return d.bias == POSENC_BIAS_TABLE_2D || d.bias == POSENC_BIAS_TABLE_1D ||
          d.bias == POSENC_BIAS_T5 || d.bias == POSENC_BIAS_ALIBI;
-}
-
-// posenc_position_bias's desc of an attention desc of such a kind.
-posenc_position_bias_desc position_bias_desc(const posenc_attention_desc& d) {
-  posenc_position_bias_desc p{};
-  p.kind = d.bias == POSENC_BIAS_TABLE_2D   ? POSENC_POSITION_BIAS_TABLE_2D
-           : d.bias == POSENC_BIAS_TABLE_1D ? POSENC_POSITION_BIAS_TABLE_1D
-           : d.bias == POSENC_BIAS_T5       ? POSENC_POSITION_BIAS_T5
-                                            : POSENC_POSITION_BIAS_ALIBI;
-  p.heads = d.heads;
-  p.q_len = d.q_len;
-  p.kv_len = d.kv_len;
-  p.window_height = d.map_height;
-  p.window_width = d.map_width;
-  p.class_token = d.class_token;
-  p.max_distance = d.max_distance;
-  p.num_buckets = d.num_buckets;
-  p.bidirectional = d.bidirectional;
-  return p;
 }
 
 }  // namespace
@@ -176,7 +158,7 @@ void UnfusedAttention::run(posenc_context* context, const posenc_attention_tenso
   const ExecContext ctx = resolve_context(context);
   const int64_t n = d_.q_len, d = d_.head_dim;
   if (is_position_bias(d_)) {  // once per call, shared by the batch
-    const posenc_position_bias_desc pd = position_bias_desc(d_);
+    const posenc_position_bias_desc pd = ops::position_bias_desc_of(d_, d_.query_offset);
     posenc_position_bias(context, &pd, static_cast<const float*>(t.table), dense_bias_.data());
   }
   for (int64_t bh = 0; bh < d_.batch * d_.heads; ++bh) {

@@ -14,6 +14,7 @@
 #include "ops/attention/plan.hpp"
 #include "ops/attention/position_bias.hpp"
 #include "ops/attention/bottleneck.hpp"
+#include "ops/bias/attention_bias_desc.hpp"
 #include "ops/relative/relative_index.hpp"
 #include "posenc/attention.h"
 #include "runtime/matmul.hpp"
@@ -56,32 +57,11 @@ class Regions {
   size_t count_ = 0;
 };
 
-// The posenc_position_bias_desc of an attention desc of such a kind: the
-// window is map_height x map_width, the distances follow query_offset.
-posenc_position_bias_desc position_bias_desc(const posenc_attention_desc& d) {
-  posenc_position_bias_desc p{};
-  p.kind = d.bias == POSENC_BIAS_TABLE_2D   ? POSENC_POSITION_BIAS_TABLE_2D
-           : d.bias == POSENC_BIAS_TABLE_1D ? POSENC_POSITION_BIAS_TABLE_1D
-           : d.bias == POSENC_BIAS_T5       ? POSENC_POSITION_BIAS_T5
-                                            : POSENC_POSITION_BIAS_ALIBI;
-  p.heads = d.heads;
-  p.q_len = d.q_len;
-  p.kv_len = d.kv_len;
-  p.query_offset = d.query_offset;
-  p.window_height = d.map_height;
-  p.window_width = d.map_width;
-  p.class_token = d.class_token;
-  p.max_distance = d.max_distance;
-  p.num_buckets = d.num_buckets;
-  p.bidirectional = d.bidirectional;
-  return p;
-}
-
 // posenc/bias.h's checks of the kind's fields (one home); returns the
 // floats of the table (0: ALiBi's standard slopes).
 int64_t validate_position_bias(const posenc_attention_desc& d, const void* table) {
   return validate_position_bias_desc(
-      position_bias_desc(d), table,
+      ops::position_bias_desc_of(d, d.query_offset), table,
       {"desc->map_height", "desc->map_width", "desc->map_height * map_width"});
 }
 

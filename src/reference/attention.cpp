@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 
+#include "ops/bias/attention_bias_desc.hpp"
 #include "ops/relative/relative_axis.hpp"
 #include "ops/relative/relative_index.hpp"
 #include "reference/bias.hpp"
@@ -47,22 +48,7 @@ bool has_position_bias(const posenc_attention_desc& d) {
 // at query_offset, by posenc/bias.h's reference.
 std::vector<double> dense_position_bias(const posenc_attention_desc& d, const float* table,
                                         int64_t query_offset) {
-  posenc_position_bias_desc p{};
-  p.kind = d.bias == POSENC_BIAS_TABLE_2D   ? POSENC_POSITION_BIAS_TABLE_2D
-           : d.bias == POSENC_BIAS_TABLE_1D ? POSENC_POSITION_BIAS_TABLE_1D
-           : d.bias == POSENC_BIAS_T5       ? POSENC_POSITION_BIAS_T5
-                                            : POSENC_POSITION_BIAS_ALIBI;
-  p.heads = d.heads;
-  p.q_len = d.q_len;
-  p.kv_len = d.kv_len;
-  p.query_offset = query_offset;
-  p.window_height = d.map_height;
-  p.window_width = d.map_width;
-  p.class_token = d.class_token;
-  p.max_distance = d.max_distance;
-  p.num_buckets = d.num_buckets;
-  p.bidirectional = d.bidirectional;
-  return position_bias(p, table);
+  return position_bias(ops::position_bias_desc_of(d, query_offset), table);
 }
 
 std::vector<double> attention_core(const posenc_attention_desc& d, const Getter& q,
