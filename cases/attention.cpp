@@ -793,6 +793,10 @@ std::vector<Case> attention_cases() {
                     grouped(plain(1, 8, 1, 300, 16), 2)),
       kAttentionBf16({"bench"}, grouped(plain(1, 32, 1, 8192, 128, bf16), 8),
                      grouped(plain(1, 8, 1, 300, 16, bf16), 2)),
+      kAttentionF32({"bench"}, grouped(plain(1, 32, 1, 65536, 128), 8),
+                    grouped(plain(1, 8, 4, 3000, 16), 2)),
+      kAttentionBf16({"bench"}, grouped(plain(1, 32, 1, 65536, 128, bf16), 8),
+                     grouped(plain(1, 8, 4, 3000, 16, bf16), 2)),
       // Decoding: the keys of each head split into ranges (split_keys.hpp).
       kAttention1dF32({"check"}, decoding(desc_1d(1, 2, 4, 4097, 32), 64, 4093)),
       kAttention1dBf16({"check"}, decoding(desc_1d(1, 2, 4, 4097, 32, bf16), 64, 4093)),

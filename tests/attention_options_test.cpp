@@ -197,6 +197,26 @@ TEST_P(AttentionAllOptions, SplitKeyDecode) {
                           {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D});
 }
 
+// Grouped-query decoding runs a kv head's query heads stacked as one task's
+// rows (plan.cpp): multi-query (8 heads on 1 kv head, all 8 stacked for
+// q_len 5; 4 of them for q_len 16, the most rows a task stacks), BTHD q and
+// out, a per-head mask, lengths and offsets; the keys split into ranges.
+// (A 2D map's stacked heads: Attention.GroupedKvHeads.)
+TEST_P(AttentionAllOptions, StackedHeadsDecode) {
+  for (int64_t q_len : {5, 16}) {
+    posenc_attention_desc d = attention_desc(2, 8, q_len, 2300, 16);
+    d.kv_heads = 1;
+    d.layout = POSENC_LAYOUT_BTHD;
+    d.mask_batch = 1;
+    d.mask_heads = 8;
+    d.mask_q_len = q_len;
+    SCOPED_TRACE("q_len " + std::to_string(q_len));
+    const Sequences s{{2300, 1500}, {q_len, 3}, {2300 - q_len, 1497}};
+    expect_all_biases_match(GetParam(), d, s, false,
+                            {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D});
+  }
+}
+
 POSENC_INSTANTIATE_ISA_TESTS(AttentionAllOptions);
 
 }  // namespace

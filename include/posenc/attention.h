@@ -139,6 +139,8 @@
  * (kv_heads = 1: multi-query attention). Tables stay per query head. Each
  * thread packs a kv head's keys and values (all the keys its sequence's
  * queries see) once for the run of tasks of its group's query heads it runs.
+ * Decoding (q_len <= 16), a group's query heads are computed together, up
+ * to 64 query rows: each key and value is read once for all of them.
  *
  * Per-sequence options (tensors of `batch` integers of desc->index_type;
  * each optional, NULL when unused):

@@ -33,6 +33,7 @@ constexpr int64_t kKeyQuantum = 32;
 
 // One thread's view of its scratch.
 struct Scratch {
+  uint8_t* stacked_q;
   float* scores;
   uint16_t* probs_bf16;
   float* bias;
@@ -46,7 +47,8 @@ struct Scratch {
   int64_t* packed_kv_head;
 
   Scratch(uint8_t* slot, const SlotLayout& s)
-      : scores(reinterpret_cast<float*>(slot + s.scores)),
+      : stacked_q(slot + s.stacked_q),
+        scores(reinterpret_cast<float*>(slot + s.scores)),
         probs_bf16(reinterpret_cast<uint16_t*>(slot + s.probs_bf16)),
         bias(reinterpret_cast<float*>(slot + s.bias)),
         acc(reinterpret_cast<float*>(slot + s.acc)),
@@ -71,7 +73,10 @@ struct Scratch {
 // Runs the tasks of the attention: one query block of one (batch, head)
 // against all its visible keys, writing its rows of out, or with split keys
 // (split_keys.hpp) against one range of them, leaving its partial softmax in
-// the scratch's acc, row_max and row_sum; then merges the partials.
+// the scratch's acc, row_max and row_sum; then merges the partials. With
+// stacked heads a task is the same query block of blocking.stacked_heads
+// heads of one kv head: its GEMMs take their rows stacked (head after head,
+// q copied into the scratch), the rest runs per head's block.
 // With shapes_only it runs each GEMM of the task dry (GemmSlots::Use) and
 // nothing else, writing nothing but the scratch's packed_kv_head.
 // Tasks go (batch, head, query block, key range), so that the query heads of
@@ -95,16 +100,26 @@ class QueryBlockRunner {
              const Scratch& s) const;
 
  private:
-  // Query block `query_task` (of batch * heads * query_blocks) and its
-  // batch item's sequence.
+  // Query block `query_task` (of batch * heads / stacked_heads *
+  // query_blocks) of its first head, and its batch item's sequence.
   QueryBlock query_block(int64_t query_task, Sequence& seq) const {
-    const int64_t b = query_task / (p_.heads * blocking_.query_blocks);
-    const int64_t h = query_task / blocking_.query_blocks % p_.heads;
+    const int64_t stacks = p_.heads / blocking_.stacked_heads;
+    const int64_t b = query_task / (stacks * blocking_.query_blocks);
+    const int64_t h = query_task / blocking_.query_blocks % stacks * blocking_.stacked_heads;
     const int64_t first = query_task % blocking_.query_blocks * blocking_.query_block;
     seq = p_.sequence(b);
     return QueryBlock{h, seq.query_offset, row_of(t_.q, p_.q, b, h, first), p_.q.token,
                       first, std::min(blocking_.query_block, p_.q_len - first), b};
   }
+  // The same block of stacked head j (0: qb itself), whose rows are the
+  // task's rows from j * qb.rows.
+  QueryBlock stacked_block(const QueryBlock& qb, int64_t j) const {
+    QueryBlock block = qb;
+    block.head = qb.head + j;
+    block.q = row_of(t_.q, p_.q, qb.batch, block.head, qb.first);
+    return block;
+  }
+  void stack_queries(const QueryBlock& qb, const Scratch& s) const;
   const char* row_of(const void* base, const TokenStrides& st, int64_t b, int64_t h,
                      int64_t t) const {
     return static_cast<const char*>(base) +
@@ -122,10 +137,11 @@ class QueryBlockRunner {
             const void* stored_b, const uint8_t* packed_b, void* c) const;
   // Key block `index` of a whole row of keys, as packed.
   PackedBlock packed_block(int64_t index) const {
-    return ops::packed_block(p_, blocking_.query_block, blocking_.key_block, index,
-                             layout_.acc_ld);
+    return ops::packed_block(p_, blocking_.rows(), blocking_.ldq(p_), blocking_.key_block,
+                             index, layout_.acc_ld);
   }
-  void store(const QueryBlock& qb, int64_t b, const Sequence& seq, const Scratch& s) const;
+  // Writes the rows of out of the task's block of every stacked head.
+  void store(const QueryBlock& qb, const Sequence& seq, const Scratch& s) const;
 
   const ExecContext& ctx_;
   const AttentionProblem& p_;
@@ -155,39 +171,60 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   const KeyRange range = key_range(task % blocking_.key_splits, blocking_.keys_per_split,
                                    computed_keys(seq, qb.first, qb.rows));
   // b * kv_heads + the kv head.
-  const int64_t kv_index = query_task / (blocking_.query_blocks * (p_.heads / p_.kv_heads));
+  const int64_t kv_index = query_task / blocking_.kv_readers(p_);
   if (layout_.packed.bytes() > 0 && range.count() > 0 && *s.packed_kv_head != kv_index) {
     *s.packed_kv_head = -1;  // until the whole kv head is packed
     // The keys of the sequence's longest query block.
     pack_kv_head(b, p_.kv_head(qb.head), computed_keys(seq, 0, p_.q_len), s);
     *s.packed_kv_head = kv_index;
   }
+  const int64_t rows = qb.rows * blocking_.stacked_heads;
   if (!shapes_only_) {
-    std::fill(s.row_max, s.row_max + qb.rows, -std::numeric_limits<float>::infinity());
-    std::fill(s.row_sum, s.row_sum + qb.rows, 0.0f);
+    std::fill(s.row_max, s.row_max + rows, -std::numeric_limits<float>::infinity());
+    std::fill(s.row_sum, s.row_sum + rows, 0.0f);
+    if (blocking_.stacked_heads > 1 && range.count() > 0) stack_queries(qb, s);
   }
+  // Every stacked head's block reads the same window (it follows positions).
   RowWindow vw{0, 0};
   if (p_.relative_values && range.count() > 0) {
     vw = values_.window(qb, range.first, range.count());
-    if (!shapes_only_) std::fill(s.weights, s.weights + qb.rows * layout_.value_window, 0.0f);
+    if (!shapes_only_) std::fill(s.weights, s.weights + rows * layout_.value_window, 0.0f);
   }
   for (int64_t j = range.first; j < range.end; j += blocking_.key_block) {
     key_block(qb, b, seq, KeyBlock{j, std::min(blocking_.key_block, range.end - j)},
               range.first, vw, s);
   }
   if (p_.relative_values && range.count() > 0) {
-    const void* weights = s.weights;
-    if (p_.dtype == POSENC_BF16 && !shapes_only_) {
-      for (int64_t r = 0; r < qb.rows; ++r) {
+    const bool bf16 = p_.dtype == POSENC_BF16;
+    if (bf16 && !shapes_only_) {
+      for (int64_t r = 0; r < rows; ++r) {
         ctx_.kernels->elementwise.f32_to_bf16(s.weights + r * layout_.value_window,
                                               s.weights_bf16 + r * layout_.value_window,
                                               vw.count);
       }
     }
-    if (p_.dtype == POSENC_BF16) weights = s.weights_bf16;
-    values_.apply(qb, vw, weights, layout_.value_window, s.acc, layout_.acc_ld);
+    for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
+      const int64_t row = j * qb.rows;
+      const size_t weights_at = size_t(row * layout_.value_window);
+      const void* weights = bf16 ? static_cast<const void*>(s.weights_bf16 + weights_at)
+                                 : static_cast<const void*>(s.weights + weights_at);
+      values_.apply(stacked_block(qb, j), vw, weights, layout_.value_window,
+                    s.acc + row * layout_.acc_ld, layout_.acc_ld);
+    }
   }
-  if (!shapes_only_ && !blocking_.splits_keys()) store(qb, b, seq, s);
+  if (!shapes_only_ && !blocking_.splits_keys()) store(qb, seq, s);
+}
+
+// The rows of q of the stacked heads' blocks, one after the other, with
+// row stride head_dim.
+void QueryBlockRunner::stack_queries(const QueryBlock& qb, const Scratch& s) const {
+  const size_t row_bytes = size_t(p_.head_dim) * p_.element_bytes();
+  uint8_t* to = s.stacked_q;
+  for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
+    for (int64_t r = 0; r < qb.rows; ++r, to += row_bytes) {
+      std::memcpy(to, row_of(t_.q, p_.q, qb.batch, qb.head + j, qb.first + r), row_bytes);
+    }
+  }
 }
 
 void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const PartialLayout& partial,
@@ -195,8 +232,9 @@ void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const Partial
   Sequence seq;
   const QueryBlock qb = query_block(query_task, seq);
   merge_partials(records, partial, query_task * blocking_.key_splits, blocking_.key_splits,
-                 qb.rows, p_.value_head_dim, layout_.acc_ld, p_.softmax_scale, s.acc, s.row_sum);
-  store(qb, qb.batch, seq, s);
+                 qb.rows * blocking_.stacked_heads, p_.value_head_dim, layout_.acc_ld,
+                 p_.softmax_scale, s.acc, s.row_sum);
+  store(qb, seq, s);
 }
 
 // Packs the key blocks holding keys [0, keys).
@@ -250,65 +288,73 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
   const uint8_t* packed_values = packed.value_block_bytes == 0 ? nullptr
       : s.packed_values + size_t(block_index) * packed.value_block_bytes;
   const int64_t kv_head = p_.kv_head(qb.head);
-  gemm(scores_gemm(p_, qb.rows, kb), packed_for.keys, qb.q,
+  const int64_t rows = qb.rows * blocking_.stacked_heads;
+  const void* q = blocking_.stacked_heads > 1 ? static_cast<const void*>(s.stacked_q) : qb.q;
+  gemm(scores_gemm(p_, rows, blocking_.ldq(p_), kb), packed_for.keys, q,
        row_of(t_.k, p_.k, b, kv_head, kb.first), packed_keys, s.scores);
-  const BlockLogits logits = bias_.prepare(qb, kb, s.scores, ld, s.bias);
 
   // bf16 probabilities straight from the softmax, unless the relative values
   // need them in fp32 first.
   const bool direct_bf16 = p_.dtype == POSENC_BF16 && !p_.relative_values;
-  for (int64_t r = 0; r < qb.rows && !shapes_only_; ++r) {
-    float* row = s.scores + r * ld;
-    const int64_t i = qb.first + r;
-    const int64_t visible = i < seq.q_length ? p_.visible_keys(seq, i) : 0;
-    const int64_t valid = std::clamp<int64_t>(visible - kb.first, 0, kb.count);
-    const float block_max = bias_.add_row(qb, kb, r, valid, row, logits);
-    uint16_t* probs_bf16 = s.probs_bf16 + r * ld;
-    const float correction =
-        k.softmax_block(row, valid, kb.count, block_max, p_.softmax_scale, s.row_max + r,
-                        s.row_sum + r, direct_bf16 ? probs_bf16 : nullptr);
-    if (kb.first > range_first && correction != 1.0f) {
-      float* acc = s.acc + r * layout_.acc_ld;
-      k.scale_f32(acc, correction, acc, p_.value_head_dim);
-      if (p_.relative_values) {
-        float* w = s.weights + r * layout_.value_window;
-        k.scale_f32(w, correction, w, vw.count);
+  for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
+    const QueryBlock head_block = stacked_block(qb, j);
+    const BlockLogits logits =
+        bias_.prepare(head_block, kb, s.scores + j * qb.rows * ld, ld, s.bias);
+    for (int64_t r = 0; r < qb.rows && !shapes_only_; ++r) {
+      const int64_t row_index = j * qb.rows + r;  // among the task's rows
+      float* row = s.scores + row_index * ld;
+      const int64_t i = qb.first + r;
+      const int64_t visible = i < seq.q_length ? p_.visible_keys(seq, i) : 0;
+      const int64_t valid = std::clamp<int64_t>(visible - kb.first, 0, kb.count);
+      const float block_max = bias_.add_row(head_block, kb, r, valid, row, logits);
+      uint16_t* probs_bf16 = s.probs_bf16 + row_index * ld;
+      const float correction = k.softmax_block(
+          row, valid, kb.count, block_max, p_.softmax_scale, s.row_max + row_index,
+          s.row_sum + row_index, direct_bf16 ? probs_bf16 : nullptr);
+      float* weights = s.weights + row_index * layout_.value_window;
+      if (kb.first > range_first && correction != 1.0f) {
+        float* acc = s.acc + row_index * layout_.acc_ld;
+        k.scale_f32(acc, correction, acc, p_.value_head_dim);
+        if (p_.relative_values) k.scale_f32(weights, correction, weights, vw.count);
       }
-    }
-    if (p_.relative_values) {
-      values_.scatter(qb, r, kb, vw, row, s.weights + r * layout_.value_window);
-      if (p_.dtype == POSENC_BF16) {
-        ctx_.kernels->elementwise.f32_to_bf16(row, probs_bf16, kb.count);
+      if (p_.relative_values) {
+        values_.scatter(head_block, r, kb, vw, row, weights);
+        if (p_.dtype == POSENC_BF16) {
+          ctx_.kernels->elementwise.f32_to_bf16(row, probs_bf16, kb.count);
+        }
       }
     }
   }
 
   const void* probs = p_.dtype == POSENC_BF16 ? static_cast<const void*>(s.probs_bf16)
                                               : static_cast<const void*>(s.scores);
-  gemm(output_gemm(p_, qb.rows, kb, layout_.acc_ld, kb.first > range_first),
+  gemm(output_gemm(p_, rows, kb, layout_.acc_ld, kb.first > range_first),
        packed_for.values, probs,
        row_of(t_.v, p_.v, b, kv_head, kb.first), packed_values, s.acc);
 }
 
-void QueryBlockRunner::store(const QueryBlock& qb, int64_t b, const Sequence& seq,
+void QueryBlockRunner::store(const QueryBlock& qb, const Sequence& seq,
                              const Scratch& s) const {
   const int64_t d = p_.value_head_dim;
   const size_t out_bytes = dtype_bytes(p_.out_dtype);
-  for (int64_t r = 0; r < qb.rows; ++r) {
-    const int64_t i = qb.first + r;
-    float* acc = s.acc + r * layout_.acc_ld;
+  for (int64_t row_index = 0; row_index < qb.rows * blocking_.stacked_heads; ++row_index) {
+    const int64_t head = qb.head + row_index / qb.rows;
+    const int64_t i = qb.first + row_index % qb.rows;
+    float* acc = s.acc + row_index * layout_.acc_ld;
     char* out = static_cast<char*>(t_.out) +
-                size_t(b * p_.out.batch + qb.head * p_.out.head + i * p_.out.token) * out_bytes;
+                size_t(qb.batch * p_.out.batch + head * p_.out.head + i * p_.out.token) *
+                    out_bytes;
     // A row past q_length, or one that saw no key (causal) or only -inf
     // scores (masked): zeros, not 0/0. Any finite score makes the sum at
     // least exp(0) = 1.
-    if (i >= seq.q_length || s.row_sum[r] == 0.0f) {
+    if (i >= seq.q_length || s.row_sum[row_index] == 0.0f) {
       std::memset(out, 0, size_t(d) * out_bytes);
     } else if (p_.out_dtype == POSENC_BF16) {
-      ctx_.kernels->attention.scale_f32(acc, 1.0f / s.row_sum[r], acc, d);
+      ctx_.kernels->attention.scale_f32(acc, 1.0f / s.row_sum[row_index], acc, d);
       ctx_.kernels->elementwise.f32_to_bf16(acc, reinterpret_cast<uint16_t*>(out), d);
     } else {
-      ctx_.kernels->attention.scale_f32(acc, 1.0f / s.row_sum[r], reinterpret_cast<float*>(out),
+      ctx_.kernels->attention.scale_f32(acc, 1.0f / s.row_sum[row_index],
+                                        reinterpret_cast<float*>(out),
                                         d);
     }
   }
@@ -349,13 +395,13 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     return int64_t(b);
   };
   const AttentionProblem& p = problem;
-  const PreparedProblem<struct AttentionTag, 25> prepared(
+  const PreparedProblem<struct AttentionTag, 26> prepared(
       {p.q_len, p.kv_len, p.head_dim, p.q.token, p.k.token, p.v.token, int64_t(p.dtype),
        bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.query_offset, int64_t(p.bias),
        p.max_distance, p.map_height, p.map_width, p.kv_map_height, p.kv_map_width,
        int64_t(p.relative_values), blocking.slots,
        blocking.query_block, blocking.key_block, blocking.keys_per_split, layout.acc_ld,
-       int64_t(layout.packed.bytes()), p.value_head_dim});
+       int64_t(layout.packed.bytes()), p.value_head_dim, blocking.stacked_heads});
   const int64_t head_tasks = blocking.query_blocks * blocking.key_splits;
   if (p.per_sequence() || !prepared.before()) {
     const QueryBlockRunner dry_runner(ctx, problem, tensors, blocking, layout, position_bias,
@@ -365,7 +411,7 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     for (int64_t b = 0; b < sequences; ++b) {
       *scratch(0).packed_kv_head = -1;
       for (int64_t i = 0; i < head_tasks; ++i) {
-        const int64_t task = b * p.heads * head_tasks + i;
+        const int64_t task = b * (p.heads / blocking.stacked_heads) * head_tasks + i;
         dry_runner.run(task, task_scratch(task, 0));
       }
     }
@@ -377,7 +423,7 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
   // every run then holds a share of every sequence. A group's tasks stay
   // together (its packed keys serve them all); the order changes no bits.
   const int64_t groups = p.batch * p.kv_heads;
-  const int64_t group_tasks = p.heads / p.kv_heads * head_tasks;
+  const int64_t group_tasks = blocking.kv_readers(p) * blocking.key_splits;
   int64_t stride = 1;
   if (p.per_sequence() && blocking.slots > 1) {
     stride = std::max<int64_t>(1, groups * 618 / 1000);

@@ -13,12 +13,13 @@ constexpr size_t kMaxPackedBytes = size_t(8) << 20;
 
 }  // namespace
 
-MatmulShape scores_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock& kb) {
+MatmulShape scores_gemm(const AttentionProblem& p, int64_t rows, int64_t ldq,
+                        const KeyBlock& kb) {
   MatmulShape s;
   s.m = rows;
   s.n = kb.count;
   s.k = p.head_dim;
-  s.lda = p.q.token;
+  s.lda = ldq;
   s.ldb = p.k.token;
   s.ldc = gemm_output_stride(kb.count);  // dense: the AMX path needs it
   s.transpose_b = true;
@@ -41,24 +42,23 @@ MatmulShape output_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock&
   return s;
 }
 
-PackedBlock packed_block(const AttentionProblem& p, int64_t query_block, int64_t key_block,
-                         int64_t index, int64_t acc_ld) {
+PackedBlock packed_block(const AttentionProblem& p, int64_t rows, int64_t ldq,
+                         int64_t key_block, int64_t index, int64_t acc_ld) {
   const int64_t first = index * key_block;
   PackedBlock block{KeyBlock{first, std::min(key_block, p.kv_len - first)}, {}, {}};
-  block.keys = scores_gemm(p, query_block, block.kb);
-  block.values = output_gemm(p, query_block, block.kb, acc_ld, first > 0);
+  block.keys = scores_gemm(p, rows, ldq, block.kb);
+  block.values = output_gemm(p, rows, block.kb, acc_ld, first > 0);
   block.keys.b_packed = block.values.b_packed = true;
   return block;
 }
 
-PackedKeyValues packed_key_values(const AttentionProblem& p, int64_t query_block,
-                                  int64_t query_blocks, int64_t key_block, int64_t acc_ld) {
+PackedKeyValues packed_key_values(const AttentionProblem& p, int64_t rows, int64_t ldq,
+                                  int64_t readers, int64_t key_block, int64_t acc_ld) {
   const PackedKeyValues none{0, 0, (p.kv_len + key_block - 1) / key_block};
-  // Each kv head's keys serve query_blocks blocks of each query head of its group.
-  if (query_blocks * (p.heads / p.kv_heads) < 2) return none;
+  if (readers < 2) return none;
   PackedKeyValues packed = none;
   for (int64_t i = 0; i < packed.key_blocks; ++i) {
-    const PackedBlock block = packed_block(p, query_block, key_block, i, acc_ld);
+    const PackedBlock block = packed_block(p, rows, ldq, key_block, i, acc_ld);
     packed.key_block_bytes = std::max(packed.key_block_bytes, packed_b_bytes(block.keys));
     packed.value_block_bytes = std::max(packed.value_block_bytes, packed_b_bytes(block.values));
   }

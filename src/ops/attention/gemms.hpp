@@ -15,8 +15,10 @@
 namespace posenc::ops {
 
 // scores[rows, kb.count] (row stride gemm_output_stride(kb.count)) =
-// scale * q[rows] k[kb]^T.
-MatmulShape scores_gemm(const AttentionProblem& problem, int64_t rows, const KeyBlock& kb);
+// scale * q[rows] k[kb]^T, q's rows ldq apart: in place (problem.q.token),
+// or a task's copy of its stacked heads' rows (head_dim).
+MatmulShape scores_gemm(const AttentionProblem& problem, int64_t rows, int64_t ldq,
+                        const KeyBlock& kb);
 
 // acc[rows, value_head_dim] (row stride acc_ld) = (or += when accumulate: a later
 // key block of the task's keys) probs[rows, kb.count] v[kb].
@@ -24,14 +26,14 @@ MatmulShape output_gemm(const AttentionProblem& problem, int64_t rows, const Key
                         int64_t acc_ld, bool accumulate);
 
 // Key block `index` of a whole row of keys cut into blocks of key_block,
-// and the GEMMs (b_packed) a query block of query_block rows runs against
-// its keys and values when they are packed.
+// and the GEMMs (b_packed) a task of `rows` rows (q's ldq apart) runs
+// against its keys and values when they are packed.
 struct PackedBlock {
   KeyBlock kb;
   MatmulShape keys, values;
 };
-PackedBlock packed_block(const AttentionProblem& problem, int64_t query_block, int64_t key_block,
-                         int64_t index, int64_t acc_ld);
+PackedBlock packed_block(const AttentionProblem& problem, int64_t rows, int64_t ldq,
+                         int64_t key_block, int64_t index, int64_t acc_ld);
 
 // Where each key block's packed keys and values go in a thread's scratch;
 // zero bytes for an operand oneDNN reads as stored.
@@ -42,10 +44,10 @@ struct PackedKeyValues {
   size_t bytes() const { return size_t(key_blocks) * (key_block_bytes + value_block_bytes); }
 };
 
-// Nothing is packed when a kv head serves a single query block (one query
-// head of one block: the packing would not be reused), or when a thread's
-// packed copy would take more than 8 MiB of workspace.
-PackedKeyValues packed_key_values(const AttentionProblem& problem, int64_t query_block,
-                                  int64_t query_blocks, int64_t key_block, int64_t acc_ld);
+// Nothing is packed when a kv head's keys serve a single task (readers, one
+// block of its query heads: the packing would not be reused), or when a
+// thread's packed copy would take more than 8 MiB of workspace.
+PackedKeyValues packed_key_values(const AttentionProblem& problem, int64_t rows, int64_t ldq,
+                                  int64_t readers, int64_t key_block, int64_t acc_ld);
 
 }  // namespace posenc::ops

@@ -32,6 +32,9 @@ constexpr int64_t kKeyBlock = 1024;
 constexpr int64_t kMaxSplitQueries = 16;
 constexpr int64_t kSplitTasks = 64;
 constexpr int64_t kMinSplitKeys = kKeyBlock;
+// Grouped-query decoding: a kv head's query heads are stacked (their blocks
+// one GEMM's rows) up to kMaxStackedRows rows.
+constexpr int64_t kMaxStackedRows = 64;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -54,6 +57,18 @@ int64_t key_splits(const AttentionProblem& p, int64_t query_tasks) {
   return std::min(ceil_div(kSplitTasks, query_tasks), p.kv_len / kMinSplitKeys);
 }
 
+// The query heads a task stacks: the most of a kv head's group (a divisor of
+// it) whose single query blocks fit kMaxStackedRows, for decoding.
+int64_t stacked_heads(const AttentionProblem& p, int64_t query_blocks) {
+  if (query_blocks > 1 || p.q_len > kMaxSplitQueries) return 1;
+  const int64_t group = p.heads / p.kv_heads;
+  int64_t stacked = 1;
+  for (int64_t s = 2; s <= group && s * p.q_len <= kMaxStackedRows; ++s) {
+    if (group % s == 0) stacked = s;
+  }
+  return stacked;
+}
+
 }  // namespace
 
 AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
@@ -68,27 +83,31 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   AttentionBlocking b;
   b.query_block = ceil_div(p.q_len, blocks);
   b.query_blocks = ceil_div(p.q_len, b.query_block);
+  b.stacked_heads = stacked_heads(p, b.query_blocks);
   b.key_splits = 1;
   b.keys_per_split = p.kv_len;
-  const int64_t splits = key_splits(p, heads_total * b.query_blocks);
+  const int64_t query_tasks = heads_total / b.stacked_heads * b.query_blocks;
+  const int64_t splits = key_splits(p, query_tasks);
   if (splits > 1) {
     key_block = kKeyBlock;
     b.keys_per_split = ceil_div(ceil_div(p.kv_len, splits), key_block) * key_block;
     b.key_splits = ceil_div(p.kv_len, b.keys_per_split);
   }
   b.key_block = key_block;
-  b.tasks = heads_total * b.query_blocks * b.key_splits;
+  b.tasks = query_tasks * b.key_splits;
   b.slots = int(std::min<int64_t>(threads, b.tasks));
   return b;
 }
 
 SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
-  const size_t rows = size_t(b.query_block);
+  const size_t rows = size_t(b.rows());
   const bool bf16 = p.dtype == POSENC_BF16;
   SlotLayout s{};
   s.scores_ld = gemm_output_stride(b.key_block);
   s.acc_ld = gemm_output_stride(p.value_head_dim);
   size_t offset = 0;
+  s.stacked_q = reserve(offset, b.stacked_heads > 1
+                                    ? rows * size_t(p.head_dim) * p.element_bytes() : 0);
   const size_t block = rows * size_t(s.scores_ld);
   s.scores = reserve(offset, block * sizeof(float));
   s.probs_bf16 = reserve(offset, bf16 ? block * sizeof(uint16_t) : 0);
@@ -101,7 +120,7 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   const size_t weights = rows * size_t(s.value_window);
   s.weights = reserve(offset, weights * sizeof(float));
   s.weights_bf16 = reserve(offset, bf16 ? weights * sizeof(uint16_t) : 0);
-  s.packed = packed_key_values(p, b.query_block, b.query_blocks, b.key_block, s.acc_ld);
+  s.packed = packed_key_values(p, b.rows(), b.ldq(p), b.kv_readers(p), b.key_block, s.acc_ld);
   s.packed_keys = reserve(offset, size_t(s.packed.key_blocks) * s.packed.key_block_bytes);
   s.packed_values = reserve(offset, size_t(s.packed.key_blocks) * s.packed.value_block_bytes);
   s.packed_kv_head = reserve(offset, sizeof(int64_t));
@@ -117,7 +136,7 @@ AttentionPlan plan_attention(const AttentionProblem& problem, int threads) {
   plan.partials = offset;
   plan.merge_counts = offset;
   if (blocking.splits_keys()) {
-    plan.partial = partial_layout(blocking.query_block, layout.acc_ld);
+    plan.partial = partial_layout(blocking.rows(), layout.acc_ld);
     plan.partials = reserve(offset, size_t(blocking.tasks) * plan.partial.bytes);
     plan.merge_counts = reserve(offset, MergeCounts::bytes(blocking.query_tasks()));
   }

@@ -15,15 +15,31 @@ struct AttentionBlocking {
   int64_t query_block;   // rows per query block (the last may be shorter)
   int64_t key_block;     // keys per online-softmax step (the last may be shorter)
   int64_t query_blocks;  // per (batch, head)
+  // Query heads of one kv head a task runs together (grouped-query decode):
+  // their query blocks stacked as the rows of one pair of GEMMs, so that
+  // each key and value is read once for all of them. 1: one head per task.
+  int64_t stacked_heads;
   // Ranges of keys_per_split keys (whole key blocks) each query block's keys
   // are split into (split_keys.hpp); 1 (keys_per_split = kv_len): no split.
   int64_t key_splits;
   int64_t keys_per_split;
-  int64_t tasks;         // batch * heads * query_blocks * key_splits, in this order
+  // batch * heads / stacked_heads * query_blocks * key_splits, in this order
+  int64_t tasks;
   int slots;             // threads that get scratch: min(threads, tasks)
 
   bool splits_keys() const { return key_splits > 1; }
-  int64_t query_tasks() const { return tasks / key_splits; }  // one per query block
+  // One per query block (of stacked_heads heads).
+  int64_t query_tasks() const { return tasks / key_splits; }
+  // Rows of a task's GEMMs and of its scratch.
+  int64_t rows() const { return query_block * stacked_heads; }
+  // The row stride of q in the scores GEMM: in place, or the stacked copy's.
+  int64_t ldq(const AttentionProblem& p) const {
+    return stacked_heads > 1 ? p.head_dim : p.q.token;
+  }
+  // The tasks that read each (batch, kv head)'s keys and values.
+  int64_t kv_readers(const AttentionProblem& p) const {
+    return p.heads / p.kv_heads / stacked_heads * query_blocks;
+  }
 };
 
 // The blocks depend on the problem only; threads sets the scratch slots.
@@ -31,15 +47,17 @@ AttentionBlocking attention_blocking(const AttentionProblem& problem, int thread
 
 // Byte offsets of one thread's scratch inside its slot, each 64-byte aligned.
 struct SlotLayout {
+  // Rows: blocking.rows(); the bias's scratch serves one head's block at a time.
   int64_t scores_ld; // the longest row stride of scores and probs_bf16
   int64_t acc_ld;    // row stride of acc (>= value_head_dim)
-  size_t scores;     // float [query_block, scores_ld]
-  size_t probs_bf16; // uint16 [query_block, scores_ld] (bf16 only)
+  size_t stacked_q;  // [rows, head_dim] in the problem's dtype (stacked heads only)
+  size_t scores;     // float [rows, scores_ld]
+  size_t probs_bf16; // uint16 [rows, scores_ld] (bf16 only)
   size_t bias;       // AttentionBias scratch
-  size_t acc;        // float [query_block, acc_ld]: unnormalized output
-  size_t row_max;    // float [query_block]
-  size_t row_sum;    // float [query_block]
-  size_t weights;    // float [query_block, value_window] (relative values only)
+  size_t acc;        // float [rows, acc_ld]: unnormalized output
+  size_t row_max;    // float [rows]
+  size_t row_sum;    // float [rows]
+  size_t weights;    // float [rows, value_window] (relative values only)
   size_t weights_bf16;
   int64_t value_window;
   PackedKeyValues packed;
