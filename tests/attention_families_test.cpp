@@ -354,22 +354,27 @@ TEST_P(AttentionFamilies, WithSequencesMaskGqaLayouts) {
   }
 }
 
-// A decode step whose keys are split across tasks, then merged; with one
-// kv head, both query heads in each task (stacked).
+// A decode step whose keys are split across tasks, then merged; then one of
+// 16 query heads on 2 kv heads whose tasks stack 2 query heads (plan.cpp).
 TEST_P(AttentionFamilies, SplitDecode) {
   const Sequences seq{{4500, 3001}, {4, 2}, {4496, 2999}};
   for (const posenc_dtype dtype : dtypes()) {
     for (const posenc_attention_bias bias :
          {POSENC_BIAS_TABLE_1D, POSENC_BIAS_T5, POSENC_BIAS_ALIBI}) {
-      for (int64_t kv_heads : {2, 1}) {
-        posenc_attention_desc d = bias == POSENC_BIAS_TABLE_1D ? table_1d(2, 2, 4, 4500, 50, 16)
-                                  : bias == POSENC_BIAS_T5 ? t5(2, 2, 4, 4500, 32, 128, 0, 16)
-                                                           : alibi(2, 2, 4, 4500, 0, 16);
-        d.dtype = dtype;
-        d.causal = 1;
-        d.kv_heads = kv_heads;
-        EXPECT_TRUE(FamilyCall(d, seq).matches_reference(context()));
-      }
+      posenc_attention_desc d = bias == POSENC_BIAS_TABLE_1D ? table_1d(2, 2, 4, 4500, 50, 16)
+                                : bias == POSENC_BIAS_T5     ? t5(2, 2, 4, 4500, 32, 128, 0, 16)
+                                                             : alibi(2, 2, 4, 4500, 0, 16);
+      d.dtype = dtype;
+      d.causal = 1;
+      EXPECT_TRUE(FamilyCall(d, seq).matches_reference(context()));
+      posenc_attention_desc grouped = bias == POSENC_BIAS_TABLE_1D ? table_1d(1, 16, 1, 8192, 50, 16)
+                                      : bias == POSENC_BIAS_T5 ? t5(1, 16, 1, 8192, 32, 128, 0, 16)
+                                                               : alibi(1, 16, 1, 8192, 0, 16);
+      grouped.dtype = dtype;
+      grouped.causal = 1;
+      grouped.query_offset = 8191;
+      grouped.kv_heads = 2;
+      EXPECT_TRUE(FamilyCall(grouped).matches_reference(context()));
     }
   }
 }

@@ -198,23 +198,35 @@ TEST_P(AttentionAllOptions, SplitKeyDecode) {
 }
 
 // Grouped-query decoding runs a kv head's query heads stacked as one task's
-// rows (plan.cpp): multi-query (8 heads on 1 kv head, all 8 stacked for
-// q_len 5; 4 of them for q_len 16, the most rows a task stacks), BTHD q and
-// out, a per-head mask, lengths and offsets; the keys split into ranges.
+// rows where the tasks stay many (plan.cpp): B8 H64 on 8 kv heads stacks all
+// 8 of a group for q_len 5 and 4 (the most rows a task takes) for q_len 16;
+// B1 H16 on 2 kv heads, one query against 8192 keys, stacks 2 and splits
+// the keys. BTHD q and out, a per-head mask, lengths and offsets.
 // (A 2D map's stacked heads: Attention.GroupedKvHeads.)
 TEST_P(AttentionAllOptions, StackedHeadsDecode) {
   for (int64_t q_len : {5, 16}) {
-    posenc_attention_desc d = attention_desc(2, 8, q_len, 2300, 16);
-    d.kv_heads = 1;
+    posenc_attention_desc d = attention_desc(8, 64, q_len, 90, 16);
+    d.kv_heads = 8;
     d.layout = POSENC_LAYOUT_BTHD;
     d.mask_batch = 1;
-    d.mask_heads = 8;
+    d.mask_heads = 64;
     d.mask_q_len = q_len;
     SCOPED_TRACE("q_len " + std::to_string(q_len));
-    const Sequences s{{2300, 1500}, {q_len, 3}, {2300 - q_len, 1497}};
+    const Sequences s{{90, 60, 0, 1, 90, 45, 33, 89},
+                      {q_len, 3, 0, 1, q_len, 2, q_len, 4},
+                      {90 - q_len, 57, 5, 0, 20, 43, -3, 85}};
     expect_all_biases_match(GetParam(), d, s, false,
                             {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D});
   }
+  posenc_attention_desc d = attention_desc(1, 16, 1, 8192, 16);
+  d.kv_heads = 2;
+  d.layout = POSENC_LAYOUT_BTHD;
+  d.mask_batch = 1;
+  d.mask_heads = 1;
+  d.mask_q_len = 1;
+  const Sequences s{{8100}, {1}, {8099}};
+  expect_all_biases_match(GetParam(), d, s, false,
+                          {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D});
 }
 
 POSENC_INSTANTIATE_ISA_TESTS(AttentionAllOptions);

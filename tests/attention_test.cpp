@@ -519,6 +519,8 @@ TEST_P(Attention, GroupedKvHeads) {
     }
     EXPECT_TRUE(matches_reference(context(), grouped(relative_2d(8, 3, 5, 8, 1), kv_heads)));
   }
+  // Tasks enough that 4 query heads of 15 queries stack (plan.cpp).
+  EXPECT_TRUE(matches_reference(context(), grouped(relative_2d(64, 3, 5, 8, 1, 8), 8)));
   for (int64_t kv_heads : {1, 2}) {
     EXPECT_TRUE(matches_reference(context(), grouped(relative_1d(desc(4, 600, 300, 8), 0, 1),
                                                      kv_heads)));

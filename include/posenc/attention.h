@@ -140,7 +140,9 @@
  * thread packs a kv head's keys and values (all the keys its sequence's
  * queries see) once for the run of tasks of its group's query heads it runs.
  * Decoding (q_len <= 16), a group's query heads are computed together, up
- * to 64 query rows: each key and value is read once for all of them.
+ * to 64 query rows, where that leaves at least 64 tasks (long keys split
+ * into ranges, or many heads): each key and value is then read once for
+ * all of them.
  *
  * Per-sequence options (tensors of `batch` integers of desc->index_type;
  * each optional, NULL when unused):

@@ -45,35 +45,50 @@ size_t reserve(size_t& offset, size_t bytes) {
   return start;
 }
 
-// The ranges the keys of one query block are split into: 1 (all keys) but
-// for decoding. Never for RELATIVE_2D, whose bias logits are made at a
-// task's key 0 (bias.cpp's prepare_2d), which a split range may not start
-// at (a key map of its own can pair few queries with many keys).
-int64_t key_splits(const AttentionProblem& p, int64_t query_tasks) {
+// How the keys of each query block are split: into `count` ranges of
+// keys_per_split keys (whole kKeyBlock blocks) for decoding, else into one
+// range (count 1, keys_per_split kv_len). Never for RELATIVE_2D, whose bias
+// logits are made at a task's key 0 (bias.cpp's prepare_2d), which a split
+// range may not start at (a key map of its own can pair few queries with
+// many keys).
+struct KeySplit {
+  int64_t count, keys_per_split;
+};
+KeySplit key_split(const AttentionProblem& p, int64_t query_tasks) {
   if (p.q_len > kMaxSplitQueries || query_tasks >= kSplitTasks ||
       p.bias == POSENC_BIAS_RELATIVE_2D) {
-    return 1;
+    return {1, p.kv_len};
   }
-  return std::min(ceil_div(kSplitTasks, query_tasks), p.kv_len / kMinSplitKeys);
+  const int64_t ranges = std::min(ceil_div(kSplitTasks, query_tasks), p.kv_len / kMinSplitKeys);
+  if (ranges <= 1) return {1, p.kv_len};
+  const int64_t keys_per_split = ceil_div(ceil_div(p.kv_len, ranges), kKeyBlock) * kKeyBlock;
+  return {ceil_div(p.kv_len, keys_per_split), keys_per_split};
 }
 
-// The query heads a task stacks: the most of a kv head's group (a divisor of
-// it) whose single query blocks fit kMaxStackedRows, for decoding.
+// The query heads a task stacks (decoding): the most of a kv head's group
+// (a divisor of it) whose single query blocks fit kMaxStackedRows, while
+// the tasks stay at least kSplitTasks (or as many as without stacking, if
+// fewer): stacking must not idle the threads of a large machine.
 int64_t stacked_heads(const AttentionProblem& p, int64_t query_blocks) {
   if (query_blocks > 1 || p.q_len > kMaxSplitQueries) return 1;
   const int64_t group = p.heads / p.kv_heads;
-  int64_t stacked = 1;
-  for (int64_t s = 2; s <= group && s * p.q_len <= kMaxStackedRows; ++s) {
-    if (group % s == 0) stacked = s;
+  const int64_t heads_total = p.batch * p.heads;
+  const int64_t unstacked_tasks = heads_total * key_split(p, heads_total).count;
+  for (int64_t s = std::min(group, kMaxStackedRows / p.q_len); s > 1; --s) {
+    const int64_t query_tasks = heads_total / s;
+    if (group % s == 0 && query_tasks * key_split(p, query_tasks).count >=
+                              std::min(kSplitTasks, unstacked_tasks)) {
+      return s;
+    }
   }
-  return stacked;
+  return 1;
 }
 
 }  // namespace
 
 AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   const int64_t heads_total = p.batch * p.heads;
-  int64_t key_block = p.kv_len <= kSingleKeyBlock ? p.kv_len : kKeyBlock;
+  const int64_t key_block = p.kv_len <= kSingleKeyBlock ? p.kv_len : kKeyBlock;
   const int64_t rows = std::clamp(kBlockScores / key_block, kQueryBlock, kMaxQueryBlock);
   int64_t blocks = ceil_div(p.q_len, rows);
   while (heads_total * blocks < kMinTasks &&
@@ -84,16 +99,11 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   b.query_block = ceil_div(p.q_len, blocks);
   b.query_blocks = ceil_div(p.q_len, b.query_block);
   b.stacked_heads = stacked_heads(p, b.query_blocks);
-  b.key_splits = 1;
-  b.keys_per_split = p.kv_len;
   const int64_t query_tasks = heads_total / b.stacked_heads * b.query_blocks;
-  const int64_t splits = key_splits(p, query_tasks);
-  if (splits > 1) {
-    key_block = kKeyBlock;
-    b.keys_per_split = ceil_div(ceil_div(p.kv_len, splits), key_block) * key_block;
-    b.key_splits = ceil_div(p.kv_len, b.keys_per_split);
-  }
-  b.key_block = key_block;
+  const KeySplit split = key_split(p, query_tasks);
+  b.key_splits = split.count;
+  b.keys_per_split = split.keys_per_split;
+  b.key_block = split.count > 1 ? kKeyBlock : key_block;
   b.tasks = query_tasks * b.key_splits;
   b.slots = int(std::min<int64_t>(threads, b.tasks));
   return b;
