@@ -79,10 +79,11 @@ struct Scratch {
 // q copied into the scratch), the rest runs per head's block.
 // With shapes_only it runs each GEMM of the task dry (GemmSlots::Use) and
 // nothing else, writing nothing but the scratch's packed_kv_head.
-// Tasks go (batch, head, query block, key range), so that the query heads of
-// a kv head and their blocks follow each other: a thread packs that kv
-// head's keys and values once for the whole run of its tasks that read them
-// (per-sequence calls visit the heads in another order, attention() below).
+// Tasks go (batch, head or stack of heads, query block, key range), so that
+// the query heads of a kv head and their blocks follow each other: a thread
+// packs that kv head's keys and values once for the whole run of its tasks
+// that read them (per-sequence calls visit the heads in another order,
+// attention() below).
 class QueryBlockRunner {
  public:
   QueryBlockRunner(const ExecContext& ctx, const AttentionProblem& p,
