@@ -11,18 +11,13 @@ import torch.nn.functional as F
 
 import posenc
 import reference
+from checks import close
 
 rng = np.random.default_rng(23)
 
 
 def randn(*shape):
     return rng.standard_normal(shape).astype(np.float32)
-
-
-def close(actual, expected, rtol=1e-5):
-    actual = actual.float().numpy() if isinstance(actual, torch.Tensor) else actual
-    np.testing.assert_allclose(actual, expected, rtol=0,
-                               atol=rtol * max(1.0, np.abs(expected).max()))
 
 
 @pytest.mark.parametrize("window", [(3, 3), (2, 5), (1, 4), (7, 7)])

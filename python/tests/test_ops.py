@@ -6,19 +6,13 @@ import torch
 
 import posenc
 import reference
+from checks import close
 
 rng = np.random.default_rng(17)
 
 
 def randn(*shape):
     return rng.standard_normal(shape).astype(np.float32)
-
-
-def close(actual, expected, rtol=1e-5):
-    """Within rtol of the expected values' largest magnitude, elementwise."""
-    actual = actual.float().numpy() if isinstance(actual, torch.Tensor) else actual
-    np.testing.assert_allclose(actual, expected, rtol=0,
-                               atol=rtol * max(1.0, np.abs(expected).max()))
 
 
 @pytest.mark.parametrize("layout", ["interleaved", "split"])
