@@ -10,6 +10,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/attention/attention_kernels.hpp"
+#include "kernels/attention/decode_products_impl.hpp"
 #include "kernels/attention/partial_batch_impl.hpp"
 #include "kernels/attention/running_max_impl.hpp"
 #include "kernels/attention/softmax_exp_impl.hpp"
@@ -196,7 +197,12 @@ void transpose_16(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld_sr
 template <class Arch>
 constexpr AttentionKernels make_attention_kernels() {
   return AttentionKernels{&softmax_block<Arch, &exp_to_bf16<Arch>>, &scale_f32<Arch>,
-                          &transpose_32<Arch>, &transpose_16<Arch>};
+                          &transpose_32<Arch>,
+                          &transpose_16<Arch>,
+                          &decode_scores<Arch, float>,
+                          &decode_scores<Arch, uint16_t>,
+                          &decode_values<Arch, float>,
+                          &decode_values<Arch, uint16_t>};
 }
 
 }  // namespace posenc::kernels

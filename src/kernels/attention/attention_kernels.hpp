@@ -1,4 +1,5 @@
-// Kernels of the fused attention: the online softmax, row scaling, transposes.
+// Kernels of the fused attention: the online softmax, row scaling, transposes,
+// and the products of decoding's few query rows.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,24 @@ struct AttentionKernels {
                        uint32_t* dst, int64_t ld_dst);
   void (*transpose_16)(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld_src,
                        uint16_t* dst, int64_t ld_dst);
+  // The products of a few query rows (decoding) with keys and values read as
+  // stored, fp32 or bf16, accumulated in fp32 (decode_products_impl.hpp):
+  // scores[r * ld_scores + j] = alpha sum_c q[r * ldq + c] k[j * ldk + c] and
+  // acc[r * ld_acc + c] = (accumulate ? acc[..] : 0)
+  //                       + sum_j probs[r * ld_probs + j] v[j * ldv + c]
+  // for r < rows, j < keys, c < dim.
+  void (*decode_scores_f32)(const float* q, int64_t ldq, int64_t rows, const float* k,
+                            int64_t ldk, int64_t keys, int64_t dim, float alpha, float* scores,
+                            int64_t ld_scores);
+  void (*decode_scores_bf16)(const uint16_t* q, int64_t ldq, int64_t rows, const uint16_t* k,
+                             int64_t ldk, int64_t keys, int64_t dim, float alpha, float* scores,
+                             int64_t ld_scores);
+  void (*decode_values_f32)(const float* probs, int64_t ld_probs, int64_t rows, const float* v,
+                            int64_t ldv, int64_t keys, int64_t dim, bool accumulate, float* acc,
+                            int64_t ld_acc);
+  void (*decode_values_bf16)(const float* probs, int64_t ld_probs, int64_t rows,
+                             const uint16_t* v, int64_t ldv, int64_t keys, int64_t dim,
+                             bool accumulate, float* acc, int64_t ld_acc);
 };
 
 }  // namespace posenc

@@ -76,7 +76,9 @@ struct Scratch {
 // the scratch's acc, row_max and row_sum; then merges the partials. With
 // stacked heads a task is the same query block of blocking.stacked_heads
 // heads of one kv head: its GEMMs take their rows stacked (head after head,
-// q copied into the scratch), the rest runs per head's block.
+// q copied into the scratch), the rest runs per head's block. With
+// blocking.decode_products (a few rows) the two products run the decode
+// kernels instead of GEMMs.
 // With shapes_only it runs each GEMM of the task dry (GemmSlots::Use) and
 // nothing else, writing nothing but the scratch's packed_kv_head.
 // Tasks go (batch, head or stack of heads, query block, key range), so that
@@ -136,6 +138,13 @@ class QueryBlockRunner {
                  const RowWindow& vw, const Scratch& s) const;
   void gemm(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
             const void* stored_b, const uint8_t* packed_b, void* c) const;
+  // The products of key_block with the decode kernels (blocking.decode_products):
+  // scores[rows, ld] of q (ldq apart) against `count` keys from `keys`, and
+  // acc (+)= probs (fp32, ld apart) times the values from `values`.
+  void decode_scores(const void* q, int64_t rows, const char* keys, int64_t count,
+                     float* scores, int64_t ld) const;
+  void decode_values(const float* probs, int64_t ld, int64_t rows, const char* values,
+                     int64_t count, bool accumulate, float* acc) const;
   // Key block `index` of a whole row of keys, as packed.
   PackedBlock packed_block(int64_t index) const {
     return ops::packed_block(p_, blocking_.rows(), blocking_.ldq(p_), blocking_.key_block,
@@ -291,12 +300,18 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
   const int64_t kv_head = p_.kv_head(qb.head);
   const int64_t rows = qb.rows * blocking_.stacked_heads;
   const void* q = blocking_.stacked_heads > 1 ? static_cast<const void*>(s.stacked_q) : qb.q;
-  gemm(scores_gemm(p_, rows, blocking_.ldq(p_), kb), packed_for.keys, q,
-       row_of(t_.k, p_.k, b, kv_head, kb.first), packed_keys, s.scores);
+  const char* keys = row_of(t_.k, p_.k, b, kv_head, kb.first);
+  if (!blocking_.decode_products) {
+    gemm(scores_gemm(p_, rows, blocking_.ldq(p_), kb), packed_for.keys, q, keys, packed_keys,
+         s.scores);
+  } else if (!shapes_only_) {
+    decode_scores(q, rows, keys, kb.count, s.scores, ld);
+  }
 
-  // bf16 probabilities straight from the softmax, unless the relative values
-  // need them in fp32 first.
-  const bool direct_bf16 = p_.dtype == POSENC_BF16 && !p_.relative_values;
+  // GEMMs take bf16 probabilities, straight from the softmax unless the
+  // relative values need them in fp32 first; the decode kernels take fp32.
+  const bool bf16_probs = p_.dtype == POSENC_BF16 && !blocking_.decode_products;
+  const bool direct_bf16 = bf16_probs && !p_.relative_values;
   for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
     const QueryBlock head_block = stacked_block(qb, j);
     const BlockLogits logits =
@@ -320,18 +335,51 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
       }
       if (p_.relative_values) {
         values_.scatter(head_block, r, kb, vw, row, weights);
-        if (p_.dtype == POSENC_BF16) {
+        if (bf16_probs) {
           ctx_.kernels->elementwise.f32_to_bf16(row, probs_bf16, kb.count);
         }
       }
     }
   }
 
-  const void* probs = p_.dtype == POSENC_BF16 ? static_cast<const void*>(s.probs_bf16)
-                                              : static_cast<const void*>(s.scores);
-  gemm(output_gemm(p_, rows, kb, layout_.acc_ld, kb.first > range_first),
-       packed_for.values, probs,
-       row_of(t_.v, p_.v, b, kv_head, kb.first), packed_values, s.acc);
+  const char* values = row_of(t_.v, p_.v, b, kv_head, kb.first);
+  const bool accumulate = kb.first > range_first;
+  if (!blocking_.decode_products) {
+    const void* probs = bf16_probs ? static_cast<const void*>(s.probs_bf16)
+                                   : static_cast<const void*>(s.scores);
+    gemm(output_gemm(p_, rows, kb, layout_.acc_ld, accumulate), packed_for.values, probs, values,
+         packed_values, s.acc);
+  } else if (!shapes_only_) {
+    decode_values(s.scores, ld, rows, values, kb.count, accumulate, s.acc);
+  }
+}
+
+void QueryBlockRunner::decode_scores(const void* q, int64_t rows, const char* keys,
+                                     int64_t count, float* scores, int64_t ld) const {
+  const AttentionKernels& k = ctx_.kernels->attention;
+  const int64_t ldq = blocking_.ldq(p_);
+  if (p_.dtype == POSENC_BF16) {
+    k.decode_scores_bf16(static_cast<const uint16_t*>(q), ldq, rows,
+                         reinterpret_cast<const uint16_t*>(keys), p_.k.token, count, p_.head_dim,
+                         p_.qk_alpha, scores, ld);
+  } else {
+    k.decode_scores_f32(static_cast<const float*>(q), ldq, rows,
+                        reinterpret_cast<const float*>(keys), p_.k.token, count, p_.head_dim,
+                        p_.qk_alpha, scores, ld);
+  }
+}
+
+void QueryBlockRunner::decode_values(const float* probs, int64_t ld, int64_t rows,
+                                     const char* values, int64_t count, bool accumulate,
+                                     float* acc) const {
+  const AttentionKernels& k = ctx_.kernels->attention;
+  if (p_.dtype == POSENC_BF16) {
+    k.decode_values_bf16(probs, ld, rows, reinterpret_cast<const uint16_t*>(values),
+                         p_.v.token, count, p_.value_head_dim, accumulate, acc, layout_.acc_ld);
+  } else {
+    k.decode_values_f32(probs, ld, rows, reinterpret_cast<const float*>(values), p_.v.token,
+                        count, p_.value_head_dim, accumulate, acc, layout_.acc_ld);
+  }
 }
 
 void QueryBlockRunner::store(const QueryBlock& qb, const Sequence& seq,

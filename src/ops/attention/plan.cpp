@@ -35,6 +35,11 @@ constexpr int64_t kMinSplitKeys = kKeyBlock;
 // Grouped-query decoding: a kv head's query heads are stacked (their blocks
 // one GEMM's rows) up to kMaxStackedRows rows.
 constexpr int64_t kMaxStackedRows = 64;
+// Tasks of at most this many rows run the decode kernels (keys and values
+// read as stored) instead of oneDNN's GEMMs, whose relayout of keys and
+// values costs more than a few rows' products. At 8 rows the GEMMs were as
+// fast (fp32) or faster (bf16) on a 2-core Zen 4.
+constexpr int64_t kMaxDecodeRows = 4;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -99,6 +104,7 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   b.query_block = ceil_div(p.q_len, blocks);
   b.query_blocks = ceil_div(p.q_len, b.query_block);
   b.stacked_heads = stacked_heads(p, b.query_blocks);
+  b.decode_products = b.rows() <= kMaxDecodeRows;
   const int64_t query_tasks = heads_total / b.stacked_heads * b.query_blocks;
   const KeySplit split = key_split(p, query_tasks);
   b.key_splits = split.count;
@@ -120,7 +126,8 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
                                     ? rows * size_t(p.head_dim) * p.element_bytes() : 0);
   const size_t block = rows * size_t(s.scores_ld);
   s.scores = reserve(offset, block * sizeof(float));
-  s.probs_bf16 = reserve(offset, bf16 ? block * sizeof(uint16_t) : 0);
+  // The decode kernels take fp32 probabilities.
+  s.probs_bf16 = reserve(offset, bf16 && !b.decode_products ? block * sizeof(uint16_t) : 0);
   s.bias = reserve(offset, size_t(AttentionBias::scratch_floats(p, b.query_block, b.key_block)) *
                                sizeof(float));
   s.acc = reserve(offset, rows * size_t(s.acc_ld) * sizeof(float));
@@ -130,7 +137,9 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   const size_t weights = rows * size_t(s.value_window);
   s.weights = reserve(offset, weights * sizeof(float));
   s.weights_bf16 = reserve(offset, bf16 ? weights * sizeof(uint16_t) : 0);
-  s.packed = packed_key_values(p, b.rows(), b.ldq(p), b.kv_readers(p), b.key_block, s.acc_ld);
+  s.packed = b.decode_products
+                 ? PackedKeyValues{0, 0, 0}
+                 : packed_key_values(p, b.rows(), b.ldq(p), b.kv_readers(p), b.key_block, s.acc_ld);
   s.packed_keys = reserve(offset, size_t(s.packed.key_blocks) * s.packed.key_block_bytes);
   s.packed_values = reserve(offset, size_t(s.packed.key_blocks) * s.packed.value_block_bytes);
   s.packed_kv_head = reserve(offset, sizeof(int64_t));

@@ -19,6 +19,9 @@ struct AttentionBlocking {
   // their query blocks stacked as the rows of one pair of GEMMs, so that
   // each key and value is read once for all of them. 1: one head per task.
   int64_t stacked_heads;
+  // The task's two products run the decode kernels (a few rows against keys
+  // and values as stored), not GEMMs: for at most kMaxDecodeRows rows.
+  bool decode_products;
   // Ranges of keys_per_split keys (whole key blocks) each query block's keys
   // are split into (split_keys.hpp); 1 (keys_per_split = kv_len): no split.
   int64_t key_splits;

@@ -1,0 +1,241 @@
+// The two products of the fused attention for a few query rows (decoding),
+// templated on the xsimd arch: scores = alpha q k^T and acc (+)= p v, with
+// the keys and values read as stored. A GEMM library relayouts (packs) its
+// B operand for every call; with a few rows each key is used a few times
+// only, so that copy costs more than the products, and these read each key
+// and value once per call instead.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "kernels/attention/partial_batch_impl.hpp"
+#include "kernels/elementwise/bf16_impl.hpp"
+
+namespace posenc::kernels {
+
+// x[0, count) of fp32 or bf16 values as floats in the first lanes, 0 in the
+// others (count < lanes).
+template <class Arch>
+xsimd::batch<float, Arch> load_floats_partial(const float* x, int64_t count) {
+  return load_partial<Arch>(x, count, 0.0f);
+}
+
+template <class Arch>
+xsimd::batch<float, Arch> load_floats_partial(const uint16_t* x, int64_t count) {
+  uint16_t lanes[xsimd::batch<float, Arch>::size] = {};
+  std::copy(x, x + count, lanes);
+  return load_bf16<Arch>(lanes);
+}
+
+// sum_c a[c] b[c] over the dim's tail [whole, dim), lane by lane.
+template <class Arch, class T>
+xsimd::batch<float, Arch> tail_products(const T* a, const T* b, int64_t whole, int64_t dim) {
+  return load_floats_partial<Arch>(a + whole, dim - whole) *
+         load_floats_partial<Arch>(b + whole, dim - whole);
+}
+
+// Lane i = the sum of the lanes of rows[i], i < lanes. xsimd 8.1's haddp
+// does that except on AVX-512, where it permutes the lanes of its result.
+template <class Arch>
+inline xsimd::batch<float, Arch> sum_each(const xsimd::batch<float, Arch>* rows) {
+#if XSIMD_WITH_AVX512F
+  if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+    // Fold each pair of rows' 256-bit halves, then 128-bit quarters (each
+    // 128-bit block then holds 4 partial sums of one row: row 4 k + block
+    // in u[k]), then haddp within 128-bit blocks (position 4 block + lane
+    // holds row 4 lane + block), and put each row's sum at its index.
+    __m512 halves[8];
+    for (int i = 0; i < 8; ++i) {
+      halves[i] = _mm512_add_ps(
+          _mm512_shuffle_f32x4(rows[2 * i], rows[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+          _mm512_shuffle_f32x4(rows[2 * i], rows[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    }
+    __m512 u[4];
+    for (int k = 0; k < 4; ++k) {
+      u[k] = _mm512_add_ps(
+          _mm512_shuffle_f32x4(halves[2 * k], halves[2 * k + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+          _mm512_shuffle_f32x4(halves[2 * k], halves[2 * k + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+    const __m512 a = _mm512_add_ps(_mm512_unpacklo_ps(u[0], u[1]), _mm512_unpackhi_ps(u[0], u[1]));
+    const __m512 b = _mm512_add_ps(_mm512_unpacklo_ps(u[2], u[3]), _mm512_unpackhi_ps(u[2], u[3]));
+    const __m512 sums = _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                                      _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m512i row_of = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    return _mm512_permutexvar_ps(row_of, sums);
+  } else
+#endif
+  {
+    return xsimd::haddp(rows);
+  }
+}
+
+// Rows [0, kRows) of decode_scores (q's rows past `rows` repeat its last,
+// not stored). A tile of kRows rows by lanes / kRows keys holds one batch per
+// (row, key), lane by lane the products of a slice of dim: each key batch is
+// loaded (widened from bf16) once for all the rows, each q batch once for
+// all the keys, and sum_each folds the tile's batches into one batch of
+// its scores, row after row.
+template <class Arch, class T, int64_t kRows>
+void decode_scores_rows(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ldk,
+                        int64_t keys, int64_t dim, float alpha, float* scores,
+                        int64_t ld_scores) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  constexpr int64_t kKeys = lanes / kRows;
+  const int64_t whole = dim - dim % lanes;
+  const T* query[kRows];
+  for (int64_t r = 0; r < kRows; ++r) query[r] = q + std::min(r, rows - 1) * ldq;
+  for (int64_t j0 = 0; j0 < keys; j0 += kKeys) {
+    // A tile short of keys repeats its first key (not stored), so that
+    // every tile runs the same unrolled loops.
+    const int64_t count = std::min(kKeys, keys - j0);
+    const T* key[kKeys];
+    for (int64_t i = 0; i < kKeys; ++i) key[i] = k + (j0 + (i < count ? i : 0)) * ldk;
+    batch sums[lanes];  // (row r, key i) at r * kKeys + i
+    for (int64_t l = 0; l < lanes; ++l) sums[l] = batch(0.0f);
+    for (int64_t c = 0; c < whole; c += lanes) {
+      batch qc[kRows];
+      for (int64_t r = 0; r < kRows; ++r) qc[r] = load_floats<Arch>(query[r] + c);
+      for (int64_t i = 0; i < kKeys; ++i) {
+        const batch kc = load_floats<Arch>(key[i] + c);
+        for (int64_t r = 0; r < kRows; ++r) sums[r * kKeys + i] = xsimd::fma(qc[r], kc, sums[r * kKeys + i]);
+      }
+    }
+    if (whole < dim) {
+      for (int64_t r = 0; r < kRows; ++r) {
+        for (int64_t i = 0; i < kKeys; ++i) {
+          sums[r * kKeys + i] += tail_products<Arch>(query[r], key[i], whole, dim);
+        }
+      }
+    }
+    alignas(64) float tile[lanes];
+    (sum_each<Arch>(sums) * batch(alpha)).store_aligned(tile);
+    for (int64_t r = 0; r < std::min(kRows, rows); ++r) {
+      float* out = scores + r * ld_scores + j0;
+      if (count == kKeys) {
+        for (int64_t i = 0; i < kKeys; ++i) out[i] = tile[r * kKeys + i];
+      } else {
+        for (int64_t i = 0; i < count; ++i) out[i] = tile[r * kKeys + i];
+      }
+    }
+  }
+}
+
+// scores[r * ld_scores + j] = alpha sum_c q[r * ldq + c] k[j * ldk + c] for
+// r < rows, j < keys, c < dim: rows in tiles of up to 4.
+template <class Arch, class T>
+void decode_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ldk, int64_t keys,
+                   int64_t dim, float alpha, float* scores, int64_t ld_scores) {
+  for (int64_t r0 = 0; r0 < rows; r0 += 4) {
+    const T* qr = q + r0 * ldq;
+    float* out = scores + r0 * ld_scores;
+    switch (std::min<int64_t>(4, rows - r0)) {
+      case 1:
+        decode_scores_rows<Arch, T, 1>(qr, ldq, 1, k, ldk, keys, dim, alpha, out, ld_scores);
+        break;
+      case 2:
+        decode_scores_rows<Arch, T, 2>(qr, ldq, 2, k, ldk, keys, dim, alpha, out, ld_scores);
+        break;
+      default:
+        decode_scores_rows<Arch, T, 4>(qr, ldq, rows - r0 < 4 ? rows - r0 : 4, k, ldk, keys,
+                                       dim, alpha, out, ld_scores);
+    }
+  }
+}
+
+// Columns [c0, c0 + kColumns * lanes) of acc's rows [0, kRows) (within dim:
+// all of them when kWhole) += sum_j probs[r * ld_probs + j] v[j * ldv + c]
+// over keys [0, keys): kRows x kColumns accumulators held in registers
+// across the keys, each value batch loaded (widened from bf16) once for all
+// the rows.
+template <class Arch, class T, int kRows, int kColumns, bool kWhole>
+void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_t ldv,
+                        int64_t keys, int64_t c0, int64_t dim, float* acc, int64_t ld_acc) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  // Lanes of each column batch within dim (the last may be partial or none).
+  int64_t width[kColumns];
+  for (int t = 0; t < kColumns; ++t) {
+    width[t] = kWhole ? lanes : std::clamp<int64_t>(dim - c0 - t * lanes, 0, lanes);
+  }
+  batch sums[kRows][kColumns];
+  for (int r = 0; r < kRows; ++r) {
+    for (int t = 0; t < kColumns; ++t) sums[r][t] = batch(0.0f);
+  }
+  for (int64_t j = 0; j < keys; ++j) {
+    const T* vj = v + j * ldv + c0;
+    batch value[kColumns];
+    for (int t = 0; t < kColumns; ++t) {
+      value[t] = kWhole ? load_floats<Arch>(vj + t * lanes)
+                        : load_floats_partial<Arch>(vj + t * lanes, width[t]);
+    }
+    for (int r = 0; r < kRows; ++r) {
+      const batch p(probs[r * ld_probs + j]);
+      for (int t = 0; t < kColumns; ++t) sums[r][t] = xsimd::fma(p, value[t], sums[r][t]);
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    for (int t = 0; t < kColumns && width[t] > 0; ++t) {
+      float* out = acc + r * ld_acc + c0 + t * lanes;
+      if (width[t] == lanes) {
+        (batch::load_unaligned(out) + sums[r][t]).store_unaligned(out);
+      } else {
+        store_partial<Arch>(load_partial<Arch>(out, width[t], 0.0f) + sums[r][t], out, width[t]);
+      }
+    }
+  }
+}
+
+// Rows [0, kRows) of decode_values over keys [0, keys), tile by tile.
+template <class Arch, class T, int kRows>
+void decode_values_rows(const float* probs, int64_t ld_probs, const T* v, int64_t ldv,
+                        int64_t keys, int64_t dim, float* acc, int64_t ld_acc) {
+  // Accumulators and value batches in registers: 32 on AVX-512 and NEON, 16
+  // elsewhere.
+  constexpr int registers = xsimd::batch<float, Arch>::size == 16 ||
+                                    std::is_base_of_v<xsimd::neon, Arch> ? 32 : 16;
+  constexpr int kColumns = registers == 32 ? 4 : 2;
+  constexpr int64_t tile = kColumns * int64_t(xsimd::batch<float, Arch>::size);
+  int64_t c0 = 0;
+  for (; c0 + tile <= dim; c0 += tile) {
+    decode_values_tile<Arch, T, kRows, kColumns, true>(probs, ld_probs, v, ldv, keys, c0, dim,
+                                                       acc, ld_acc);
+  }
+  if (c0 < dim) {
+    decode_values_tile<Arch, T, kRows, kColumns, false>(probs, ld_probs, v, ldv, keys, c0, dim,
+                                                        acc, ld_acc);
+  }
+}
+
+// acc[r * ld_acc + c] = (accumulate ? acc[..] : 0) + sum_j probs[r * ld_probs
+// + j] v[j * ldv + c] for r < rows, c < dim, j < keys. Keys go in chunks
+// that keep their values in the L1 cache while every column tile reads them.
+template <class Arch, class T>
+void decode_values(const float* probs, int64_t ld_probs, int64_t rows, const T* v, int64_t ldv,
+                   int64_t keys, int64_t dim, bool accumulate, float* acc, int64_t ld_acc) {
+  constexpr int64_t kChunkKeys = 64;
+  constexpr int kMaxRows = 4;
+  if (!accumulate) {
+    for (int64_t r = 0; r < rows; ++r) std::fill(acc + r * ld_acc, acc + r * ld_acc + dim, 0.0f);
+  }
+  for (int64_t j0 = 0; j0 < keys; j0 += kChunkKeys) {
+    const int64_t chunk = std::min(kChunkKeys, keys - j0);
+    const T* vc = v + j0 * ldv;
+    for (int64_t r0 = 0; r0 < rows; r0 += kMaxRows) {
+      const float* pr = probs + r0 * ld_probs + j0;
+      float* ar = acc + r0 * ld_acc;
+      switch (std::min<int64_t>(kMaxRows, rows - r0)) {
+        case 1: decode_values_rows<Arch, T, 1>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc); break;
+        case 2: decode_values_rows<Arch, T, 2>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc); break;
+        case 3: decode_values_rows<Arch, T, 3>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc); break;
+        default: decode_values_rows<Arch, T, 4>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
+      }
+    }
+  }
+}
+
+}  // namespace posenc::kernels

@@ -1,0 +1,185 @@
+// The decode kernels of the fused attention (a few query rows against keys
+// and values read as stored) on every ISA path, fp32 and bf16, against double
+// loops: row counts across the 4-row tiles, key counts across the key tiles,
+// head sizes with tails of every batch width, strides wider than a row, and
+// nothing written outside the rows and columns asked for.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "compare.hpp"
+#include "isa_test.hpp"
+#include "runtime/kernel_registry.hpp"
+
+namespace posenc::test {
+namespace {
+
+constexpr float kGuard = 12345.0f;
+constexpr int64_t kRows[] = {1, 2, 3, 4, 5, 7, 8};
+constexpr int64_t kDims[] = {1, 5, 16, 31, 64, 128, 129};
+
+class DecodeProducts : public IsaTest {
+ protected:
+  const posenc::AttentionKernels& attention() const { return kernels().attention; }
+};
+
+// Random values and, for bf16, their bf16 bits; `exact` are the values the
+// kernel reads (bf16 ones rounded).
+struct Operand {
+  std::vector<float> f32;
+  std::vector<uint16_t> bf16;
+  std::vector<float> exact;
+
+  Operand(size_t count, uint32_t seed, bool as_bf16)
+      : f32(random_floats(count, seed)), bf16(to_bf16(f32)),
+        exact(as_bf16 ? from_bf16(bf16) : f32) {}
+};
+
+// An fp32 accumulation of n products of values below `magnitude` (their sum
+// of absolute products) differs from the exact sum by at most about n
+// roundings of it.
+double accumulation_bound(int64_t n, double magnitude) {
+  return 2.0 * double(n) * FLT_EPSILON * magnitude + 1e-30;
+}
+
+TEST_P(DecodeProducts, ScoresMatchDoubleLoops) {
+  const float alpha = 0.37f;
+  for (bool bf16 : {false, true}) {
+    for (int64_t rows : kRows) {
+      for (int64_t keys : {1, 3, 4, 15, 16, 17, 33, 100}) {
+        for (int64_t dim : kDims) {
+          SCOPED_TRACE(testing::Message() << (bf16 ? "bf16" : "f32") << " rows " << rows
+                                          << " keys " << keys << " dim " << dim);
+          const int64_t ldq = dim + 3, ldk = dim + 5, ld_scores = keys + 2;
+          const Operand q(size_t(rows * ldq), uint32_t(rows * 1000 + dim), bf16);
+          const Operand k(size_t(keys * ldk), uint32_t(keys * 1000 + dim + 7), bf16);
+          // One row more than asked for: the kernel must not write it.
+          std::vector<float> scores(size_t((rows + 1) * ld_scores), kGuard);
+          if (bf16) {
+            attention().decode_scores_bf16(q.bf16.data(), ldq, rows, k.bf16.data(), ldk, keys,
+                                           dim, alpha, scores.data(), ld_scores);
+          } else {
+            attention().decode_scores_f32(q.f32.data(), ldq, rows, k.f32.data(), ldk, keys, dim,
+                                          alpha, scores.data(), ld_scores);
+          }
+          for (int64_t r = 0; r <= rows; ++r) {
+            for (int64_t j = 0; j < ld_scores; ++j) {
+              const float got = scores[size_t(r * ld_scores + j)];
+              if (r == rows || j >= keys) {
+                ASSERT_EQ(got, kGuard) << "wrote row " << r << " column " << j;
+                continue;
+              }
+              double want = 0.0, magnitude = 0.0;
+              for (int64_t c = 0; c < dim; ++c) {
+                const double product = double(q.exact[size_t(r * ldq + c)]) *
+                                       double(k.exact[size_t(j * ldk + c)]);
+                want += product;
+                magnitude += std::fabs(product);
+              }
+              ASSERT_NEAR(got, alpha * want, alpha * accumulation_bound(dim, magnitude))
+                  << "row " << r << " key " << j;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(DecodeProducts, ValuesMatchDoubleLoops) {
+  for (bool bf16 : {false, true}) {
+    for (bool accumulate : {false, true}) {
+      for (int64_t rows : kRows) {
+        for (int64_t keys : {1, 5, 63, 64, 65, 130}) {
+          for (int64_t dim : {1, 7, 16, 17, 64, 65, 128, 200}) {
+            SCOPED_TRACE(testing::Message()
+                         << (bf16 ? "bf16" : "f32") << (accumulate ? " accumulate" : "")
+                         << " rows " << rows << " keys " << keys << " dim " << dim);
+            const int64_t ld_probs = keys + 1, ldv = dim + 3, ld_acc = dim + 4;
+            // Probabilities in [0, 1), as the softmax leaves them.
+            const std::vector<float> probs =
+                random_floats(size_t(rows * ld_probs), uint32_t(rows * 100 + keys), 0.0f, 1.0f);
+            const Operand v(size_t(keys * ldv), uint32_t(keys * 1000 + dim), bf16);
+            std::vector<float> acc = random_floats(size_t((rows + 1) * ld_acc), 5);
+            for (int64_t r = 0; r <= rows; ++r) {
+              for (int64_t c = 0; c < ld_acc; ++c) {
+                if (r == rows || c >= dim) acc[size_t(r * ld_acc + c)] = kGuard;
+              }
+            }
+            const std::vector<float> before = acc;
+            if (bf16) {
+              attention().decode_values_bf16(probs.data(), ld_probs, rows, v.bf16.data(), ldv,
+                                             keys, dim, accumulate, acc.data(), ld_acc);
+            } else {
+              attention().decode_values_f32(probs.data(), ld_probs, rows, v.f32.data(), ldv,
+                                            keys, dim, accumulate, acc.data(), ld_acc);
+            }
+            for (int64_t r = 0; r <= rows; ++r) {
+              for (int64_t c = 0; c < ld_acc; ++c) {
+                const size_t at = size_t(r * ld_acc + c);
+                if (r == rows || c >= dim) {
+                  ASSERT_EQ(acc[at], kGuard) << "wrote row " << r << " column " << c;
+                  continue;
+                }
+                double want = accumulate ? double(before[at]) : 0.0;
+                double magnitude = std::fabs(want);
+                for (int64_t j = 0; j < keys; ++j) {
+                  const double product = double(probs[size_t(r * ld_probs + j)]) *
+                                         double(v.exact[size_t(j * ldv + c)]);
+                  want += product;
+                  magnitude += std::fabs(product);
+                }
+                ASSERT_NEAR(acc[at], want, accumulation_bound(keys + 1, magnitude))
+                    << "row " << r << " column " << c;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Long rows: 1030 keys of 128 (a decode split's key block and a tail).
+TEST_P(DecodeProducts, LongRows) {
+  const int64_t rows = 4, keys = 1030, dim = 128;
+  const Operand q(size_t(rows * dim), 1, true), k(size_t(keys * dim), 2, true);
+  std::vector<float> scores(size_t(rows * keys));
+  attention().decode_scores_bf16(q.bf16.data(), dim, rows, k.bf16.data(), dim, keys, dim, 1.0f,
+                                 scores.data(), keys);
+  std::vector<float> probs(scores.size());
+  for (size_t i = 0; i < probs.size(); ++i) probs[i] = std::exp(scores[i] / 16.0f);
+  std::vector<float> acc(size_t(rows * dim));
+  attention().decode_values_bf16(probs.data(), keys, rows, k.bf16.data(), dim, keys, dim, false,
+                                 acc.data(), dim);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < keys; ++j) {
+      double score = 0.0, magnitude = 0.0;
+      for (int64_t e = 0; e < dim; ++e) {
+        const double product =
+            double(q.exact[size_t(r * dim + e)]) * double(k.exact[size_t(j * dim + e)]);
+        score += product;
+        magnitude += std::fabs(product);
+      }
+      ASSERT_NEAR(scores[size_t(r * keys + j)], score, accumulation_bound(dim, magnitude));
+    }
+    for (int64_t c = 0; c < dim; ++c) {
+      double want = 0.0, magnitude = 0.0;
+      for (int64_t j = 0; j < keys; ++j) {
+        const double product =
+            double(probs[size_t(r * keys + j)]) * double(k.exact[size_t(j * dim + c)]);
+        want += product;
+        magnitude += std::fabs(product);
+      }
+      ASSERT_NEAR(acc[size_t(r * dim + c)], want, accumulation_bound(keys, magnitude));
+    }
+  }
+}
+
+POSENC_INSTANTIATE_ISA_TESTS(DecodeProducts);
+
+}  // namespace
+}  // namespace posenc::test
