@@ -73,27 +73,11 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s = {},
   return x;
 }
 
-// The output as floats (dense BHTD for STRIDED: the out strides are),
-// with a workspace of posenc_attention_workspace_size.
-std::vector<float> run(posenc_context* context, const AttentionTensors& call) {
-  const posenc_attention_desc& d = call.desc();
-  const size_t count = size_t(d.batch * d.heads * d.q_len * d.head_dim);
-  GuardedFloats out(count);
-  const posenc_attention_tensors t = call.tensors(out.data());
-  size_t bytes = 0;
-  EXPECT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK)
-      << posenc_last_error();
-  std::vector<unsigned char> workspace(bytes);
-  EXPECT_EQ(posenc_attention(context, &d, &t, workspace.data(), bytes), POSENC_OK)
-      << posenc_last_error() << " [" << describe(d) << "]";
-  EXPECT_TRUE(out.guards_intact());
-  return as_floats(out, count, d.out_dtype);
-}
-
 ::testing::AssertionResult matches_reference(posenc_context* context,
                                              const AttentionTensors& call) {
   const posenc_attention_desc& d = call.desc();
-  const std::vector<float> got = run(context, call);
+  SCOPED_TRACE(describe(d));
+  const std::vector<float> got = run(context, call, true);
   const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
   return all_close(got.data(), reference::attention(d, call.reference()),
                    bf16 ? kBf16Tol : kF32Atol, bf16 ? kBf16Tol : kF32Rtol)
@@ -165,15 +149,9 @@ std::vector<float> swin_mask(int64_t rows, int64_t cols, int64_t wh, int64_t ww)
 
 class AttentionFamilies : public IsaTest {
  protected:
-  bool bf16_supported() {
-    posenc_attention_desc d = attention_desc(1, 1, 1, 1, 8);
-    d.dtype = POSENC_BF16;
-    size_t bytes = 0;
-    return posenc_attention_workspace_size(context(), &d, &bytes) == POSENC_OK;
-  }
   // Every dtype this machine runs.
   std::vector<posenc_dtype> dtypes() {
-    if (bf16_supported()) return {POSENC_F32, POSENC_BF16};
+    if (bf16_runs(context())) return {POSENC_F32, POSENC_BF16};
     return {POSENC_F32};
   }
 };
@@ -342,7 +320,7 @@ TEST_P(AttentionFamilies, ThreadCountIndependent) {
     std::vector<float> first;
     for (int threads : {1, 2, 3}) {
       const Context context(Isa(GetParam()), threads);
-      const std::vector<float> got = run(context.get(), call);
+      const std::vector<float> got = run(context.get(), call, true);
       if (first.empty()) {
         first = got;
         EXPECT_TRUE(all_close(got.data(), reference::attention(d, call.reference()), kF32Atol,
@@ -414,59 +392,51 @@ TEST_F(AttentionFamiliesErrors, ValidCallsWork) {
   EXPECT_EQ(call(alibi(1, kHeads, 8, 9, 1, kD), table_.data()), POSENC_OK) << posenc_last_error();
 }
 
+// Each row: a valid desc, one field changed, the error naming that field.
 TEST_F(AttentionFamiliesErrors, Fields) {
-  const void* table = table_.data();
+  struct Row {
+    posenc_attention_desc desc;
+    void (*edit)(posenc_attention_desc&);
+    posenc_status want;
+    const char* field;
+  };
   constexpr auto bad = POSENC_ERROR_INVALID_ARGUMENT;
-  posenc_attention_desc d = table_2d(1, kHeads, 3, 5, 0, kD);
-  d.map_width = 0;
-  EXPECT_TRUE(rejects(d, bad, "desc->map_width", table));
-  d = table_2d(1, kHeads, 3, 5, 0, kD);
-  d.map_height = 4;  // 4x5 = 20 tokens, not 15
-  EXPECT_TRUE(rejects(d, POSENC_ERROR_SHAPE_MISMATCH, "desc->q_len", table));
-  d = table_2d(1, kHeads, 3, 5, 0, kD);
-  d.class_token = 2;
-  EXPECT_TRUE(rejects(d, bad, "desc->class_token", table));
-  d = table_2d(1, kHeads, 3, 5, 0, kD);
-  d.query_offset = 1;
-  EXPECT_TRUE(rejects(d, bad, "desc->query_offset", table));
-  d = table_2d(1, kHeads, 3, 5, 0, kD);
+  const posenc_attention_desc map = table_2d(1, kHeads, 3, 5, 0, kD);
+  const posenc_attention_desc line = table_1d(1, kHeads, 8, 9, 3, kD);
+  const posenc_attention_desc plain = attention_desc(1, kHeads, 8, 9, kD);
+  const Row rows[] = {
+      {map, [](auto& d) { d.map_width = 0; }, bad, "desc->map_width"},
+      // 4x5 = 20 tokens, not 15
+      {map, [](auto& d) { d.map_height = 4; }, POSENC_ERROR_SHAPE_MISMATCH, "desc->q_len"},
+      {map, [](auto& d) { d.class_token = 2; }, bad, "desc->class_token"},
+      {map, [](auto& d) { d.query_offset = 1; }, bad, "desc->query_offset"},
+      {map, [](auto& d) { d.tables_per_head = 1; }, bad, "desc->tables_per_head"},
+      {map, [](auto& d) { d.num_buckets = 32; }, bad, "desc->num_buckets"},
+      {line, [](auto& d) { d.bidirectional = 1; }, bad, "desc->bidirectional"},
+      {line, [](auto& d) { d.map_height = 2; }, bad, "desc->map_height"},
+      {line, [](auto& d) { d.relative_values = 1; }, bad, "desc->relative_values"},
+      {t5(1, kHeads, 8, 9, 3, 128, 1, kD), [](auto&) {}, bad, "desc->num_buckets"},
+      // max_exact 8
+      {t5(1, kHeads, 8, 9, 32, 8, 1, kD), [](auto&) {}, bad, "desc->max_distance"},
+      {t5(1, kHeads, 8, 9, 32, 128, 2, kD), [](auto&) {}, bad, "desc->bidirectional"},
+      {alibi(1, kHeads, 8, 9, 0, kD), [](auto& d) { d.max_distance = 4; }, bad,
+       "desc->max_distance"},
+      // The kinds' fields with the other kinds.
+      {plain, [](auto& d) { d.class_token = 1; }, bad, "desc->class_token"},
+      {plain, [](auto& d) { d.bidirectional = 1; }, bad, "desc->bidirectional"},
+      {plain, [](auto& d) { store_enum(d.bias, 8); }, bad, "desc->bias"},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(std::string(row.field) + " of row " + std::to_string(&row - rows));
+    posenc_attention_desc d = row.desc;
+    row.edit(d);
+    const void* table = row.desc.bias == POSENC_BIAS_NONE ? nullptr : table_.data();
+    EXPECT_TRUE(rejects(d, row.want, row.field, table));
+  }
+  // Per-sequence query offsets with TABLE_2D (a window has no offset).
   const int32_t offsets[1] = {0};
   query_offsets_ = offsets;
-  EXPECT_TRUE(rejects(d, bad, "tensors->query_offsets", table));
-  d = table_2d(1, kHeads, 3, 5, 0, kD);
-  d.tables_per_head = 1;
-  EXPECT_TRUE(rejects(d, bad, "desc->tables_per_head", table));
-  d = table_2d(1, kHeads, 3, 5, 0, kD);
-  d.num_buckets = 32;
-  EXPECT_TRUE(rejects(d, bad, "desc->num_buckets", table));
-  d = table_1d(1, kHeads, 8, 9, 3, kD);
-  d.bidirectional = 1;
-  EXPECT_TRUE(rejects(d, bad, "desc->bidirectional", table));
-  d = table_1d(1, kHeads, 8, 9, 3, kD);
-  d.map_height = 2;
-  EXPECT_TRUE(rejects(d, bad, "desc->map_height", table));
-  d = table_1d(1, kHeads, 8, 9, 3, kD);
-  d.relative_values = 1;
-  EXPECT_TRUE(rejects(d, bad, "desc->relative_values", table));
-  d = t5(1, kHeads, 8, 9, 3, 128, 1, kD);
-  EXPECT_TRUE(rejects(d, bad, "desc->num_buckets", table));
-  d = t5(1, kHeads, 8, 9, 32, 8, 1, kD);  // max_exact 8
-  EXPECT_TRUE(rejects(d, bad, "desc->max_distance", table));
-  d = t5(1, kHeads, 8, 9, 32, 128, 2, kD);
-  EXPECT_TRUE(rejects(d, bad, "desc->bidirectional", table));
-  d = alibi(1, kHeads, 8, 9, 0, kD);
-  d.max_distance = 4;
-  EXPECT_TRUE(rejects(d, bad, "desc->max_distance", table));
-  // The kinds' fields with the other kinds.
-  d = attention_desc(1, kHeads, 8, 9, kD);
-  d.class_token = 1;
-  EXPECT_TRUE(rejects(d, bad, "desc->class_token", nullptr));
-  d = attention_desc(1, kHeads, 8, 9, kD);
-  d.bidirectional = 1;
-  EXPECT_TRUE(rejects(d, bad, "desc->bidirectional", nullptr));
-  d = attention_desc(1, kHeads, 8, 9, kD);
-  store_enum(d.bias, 8);
-  EXPECT_TRUE(rejects(d, bad, "desc->bias", nullptr));
+  EXPECT_TRUE(rejects(map, bad, "tensors->query_offsets", table_.data()));
 }
 
 TEST_F(AttentionFamiliesErrors, Table) {

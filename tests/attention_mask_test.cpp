@@ -99,22 +99,11 @@ std::vector<double> reference_of(const AttentionTensors& inputs) {
   return reference::attention(inputs.desc(), inputs.reference());
 }
 
-// The output of one call, as floats (out_dtype bf16 widened).
-std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
-                       const AttentionTensors& inputs) {
-  const size_t count = size_t(d.batch * d.heads * d.q_len * d.head_dim);
-  GuardedFloats out(count);
-  const posenc_attention_tensors t = inputs.tensors(out.data());
-  EXPECT_EQ(posenc_attention(context, &d, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
-  EXPECT_TRUE(out.guards_intact());
-  return as_floats(out, count, d.out_dtype);
-}
-
 ::testing::AssertionResult matches_reference(posenc_context* context,
                                              const posenc_attention_desc& d,
                                              int64_t masked_row_period = 5) {
   const AttentionTensors inputs = masked_inputs(d, random_mask(d, 11, masked_row_period));
-  const std::vector<float> got = run(context, d, inputs);
+  const std::vector<float> got = run(context, inputs, false);
   const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
   return all_close(got.data(), reference_of(inputs), bf16 ? kBf16Tol : kF32Atol,
                    bf16 ? kBf16Tol : kF32Rtol)
@@ -131,14 +120,6 @@ posenc_attention_desc masked(int64_t batch, int64_t heads, int64_t q_len, int64_
   d.mask_q_len = mask_q_len;
   d.mask_dtype = mask_dtype;
   return d;
-}
-
-// Whether oneDNN runs bf16 GEMMs here (the size query says UNSUPPORTED if not).
-bool bf16_supported(posenc_context* context) {
-  posenc_attention_desc d = attention_desc(1, 1, 1, 1, 8);
-  d.dtype = POSENC_BF16;
-  size_t bytes = 0;
-  return posenc_attention_workspace_size(context, &d, &bytes) == POSENC_OK;
 }
 
 class AttentionMask : public IsaTest {};
@@ -221,7 +202,7 @@ TEST_P(AttentionMask, RowsMaskedInSomeKeyBlocks) {
       d.causal = is_causal;
       d.query_offset = is_causal ? 2530 : 0;
       const AttentionTensors inputs = masked_inputs(d, mask);
-      const std::vector<float> got = run(context(), d, inputs);
+      const std::vector<float> got = run(context(), inputs, false);
       EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kF32Atol, kF32Rtol))
           << describe(d);
       for (int64_t row = 12; row < 2 * 70; row += 16) {  // the fully masked rows
@@ -242,7 +223,7 @@ TEST_P(AttentionMask, FullyMaskedRowsAreZero) {
     std::fill(mask.begin() + 3 * 12, mask.begin() + 4 * 12, -kInf);  // item 0, query 3
     std::fill(mask.begin() + 9 * 12, mask.end(), -kInf);             // all of item 1
     const AttentionTensors inputs = masked_inputs(d, mask);
-    const std::vector<float> got = run(context(), d, inputs);
+    const std::vector<float> got = run(context(), inputs, false);
     EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kBf16Tol, kBf16Tol));
     for (size_t i = 0; i < got.size(); ++i) {
       const bool zero = (i / 8 == 3) || i >= 9 * 8;
@@ -270,14 +251,14 @@ TEST_P(AttentionMask, MaskIsInSoftmaxInputUnits) {
       }
     }
     const AttentionTensors inputs = masked_inputs(d, mask);
-    const std::vector<float> got = run(context(), d, inputs);
+    const std::vector<float> got = run(context(), inputs, false);
     EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kF32Atol, kF32Rtol))
         << "scale " << scale;
   }
 }
 
 TEST_P(AttentionMask, Bf16Inputs) {
-  if (!bf16_supported(context())) GTEST_SKIP() << "oneDNN has no bf16 GEMM on this CPU";
+  if (!bf16_runs(context())) GTEST_SKIP() << "oneDNN has no bf16 GEMM on this CPU";
   for (posenc_dtype mask_dtype : {POSENC_F32, POSENC_BF16}) {
     posenc_attention_desc d = masked(6, 2, 33, 47, 32, 3, 1, 33, mask_dtype);
     d.dtype = POSENC_BF16;
@@ -303,7 +284,7 @@ TEST_P(AttentionMask, ThreadCountIndependent) {
   std::vector<float> first;
   for (int threads : {1, 2, 3}) {
     const Context context(Isa(GetParam()), threads);
-    const std::vector<float> got = run(context.get(), d, inputs);
+    const std::vector<float> got = run(context.get(), inputs, false);
     if (first.empty()) {
       first = got;
       EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kF32Atol, kF32Rtol));

@@ -8,8 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <utility>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attention_tensors.hpp"
@@ -133,20 +134,6 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s) {
   return x;
 }
 
-// The output (in the desc's layout, dense BHTD under STRIDED) as floats;
-// empty where bf16 has no GEMM.
-std::vector<float> run(posenc_context* context, const AttentionTensors& call) {
-  const posenc_attention_desc& d = call.desc();
-  const size_t count = size_t(d.batch * d.heads * d.q_len * d.head_dim);
-  GuardedFloats out(count);
-  const posenc_attention_tensors t = call.tensors(out.data());
-  const posenc_status status = posenc_attention(context, &d, &t, nullptr, 0);
-  if (status == POSENC_ERROR_UNSUPPORTED && d.dtype == POSENC_BF16) return {};
-  EXPECT_EQ(status, POSENC_OK) << posenc_last_error();
-  EXPECT_TRUE(out.guards_intact());
-  return as_floats(out, count, d.out_dtype);
-}
-
 // A RELATIVE_2D desc of a query map qh x qw against a key map kh x kw.
 posenc_attention_desc map_desc(int64_t batch, int64_t heads, int64_t qh, int64_t qw, int64_t kh,
                                int64_t kw, int64_t head_dim, bool query_minus_key) {
@@ -183,9 +170,10 @@ void expect_matches(posenc_isa isa, posenc_attention_desc base,
         if (n > 1 && !threads) break;
         posenc_context* raw = nullptr;
         ASSERT_EQ(posenc_context_create(isa, n, &raw), POSENC_OK);
-        const std::vector<float> got = run(raw, call);
-        posenc_context_destroy(raw);
-        if (got.empty()) break;  // bf16 without a bf16 GEMM
+        const std::unique_ptr<posenc_context, void (*)(posenc_context*)> context(
+            raw, posenc_context_destroy);
+        if (dtype == POSENC_BF16 && !bf16_runs(raw)) break;  // bf16 without a bf16 GEMM
+        const std::vector<float> got = run(raw, call, false);
         if (!first.empty()) {
           EXPECT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0);
           continue;

@@ -37,31 +37,14 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s) {
   return x;
 }
 
-// The output as floats (empty where bf16 has no GEMM), with a workspace of
-// the size posenc_attention_workspace_size gives without the tensors.
-std::vector<float> run(posenc_context* context, const AttentionTensors& call) {
-  const posenc_attention_desc& d = call.desc();
-  const size_t count = size_t(d.batch * d.heads * d.q_len * d.head_dim);
-  GuardedFloats out(count);
-  const posenc_attention_tensors t = call.tensors(out.data());
-  size_t bytes = 0;
-  const posenc_status sized = posenc_attention_workspace_size(context, &d, &bytes);
-  if (sized == POSENC_ERROR_UNSUPPORTED && d.dtype == POSENC_BF16) return {};
-  EXPECT_EQ(sized, POSENC_OK) << posenc_last_error();
-  std::vector<unsigned char> workspace(bytes);
-  const posenc_status status = posenc_attention(context, &d, &t, workspace.data(), bytes);
-  if (status == POSENC_ERROR_UNSUPPORTED && d.dtype == POSENC_BF16) return {};
-  EXPECT_EQ(status, POSENC_OK) << posenc_last_error();
-  EXPECT_TRUE(out.guards_intact());
-  return std::vector<float>(out.data(), out.data() + count);
-}
-
 ::testing::AssertionResult matches_reference(posenc_context* context,
                                              const posenc_attention_desc& d,
                                              const Sequences& s) {
+  if (d.dtype == POSENC_BF16 && !bf16_runs(context)) {
+    return ::testing::AssertionSuccess() << "bf16 unsupported";
+  }
   const AttentionTensors call = call_of(d, s);
-  const std::vector<float> got = run(context, call);
-  if (got.empty()) return ::testing::AssertionSuccess() << "bf16 unsupported";
+  const std::vector<float> got = run(context, call, true);
   const std::vector<double> want = reference::attention(d, call.reference());
   const bool bf16 = d.dtype == POSENC_BF16;
   // Rows past q_length are exact zeros (the reference leaves them 0).
@@ -167,7 +150,7 @@ TEST_P(AttentionSequences, PaddedBatchMatchesEachSequenceAlone) {
   posenc_attention_desc d = attention_desc(4, heads, length, length, dim);
   d.causal = 1;
   const AttentionTensors batch = call_of(d, {lengths, lengths, {}});
-  const std::vector<float> padded = run(context(), batch);
+  const std::vector<float> padded = run(context(), batch, true);
   const posenc_attention_tensors all = batch.tensors(nullptr);
   const size_t head = size_t(length * dim);
   for (int64_t b = 0; b < d.batch; ++b) {
@@ -217,8 +200,8 @@ TEST_P(AttentionSequences, SameBitsAtAnyThreadCount) {
       ASSERT_EQ(posenc_context_create(GetParam(), threads, &raw), POSENC_OK);
       const std::unique_ptr<posenc_context, void (*)(posenc_context*)> owned(
           raw, posenc_context_destroy);
-      const std::vector<float> got = run(raw, call);
-      if (got.empty()) break;  // no bf16 GEMM on this CPU
+      if (dtype == POSENC_BF16 && !bf16_runs(raw)) break;  // no bf16 GEMM on this CPU
+      const std::vector<float> got = run(raw, call, true);
       if (first.empty()) first = got;
       ASSERT_EQ(std::memcmp(first.data(), got.data(), got.size() * sizeof(float)), 0)
           << threads << " threads, dtype " << dtype;

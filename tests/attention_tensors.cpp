@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "compare.hpp"
+#include "posenc/posenc.hpp"
 
 namespace posenc::test {
 
@@ -95,6 +96,48 @@ posenc_attention_tensors AttentionTensors::tensors(void* out) const {
   t.q_lengths = index_tensor(s_.q_lengths, s32_[1]);
   t.query_offsets = index_tensor(s_.query_offsets, s32_[2]);
   return t;
+}
+
+bool bf16_runs(posenc_context* context) {
+  posenc_attention_desc d = attention_desc(1, 1, 1, 1, 8);
+  d.dtype = POSENC_BF16;
+  size_t bytes = 0;
+  return posenc_attention_workspace_size(context, &d, &bytes) == POSENC_OK;
+}
+
+std::vector<float> run(posenc_context* context, const AttentionTensors& call,
+                       bool asked_workspace) {
+  const posenc_attention_desc& d = call.desc();
+  std::vector<unsigned char> workspace;
+  if (asked_workspace) {
+    size_t bytes = 0;
+    EXPECT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK)
+        << posenc_last_error();
+    workspace.resize(bytes);
+  }
+  const int64_t dv = reference::value_head_dim_of(d);
+  const size_t span = size_t(reference::extent_of(d, d.out_strides, d.heads, d.q_len, dv));
+  GuardedFloats out(span);
+  const posenc_attention_tensors t = call.tensors(out.data());
+  EXPECT_EQ(posenc_attention(context, &d, &t, asked_workspace ? workspace.data() : nullptr,
+                             workspace.size()),
+            POSENC_OK)
+      << posenc_last_error();
+  EXPECT_TRUE(out.guards_intact());
+  const std::vector<float> all = as_floats(out, span, d.out_dtype);
+  if (d.layout != POSENC_LAYOUT_STRIDED) return all;
+  std::vector<float> rows;
+  for (int64_t b = 0; b < d.batch; ++b) {
+    for (int64_t h = 0; h < d.heads; ++h) {
+      for (int64_t i = 0; i < d.q_len; ++i) {
+        for (int64_t c = 0; c < dv; ++c) {
+          rows.push_back(
+              all[size_t(reference::index_of(d, d.out_strides, d.heads, d.q_len, b, h, i, c, dv))]);
+        }
+      }
+    }
+  }
+  return rows;
 }
 
 }  // namespace posenc::test

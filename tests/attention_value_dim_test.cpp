@@ -70,39 +70,8 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s = {}) {
   return x;
 }
 
-// The output, dense [batch, heads, q_len, value_head_dim] (a STRIDED one
-// gathered from its rows), with a workspace of exactly the size asked.
-std::vector<float> run(posenc_context* context, const AttentionTensors& call) {
-  const posenc_attention_desc& d = call.desc();
-  const int64_t dv = reference::value_head_dim_of(d);
-  size_t bytes = 0;
-  EXPECT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK)
-      << posenc_last_error();
-  std::vector<unsigned char> workspace(bytes);
-  const size_t span = size_t(reference::extent_of(d, d.out_strides, d.heads, d.q_len, dv));
-  GuardedFloats out(span);
-  const posenc_attention_tensors t = call.tensors(out.data());
-  EXPECT_EQ(posenc_attention(context, &d, &t, workspace.data(), bytes), POSENC_OK)
-      << posenc_last_error();
-  EXPECT_TRUE(out.guards_intact());
-  const std::vector<float> all = as_floats(out, span, d.out_dtype);
-  if (d.layout != POSENC_LAYOUT_STRIDED) return all;
-  std::vector<float> rows;
-  for (int64_t b = 0; b < d.batch; ++b) {
-    for (int64_t h = 0; h < d.heads; ++h) {
-      for (int64_t i = 0; i < d.q_len; ++i) {
-        for (int64_t c = 0; c < dv; ++c) {
-          rows.push_back(all[size_t(
-              reference::index_of(d, d.out_strides, d.heads, d.q_len, b, h, i, c, dv))]);
-        }
-      }
-    }
-  }
-  return rows;
-}
-
 ::testing::AssertionResult matches(posenc_context* context, const AttentionTensors& call) {
-  const std::vector<float> got = run(context, call);
+  const std::vector<float> got = run(context, call, true);
   const posenc_attention_desc& d = call.desc();
   const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
   return all_close(got.data(), reference::attention(d, call.reference()), bf16 ? 2e-2 : 1e-5,
@@ -215,13 +184,6 @@ posenc_attention_desc decode_desc(int64_t head_dim, int64_t value_head_dim, pose
   return d;
 }
 
-bool bf16_runs(posenc_context* context) {
-  posenc_attention_desc d = attention_desc(1, 1, 1, 1, 1);
-  d.dtype = POSENC_BF16;
-  size_t bytes = 0;
-  return posenc_attention_workspace_size(context, &d, &bytes) == POSENC_OK;
-}
-
 std::vector<posenc_dtype> dtypes(posenc_context* context) {
   if (bf16_runs(context)) return {POSENC_F32, POSENC_BF16};
   return {POSENC_F32};
@@ -246,9 +208,9 @@ TEST_P(AttentionValueDim, MatchesReference) {
 TEST_P(AttentionValueDim, EqualToHeadDimIsTheDefault) {
   Sequences s;
   posenc_attention_desc d = desc_of(Options::sequences_masked, 24, 24, POSENC_F32, s);
-  const std::vector<float> given = run(context(), call_of(d, s));
+  const std::vector<float> given = run(context(), call_of(d, s), true);
   d.value_head_dim = 0;
-  const std::vector<float> zero = run(context(), call_of(d, s));
+  const std::vector<float> zero = run(context(), call_of(d, s), true);
   ASSERT_EQ(given.size(), zero.size());
   EXPECT_EQ(std::memcmp(given.data(), zero.data(), given.size() * sizeof(float)), 0);
 }
@@ -284,7 +246,7 @@ TEST_P(AttentionValueDim, SameBitsAtAnyThreadCount) {
         ASSERT_EQ(posenc_context_create(GetParam(), threads, &raw), POSENC_OK);
         const std::unique_ptr<posenc_context, void (*)(posenc_context*)> context(
             raw, posenc_context_destroy);
-        const std::vector<float> got = run(context.get(), call);
+        const std::vector<float> got = run(context.get(), call, true);
         if (first.empty()) {
           first = got;
         } else {
