@@ -16,9 +16,11 @@ int64_t relative_rows(const posenc_attention_desc& d, const std::vector<int64_t>
   return std::max<int64_t>(offset, 0) + d.q_len + d.kv_len - 1;
 }
 
-std::vector<float> mask_values(size_t count, uint32_t seed) {
+std::vector<float> mask_values(size_t count, uint32_t seed, float minus_inf_below) {
   std::vector<float> m = random_floats(count, seed);
-  for (float& x : m) x = x < -0.8f ? -std::numeric_limits<float>::infinity() : 2.0f * x;
+  for (float& x : m) {
+    x = x < minus_inf_below ? -std::numeric_limits<float>::infinity() : 2.0f * x;
+  }
   return m;
 }
 

@@ -29,8 +29,8 @@ int64_t relative_rows(const posenc_attention_desc& d,
                       const std::vector<int64_t>& query_offsets = {});
 
 // `count` mask values: 2x for x of random_floats(count, seed), -inf where
-// x < -0.8 (about one in ten).
-std::vector<float> mask_values(size_t count, uint32_t seed);
+// x < minus_inf_below (-0.8: about one in ten).
+std::vector<float> mask_values(size_t count, uint32_t seed, float minus_inf_below = -0.8f);
 
 class AttentionTensors {
  public:
