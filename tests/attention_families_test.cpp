@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "attention_tensors.hpp"
 #include "compare.hpp"
 #include "isa_test.hpp"
 #include "posenc/posenc.h"
@@ -53,101 +54,35 @@ size_t table_floats(const posenc_attention_desc& d, bool alibi_slopes) {
   }
 }
 
-std::vector<float> values(size_t count, uint32_t seed, posenc_dtype dtype, float low = -1.0f,
-                          float high = 1.0f) {
-  std::vector<float> x = random_floats(count, seed, low, high);
-  if (dtype == POSENC_BF16) x = from_bf16(to_bf16(x));
+// One call: inputs rounded to bf16 for bf16 descs.
+AttentionTensors call_of(const posenc_attention_desc& d, Sequences s = {},
+                         bool alibi_slopes = false, std::vector<float> mask = {}) {
+  AttentionTensors x(d, std::move(s));
+  const int64_t kv_heads = d.kv_heads == 0 ? d.heads : d.kv_heads;
+  const auto extent = [&](const posenc_token_strides& st, int64_t heads, int64_t tokens) {
+    return size_t(reference::extent_of(d, st, heads, tokens));
+  };
+  x.fill(Tensor::q, extent(d.q_strides, d.heads, d.q_len), 1);
+  x.fill(Tensor::k, extent(d.k_strides, kv_heads, d.kv_len), 2);
+  x.fill(Tensor::v, extent(d.v_strides, kv_heads, d.kv_len), 3);
+  // Slopes in (0, 1], tables in [-2, 2): biases the size of the scores.
+  const bool slopes = d.bias == POSENC_BIAS_ALIBI;
+  x.fill(Tensor::table, table_floats(d, alibi_slopes), 4, slopes ? 0.01f : -2.0f,
+         slopes ? 1.0f : 2.0f);
+  x.set(Tensor::mask, std::move(mask));
   return x;
 }
 
-// Per-sequence values; an empty vector leaves its tensor NULL.
-struct Sequences {
-  std::vector<int64_t> kv_lengths, q_lengths, query_offsets;
-};
-
-// One call: inputs as fp32 (rounded to bf16 for bf16 descs) and as passed.
-class FamilyCall {
- public:
-  FamilyCall(const posenc_attention_desc& d, Sequences s = {}, bool alibi_slopes = false,
-             std::vector<float> mask = {})
-      : d_(d), s_(std::move(s)), mask_(std::move(mask)) {
-    const int64_t kv_heads = d.kv_heads == 0 ? d.heads : d.kv_heads;
-    const auto extent = [&](const posenc_token_strides& st, int64_t heads, int64_t tokens) {
-      return size_t(reference::extent_of(d, st, heads, tokens));
-    };
-    x_[0] = values(extent(d.q_strides, d.heads, d.q_len), 1, d.dtype);
-    x_[1] = values(extent(d.k_strides, kv_heads, d.kv_len), 2, d.dtype);
-    x_[2] = values(extent(d.v_strides, kv_heads, d.kv_len), 3, d.dtype);
-    // Slopes in (0, 1], tables in [-2, 2): biases the size of the scores.
-    const bool slopes = d.bias == POSENC_BIAS_ALIBI;
-    x_[3] = values(table_floats(d, alibi_slopes), 4, d.dtype, slopes ? 0.01f : -2.0f,
-                   slopes ? 1.0f : 2.0f);
-    if (d.dtype == POSENC_BF16) {
-      for (int i = 0; i < 4; ++i) bits_[i] = to_bf16(x_[i]);
-    }
-    for (auto* v : {&s_.kv_lengths, &s_.q_lengths, &s_.query_offsets}) {
-      index_.emplace_back(v->begin(), v->end());
-    }
-    out_count_ = size_t(d.batch * d.heads * d.q_len * d.head_dim);
-  }
-
-  std::vector<double> reference() const {
-    reference::AttentionInputs in{x_[0].data(), x_[1].data(), x_[2].data(), get(x_[3]),
-                                  nullptr,      nullptr,      nullptr};
-    in.mask = get(mask_);
-    in.kv_lengths = get(s_.kv_lengths);
-    in.q_lengths = get(s_.q_lengths);
-    in.query_offsets = get(s_.query_offsets);
-    return reference::attention(d_, in);
-  }
-
-  // The output as floats (dense BHTD for STRIDED: the out strides are),
-  // with a workspace of posenc_attention_workspace_size.
-  std::vector<float> run(posenc_context* context) const {
-    GuardedFloats out(out_count_);
-    posenc_attention_tensors t{};
-    for (int i = 0; i < 4; ++i) {
-      const void* p = d_.dtype == POSENC_BF16 ? static_cast<const void*>(get(bits_[i]))
-                                              : static_cast<const void*>(get(x_[i]));
-      (i == 0 ? t.q : i == 1 ? t.k : i == 2 ? t.v : t.table) = p;
-    }
-    t.out = out.data();
-    t.mask = get(mask_);
-    t.kv_lengths = get(index_[0]);
-    t.q_lengths = get(index_[1]);
-    t.query_offsets = get(index_[2]);
-    size_t bytes = 0;
-    EXPECT_EQ(posenc_attention_workspace_size(context, &d_, &bytes), POSENC_OK)
-        << posenc_last_error();
-    std::vector<unsigned char> workspace(bytes);
-    EXPECT_EQ(posenc_attention(context, &d_, &t, workspace.data(), bytes), POSENC_OK)
-        << posenc_last_error() << " [" << describe(d_) << "]";
-    EXPECT_TRUE(out.guards_intact());
-    return as_floats(out, out_count_, d_.out_dtype);
-  }
-
-  ::testing::AssertionResult matches_reference(posenc_context* context) const {
-    const std::vector<float> got = run(context);
-    const bool bf16 = d_.dtype == POSENC_BF16 || d_.out_dtype == POSENC_BF16;
-    return all_close(got.data(), reference(), bf16 ? kBf16Tol : kF32Atol,
-                     bf16 ? kBf16Tol : kF32Rtol)
-           << " [" << describe(d_) << "]";
-  }
-
- private:
-  template <class T>
-  static const T* get(const std::vector<T>& x) {
-    return x.empty() ? nullptr : x.data();
-  }
-
-  posenc_attention_desc d_;
-  Sequences s_;
-  std::vector<float> mask_;
-  std::vector<float> x_[4];
-  std::vector<uint16_t> bits_[4];
-  std::vector<std::vector<int32_t>> index_;
-  size_t out_count_;
-};
+::testing::AssertionResult matches_reference(posenc_context* context,
+                                             const AttentionTensors& call) {
+  const posenc_attention_desc& d = call.desc();
+  SCOPED_TRACE(describe(d));
+  const std::vector<float> got = run(context, call, true);
+  const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
+  return all_close(got.data(), reference::attention(d, call.reference()),
+                   bf16 ? kBf16Tol : kF32Atol, bf16 ? kBf16Tol : kF32Rtol)
+         << " [" << describe(d) << "]";
+}
 
 posenc_attention_desc table_2d(int64_t batch, int64_t heads, int64_t wh, int64_t ww,
                                int class_token, int64_t head_dim) {
@@ -214,15 +149,9 @@ std::vector<float> swin_mask(int64_t rows, int64_t cols, int64_t wh, int64_t ww)
 
 class AttentionFamilies : public IsaTest {
  protected:
-  bool bf16_supported() {
-    posenc_attention_desc d = attention_desc(1, 1, 1, 1, 8);
-    d.dtype = POSENC_BF16;
-    size_t bytes = 0;
-    return posenc_attention_workspace_size(context(), &d, &bytes) == POSENC_OK;
-  }
   // Every dtype this machine runs.
   std::vector<posenc_dtype> dtypes() {
-    if (bf16_supported()) return {POSENC_F32, POSENC_BF16};
+    if (bf16_runs(context())) return {POSENC_F32, POSENC_BF16};
     return {POSENC_F32};
   }
 };
@@ -236,12 +165,12 @@ TEST_P(AttentionFamilies, Table2dWindows) {
       posenc_attention_desc d = table_2d(2, 3, wh, ww, cls, 24);
       d.dtype = dtype;
       d.scale = 0.3f;
-      EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+      EXPECT_TRUE(matches_reference(context(), call_of(d)));
     }
     // A large window (several key rows per vector, 64-key blocks): 12x20.
     posenc_attention_desc d = table_2d(1, 2, 12, 20, 0, 16);
     d.dtype = dtype;
-    EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+    EXPECT_TRUE(matches_reference(context(), call_of(d)));
   }
 }
 
@@ -254,7 +183,7 @@ TEST_P(AttentionFamilies, SwinShiftedWindows) {
     d.mask_batch = 6;
     d.mask_heads = 1;
     d.mask_q_len = d.q_len;
-    EXPECT_TRUE(FamilyCall(d, {}, false, swin_mask(2, 3, 7, 7)).matches_reference(context()));
+    EXPECT_TRUE(matches_reference(context(), call_of(d, {}, false, swin_mask(2, 3, 7, 7))));
   }
 }
 
@@ -263,16 +192,16 @@ TEST_P(AttentionFamilies, Table1d) {
     for (const int64_t K : {0, 3, 40}) {
       posenc_attention_desc d = table_1d(2, 3, 37, 45, K, 24);
       d.dtype = dtype;
-      EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+      EXPECT_TRUE(matches_reference(context(), call_of(d)));
     }
     // K past q_len + kv_len with a far decode offset: distances beyond the
     // prepared line read the stored table.
     posenc_attention_desc d = table_1d(1, 2, 5, 30, 100, 16);
     d.dtype = dtype;
     d.query_offset = 70;
-    EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+    EXPECT_TRUE(matches_reference(context(), call_of(d)));
     d.query_offset = -60;
-    EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+    EXPECT_TRUE(matches_reference(context(), call_of(d)));
   }
 }
 
@@ -285,7 +214,7 @@ TEST_P(AttentionFamilies, T5BothDirections) {
            std::vector<std::pair<int64_t, int64_t>>{{32, 128}, {8, 10}, {32, 20}}) {
         posenc_attention_desc d = t5(2, 3, 70, 70, buckets, max_distance, bidirectional, 24);
         d.dtype = dtype;
-        EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+        EXPECT_TRUE(matches_reference(context(), call_of(d)));
       }
     }
     // A decode chunk far into the cache (distances past max_distance), and
@@ -294,11 +223,11 @@ TEST_P(AttentionFamilies, T5BothDirections) {
     posenc_attention_desc d = t5(1, 2, 7, 300, 32, 20, 0, 16);
     d.dtype = dtype;
     d.query_offset = 293;
-    EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+    EXPECT_TRUE(matches_reference(context(), call_of(d)));
     d = t5(1, 2, 7, 40, 32, 1000, 1, 16);
     d.dtype = dtype;
     d.query_offset = 500;
-    EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+    EXPECT_TRUE(matches_reference(context(), call_of(d)));
   }
 }
 
@@ -309,7 +238,7 @@ TEST_P(AttentionFamilies, Alibi) {
         for (const bool given : {false, true}) {
           posenc_attention_desc d = alibi(1, heads, 33, 33, bidirectional, 16);
           d.dtype = dtype;
-          EXPECT_TRUE(FamilyCall(d, {}, given).matches_reference(context()));
+          EXPECT_TRUE(matches_reference(context(), call_of(d, {}, given)));
         }
       }
     }
@@ -317,7 +246,7 @@ TEST_P(AttentionFamilies, Alibi) {
     posenc_attention_desc d = alibi(2, 6, 3, 100, 0, 16);
     d.dtype = dtype;
     d.query_offset = 97;
-    EXPECT_TRUE(FamilyCall(d).matches_reference(context()));
+    EXPECT_TRUE(matches_reference(context(), call_of(d)));
   }
 }
 
@@ -346,9 +275,9 @@ TEST_P(AttentionFamilies, WithSequencesMaskGqaLayouts) {
         d.mask_batch = 3;
         d.mask_heads = 1;
         d.mask_q_len = 1;
-        std::vector<float> mask = values(size_t(3 * 60), 9, POSENC_F32, -2.0f, 2.0f);
-        EXPECT_TRUE(FamilyCall(d, seq, bias == POSENC_BIAS_ALIBI, mask)
-                        .matches_reference(context()));
+        std::vector<float> mask = random_floats(size_t(3 * 60), 9, -2.0f, 2.0f);
+        EXPECT_TRUE(
+            matches_reference(context(), call_of(d, seq, bias == POSENC_BIAS_ALIBI, mask)));
       }
     }
   }
@@ -366,7 +295,7 @@ TEST_P(AttentionFamilies, SplitDecode) {
                                                              : alibi(2, 2, 4, 4500, 0, 16);
       d.dtype = dtype;
       d.causal = 1;
-      EXPECT_TRUE(FamilyCall(d, seq).matches_reference(context()));
+      EXPECT_TRUE(matches_reference(context(), call_of(d, seq)));
       posenc_attention_desc grouped = bias == POSENC_BIAS_TABLE_1D ? table_1d(1, 16, 1, 8192, 50, 16)
                                       : bias == POSENC_BIAS_T5 ? t5(1, 16, 1, 8192, 32, 128, 0, 16)
                                                                : alibi(1, 16, 1, 8192, 0, 16);
@@ -374,7 +303,7 @@ TEST_P(AttentionFamilies, SplitDecode) {
       grouped.causal = 1;
       grouped.query_offset = 8191;
       grouped.kv_heads = 2;
-      EXPECT_TRUE(FamilyCall(grouped).matches_reference(context()));
+      EXPECT_TRUE(matches_reference(context(), call_of(grouped)));
     }
   }
 }
@@ -387,14 +316,16 @@ TEST_P(AttentionFamilies, ThreadCountIndependent) {
                                               alibi(2, 3, 70, 2300, 0, 16)};
   descs[3].query_offset = 2230;
   for (const posenc_attention_desc& d : descs) {
-    const FamilyCall call(d);
+    const AttentionTensors call = call_of(d);
     std::vector<float> first;
     for (int threads : {1, 2, 3}) {
       const Context context(Isa(GetParam()), threads);
-      const std::vector<float> got = call.run(context.get());
+      const std::vector<float> got = run(context.get(), call, true);
       if (first.empty()) {
         first = got;
-        EXPECT_TRUE(all_close(got.data(), call.reference(), kF32Atol, kF32Rtol)) << describe(d);
+        EXPECT_TRUE(all_close(got.data(), reference::attention(d, call.reference()), kF32Atol,
+                              kF32Rtol))
+            << describe(d);
       } else {
         ASSERT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0)
             << threads << " threads " << describe(d);
@@ -461,59 +392,51 @@ TEST_F(AttentionFamiliesErrors, ValidCallsWork) {
   EXPECT_EQ(call(alibi(1, kHeads, 8, 9, 1, kD), table_.data()), POSENC_OK) << posenc_last_error();
 }
 
+// Each row: a valid desc, one field changed, the error naming that field.
 TEST_F(AttentionFamiliesErrors, Fields) {
-  const void* table = table_.data();
+  struct Row {
+    posenc_attention_desc desc;
+    void (*edit)(posenc_attention_desc&);
+    posenc_status want;
+    const char* field;
+  };
   constexpr auto bad = POSENC_ERROR_INVALID_ARGUMENT;
-  posenc_attention_desc d = table_2d(1, kHeads, 3, 5, 0, kD);
-  d.map_width = 0;
-  EXPECT_TRUE(rejects(d, bad, "desc->map_width", table));
-  d = table_2d(1, kHeads, 3, 5, 0, kD);
-  d.map_height = 4;  // 4x5 = 20 tokens, not 15
-  EXPECT_TRUE(rejects(d, POSENC_ERROR_SHAPE_MISMATCH, "desc->q_len", table));
-  d = table_2d(1, kHeads, 3, 5, 0, kD);
-  d.class_token = 2;
-  EXPECT_TRUE(rejects(d, bad, "desc->class_token", table));
-  d = table_2d(1, kHeads, 3, 5, 0, kD);
-  d.query_offset = 1;
-  EXPECT_TRUE(rejects(d, bad, "desc->query_offset", table));
-  d = table_2d(1, kHeads, 3, 5, 0, kD);
+  const posenc_attention_desc map = table_2d(1, kHeads, 3, 5, 0, kD);
+  const posenc_attention_desc line = table_1d(1, kHeads, 8, 9, 3, kD);
+  const posenc_attention_desc plain = attention_desc(1, kHeads, 8, 9, kD);
+  const Row rows[] = {
+      {map, [](auto& d) { d.map_width = 0; }, bad, "desc->map_width"},
+      // 4x5 = 20 tokens, not 15
+      {map, [](auto& d) { d.map_height = 4; }, POSENC_ERROR_SHAPE_MISMATCH, "desc->q_len"},
+      {map, [](auto& d) { d.class_token = 2; }, bad, "desc->class_token"},
+      {map, [](auto& d) { d.query_offset = 1; }, bad, "desc->query_offset"},
+      {map, [](auto& d) { d.tables_per_head = 1; }, bad, "desc->tables_per_head"},
+      {map, [](auto& d) { d.num_buckets = 32; }, bad, "desc->num_buckets"},
+      {line, [](auto& d) { d.bidirectional = 1; }, bad, "desc->bidirectional"},
+      {line, [](auto& d) { d.map_height = 2; }, bad, "desc->map_height"},
+      {line, [](auto& d) { d.relative_values = 1; }, bad, "desc->relative_values"},
+      {t5(1, kHeads, 8, 9, 3, 128, 1, kD), [](auto&) {}, bad, "desc->num_buckets"},
+      // max_exact 8
+      {t5(1, kHeads, 8, 9, 32, 8, 1, kD), [](auto&) {}, bad, "desc->max_distance"},
+      {t5(1, kHeads, 8, 9, 32, 128, 2, kD), [](auto&) {}, bad, "desc->bidirectional"},
+      {alibi(1, kHeads, 8, 9, 0, kD), [](auto& d) { d.max_distance = 4; }, bad,
+       "desc->max_distance"},
+      // The kinds' fields with the other kinds.
+      {plain, [](auto& d) { d.class_token = 1; }, bad, "desc->class_token"},
+      {plain, [](auto& d) { d.bidirectional = 1; }, bad, "desc->bidirectional"},
+      {plain, [](auto& d) { store_enum(d.bias, 8); }, bad, "desc->bias"},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(std::string(row.field) + " of row " + std::to_string(&row - rows));
+    posenc_attention_desc d = row.desc;
+    row.edit(d);
+    const void* table = row.desc.bias == POSENC_BIAS_NONE ? nullptr : table_.data();
+    EXPECT_TRUE(rejects(d, row.want, row.field, table));
+  }
+  // Per-sequence query offsets with TABLE_2D (a window has no offset).
   const int32_t offsets[1] = {0};
   query_offsets_ = offsets;
-  EXPECT_TRUE(rejects(d, bad, "tensors->query_offsets", table));
-  d = table_2d(1, kHeads, 3, 5, 0, kD);
-  d.tables_per_head = 1;
-  EXPECT_TRUE(rejects(d, bad, "desc->tables_per_head", table));
-  d = table_2d(1, kHeads, 3, 5, 0, kD);
-  d.num_buckets = 32;
-  EXPECT_TRUE(rejects(d, bad, "desc->num_buckets", table));
-  d = table_1d(1, kHeads, 8, 9, 3, kD);
-  d.bidirectional = 1;
-  EXPECT_TRUE(rejects(d, bad, "desc->bidirectional", table));
-  d = table_1d(1, kHeads, 8, 9, 3, kD);
-  d.map_height = 2;
-  EXPECT_TRUE(rejects(d, bad, "desc->map_height", table));
-  d = table_1d(1, kHeads, 8, 9, 3, kD);
-  d.relative_values = 1;
-  EXPECT_TRUE(rejects(d, bad, "desc->relative_values", table));
-  d = t5(1, kHeads, 8, 9, 3, 128, 1, kD);
-  EXPECT_TRUE(rejects(d, bad, "desc->num_buckets", table));
-  d = t5(1, kHeads, 8, 9, 32, 8, 1, kD);  // max_exact 8
-  EXPECT_TRUE(rejects(d, bad, "desc->max_distance", table));
-  d = t5(1, kHeads, 8, 9, 32, 128, 2, kD);
-  EXPECT_TRUE(rejects(d, bad, "desc->bidirectional", table));
-  d = alibi(1, kHeads, 8, 9, 0, kD);
-  d.max_distance = 4;
-  EXPECT_TRUE(rejects(d, bad, "desc->max_distance", table));
-  // The kinds' fields with the other kinds.
-  d = attention_desc(1, kHeads, 8, 9, kD);
-  d.class_token = 1;
-  EXPECT_TRUE(rejects(d, bad, "desc->class_token", nullptr));
-  d = attention_desc(1, kHeads, 8, 9, kD);
-  d.bidirectional = 1;
-  EXPECT_TRUE(rejects(d, bad, "desc->bidirectional", nullptr));
-  d = attention_desc(1, kHeads, 8, 9, kD);
-  store_enum(d.bias, 8);
-  EXPECT_TRUE(rejects(d, bad, "desc->bias", nullptr));
+  EXPECT_TRUE(rejects(map, bad, "tensors->query_offsets", table_.data()));
 }
 
 TEST_F(AttentionFamiliesErrors, Table) {

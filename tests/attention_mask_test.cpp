@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "attention_tensors.hpp"
 #include "compare.hpp"
 #include "isa_test.hpp"
 #include "posenc/posenc.h"
@@ -37,11 +38,6 @@ std::string describe(const posenc_attention_desc& d) {
   std::ostringstream s;
   for (const auto& [name, value] : fields) s << name << " " << value << " ";
   return s.str();
-}
-
-int64_t relative_rows(const posenc_attention_desc& d) {
-  if (d.max_distance > 0) return 2 * d.max_distance + 1;
-  return std::max<int64_t>(d.query_offset, 0) + d.q_len + d.kv_len - 1;
 }
 
 size_t mask_count(const posenc_attention_desc& d) {
@@ -75,87 +71,41 @@ std::vector<float> random_mask(const posenc_attention_desc& d, uint32_t seed,
   return m;
 }
 
-// The inputs of one masked desc: fp32 for the reference, and as passed.
-class MaskedInputs {
- public:
-  MaskedInputs(const posenc_attention_desc& d, std::vector<float> mask) : d_(d) {
-    const size_t q = size_t(d.batch * d.heads * d.q_len * d.head_dim);
-    const size_t kv = size_t(d.batch * d.heads * d.kv_len * d.head_dim);
-    const size_t heads = size_t(d.tables_per_head ? d.heads : 1), dh = size_t(d.head_dim);
-    q_ = values(q, 1, d.dtype);
-    k_ = values(kv, 2, d.dtype);
-    v_ = values(kv, 3, d.dtype);
-    if (d.bias == POSENC_BIAS_ABSOLUTE) table_ = values(heads * size_t(d.kv_len) * dh, 4, d.dtype);
-    if (d.bias == POSENC_BIAS_RELATIVE_1D) {
-      table_ = values(heads * size_t(relative_rows(d)) * dh, 4, d.dtype);
-    }
-    if (d.bias == POSENC_BIAS_RELATIVE_2D) {
-      table_h_ = values(heads * size_t(2 * d.map_height - 1) * dh, 5, d.dtype);
-      table_w_ = values(heads * size_t(2 * d.map_width - 1) * dh, 6, d.dtype);
-    }
-    if (d.relative_values) value_table_ = values(heads * size_t(relative_rows(d)) * dh, 7, d.dtype);
-    mask_ = std::move(mask);
-    if (d.mask_dtype == POSENC_BF16) mask_bits_ = to_bf16(mask_);
-    if (d.dtype == POSENC_BF16) {
-      for (const auto* x : {&q_, &k_, &v_, &table_, &table_h_, &table_w_, &value_table_}) {
-        bits_.push_back(to_bf16(*x));
-      }
-    }
+// The inputs of one masked desc (rounded to bf16 for bf16 tensors).
+AttentionTensors masked_inputs(const posenc_attention_desc& d, std::vector<float> mask) {
+  AttentionTensors x(d);
+  const size_t q = size_t(d.batch * d.heads * d.q_len * d.head_dim);
+  const size_t kv = size_t(d.batch * d.heads * d.kv_len * d.head_dim);
+  const size_t heads = size_t(d.tables_per_head ? d.heads : 1), dh = size_t(d.head_dim);
+  x.fill(Tensor::q, q, 1);
+  x.fill(Tensor::k, kv, 2);
+  x.fill(Tensor::v, kv, 3);
+  if (d.bias == POSENC_BIAS_ABSOLUTE) x.fill(Tensor::table, heads * size_t(d.kv_len) * dh, 4);
+  if (d.bias == POSENC_BIAS_RELATIVE_1D) {
+    x.fill(Tensor::table, heads * size_t(relative_rows(d)) * dh, 4);
   }
-
-  std::vector<double> reference() const {
-    return reference::attention(d_, {q_.data(), k_.data(), v_.data(), get(table_), get(table_h_),
-                                     get(table_w_), get(value_table_), get(mask_)});
+  if (d.bias == POSENC_BIAS_RELATIVE_2D) {
+    x.fill(Tensor::table_h, heads * size_t(2 * d.map_height - 1) * dh, 5);
+    x.fill(Tensor::table_w, heads * size_t(2 * d.map_width - 1) * dh, 6);
   }
-
-  posenc_attention_tensors tensors(void* out) const {
-    posenc_attention_tensors t{};
-    const auto pass = [&](size_t i, const std::vector<float>& x) -> const void* {
-      if (x.empty()) return nullptr;
-      return d_.dtype == POSENC_BF16 ? static_cast<const void*>(bits_[i].data()) : x.data();
-    };
-    t.q = pass(0, q_);
-    t.k = pass(1, k_);
-    t.v = pass(2, v_);
-    t.table = pass(3, table_);
-    t.table_h = pass(4, table_h_);
-    t.table_w = pass(5, table_w_);
-    t.value_table = pass(6, value_table_);
-    t.out = out;
-    if (d_.mask_batch > 0) {
-      t.mask = d_.mask_dtype == POSENC_BF16 ? static_cast<const void*>(mask_bits_.data())
-                                            : mask_.data();
-    }
-    return t;
+  if (d.relative_values) {
+    x.fill(Tensor::value_table, heads * size_t(relative_rows(d)) * dh, 7);
   }
+  x.set(Tensor::mask, std::move(mask));
+  return x;
+}
 
- private:
-  static const float* get(const std::vector<float>& x) { return x.empty() ? nullptr : x.data(); }
-
-  posenc_attention_desc d_;
-  std::vector<float> q_, k_, v_, table_, table_h_, table_w_, value_table_, mask_;
-  std::vector<uint16_t> mask_bits_;
-  std::vector<std::vector<uint16_t>> bits_;
-};
-
-// The output of one call, as floats (out_dtype bf16 widened).
-std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
-                       const MaskedInputs& inputs) {
-  const size_t count = size_t(d.batch * d.heads * d.q_len * d.head_dim);
-  GuardedFloats out(count);
-  const posenc_attention_tensors t = inputs.tensors(out.data());
-  EXPECT_EQ(posenc_attention(context, &d, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
-  EXPECT_TRUE(out.guards_intact());
-  return as_floats(out, count, d.out_dtype);
+std::vector<double> reference_of(const AttentionTensors& inputs) {
+  return reference::attention(inputs.desc(), inputs.reference());
 }
 
 ::testing::AssertionResult matches_reference(posenc_context* context,
                                              const posenc_attention_desc& d,
                                              int64_t masked_row_period = 5) {
-  const MaskedInputs inputs(d, random_mask(d, 11, masked_row_period));
-  const std::vector<float> got = run(context, d, inputs);
+  const AttentionTensors inputs = masked_inputs(d, random_mask(d, 11, masked_row_period));
+  const std::vector<float> got = run(context, inputs, false);
   const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
-  return all_close(got.data(), inputs.reference(), bf16 ? kBf16Tol : kF32Atol,
+  return all_close(got.data(), reference_of(inputs), bf16 ? kBf16Tol : kF32Atol,
                    bf16 ? kBf16Tol : kF32Rtol)
          << " [" << describe(d) << "]";
 }
@@ -170,14 +120,6 @@ posenc_attention_desc masked(int64_t batch, int64_t heads, int64_t q_len, int64_
   d.mask_q_len = mask_q_len;
   d.mask_dtype = mask_dtype;
   return d;
-}
-
-// Whether oneDNN runs bf16 GEMMs here (the size query says UNSUPPORTED if not).
-bool bf16_supported(posenc_context* context) {
-  posenc_attention_desc d = attention_desc(1, 1, 1, 1, 8);
-  d.dtype = POSENC_BF16;
-  size_t bytes = 0;
-  return posenc_attention_workspace_size(context, &d, &bytes) == POSENC_OK;
 }
 
 class AttentionMask : public IsaTest {};
@@ -259,9 +201,9 @@ TEST_P(AttentionMask, RowsMaskedInSomeKeyBlocks) {
     for (int is_causal : {0, 1}) {
       d.causal = is_causal;
       d.query_offset = is_causal ? 2530 : 0;
-      const MaskedInputs inputs(d, mask);
-      const std::vector<float> got = run(context(), d, inputs);
-      EXPECT_TRUE(all_close(got.data(), inputs.reference(), kF32Atol, kF32Rtol))
+      const AttentionTensors inputs = masked_inputs(d, mask);
+      const std::vector<float> got = run(context(), inputs, false);
+      EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kF32Atol, kF32Rtol))
           << describe(d);
       for (int64_t row = 12; row < 2 * 70; row += 16) {  // the fully masked rows
         for (int64_t c = 0; c < d.head_dim; ++c) {
@@ -280,9 +222,9 @@ TEST_P(AttentionMask, FullyMaskedRowsAreZero) {
     std::vector<float> mask(mask_count(d), 0.0f);
     std::fill(mask.begin() + 3 * 12, mask.begin() + 4 * 12, -kInf);  // item 0, query 3
     std::fill(mask.begin() + 9 * 12, mask.end(), -kInf);             // all of item 1
-    const MaskedInputs inputs(d, mask);
-    const std::vector<float> got = run(context(), d, inputs);
-    EXPECT_TRUE(all_close(got.data(), inputs.reference(), kBf16Tol, kBf16Tol));
+    const AttentionTensors inputs = masked_inputs(d, mask);
+    const std::vector<float> got = run(context(), inputs, false);
+    EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kBf16Tol, kBf16Tol));
     for (size_t i = 0; i < got.size(); ++i) {
       const bool zero = (i / 8 == 3) || i >= 9 * 8;
       if (zero) {
@@ -308,14 +250,15 @@ TEST_P(AttentionMask, MaskIsInSoftmaxInputUnits) {
         mask[r * 40 + size_t(j)] = -0.75f * float(std::abs(int64_t(r % 20) - j));
       }
     }
-    const MaskedInputs inputs(d, mask);
-    const std::vector<float> got = run(context(), d, inputs);
-    EXPECT_TRUE(all_close(got.data(), inputs.reference(), kF32Atol, kF32Rtol)) << "scale " << scale;
+    const AttentionTensors inputs = masked_inputs(d, mask);
+    const std::vector<float> got = run(context(), inputs, false);
+    EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kF32Atol, kF32Rtol))
+        << "scale " << scale;
   }
 }
 
 TEST_P(AttentionMask, Bf16Inputs) {
-  if (!bf16_supported(context())) GTEST_SKIP() << "oneDNN has no bf16 GEMM on this CPU";
+  if (!bf16_runs(context())) GTEST_SKIP() << "oneDNN has no bf16 GEMM on this CPU";
   for (posenc_dtype mask_dtype : {POSENC_F32, POSENC_BF16}) {
     posenc_attention_desc d = masked(6, 2, 33, 47, 32, 3, 1, 33, mask_dtype);
     d.dtype = POSENC_BF16;
@@ -337,14 +280,14 @@ TEST_P(AttentionMask, Bf16Inputs) {
 TEST_P(AttentionMask, ThreadCountIndependent) {
   posenc_attention_desc d = masked(3, 2, 50, 2300, 16, 3, 2, 50, POSENC_BF16);
   d.bias = POSENC_BIAS_RELATIVE_1D;
-  const MaskedInputs inputs(d, random_mask(d, 31, 7));
+  const AttentionTensors inputs = masked_inputs(d, random_mask(d, 31, 7));
   std::vector<float> first;
   for (int threads : {1, 2, 3}) {
     const Context context(Isa(GetParam()), threads);
-    const std::vector<float> got = run(context.get(), d, inputs);
+    const std::vector<float> got = run(context.get(), inputs, false);
     if (first.empty()) {
       first = got;
-      EXPECT_TRUE(all_close(got.data(), inputs.reference(), kF32Atol, kF32Rtol));
+      EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kF32Atol, kF32Rtol));
     } else {
       ASSERT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0)
           << threads << " threads";

@@ -8,10 +8,12 @@
 
 #include <cstring>
 #include <initializer_list>
-#include <limits>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "attention_tensors.hpp"
 #include "compare.hpp"
 #include "isa_test.hpp"
 #include "posenc/posenc.h"
@@ -21,97 +23,38 @@
 namespace posenc::test {
 namespace {
 
-// One call's per-sequence values (int64).
-struct Sequences {
-  std::vector<int64_t> kv_lengths, q_lengths, query_offsets;
-};
-
 // q, k, v and the tables the desc uses, q, k and v in one buffer (the views
 // of a packed qkv, or three tensors one after another); a mask with about
 // one entry in eight -inf.
-class AllOptionsCall {
- public:
-  AllOptionsCall(const posenc_attention_desc& d, Sequences s, bool packed)
-      : d_(d), s_(std::move(s)) {
-    const int64_t kv_heads = d.kv_heads == 0 ? d.heads : d.kv_heads;
-    if (packed) {
-      const PackedQkv qkv = packed_qkv(d.q_len, d.heads, kv_heads, d.head_dim);
-      k_offset_ = qkv.k_offset;
-      v_offset_ = qkv.v_offset;
-    } else {
-      k_offset_ = reference::extent_of(d, d.q_strides, d.heads, d.q_len);
-      v_offset_ = k_offset_ + reference::extent_of(d, d.k_strides, kv_heads, d.kv_len);
-    }
-    qkv_ = values(size_t(v_offset_ + reference::extent_of(d, d.v_strides, kv_heads, d.kv_len)), 1);
-    const int64_t rows = d.bias == POSENC_BIAS_ABSOLUTE ? d.kv_len : 2 * d.max_distance + 1;
-    const bool one_table = d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D;
-    table_ = values(one_table ? size_t(d.heads * rows * d.head_dim) : 0, 2);
-    const bool map = d.bias == POSENC_BIAS_RELATIVE_2D;
-    table_h_ = values(map ? size_t(d.heads * (2 * d.map_height - 1) * d.head_dim) : 0, 3);
-    table_w_ = values(map ? size_t(d.heads * (2 * d.map_width - 1) * d.head_dim) : 0, 4);
-    value_table_ = values(d.relative_values ? size_t(d.heads * rows * d.head_dim) : 0, 5);
-    mask_ = random_floats(size_t(d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len), 91);
-    for (float& m : mask_) m = m < -0.75f ? -std::numeric_limits<float>::infinity() : 2.0f * m;
+AttentionTensors call_of(const posenc_attention_desc& d, Sequences s, bool packed) {
+  AttentionTensors x(d, std::move(s));
+  const auto add = [&](Tensor t, size_t count, uint32_t seed) {
+    x.fill(t, count, seed * 131u + uint32_t(count));
+  };
+  const int64_t kv_heads = d.kv_heads == 0 ? d.heads : d.kv_heads;
+  int64_t k_offset, v_offset;
+  if (packed) {
+    const PackedQkv qkv = packed_qkv(d.q_len, d.heads, kv_heads, d.head_dim);
+    k_offset = qkv.k_offset;
+    v_offset = qkv.v_offset;
+  } else {
+    k_offset = reference::extent_of(d, d.q_strides, d.heads, d.q_len);
+    v_offset = k_offset + reference::extent_of(d, d.k_strides, kv_heads, d.kv_len);
   }
-
-  std::vector<double> reference() const {
-    reference::AttentionInputs in{qkv_.data(),           qkv_.data() + k_offset_,
-                                  qkv_.data() + v_offset_, or_null(table_),
-                                  or_null(table_h_),     or_null(table_w_),
-                                  or_null(value_table_), or_null(mask_)};
-    in.kv_lengths = or_null(s_.kv_lengths);
-    in.q_lengths = or_null(s_.q_lengths);
-    in.query_offsets = or_null(s_.query_offsets);
-    return reference::attention(d_, in);
-  }
-
-  // The output (dense BHTD) as floats; empty where bf16 has no GEMM.
-  std::vector<float> run(posenc_context* context) const {
-    const size_t count = size_t(d_.batch * d_.heads * d_.q_len * d_.head_dim);
-    GuardedFloats out(count);
-    const bool bf16 = d_.dtype == POSENC_BF16;
-    const std::vector<uint16_t> qkv = to_bf16(qkv_), table = to_bf16(table_),
-                                table_h = to_bf16(table_h_), table_w = to_bf16(table_w_),
-                                value_table = to_bf16(value_table_);
-    const size_t es = bf16 ? 2 : 4;
-    const auto pass = [&](const std::vector<float>& f, const std::vector<uint16_t>& b) {
-      return f.empty() ? nullptr : bf16 ? static_cast<const void*>(b.data()) : f.data();
-    };
-    posenc_attention_tensors t{};
-    t.q = pass(qkv_, qkv);
-    t.k = static_cast<const char*>(t.q) + size_t(k_offset_) * es;
-    t.v = static_cast<const char*>(t.q) + size_t(v_offset_) * es;
-    t.table = pass(table_, table);
-    t.table_h = pass(table_h_, table_h);
-    t.table_w = pass(table_w_, table_w);
-    t.value_table = pass(value_table_, value_table);
-    t.mask = or_null(mask_);
-    t.kv_lengths = or_null(s_.kv_lengths);
-    t.q_lengths = or_null(s_.q_lengths);
-    t.query_offsets = or_null(s_.query_offsets);
-    t.out = out.data();
-    const posenc_status status = posenc_attention(context, &d_, &t, nullptr, 0);
-    if (status == POSENC_ERROR_UNSUPPORTED && bf16) return {};
-    EXPECT_EQ(status, POSENC_OK) << posenc_last_error();
-    EXPECT_TRUE(out.guards_intact());
-    return as_floats(out, count, d_.out_dtype);
-  }
-
- private:
-  std::vector<float> values(size_t count, uint32_t seed) const {
-    std::vector<float> x = random_floats(count, seed * 131u + uint32_t(count));
-    return d_.dtype == POSENC_BF16 ? from_bf16(to_bf16(x)) : x;
-  }
-  template <typename T>
-  static const T* or_null(const std::vector<T>& x) {
-    return x.empty() ? nullptr : x.data();
-  }
-
-  posenc_attention_desc d_;
-  Sequences s_;
-  int64_t k_offset_, v_offset_;
-  std::vector<float> qkv_, table_, table_h_, table_w_, value_table_, mask_;
-};
+  add(Tensor::q, size_t(v_offset + reference::extent_of(d, d.v_strides, kv_heads, d.kv_len)), 1);
+  x.view(Tensor::k, Tensor::q, size_t(k_offset));
+  x.view(Tensor::v, Tensor::q, size_t(v_offset));
+  const int64_t rows = d.bias == POSENC_BIAS_ABSOLUTE ? d.kv_len : 2 * d.max_distance + 1;
+  const bool one_table = d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D;
+  add(Tensor::table, one_table ? size_t(d.heads * rows * d.head_dim) : 0, 2);
+  const bool map = d.bias == POSENC_BIAS_RELATIVE_2D;
+  add(Tensor::table_h, map ? size_t(d.heads * (2 * d.map_height - 1) * d.head_dim) : 0, 3);
+  add(Tensor::table_w, map ? size_t(d.heads * (2 * d.map_width - 1) * d.head_dim) : 0, 4);
+  add(Tensor::value_table, d.relative_values ? size_t(d.heads * rows * d.head_dim) : 0, 5);
+  x.set(Tensor::mask,
+        mask_values(size_t(d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len), 91, -0.75f));
+  return x;
+}
 
 // Per-head tables of each bias kind (1D clipped at 8 with relative values;
 // 2D over a 1 x q_len map, not causal), causal otherwise.
@@ -140,21 +83,22 @@ void expect_all_biases_match(posenc_isa isa, const posenc_attention_desc& base,
     for (posenc_attention_bias bias : biases) {
       posenc_attention_desc d = with_bias(base, bias);
       d.dtype = d.out_dtype = dtype;
-      d.index_type = POSENC_INDEX_INT64;  // as Sequences holds them
+      d.index_type = POSENC_INDEX_INT64;  // the per-sequence tensors as int64
       SCOPED_TRACE("bias " + std::to_string(int(bias)) + (dtype == POSENC_BF16 ? " bf16" : ""));
-      const AllOptionsCall call(d, s, packed);
+      const AttentionTensors call = call_of(d, s, packed);
       std::vector<float> first;
       for (int threads : {1, 2, 3}) {
         posenc_context* raw = nullptr;
         ASSERT_EQ(posenc_context_create(isa, threads, &raw), POSENC_OK);
-        const std::vector<float> got = call.run(raw);
-        posenc_context_destroy(raw);
-        if (got.empty()) break;  // bf16 without a bf16 GEMM
+        const std::unique_ptr<posenc_context, void (*)(posenc_context*)> context(
+            raw, posenc_context_destroy);
+        if (dtype == POSENC_BF16 && !bf16_runs(raw)) break;  // bf16 without a bf16 GEMM
+        const std::vector<float> got = run(raw, call, false);
         if (first.empty()) {
           first = got;
           const bool bf16 = dtype == POSENC_BF16;
-          EXPECT_TRUE(all_close(got.data(), call.reference(), bf16 ? 2e-2 : 1e-5,
-                                bf16 ? 2e-2 : 1e-4));
+          EXPECT_TRUE(all_close(got.data(), reference::attention(d, call.reference()),
+                                bf16 ? 2e-2 : 1e-5, bf16 ? 2e-2 : 1e-4));
         } else {
           EXPECT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0)
               << threads << " threads";

@@ -8,10 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <limits>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "attention_tensors.hpp"
 #include "compare.hpp"
 #include "isa_test.hpp"
 #include "ops/attention/problem.hpp"
@@ -114,73 +116,23 @@ TEST(RelativeAxis, IntegerRatiosAndRange) {
 // One RELATIVE_2D call: q from the query map, k and v from the key map
 // (k and v in a KV cache of spare capacity under STRIDED), per-head tables of
 // the axes' rows, an optional mask and per-sequence lengths.
-class SamCall {
- public:
-  SamCall(const posenc_attention_desc& d, std::vector<int64_t> kv_lengths,
-          std::vector<int64_t> q_lengths)
-      : d_(d), kv_lengths_(std::move(kv_lengths)), q_lengths_(std::move(q_lengths)) {
-    const int64_t kv_heads = d.kv_heads == 0 ? d.heads : d.kv_heads;
-    q_ = values(size_t(reference::extent_of(d, d.q_strides, d.heads, d.q_len)), 1);
-    k_ = values(size_t(reference::extent_of(d, d.k_strides, kv_heads, d.kv_len)), 2);
-    v_ = values(size_t(reference::extent_of(d, d.v_strides, kv_heads, d.kv_len)), 3);
-    const ops::AttentionProblem p = ops::make_attention_problem(d);
-    const int64_t heads = d.tables_per_head ? d.heads : 1;
-    table_h_ = values(size_t(heads * p.axis_h().rows() * d.head_dim), 4);
-    table_w_ = values(size_t(heads * p.axis_w().rows() * d.head_dim), 5);
-    mask_ = random_floats(size_t(d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len), 6);
-    for (float& m : mask_) m = m < -0.8f ? -std::numeric_limits<float>::infinity() : 2.0f * m;
-  }
-
-  std::vector<double> reference() const {
-    reference::AttentionInputs in{q_.data(), k_.data(),        v_.data(),   nullptr,
-                                  table_h_.data(), table_w_.data(), nullptr, or_null(mask_)};
-    in.kv_lengths = or_null(kv_lengths_);
-    in.q_lengths = or_null(q_lengths_);
-    return reference::attention(d_, in);
-  }
-
-  // The output (in the desc's layout, dense BHTD under STRIDED) as floats;
-  // empty where bf16 has no GEMM.
-  std::vector<float> run(posenc_context* context) const {
-    const size_t count = size_t(d_.batch * d_.heads * d_.q_len * d_.head_dim);
-    GuardedFloats out(count);
-    const bool bf16 = d_.dtype == POSENC_BF16;
-    const std::vector<uint16_t> q = to_bf16(q_), k = to_bf16(k_), v = to_bf16(v_),
-                                table_h = to_bf16(table_h_), table_w = to_bf16(table_w_);
-    const auto pass = [&](const std::vector<float>& f, const std::vector<uint16_t>& b) {
-      return bf16 ? static_cast<const void*>(b.data()) : f.data();
-    };
-    posenc_attention_tensors t{};
-    t.q = pass(q_, q);
-    t.k = pass(k_, k);
-    t.v = pass(v_, v);
-    t.table_h = pass(table_h_, table_h);
-    t.table_w = pass(table_w_, table_w);
-    t.mask = or_null(mask_);
-    t.kv_lengths = or_null(kv_lengths_);
-    t.q_lengths = or_null(q_lengths_);
-    t.out = out.data();
-    const posenc_status status = posenc_attention(context, &d_, &t, nullptr, 0);
-    if (status == POSENC_ERROR_UNSUPPORTED && bf16) return {};
-    EXPECT_EQ(status, POSENC_OK) << posenc_last_error();
-    EXPECT_TRUE(out.guards_intact());
-    return as_floats(out, count, d_.out_dtype);
-  }
-
- private:
-  std::vector<float> values(size_t count, uint32_t seed) const {
-    std::vector<float> x = random_floats(count, seed * 977u + uint32_t(count));
-    return d_.dtype == POSENC_BF16 ? from_bf16(to_bf16(x)) : x;
-  }
-  template <typename T>
-  static const T* or_null(const std::vector<T>& x) {
-    return x.empty() ? nullptr : x.data();
-  }
-
-  posenc_attention_desc d_;
-  std::vector<int64_t> kv_lengths_, q_lengths_;
-  std::vector<float> q_, k_, v_, table_h_, table_w_, mask_;
-};
+AttentionTensors call_of(const posenc_attention_desc& d, Sequences s) {
+  AttentionTensors x(d, std::move(s));
+  const auto add = [&](Tensor t, int64_t count, uint32_t seed) {
+    x.fill(t, size_t(count), seed * 977u + uint32_t(count));
+  };
+  const int64_t kv_heads = d.kv_heads == 0 ? d.heads : d.kv_heads;
+  add(Tensor::q, reference::extent_of(d, d.q_strides, d.heads, d.q_len), 1);
+  add(Tensor::k, reference::extent_of(d, d.k_strides, kv_heads, d.kv_len), 2);
+  add(Tensor::v, reference::extent_of(d, d.v_strides, kv_heads, d.kv_len), 3);
+  const ops::AttentionProblem p = ops::make_attention_problem(d);
+  const int64_t heads = d.tables_per_head ? d.heads : 1;
+  add(Tensor::table_h, heads * p.axis_h().rows() * d.head_dim, 4);
+  add(Tensor::table_w, heads * p.axis_w().rows() * d.head_dim, 5);
+  x.set(Tensor::mask,
+        mask_values(size_t(d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len), 6));
+  return x;
+}
 
 // A RELATIVE_2D desc of a query map qh x qw against a key map kh x kw.
 posenc_attention_desc map_desc(int64_t batch, int64_t heads, int64_t qh, int64_t qw, int64_t kh,
@@ -212,23 +164,24 @@ void expect_matches(posenc_isa isa, posenc_attention_desc base,
       d.index_type = POSENC_INDEX_INT64;  // as the lengths are held
       SCOPED_TRACE(std::string(query_minus_key ? "query minus key" : "key minus query") +
                    (dtype == POSENC_BF16 ? " bf16" : " f32"));
-      const SamCall call(d, kv_lengths, q_lengths);
+      const AttentionTensors call = call_of(d, {kv_lengths, q_lengths, {}});
       std::vector<float> first;
       for (int n : {1, 3}) {
         if (n > 1 && !threads) break;
         posenc_context* raw = nullptr;
         ASSERT_EQ(posenc_context_create(isa, n, &raw), POSENC_OK);
-        const std::vector<float> got = call.run(raw);
-        posenc_context_destroy(raw);
-        if (got.empty()) break;  // bf16 without a bf16 GEMM
+        const std::unique_ptr<posenc_context, void (*)(posenc_context*)> context(
+            raw, posenc_context_destroy);
+        if (dtype == POSENC_BF16 && !bf16_runs(raw)) break;  // bf16 without a bf16 GEMM
+        const std::vector<float> got = run(raw, call, false);
         if (!first.empty()) {
           EXPECT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0);
           continue;
         }
         first = got;
         const bool bf16 = dtype == POSENC_BF16;
-        EXPECT_TRUE(all_close(got.data(), call.reference(), bf16 ? 2e-2 : 1e-5,
-                              bf16 ? 2e-2 : 1e-4));
+        EXPECT_TRUE(all_close(got.data(), reference::attention(d, call.reference()),
+                              bf16 ? 2e-2 : 1e-5, bf16 ? 2e-2 : 1e-4));
       }
     }
   }

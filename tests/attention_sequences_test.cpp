@@ -6,8 +6,10 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "attention_tensors.hpp"
 #include "compare.hpp"
 #include "isa_test.hpp"
 #include "posenc/posenc.h"
@@ -17,108 +19,33 @@
 namespace posenc::test {
 namespace {
 
-// Per-sequence values; an empty vector leaves its tensor NULL.
-struct Sequences {
-  std::vector<int64_t> kv_lengths, q_lengths, query_offsets;
-};
-
-// One call's inputs: q, k, v and the 1D tables as fp32 values (rounded to
-// bf16 for bf16 descs) and as passed, the per-sequence tensors of the
-// desc's index_type.
-class SequenceCall {
- public:
-  SequenceCall(const posenc_attention_desc& d, Sequences s) : d_(d), s_(std::move(s)) {
-    const int64_t heads = d.tables_per_head ? d.heads : 1;
-    int64_t max_offset = d.query_offset;
-    for (int64_t o : s_.query_offsets) max_offset = std::max(max_offset, o);
-    const int64_t rows = d.max_distance > 0 ? 2 * d.max_distance + 1
-                                            : std::max<int64_t>(max_offset, 0) + d.q_len +
-                                                  d.kv_len - 1;
-    const int64_t table_rows = d.bias == POSENC_BIAS_ABSOLUTE ? d.kv_len : rows;
-    add(size_t(d.batch * d.heads * d.q_len * d.head_dim), 1);
-    add(size_t(d.batch * d.heads * d.kv_len * d.head_dim), 2);
-    add(size_t(d.batch * d.heads * d.kv_len * d.head_dim), 3);
-    add(d.bias == POSENC_BIAS_NONE ? 0 : size_t(heads * table_rows * d.head_dim), 4);
-    add(d.relative_values ? size_t(heads * rows * d.head_dim) : 0, 5);
-    for (auto* v : {&s_.kv_lengths, &s_.q_lengths, &s_.query_offsets}) {
-      std::vector<int32_t> narrow(v->begin(), v->end());
-      index32_.push_back(narrow);
-    }
-  }
-
-  reference::AttentionInputs reference_inputs() const {
-    reference::AttentionInputs in{get(0), get(1), get(2), get(3), nullptr, nullptr, get(4)};
-    in.kv_lengths = or_null(s_.kv_lengths);
-    in.q_lengths = or_null(s_.q_lengths);
-    in.query_offsets = or_null(s_.query_offsets);
-    return in;
-  }
-
-  posenc_attention_tensors tensors(void* out) const {
-    posenc_attention_tensors t{pass(0), pass(1), pass(2), pass(3), nullptr, nullptr, pass(4),
-                               out,     nullptr, nullptr, nullptr, nullptr};
-    t.kv_lengths = index_tensor(0, s_.kv_lengths);
-    t.q_lengths = index_tensor(1, s_.q_lengths);
-    t.query_offsets = index_tensor(2, s_.query_offsets);
-    return t;
-  }
-
-  // The output as floats (empty where bf16 has no GEMM), with a workspace of
-  // the size posenc_attention_workspace_size gives without the tensors.
-  std::vector<float> run(posenc_context* context) const {
-    const size_t count = size_t(d_.batch * d_.heads * d_.q_len * d_.head_dim);
-    GuardedFloats out(count);
-    const posenc_attention_tensors t = tensors(out.data());
-    size_t bytes = 0;
-    const posenc_status sized = posenc_attention_workspace_size(context, &d_, &bytes);
-    if (sized == POSENC_ERROR_UNSUPPORTED && d_.dtype == POSENC_BF16) return {};
-    EXPECT_EQ(sized, POSENC_OK) << posenc_last_error();
-    std::vector<unsigned char> workspace(bytes);
-    const posenc_status status = posenc_attention(context, &d_, &t, workspace.data(), bytes);
-    if (status == POSENC_ERROR_UNSUPPORTED && d_.dtype == POSENC_BF16) return {};
-    EXPECT_EQ(status, POSENC_OK) << posenc_last_error();
-    EXPECT_TRUE(out.guards_intact());
-    return std::vector<float>(out.data(), out.data() + count);
-  }
-
-  const posenc_attention_desc& desc() const { return d_; }
-
- private:
-  void add(size_t count, uint32_t seed) {
-    std::vector<float> x = random_floats(count, seed * 977u + uint32_t(count));
-    if (d_.dtype == POSENC_BF16) x = from_bf16(to_bf16(x));
-    bits_.push_back(to_bf16(x));
-    floats_.push_back(std::move(x));
-  }
-  const float* get(size_t i) const { return floats_[i].empty() ? nullptr : floats_[i].data(); }
-  const void* pass(size_t i) const {
-    if (floats_[i].empty()) return nullptr;
-    if (d_.dtype == POSENC_BF16) return bits_[i].data();
-    return floats_[i].data();
-  }
-  static const int64_t* or_null(const std::vector<int64_t>& v) {
-    return v.empty() ? nullptr : v.data();
-  }
-  const void* index_tensor(size_t which, const std::vector<int64_t>& v) const {
-    if (v.empty()) return nullptr;
-    if (d_.index_type == POSENC_INDEX_INT64) return v.data();
-    return index32_[which].data();
-  }
-
-  posenc_attention_desc d_;
-  Sequences s_;
-  std::vector<std::vector<float>> floats_;
-  std::vector<std::vector<uint16_t>> bits_;
-  std::vector<std::vector<int32_t>> index32_;
-};
+// One call's inputs: q, k, v and the 1D tables (rounded to bf16 for bf16
+// descs), the per-sequence tensors of the desc's index_type.
+AttentionTensors call_of(const posenc_attention_desc& d, Sequences s) {
+  AttentionTensors x(d, std::move(s));
+  const auto add = [&](Tensor t, size_t count, uint32_t seed) {
+    x.fill(t, count, seed * 977u + uint32_t(count));
+  };
+  const int64_t heads = d.tables_per_head ? d.heads : 1;
+  const int64_t rows = relative_rows(d, x.sequences().query_offsets);
+  const int64_t table_rows = d.bias == POSENC_BIAS_ABSOLUTE ? d.kv_len : rows;
+  add(Tensor::q, size_t(d.batch * d.heads * d.q_len * d.head_dim), 1);
+  add(Tensor::k, size_t(d.batch * d.heads * d.kv_len * d.head_dim), 2);
+  add(Tensor::v, size_t(d.batch * d.heads * d.kv_len * d.head_dim), 3);
+  add(Tensor::table, d.bias == POSENC_BIAS_NONE ? 0 : size_t(heads * table_rows * d.head_dim), 4);
+  add(Tensor::value_table, d.relative_values ? size_t(heads * rows * d.head_dim) : 0, 5);
+  return x;
+}
 
 ::testing::AssertionResult matches_reference(posenc_context* context,
                                              const posenc_attention_desc& d,
                                              const Sequences& s) {
-  const SequenceCall call(d, s);
-  const std::vector<float> got = call.run(context);
-  if (got.empty()) return ::testing::AssertionSuccess() << "bf16 unsupported";
-  const std::vector<double> want = reference::attention(d, call.reference_inputs());
+  if (d.dtype == POSENC_BF16 && !bf16_runs(context)) {
+    return ::testing::AssertionSuccess() << "bf16 unsupported";
+  }
+  const AttentionTensors call = call_of(d, s);
+  const std::vector<float> got = run(context, call, true);
+  const std::vector<double> want = reference::attention(d, call.reference());
   const bool bf16 = d.dtype == POSENC_BF16;
   // Rows past q_length are exact zeros (the reference leaves them 0).
   for (size_t i = 0; i < got.size(); ++i) {
@@ -222,8 +149,8 @@ TEST_P(AttentionSequences, PaddedBatchMatchesEachSequenceAlone) {
   const std::vector<int64_t> lengths{90, 13, 64, 1};
   posenc_attention_desc d = attention_desc(4, heads, length, length, dim);
   d.causal = 1;
-  const SequenceCall batch(d, {lengths, lengths, {}});
-  const std::vector<float> padded = batch.run(context());
+  const AttentionTensors batch = call_of(d, {lengths, lengths, {}});
+  const std::vector<float> padded = run(context(), batch, true);
   const posenc_attention_tensors all = batch.tensors(nullptr);
   const size_t head = size_t(length * dim);
   for (int64_t b = 0; b < d.batch; ++b) {
@@ -265,15 +192,16 @@ TEST_P(AttentionSequences, SameBitsAtAnyThreadCount) {
     d.dtype = dtype;
     d.causal = 1;
     d.relative_values = 1;
-    const SequenceCall call(d, {{200, 3, 0, 121, 64}, {200, 3, 150, 121, 1}, {0, 2, -5, 0, 70}});
+    const AttentionTensors call =
+        call_of(d, {{200, 3, 0, 121, 64}, {200, 3, 150, 121, 1}, {0, 2, -5, 0, 70}});
     std::vector<float> first;
     for (int threads : {1, 2, 3}) {
       posenc_context* raw = nullptr;
       ASSERT_EQ(posenc_context_create(GetParam(), threads, &raw), POSENC_OK);
       const std::unique_ptr<posenc_context, void (*)(posenc_context*)> owned(
           raw, posenc_context_destroy);
-      const std::vector<float> got = call.run(raw);
-      if (got.empty()) break;  // no bf16 GEMM on this CPU
+      if (dtype == POSENC_BF16 && !bf16_runs(raw)) break;  // no bf16 GEMM on this CPU
+      const std::vector<float> got = run(raw, call, true);
       if (first.empty()) first = got;
       ASSERT_EQ(std::memcmp(first.data(), got.data(), got.size() * sizeof(float)), 0)
           << threads << " threads, dtype " << dtype;
@@ -287,7 +215,7 @@ POSENC_INSTANTIATE_ISA_TESTS(AttentionSequences);
 
 class SequenceErrors : public ::testing::Test {
  protected:
-  SequenceErrors() : call_(attention_desc(4, 2, 16, 512, 8), {{512, 0, 511, 7}, {}, {}}) {}
+  SequenceErrors() : call_(call_of(attention_desc(4, 2, 16, 512, 8), {{512, 0, 511, 7}, {}, {}})) {}
 
   ::testing::AssertionResult refused(posenc_attention_desc d, posenc_attention_tensors t,
                                      posenc_status want, const char* argument) {
@@ -298,7 +226,7 @@ class SequenceErrors : public ::testing::Test {
     return fails_with(got, want, argument);
   }
 
-  SequenceCall call_;
+  AttentionTensors call_;
 };
 
 TEST_F(SequenceErrors, LengthOutsideItsRangeNamesTheFirstBadIndex) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_tensors.hpp"
 #include "compare.hpp"
 #include "isa_test.hpp"
 #include "posenc/posenc.h"
@@ -46,13 +47,6 @@ size_t extent(const posenc_attention_desc& d, const posenc_token_strides& s, int
   return size_t(reference::extent_of(d, s, heads, tokens));
 }
 
-// The 1D table's rows as posenc/attention.h states them (also the per-head
-// stride).
-int64_t relative_rows(const posenc_attention_desc& d) {
-  if (d.max_distance > 0) return 2 * d.max_distance + 1;
-  return std::max<int64_t>(d.query_offset, 0) + d.q_len + d.kv_len - 1;
-}
-
 // Uniform values in [-1, 1), rounded to bf16 when the call takes bf16 (so
 // that the reference sees exactly what posenc sees).
 std::vector<float> values(size_t count, uint32_t seed, posenc_dtype dtype) {
@@ -61,71 +55,36 @@ std::vector<float> values(size_t count, uint32_t seed, posenc_dtype dtype) {
   return x;
 }
 
-// The inputs of one desc, as fp32 (for the reference) and as passed. With
-// packed_qkv (a desc of posenc::packed_qkv_desc), q, k and v are the three
-// views of one buffer.
-class AttentionInputs {
- public:
-  explicit AttentionInputs(const posenc_attention_desc& d, bool packed_qkv = false) : d_(d) {
-    const int64_t kv_heads = kv_heads_of(d);
-    const size_t heads = size_t(d.tables_per_head ? d.heads : 1), dh = size_t(d.head_dim);
-    if (packed_qkv) {
-      const PackedQkv packed = posenc::packed_qkv(d.q_len, d.heads, kv_heads, d.head_dim);
-      add(q_, size_t(packed.v_offset) + extent(d, d.v_strides, kv_heads, d.kv_len), 1);
-      k_ = v_ = q_;
-      k_offset_ = size_t(packed.k_offset);
-      v_offset_ = size_t(packed.v_offset);
-    } else {
-      add(q_, extent(d, d.q_strides, d.heads, d.q_len), 1);
-      add(k_, extent(d, d.k_strides, kv_heads, d.kv_len), 2);
-      add(v_, extent(d, d.v_strides, kv_heads, d.kv_len), 3);
-    }
-    if (d.bias == POSENC_BIAS_ABSOLUTE) add(table_, heads * size_t(d.kv_len) * dh, 4);
-    if (d.bias == POSENC_BIAS_RELATIVE_1D) add(table_, heads * size_t(relative_rows(d)) * dh, 4);
-    if (d.bias == POSENC_BIAS_RELATIVE_2D) {
-      add(table_h_, heads * size_t(2 * d.map_height - 1) * dh, 5);
-      add(table_w_, heads * size_t(2 * d.map_width - 1) * dh, 6);
-    }
-    if (d.relative_values) add(value_table_, heads * size_t(relative_rows(d)) * dh, 7);
+// The inputs of one desc. With packed_qkv (a desc of posenc::packed_qkv_desc),
+// q, k and v are the three views of one buffer.
+AttentionTensors inputs_of(const posenc_attention_desc& d, bool packed_qkv = false) {
+  AttentionTensors x(d);
+  const auto add = [&](Tensor t, size_t count, uint32_t salt) {
+    x.fill(t, count, salt * 7919u + uint32_t(count));
+  };
+  const int64_t kv_heads = kv_heads_of(d);
+  const size_t heads = size_t(d.tables_per_head ? d.heads : 1), dh = size_t(d.head_dim);
+  if (packed_qkv) {
+    const PackedQkv packed = posenc::packed_qkv(d.q_len, d.heads, kv_heads, d.head_dim);
+    add(Tensor::q, size_t(packed.v_offset) + extent(d, d.v_strides, kv_heads, d.kv_len), 1);
+    x.view(Tensor::k, Tensor::q, size_t(packed.k_offset));
+    x.view(Tensor::v, Tensor::q, size_t(packed.v_offset));
+  } else {
+    add(Tensor::q, extent(d, d.q_strides, d.heads, d.q_len), 1);
+    add(Tensor::k, extent(d, d.k_strides, kv_heads, d.kv_len), 2);
+    add(Tensor::v, extent(d, d.v_strides, kv_heads, d.kv_len), 3);
   }
-
-  std::vector<float>& q() { return floats_[size_t(q_)]; }
-  std::vector<float>& k() { return floats_[size_t(k_)]; }
-  std::vector<float>& v() { return floats_[size_t(v_)]; }
-
-  reference::AttentionInputs reference() const {
-    return {get(q_), get(k_) + k_offset_, get(v_) + v_offset_, get(table_), get(table_h_),
-            get(table_w_), get(value_table_)};
+  if (d.bias == POSENC_BIAS_ABSOLUTE) add(Tensor::table, heads * size_t(d.kv_len) * dh, 4);
+  if (d.bias == POSENC_BIAS_RELATIVE_1D) {
+    add(Tensor::table, heads * size_t(relative_rows(d)) * dh, 4);
   }
-
-  // The tensors as the C ABI takes them (bf16 copies made now).
-  posenc_attention_tensors tensors(void* out) {
-    bits_.clear();
-    for (const auto& f : floats_) bits_.push_back(to_bf16(f));
-    const size_t es = d_.dtype == POSENC_BF16 ? 2 : 4;
-    return {pass(q_), offset_bytes(pass(k_), k_offset_ * es),
-            offset_bytes(pass(v_), v_offset_ * es), pass(table_), pass(table_h_),
-            pass(table_w_), pass(value_table_), out, nullptr, nullptr, nullptr, nullptr};
+  if (d.bias == POSENC_BIAS_RELATIVE_2D) {
+    add(Tensor::table_h, heads * size_t(2 * d.map_height - 1) * dh, 5);
+    add(Tensor::table_w, heads * size_t(2 * d.map_width - 1) * dh, 6);
   }
-
- private:
-  void add(int& slot, size_t count, uint32_t salt) {
-    slot = int(floats_.size());
-    floats_.push_back(values(count, salt * 7919u + uint32_t(count), d_.dtype));
-  }
-  const float* get(int slot) const { return slot < 0 ? nullptr : floats_[size_t(slot)].data(); }
-  const void* pass(int slot) const {
-    if (slot < 0) return nullptr;
-    if (d_.dtype == POSENC_BF16) return bits_[size_t(slot)].data();
-    return floats_[size_t(slot)].data();
-  }
-
-  posenc_attention_desc d_;
-  std::vector<std::vector<float>> floats_;
-  std::vector<std::vector<uint16_t>> bits_;
-  int q_ = -1, k_ = -1, v_ = -1, table_ = -1, table_h_ = -1, table_w_ = -1, value_table_ = -1;
-  size_t k_offset_ = 0, v_offset_ = 0;  // of k and v in their buffers, in elements
-};
+  if (d.relative_values) add(Tensor::value_table, heads * size_t(relative_rows(d)) * dh, 7);
+  return x;
+}
 
 // The reference of a desc, computed once per test binary (every ISA path
 // compares against the same result).
@@ -134,8 +93,7 @@ const std::vector<double>& reference_for(const posenc_attention_desc& d) {
   const std::string key = describe(d);
   auto it = cache.find(key);
   if (it == cache.end()) {
-    AttentionInputs inputs(d);
-    it = cache.emplace(key, reference::attention(d, inputs.reference())).first;
+    it = cache.emplace(key, reference::attention(d, inputs_of(d).reference())).first;
   }
   return it->second;
 }
@@ -171,7 +129,7 @@ std::vector<float> strided_rows(GuardedFloats& out, const posenc_attention_desc&
 // Runs posenc_attention (with a caller workspace when asked) and returns the
 // output as floats (a STRIDED one densely).
 std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
-                       AttentionInputs& inputs, bool with_workspace) {
+                       const AttentionTensors& inputs, bool with_workspace) {
   const size_t count = extent(d, d.out_strides, d.heads, d.q_len);
   GuardedFloats out(count);
   std::vector<unsigned char> workspace;
@@ -202,15 +160,14 @@ std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
 ::testing::AssertionResult matches_reference(posenc_context* context,
                                              const posenc_attention_desc& d,
                                              bool with_workspace = false) {
-  AttentionInputs inputs(d);
-  return close_enough(run(context, d, inputs, with_workspace), reference_for(d), d);
+  return close_enough(run(context, d, inputs_of(d), with_workspace), reference_for(d), d);
 }
 
 // The same for inputs a test made or changed, against the reference of these
 // inputs.
 ::testing::AssertionResult matches_reference(posenc_context* context,
                                              const posenc_attention_desc& d,
-                                             AttentionInputs& inputs) {
+                                             const AttentionTensors& inputs) {
   return close_enough(run(context, d, inputs, false),
                       reference::attention(d, inputs.reference()), d);
 }
@@ -396,7 +353,7 @@ TEST_P(Attention, FullyMaskedRowsAreZero) {
   // Queries at positions -5 .. 14 against 10 keys: the first 5 see nothing.
   posenc_attention_desc d = causal(relative_1d(desc(2, 20, 10, 8), 4, 0), -5);
   EXPECT_TRUE(matches_reference(context(), d));
-  AttentionInputs inputs(d);
+  AttentionTensors inputs = inputs_of(d);
   const std::vector<float> got = run(context(), d, inputs, false);
   for (size_t i = 0; i < size_t(5 * 8); ++i) ASSERT_EQ(got[i], 0.0f) << i;
   // Every query before every key.
@@ -405,9 +362,9 @@ TEST_P(Attention, FullyMaskedRowsAreZero) {
 
 TEST_P(Attention, NonFiniteInputsPropagate) {
   posenc_attention_desc d = relative_1d(desc(1, 16, 16, 8), 0, 0);
-  AttentionInputs inputs(d);
-  inputs.q()[3 * 8 + 2] = std::numeric_limits<float>::quiet_NaN();  // query 3
-  inputs.v()[5 * 8 + 1] = std::numeric_limits<float>::infinity();   // key 5, column 1
+  AttentionTensors inputs = inputs_of(d);
+  inputs.values(Tensor::q)[3 * 8 + 2] = std::numeric_limits<float>::quiet_NaN();  // query 3
+  inputs.values(Tensor::v)[5 * 8 + 1] = std::numeric_limits<float>::infinity();  // key 5, col 1
   const std::vector<float> got = run(context(), d, inputs, false);
   for (int64_t i = 0; i < 16; ++i) {
     for (int64_t c = 0; c < 8; ++c) {
@@ -427,12 +384,14 @@ TEST_P(Attention, NonFiniteInputsPropagate) {
 // softmax: the largest logit takes all the weight, nothing overflows to NaN.
 TEST_P(Attention, HugeLogitsStaySoftmaxStable) {
   posenc_attention_desc d = relative_1d(desc(1, 4, 6, 8), 0, 0);
-  AttentionInputs inputs(d);
-  for (int64_t c = 0; c < 8; ++c) inputs.q()[c] = c == 0 ? 1e15f : 0.0f;  // query 0
-  for (int64_t j = 0; j < 6; ++j) inputs.k()[j * 8] = float(j) * 1e15f;   // logit ~ j * 1e30
+  AttentionTensors inputs = inputs_of(d);
+  std::vector<float>& q = inputs.values(Tensor::q);
+  std::vector<float>& k = inputs.values(Tensor::k);
+  for (int64_t c = 0; c < 8; ++c) q[c] = c == 0 ? 1e15f : 0.0f;  // query 0
+  for (int64_t j = 0; j < 6; ++j) k[j * 8] = float(j) * 1e15f;   // logit ~ j * 1e30
   const std::vector<float> got = run(context(), d, inputs, false);
   for (int64_t c = 0; c < 8; ++c) {
-    EXPECT_EQ(got[size_t(c)], inputs.v()[5 * 8 + c]) << c;  // all weight on key 5
+    EXPECT_EQ(got[size_t(c)], inputs.values(Tensor::v)[5 * 8 + c]) << c;  // all weight on key 5
   }
   for (float x : got) EXPECT_TRUE(std::isfinite(x));
 }
@@ -575,9 +534,9 @@ TEST_P(Attention, KvCacheWithSpareCapacity) {
         for (bool in_bf16 : {false, true}) {
           if (in_bf16 && !bf16) continue;
           if (in_bf16) d = as_bf16(d, POSENC_BF16);
-          AttentionInputs inputs(d);
-          poison_spare_rows(d, 64, inputs.k());
-          poison_spare_rows(d, 64, inputs.v());
+          AttentionTensors inputs = inputs_of(d);
+          poison_spare_rows(d, 64, inputs.values(Tensor::k));
+          poison_spare_rows(d, 64, inputs.values(Tensor::v));
           EXPECT_TRUE(matches_reference(context(), d, inputs));
         }
       }
@@ -598,7 +557,7 @@ TEST_P(Attention, PackedQkvViews) {
         for (bool in_bf16 : {false, true}) {
           if (in_bf16 && !bf16) continue;
           if (in_bf16) d = as_bf16(d);
-          AttentionInputs inputs(d, true);
+          AttentionTensors inputs = inputs_of(d, true);
           EXPECT_TRUE(matches_reference(context(), d, inputs));
         }
       }
@@ -606,7 +565,7 @@ TEST_P(Attention, PackedQkvViews) {
   }
   posenc_attention_desc map = packed_qkv_desc(relative_2d(4, 5, 3, 16, 1, 2),
                                               POSENC_LAYOUT_BTHD);
-  AttentionInputs inputs(map, true);
+  AttentionTensors inputs = inputs_of(map, true);
   EXPECT_TRUE(matches_reference(context(), map, inputs));
 }
 
@@ -638,7 +597,7 @@ TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
       {packed_qkv_desc(grouped(desc(6, 100, 100, 16, 2), 2), POSENC_LAYOUT_BTHD), true}};
   for (const Call& call : calls) {
     const posenc_attention_desc& d = call.desc;
-    AttentionInputs inputs(d, call.packed_qkv);
+    AttentionTensors inputs = inputs_of(d, call.packed_qkv);
     std::vector<float> first;
     for (int threads : {1, 2, 3}) {
       posenc_context* raw = nullptr;
@@ -895,7 +854,7 @@ TEST(AttentionWorkspace, StaysSmallForLongSequencesAndLargeMaps) {
 TEST(AttentionCppApi, WorkspaceObjectAndErrors) {
   const posenc::Context context;
   posenc_attention_desc d = relative_1d(desc(2, 9, 9, 8), 0, 0);
-  AttentionInputs inputs(d);
+  AttentionTensors inputs = inputs_of(d);
   std::vector<float> out(size_t(2 * 9 * 8));
   posenc::AttentionWorkspace workspace(context, d);
   EXPECT_GT(workspace.size(), 0u);

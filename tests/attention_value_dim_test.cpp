@@ -8,14 +8,13 @@
 // and 3 threads; the errors that name the field.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "attention_tensors.hpp"
 #include "compare.hpp"
 #include "isa_test.hpp"
 #include "ops/attention/plan.hpp"
@@ -44,117 +43,40 @@ int64_t kv_heads_of(const posenc_attention_desc& d) {
   return d.kv_heads == 0 ? d.heads : d.kv_heads;
 }
 
-// One call's per-sequence values (int64; empty when unused).
-struct Sequences {
-  std::vector<int64_t> kv_lengths, q_lengths, query_offsets;
-};
-
-const int64_t* or_null(const std::vector<int64_t>& x) { return x.empty() ? nullptr : x.data(); }
-
 // The tensors of one desc (values rounded to bf16 for bf16 calls, so that
-// the reference sees what posenc sees) and its calls.
-class ValueDimCall {
- public:
-  ValueDimCall(const posenc_attention_desc& d, Sequences s = {}) : d_(d), s_(std::move(s)) {
-    const int64_t kv_heads = kv_heads_of(d), dv = reference::value_head_dim_of(d);
-    const int64_t heads = d.tables_per_head ? d.heads : 1;
-    int64_t max_offset = d.query_offset;
-    for (int64_t o : s_.query_offsets) max_offset = std::max(max_offset, o);
-    const int64_t rows_1d = d.max_distance > 0 ? 2 * d.max_distance + 1
-                                               : std::max<int64_t>(max_offset, 0) + d.q_len +
-                                                     d.kv_len - 1;
-    add(q_, reference::extent_of(d, d.q_strides, d.heads, d.q_len), 1);
-    add(k_, reference::extent_of(d, d.k_strides, kv_heads, d.kv_len), 2);
-    add(v_, reference::extent_of(d, d.v_strides, kv_heads, d.kv_len, dv), 3);
-    if (d.bias == POSENC_BIAS_ABSOLUTE) add(table_, heads * d.kv_len * d.head_dim, 4);
-    if (d.bias == POSENC_BIAS_RELATIVE_1D) add(table_, heads * rows_1d * d.head_dim, 4);
-    if (d.bias == POSENC_BIAS_RELATIVE_2D) {
-      add(table_h_, heads * (2 * d.map_height - 1) * d.head_dim, 5);
-      add(table_w_, heads * (2 * d.map_width - 1) * d.head_dim, 6);
-    }
-    if (d.relative_values) add(value_table_, heads * rows_1d * dv, 7);
-    if (d.mask_batch > 0) {
-      add(mask_, d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len, 8);
-      for (float& m : floats_[size_t(mask_)]) {
-        m = m < -0.8f ? -std::numeric_limits<float>::infinity() : 2.0f * m;
-      }
-    }
-    for (const auto& f : floats_) bits_.push_back(to_bf16(f));
+// the reference sees what posenc sees; the mask stays fp32).
+AttentionTensors call_of(const posenc_attention_desc& d, Sequences s = {}) {
+  AttentionTensors x(d, std::move(s));
+  const auto add = [&](Tensor t, int64_t count, uint32_t salt) {
+    x.fill(t, size_t(count), salt * 7919u + uint32_t(count));
+  };
+  const int64_t kv_heads = kv_heads_of(d), dv = reference::value_head_dim_of(d);
+  const int64_t heads = d.tables_per_head ? d.heads : 1;
+  const int64_t rows_1d = relative_rows(d, x.sequences().query_offsets);
+  add(Tensor::q, reference::extent_of(d, d.q_strides, d.heads, d.q_len), 1);
+  add(Tensor::k, reference::extent_of(d, d.k_strides, kv_heads, d.kv_len), 2);
+  add(Tensor::v, reference::extent_of(d, d.v_strides, kv_heads, d.kv_len, dv), 3);
+  if (d.bias == POSENC_BIAS_ABSOLUTE) add(Tensor::table, heads * d.kv_len * d.head_dim, 4);
+  if (d.bias == POSENC_BIAS_RELATIVE_1D) add(Tensor::table, heads * rows_1d * d.head_dim, 4);
+  if (d.bias == POSENC_BIAS_RELATIVE_2D) {
+    add(Tensor::table_h, heads * (2 * d.map_height - 1) * d.head_dim, 5);
+    add(Tensor::table_w, heads * (2 * d.map_width - 1) * d.head_dim, 6);
   }
+  if (d.relative_values) add(Tensor::value_table, heads * rows_1d * dv, 7);
+  if (d.mask_batch > 0) {
+    const int64_t count = d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len;
+    x.set(Tensor::mask, mask_values(size_t(count), 8 * 7919u + uint32_t(count)));
+  }
+  return x;
+}
 
-  std::vector<double> reference() const {
-    reference::AttentionInputs in{get(q_),       get(k_),       get(v_),          get(table_),
-                                  get(table_h_), get(table_w_), get(value_table_), get(mask_)};
-    in.kv_lengths = or_null(s_.kv_lengths);
-    in.q_lengths = or_null(s_.q_lengths);
-    in.query_offsets = or_null(s_.query_offsets);
-    return reference::attention(d_, in);
-  }
-
-  // The output, dense [batch, heads, q_len, value_head_dim] (a STRIDED one
-  // gathered from its rows), with a workspace of exactly the size asked.
-  std::vector<float> run(posenc_context* context) const {
-    const int64_t dv = reference::value_head_dim_of(d_);
-    size_t bytes = 0;
-    EXPECT_EQ(posenc_attention_workspace_size(context, &d_, &bytes), POSENC_OK)
-        << posenc_last_error();
-    std::vector<unsigned char> workspace(bytes);
-    const size_t span = size_t(reference::extent_of(d_, d_.out_strides, d_.heads, d_.q_len, dv));
-    GuardedFloats out(span);
-    posenc_attention_tensors t{pass(q_),     pass(k_),       pass(v_),
-                               pass(table_), pass(table_h_), pass(table_w_),
-                               pass(value_table_), out.data(), nullptr,
-                               nullptr,      nullptr,        nullptr};
-    t.mask = d_.mask_batch > 0 ? get(mask_) : nullptr;  // the mask stays fp32
-    t.kv_lengths = or_null(s_.kv_lengths);
-    t.q_lengths = or_null(s_.q_lengths);
-    t.query_offsets = or_null(s_.query_offsets);
-    EXPECT_EQ(posenc_attention(context, &d_, &t, workspace.data(), bytes), POSENC_OK)
-        << posenc_last_error();
-    EXPECT_TRUE(out.guards_intact());
-    const std::vector<float> all = as_floats(out, span, d_.out_dtype);
-    if (d_.layout != POSENC_LAYOUT_STRIDED) return all;
-    std::vector<float> rows;
-    for (int64_t b = 0; b < d_.batch; ++b) {
-      for (int64_t h = 0; h < d_.heads; ++h) {
-        for (int64_t i = 0; i < d_.q_len; ++i) {
-          for (int64_t c = 0; c < dv; ++c) {
-            rows.push_back(all[size_t(
-                reference::index_of(d_, d_.out_strides, d_.heads, d_.q_len, b, h, i, c, dv))]);
-          }
-        }
-      }
-    }
-    return rows;
-  }
-
-  ::testing::AssertionResult matches(posenc_context* context) const {
-    const std::vector<float> got = run(context);
-    const bool bf16 = d_.dtype == POSENC_BF16 || d_.out_dtype == POSENC_BF16;
-    return all_close(got.data(), reference(), bf16 ? 2e-2 : 1e-5, bf16 ? 2e-2 : 1e-4);
-  }
-
- private:
-  void add(int& slot, int64_t count, uint32_t salt) {
-    slot = int(floats_.size());
-    std::vector<float> x = random_floats(size_t(count), salt * 7919u + uint32_t(count));
-    if (d_.dtype == POSENC_BF16 && salt != 8) x = from_bf16(to_bf16(x));
-    floats_.push_back(std::move(x));
-  }
-  const float* get(int slot) const { return slot < 0 ? nullptr : floats_[size_t(slot)].data(); }
-  const void* pass(int slot) const {
-    if (slot < 0) return nullptr;
-    if (d_.dtype == POSENC_BF16) return bits_[size_t(slot)].data();
-    return floats_[size_t(slot)].data();
-  }
-
-  posenc_attention_desc d_;
-  Sequences s_;
-  std::vector<std::vector<float>> floats_;
-  std::vector<std::vector<uint16_t>> bits_;
-  int q_ = -1, k_ = -1, v_ = -1, table_ = -1, table_h_ = -1, table_w_ = -1, value_table_ = -1,
-      mask_ = -1;
-};
+::testing::AssertionResult matches(posenc_context* context, const AttentionTensors& call) {
+  const std::vector<float> got = run(context, call, true);
+  const posenc_attention_desc& d = call.desc();
+  const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
+  return all_close(got.data(), reference::attention(d, call.reference()), bf16 ? 2e-2 : 1e-5,
+                   bf16 ? 2e-2 : 1e-4);
+}
 
 // The options of posenc/attention.h, a few at a time.
 enum class Options {
@@ -262,13 +184,6 @@ posenc_attention_desc decode_desc(int64_t head_dim, int64_t value_head_dim, pose
   return d;
 }
 
-bool bf16_runs(posenc_context* context) {
-  posenc_attention_desc d = attention_desc(1, 1, 1, 1, 1);
-  d.dtype = POSENC_BF16;
-  size_t bytes = 0;
-  return posenc_attention_workspace_size(context, &d, &bytes) == POSENC_OK;
-}
-
 std::vector<posenc_dtype> dtypes(posenc_context* context) {
   if (bf16_runs(context)) return {POSENC_F32, POSENC_BF16};
   return {POSENC_F32};
@@ -283,7 +198,7 @@ TEST_P(AttentionValueDim, MatchesReference) {
         Sequences s;
         const posenc_attention_desc d = desc_of(o, size[0], size[1], dtype, s);
         SCOPED_TRACE(name_of(d));
-        EXPECT_TRUE(ValueDimCall(d, s).matches(context()));
+        EXPECT_TRUE(matches(context(), call_of(d, s)));
       }
     }
   }
@@ -293,9 +208,9 @@ TEST_P(AttentionValueDim, MatchesReference) {
 TEST_P(AttentionValueDim, EqualToHeadDimIsTheDefault) {
   Sequences s;
   posenc_attention_desc d = desc_of(Options::sequences_masked, 24, 24, POSENC_F32, s);
-  const std::vector<float> given = ValueDimCall(d, s).run(context());
+  const std::vector<float> given = run(context(), call_of(d, s), true);
   d.value_head_dim = 0;
-  const std::vector<float> zero = ValueDimCall(d, s).run(context());
+  const std::vector<float> zero = run(context(), call_of(d, s), true);
   ASSERT_EQ(given.size(), zero.size());
   EXPECT_EQ(std::memcmp(given.data(), zero.data(), given.size() * sizeof(float)), 0);
 }
@@ -306,7 +221,7 @@ TEST_P(AttentionValueDim, SplitKeyDecode) {
       const posenc_attention_desc d = decode_desc(size[0], size[1], dtype);
       SCOPED_TRACE(name_of(d));
       ASSERT_GT(ops::plan_attention(ops::make_attention_problem(d), 2).blocking.key_splits, 1);
-      EXPECT_TRUE(ValueDimCall(d).matches(context()));
+      EXPECT_TRUE(matches(context(), call_of(d)));
     }
   }
 }
@@ -324,14 +239,14 @@ TEST_P(AttentionValueDim, SameBitsAtAnyThreadCount) {
     calls.emplace_back(decode_desc(40, 17, dtype), Sequences{});
     for (const auto& [desc, sequences] : calls) {
       SCOPED_TRACE(name_of(desc));
-      const ValueDimCall call(desc, sequences);
+      const AttentionTensors call = call_of(desc, sequences);
       std::vector<float> first;
       for (int threads : {1, 2, 3}) {
         posenc_context* raw = nullptr;
         ASSERT_EQ(posenc_context_create(GetParam(), threads, &raw), POSENC_OK);
         const std::unique_ptr<posenc_context, void (*)(posenc_context*)> context(
             raw, posenc_context_destroy);
-        const std::vector<float> got = call.run(context.get());
+        const std::vector<float> got = run(context.get(), call, true);
         if (first.empty()) {
           first = got;
         } else {
@@ -390,7 +305,7 @@ TEST(AttentionValueDimErrors, NameTheField) {
             std::string::npos)
       << posenc_last_error();
   d.v_strides = {0, 6 * 12, 12};
-  EXPECT_TRUE(ValueDimCall(d).matches(nullptr));
+  EXPECT_TRUE(matches(nullptr, call_of(d)));
   d.out_strides = {0, 4 * 12, 10};  // rows of 12 elements, 10 apart
   EXPECT_TRUE(refused(d, POSENC_ERROR_ALIASING, "desc->out_strides"));
   // v spans 2 * 6 * 12 elements (BHTD): an out starting inside it, past

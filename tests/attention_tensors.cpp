@@ -1,0 +1,145 @@
+#include "attention_tensors.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "compare.hpp"
+#include "posenc/posenc.hpp"
+
+namespace posenc::test {
+
+int64_t relative_rows(const posenc_attention_desc& d, const std::vector<int64_t>& query_offsets) {
+  if (d.max_distance > 0) return 2 * d.max_distance + 1;
+  int64_t offset = d.query_offset;
+  for (int64_t o : query_offsets) offset = std::max(offset, o);
+  return std::max<int64_t>(offset, 0) + d.q_len + d.kv_len - 1;
+}
+
+std::vector<float> mask_values(size_t count, uint32_t seed, float minus_inf_below) {
+  std::vector<float> m = random_floats(count, seed);
+  for (float& x : m) {
+    x = x < minus_inf_below ? -std::numeric_limits<float>::infinity() : 2.0f * x;
+  }
+  return m;
+}
+
+AttentionTensors::AttentionTensors(const posenc_attention_desc& d, Sequences s)
+    : d_(d), s_(std::move(s)) {
+  for (size_t i = 0; i < kCount; ++i) source_[i] = Tensor(i);
+  const std::vector<int64_t>* wide[3] = {&s_.kv_lengths, &s_.q_lengths, &s_.query_offsets};
+  for (size_t i = 0; i < 3; ++i) s32_[i].assign(wide[i]->begin(), wide[i]->end());
+}
+
+bool AttentionTensors::passed_as_bf16(Tensor x) const {
+  return (x == Tensor::mask ? d_.mask_dtype : d_.dtype) == POSENC_BF16;
+}
+
+void AttentionTensors::set(Tensor x, std::vector<float> values) {
+  if (passed_as_bf16(x)) values = from_bf16(to_bf16(values));
+  floats_[index(x)] = std::move(values);
+  source_[index(x)] = x;
+  offset_[index(x)] = 0;
+}
+
+void AttentionTensors::fill(Tensor x, size_t count, uint32_t seed, float low, float high) {
+  set(x, random_floats(count, seed, low, high));
+}
+
+void AttentionTensors::view(Tensor x, Tensor of, size_t offset) {
+  floats_[index(x)].clear();
+  source_[index(x)] = source_[index(of)];
+  offset_[index(x)] = offset_[index(of)] + offset;
+}
+
+const float* AttentionTensors::get(Tensor x) const {
+  const std::vector<float>& f = floats_[index(source_[index(x)])];
+  return f.empty() ? nullptr : f.data() + offset_[index(x)];
+}
+
+const void* AttentionTensors::pass(Tensor x) const {
+  if (!passed_as_bf16(x) || get(x) == nullptr) return get(x);
+  return bits_[index(source_[index(x)])].data() + offset_[index(x)];
+}
+
+const void* AttentionTensors::index_tensor(const std::vector<int64_t>& values,
+                                           const std::vector<int32_t>& narrow) const {
+  if (values.empty()) return nullptr;
+  if (d_.index_type == POSENC_INDEX_INT64) return values.data();
+  return narrow.data();
+}
+
+reference::AttentionInputs AttentionTensors::reference() const {
+  reference::AttentionInputs in{
+      get(Tensor::q),       get(Tensor::k),       get(Tensor::v),           get(Tensor::table),
+      get(Tensor::table_h), get(Tensor::table_w), get(Tensor::value_table), get(Tensor::mask)};
+  const auto or_null = [](const std::vector<int64_t>& x) { return x.empty() ? nullptr : x.data(); };
+  in.kv_lengths = or_null(s_.kv_lengths);
+  in.q_lengths = or_null(s_.q_lengths);
+  in.query_offsets = or_null(s_.query_offsets);
+  return in;
+}
+
+posenc_attention_tensors AttentionTensors::tensors(void* out) const {
+  for (size_t i = 0; i < kCount; ++i) {
+    bits_[i] = passed_as_bf16(Tensor(i)) ? to_bf16(floats_[i]) : std::vector<uint16_t>{};
+  }
+  posenc_attention_tensors t{};
+  t.q = pass(Tensor::q);
+  t.k = pass(Tensor::k);
+  t.v = pass(Tensor::v);
+  t.table = pass(Tensor::table);
+  t.table_h = pass(Tensor::table_h);
+  t.table_w = pass(Tensor::table_w);
+  t.value_table = pass(Tensor::value_table);
+  t.out = out;
+  t.mask = pass(Tensor::mask);
+  t.kv_lengths = index_tensor(s_.kv_lengths, s32_[0]);
+  t.q_lengths = index_tensor(s_.q_lengths, s32_[1]);
+  t.query_offsets = index_tensor(s_.query_offsets, s32_[2]);
+  return t;
+}
+
+bool bf16_runs(posenc_context* context) {
+  posenc_attention_desc d = attention_desc(1, 1, 1, 1, 8);
+  d.dtype = POSENC_BF16;
+  size_t bytes = 0;
+  return posenc_attention_workspace_size(context, &d, &bytes) == POSENC_OK;
+}
+
+std::vector<float> run(posenc_context* context, const AttentionTensors& call,
+                       bool asked_workspace) {
+  const posenc_attention_desc& d = call.desc();
+  std::vector<unsigned char> workspace;
+  if (asked_workspace) {
+    size_t bytes = 0;
+    EXPECT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK)
+        << posenc_last_error();
+    workspace.resize(bytes);
+  }
+  const int64_t dv = reference::value_head_dim_of(d);
+  const size_t span = size_t(reference::extent_of(d, d.out_strides, d.heads, d.q_len, dv));
+  GuardedFloats out(span);
+  const posenc_attention_tensors t = call.tensors(out.data());
+  EXPECT_EQ(posenc_attention(context, &d, &t, asked_workspace ? workspace.data() : nullptr,
+                             workspace.size()),
+            POSENC_OK)
+      << posenc_last_error();
+  EXPECT_TRUE(out.guards_intact());
+  const std::vector<float> all = as_floats(out, span, d.out_dtype);
+  if (d.layout != POSENC_LAYOUT_STRIDED) return all;
+  std::vector<float> rows;
+  for (int64_t b = 0; b < d.batch; ++b) {
+    for (int64_t h = 0; h < d.heads; ++h) {
+      for (int64_t i = 0; i < d.q_len; ++i) {
+        for (int64_t c = 0; c < dv; ++c) {
+          rows.push_back(
+              all[size_t(reference::index_of(d, d.out_strides, d.heads, d.q_len, b, h, i, c, dv))]);
+        }
+      }
+    }
+  }
+  return rows;
+}
+
+}  // namespace posenc::test

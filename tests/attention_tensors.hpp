@@ -1,0 +1,89 @@
+// The tensors of one posenc_attention call, for the tests: q, k, v, the
+// tables and the mask as fp32 values with their bf16 copies, and the
+// per-sequence values; handed to the reference loops as fp32 and to the C
+// ABI in the desc's dtype (the mask in mask_dtype, the per-sequence tensors
+// in index_type).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "posenc/posenc.h"
+#include "reference/attention.hpp"
+
+namespace posenc::test {
+
+// Per-sequence values; an empty vector leaves its tensor NULL.
+struct Sequences {
+  std::vector<int64_t> kv_lengths, q_lengths, query_offsets;
+};
+
+// The float tensors of posenc_attention_tensors.
+enum class Tensor { q, k, v, table, table_h, table_w, value_table, mask };
+
+// The rows of a RELATIVE_1D table (and of the relative values' table) as
+// posenc/attention.h states them: 2K+1 when clipped, else from the largest
+// query offset (the desc's or a sequence's) on.
+int64_t relative_rows(const posenc_attention_desc& d,
+                      const std::vector<int64_t>& query_offsets = {});
+
+// `count` mask values: 2x for x of random_floats(count, seed), -inf where
+// x < minus_inf_below (-0.8: about one in ten).
+std::vector<float> mask_values(size_t count, uint32_t seed, float minus_inf_below = -0.8f);
+
+class AttentionTensors {
+ public:
+  explicit AttentionTensors(const posenc_attention_desc& d, Sequences s = {});
+
+  // Sets x to `values`, rounded to bf16 where x is passed as bf16 (so that
+  // the reference sees what posenc sees); `fill` to `count` values of
+  // random_floats(count, seed, low, high). An empty x is passed as NULL.
+  void set(Tensor x, std::vector<float> values);
+  void fill(Tensor x, size_t count, uint32_t seed, float low = -1.0f, float high = 1.0f);
+  // x as the view of of's buffer from element `offset` on (packed q, k, v).
+  void view(Tensor x, Tensor of, size_t offset);
+
+  // The buffer x reads from, to change before a call.
+  std::vector<float>& values(Tensor x) { return floats_[index(source_[index(x)])]; }
+  // x's first value, NULL where x is unset.
+  const float* get(Tensor x) const;
+
+  const posenc_attention_desc& desc() const { return d_; }
+  const Sequences& sequences() const { return s_; }
+
+  // The inputs of the reference loops (fp32, per-sequence values as int64).
+  reference::AttentionInputs reference() const;
+  // The tensors as posenc_attention takes them, with `out`; the bf16 copies
+  // are made now (of the values as they are) and live until the next call.
+  posenc_attention_tensors tensors(void* out) const;
+
+ private:
+  static size_t index(Tensor x) { return size_t(x); }
+  bool passed_as_bf16(Tensor x) const;
+  const void* pass(Tensor x) const;
+  const void* index_tensor(const std::vector<int64_t>& values,
+                           const std::vector<int32_t>& narrow) const;
+
+  static constexpr size_t kCount = size_t(Tensor::mask) + 1;
+  posenc_attention_desc d_;
+  Sequences s_;
+  std::vector<int32_t> s32_[3];  // s_ as int32, for INT32 index_type
+  std::vector<float> floats_[kCount];
+  Tensor source_[kCount];  // the tensor whose buffer each reads (itself unless a view)
+  size_t offset_[kCount] = {};
+  mutable std::vector<uint16_t> bits_[kCount];
+};
+
+// Whether posenc runs bf16 calls on this context: the size query of a bf16
+// desc says UNSUPPORTED where oneDNN has no bf16 GEMM.
+bool bf16_runs(posenc_context* context);
+
+// Runs the call into a guarded out (a status other than OK or a write past
+// out fails the test), with a workspace of the size
+// posenc_attention_workspace_size gives or NULL (posenc allocates), and
+// returns out as floats, dense [batch, heads, q_len, value_head_dim] (a
+// STRIDED one gathered from its rows).
+std::vector<float> run(posenc_context* context, const AttentionTensors& call, bool asked_workspace);
+
+}  // namespace posenc::test
