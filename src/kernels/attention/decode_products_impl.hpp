@@ -102,7 +102,9 @@ void decode_scores_rows(const T* q, int64_t ldq, int64_t rows, const T* k, int64
       for (int64_t r = 0; r < kRows; ++r) qc[r] = load_floats<Arch>(query[r] + c);
       for (int64_t i = 0; i < kKeys; ++i) {
         const batch kc = load_floats<Arch>(key[i] + c);
-        for (int64_t r = 0; r < kRows; ++r) sums[r * kKeys + i] = xsimd::fma(qc[r], kc, sums[r * kKeys + i]);
+        for (int64_t r = 0; r < kRows; ++r) {
+          sums[r * kKeys + i] = xsimd::fma(qc[r], kc, sums[r * kKeys + i]);
+        }
       }
     }
     if (whole < dim) {
@@ -116,7 +118,7 @@ void decode_scores_rows(const T* q, int64_t ldq, int64_t rows, const T* k, int64
     (sum_each<Arch>(sums) * batch(alpha)).store_aligned(tile);
     for (int64_t r = 0; r < std::min(kRows, rows); ++r) {
       float* out = scores + r * ld_scores + j0;
-      if (count == kKeys) {
+      if (count == kKeys) {  // a constant count: one vector copy, not a call
         for (int64_t i = 0; i < kKeys; ++i) out[i] = tile[r * kKeys + i];
       } else {
         for (int64_t i = 0; i < count; ++i) out[i] = tile[r * kKeys + i];
@@ -141,7 +143,7 @@ void decode_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ld
         decode_scores_rows<Arch, T, 2>(qr, ldq, 2, k, ldk, keys, dim, alpha, out, ld_scores);
         break;
       default:
-        decode_scores_rows<Arch, T, 4>(qr, ldq, rows - r0 < 4 ? rows - r0 : 4, k, ldk, keys,
+        decode_scores_rows<Arch, T, 4>(qr, ldq, std::min<int64_t>(4, rows - r0), k, ldk, keys,
                                        dim, alpha, out, ld_scores);
     }
   }
@@ -229,10 +231,17 @@ void decode_values(const float* probs, int64_t ld_probs, int64_t rows, const T* 
       const float* pr = probs + r0 * ld_probs + j0;
       float* ar = acc + r0 * ld_acc;
       switch (std::min<int64_t>(kMaxRows, rows - r0)) {
-        case 1: decode_values_rows<Arch, T, 1>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc); break;
-        case 2: decode_values_rows<Arch, T, 2>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc); break;
-        case 3: decode_values_rows<Arch, T, 3>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc); break;
-        default: decode_values_rows<Arch, T, 4>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
+        case 1:
+          decode_values_rows<Arch, T, 1>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
+          break;
+        case 2:
+          decode_values_rows<Arch, T, 2>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
+          break;
+        case 3:
+          decode_values_rows<Arch, T, 3>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
+          break;
+        default:
+          decode_values_rows<Arch, T, 4>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
       }
     }
   }

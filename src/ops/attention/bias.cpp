@@ -99,7 +99,7 @@ int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_b
 
 BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores,
                                    int64_t ld, float* scratch) const {
-  BlockLogits logits{scratch, 0, nullptr, 0, RowWindow{0, 0}};
+  BlockLogits logits{scratch, 0, nullptr, 0, RowWindow{0, 0}, {}};
   switch (p_.bias) {
     case POSENC_BIAS_NONE:
     case POSENC_BIAS_TABLE_2D:  // no GEMM: PositionBias in add_row
@@ -113,11 +113,11 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, flo
                   p_.bias_alpha, true, scores, ld);
       break;
     case POSENC_BIAS_RELATIVE_1D: {
-      const RelativeIndex index = relative_index_of(p_, qb.query_offset);
-      logits.window = relative_window(p_, index, qb.query_offset + qb.first, qb.rows, kb.first,
-                                      kb.count);
+      logits.index = relative_index_of(p_, qb.query_offset);
+      logits.window = relative_window(p_, logits.index, qb.query_offset + qb.first, qb.rows,
+                                      kb.first, kb.count);
       logits.ld = gemm_output_stride(logits.window.count);
-      logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, index.rows, logits.window.first),
+      logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, logits.index.rows, logits.window.first),
                   logits.window.count, p_.bias_alpha, false, scratch, logits.ld);
       break;
     }
@@ -152,8 +152,7 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
       break;  // then the mask's pass (or the maximum's)
     }
     case POSENC_BIAS_RELATIVE_1D: {
-      const auto c = window_columns(relative_index_of(p_, qb.query_offset),
-                                    qb.query_offset + qb.first + r, kb.first,
+      const auto c = window_columns(logits.index, qb.query_offset + qb.first + r, kb.first,
                                     logits.window.first);
       const float row_max =
           kernels_.gather_add(logits.logits + r * logits.ld, c.shift, c.lo, c.hi, row, valid);
@@ -187,8 +186,8 @@ BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb,
   float* gathered_w = gathered_h + qb.rows * h.k;
   const bool gathered = gathers_2d(p_);
   const BlockLogits logits = gathered
-      ? BlockLogits{gathered_h, h.k, gathered_w, w.k, RowWindow{0, 0}}
-      : BlockLogits{logits_h, ld_h, logits_w, ld_w, RowWindow{0, 0}};
+      ? BlockLogits{gathered_h, h.k, gathered_w, w.k, RowWindow{0, 0}, {}}
+      : BlockLogits{logits_h, ld_h, logits_w, ld_w, RowWindow{0, 0}, {}};
   if (kb.first > 0) return logits;  // the first key block's logits serve them all
   logits_gemm(p_, qb, table_row(p_, t_.table_h, qb.head, h.rows(), 0), h.rows(), p_.bias_alpha,
               false, logits_h, ld_h);

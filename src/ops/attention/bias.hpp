@@ -57,6 +57,7 @@ struct BlockLogits {
   const float* col_logits;
   int64_t ld_cols;
   RowWindow window;
+  RelativeIndex index;  // RELATIVE_1D: the block's table index
 };
 
 class AttentionBias {
