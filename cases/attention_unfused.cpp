@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ops/attention/position_bias.hpp"
 #include "ops/bias/attention_bias_desc.hpp"
 #include "posenc/bias.h"
 #include "runtime/context.hpp"
@@ -56,11 +57,6 @@ void skew(const ExecContext& ctx, int64_t groups, int64_t L, const float* logits
   });
 }
 
-bool is_position_bias(const posenc_attention_desc& d) {
-  return d.bias == POSENC_BIAS_TABLE_2D || d.bias == POSENC_BIAS_TABLE_1D ||
-         d.bias == POSENC_BIAS_T5 || d.bias == POSENC_BIAS_ALIBI;
-}
-
 }  // namespace
 
 bool UnfusedAttention::applies(const posenc_attention_desc& d) {
@@ -70,7 +66,7 @@ bool UnfusedAttention::applies(const posenc_attention_desc& d) {
     return false;
   }
   if (d.value_head_dim != 0 && d.value_head_dim != d.head_dim) return false;
-  if (is_position_bias(d)) {
+  if (ops::is_position_bias(d.bias)) {
     return d.mask_batch == 0 || (d.mask_q_len == d.q_len && d.mask_dtype == POSENC_F32);
   }
   const bool plain_1d = d.bias == POSENC_BIAS_RELATIVE_1D && d.max_distance == 0;
@@ -83,7 +79,7 @@ bool UnfusedAttention::applies(const posenc_attention_desc& d) {
 UnfusedAttention::UnfusedAttention(const posenc_attention_desc& desc) : d_(desc) {
   const size_t n = size_t(d_.q_len);
   scores_.resize(n * n);
-  if (is_position_bias(d_)) {
+  if (ops::is_position_bias(d_.bias)) {
     dense_bias_.resize(size_t(d_.heads) * n * n);
   } else if (d_.bias == POSENC_BIAS_RELATIVE_1D) {
     logits_.resize(n * (2 * n - 1));
@@ -157,7 +153,7 @@ void UnfusedAttention::add_position_bias(const ExecContext& ctx, int64_t b, int6
 void UnfusedAttention::run(posenc_context* context, const posenc_attention_tensors& t) {
   const ExecContext ctx = resolve_context(context);
   const int64_t n = d_.q_len, d = d_.head_dim;
-  if (is_position_bias(d_)) {  // once per call, shared by the batch
+  if (ops::is_position_bias(d_.bias)) {  // once per call, shared by the batch
     const posenc_position_bias_desc pd = ops::position_bias_desc_of(d_, d_.query_offset);
     posenc_position_bias(context, &pd, static_cast<const float*>(t.table), dense_bias_.data());
   }
@@ -166,7 +162,7 @@ void UnfusedAttention::run(posenc_context* context, const posenc_attention_tenso
     const float* k = static_cast<const float*>(t.k) + bh * n * d;
     const float* v = static_cast<const float*>(t.v) + bh * n * d;
     gemm(1, n, n, d, q, k, true, d_.scale, scores_.data());
-    if (is_position_bias(d_)) {
+    if (ops::is_position_bias(d_.bias)) {
       add_position_bias(ctx, bh / d_.heads, bh % d_.heads, t);
     } else if (d_.bias == POSENC_BIAS_RELATIVE_1D) {
       relative_1d(ctx, q, static_cast<const float*>(t.table));
