@@ -143,7 +143,8 @@ POSENC_API void posenc_relative_2d_desc_init(posenc_relative_2d_desc* desc, int6
  * rel_pos_h and rel_pos_w as stored and QUERY_MINUS_KEY, rel_h and rel_w
  * are SAM's einsum("bhwc,hkc->bhwk", r_q, Rh) and its Rw counterpart,
  * [B, X, Y, X'] and [B, X, Y, Y'] per head, for add_decomposed_rel_pos or
- * an attention mask rel_h[..., :, None] + rel_w[..., None, :].
+ * an attention mask rel_h[..., :, None] + rel_w[..., None, :] (reshaped to
+ * [batch, heads, N, X'*Y']).
  * Tables are [rows, dim] (table_heads = 1) or [heads, rows, dim]. With the
  * defaults of posenc_relative_2d_desc_init this is, bit for bit,
  * posenc_relative_logits_2d_decomposed. rel_h and rel_w must not overlap
