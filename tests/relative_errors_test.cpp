@@ -165,6 +165,7 @@ TEST(RelativeErrors, RelativeLogits2dMaps) {
     return d;
   };
   using D = posenc_relative_2d_desc;
+  posenc_relative_2d_desc_init(nullptr, 1, 2, 2, 3, 2);  // does nothing
   EXPECT_TRUE(fails_with(posenc_relative_logits_2d_maps(nullptr, nullptr, q.data(), t.data(),
                                                         t.data(), o, o + 48),
                          kNull, "desc"));
@@ -193,6 +194,9 @@ TEST(RelativeErrors, RelativeLogits2dMaps) {
                          "desc->relative_order"));
   EXPECT_TRUE(fails_with(call(with([](D& d) { d.kv_map_height = (int64_t(1) << 62) + 1; })),
                          kOverflow, "desc->kv_map_height"));
+  // 2^62: 2^63 - 1 table rows fit, their bytes do not.
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.kv_map_height = int64_t(1) << 62; })),
+                         kOverflow, "row_table"));
   EXPECT_TRUE(fails_with(call(with([](D& d) {
                            d.map_height = 3;
                            d.map_width = INT64_MAX / 2;
