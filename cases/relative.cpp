@@ -5,7 +5,8 @@
 //   [T, 2T-1] (posenc's oneDNN matmul) followed by that skew;
 //   absolute_logits on the same shape is a oneDNN GEMM with the same FLOPs
 //   and output, for comparison;
-// - 2D relative logits, decomposed and full.
+// - 2D relative logits, decomposed and full; and decomposed with SAM's
+//   conventions (tables by query minus key, a key map of another size).
 #include <omp.h>
 
 #include <memory>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "cases/case.hpp"
+#include "ops/relative/relative_axis.hpp"
 #include "reference/relative.hpp"
 #include "runtime/matmul.hpp"
 #include "cases/values.hpp"
@@ -229,6 +231,72 @@ const Op<Spec> kDecomposed{"relative", "relative_logits_2d_decomposed", kToleran
 const Op<Spec> kFull2d{"relative", "relative_logits_2d", kTolerance, "", describe_2d,
                        full_2d_problem};
 
+// --- relative_logits_2d_maps: rel_h [B,H,N,X'] and rel_w [B,H,N,Y'] of a
+// query map X x Y against a key map X' x Y', one after the other.
+struct MapsSpec {
+  int64_t batch, heads, height, width, kv_height, kv_width, dim, table_heads;
+  posenc_relative_order order;
+
+  posenc_relative_2d_desc desc() const {
+    posenc_relative_2d_desc d;
+    posenc_relative_2d_desc_init(&d, batch, heads, height, width, dim);
+    d.kv_map_height = kv_height;
+    d.kv_map_width = kv_width;
+    d.table_heads = table_heads;
+    d.relative_order = order;
+    return d;
+  }
+  RelativeAxis axis_h() const {
+    return {height, kv_height, order == POSENC_RELATIVE_QUERY_MINUS_KEY};
+  }
+  RelativeAxis axis_w() const {
+    return {width, kv_width, order == POSENC_RELATIVE_QUERY_MINUS_KEY};
+  }
+};
+
+std::string describe_maps(const MapsSpec& s) {
+  auto size = [](int64_t x, int64_t y) { return std::to_string(x) + "x" + std::to_string(y); };
+  return "B" + std::to_string(s.batch) + " H" + std::to_string(s.heads) + " " +
+         size(s.height, s.width) + " vs " + size(s.kv_height, s.kv_width) + " d" +
+         std::to_string(s.dim) + (s.table_heads > 1 ? " per-head" : "") +
+         (s.order == POSENC_RELATIVE_QUERY_MINUS_KEY ? " q-k" : " k-q");
+}
+
+Problem maps_problem(const MapsSpec& s) {
+  const int64_t rows = s.batch * s.heads * s.height * s.width;
+  auto b = std::make_shared<Logits>();
+  b->q = shared_floats(size_t(rows * s.dim), 12);
+  b->table = shared_floats(size_t(s.table_heads * s.axis_h().rows() * s.dim), 13);
+  b->table_w = shared_floats(size_t(s.table_heads * s.axis_w().rows() * s.dim), 14);
+  b->out.assign(size_t(rows * s.kv_height), 0.0f);
+  b->out_w.assign(size_t(rows * s.kv_width), 0.0f);
+  Problem p;
+  p.write_bytes = double(b->out.size() + b->out_w.size()) * kF;
+  p.bytes = double(b->q->size() + b->table->size() + b->table_w->size()) * kF + p.write_bytes;
+  p.flops = 2.0 * double(rows) * double(s.kv_height + s.kv_width) * double(s.dim);
+  p.run = [b, s](posenc_context* ctx) {
+    const posenc_relative_2d_desc d = s.desc();
+    return posenc_relative_logits_2d_maps(ctx, &d, b->q->data(), b->table->data(),
+                                          b->table_w->data(), b->out.data(), b->out_w.data());
+  };
+  p.output = [b] {
+    std::vector<float> both = b->out;
+    both.insert(both.end(), b->out_w.begin(), b->out_w.end());
+    return both;
+  };
+  p.reference = [b, s] {
+    reference::Relative2d r = reference::relative_logits_2d_maps(
+        s.batch, s.heads, s.axis_h(), s.axis_w(), s.dim, b->q->data(), b->table->data(),
+        b->table_w->data(), s.table_heads);
+    r.rel_h.insert(r.rel_h.end(), r.rel_w.begin(), r.rel_w.end());
+    return r.rel_h;
+  };
+  return p;
+}
+const Op<MapsSpec> kMaps2d{"relative", "relative_logits_2d_maps", kTolerance, "",
+                           describe_maps, maps_problem};
+constexpr auto kQueryMinusKey = POSENC_RELATIVE_QUERY_MINUS_KEY;
+
 // Shapes: [B, H, T, T] logits with a shared table, or a B x H x X x Y map.
 Spec plain(int64_t batch, int64_t heads, int64_t tokens, int64_t dim) {
   return {batch, heads, tokens, tokens, dim, 1, {0, 0, 0}};
@@ -251,6 +319,7 @@ std::vector<Case> relative_cases() {
       kSkew({"check"}, plain(1, 3, 65, 0)),
       kRelative1d({"check"}, with(plain(1, 2, 257, 80), 1, {5, 40, 1})),
       kFull2d({"check"}, map(1, 2, 7, 5, 64, 2)),
+      kMaps2d({"check"}, MapsSpec{1, 2, 2, 3, 4, 6, 16, 2, kQueryMinusKey}),
       kSkew({}, plain(2, 4, 70, 0)),
       kRelative1d({}, with(plain(2, 4, 70, 40), 4, {3, 20, 1})),
       kAbsolute({}, with(plain(2, 4, 70, 40), 4, {0, 0, 0})),
@@ -265,6 +334,12 @@ std::vector<Case> relative_cases() {
       kFull2d(timed, map(8, 4, 14, 14, 128), map(2, 3, 7, 5, 40)),
       kDecomposed(timed, map(1, 4, 64, 64, 64), map(1, 2, 9, 13, 64, 2)),
       kFull2d(timed, map(1, 4, 64, 64, 64), map(1, 2, 13, 9, 64, 2)),
+      // SAM's global attention (64x64, its tables as stored), and a 14x14
+      // query map against a 28x28 key map; beside the decomposed rows above.
+      kMaps2d(timed, MapsSpec{1, 4, 64, 64, 64, 64, 64, 1, kQueryMinusKey},
+              MapsSpec{1, 2, 9, 13, 9, 13, 64, 2, kQueryMinusKey}),
+      kMaps2d(timed, MapsSpec{8, 4, 14, 14, 28, 28, 128, 1, kQueryMinusKey},
+              MapsSpec{2, 3, 5, 7, 9, 4, 40, 1, kQueryMinusKey}),
   };
 }
 

@@ -274,6 +274,17 @@ const std::vector<OpCase>& op_cases() {
                                                                y.data(), z.data(), 1, out,
                                                                out + 2 * 3 * 35 * 5);
                  }});
+    // SAM's order and a 3x9 key map: rows gathered into the threads' scratch.
+    c.push_back({"relative_logits_2d_maps", 2 * 3 * 35 * (3 + 9),
+                 [](posenc_context* ctx, float* out) {
+                   posenc_relative_2d_desc d;
+                   posenc_relative_2d_desc_init(&d, 2, 3, 5, 7, 16);
+                   d.kv_map_height = 3;
+                   d.kv_map_width = 9;
+                   d.relative_order = POSENC_RELATIVE_QUERY_MINUS_KEY;
+                   return posenc_relative_logits_2d_maps(ctx, &d, x.data(), y.data(), z.data(),
+                                                         out, out + 2 * 3 * 35 * 3);
+                 }});
     c.push_back({"relative_logits_2d", 2 * 3 * 35 * 35, [](posenc_context* ctx, float* out) {
                    return posenc_relative_logits_2d(ctx, 2, 3, 5, 7, 16, x.data(), y.data(),
                                                     z.data(), 1, out);

@@ -142,6 +142,95 @@ TEST(RelativeErrors, RelativeLogits2d) {
   EXPECT_EQ(split(t.data(), o, o + 12), POSENC_OK);
 }
 
+// posenc_relative_logits_2d_maps: each desc field by name. The valid desc
+// is a 2x3 query map against a 4x6 key map: q [1, 2, 6, 2], rh [7, 2],
+// rw [11, 2], rel_h [1, 2, 6, 4] (48 floats), rel_w [1, 2, 6, 6] (72).
+TEST(RelativeErrors, RelativeLogits2dMaps) {
+  GuardedFloats out(256);
+  const std::vector<float> q(64, 1.0f), t(64, 1.0f);
+  float* o = out.data();
+  posenc_relative_2d_desc good;
+  posenc_relative_2d_desc_init(&good, 1, 2, 2, 3, 2);
+  good.kv_map_height = 4;
+  good.kv_map_width = 6;
+  good.relative_order = POSENC_RELATIVE_QUERY_MINUS_KEY;
+  auto call = [&](const posenc_relative_2d_desc& d, const float* qq = nullptr,
+                  const float* rh = nullptr, float* rel_h = nullptr, float* rel_w = nullptr) {
+    return posenc_relative_logits_2d_maps(nullptr, &d, qq ? qq : q.data(), rh ? rh : t.data(),
+                                          t.data(), rel_h ? rel_h : o, rel_w ? rel_w : o + 48);
+  };
+  auto with = [&](auto change) {
+    posenc_relative_2d_desc d = good;
+    change(d);
+    return d;
+  };
+  using D = posenc_relative_2d_desc;
+  posenc_relative_2d_desc_init(nullptr, 1, 2, 2, 3, 2);  // does nothing
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d_maps(nullptr, nullptr, q.data(), t.data(),
+                                                        t.data(), o, o + 48),
+                         kNull, "desc"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.batch = 0; })), kInvalid, "desc->batch"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.heads = -1; })), kInvalid, "desc->heads"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.map_height = 0; })), kInvalid,
+                         "desc->map_height"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.map_width = 0; })), kInvalid,
+                         "desc->map_width"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.kv_map_height = -4; })), kInvalid,
+                         "desc->kv_map_height"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.kv_map_width = -6; })), kInvalid,
+                         "desc->kv_map_width"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.kv_map_width = 0; })), kInvalid,
+                         "desc->kv_map_width"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.kv_map_height = 0; })), kInvalid,
+                         "desc->kv_map_height"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.dim = 0; })), kInvalid, "desc->dim"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.table_heads = 3; })), kInvalid,
+                         "desc->table_heads"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.table_heads = 0; })), kInvalid,
+                         "desc->table_heads"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { store_enum(d.relative_order, 2); })), kInvalid,
+                         "desc->relative_order"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { store_enum(d.relative_order, -1); })), kInvalid,
+                         "desc->relative_order"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.kv_map_height = (int64_t(1) << 62) + 1; })),
+                         kOverflow, "desc->kv_map_height"));
+  // 2^62: 2^63 - 1 table rows fit, their bytes do not.
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.kv_map_height = int64_t(1) << 62; })),
+                         kOverflow, "row_table"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) {
+                           d.map_height = 3;
+                           d.map_width = INT64_MAX / 2;
+                         })),
+                         kOverflow, "desc->map_height * desc->map_width"));
+  // rel_w [1, 2, 6, 2^58] overflows; the column table, 2^59 - 1 rows of 2, does not.
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.kv_map_width = int64_t(1) << 58; })), kOverflow,
+                         "rel_w"));
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d_maps(nullptr, &good, nullptr, t.data(),
+                                                        t.data(), o, o + 48),
+                         kNull, "q"));
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d_maps(nullptr, &good, q.data(), nullptr,
+                                                        t.data(), o, o + 48),
+                         kNull, "row_table"));
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d_maps(nullptr, &good, q.data(), t.data(),
+                                                        nullptr, o, o + 48),
+                         kNull, "column_table"));
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d_maps(nullptr, &good, q.data(), t.data(),
+                                                        t.data(), nullptr, o + 48),
+                         kNull, "rel_h"));
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d_maps(nullptr, &good, q.data(), t.data(),
+                                                        t.data(), o, nullptr),
+                         kNull, "rel_w"));
+  // rel_h spans 48 floats of 4 keys per query (the key map's height), not 2.
+  EXPECT_TRUE(fails_with(call(good, nullptr, nullptr, o, o + 47), kAliasing, "rel_w"));
+  EXPECT_TRUE(fails_with(call(good, o + 100, nullptr, o, o + 48), kAliasing, "q"));
+  // The row table has 2 max(2, 4) - 1 = 7 rows: 14 floats from o + 40 reach rel_h.
+  EXPECT_TRUE(fails_with(call(good, nullptr, o + 40 - 13, o + 40, o + 100), kAliasing,
+                         "row_table"));
+  EXPECT_TRUE(out.payload_untouched());
+  EXPECT_EQ(call(good, nullptr, o + 26, o + 40, o + 100), POSENC_OK) << posenc_last_error();
+  EXPECT_EQ(call(good), POSENC_OK) << posenc_last_error();
+}
+
 // Tensors must be aligned to their floats (core.h): an odd pointer is
 // refused by name and nothing is written.
 TEST(RelativeErrors, MisalignedTensors) {

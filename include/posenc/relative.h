@@ -19,6 +19,7 @@
 #ifndef POSENC_RELATIVE_H
 #define POSENC_RELATIVE_H
 
+#include "posenc/attention.h" /* posenc_relative_order */
 #include "posenc/core.h"
 
 #ifdef __cplusplus
@@ -107,6 +108,55 @@ POSENC_API posenc_status posenc_relative_logits_2d(
     posenc_context* context, int64_t batch, int64_t heads, int64_t height, int64_t width,
     int64_t dim, const float* q, const float* row_table, const float* column_table,
     int64_t table_heads, float* out);
+
+/* Added in 0.3: the decomposed 2D relative logits with SAM's and MViTv2's
+ * conventions (segment_anything's get_rel_pos and add_decomposed_rel_pos),
+ * those of posenc_attention's RELATIVE_2D bias (posenc/attention.h):
+ * a table order and a key map of another size. */
+typedef struct posenc_relative_2d_desc {
+  int64_t batch, heads;                /* each >= 1 */
+  int64_t map_height, map_width;       /* the query map X x Y, each >= 1; N = X*Y */
+  int64_t kv_map_height, kv_map_width; /* the key map X' x Y': 0 and 0 (the query
+                                          map's) or both >= 1 */
+  int64_t dim;                         /* >= 1 */
+  int64_t table_heads;                 /* 1 (shared tables) or heads (per head) */
+  posenc_relative_order relative_order;
+} posenc_relative_2d_desc;
+
+/* Fills *desc with the sizes, table_heads 1, the query map as key map (0
+ * and 0) and KEY_MINUS_QUERY order: the problem of
+ * posenc_relative_logits_2d_decomposed. Does nothing if desc is NULL. */
+POSENC_API void posenc_relative_2d_desc_init(posenc_relative_2d_desc* desc, int64_t batch,
+                                             int64_t heads, int64_t map_height,
+                                             int64_t map_width, int64_t dim);
+
+/* rel_h [batch, heads, N, X'] and rel_w [batch, heads, N, Y'] for q of
+ * [batch, heads, N, dim], N = X*Y, query n1 = (x1, y1) = x1*Y + y1:
+ *   rel_h[b,h,n1,x2] = sum_c q[b,h,n1,c] * Rh[row_h(x1, x2), c]
+ *   rel_w[b,h,n1,y2] = sum_c q[b,h,n1,c] * Rw[row_w(y1, y2), c]
+ * with the rows of posenc_attention's RELATIVE_2D bias (posenc/attention.h):
+ * along an axis of query size q and key size k (Rh: X and X', Rw: Y and Y')
+ * the table has 2*max(q, k) - 1 rows, and under QUERY_MINUS_KEY
+ *   row(a, c) = trunc(a*max(k/q, 1) - c*max(q/k, 1) + (k-1)*max(q/k, 1))
+ * in float32 as SAM's get_rel_pos computes it (a - c + k - 1 for q = k);
+ * under KEY_MINUS_QUERY 2*max(q, k) - 2 minus that row. So with SAM's
+ * rel_pos_h and rel_pos_w as stored and QUERY_MINUS_KEY, rel_h and rel_w
+ * are SAM's einsum("bhwc,hkc->bhwk", r_q, Rh) and its Rw counterpart,
+ * [B, X, Y, X'] and [B, X, Y, Y'] per head, for add_decomposed_rel_pos or
+ * an attention mask rel_h[..., :, None] + rel_w[..., None, :] (reshaped to
+ * [batch, heads, N, X'*Y']).
+ * Tables are [rows, dim] (table_heads = 1) or [heads, rows, dim]. With the
+ * defaults of posenc_relative_2d_desc_init this is, bit for bit,
+ * posenc_relative_logits_2d_decomposed. rel_h and rel_w must not overlap
+ * each other or the inputs.
+ * Errors (nothing written): NULL desc or tensor (POSENC_ERROR_NULL_POINTER);
+ * a size, table_heads, key map or order out of range, one of kv_map_height
+ * and kv_map_width 0 (POSENC_ERROR_INVALID_ARGUMENT, naming the field);
+ * sizes whose product overflows (POSENC_ERROR_OVERFLOW); overlaps
+ * (POSENC_ERROR_ALIASING). */
+POSENC_API posenc_status posenc_relative_logits_2d_maps(
+    posenc_context* context, const posenc_relative_2d_desc* desc, const float* q,
+    const float* row_table, const float* column_table, float* rel_h, float* rel_w);
 
 #ifdef __cplusplus
 }

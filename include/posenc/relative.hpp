@@ -55,4 +55,21 @@ inline void relative_logits_2d(const Context& context, int64_t batch, int64_t he
                                   row_table, column_table, table_heads, out));
 }
 
+// A desc of these sizes with the defaults of posenc_relative_2d_desc_init
+// (the query map as key map, KEY_MINUS_QUERY, shared tables); set the other
+// fields on the result.
+inline posenc_relative_2d_desc relative_2d_desc(int64_t batch, int64_t heads, int64_t map_height,
+                                                int64_t map_width, int64_t dim) {
+  posenc_relative_2d_desc desc;
+  posenc_relative_2d_desc_init(&desc, batch, heads, map_height, map_width, dim);
+  return desc;
+}
+
+inline void relative_logits_2d_maps(const Context& context, const posenc_relative_2d_desc& desc,
+                                    const float* q, const float* row_table,
+                                    const float* column_table, float* rel_h, float* rel_w) {
+  check(posenc_relative_logits_2d_maps(context.get(), &desc, q, row_table, column_table, rel_h,
+                                       rel_w));
+}
+
 }  // namespace posenc

@@ -21,7 +21,7 @@ from .bias import (alibi_slopes, position_bias, resize_relative_bias_table_2d,
                    resize_relative_table)
 from .context import Context, default_context, set_default_context
 from .relative import (absolute_logits, rel_to_abs, relative_logits_1d, relative_logits_2d,
-                       relative_logits_2d_decomposed)
+                       relative_logits_2d_decomposed, relative_logits_2d_maps)
 from .rope import RopeCache, inverse_frequencies, rope, rope_config, rope_qk
 
 __version__ = "0.3.0"

@@ -42,6 +42,14 @@ class RelativeOptions(ctypes.Structure):  # posenc_relative_options
                 ("causal", ctypes.c_int)]
 
 
+class Relative2dDesc(ctypes.Structure):  # posenc_relative_2d_desc
+    _fields_ = [("batch", ctypes.c_int64), ("heads", ctypes.c_int64),
+                ("map_height", ctypes.c_int64), ("map_width", ctypes.c_int64),
+                ("kv_map_height", ctypes.c_int64), ("kv_map_width", ctypes.c_int64),
+                ("dim", ctypes.c_int64), ("table_heads", ctypes.c_int64),
+                ("relative_order", c_enum)]
+
+
 class TokenStrides(ctypes.Structure):  # posenc_token_strides
     _fields_ = [("batch", ctypes.c_int64), ("head", ctypes.c_int64),
                 ("token", ctypes.c_int64)]
@@ -114,6 +122,7 @@ class RopePositions(ctypes.Structure):  # posenc_rope_positions
 # C struct name -> ctypes mirror, for the layout test.
 STRUCTS = {
     "posenc_relative_options": RelativeOptions,
+    "posenc_relative_2d_desc": Relative2dDesc,
     "posenc_token_strides": TokenStrides,
     "posenc_attention_desc": AttentionDesc,
     "posenc_attention_tensors": AttentionTensors,

@@ -88,6 +88,10 @@ _PROTOTYPES = {
                                                    _p, _p, _i64, _p, _p]),
     "posenc_relative_logits_2d": (_st, [_p, _i64, _i64, _i64, _i64, _i64, _p, _p, _p,
                                         _i64, _p]),
+    "posenc_relative_2d_desc_init": (None, [ctypes.POINTER(_abi.Relative2dDesc), _i64, _i64,
+                                            _i64, _i64, _i64]),
+    "posenc_relative_logits_2d_maps": (_st, [_p, ctypes.POINTER(_abi.Relative2dDesc), _p, _p,
+                                             _p, _p, _p]),
     # bias.h
     "posenc_position_bias_desc_init": (None, [ctypes.POINTER(_abi.PositionBiasDesc), _st,
                                               _i64, _i64, _i64]),

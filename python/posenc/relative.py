@@ -61,11 +61,16 @@ def relative_logits_1d(q, table, keys=None, query_offset=0, clip=0, causal=False
     return o.obj
 
 
-def _map_inputs(q, row_table, column_table, height, width):
+def _tables(q, row_table, column_table):
     qv, rv, table_heads = _q_and_table(q, row_table, "row_table")
     _, cv, column_heads = _q_and_table(q, column_table, "column_table")
     if column_heads != table_heads or len(cv.shape) != len(rv.shape):
         raise ValueError("column_table: shared or per head as row_table is")
+    return qv, rv, cv, table_heads
+
+
+def _map_inputs(q, row_table, column_table, height, width):
+    qv, rv, cv, table_heads = _tables(q, row_table, column_table)
     if qv.shape[2] != height * width:
         raise ValueError(f"q: {qv.shape[2]} tokens, not height*width = {height * width}")
     return qv, rv, cv, table_heads
@@ -83,6 +88,40 @@ def relative_logits_2d_decomposed(q, row_table, column_table, height, width, out
     check(lib.posenc_relative_logits_2d_decomposed(handle(context), batch, heads, height,
                                                    width, dim, qv.ptr, rv.ptr, cv.ptr,
                                                    table_heads, h.ptr, w.ptr))
+    return h.obj, w.obj
+
+
+def relative_logits_2d_maps(q, row_table, column_table, map_size, kv_map_size=None,
+                            relative_order="key_minus_query", out=None, context=None):
+    """(rel_h [B, H, N, X'], rel_w [B, H, N, Y']) of the query map map_size =
+    (X, Y), N = X*Y, against the key map kv_map_size = (X', Y') (None: the
+    query map), with the rows of posenc_relative_logits_2d_maps:
+    relative_order "query_minus_key" takes SAM's and MViTv2's rel_pos_h and
+    rel_pos_w as stored and gives SAM's add_decomposed_rel_pos terms, of
+    2 max(q, k) - 1 rows per axis. out, if given, is the pair (rel_h, rel_w)."""
+    qv, rv, cv, table_heads = _tables(q, row_table, column_table)
+    batch, heads, tokens, dim = qv.shape
+    height, width = map_size
+    desc = _abi.Relative2dDesc()
+    lib.posenc_relative_2d_desc_init(ctypes.byref(desc), batch, heads, height, width, dim)
+    desc.table_heads = table_heads
+    desc.relative_order = _abi.enum_value(_abi.RELATIVE_ORDER, relative_order, "relative_order")
+    key_map = (height, width) if kv_map_size is None else tuple(kv_map_size)
+    if kv_map_size is not None:
+        desc.kv_map_height, desc.kv_map_width = key_map
+    if tokens != height * width:
+        raise ValueError(f"q: {tokens} tokens, not map_size's {height}*{width}")
+    for name, table, q_size, k_size in (("row_table", rv, height, key_map[0]),
+                                        ("column_table", cv, width, key_map[1])):
+        if table.shape[-2] != 2 * max(q_size, k_size) - 1:
+            raise ValueError(f"{name}: {2 * max(q_size, k_size) - 1} rows for a query map of "
+                             f"{q_size} and a key map of {k_size} along its axis, got "
+                             f"{table.shape[-2]}")
+    out_h, out_w = out if out is not None else (None, None)
+    h = _tensor.output(out_h, q, (batch, heads, tokens, key_map[0]), _abi.F32, "out[0]")
+    w = _tensor.output(out_w, q, (batch, heads, tokens, key_map[1]), _abi.F32, "out[1]")
+    check(lib.posenc_relative_logits_2d_maps(handle(context), ctypes.byref(desc), qv.ptr,
+                                             rv.ptr, cv.ptr, h.ptr, w.ptr))
     return h.obj, w.obj
 
 

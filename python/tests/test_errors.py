@@ -53,6 +53,19 @@ def test_package_checks_name_the_argument():
         posenc.sinusoid_table(4, 8, layout="diagonal")
 
 
+def test_relative_logits_2d_maps_errors():
+    q, rh, rw = torch.randn(1, 2, 6, 4), torch.randn(7, 4), torch.randn(11, 4)
+    with pytest.raises(ValueError, match="row_table: 7 rows"):
+        posenc.relative_logits_2d_maps(q, rh[:5], rw, (2, 3), (4, 6))
+    with pytest.raises(ValueError, match="q: 6 tokens"):
+        posenc.relative_logits_2d_maps(q, rh, rw, (2, 4), (4, 6))
+    with pytest.raises(ValueError, match="relative_order"):
+        posenc.relative_logits_2d_maps(q, rh, rw, (2, 3), (4, 6), relative_order="sideways")
+    with pytest.raises(posenc.Error, match="desc->kv_map_height") as error:
+        posenc.relative_logits_2d_maps(q, torch.randn(3, 4), rw, (2, 3), (0, 6))
+    assert error.value.status == 2
+
+
 def test_non_contiguous_inputs():
     q = torch.randn(1, 5, 3, 8).transpose(1, 2)  # [1, 3, 5, 8], not contiguous
     table = torch.randn(16, 8)[::2]

@@ -92,6 +92,76 @@ def test_relative_logits_2d_non_square():
     close(recombined.reshape(full.shape), full)
 
 
+def sam_rows(q_size, k_size):
+    """The table row of every (query, key) coordinate pair along one axis by
+    the rule of posenc/attention.h (SAM's get_rel_pos): a*max(k/q, 1) -
+    c*max(q/k, 1) + (k-1)*max(q/k, 1), the ratios and the offset rounded to
+    float32, products, difference and sum in float32, truncated."""
+    q_scale, k_scale = max(k_size / q_size, 1.0), max(q_size / k_size, 1.0)
+    a = torch.arange(q_size, dtype=torch.float32)[:, None] * q_scale
+    c = torch.arange(k_size, dtype=torch.float32)[None, :] * k_scale
+    return ((a - c) + (k_size - 1) * k_scale).long()
+
+
+def test_sam_rows_by_hand():
+    # get_rel_pos(2, 4): 2a - c + 3; get_rel_pos(4, 2): a - 2c + 2.
+    assert sam_rows(2, 4).tolist() == [[3, 2, 1, 0], [5, 4, 3, 2]]
+    assert sam_rows(4, 2).tolist() == [[2, 0], [3, 1], [4, 2], [5, 3]]
+    # get_rel_pos(8, 6) in float32: 3.99999976 -> 3 and 0.99999952 -> 0.
+    assert sam_rows(8, 6)[0, 2] == 3 and sam_rows(8, 6)[1, 5] == 0
+
+
+def sam_decomposed(q, rh, rw, query_map, key_map):
+    """SAM's add_decomposed_rel_pos terms in float64, written from its
+    definition: with r_q = q as [B*H, X, Y, d] and R = table[rows],
+    einsum("bhwc,hkc->bhwk", r_q, Rh) and einsum("bhwc,wkc->bhwk", r_q, Rw);
+    per-head tables ([H, rows, d]) take their head's rows."""
+    batch, heads, _, dim = q.shape
+    r_q = torch.from_numpy(q).double().reshape(batch, heads, *query_map, dim)
+    rh, rw = torch.from_numpy(rh).double(), torch.from_numpy(rw).double()
+    if rh.dim() == 2:
+        rh, rw = rh.expand(heads, *rh.shape), rw.expand(heads, *rw.shape)
+    rel_h = torch.stack([torch.einsum("bhwc,hkc->bhwk", r_q[:, h],
+                                      rh[h][sam_rows(query_map[0], key_map[0])])
+                         for h in range(heads)], dim=1)
+    rel_w = torch.stack([torch.einsum("bhwc,wkc->bhwk", r_q[:, h],
+                                      rw[h][sam_rows(query_map[1], key_map[1])])
+                         for h in range(heads)], dim=1)
+    tokens = query_map[0] * query_map[1]
+    return (rel_h.reshape(batch, heads, tokens, key_map[0]).numpy(),
+            rel_w.reshape(batch, heads, tokens, key_map[1]).numpy())
+
+
+@pytest.mark.parametrize("query_map, key_map, per_head", [
+    ((2, 3), (4, 6), False), ((4, 6), (2, 3), True), ((8, 5), (6, 7), False),
+    ((7, 7), (7, 7), True), ((1, 9), (3, 2), False), ((14, 14), (64, 64), False)])
+def test_relative_logits_2d_maps_is_sams_add_decomposed_rel_pos(query_map, key_map, per_head):
+    heads, dim = 3, 16
+    rows_h, rows_w = (2 * max(q, k) - 1 for q, k in zip(query_map, key_map))
+    lead = (heads,) if per_head else ()
+    q = randn(2, heads, query_map[0] * query_map[1], dim)
+    rh, rw = randn(*lead, rows_h, dim), randn(*lead, rows_w, dim)
+    want_h, want_w = sam_decomposed(q, rh, rw, query_map, key_map)
+    rel_h, rel_w = posenc.relative_logits_2d_maps(torch.from_numpy(q), torch.from_numpy(rh),
+                                                  torch.from_numpy(rw), query_map, key_map,
+                                                  relative_order="query_minus_key")
+    close(rel_h, want_h)
+    close(rel_w, want_w)
+    # Key minus query reads the mirrored rows: the tables reversed give the same.
+    flipped = posenc.relative_logits_2d_maps(q, np.ascontiguousarray(rh[..., ::-1, :]),
+                                             np.ascontiguousarray(rw[..., ::-1, :]), query_map,
+                                             key_map, relative_order="key_minus_query")
+    close(flipped[0], want_h)
+    close(flipped[1], want_w)
+
+
+def test_relative_logits_2d_maps_defaults_are_the_decomposed_logits():
+    q, rh, rw = randn(2, 2, 15, 8), randn(5, 8), randn(9, 8)
+    rel_h, rel_w = posenc.relative_logits_2d_maps(q, rh, rw, (3, 5))
+    want_h, want_w = posenc.relative_logits_2d_decomposed(q, rh, rw, 3, 5)
+    assert np.array_equal(rel_h, want_h) and np.array_equal(rel_w, want_w)
+
+
 ATTENTION_CASES = {
     "none": dict(),
     "causal offset": dict(causal=True, query_offset=2),

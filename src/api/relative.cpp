@@ -1,4 +1,5 @@
 // C ABI: position logits. Validation here; the work in ops/relative_*.cpp.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -6,8 +7,9 @@
 #include "api/guard.hpp"
 #include "api/validate.hpp"
 #include "ops/relative/logits_1d.hpp"
-#include "ops/relative/logits_2d.hpp"
 #include "ops/absolute/absolute_logits.hpp"
+#include "ops/relative/logits_2d.hpp"
+#include "ops/relative/relative_axis.hpp"
 #include "ops/relative/skew.hpp"
 #include "posenc/relative.h"
 
@@ -15,9 +17,9 @@ using namespace posenc;
 
 namespace {
 
-void require_table_heads(int64_t table_heads, int64_t heads) {
+void require_table_heads(int64_t table_heads, int64_t heads, const char* name = "table_heads") {
   if (table_heads != 1 && table_heads != heads) {
-    invalid("table_heads must be 1 (shared) or heads = " + std::to_string(heads) +
+    invalid(std::string(name) + " must be 1 (shared) or heads = " + std::to_string(heads) +
             " (per head), got " + std::to_string(table_heads));
   }
 }
@@ -77,28 +79,73 @@ ops::Relative1dGeometry relative_1d_geometry(int64_t queries, int64_t keys, int6
   return ops::Relative1dGeometry{queries, keys, dim, o.query_offset, o.clip, o.causal == 1};
 }
 
-// The 2D problem's checks; returns the bytes of q and of the two tables.
+// A 2D problem whose sizes are checked: q [batch, heads, h.q * w.q, dim],
+// the tables [table_heads, h.rows() or w.rows(), dim].
+struct Problem2d {
+  int64_t batch, heads, dim, table_heads;
+  RelativeAxis h, w;  // along the height and the width
+};
+
+// The bytes of q and of the two tables.
 struct Bytes2d {
   int64_t q, row_table, column_table;
 };
 
-Bytes2d validate_2d(int64_t batch, int64_t heads, int64_t height, int64_t width, int64_t dim,
-                    const float* q, const float* row_table, const float* column_table,
-                    int64_t table_heads) {
+// The axis's table rows, 2 max(q, k) - 1, fit; `sizes` names max(q, k).
+RelativeAxis checked_axis(int64_t q, int64_t k, bool query_minus_key, const char* sizes) {
+  relative_rows(std::max(q, k), sizes);
+  return RelativeAxis{q, k, query_minus_key};
+}
+
+// The inputs are set and their sizes fit; `tokens_name` names h.q * w.q.
+Bytes2d require_inputs_2d(const Problem2d& p, const float* q, const float* row_table,
+                          const float* column_table, const char* tokens_name) {
+  require_tensor(q, sizeof(float), "q");
+  require_tensor(row_table, sizeof(float), "row_table");
+  require_tensor(column_table, sizeof(float), "column_table");
+  const int64_t tokens = checked_bytes({p.h.q, p.w.q}, 1, tokens_name);
+  return Bytes2d{checked_bytes({p.batch, p.heads, tokens, p.dim}, sizeof(float), "q"),
+                 checked_bytes({p.table_heads, p.h.rows(), p.dim}, sizeof(float), "row_table"),
+                 checked_bytes({p.table_heads, p.w.rows(), p.dim}, sizeof(float),
+                               "column_table")};
+}
+
+// The 2D problem of one map (key minus query), as its functions name it.
+Problem2d validate_2d(int64_t batch, int64_t heads, int64_t height, int64_t width, int64_t dim,
+                      int64_t table_heads) {
   require_sizes(batch, heads, dim);
   require_positive(height, "height");
   require_positive(width, "width");
   require_table_heads(table_heads, heads);
-  require_tensor(q, sizeof(float), "q");
-  require_tensor(row_table, sizeof(float), "row_table");
-  require_tensor(column_table, sizeof(float), "column_table");
-  const int64_t tokens = checked_bytes({height, width}, 1, "height * width");
-  return Bytes2d{
-      checked_bytes({batch, heads, tokens, dim}, sizeof(float), "q"),
-      checked_bytes({table_heads, relative_rows(height, "height"), dim}, sizeof(float),
-                    "row_table"),
-      checked_bytes({table_heads, relative_rows(width, "width"), dim}, sizeof(float),
-                    "column_table")};
+  return Problem2d{batch, heads, dim, table_heads, checked_axis(height, height, false, "height"),
+                   checked_axis(width, width, false, "width")};
+}
+
+// posenc_relative_logits_2d_maps's desc, field by field.
+Problem2d validate_2d_desc(const posenc_relative_2d_desc& d) {
+  require_positive(d.batch, "desc->batch");
+  require_positive(d.heads, "desc->heads");
+  require_positive(d.map_height, "desc->map_height");
+  require_positive(d.map_width, "desc->map_width");
+  require_non_negative(d.kv_map_height, "desc->kv_map_height");
+  require_non_negative(d.kv_map_width, "desc->kv_map_width");
+  if ((d.kv_map_height == 0) != (d.kv_map_width == 0)) {
+    invalid("desc->kv_map_height and desc->kv_map_width must both be 0 (the query map's) or "
+            "both positive (got " + std::to_string(d.kv_map_height) + " x " +
+            std::to_string(d.kv_map_width) + ")");
+  }
+  require_positive(d.dim, "desc->dim");
+  require_table_heads(d.table_heads, d.heads, "desc->table_heads");
+  require_enum(d.relative_order, "desc->relative_order",
+               {POSENC_RELATIVE_KEY_MINUS_QUERY, POSENC_RELATIVE_QUERY_MINUS_KEY});
+  const bool query_minus_key = d.relative_order == POSENC_RELATIVE_QUERY_MINUS_KEY;
+  const bool key_map = d.kv_map_height != 0;
+  return Problem2d{
+      d.batch, d.heads, d.dim, d.table_heads,
+      checked_axis(d.map_height, key_map ? d.kv_map_height : d.map_height, query_minus_key,
+                   "max(desc->map_height, desc->kv_map_height)"),
+      checked_axis(d.map_width, key_map ? d.kv_map_width : d.map_width, query_minus_key,
+                   "max(desc->map_width, desc->kv_map_width)")};
 }
 
 // out must not overlap q or either table.
@@ -108,6 +155,21 @@ void require_disjoint_2d(const float* out, int64_t out_bytes, const char* out_na
   require_disjoint(out, out_bytes, out_name, q, in.q, "q");
   require_disjoint(out, out_bytes, out_name, row_table, in.row_table, "row_table");
   require_disjoint(out, out_bytes, out_name, column_table, in.column_table, "column_table");
+}
+
+// rel_h [.., tokens, h.k] and rel_w [.., tokens, w.k] are set, fit and
+// overlap nothing.
+void require_decomposed_outputs(const Problem2d& p, const Bytes2d& in, const float* q,
+                                const float* row_table, const float* column_table,
+                                const float* rel_h, const float* rel_w) {
+  require_tensor(rel_h, sizeof(float), "rel_h");
+  require_tensor(rel_w, sizeof(float), "rel_w");
+  const int64_t tokens = p.h.q * p.w.q;
+  const int64_t h_bytes = checked_bytes({p.batch, p.heads, tokens, p.h.k}, sizeof(float), "rel_h");
+  const int64_t w_bytes = checked_bytes({p.batch, p.heads, tokens, p.w.k}, sizeof(float), "rel_w");
+  require_disjoint_2d(rel_h, h_bytes, "rel_h", q, row_table, column_table, in);
+  require_disjoint_2d(rel_w, w_bytes, "rel_w", q, row_table, column_table, in);
+  require_disjoint(rel_w, w_bytes, "rel_w", rel_h, h_bytes, "rel_h");
 }
 
 }  // namespace
@@ -162,16 +224,9 @@ posenc_status posenc_relative_logits_2d_decomposed(
     int64_t dim, const float* q, const float* row_table, const float* column_table,
     int64_t table_heads, float* rel_h, float* rel_w) {
   return guard("posenc_relative_logits_2d_decomposed", [&] {
-    const Bytes2d in = validate_2d(batch, heads, height, width, dim, q, row_table,
-                                   column_table, table_heads);
-    require_tensor(rel_h, sizeof(float), "rel_h");
-    require_tensor(rel_w, sizeof(float), "rel_w");
-    const int64_t tokens = height * width;
-    const int64_t h_bytes = checked_bytes({batch, heads, tokens, height}, sizeof(float), "rel_h");
-    const int64_t w_bytes = checked_bytes({batch, heads, tokens, width}, sizeof(float), "rel_w");
-    require_disjoint_2d(rel_h, h_bytes, "rel_h", q, row_table, column_table, in);
-    require_disjoint_2d(rel_w, w_bytes, "rel_w", q, row_table, column_table, in);
-    require_disjoint(rel_w, w_bytes, "rel_w", rel_h, h_bytes, "rel_h");
+    const Problem2d p = validate_2d(batch, heads, height, width, dim, table_heads);
+    const Bytes2d in = require_inputs_2d(p, q, row_table, column_table, "height * width");
+    require_decomposed_outputs(p, in, q, row_table, column_table, rel_h, rel_w);
     ops::relative_logits_2d_decomposed(resolve_context(context), batch, heads, height, width,
                                        dim, q, row_table, column_table, table_heads, rel_h,
                                        rel_w);
@@ -184,8 +239,8 @@ posenc_status posenc_relative_logits_2d(posenc_context* context, int64_t batch, 
                                         const float* column_table, int64_t table_heads,
                                         float* out) {
   return guard("posenc_relative_logits_2d", [&] {
-    const Bytes2d in = validate_2d(batch, heads, height, width, dim, q, row_table,
-                                   column_table, table_heads);
+    const Problem2d p = validate_2d(batch, heads, height, width, dim, table_heads);
+    const Bytes2d in = require_inputs_2d(p, q, row_table, column_table, "height * width");
     require_tensor(out, sizeof(float), "out");
     const int64_t tokens = height * width;
     const int64_t out_bytes =
@@ -193,6 +248,35 @@ posenc_status posenc_relative_logits_2d(posenc_context* context, int64_t batch, 
     require_disjoint_2d(out, out_bytes, "out", q, row_table, column_table, in);
     ops::relative_logits_2d(resolve_context(context), batch, heads, height, width, dim, q,
                             row_table, column_table, table_heads, out);
+  });
+}
+
+void posenc_relative_2d_desc_init(posenc_relative_2d_desc* desc, int64_t batch, int64_t heads,
+                                  int64_t map_height, int64_t map_width, int64_t dim) {
+  if (desc == nullptr) return;
+  *desc = posenc_relative_2d_desc{};
+  desc->batch = batch;
+  desc->heads = heads;
+  desc->map_height = map_height;
+  desc->map_width = map_width;
+  desc->dim = dim;
+  desc->table_heads = 1;
+  desc->relative_order = POSENC_RELATIVE_KEY_MINUS_QUERY;
+}
+
+posenc_status posenc_relative_logits_2d_maps(posenc_context* context,
+                                             const posenc_relative_2d_desc* desc, const float* q,
+                                             const float* row_table, const float* column_table,
+                                             float* rel_h, float* rel_w) {
+  return guard("posenc_relative_logits_2d_maps", [&] {
+    require_not_null(desc, "desc");
+    const Problem2d p = validate_2d_desc(*desc);
+    const Bytes2d in =
+        require_inputs_2d(p, q, row_table, column_table, "desc->map_height * desc->map_width");
+    require_decomposed_outputs(p, in, q, row_table, column_table, rel_h, rel_w);
+    ops::relative_logits_2d_decomposed(resolve_context(context), p.batch, p.heads, p.h, p.w,
+                                       p.dim, q, row_table, column_table, p.table_heads, rel_h,
+                                       rel_w);
   });
 }
 

@@ -92,6 +92,33 @@ Relative2d relative_logits_2d_decomposed(int64_t batch, int64_t heads, int64_t h
   return out;
 }
 
+Relative2d relative_logits_2d_maps(int64_t batch, int64_t heads, const RelativeAxis& axis_h,
+                                   const RelativeAxis& axis_w, int64_t dim, const float* q,
+                                   const float* row_table, const float* column_table,
+                                   int64_t table_heads) {
+  const int64_t X = axis_h.q, Y = axis_w.q, N = X * Y, KX = axis_h.k, KY = axis_w.k;
+  Relative2d out{std::vector<double>(size_t(batch * heads * N * KX)),
+                 std::vector<double>(size_t(batch * heads * N * KY))};
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* rh = head_table(row_table, table_heads, h, axis_h.rows(), dim);
+      const float* rw = head_table(column_table, table_heads, h, axis_w.rows(), dim);
+      for (int64_t x1 = 0; x1 < X; ++x1) {
+        for (int64_t y1 = 0; y1 < Y; ++y1) {
+          const int64_t n = (b * heads + h) * N + x1 * Y + y1;
+          for (int64_t x2 = 0; x2 < KX; ++x2) {
+            out.rel_h[size_t(n * KX + x2)] = dot(q + n * dim, rh + axis_h.row(x1, x2) * dim, dim);
+          }
+          for (int64_t y2 = 0; y2 < KY; ++y2) {
+            out.rel_w[size_t(n * KY + y2)] = dot(q + n * dim, rw + axis_w.row(y1, y2) * dim, dim);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<double> relative_logits_2d(int64_t batch, int64_t heads, int64_t height,
                                        int64_t width, int64_t dim, const float* q,
                                        const float* row_table, const float* column_table,

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/relative/relative_axis.hpp"
+
 namespace posenc::reference {
 
 // [batch, heads, queries, keys]; table of [table_heads, keys, dim].
@@ -35,6 +37,15 @@ Relative2d relative_logits_2d_decomposed(int64_t batch, int64_t heads, int64_t h
                                          int64_t width, int64_t dim, const float* q,
                                          const float* row_table, const float* column_table,
                                          int64_t table_heads);
+
+// As posenc_relative_logits_2d_maps: over the query map axis_h.q x axis_w.q,
+// rel_h [batch, heads, N, axis_h.k] and rel_w [batch, heads, N, axis_w.k],
+// the table rows by the axes' rule; tables of axis_h.rows() and
+// axis_w.rows() rows.
+Relative2d relative_logits_2d_maps(int64_t batch, int64_t heads, const RelativeAxis& axis_h,
+                                   const RelativeAxis& axis_w, int64_t dim, const float* q,
+                                   const float* row_table, const float* column_table,
+                                   int64_t table_heads);
 
 // The full bias [batch, heads, N, N], each value rel_h + rel_w in double.
 std::vector<double> relative_logits_2d(int64_t batch, int64_t heads, int64_t height,

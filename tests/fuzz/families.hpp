@@ -18,7 +18,7 @@ void fuzz_concat(FuzzInput& in);
 void fuzz_absolute_logits(FuzzInput& in);
 void fuzz_rel_to_abs(FuzzInput& in);
 void fuzz_relative_1d(FuzzInput& in);
-void fuzz_relative_2d(FuzzInput& in);     // decomposed and full
+void fuzz_relative_2d(FuzzInput& in);     // decomposed, full and _maps
 // rope.cpp
 void fuzz_rope(FuzzInput& in);            // rope, rope_qk, caches, frequencies
 // attention.cpp

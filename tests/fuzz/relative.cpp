@@ -1,6 +1,8 @@
 // Position logits: absolute (q R^T), the rel_to_abs skew, relative logits in
-// 1D (clipped, offset, causal) and 2D (decomposed and full).
+// 1D (clipped, offset, causal) and 2D (decomposed, full, and with SAM's
+// conventions).
 #include <algorithm>
+#include <cstring>
 
 #include "checks.hpp"
 #include "families.hpp"
@@ -15,6 +17,38 @@ int64_t table_heads(FuzzInput& in, int64_t heads, int invalid, bool& bad) {
                                                       : choice == 2 ? 0 : heads + 1;
   bad = value != 1 && value != heads;
   return value;
+}
+
+// posenc_relative_logits_2d_maps: SAM's order and a key map of any size
+// (0 x 0: the query map's; one 0 alone is refused).
+void relative_2d_maps(FuzzInput& in, FuzzContext& context) {
+  int invalid = 0;
+  posenc_relative_2d_desc d;
+  posenc_relative_2d_desc_init(&d, in.size(2, invalid), in.size(3, invalid),
+                               in.size(9, invalid), in.size(9, invalid), in.size(20, invalid));
+  const int kv_choice = in.choice(6);  // 0: none, 1: height alone, 2 .. 5: a key map
+  d.kv_map_height = kv_choice == 0 ? 0 : in.size(12, invalid);
+  d.kv_map_width = kv_choice <= 1 ? 0 : in.size(12, invalid);
+  const bool bad_map = kv_choice == 1 && d.kv_map_height != 0;
+  const int order = in.choice(3);  // 2 is not an order
+  std::memcpy(&d.relative_order, &order, sizeof order);
+  bool bad_heads = false;
+  d.table_heads = table_heads(in, d.heads, invalid, bad_heads);
+  const bool ok = invalid == 0 && !bad_map && !bad_heads && order < 2;
+  const int64_t kx = d.kv_map_height ? d.kv_map_height : d.map_height;
+  const int64_t ky = d.kv_map_width ? d.kv_map_width : d.map_width;
+  const int64_t tokens = ok ? d.map_height * d.map_width : 1, th = ok ? d.table_heads : 1;
+  std::vector<float> q(elements({d.batch, d.heads, tokens, d.dim}, invalid), 0.25f);
+  std::vector<float> rh(elements({th, ok ? 2 * std::max(d.map_height, kx) - 1 : 1, d.dim},
+                                 invalid), 0.5f);
+  std::vector<float> rw(elements({th, ok ? 2 * std::max(d.map_width, ky) - 1 : 1, d.dim},
+                                 invalid), -0.5f);
+  const size_t nh = elements({d.batch, d.heads, tokens, ok ? kx : 1}, invalid);
+  std::vector<float> out(nh + elements({d.batch, d.heads, tokens, ok ? ky : 1}, invalid),
+                         kUntouched);
+  const posenc_status status = posenc_relative_logits_2d_maps(
+      context.get(), &d, q.data(), rh.data(), rw.data(), out.data(), out.data() + nh);
+  expect_outcome(status, !ok, out);
 }
 
 }  // namespace
@@ -78,6 +112,10 @@ void fuzz_relative_1d(FuzzInput& in) {
 
 void fuzz_relative_2d(FuzzInput& in) {
   FuzzContext context(in);
+  if (in.choice(4) == 0) {
+    relative_2d_maps(in, context);
+    return;
+  }
   int invalid = 0;
   const int64_t batch = in.size(2, invalid), heads = in.size(3, invalid),
                 height = in.size(9, invalid), width = in.size(9, invalid),

@@ -8,14 +8,31 @@
 // window for rel_w. Each product is batched over heads. The full bias is
 // the broadcast sum of the decomposed logits (kernels' broadcast_sum_row),
 // which is also how fused attention can add the bias block by block.
+//
+// With SAM's conventions (posenc_relative_logits_2d_maps: a table order or
+// a key map of another size, ops/relative/relative_axis.hpp) the rows of a
+// query coordinate are no window: each GEMM then takes them gathered, in
+// key order, into the thread's scratch.
 #pragma once
 
 #include <cstdint>
 
+#include "ops/relative/relative_axis.hpp"
 #include "runtime/context.hpp"
 
 namespace posenc::ops {
 
+// rel_h [batch, heads, N, axis_h.k] and rel_w [batch, heads, N, axis_w.k]
+// over the query map axis_h.q x axis_w.q (N tokens); tables of
+// axis_h.rows() and axis_w.rows() rows.
+void relative_logits_2d_decomposed(const ExecContext& ctx, int64_t batch, int64_t heads,
+                                   const RelativeAxis& axis_h, const RelativeAxis& axis_w,
+                                   int64_t dim, const float* q, const float* row_table,
+                                   const float* column_table, int64_t table_heads,
+                                   float* rel_h, float* rel_w);
+
+// The plain problem of posenc_relative_logits_2d_decomposed: key minus
+// query over one height x width map.
 void relative_logits_2d_decomposed(const ExecContext& ctx, int64_t batch, int64_t heads,
                                    int64_t height, int64_t width, int64_t dim, const float* q,
                                    const float* row_table, const float* column_table,

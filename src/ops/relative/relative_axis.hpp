@@ -29,7 +29,8 @@ struct RelativeAxis {
   int64_t q, k;          // query and key sizes along the axis
   bool query_minus_key;  // POSENC_RELATIVE_QUERY_MINUS_KEY
 
-  int64_t rows() const { return 2 * std::max(q, k) - 1; }
+  // 2 max(q, k) - 1, summed so as not to overflow for max(q, k) = 2^62.
+  int64_t rows() const { return std::max(q, k) + (std::max(q, k) - 1); }
 
   // Whether row(a, c) = c + shift(a): the key minus query order on maps of
   // one size, whose rows for a query are a window of the table.
