@@ -73,7 +73,9 @@ void pad_reshape_all(int64_t matrices, int64_t length, const float* in, float* o
 // c[rows, columns] = a[rows, dim] x b[columns, dim]^T on the default threads.
 void gemm_abt(int64_t rows, int64_t columns, int64_t dim, const float* a, const float* b,
               float* c) {
-  matmul(dense_a_bt(rows, columns, dim), a, b, c);
+  MatmulShape s = dense_a_bt(rows, columns, dim);
+  s.onednn_threads = omp_get_max_threads();
+  matmul(s, a, b, c);
 }
 
 std::vector<double> widened(const std::vector<float>& values) {
@@ -324,6 +326,11 @@ std::vector<Case> relative_cases() {
       kRelative1d({}, with(plain(2, 4, 70, 40), 4, {3, 20, 1})),
       kAbsolute({}, with(plain(2, 4, 70, 40), 4, {0, 0, 0})),
       kFull2d({}, map(2, 4, 7, 10, 40, 4)),
+      // Per-head tables over 5 heads: oneDNN split these GEMMs' work when
+      // their primitives were made for more threads than a task runs on
+      // (MatmulShape::onednn_threads), and the bits followed the thread count.
+      kDecomposed({}, map(2, 5, 6, 5, 40, 5)),
+      kMaps2d({}, MapsSpec{2, 5, 6, 5, 6, 5, 40, 5, kQueryMinusKey}),
       kSkew(timed, plain(2, 8, 512, 0), plain(1, 3, 67, 0)),
       kSkew(timed, plain(1, 8, 2048, 0), plain(2, 2, 130, 0)),
       kRelative1d(timed, plain(2, 8, 512, 64), plain(1, 2, 67, 64)),

@@ -42,6 +42,7 @@ double gemm_gflops(posenc_dtype type, int64_t n) {
   MatmulShape s;
   s.m = s.n = s.k = s.lda = s.ldb = s.ldc = n;
   s.ab_type = type;
+  s.onednn_threads = omp_get_max_threads();
   try {
     MatmulShape packed = s;
     packed.b_packed = true;

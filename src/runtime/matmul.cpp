@@ -38,7 +38,8 @@ bool MatmulShape::operator==(const MatmulShape& o) const {
          ldb == o.ldb && ldc == o.ldc && batch_stride_a == o.batch_stride_a &&
          batch_stride_b == o.batch_stride_b && batch_stride_c == o.batch_stride_c &&
          transpose_b == o.transpose_b && ab_type == o.ab_type && c_type == o.c_type &&
-         alpha == o.alpha && accumulate == o.accumulate && b_packed == o.b_packed;
+         alpha == o.alpha && accumulate == o.accumulate && b_packed == o.b_packed &&
+         onednn_threads == o.onednn_threads;
 }
 
 namespace {
@@ -50,7 +51,7 @@ struct ShapeHash {
     for (int64_t v : {s.batch, s.m, s.n, s.k, s.lda, s.ldb, s.ldc, s.batch_stride_a,
                       s.batch_stride_b, s.batch_stride_c, int64_t(s.transpose_b),
                       int64_t(s.ab_type), int64_t(s.c_type), int64_t(s.accumulate),
-                      int64_t(s.b_packed)}) {
+                      int64_t(s.b_packed), int64_t(s.onednn_threads)}) {
       mix(v);
     }
     float alpha = s.alpha;
@@ -146,6 +147,7 @@ class OnednnCacheOff {
 
 std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
   const OnednnCacheOff onednn_cache_off;
+  const OpenMpThreads threads(s.onednn_threads);  // what oneDNN makes the primitive for
   const auto [a, b, c] = operand_descs(s);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

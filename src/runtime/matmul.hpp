@@ -44,6 +44,14 @@ struct MatmulShape {
   float alpha = 1.0f;
   bool accumulate = false;
   bool b_packed = false;
+  // The threads oneDNN's primitive is made for. 1 for the GEMMs of a task
+  // (a region runs one per thread, and the serial path one at a time): made
+  // for more, oneDNN fixes a split of the work at creation that it then runs
+  // outside a region, on that many threads, but not inside one, so the bits
+  // would depend on the thread count. More for a GEMM that runs alone on
+  // oneDNN's own threads (the bottleneck block's projection, the
+  // benchmarks' references).
+  int onednn_threads = 1;
 
   bool operator==(const MatmulShape& other) const;
 };
