@@ -2,7 +2,8 @@
 # Builds posenc and runs every test:
 #   1. native build: the GoogleTest suite on every ISA path the CPU has, the
 #      whole suite again under POSENC_MAX_ISA=avx2 (AVX-512 tests skip, the cap
-#      test checks oneDNN too), `posenc check`, then an install into a
+#      test checks oneDNN too), the cases' thread-count comparison with a
+#      default of 4 OpenMP threads, `posenc check`, then an install into a
 #      temporary prefix with the examples built against it; the Python
 #      package's tests (pytest, Debian's python3) on that build, and its
 #      install command into a temporary virtual environment;
@@ -23,6 +24,8 @@ cmake --build "$root/build" -j "$jobs"
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 echo "== the suite again, capped with POSENC_MAX_ISA=avx2"
 POSENC_MAX_ISA=avx2 "$root/build/tests/posenc_tests" --gtest_brief=1
+echo "== every case's bits across thread counts, with more OpenMP threads than cores"
+OMP_NUM_THREADS=4 "$root/build/tests/posenc_tests" --gtest_brief=1 --gtest_filter='Every/Cases.*'
 "$root/build/tools/posenc/posenc" check
 "$root/scripts/check-install.sh" "$root/build"
 echo "== the Python package: tests, then pip install ./python"
