@@ -22,13 +22,13 @@ import ctypes
 import importlib.util
 import math
 import os
-import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 import torch
+
+from measure import median_seconds, print_table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_LIB = os.path.join(HERE, "..", "build", "src", "libposenc.so")
@@ -293,16 +293,6 @@ def blas_name():
     return ", ".join(sorted(names)) or "none found"
 
 
-def median_seconds(fn, repeats):
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def peak_rss_mib():
     # VmHWM belongs to this process's address space; ru_maxrss would carry the
     # parent's peak across fork and exec.
@@ -359,8 +349,8 @@ def main():
           f"posenc {lib.posenc_version().decode()} on "
           f"{lib.posenc_isa_name(lib.posenc_best_isa()).decode()}, "
           f"{args.threads} threads")
-    header = ("case", "shape", "max abs diff", "torch ms", "posenc ms", "speedup",
-              "torch MiB", "posenc MiB")
+    header = ["case", "shape", "max abs diff", "torch ms", "posenc ms", "speedup",
+              "torch MiB", "posenc MiB"]
     rows = []
     failed = False
     for name in names:
@@ -379,15 +369,7 @@ def main():
                      f"{child_peak(args, name, 'torch'):.0f}",
                      f"{child_peak(args, name, 'posenc'):.0f}"))
         del tensors, want, got
-    if args.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for row in rows:
-            print("| " + " | ".join(row) + " |")
-    else:
-        widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
-        for row in [header] + rows:
-            print("  ".join(str(v).ljust(w) for v, w in zip(row, widths)))
+    print_table(header, rows, args.markdown)
     if failed:
         print("OUTPUTS DIFFER BEYOND TOLERANCE", file=sys.stderr)
     return 1 if failed else 0

@@ -19,7 +19,6 @@ their own work only. Needs Debian's python3-torch, timm and a built libposenc
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -28,6 +27,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
+from measure import cpu_name, print_table  # noqa: E402
+
 # --models name -> (timm model, the option giving its image size, or its fixed size)
 MODELS = {
     "sam": ("samvit_base_patch16", "sam_size"),
@@ -35,17 +36,6 @@ MODELS = {
     "swin": ("swin_tiny_patch4_window7_224", 224),
     "beit": ("beit_base_patch16_224", 224),
 }
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def resident_kib(field):
@@ -168,15 +158,7 @@ def table(rows, markdown):
             f"{r['timm_s'] - r['timm_attn_s']:.3f}", f"{r['posenc_s'] - r['posenc_attn_s']:.3f}",
             f"{r['timm_mib']:.0f}", f"{r['posenc_mib']:.0f}",
             f"{r['max_abs_diff']:.2g} (of {r['max_abs_out']:.2g})"])
-    if markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for line in lines:
-            print("| " + " | ".join(line) + " |")
-    else:
-        widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
-        for line in [header] + lines:
-            print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)))
+    print_table(header, lines, markdown)
 
 
 def main():

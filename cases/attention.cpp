@@ -18,9 +18,10 @@
 
 #include "cases/attention_unfused.hpp"
 #include "cases/case.hpp"
+#include "cases/values.hpp"
+#include "ops/attention/position_bias.hpp"
 #include "posenc/attention.hpp"
 #include "reference/attention.hpp"
-#include "cases/values.hpp"
 
 namespace posenc::cases {
 namespace {
@@ -35,12 +36,6 @@ int64_t rows_h(const posenc_attention_desc& d) {
 }
 int64_t rows_w(const posenc_attention_desc& d) {
   return 2 * std::max(d.map_width, d.kv_map_width) - 1;
-}
-
-// The bias kinds without q (posenc/bias.h's).
-bool is_position_bias(const posenc_attention_desc& d) {
-  return d.bias == POSENC_BIAS_TABLE_2D || d.bias == POSENC_BIAS_TABLE_1D ||
-         d.bias == POSENC_BIAS_T5 || d.bias == POSENC_BIAS_ALIBI;
 }
 
 // Floats of such a kind's table as the model stores it (ALiBi: none, the
@@ -135,6 +130,7 @@ std::string describe(const posenc_attention_desc& d) {
       s += " keys " + std::to_string(d.kv_map_height) + "x" + std::to_string(d.kv_map_width);
     }
     if (d.relative_order == POSENC_RELATIVE_QUERY_MINUS_KEY) s += " q-k";
+    if (!d.bias_uses_scaled_q) s += " unscaled-q";
   } else if (d.q_len == d.kv_len) {
     s += "T" + std::to_string(d.q_len);
   } else {
@@ -167,7 +163,7 @@ double flops_of(const posenc_attention_desc& d) {
   double position_rows = 0.0;
   if (is_2d(d)) {
     position_rows = double(rows_h(d) + rows_w(d));
-  } else if ((d.bias != POSENC_BIAS_NONE && !is_position_bias(d)) || d.relative_values) {
+  } else if ((d.bias != POSENC_BIAS_NONE && !ops::is_position_bias(d.bias)) || d.relative_values) {
     position_rows = double(table_rows(d));
   }
   return bh * double(d.q_len) * dh * (4.0 * double(d.kv_len) + 2.0 * position_rows);
@@ -380,7 +376,7 @@ class AttentionBuffers {
       t.table_h = pass(next++);
       t.table_w = pass(next++);
     } else if (desc_.bias != POSENC_BIAS_NONE &&
-               (!is_position_bias(desc_) || position_table_floats(desc_) > 0)) {
+               (!ops::is_position_bias(desc_.bias) || position_table_floats(desc_) > 0)) {
       t.table = pass(next++);
     }
     if (desc_.relative_values) t.value_table = pass(next);
@@ -764,6 +760,18 @@ std::vector<Case> attention_cases() {
                     packed(plain(1, 4, 70, 70, 16))),
       kAttentionBf16({"bench"}, packed(plain(1, 32, 2048, 2048, 128, bf16)),
                      packed(plain(1, 4, 70, 70, 16, bf16))),
+      // Issue 18's target shapes not covered above (the 2D relative B1 H4
+      // 64x64 d64 rows are; fp32 causal is ALiBi's plain row): plain bf16,
+      // causal bf16, SAM ViT-B's global attention, the BoTNet block of
+      // BoTNet's 14x14 stage with batch 8.
+      kAttentionBf16({"bench"}, plain(1, 32, 2048, 2048, 128, bf16),
+                     plain(1, 4, 70, 70, 16, bf16)),
+      kAttentionBf16({"bench"}, causal(plain(1, 32, 2048, 2048, 128, bf16)),
+                     causal(plain(1, 4, 70, 70, 16, bf16))),
+      kAttention2dF32({"bench"}, sam(desc_2d(1, 12, 64, 64, 64)), sam(desc_2d(1, 3, 11, 9, 64))),
+      kAttention2dBf16({"bench"}, sam(desc_2d(1, 12, 64, 64, 64, bf16)),
+                       sam(desc_2d(1, 3, 11, 9, 64, bf16))),
+      kBottleneck({"bench"}, bottleneck(8, 512, 14, 14, 4, 128), bottleneck(2, 16, 5, 3, 2, 8)),
       // The bias kinds without q (issue 16: at most 1.15x the plain row
       // after each, at least 3x the unfused way): a 64x64 window (BEiT-like
       // sizes), a 1D table over 4096 tokens, Swin's shifted 7x7 windows of a

@@ -115,7 +115,7 @@ const std::vector<Family>& families();
 std::vector<Case> all_cases();
 
 // The cases with `tag` (every case if empty) whose "op shape" contains
-// `filter`.
+// `filter`, or one of its comma-separated parts.
 std::vector<Case> select(const std::vector<Case>& cases, const std::string& tag,
                          const std::string& filter);
 

@@ -31,12 +31,27 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
+namespace {
+
+// Whether `text` contains one of filter's comma-separated parts (an empty
+// filter matches everything).
+bool matches(const std::string& text, const std::string& filter) {
+  size_t begin = 0;
+  while (true) {
+    const size_t end = std::min(filter.find(',', begin), filter.size());
+    if (text.find(filter.substr(begin, end - begin)) != std::string::npos) return true;
+    if (end == filter.size()) return false;
+    begin = end + 1;
+  }
+}
+
+}  // namespace
+
 std::vector<Case> select(const std::vector<Case>& cases, const std::string& tag,
                          const std::string& filter) {
   std::vector<Case> selected;
   for (const Case& c : cases) {
-    if ((tag.empty() || c.has_tag(tag)) &&
-        (c.op + " " + c.shape).find(filter) != std::string::npos) {
+    if ((tag.empty() || c.has_tag(tag)) && matches(c.op + " " + c.shape, filter)) {
       selected.push_back(c);
     }
   }

@@ -2,6 +2,8 @@
 // (or JSON), each time set against the oneDNN GEMM rate measured at the
 // start and against a memcpy and memset of the case's own bytes, all in the
 // same run. A call that fails is not timed: its row says why.
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +23,7 @@ namespace {
 struct Options {
   bool json = false;
   std::string isa;     // empty: every runnable path
-  std::string filter;  // substring of "op shape"
+  std::string filter;  // substrings of "op shape", comma-separated
   std::string tag = "bench";
   int repeats = 7;
 };
@@ -41,7 +43,7 @@ bool parse(int argc, char** argv, Options& o) {
     } else {
       std::fprintf(stderr,
                    "usage: posenc bench [--json] [--isa avx512|avx2|baseline|neon] "
-                   "[--filter TEXT] [--tag bench|demo|check] [--repeats N]\n");
+                   "[--filter TEXT[,TEXT...]] [--tag bench|demo|check] [--repeats N]\n");
       return false;
     }
   }
@@ -71,16 +73,17 @@ int run_bench(int argc, char** argv) {
       cases::select(cases::all_cases(), options.tag, options.filter);
   const cases::ColumnWidths widths = cases::column_widths(selected, cases::Size::full);
   if (options.json) {
-    std::printf("{\n  \"machine\": {\"onednn_f32_gemm_gflops\": %.1f, "
+    std::printf("{\n  \"machine\": {\"threads\": %d, \"onednn_f32_gemm_gflops\": %.1f, "
                 "\"onednn_bf16_gemm_gflops\": %.1f, \"memcpy_gbytes_per_s\": %.1f, "
                 "\"memset_gbytes_per_s\": %.1f},\n  \"results\": [",
-                machine.gemm_gflops, machine.bf16_gemm_gflops, machine.memcpy_gbytes_per_s,
-                machine.memset_gbytes_per_s);
+                omp_get_max_threads(), machine.gemm_gflops, machine.bf16_gemm_gflops,
+                machine.memcpy_gbytes_per_s, machine.memset_gbytes_per_s);
   } else {
-    std::printf("machine, measured now: oneDNN GEMM fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s "
-                "(0: none), memcpy %.1f GB/s, memset %.1f GB/s\n\n",
-                machine.gemm_gflops, machine.bf16_gemm_gflops, machine.memcpy_gbytes_per_s,
-                machine.memset_gbytes_per_s);
+    std::printf("machine, measured now on %d threads (OMP_NUM_THREADS sets them): oneDNN GEMM "
+                "fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s (0: none), memcpy %.1f GB/s, memset "
+                "%.1f GB/s\n\n",
+                omp_get_max_threads(), machine.gemm_gflops, machine.bf16_gemm_gflops,
+                machine.memcpy_gbytes_per_s, machine.memset_gbytes_per_s);
     std::printf("%s", cases::bench_header(widths).c_str());
   }
   const char* separator = "";

@@ -18,7 +18,7 @@ void print_usage() {
       "  check   self-test: every op on every ISA path against the reference\n"
       "  bench   op x shape x ISA table against the machine's GEMM rate and\n"
       "          copy bandwidth measured in the same run [--json] [--isa NAME]\n"
-      "          [--filter TEXT] [--tag bench|demo|check] [--repeats N]\n"
+      "          [--filter TEXT[,TEXT...]] [--tag bench|demo|check] [--repeats N]\n"
       "  viz     writes PNG figures: the sinusoid table, cosine similarity of\n"
       "          positions, relative logits, the 2D relative bias (see viz --help)\n"
       "\n"

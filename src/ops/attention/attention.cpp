@@ -136,15 +136,17 @@ class QueryBlockRunner {
   void key_block(const QueryBlock& qb, int64_t b, const Sequence& seq, const KeyBlock& kb,
                  int64_t range_first,
                  const RowWindow& vw, const Scratch& s) const;
+  // The two products of key_block: scores[rows, ld] = q (ldq apart) times
+  // kb's keys, and acc (+)= probs (ld apart; bf16 or fp32 for a GEMM, fp32
+  // for a decode kernel) times kb's values. Each is a GEMM, with B packed
+  // once per kv head where that pays, or with blocking.decode_products a
+  // decode kernel reading the keys and values where they are stored.
+  void scores_product(const void* q, int64_t rows, const KeyBlock& kb, const char* keys,
+                      int64_t ld, const Scratch& s) const;
+  void values_product(const void* probs, int64_t ld, int64_t rows, const KeyBlock& kb,
+                      const char* values, bool accumulate, const Scratch& s) const;
   void gemm(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
             const void* stored_b, const uint8_t* packed_b, void* c) const;
-  // The products of key_block with the decode kernels (blocking.decode_products):
-  // scores[rows, ld] of q (ldq apart) against `count` keys from `keys`, and
-  // acc (+)= probs (fp32, ld apart) times the values from `values`.
-  void decode_scores(const void* q, int64_t rows, const char* keys, int64_t count,
-                     float* scores, int64_t ld) const;
-  void decode_values(const float* probs, int64_t ld, int64_t rows, const char* values,
-                     int64_t count, bool accumulate, float* acc) const;
   // Key block `index` of a whole row of keys, as packed.
   PackedBlock packed_block(int64_t index) const {
     return ops::packed_block(p_, blocking_.rows(), blocking_.ldq(p_), blocking_.key_block,
@@ -290,23 +292,10 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
                                  const Scratch& s) const {
   const AttentionKernels& k = ctx_.kernels->attention;
   const int64_t ld = gemm_output_stride(kb.count);
-  const PackedKeyValues& packed = layout_.packed;
-  const int64_t block_index = kb.first / blocking_.key_block;
-  const PackedBlock packed_for = packed_block(block_index);
-  const uint8_t* packed_keys = packed.key_block_bytes == 0 ? nullptr
-      : s.packed_keys + size_t(block_index) * packed.key_block_bytes;
-  const uint8_t* packed_values = packed.value_block_bytes == 0 ? nullptr
-      : s.packed_values + size_t(block_index) * packed.value_block_bytes;
   const int64_t kv_head = p_.kv_head(qb.head);
   const int64_t rows = qb.rows * blocking_.stacked_heads;
   const void* q = blocking_.stacked_heads > 1 ? static_cast<const void*>(s.stacked_q) : qb.q;
-  const char* keys = row_of(t_.k, p_.k, b, kv_head, kb.first);
-  if (!blocking_.decode_products) {
-    gemm(scores_gemm(p_, rows, blocking_.ldq(p_), kb), packed_for.keys, q, keys, packed_keys,
-         s.scores);
-  } else if (!shapes_only_) {
-    decode_scores(q, rows, keys, kb.count, s.scores, ld);
-  }
+  scores_product(q, rows, kb, row_of(t_.k, p_.k, b, kv_head, kb.first), ld, s);
 
   // GEMMs take bf16 probabilities, straight from the softmax unless the
   // relative values need them in fp32 first; the decode kernels take fp32.
@@ -342,43 +331,55 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
     }
   }
 
-  const char* values = row_of(t_.v, p_.v, b, kv_head, kb.first);
-  const bool accumulate = kb.first > range_first;
-  if (!blocking_.decode_products) {
-    const void* probs = bf16_probs ? static_cast<const void*>(s.probs_bf16)
-                                   : static_cast<const void*>(s.scores);
-    gemm(output_gemm(p_, rows, kb, layout_.acc_ld, accumulate), packed_for.values, probs, values,
-         packed_values, s.acc);
-  } else if (!shapes_only_) {
-    decode_values(s.scores, ld, rows, values, kb.count, accumulate, s.acc);
-  }
+  const void* probs = bf16_probs ? static_cast<const void*>(s.probs_bf16)
+                                 : static_cast<const void*>(s.scores);
+  values_product(probs, ld, rows, kb, row_of(t_.v, p_.v, b, kv_head, kb.first),
+                 kb.first > range_first, s);
 }
 
-void QueryBlockRunner::decode_scores(const void* q, int64_t rows, const char* keys,
-                                     int64_t count, float* scores, int64_t ld) const {
-  const AttentionKernels& k = ctx_.kernels->attention;
+void QueryBlockRunner::scores_product(const void* q, int64_t rows, const KeyBlock& kb,
+                                      const char* keys, int64_t ld, const Scratch& s) const {
   const int64_t ldq = blocking_.ldq(p_);
+  if (!blocking_.decode_products) {
+    const int64_t index = kb.first / blocking_.key_block;
+    const size_t bytes = layout_.packed.key_block_bytes;
+    gemm(scores_gemm(p_, rows, ldq, kb), packed_block(index).keys, q, keys,
+         bytes == 0 ? nullptr : s.packed_keys + size_t(index) * bytes, s.scores);
+    return;
+  }
+  if (shapes_only_) return;
+  const AttentionKernels& k = ctx_.kernels->attention;
   if (p_.dtype == POSENC_BF16) {
     k.decode_scores_bf16(static_cast<const uint16_t*>(q), ldq, rows,
-                         reinterpret_cast<const uint16_t*>(keys), p_.k.token, count, p_.head_dim,
-                         p_.qk_alpha, scores, ld);
+                         reinterpret_cast<const uint16_t*>(keys), p_.k.token, kb.count,
+                         p_.head_dim, p_.qk_alpha, s.scores, ld);
   } else {
     k.decode_scores_f32(static_cast<const float*>(q), ldq, rows,
-                        reinterpret_cast<const float*>(keys), p_.k.token, count, p_.head_dim,
-                        p_.qk_alpha, scores, ld);
+                        reinterpret_cast<const float*>(keys), p_.k.token, kb.count, p_.head_dim,
+                        p_.qk_alpha, s.scores, ld);
   }
 }
 
-void QueryBlockRunner::decode_values(const float* probs, int64_t ld, int64_t rows,
-                                     const char* values, int64_t count, bool accumulate,
-                                     float* acc) const {
+void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t rows,
+                                      const KeyBlock& kb, const char* values, bool accumulate,
+                                      const Scratch& s) const {
+  if (!blocking_.decode_products) {
+    const int64_t index = kb.first / blocking_.key_block;
+    const size_t bytes = layout_.packed.value_block_bytes;
+    gemm(output_gemm(p_, rows, kb, layout_.acc_ld, accumulate), packed_block(index).values,
+         probs, values, bytes == 0 ? nullptr : s.packed_values + size_t(index) * bytes, s.acc);
+    return;
+  }
+  if (shapes_only_) return;
   const AttentionKernels& k = ctx_.kernels->attention;
+  const float* probs_f32 = static_cast<const float*>(probs);
   if (p_.dtype == POSENC_BF16) {
-    k.decode_values_bf16(probs, ld, rows, reinterpret_cast<const uint16_t*>(values),
-                         p_.v.token, count, p_.value_head_dim, accumulate, acc, layout_.acc_ld);
+    k.decode_values_bf16(probs_f32, ld, rows, reinterpret_cast<const uint16_t*>(values),
+                         p_.v.token, kb.count, p_.value_head_dim, accumulate, s.acc,
+                         layout_.acc_ld);
   } else {
-    k.decode_values_f32(probs, ld, rows, reinterpret_cast<const float*>(values), p_.v.token,
-                        count, p_.value_head_dim, accumulate, acc, layout_.acc_ld);
+    k.decode_values_f32(probs_f32, ld, rows, reinterpret_cast<const float*>(values), p_.v.token,
+                        kb.count, p_.value_head_dim, accumulate, s.acc, layout_.acc_ld);
   }
 }
 

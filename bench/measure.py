@@ -1,0 +1,40 @@
+"""What the PyTorch comparisons share: the CPU's name, a median time, a table."""
+import platform
+import statistics
+import time
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def median_seconds(fn, repeats, warmup=1):
+    """The median wall time of `repeats` calls of fn() after `warmup` calls."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def print_table(header, lines, markdown):
+    """Rows of cells (strings) as a markdown table or as aligned columns."""
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for line in lines:
+            print("| " + " | ".join(line) + " |")
+        return
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+    for line in [header] + lines:
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)))

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The measurements the performance targets ask for on a many-core server,
+# one stage per command so that each fits a time-limited run:
+#
+#   bench/targets.sh tests  [OUT]   the whole GoogleTest suite on every ISA path
+#   bench/targets.sh cases  [OUT]   posenc bench rows at all threads, then the
+#                                   server targets' rows again at 1 thread
+#   bench/targets.sh sdpa   [OUT]   bench/torch_attention.py, 1 and all threads
+#   bench/targets.sh models [OUT]   bench/torch_models.py, 2 and all threads
+#
+# Each stage prints its table and writes it to OUT/<stage>.txt (OUT: the
+# current directory). It needs only what was built: the programs are taken
+# from POSENC_TESTS and POSENC_CLI, the library from POSENC_LIBRARY
+# (defaults: the build tree), so a build unpacked on a machine without a
+# compiler runs as it is. The torch stages need python3 with torch 2.0 or
+# later and timm.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+stage=${1:-}
+out=${2:-.}
+tests=${POSENC_TESTS:-$root/build/tests/posenc_tests}
+cli=${POSENC_CLI:-$root/build/tools/posenc/posenc}
+export POSENC_LIBRARY=${POSENC_LIBRARY:-$root/build/src/libposenc.so}
+export PYTHONUNBUFFERED=1
+
+# Rows of `posenc bench` (comma-separated substrings of "op shape"):
+# every target's row at all threads, the 1-thread targets at 1 thread.
+all_threads="padded,1D B8 H8 T512,plain B1 H8 T2048,kv8 Tq1,T2048 d128,attention_family"
+all_threads+=",2D B1 H4 64x64 d64,H12 64x64,C512 14x14"
+one_thread="T2048 d128,2D B1 H4 64x64 d64,H12 64x64,C512 14x14"
+
+mkdir -p "$out"
+case "$stage" in
+  tests)
+    "$tests" --gtest_brief=1 2>&1 | tee "$out/tests.txt" ;;
+  cases)
+    { "$cli" info
+      "$cli" bench --isa avx512 --filter "$all_threads"
+      OMP_NUM_THREADS=1 "$cli" bench --isa avx512 --filter "$one_thread"
+    } 2>&1 | tee "$out/cases.txt" ;;
+  sdpa)
+    python3 "$root/bench/torch_attention.py" --threads 1,all --markdown 2>&1 |
+      tee "$out/sdpa.txt" ;;
+  models)
+    python3 "$root/bench/torch_models.py" --threads 2,all --markdown 2>&1 |
+      tee "$out/models.txt" ;;
+  *)
+    sed -n 2,17p "$0" >&2
+    exit 2 ;;
+esac

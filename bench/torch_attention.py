@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""posenc_attention against torch's scaled_dot_product_attention, same inputs.
+
+The peer of each case is what timm runs: SDPA, with the 2D relative bias
+built by timm's get_decomposed_rel_pos_bias and passed as attn_mask (SAM ViT's
+fused path). For each case, dtype and thread count both sides get the same
+q, k, v and tables; the script prints the median wall time of --repeats calls
+after --warmup, the speedup, and the largest difference of the outputs.
+posenc follows torch.set_num_threads (posenc.context). Needs torch 2.0 or
+later (SDPA), timm, and a built libposenc (found as the package says:
+POSENC_LIBRARY, else the build tree).
+
+    python3 bench/torch_attention.py [--cases plain,causal,rel2d,sam]
+        [--dtypes fp32,bf16] [--threads 1,all] [--repeats 10] [--warmup 2] [--markdown]
+
+Cases (issue 18's target shapes): plain and causal B1 H32 T2048 d128; rel2d,
+posenc's 2D relative logits (tables indexed by key minus query, from the
+scaled q) on B1 H4 64x64 d64; sam, SAM ViT-B's global attention (its tables
+as stored, from the unscaled q) on B1 H12 64x64 d64.
+"""
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+from measure import cpu_name, median_seconds, print_table  # noqa: E402
+
+# name -> (heads, tokens or (height, width), head_dim, kind)
+CASES = {
+    "plain": (32, 2048, 128, "plain"),
+    "causal": (32, 2048, 128, "causal"),
+    "rel2d": (4, (64, 64), 64, "rel2d"),
+    "sam": (12, (64, 64), 64, "sam"),
+}
+DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
+
+
+def make_inputs(case, dtype, torch):
+    """q, k, v [1, H, N, d] and the 2D tables [2 side - 1, d] (None for 1D)."""
+    heads, size, head_dim, kind = CASES[case]
+    tokens = size if isinstance(size, int) else size[0] * size[1]
+    generator = torch.Generator().manual_seed(0)
+
+    def randn(*shape, std=1.0):
+        return (torch.randn(*shape, generator=generator) * std).to(dtype)
+
+    q, k, v = (randn(1, heads, tokens, head_dim) for _ in range(3))
+    if isinstance(size, int):
+        return q, k, v, None, None
+    return q, k, v, randn(2 * size[0] - 1, head_dim, std=0.2), \
+        randn(2 * size[1] - 1, head_dim, std=0.2)
+
+
+def torch_way(case, q, k, v, table_h, table_w):
+    import torch
+    import torch.nn.functional as F
+    from timm.models.vision_transformer_sam import get_decomposed_rel_pos_bias
+
+    heads, size, head_dim, kind = CASES[case]
+    if kind in ("plain", "causal"):
+        return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=kind == "causal")
+    # timm's layout: heads folded into the batch. posenc's tables are timm's
+    # with the rows reversed (key minus query against query minus key), and
+    # its rel2d logits come from the scaled q.
+    q3, k3, v3 = (x.reshape(-1, x.shape[-2], head_dim) for x in (q, k, v))
+    if kind == "rel2d":
+        table_h, table_w = table_h.flip(0), table_w.flip(0)
+        bias_q = q3 * head_dim ** -0.5
+    else:
+        bias_q = q3
+
+    def run():
+        bias = get_decomposed_rel_pos_bias(bias_q, table_h, table_w, size, size)
+        return F.scaled_dot_product_attention(q3, k3, v3, attn_mask=bias).view_as(q)
+    return run
+
+
+def posenc_way(case, q, k, v, table_h, table_w):
+    import torch
+
+    import posenc
+    heads, size, head_dim, kind = CASES[case]
+    out = torch.empty_like(q)
+    if kind in ("plain", "causal"):
+        return lambda: posenc.attention(q, k, v, causal=kind == "causal", out=out)
+    options = dict(table_h=table_h, table_w=table_w, map_size=size, out=out)
+    if kind == "sam":
+        options.update(relative_order="query_minus_key", bias_uses_scaled_q=False)
+    return lambda: posenc.attention(q, k, v, **options)
+
+
+def measure(case, dtype, threads, args):
+    import torch
+    torch.set_num_threads(threads)
+    inputs = make_inputs(case, getattr(torch, DTYPES[dtype]), torch)
+    ours, theirs = posenc_way(case, *inputs), torch_way(case, *inputs)
+    with torch.no_grad():
+        torch_s = median_seconds(theirs, args.repeats, args.warmup)
+        posenc_s = median_seconds(ours, args.repeats, args.warmup)
+        want, got = theirs().float(), ours().float()
+    heads, size, head_dim, kind = CASES[case]
+    shape = f"H{heads} {'T%d' % size if isinstance(size, int) else '%dx%d' % size} d{head_dim}"
+    return [case, shape, dtype, str(threads), f"{torch_s * 1e3:.2f}", f"{posenc_s * 1e3:.2f}",
+            f"{torch_s / posenc_s:.2f}x",
+            f"{(got - want).abs().max().item():.2g} (of {want.abs().max().item():.2g})"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--dtypes", default="fp32,bf16")
+    parser.add_argument("--threads", default="1,all")
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args()
+    for name, known in ((args.cases, CASES), (args.dtypes, DTYPES)):
+        unknown = set(name.split(",")) - set(known)
+        if unknown:
+            parser.error(f"unknown {', '.join(sorted(unknown))}: choose from {', '.join(known)}")
+
+    import timm
+    import torch
+
+    import posenc
+    if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+        raise SystemExit(f"torch {torch.__version__} has no scaled_dot_product_attention "
+                         "(torch 2.0 or later has)")
+    every = os.cpu_count()
+    threads = [every if t == "all" else int(t) for t in args.threads.split(",")]
+    print(f"{cpu_name()}, {every} CPUs; torch {torch.__version__}, timm {timm.__version__}, "
+          f"posenc {posenc.version()} ({posenc.best_isa()}, {posenc.library_path})")
+    lines = [measure(case, dtype, count, args) for case in args.cases.split(",")
+             for dtype in args.dtypes.split(",") for count in dict.fromkeys(threads)]
+    header = ["case", "shape", "dtype", "threads", "torch SDPA ms", "posenc ms", "speedup",
+              "max abs diff"]
+    print_table(header, lines, args.markdown)
+
+
+if __name__ == "__main__":
+    main()
