@@ -67,11 +67,9 @@ def torch_way(case, q, k, v, table_h, table_w):
     q3, k3, v3 = (x.reshape(-1, x.shape[-2], head_dim) for x in (q, k, v))
     if kind == "rel2d":
         table_h, table_w = table_h.flip(0), table_w.flip(0)
-        bias_q = q3 * head_dim ** -0.5
-    else:
-        bias_q = q3
 
     def run():
+        bias_q = q3 * head_dim ** -0.5 if kind == "rel2d" else q3
         bias = get_decomposed_rel_pos_bias(bias_q, table_h, table_w, size, size)
         return F.scaled_dot_product_attention(q3, k3, v3, attn_mask=bias).view_as(q)
     return run
