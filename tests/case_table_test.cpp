@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
+#include "cases/case.hpp"
 #include "cases/table.hpp"
 #include "posenc/posenc.h"
 
@@ -103,6 +105,34 @@ TEST(CaseTable, APassingCheckAndATimedRowKeepTheirColumns) {
   timed.seconds = 0.004;
   EXPECT_EQ(cases::demo_row(f.c, "avx2", timed, 0.010, widths),
             "  fake_op N7    avx2          4.000  2.5x over the naive way\n");
+}
+
+// --filter and --tag: a filter's comma-separated parts are alternatives,
+// each a substring of "op shape".
+TEST(CaseTable, SelectTakesEitherPartOfAFilter) {
+  auto named = [](const std::string& op, const std::string& shape, const std::string& tag) {
+    Case c;
+    c.op = op;
+    c.shape = shape;
+    c.tags = {tag};
+    return c;
+  };
+  const std::vector<Case> all{named("attention_f32", "plain B1 H32 T2048 d128", "bench"),
+                              named("attention_bf16", "plain B1 H32 T2048 d128", "check"),
+                              named("bottleneck_mhsa", "B8 C512 14x14 H4 d128", "bench"),
+                              named("rope_qk", "B1 H32 T2048 D128", "bench")};
+  auto ops = [&](const std::string& tag, const std::string& filter) {
+    std::string joined;
+    for (const Case& c : cases::select(all, tag, filter)) joined += c.op + ";";
+    return joined;
+  };
+  EXPECT_EQ(ops("", ""), "attention_f32;attention_bf16;bottleneck_mhsa;rope_qk;");
+  EXPECT_EQ(ops("bench", ""), "attention_f32;bottleneck_mhsa;rope_qk;");
+  EXPECT_EQ(ops("", "T2048 d128"), "attention_f32;attention_bf16;");
+  EXPECT_EQ(ops("", "bf16 plain,C512 14x14"), "attention_bf16;bottleneck_mhsa;");
+  EXPECT_EQ(ops("bench", "bf16 plain,C512 14x14"), "bottleneck_mhsa;");
+  EXPECT_EQ(ops("", "nothing,rope"), "rope_qk;");
+  EXPECT_EQ(ops("", "nothing,else"), "");
 }
 
 }  // namespace
