@@ -79,10 +79,11 @@ int run_bench(int argc, char** argv) {
                 omp_get_max_threads(), machine.gemm_gflops, machine.bf16_gemm_gflops,
                 machine.memcpy_gbytes_per_s, machine.memset_gbytes_per_s);
   } else {
-    std::printf("machine, measured now on %d threads (OMP_NUM_THREADS sets them): oneDNN GEMM "
+    const int threads = omp_get_max_threads();
+    std::printf("machine, measured now on %d thread%s (OMP_NUM_THREADS sets them): oneDNN GEMM "
                 "fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s (0: none), memcpy %.1f GB/s, memset "
                 "%.1f GB/s\n\n",
-                omp_get_max_threads(), machine.gemm_gflops, machine.bf16_gemm_gflops,
+                threads, threads == 1 ? "" : "s", machine.gemm_gflops, machine.bf16_gemm_gflops,
                 machine.memcpy_gbytes_per_s, machine.memset_gbytes_per_s);
     std::printf("%s", cases::bench_header(widths).c_str());
   }
