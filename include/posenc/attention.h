@@ -392,11 +392,12 @@ POSENC_API void posenc_bottleneck_desc_init(posenc_bottleneck_desc* desc, int64_
                                             int64_t channels, int64_t height, int64_t width,
                                             int64_t heads, int64_t head_dim);
 
-/* Workspace in bytes: the projected q, k, v and the attention's output for
- * the whole batch (so it grows with batch x height x width x heads x
- * (2 x head_dim + 2 x value_head_dim); with stride 2 the output is fp32
- * and its pooled copy is added), plus the attention's own workspace
- * (posenc_attention_workspace_size). */
+/* Workspace in bytes: the token-major copy of fmap, the projected q, k, v
+ * and the attention's output for the whole batch (so it grows with
+ * batch x height x width x (channels + 2 x heads x (head_dim +
+ * value_head_dim)); with stride 2
+ * the output is fp32 and its pooled copy is added), plus the attention's own
+ * workspace (posenc_attention_workspace_size). */
 POSENC_API posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
                                                           const posenc_bottleneck_desc* desc,
                                                           size_t* bytes);

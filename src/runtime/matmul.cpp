@@ -37,8 +37,8 @@ bool MatmulShape::operator==(const MatmulShape& o) const {
   return batch == o.batch && m == o.m && n == o.n && k == o.k && lda == o.lda &&
          ldb == o.ldb && ldc == o.ldc && batch_stride_a == o.batch_stride_a &&
          batch_stride_b == o.batch_stride_b && batch_stride_c == o.batch_stride_c &&
-         transpose_a == o.transpose_a && transpose_b == o.transpose_b &&
-         ab_type == o.ab_type && c_type == o.c_type && alpha == o.alpha && accumulate == o.accumulate && b_packed == o.b_packed &&
+         transpose_b == o.transpose_b && ab_type == o.ab_type && c_type == o.c_type &&
+         alpha == o.alpha && accumulate == o.accumulate && b_packed == o.b_packed &&
          onednn_threads == o.onednn_threads;
 }
 
@@ -49,8 +49,7 @@ struct ShapeHash {
     size_t h = 0;
     auto mix = [&h](int64_t v) { h = h * 1000003u ^ std::hash<int64_t>()(v); };
     for (int64_t v : {s.batch, s.m, s.n, s.k, s.lda, s.ldb, s.ldc, s.batch_stride_a,
-                      s.batch_stride_b, s.batch_stride_c, int64_t(s.transpose_a),
-                      int64_t(s.transpose_b),
+                      s.batch_stride_b, s.batch_stride_c, int64_t(s.transpose_b),
                       int64_t(s.ab_type), int64_t(s.c_type), int64_t(s.accumulate),
                       int64_t(s.b_packed), int64_t(s.onednn_threads)}) {
       mix(v);
@@ -95,8 +94,7 @@ OperandDescs operand_descs(const MatmulShape& s) {
     // Matrices without the batch dimension: with one, oneDNN 2.6's AMX
     // matmul copies B even when it is already in the GEMM's own layout.
     return OperandDescs{
-        dnnl::memory::desc(dims{s.m, s.k}, ab,
-                           s.transpose_a ? dims{1, s.lda} : dims{s.lda, 1}),
+        dnnl::memory::desc(dims{s.m, s.k}, ab, dims{s.lda, 1}),
         dnnl::memory::desc(dims{s.k, s.n}, ab, s.transpose_b ? dims{1, s.ldb} : dims{s.ldb, 1}),
         dnnl::memory::desc(dims{s.m, s.n}, c, dims{s.ldc, 1})};
   }
@@ -105,15 +103,13 @@ OperandDescs operand_descs(const MatmulShape& s) {
   // (a zero stride sends it to the reference implementation).
   const int64_t a_batch = s.batch_stride_a == 0 ? 1 : s.batch;
   const int64_t b_batch = s.batch_stride_b == 0 ? 1 : s.batch;
-  const int64_t a_rows = s.transpose_a ? s.k : s.m;
-  const int64_t a_stride = s.batch_stride_a == 0 ? a_rows * s.lda : s.batch_stride_a;
+  const int64_t a_stride = s.batch_stride_a == 0 ? s.m * s.lda : s.batch_stride_a;
   const int64_t b_rows = s.transpose_b ? s.n : s.k;
   const int64_t b_stride = s.batch_stride_b == 0 ? b_rows * s.ldb : s.batch_stride_b;
   const int64_t c_stride = s.batch == 1 ? s.m * s.ldc : s.batch_stride_c;
-  const dims a_strides = s.transpose_a ? dims{a_stride, 1, s.lda} : dims{a_stride, s.lda, 1};
   const dims b_strides = s.transpose_b ? dims{b_stride, 1, s.ldb} : dims{b_stride, s.ldb, 1};
   return OperandDescs{
-      dnnl::memory::desc(dims{a_batch, s.m, s.k}, ab, a_strides),
+      dnnl::memory::desc(dims{a_batch, s.m, s.k}, ab, dims{a_stride, s.lda, 1}),
       dnnl::memory::desc(dims{b_batch, s.k, s.n}, ab, b_strides),
       dnnl::memory::desc(dims{s.batch, s.m, s.n}, c, dims{c_stride, s.ldc, 1})};
 }

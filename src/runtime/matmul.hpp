@@ -1,9 +1,8 @@
 // Batched GEMM through oneDNN, with primitives cached by shape and type.
 //
-// C[b] = alpha * op(A[b]) x op(B[b]) (+ C[b] if accumulate), for b < batch,
-// where op(A[b]) is m x k: A[b] stored m x k (row stride lda) or, with
-// transpose_a, stored k x m (row stride lda); op(B[b]) is k x n: B[b] stored
-// k x n (row stride ldb) or, with transpose_b, stored n x k (row stride ldb). Batch
+// C[b] = alpha * A[b] x op(B[b]) (+ C[b] if accumulate), for b < batch, where
+// A[b] is m x k (row stride lda), op(B[b]) is k x n: B[b] stored k x n (row
+// stride ldb) or, with transpose_b, stored n x k (row stride ldb). Batch
 // strides of 0 broadcast A or B across the batch. C is fp32 unless c_type
 // says bf16; A and B share a_type (fp32 or bf16), accumulation is fp32.
 //
@@ -39,7 +38,7 @@ struct MatmulShape {
   int64_t m = 0, n = 0, k = 0;
   int64_t lda = 0, ldb = 0, ldc = 0;
   int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0;
-  bool transpose_a = false, transpose_b = false;
+  bool transpose_b = false;
   posenc_dtype ab_type = POSENC_F32;
   posenc_dtype c_type = POSENC_F32;
   float alpha = 1.0f;

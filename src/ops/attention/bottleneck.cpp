@@ -135,7 +135,8 @@ BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& d, int threads) {
   BottleneckPlan plan;
   plan.attention = attention_problem(d);
   plan.attention_plan = plan_attention(plan.attention, threads);
-  plan.qkv = 0;
+  plan.tokens_in = 0;
+  plan.qkv = plan.tokens_in + workspace_aligned(tokens * size_t(d.channels) * es);
   plan.tokens_out =
       plan.qkv + workspace_aligned(tokens * size_t(gemm_output_stride(qkv_channels(d))) * es);
   const size_t pooled_tokens = d.stride == 2 ? size_t(d.batch * (d.height / 2) * (d.width / 2)) : 0;
@@ -156,23 +157,22 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d,
   const int64_t tokens = d.height * d.width, inner = v_channels(d);
   const size_t es = dtype_bytes(d.dtype);
 
-  // The 1x1 convolution, token-major: qkv[b] = fmap[b]^T W_qkv^T (+ bias),
-  // the NCHW map read in place as the transposed A (as fast as a dense A in
-  // oneDNN, without a transposed copy).
+  // NCHW to token-major, then qkv[b] = tokens[b] W_qkv^T (+ bias): the 1x1
+  // convolution.
+  transpose_batch(ctx, d.batch, d.channels, tokens, es, tensors.fmap, base + plan.tokens_in);
   MatmulShape s;
   s.batch = d.batch;
   s.m = tokens;
   s.n = qkv_channels(d);
   s.k = d.channels;
-  s.lda = tokens;
-  s.ldb = d.channels;
+  s.lda = s.ldb = d.channels;
   s.ldc = gemm_output_stride(s.n);
   s.batch_stride_a = tokens * d.channels;
   s.batch_stride_c = tokens * s.ldc;
-  s.transpose_a = s.transpose_b = true;
+  s.transpose_b = true;
   s.ab_type = s.c_type = d.dtype;
   s.onednn_threads = ctx.num_threads;
-  matmul(s, tensors.fmap, tensors.w_qkv, base + plan.qkv);
+  matmul(s, base + plan.tokens_in, tensors.w_qkv, base + plan.qkv);
   if (tensors.qkv_bias != nullptr) {
     add_bias_rows(ctx, d.batch * tokens, s.n, s.ldc, d.dtype, tensors.qkv_bias,
                   base + plan.qkv);

@@ -23,6 +23,7 @@ inline int64_t value_head_dim(const posenc_bottleneck_desc& desc) {
 struct BottleneckPlan {
   AttentionProblem attention;
   AttentionPlan attention_plan;
+  size_t tokens_in;   // [batch, tokens, channels] of dtype
   size_t qkv;         // [batch, tokens, heads*(2*head_dim + value_head_dim)] of dtype,
                       // rows gemm_output_stride() apart
   size_t tokens_out;  // [batch, tokens, heads*value_head_dim]: of out_dtype, fp32 with stride 2
