@@ -27,19 +27,20 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 from measure import cpu_name, median_seconds, print_table  # noqa: E402
 
-# name -> (heads, tokens or (height, width), head_dim, kind)
+# case -> (heads, tokens or (height, width), head_dim)
 CASES = {
-    "plain": (32, 2048, 128, "plain"),
-    "causal": (32, 2048, 128, "causal"),
-    "rel2d": (4, (64, 64), 64, "rel2d"),
-    "sam": (12, (64, 64), 64, "sam"),
+    "plain": (32, 2048, 128),
+    "causal": (32, 2048, 128),
+    "rel2d": (4, (64, 64), 64),
+    "sam": (12, (64, 64), 64),
 }
 DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
 
 
-def make_inputs(case, dtype, torch):
+def make_inputs(case, dtype):
     """q, k, v [1, H, N, d] and the 2D tables [2 side - 1, d] (None for 1D)."""
-    heads, size, head_dim, kind = CASES[case]
+    import torch
+    heads, size, head_dim = CASES[case]
     tokens = size if isinstance(size, int) else size[0] * size[1]
     generator = torch.Generator().manual_seed(0)
 
@@ -58,18 +59,18 @@ def torch_way(case, q, k, v, table_h, table_w):
     import torch.nn.functional as F
     from timm.models.vision_transformer_sam import get_decomposed_rel_pos_bias
 
-    heads, size, head_dim, kind = CASES[case]
-    if kind in ("plain", "causal"):
-        return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=kind == "causal")
+    heads, size, head_dim = CASES[case]
+    if case in ("plain", "causal"):
+        return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=case == "causal")
     # timm's layout: heads folded into the batch. posenc's tables are timm's
     # with the rows reversed (key minus query against query minus key), and
     # its rel2d logits come from the scaled q.
     q3, k3, v3 = (x.reshape(-1, x.shape[-2], head_dim) for x in (q, k, v))
-    if kind == "rel2d":
+    if case == "rel2d":
         table_h, table_w = table_h.flip(0), table_w.flip(0)
 
     def run():
-        bias_q = q3 * head_dim ** -0.5 if kind == "rel2d" else q3
+        bias_q = q3 * head_dim ** -0.5 if case == "rel2d" else q3
         bias = get_decomposed_rel_pos_bias(bias_q, table_h, table_w, size, size)
         return F.scaled_dot_product_attention(q3, k3, v3, attn_mask=bias).view_as(q)
     return run
@@ -79,12 +80,12 @@ def posenc_way(case, q, k, v, table_h, table_w):
     import torch
 
     import posenc
-    heads, size, head_dim, kind = CASES[case]
+    heads, size, head_dim = CASES[case]
     out = torch.empty_like(q)
-    if kind in ("plain", "causal"):
-        return lambda: posenc.attention(q, k, v, causal=kind == "causal", out=out)
+    if case in ("plain", "causal"):
+        return lambda: posenc.attention(q, k, v, causal=case == "causal", out=out)
     options = dict(table_h=table_h, table_w=table_w, map_size=size, out=out)
-    if kind == "sam":
+    if case == "sam":
         options.update(relative_order="query_minus_key", bias_uses_scaled_q=False)
     return lambda: posenc.attention(q, k, v, **options)
 
@@ -92,13 +93,13 @@ def posenc_way(case, q, k, v, table_h, table_w):
 def measure(case, dtype, threads, args):
     import torch
     torch.set_num_threads(threads)
-    inputs = make_inputs(case, getattr(torch, DTYPES[dtype]), torch)
+    inputs = make_inputs(case, getattr(torch, DTYPES[dtype]))
     ours, theirs = posenc_way(case, *inputs), torch_way(case, *inputs)
     with torch.no_grad():
         torch_s = median_seconds(theirs, args.repeats, args.warmup)
         posenc_s = median_seconds(ours, args.repeats, args.warmup)
         want, got = theirs().float(), ours().float()
-    heads, size, head_dim, kind = CASES[case]
+    heads, size, head_dim = CASES[case]
     shape = f"H{heads} {'T%d' % size if isinstance(size, int) else '%dx%d' % size} d{head_dim}"
     return [case, shape, dtype, str(threads), f"{torch_s * 1e3:.2f}", f"{posenc_s * 1e3:.2f}",
             f"{torch_s / posenc_s:.2f}x",

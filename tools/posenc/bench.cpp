@@ -72,14 +72,14 @@ int run_bench(int argc, char** argv) {
   const std::vector<cases::Case> selected =
       cases::select(cases::all_cases(), options.tag, options.filter);
   const cases::ColumnWidths widths = cases::column_widths(selected, cases::Size::full);
+  const int threads = omp_get_max_threads();  // the references' and the cases' default
   if (options.json) {
     std::printf("{\n  \"machine\": {\"threads\": %d, \"onednn_f32_gemm_gflops\": %.1f, "
                 "\"onednn_bf16_gemm_gflops\": %.1f, \"memcpy_gbytes_per_s\": %.1f, "
                 "\"memset_gbytes_per_s\": %.1f},\n  \"results\": [",
-                omp_get_max_threads(), machine.gemm_gflops, machine.bf16_gemm_gflops,
+                threads, machine.gemm_gflops, machine.bf16_gemm_gflops,
                 machine.memcpy_gbytes_per_s, machine.memset_gbytes_per_s);
   } else {
-    const int threads = omp_get_max_threads();
     std::printf("machine, measured now on %d thread%s (OMP_NUM_THREADS sets them): oneDNN GEMM "
                 "fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s (0: none), memcpy %.1f GB/s, memset "
                 "%.1f GB/s\n\n",

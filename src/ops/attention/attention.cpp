@@ -147,6 +147,11 @@ class QueryBlockRunner {
                       const char* values, bool accumulate, const Scratch& s) const;
   void gemm(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
             const void* stored_b, const uint8_t* packed_b, void* c) const;
+  // kb's block in `blocks` (the slot's packed keys or values, of `bytes`
+  // each), or null when nothing is packed.
+  const uint8_t* packed_b_of(const uint8_t* blocks, size_t bytes, const KeyBlock& kb) const {
+    return bytes == 0 ? nullptr : blocks + size_t(kb.first / blocking_.key_block) * bytes;
+  }
   // Key block `index` of a whole row of keys, as packed.
   PackedBlock packed_block(int64_t index) const {
     return ops::packed_block(p_, blocking_.rows(), blocking_.ldq(p_), blocking_.key_block,
@@ -341,10 +346,8 @@ void QueryBlockRunner::scores_product(const void* q, int64_t rows, const KeyBloc
                                       const char* keys, int64_t ld, const Scratch& s) const {
   const int64_t ldq = blocking_.ldq(p_);
   if (!blocking_.decode_products) {
-    const int64_t index = kb.first / blocking_.key_block;
-    const size_t bytes = layout_.packed.key_block_bytes;
-    gemm(scores_gemm(p_, rows, ldq, kb), packed_block(index).keys, q, keys,
-         bytes == 0 ? nullptr : s.packed_keys + size_t(index) * bytes, s.scores);
+    gemm(scores_gemm(p_, rows, ldq, kb), packed_block(kb.first / blocking_.key_block).keys, q,
+         keys, packed_b_of(s.packed_keys, layout_.packed.key_block_bytes, kb), s.scores);
     return;
   }
   if (shapes_only_) return;
@@ -364,10 +367,9 @@ void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t row
                                       const KeyBlock& kb, const char* values, bool accumulate,
                                       const Scratch& s) const {
   if (!blocking_.decode_products) {
-    const int64_t index = kb.first / blocking_.key_block;
-    const size_t bytes = layout_.packed.value_block_bytes;
-    gemm(output_gemm(p_, rows, kb, layout_.acc_ld, accumulate), packed_block(index).values,
-         probs, values, bytes == 0 ? nullptr : s.packed_values + size_t(index) * bytes, s.acc);
+    gemm(output_gemm(p_, rows, kb, layout_.acc_ld, accumulate),
+         packed_block(kb.first / blocking_.key_block).values, probs, values,
+         packed_b_of(s.packed_values, layout_.packed.value_block_bytes, kb), s.acc);
     return;
   }
   if (shapes_only_) return;
