@@ -14,6 +14,7 @@
 #include "attention_tensors.hpp"
 #include "compare.hpp"
 #include "isa_test.hpp"
+#include "ops/attention/plan.hpp"
 #include "posenc/posenc.h"
 #include "posenc/posenc.hpp"
 #include "reference/attention.hpp"
@@ -849,6 +850,46 @@ TEST(AttentionWorkspace, StaysSmallForLongSequencesAndLargeMaps) {
   d.relative_values = 1;
   ASSERT_EQ(posenc_attention_workspace_size(context.get(), &d, &bytes), POSENC_OK);
   EXPECT_LE(bytes, kLimit);
+}
+
+// The scores of fp32 key blocks of every width are dense: a longer row
+// stride (what bf16 needs at oneDNN 2.6.3's broken widths, 49 to 63) sends
+// oneDNN's small fp32 GEMMs from brgemm to its slower gemm (Swin's 7x7
+// windows: 49 keys).
+TEST(AttentionPlan, Fp32ScoresAreDenseAtEveryWidth) {
+  for (int64_t keys = 40; keys <= 72; ++keys) {
+    for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
+      posenc_attention_desc d = desc(8, keys, keys, 32);  // one query block: nothing packed
+      d.dtype = d.out_dtype = dtype;
+      const ops::AttentionPlan plan = ops::plan_attention(ops::make_attention_problem(d), 1);
+      const bool padded = dtype == POSENC_BF16 && keys >= 49 && keys <= 63;
+      EXPECT_EQ(plan.layout.scores_ld, padded ? 64 : keys) << "keys " << keys << " dtype " << dtype;
+    }
+  }
+}
+
+// q, k and v as views of a packed qkv tensor (rows 3 * heads * head_dim
+// apart): a task copies its rows of q dense, and a kv head's keys and values
+// are packed even for the one task that reads them (one query block of
+// heads without groups): oneDNN's brgemm kernels, AMX among them, take
+// dense or packed operands only.
+TEST(AttentionPlan, StridedInputsReachTheGemmsDenseOrPacked) {
+  for (int64_t q_len : {49, 300}) {
+    const posenc_attention_desc d =
+        packed_qkv_desc(desc(8, q_len, q_len, 32), POSENC_LAYOUT_BTHD);
+    const ops::AttentionProblem problem = ops::make_attention_problem(d);
+    const ops::AttentionPlan plan = ops::plan_attention(problem, 1);
+    SCOPED_TRACE("q_len " + std::to_string(q_len));
+    EXPECT_TRUE(plan.blocking.copies_queries);
+    EXPECT_EQ(plan.blocking.ldq(problem), 32);
+    EXPECT_GT(plan.layout.packed.key_block_bytes, 0u);
+    EXPECT_GT(plan.layout.packed.value_block_bytes, 0u);
+  }
+  const posenc_attention_desc dense = desc(8, 49, 49, 32);
+  const ops::AttentionProblem problem = ops::make_attention_problem(dense);
+  const ops::AttentionPlan plan = ops::plan_attention(problem, 1);
+  EXPECT_FALSE(plan.blocking.copies_queries);
+  EXPECT_EQ(plan.layout.packed.bytes(), 0u);  // one reader of dense keys: as stored
 }
 
 TEST(AttentionCppApi, WorkspaceObjectAndErrors) {

@@ -33,7 +33,7 @@ constexpr int64_t kKeyQuantum = 32;
 
 // One thread's view of its scratch.
 struct Scratch {
-  uint8_t* stacked_q;
+  uint8_t* dense_q;
   float* scores;
   uint16_t* probs_bf16;
   float* bias;
@@ -47,7 +47,7 @@ struct Scratch {
   int64_t* packed_kv_head;
 
   Scratch(uint8_t* slot, const SlotLayout& s)
-      : stacked_q(slot + s.stacked_q),
+      : dense_q(slot + s.dense_q),
         scores(reinterpret_cast<float*>(slot + s.scores)),
         probs_bf16(reinterpret_cast<uint16_t*>(slot + s.probs_bf16)),
         bias(reinterpret_cast<float*>(slot + s.bias)),
@@ -115,14 +115,16 @@ class QueryBlockRunner {
                       first, std::min(blocking_.query_block, p_.q_len - first), b};
   }
   // The same block of stacked head j (0: qb itself), whose rows are the
-  // task's rows from j * qb.rows.
+  // task's rows from j * qb.rows (stacked heads read q's copy).
   QueryBlock stacked_block(const QueryBlock& qb, int64_t j) const {
     QueryBlock block = qb;
     block.head = qb.head + j;
-    block.q = row_of(t_.q, p_.q, qb.batch, block.head, qb.first);
+    block.q = static_cast<const char*>(qb.q) + size_t(j * qb.rows * qb.ldq) * p_.element_bytes();
     return block;
   }
-  void stack_queries(const QueryBlock& qb, const Scratch& s) const;
+  // qb reading the task's rows of q (every stacked head's block, one after
+  // the other) from the scratch's dense copy, which `copy` makes.
+  QueryBlock dense_queries(const QueryBlock& qb, bool copy, const Scratch& s) const;
   const char* row_of(const void* base, const TokenStrides& st, int64_t b, int64_t h,
                      int64_t t) const {
     return static_cast<const char*>(base) +
@@ -145,8 +147,9 @@ class QueryBlockRunner {
                       int64_t ld, const Scratch& s) const;
   void values_product(const void* probs, int64_t ld, int64_t rows, const KeyBlock& kb,
                       const char* values, bool accumulate, const Scratch& s) const;
-  void gemm(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
-            const void* stored_b, const uint8_t* packed_b, void* c) const;
+  // operand: PackedBlock::keys or ::values, the GEMM kb's block was packed for.
+  void gemm(const MatmulShape& shape, MatmulShape PackedBlock::*operand, const KeyBlock& kb,
+            const void* a, const void* stored_b, const uint8_t* packed_b, void* c) const;
   // kb's block in `blocks` (the slot's packed keys or values, of `bytes`
   // each), or null when nothing is packed.
   const uint8_t* packed_b_of(const uint8_t* blocks, size_t bytes, const KeyBlock& kb) const {
@@ -181,12 +184,16 @@ int64_t QueryBlockRunner::computed_keys(const Sequence& seq, int64_t first,
 void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   const int64_t query_task = task / blocking_.key_splits;
   Sequence seq;
-  const QueryBlock qb = query_block(query_task, seq);
-  const int64_t b = qb.batch;
+  const QueryBlock in_place = query_block(query_task, seq);
+  const int64_t b = in_place.batch;
   // The task's share of the keys visible to at least one query of the block
   // (none past q_length).
   const KeyRange range = key_range(task % blocking_.key_splits, blocking_.keys_per_split,
-                                   computed_keys(seq, qb.first, qb.rows));
+                                   computed_keys(seq, in_place.first, in_place.rows));
+  const QueryBlock qb =
+      blocking_.copies_queries
+          ? dense_queries(in_place, !shapes_only_ && range.count() > 0, s)
+          : in_place;
   // b * kv_heads + the kv head.
   const int64_t kv_index = query_task / blocking_.kv_readers(p_);
   if (layout_.packed.bytes() > 0 && range.count() > 0 && *s.packed_kv_head != kv_index) {
@@ -199,7 +206,6 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   if (!shapes_only_) {
     std::fill(s.row_max, s.row_max + rows, -std::numeric_limits<float>::infinity());
     std::fill(s.row_sum, s.row_sum + rows, 0.0f);
-    if (blocking_.stacked_heads > 1 && range.count() > 0) stack_queries(qb, s);
   }
   // Every stacked head's block reads the same window (it follows positions).
   RowWindow vw{0, 0};
@@ -232,16 +238,19 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   if (!shapes_only_ && !blocking_.splits_keys()) store(qb, seq, s);
 }
 
-// The rows of q of the stacked heads' blocks, one after the other, with
-// row stride head_dim.
-void QueryBlockRunner::stack_queries(const QueryBlock& qb, const Scratch& s) const {
+QueryBlock QueryBlockRunner::dense_queries(const QueryBlock& qb, bool copy,
+                                           const Scratch& s) const {
   const size_t row_bytes = size_t(p_.head_dim) * p_.element_bytes();
-  uint8_t* to = s.stacked_q;
-  for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
+  uint8_t* to = s.dense_q;
+  for (int64_t j = 0; j < blocking_.stacked_heads && copy; ++j) {
     for (int64_t r = 0; r < qb.rows; ++r, to += row_bytes) {
       std::memcpy(to, row_of(t_.q, p_.q, qb.batch, qb.head + j, qb.first + r), row_bytes);
     }
   }
+  QueryBlock dense = qb;
+  dense.q = s.dense_q;
+  dense.ldq = p_.head_dim;
+  return dense;
 }
 
 void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const PartialLayout& partial,
@@ -273,15 +282,16 @@ void QueryBlockRunner::pack_kv_head(int64_t b, int64_t kv_head, int64_t keys,
   }
 }
 
-// Runs `shape` with B from `packed_b`, written by pack_b(packed_for, ..),
-// where that block was packed (pack_kv_head skips blocks oneDNN reads as
-// stored) and its layout serves `shape` (the layout can depend on the rows
-// of the query block, and a causal block can see fewer keys than were
-// packed); else with B as stored.
-void QueryBlockRunner::gemm(const MatmulShape& shape, const MatmulShape& packed_for,
-                            const void* a, const void* stored_b, const uint8_t* packed_b,
-                            void* c) const {
+// Runs `shape` with B from `packed_b`, written by pack_b for kb's block's
+// `operand` GEMM, where that block was packed (pack_kv_head skips blocks
+// oneDNN reads as stored) and its layout serves `shape` (the layout can
+// depend on the rows of the query block, and a causal block can see fewer
+// keys than were packed); else with B as stored.
+void QueryBlockRunner::gemm(const MatmulShape& shape, MatmulShape PackedBlock::*operand,
+                            const KeyBlock& kb, const void* a, const void* stored_b,
+                            const uint8_t* packed_b, void* c) const {
   if (packed_b != nullptr) {
+    const MatmulShape packed_for = packed_block(kb.first / blocking_.key_block).*operand;
     MatmulShape packed = shape;
     packed.b_packed = true;
     if (packed_b_bytes(packed_for) > 0 && packed_b_serves(packed, packed_for)) {
@@ -296,11 +306,10 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
                                  const KeyBlock& kb, int64_t range_first, const RowWindow& vw,
                                  const Scratch& s) const {
   const AttentionKernels& k = ctx_.kernels->attention;
-  const int64_t ld = gemm_output_stride(kb.count);
+  const int64_t ld = gemm_output_stride(kb.count, p_.dtype);
   const int64_t kv_head = p_.kv_head(qb.head);
   const int64_t rows = qb.rows * blocking_.stacked_heads;
-  const void* q = blocking_.stacked_heads > 1 ? static_cast<const void*>(s.stacked_q) : qb.q;
-  scores_product(q, rows, kb, row_of(t_.k, p_.k, b, kv_head, kb.first), ld, s);
+  scores_product(qb.q, rows, kb, row_of(t_.k, p_.k, b, kv_head, kb.first), ld, s);
 
   // GEMMs take bf16 probabilities, straight from the softmax unless the
   // relative values need them in fp32 first; the decode kernels take fp32.
@@ -346,8 +355,8 @@ void QueryBlockRunner::scores_product(const void* q, int64_t rows, const KeyBloc
                                       const char* keys, int64_t ld, const Scratch& s) const {
   const int64_t ldq = blocking_.ldq(p_);
   if (!blocking_.decode_products) {
-    gemm(scores_gemm(p_, rows, ldq, kb), packed_block(kb.first / blocking_.key_block).keys, q,
-         keys, packed_b_of(s.packed_keys, layout_.packed.key_block_bytes, kb), s.scores);
+    gemm(scores_gemm(p_, rows, ldq, kb), &PackedBlock::keys, kb, q, keys,
+         packed_b_of(s.packed_keys, layout_.packed.key_block_bytes, kb), s.scores);
     return;
   }
   if (shapes_only_) return;
@@ -367,9 +376,8 @@ void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t row
                                       const KeyBlock& kb, const char* values, bool accumulate,
                                       const Scratch& s) const {
   if (!blocking_.decode_products) {
-    gemm(output_gemm(p_, rows, kb, layout_.acc_ld, accumulate),
-         packed_block(kb.first / blocking_.key_block).values, probs, values,
-         packed_b_of(s.packed_values, layout_.packed.value_block_bytes, kb), s.acc);
+    gemm(output_gemm(p_, rows, kb, layout_.acc_ld, accumulate), &PackedBlock::values, kb, probs,
+         values, packed_b_of(s.packed_values, layout_.packed.value_block_bytes, kb), s.acc);
     return;
   }
   if (shapes_only_) return;

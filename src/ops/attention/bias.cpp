@@ -85,12 +85,14 @@ int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_b
   switch (p.bias) {
     case POSENC_BIAS_RELATIVE_1D:
       return query_block * gemm_output_stride(std::min(relative_index_of(p).readable,
-                                                       key_block + query_block - 1));
+                                                       key_block + query_block - 1),
+                                              p.dtype);
     case POSENC_BIAS_RELATIVE_2D: {
       const RelativeAxis h = p.axis_h(), w = p.axis_w();
       const int64_t gathered = gathers_2d(p) ? h.k + w.k : 0;
       return query_block *
-             (gemm_output_stride(h.rows()) + gemm_output_stride(w.rows()) + gathered);
+             (gemm_output_stride(h.rows(), p.dtype) + gemm_output_stride(w.rows(), p.dtype) +
+              gathered);
     }
     default:
       return 0;
@@ -116,7 +118,7 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, flo
       logits.index = relative_index_of(p_, qb.query_offset);
       logits.window = relative_window(p_, logits.index, qb.query_offset + qb.first, qb.rows,
                                       kb.first, kb.count);
-      logits.ld = gemm_output_stride(logits.window.count);
+      logits.ld = gemm_output_stride(logits.window.count, p_.dtype);
       logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, logits.index.rows, logits.window.first),
                   logits.window.count, p_.bias_alpha, false, scratch, logits.ld);
       break;
@@ -179,7 +181,8 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
 BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb,
                                       float* scratch) const {
   const RelativeAxis h = p_.axis_h(), w = p_.axis_w();
-  const int64_t ld_h = gemm_output_stride(h.rows()), ld_w = gemm_output_stride(w.rows());
+  const int64_t ld_h = gemm_output_stride(h.rows(), p_.dtype);
+  const int64_t ld_w = gemm_output_stride(w.rows(), p_.dtype);
   float* logits_h = scratch;
   float* logits_w = logits_h + qb.rows * ld_h;
   float* gathered_h = logits_w + qb.rows * ld_w;

@@ -26,7 +26,7 @@ int64_t qkv_channels(const posenc_bottleneck_desc& d) {
 // when it is pooled afterwards, so that the pooled output is rounded once).
 AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
   const int64_t tokens = d.height * d.width, inner = v_channels(d);
-  const int64_t ld = gemm_output_stride(qkv_channels(d));
+  const int64_t ld = gemm_output_stride(qkv_channels(d), d.dtype);
   AttentionProblem p{};
   p.batch = d.batch;
   p.heads = p.kv_heads = d.heads;
@@ -138,7 +138,7 @@ BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& d, int threads) {
   plan.tokens_in = 0;
   plan.qkv = plan.tokens_in + workspace_aligned(tokens * size_t(d.channels) * es);
   plan.tokens_out =
-      plan.qkv + workspace_aligned(tokens * size_t(gemm_output_stride(qkv_channels(d))) * es);
+      plan.qkv + workspace_aligned(tokens * size_t(gemm_output_stride(qkv_channels(d), d.dtype)) * es);
   const size_t pooled_tokens = d.stride == 2 ? size_t(d.batch * (d.height / 2) * (d.width / 2)) : 0;
   plan.pooled = plan.tokens_out +
                 workspace_aligned(tokens * inner * dtype_bytes(plan.attention.out_dtype));
@@ -166,7 +166,7 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d,
   s.n = qkv_channels(d);
   s.k = d.channels;
   s.lda = s.ldb = d.channels;
-  s.ldc = gemm_output_stride(s.n);
+  s.ldc = gemm_output_stride(s.n, d.dtype);
   s.batch_stride_a = tokens * d.channels;
   s.batch_stride_c = tokens * s.ldc;
   s.transpose_b = true;

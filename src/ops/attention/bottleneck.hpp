@@ -25,7 +25,7 @@ struct BottleneckPlan {
   AttentionPlan attention_plan;
   size_t tokens_in;   // [batch, tokens, channels] of dtype
   size_t qkv;         // [batch, tokens, heads*(2*head_dim + value_head_dim)] of dtype,
-                      // rows gemm_output_stride() apart
+                      // rows gemm_output_stride(.., dtype) apart
   size_t tokens_out;  // [batch, tokens, heads*value_head_dim]: of out_dtype, fp32 with stride 2
   size_t pooled;      // stride 2: [batch, tokens / 4, heads*value_head_dim] of out_dtype
   size_t attention_workspace;

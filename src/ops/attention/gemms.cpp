@@ -21,7 +21,7 @@ MatmulShape scores_gemm(const AttentionProblem& p, int64_t rows, int64_t ldq,
   s.k = p.head_dim;
   s.lda = ldq;
   s.ldb = p.k.token;
-  s.ldc = gemm_output_stride(kb.count);  // dense: the AMX path needs it
+  s.ldc = gemm_output_stride(kb.count, p.dtype);
   s.transpose_b = true;
   s.ab_type = p.dtype;
   s.alpha = p.qk_alpha;
@@ -34,7 +34,7 @@ MatmulShape output_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock&
   s.m = rows;
   s.n = p.value_head_dim;
   s.k = kb.count;
-  s.lda = gemm_output_stride(kb.count);
+  s.lda = gemm_output_stride(kb.count, p.dtype);
   s.ldb = p.v.token;
   s.ldc = acc_ld;
   s.ab_type = p.dtype;
@@ -55,7 +55,8 @@ PackedBlock packed_block(const AttentionProblem& p, int64_t rows, int64_t ldq,
 PackedKeyValues packed_key_values(const AttentionProblem& p, int64_t rows, int64_t ldq,
                                   int64_t readers, int64_t key_block, int64_t acc_ld) {
   const PackedKeyValues none{0, 0, (p.kv_len + key_block - 1) / key_block};
-  if (readers < 2) return none;
+  const bool dense = p.k.token == p.head_dim && p.v.token == p.value_head_dim;
+  if (readers < 2 && dense) return none;
   PackedKeyValues packed = none;
   for (int64_t i = 0; i < packed.key_blocks; ++i) {
     const PackedBlock block = packed_block(p, rows, ldq, key_block, i, acc_ld);

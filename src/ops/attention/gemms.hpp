@@ -45,8 +45,10 @@ struct PackedKeyValues {
 };
 
 // Nothing is packed when a kv head's keys serve a single task (readers, one
-// block of its query heads: the packing would not be reused), or when a
-// thread's packed copy would take more than 8 MiB of workspace.
+// block of its query heads: the packing would not be reused) and their rows,
+// and the values', are dense (oneDNN's brgemm kernels take no others:
+// packed, they run there, not on its older gemm), or when a thread's packed
+// copy would take more than 8 MiB of workspace.
 PackedKeyValues packed_key_values(const AttentionProblem& problem, int64_t rows, int64_t ldq,
                                   int64_t readers, int64_t key_block, int64_t acc_ld);
 

@@ -105,6 +105,7 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   b.query_blocks = ceil_div(p.q_len, b.query_block);
   b.stacked_heads = stacked_heads(p, b.query_blocks);
   b.decode_products = b.rows() <= kMaxDecodeRows;
+  b.copies_queries = b.stacked_heads > 1 || (p.q.token != p.head_dim && !b.decode_products);
   const int64_t query_tasks = heads_total / b.stacked_heads * b.query_blocks;
   const KeySplit split = key_split(p, query_tasks);
   b.key_splits = split.count;
@@ -119,10 +120,10 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   const size_t rows = size_t(b.rows());
   const bool bf16 = p.dtype == POSENC_BF16;
   SlotLayout s{};
-  s.scores_ld = gemm_output_stride(b.key_block);
-  s.acc_ld = gemm_output_stride(p.value_head_dim);
+  s.scores_ld = gemm_output_stride(b.key_block, p.dtype);
+  s.acc_ld = gemm_output_stride(p.value_head_dim, p.dtype);
   size_t offset = 0;
-  s.stacked_q = reserve(offset, b.stacked_heads > 1
+  s.dense_q = reserve(offset, b.copies_queries
                                     ? rows * size_t(p.head_dim) * p.element_bytes() : 0);
   const size_t block = rows * size_t(s.scores_ld);
   s.scores = reserve(offset, block * sizeof(float));

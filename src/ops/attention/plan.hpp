@@ -22,6 +22,12 @@ struct AttentionBlocking {
   // The task's two products run the decode kernels (a few rows against keys
   // and values as stored), not GEMMs: for at most kMaxDecodeRows rows.
   bool decode_products;
+  // The task copies its rows of q into its scratch, dense (row stride
+  // head_dim), for its GEMMs: with stacked heads (one GEMM's rows), and
+  // when q's rows are further apart (BTHD, a packed qkv tensor), which
+  // oneDNN 2.6's brgemm kernels (AMX among them) do not take: such a GEMM
+  // runs on its older gemm, without AMX.
+  bool copies_queries;
   // Ranges of keys_per_split keys (whole key blocks) each query block's keys
   // are split into (split_keys.hpp); 1 (keys_per_split = kv_len): no split.
   int64_t key_splits;
@@ -35,9 +41,9 @@ struct AttentionBlocking {
   int64_t query_tasks() const { return tasks / key_splits; }
   // Rows of a task's GEMMs and of its scratch.
   int64_t rows() const { return query_block * stacked_heads; }
-  // The row stride of q in the scores GEMM: in place, or the stacked copy's.
+  // The row stride of q in the task's GEMMs: in place, or the copy's.
   int64_t ldq(const AttentionProblem& p) const {
-    return stacked_heads > 1 ? p.head_dim : p.q.token;
+    return copies_queries ? p.head_dim : p.q.token;
   }
   // The tasks that read each (batch, kv head)'s keys and values.
   int64_t kv_readers(const AttentionProblem& p) const {
@@ -53,7 +59,7 @@ struct SlotLayout {
   // Rows: blocking.rows(); the bias's scratch serves one head's block at a time.
   int64_t scores_ld; // the longest row stride of scores and probs_bf16
   int64_t acc_ld;    // row stride of acc (>= value_head_dim)
-  size_t stacked_q;  // [rows, head_dim] in the problem's dtype (stacked heads only)
+  size_t dense_q;    // [rows, head_dim] in the problem's dtype (copies_queries only)
   size_t scores;     // float [rows, scores_ld]
   size_t probs_bf16; // uint16 [rows, scores_ld] (bf16 only)
   size_t bias;       // AttentionBias scratch

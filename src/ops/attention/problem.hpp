@@ -96,11 +96,13 @@ inline int64_t index_value(const void* tensor, posenc_index_type type, int64_t b
   return static_cast<const int32_t*>(tensor)[b];
 }
 
-// The row stride of every GEMM output the attention writes: dense, which the
-// AMX path needs, but for the widths oneDNN 2.6.3 gets wrong in bf16
-// (runtime/matmul.hpp), which get a longer stride instead of matmul's copy.
-inline int64_t gemm_output_stride(int64_t columns) {
-  return onednn_bf16_dense_width_is_broken(columns) ? 64 : columns;
+// The row stride of every GEMM output the attention writes, for GEMMs of
+// ab_type inputs: dense, which the AMX path needs, but for the widths oneDNN
+// 2.6.3 gets wrong in bf16 (runtime/matmul.hpp), which get a longer stride
+// instead of matmul's copy. fp32 stays dense: a longer stride sends oneDNN
+// from its brgemm kernels to its older, slower gemm for small outputs.
+inline int64_t gemm_output_stride(int64_t columns, posenc_dtype ab_type) {
+  return ab_type == POSENC_BF16 && onednn_bf16_dense_width_is_broken(columns) ? 64 : columns;
 }
 
 // softmax(scale q k^T + bias) with the position logits from scale q or q.
