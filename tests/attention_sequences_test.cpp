@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -38,12 +39,11 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s) {
 }
 
 ::testing::AssertionResult matches_reference(posenc_context* context,
-                                             const posenc_attention_desc& d,
-                                             const Sequences& s) {
+                                             const AttentionTensors& call) {
+  const posenc_attention_desc& d = call.desc();
   if (d.dtype == POSENC_BF16 && !bf16_runs(context)) {
     return ::testing::AssertionSuccess() << "bf16 unsupported";
   }
-  const AttentionTensors call = call_of(d, s);
   const std::vector<float> got = run(context, call, true);
   const std::vector<double> want = reference::attention(d, call.reference());
   const bool bf16 = d.dtype == POSENC_BF16;
@@ -55,6 +55,12 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s) {
     }
   }
   return all_close(got.data(), want, bf16 ? 2e-2 : 1e-5, bf16 ? 2e-2 : 1e-4);
+}
+
+::testing::AssertionResult matches_reference(posenc_context* context,
+                                             const posenc_attention_desc& d,
+                                             const Sequences& s) {
+  return matches_reference(context, call_of(d, s));
 }
 
 posenc_attention_desc with(posenc_attention_desc d, posenc_attention_layout layout,
@@ -129,6 +135,57 @@ TEST_P(AttentionSequences, OffsetsWithCausalAndRelativeBias) {
       EXPECT_TRUE(matches_reference(context(), v, {{100, 7, 64, 0}, {37, 20, 1, 37}, {5, -40, 0, 90}}));
       v.max_distance = 9;
       EXPECT_TRUE(matches_reference(context(), v, {{100, 7, 64, 0}, {37, 20, 1, 37}, {5, -40, 0, 90}}));
+    }
+  }
+}
+
+// A sequence's keys and values past its length are padding (a cache's
+// unwritten rows): NaN there must not reach the outputs, whatever the keys'
+// rounding, packing or decode kernels read.
+TEST_P(AttentionSequences, PaddingPastTheLengthsIsNeverRead) {
+  const auto poison = [](AttentionTensors& call, Tensor x) {
+    const posenc_attention_desc& d = call.desc();
+    const int64_t kv_heads = d.kv_heads > 0 ? d.kv_heads : d.heads;
+    for (int64_t b = 0; b < d.batch; ++b) {
+      for (int64_t h = 0; h < kv_heads; ++h) {
+        for (int64_t t = call.sequences().kv_lengths[size_t(b)]; t < d.kv_len; ++t) {
+          for (int64_t c = 0; c < d.head_dim; ++c) {
+            call.values(x)[size_t(reference::index_of(d, {}, kv_heads, d.kv_len, b, h, t, c))] =
+                std::numeric_limits<float>::quiet_NaN();
+          }
+        }
+      }
+    }
+  };
+  for (posenc_attention_layout layout : kLayouts) {
+    for (posenc_dtype dtype : kDtypes) {
+      // Prefill (GEMMs, keys packed or read as stored), decode (its
+      // kernels), long keys split across tasks; grouped kv heads.
+      struct Shape {
+        int64_t q_len, kv_len;
+        std::vector<int64_t> kv_lengths;
+      };
+      const Shape shapes[] = {{150, 300, {300, 37, 129, 1}},
+                              {4, 300, {0, 299, 64, 65}},
+                              {1, 2600, {2600, 1030, 5, 2047}}};
+      for (const Shape& shape : shapes) {
+        for (int64_t kv_heads : {4, 2}) {
+          posenc_attention_desc d =
+              with(attention_desc(4, 4, shape.q_len, shape.kv_len, 64), layout, dtype);
+          d.kv_heads = kv_heads;
+          for (int causal : {0, 1}) {
+            d.causal = causal;
+            const std::vector<int64_t> offsets(4, causal ? shape.kv_len - shape.q_len : 0);
+            AttentionTensors call = call_of(d, {shape.kv_lengths, {}, offsets});
+            poison(call, Tensor::k);
+            poison(call, Tensor::v);
+            EXPECT_TRUE(matches_reference(context(), call))
+                << "q_len " << shape.q_len << " kv_len " << shape.kv_len << " kv_heads "
+                << kv_heads << " causal " << causal << " layout " << layout << " dtype "
+                << dtype;
+          }
+        }
+      }
     }
   }
 }

@@ -855,11 +855,11 @@ TEST(AttentionWorkspace, StaysSmallForLongSequencesAndLargeMaps) {
 // The scores of fp32 key blocks of every width are dense: a longer row
 // stride (what bf16 needs at oneDNN 2.6.3's broken widths, 49 to 63) sends
 // oneDNN's small fp32 GEMMs from brgemm to its slower gemm (Swin's 7x7
-// windows: 49 keys).
-TEST(AttentionPlan, Fp32ScoresAreDenseAtEveryWidth) {
+// windows: 49 keys). bf16 pads those widths only.
+TEST(AttentionPlan, ScoresArePaddedOnlyAtBrokenBf16Widths) {
   for (int64_t keys = 40; keys <= 72; ++keys) {
     for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
-      posenc_attention_desc d = desc(8, keys, keys, 32);  // one query block: nothing packed
+      posenc_attention_desc d = desc(8, keys, keys, 32);
       d.dtype = d.out_dtype = dtype;
       const ops::AttentionPlan plan = ops::plan_attention(ops::make_attention_problem(d), 1);
       const bool padded = dtype == POSENC_BF16 && keys >= 49 && keys <= 63;
@@ -869,23 +869,33 @@ TEST(AttentionPlan, Fp32ScoresAreDenseAtEveryWidth) {
 }
 
 // q, k and v as views of a packed qkv tensor (rows 3 * heads * head_dim
-// apart): a task copies its rows of q dense, and a kv head's keys and values
-// are packed even for the one task that reads them (one query block of
-// heads without groups): oneDNN's brgemm kernels, AMX among them, take
-// dense or packed operands only.
+// apart): a task copies its rows of q dense for its GEMMs (oneDNN's brgemm
+// kernels, AMX among them, take dense or packed operands only), and a kv
+// head's keys and values are packed even for the one task that reads them
+// (one query block of heads without groups) where its GEMMs have rows
+// enough to repay the copy and the keys are not split; decoding's few rows
+// read q in place.
 TEST(AttentionPlan, StridedInputsReachTheGemmsDenseOrPacked) {
-  for (int64_t q_len : {49, 300}) {
+  struct Case {
+    int64_t q_len, kv_len;
+    bool copies_queries, packs;
+  };
+  const Case cases[] = {{128, 128, true, true},    // one reader of 128 rows
+                        {300, 300, true, true},    // two readers
+                        {49, 49, true, false},     // one reader of 49 rows (Swin)
+                        {16, 8192, true, false},   // keys split
+                        {2, 8192, false, false}};  // decode kernels
+  for (const Case& c : cases) {
     const posenc_attention_desc d =
-        packed_qkv_desc(desc(8, q_len, q_len, 32), POSENC_LAYOUT_BTHD);
+        packed_qkv_desc(desc(8, c.q_len, c.kv_len, 32), POSENC_LAYOUT_BTHD);
     const ops::AttentionProblem problem = ops::make_attention_problem(d);
     const ops::AttentionPlan plan = ops::plan_attention(problem, 1);
-    SCOPED_TRACE("q_len " + std::to_string(q_len));
-    EXPECT_TRUE(plan.blocking.copies_queries);
-    EXPECT_EQ(plan.blocking.ldq(problem), 32);
-    EXPECT_GT(plan.layout.packed.key_block_bytes, 0u);
-    EXPECT_GT(plan.layout.packed.value_block_bytes, 0u);
+    SCOPED_TRACE("q_len " + std::to_string(c.q_len) + " kv_len " + std::to_string(c.kv_len));
+    EXPECT_EQ(plan.blocking.copies_queries, c.copies_queries);
+    EXPECT_EQ(plan.layout.packed.key_block_bytes > 0, c.packs);
+    EXPECT_EQ(plan.layout.packed.value_block_bytes > 0, c.packs);
   }
-  const posenc_attention_desc dense = desc(8, 49, 49, 32);
+  const posenc_attention_desc dense = desc(8, 128, 128, 32);
   const ops::AttentionProblem problem = ops::make_attention_problem(dense);
   const ops::AttentionPlan plan = ops::plan_attention(problem, 1);
   EXPECT_FALSE(plan.blocking.copies_queries);

@@ -1,6 +1,8 @@
 // The oneDNN GEMM wrapper against a naive double loop, and from many threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -181,6 +183,72 @@ TEST(Matmul, PackedBMatchesNaiveLoop) {
           if (!c.transpose_b) other.ldb = other.n;
           EXPECT_FALSE(packed_b_serves(other, s)) << "a wider B has another packed layout";
         }
+      }
+    }
+  }
+}
+
+// B packed for a block of keys serves GEMMs of fewer of them where the
+// layout allows (a causal block, a sequence's length): the scores' B^T
+// (fewer columns) and the values' B (fewer rows, those past the length set
+// to zero after packing, NaN before), fp32 and bf16.
+TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (posenc_dtype type : {POSENC_F32, POSENC_BF16}) {
+    for (bool transpose_b : {true, false}) {
+      MatmulShape whole;
+      whole.m = 64;
+      whole.k = transpose_b ? 64 : 512;
+      whole.n = transpose_b ? 512 : 64;
+      whole.lda = whole.k;
+      whole.ldb = transpose_b ? whole.k + 3 : whole.n + 3;
+      whole.ldc = whole.n;
+      whole.transpose_b = transpose_b;
+      whole.ab_type = type;
+      whole.b_packed = true;
+      size_t bytes = 0;
+      try {
+        bytes = packed_b_bytes(whole);
+      } catch (const std::exception& e) {
+        GTEST_SKIP() << "no bf16 GEMM on this CPU: " << e.what();
+      }
+      if (bytes == 0) continue;  // oneDNN reads B as stored here
+      std::vector<float> b = random_floats(size_t((transpose_b ? whole.n : whole.k) * whole.ldb), 3);
+      const int64_t length = 100, keys = 128;  // keys rounded up past the length
+      if (!transpose_b) {
+        for (int64_t r = length; r < whole.k; ++r) {
+          std::fill_n(b.begin() + r * whole.ldb, whole.n, nan);
+        }
+      }
+      const std::vector<uint16_t> b16 = to_bf16(b);
+      if (type == POSENC_BF16) b = from_bf16(b16);
+      std::vector<uint8_t> packed(bytes);
+      pack_b(whole, type == POSENC_BF16 ? static_cast<const void*>(b16.data()) : b.data(),
+             packed.data());
+      if (!transpose_b) {
+        zero_packed_b_rows(whole, packed.data(), length, keys);
+        for (int64_t r = length; r < keys; ++r) std::fill_n(b.begin() + r * whole.ldb, whole.n, 0.0f);
+      }
+      for (int64_t part_keys : {keys, int64_t(448), int64_t(480), int64_t(32)}) {
+        MatmulShape part = whole;
+        (transpose_b ? part.n : part.k) = part_keys;
+        if (!transpose_b && part_keys > keys) continue;  // rows past them hold NaN
+        part.lda = part.k;
+        part.ldc = part.n;
+        SCOPED_TRACE(testing::Message() << (type == POSENC_BF16 ? "bf16" : "f32") << " transpose "
+                                        << transpose_b << " keys " << part_keys);
+        if (!packed_b_serves(part, whole)) continue;  // oneDNN picked another layout
+        std::vector<float> a = random_floats(size_t(part.m * part.lda), 4);
+        if (!transpose_b) {  // the probabilities of the keys past the length
+          for (int64_t i = 0; i < part.m; ++i) std::fill_n(a.begin() + i * part.lda + length, part.k - length, 0.0f);
+        }
+        const std::vector<uint16_t> a16 = to_bf16(a);
+        if (type == POSENC_BF16) a = from_bf16(a16);
+        std::vector<float> out(size_t(part.m * part.ldc));
+        const auto want = naive_matmul(part, a.data(), b.data(), out.data());
+        matmul(part, type == POSENC_BF16 ? static_cast<const void*>(a16.data()) : a.data(),
+               packed.data(), out.data());
+        ASSERT_TRUE(all_close(out.data(), want, 1e-4, 1e-4));
       }
     }
   }

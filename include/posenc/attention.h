@@ -155,11 +155,13 @@
  *   q_len + kv_len - 1 + P rows with P = max(max_b query_offsets[b], 0).
  * A row that sees no key (past kv_lengths, causal, or masked by -inf)
  * is zeros. A query block's keys are computed in multiples of 32 (within
- * kv_len), so the k and v rows of up to 31 keys past kv_lengths[b] are
- * weighted by zero (see the note on non-finite inputs below); rows past
- * kv_lengths[b] up to kv_len may also be read by the copy that packs a kv
- * head's keys, and not used. The q rows past q_lengths[b] in the block of
- * the last one are read but not used. Nothing past kv_len is ever read.
+ * kv_len): the scores of up to 31 keys past kv_lengths[b] are computed from
+ * their k rows and dropped, and their v rows never reach the outputs, so
+ * the padding may hold anything, NaN included (a cache's unwritten rows).
+ * Rows past kv_lengths[b] up to kv_len may also be read by the copy that
+ * packs a kv head's keys and values, and not used. The q rows past
+ * q_lengths[b] in the block of the last one are read but not used. Nothing
+ * past kv_len is ever read.
  *
  * Additive mask (mask_batch > 0): tensors->mask, dense
  * [mask_batch, mask_heads, mask_q_len, kv_len] of mask_dtype, is added to
@@ -179,9 +181,10 @@
  *
  * Non-finite inputs propagate as IEEE arithmetic does (a NaN in q, k, v or a
  * table gives NaN where it is used); nothing traps. As in the unfused
- * softmax(scores + mask) v, a masked key's v row is multiplied by a zero
- * weight, so a NaN or Inf there can reach the rows of queries processed
- * together with it; fully masked rows are always zero.
+ * softmax(scores + mask) v, a key masked by the mask or by causality has
+ * its v row multiplied by a zero weight, so a NaN or Inf there can reach
+ * the rows of queries processed together with it (a key past kv_lengths[b]
+ * cannot, above); fully masked rows are always zero.
  */
 #ifndef POSENC_ATTENTION_H
 #define POSENC_ATTENTION_H

@@ -552,8 +552,94 @@ void pack_b(const MatmulShape& shape, const void* b, void* packed) {
   execute(*mm->pack, slot, bound);
 }
 
+namespace {
+
+// The offset in elements of element (k, n) of a blocked [K, N] layout:
+// the outer blocks by their strides, then the inner blocks, innermost last.
+int64_t blocked_offset(const dnnl_memory_desc_t& md, int64_t k, int64_t n) {
+  const dnnl_blocking_desc_t& blocking = md.format_desc.blocking;
+  int64_t block[2] = {1, 1};
+  for (int i = 0; i < blocking.inner_nblks; ++i) {
+    block[blocking.inner_idxs[i]] *= blocking.inner_blks[i];
+  }
+  int64_t within[2] = {k % block[0], n % block[1]};
+  int64_t offset = md.offset0 + k / block[0] * blocking.strides[0] +
+                   n / block[1] * blocking.strides[1];
+  int64_t step = 1;
+  for (int i = blocking.inner_nblks - 1; i >= 0; --i) {
+    int64_t& index = within[blocking.inner_idxs[i]];
+    offset += index % blocking.inner_blks[i] * step;
+    index /= blocking.inner_blks[i];
+    step *= blocking.inner_blks[i];
+  }
+  return offset;
+}
+
+}  // namespace
+
+void zero_packed_b_rows(const MatmulShape& shape, void* packed, int64_t first, int64_t end) {
+  prepare_outside_region(shape);
+  const std::shared_ptr<const CachedMatmul> mm = primitive_for(shape);
+  const dnnl_memory_desc_t& md = mm->b.data;
+  if (!mm->pack || md.format_kind != dnnl_blocked || md.ndims != 2) {
+    throw Error(POSENC_ERROR_INTERNAL, "zero_packed_b_rows: B is not packed in blocks");
+  }
+  if (binding.dry) return;
+  const size_t element = mm->b.get_size() / size_t(md.padded_dims[0] * md.padded_dims[1]);
+  auto* bytes = static_cast<uint8_t*>(packed);
+  for (int64_t k = first; k < end; ++k) {
+    for (int64_t n = 0; n < md.dims[1]; ++n) {
+      std::memset(bytes + size_t(blocked_offset(md, k, n)) * element, 0, element);
+    }
+  }
+}
+
+namespace {
+
+// Whether a buffer holding B laid out as `whole` holds B laid out as `part`
+// too, each element of part at its offset in whole: the same blocks, part
+// no larger, the same strides along each dimension part has more than one
+// block of, and no padding of part's K (rows past it, which whole may hold,
+// are never read). Columns of whole past part's n may hold anything: each
+// output column reads its own column of B only.
+bool holds_layout_of(const dnnl::memory::desc& whole_desc, const dnnl::memory::desc& part_desc) {
+  const dnnl_memory_desc_t& whole = whole_desc.data;
+  const dnnl_memory_desc_t& part = part_desc.data;
+  if (whole.format_kind != dnnl_blocked || part.format_kind != dnnl_blocked ||
+      whole.ndims != 2 || part.ndims != 2 || whole.data_type != part.data_type ||
+      whole.offset0 != 0 || part.offset0 != 0 || whole.extra.flags != 0 ||
+      part.extra.flags != 0 || part.padded_dims[0] != part.dims[0]) {
+    return false;
+  }
+  const dnnl_blocking_desc_t& wb = whole.format_desc.blocking;
+  const dnnl_blocking_desc_t& pb = part.format_desc.blocking;
+  if (wb.inner_nblks != pb.inner_nblks) return false;
+  for (int i = 0; i < pb.inner_nblks; ++i) {
+    if (wb.inner_blks[i] != pb.inner_blks[i] || wb.inner_idxs[i] != pb.inner_idxs[i]) {
+      return false;
+    }
+  }
+  for (int d = 0; d < 2; ++d) {
+    if (part.dims[d] > whole.dims[d] || part.padded_dims[d] > whole.padded_dims[d] ||
+        part.padded_offsets[d] != 0 || whole.padded_offsets[d] != 0) {
+      return false;
+    }
+    int64_t block = 1;
+    for (int i = 0; i < pb.inner_nblks; ++i) {
+      if (pb.inner_idxs[i] == d) block *= pb.inner_blks[i];
+    }
+    if (part.padded_dims[d] / block > 1 && pb.strides[d] != wb.strides[d]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool packed_b_serves(const MatmulShape& shape, const MatmulShape& packed_for) {
-  return shape == packed_for || primitive_for(shape)->b == primitive_for(packed_for)->b;
+  if (shape == packed_for) return true;
+  const std::shared_ptr<const CachedMatmul> whole = primitive_for(packed_for);
+  const std::shared_ptr<const CachedMatmul> part = primitive_for(shape);
+  return part->b == whole->b || holds_layout_of(whole->b, part->b);
 }
 
 const char* onednn_version_string() {

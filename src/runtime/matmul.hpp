@@ -143,8 +143,16 @@ size_t packed_b_bytes(const MatmulShape& shape);
 // packed_b_bytes(shape) bytes, in the layout of the GEMM of `shape`.
 void pack_b(const MatmulShape& shape, const void* b, void* packed);
 
+// Sets rows [first, end) of B (k in [first, end)), packed by pack_b for
+// `shape`, to zero: rows that a GEMM multiplies by 0 only, which must not
+// hold NaN (0 times NaN is NaN). Dry, it checks that it can.
+void zero_packed_b_rows(const MatmulShape& shape, void* packed, int64_t first, int64_t end);
+
 // True if B packed for the GEMM of `packed_for` serves the GEMM of `shape`
-// too (oneDNN's layout can depend on m, alpha or accumulate).
+// too: the same layout (oneDNN's can depend on m, alpha or accumulate), or
+// one whose elements lie where they lie in it (shape's k and n at most
+// packed_for's, e.g. a leading part of the keys, as far as oneDNN's blocks
+// allow).
 bool packed_b_serves(const MatmulShape& shape, const MatmulShape& packed_for);
 
 // oneDNN 2.6.3's AMX bf16 matmul, with more than one thread configured,

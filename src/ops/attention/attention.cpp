@@ -18,22 +18,11 @@
 namespace posenc::ops {
 namespace {
 
-// With per-sequence lengths or offsets the keys a query block computes
-// depend on the call's values. Computed exactly, each new count of keys
-// would be a new GEMM shape, made on every call whose lengths are new (most
-// calls, in serving). A block's keys are rounded up instead to a multiple of
-// kKeyQuantum (within kv_len), the keys past the sequence's length masked by
-// the softmax's count of valid keys, as causal ones are: at most kv_len /
-// kKeyQuantum widths per row count, each made once, for a few percent more
-// work. attention() still runs each call's GEMMs dry before its region
-// (lookups, once made), so that a width not seen before is made there, not
-// in the region. Query blocks keep their rows: the rows past q_length of a
-// block are computed and not stored; a block wholly past it computes nothing.
-constexpr int64_t kKeyQuantum = 32;
 
 // One thread's view of its scratch.
 struct Scratch {
   uint8_t* dense_q;
+  uint8_t* value_tail;
   float* scores;
   uint16_t* probs_bf16;
   float* bias;
@@ -48,6 +37,7 @@ struct Scratch {
 
   Scratch(uint8_t* slot, const SlotLayout& s)
       : dense_q(slot + s.dense_q),
+        value_tail(slot + s.value_tail),
         scores(reinterpret_cast<float*>(slot + s.scores)),
         probs_bf16(reinterpret_cast<uint16_t*>(slot + s.probs_bf16)),
         bias(reinterpret_cast<float*>(slot + s.bias)),
@@ -76,7 +66,8 @@ struct Scratch {
 // the scratch's acc, row_max and row_sum; then merges the partials. With
 // stacked heads a task is the same query block of blocking.stacked_heads
 // heads of one kv head: its GEMMs take their rows stacked (head after head,
-// q copied into the scratch), the rest runs per head's block. With
+// q copied into the scratch, as q rows further apart than head_dim are
+// too), the rest runs per head's block. With
 // blocking.decode_products (a few rows) the two products run the decode
 // kernels instead of GEMMs.
 // With shapes_only it runs each GEMM of the task dry (GemmSlots::Use) and
@@ -133,7 +124,10 @@ class QueryBlockRunner {
   // The keys the queries [first, first + rows) of sequence `seq` compute:
   // those visible to one of them, rounded up with per-sequence options.
   int64_t computed_keys(const Sequence& seq, int64_t first, int64_t rows) const;
-  void pack_kv_head(int64_t b, int64_t kv_head, int64_t keys, const Scratch& s) const;
+  // Packs the key blocks holding keys [0, keys) of sequence b's kv head,
+  // its values past its length zeros where its GEMMs read them.
+  void pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head, int64_t keys,
+                    const Scratch& s) const;
   // kb within the task's keys starting at range_first.
   void key_block(const QueryBlock& qb, int64_t b, const Sequence& seq, const KeyBlock& kb,
                  int64_t range_first,
@@ -142,12 +136,25 @@ class QueryBlockRunner {
   // kb's keys, and acc (+)= probs (ld apart; bf16 or fp32 for a GEMM, fp32
   // for a decode kernel) times kb's values. Each is a GEMM, with B packed
   // once per kv head where that pays, or with blocking.decode_products a
-  // decode kernel reading the keys and values where they are stored.
+  // decode kernel reading the keys and values where they are stored. Of
+  // kb's values, the first `stored` rows exist (fewer than kb.count where
+  // the keys were rounded past the sequence's length); no other is read
+  // (a packed copy holds zeros for them).
   void scores_product(const void* q, int64_t rows, const KeyBlock& kb, const char* keys,
                       int64_t ld, const Scratch& s) const;
   void values_product(const void* probs, int64_t ld, int64_t rows, const KeyBlock& kb,
-                      const char* values, bool accumulate, const Scratch& s) const;
-  // operand: PackedBlock::keys or ::values, the GEMM kb's block was packed for.
+                      int64_t stored, const char* values, bool accumulate,
+                      const Scratch& s) const;
+  // values_product's GEMMs for stored < kb.count without a packed copy: the
+  // stored rows down to a multiple of kKeyQuantum read in place, the rest
+  // from the slot's value_tail, a copy of them padded with zeros.
+  void values_past_length(const void* probs, int64_t ld, int64_t rows, const KeyBlock& kb,
+                          int64_t stored, const char* values, bool accumulate,
+                          const Scratch& s) const;
+  // operand: PackedBlock::keys or ::values, the GEMM kb's block was packed
+  // for. Whether that block, at packed_b (null: none), serves `shape`.
+  bool packed_serves(const MatmulShape& shape, MatmulShape PackedBlock::*operand,
+                     const KeyBlock& kb, const uint8_t* packed_b) const;
   void gemm(const MatmulShape& shape, MatmulShape PackedBlock::*operand, const KeyBlock& kb,
             const void* a, const void* stored_b, const uint8_t* packed_b, void* c) const;
   // kb's block in `blocks` (the slot's packed keys or values, of `bytes`
@@ -199,7 +206,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   if (layout_.packed.bytes() > 0 && range.count() > 0 && *s.packed_kv_head != kv_index) {
     *s.packed_kv_head = -1;  // until the whole kv head is packed
     // The keys of the sequence's longest query block.
-    pack_kv_head(b, p_.kv_head(qb.head), computed_keys(seq, 0, p_.q_len), s);
+    pack_kv_head(b, seq, p_.kv_head(qb.head), computed_keys(seq, 0, p_.q_len), s);
     *s.packed_kv_head = kv_index;
   }
   const int64_t rows = qb.rows * blocking_.stacked_heads;
@@ -263,10 +270,12 @@ void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const Partial
   store(qb, seq, s);
 }
 
-// Packs the key blocks holding keys [0, keys).
-void QueryBlockRunner::pack_kv_head(int64_t b, int64_t kv_head, int64_t keys,
-                                    const Scratch& s) const {
+void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head,
+                                    int64_t keys, const Scratch& s) const {
   const PackedKeyValues& packed = layout_.packed;
+  // The values a GEMM reads past the length: up to it rounded (computed_keys).
+  const int64_t values_read =
+      std::min(p_.kv_len, (seq.kv_length + kKeyQuantum - 1) / kKeyQuantum * kKeyQuantum);
   for (int64_t i = 0; i < packed.key_blocks && i * blocking_.key_block < keys; ++i) {
     const PackedBlock block = packed_block(i);
     // A block whose GEMM reads B as stored (packed_b_bytes 0) is not
@@ -276,28 +285,39 @@ void QueryBlockRunner::pack_kv_head(int64_t b, int64_t kv_head, int64_t keys,
              s.packed_keys + size_t(i) * packed.key_block_bytes);
     }
     if (packed.value_block_bytes > 0 && packed_b_bytes(block.values) > 0) {
-      pack_b(block.values, row_of(t_.v, p_.v, b, kv_head, block.kb.first),
-             s.packed_values + size_t(i) * packed.value_block_bytes);
+      uint8_t* values = s.packed_values + size_t(i) * packed.value_block_bytes;
+      pack_b(block.values, row_of(t_.v, p_.v, b, kv_head, block.kb.first), values);
+      const int64_t past = std::max<int64_t>(seq.kv_length - block.kb.first, 0);
+      const int64_t end = std::min(block.kb.count, values_read - block.kb.first);
+      if (past < end) zero_packed_b_rows(block.values, values, past, end);
     }
   }
+}
+
+bool QueryBlockRunner::packed_serves(const MatmulShape& shape,
+                                     MatmulShape PackedBlock::*operand, const KeyBlock& kb,
+                                     const uint8_t* packed_b) const {
+  if (packed_b == nullptr) return false;
+  const MatmulShape packed_for = packed_block(kb.first / blocking_.key_block).*operand;
+  MatmulShape packed = shape;
+  packed.b_packed = true;
+  return packed_b_bytes(packed_for) > 0 && packed_b_serves(packed, packed_for);
 }
 
 // Runs `shape` with B from `packed_b`, written by pack_b for kb's block's
 // `operand` GEMM, where that block was packed (pack_kv_head skips blocks
 // oneDNN reads as stored) and its layout serves `shape` (the layout can
-// depend on the rows of the query block, and a causal block can see fewer
-// keys than were packed); else with B as stored.
+// depend on the rows of the query block; the fewer keys of a causal block
+// or of a sequence's length read a leading part of it where oneDNN's blocks
+// allow); else with B as stored.
 void QueryBlockRunner::gemm(const MatmulShape& shape, MatmulShape PackedBlock::*operand,
                             const KeyBlock& kb, const void* a, const void* stored_b,
                             const uint8_t* packed_b, void* c) const {
-  if (packed_b != nullptr) {
-    const MatmulShape packed_for = packed_block(kb.first / blocking_.key_block).*operand;
+  if (packed_serves(shape, operand, kb, packed_b)) {
     MatmulShape packed = shape;
     packed.b_packed = true;
-    if (packed_b_bytes(packed_for) > 0 && packed_b_serves(packed, packed_for)) {
-      matmul(packed, a, packed_b, c);
-      return;
-    }
+    matmul(packed, a, packed_b, c);
+    return;
   }
   matmul(shape, a, stored_b, c);
 }
@@ -347,7 +367,8 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
 
   const void* probs = bf16_probs ? static_cast<const void*>(s.probs_bf16)
                                  : static_cast<const void*>(s.scores);
-  values_product(probs, ld, rows, kb, row_of(t_.v, p_.v, b, kv_head, kb.first),
+  const int64_t stored = std::clamp<int64_t>(seq.kv_length - kb.first, 0, kb.count);
+  values_product(probs, ld, rows, kb, stored, row_of(t_.v, p_.v, b, kv_head, kb.first),
                  kb.first > range_first, s);
 }
 
@@ -373,11 +394,17 @@ void QueryBlockRunner::scores_product(const void* q, int64_t rows, const KeyBloc
 }
 
 void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t rows,
-                                      const KeyBlock& kb, const char* values, bool accumulate,
-                                      const Scratch& s) const {
+                                      const KeyBlock& kb, int64_t stored, const char* values,
+                                      bool accumulate, const Scratch& s) const {
   if (!blocking_.decode_products) {
-    gemm(output_gemm(p_, rows, kb, layout_.acc_ld, accumulate), &PackedBlock::values, kb, probs,
-         values, packed_b_of(s.packed_values, layout_.packed.value_block_bytes, kb), s.acc);
+    const MatmulShape shape = output_gemm(p_, rows, kb, layout_.acc_ld, accumulate);
+    const uint8_t* packed = packed_b_of(s.packed_values, layout_.packed.value_block_bytes, kb);
+    // Packed, the values past the length are zeros (pack_kv_head).
+    if (stored < kb.count && !packed_serves(shape, &PackedBlock::values, kb, packed)) {
+      values_past_length(probs, ld, rows, kb, stored, values, accumulate, s);
+    } else {
+      gemm(shape, &PackedBlock::values, kb, probs, values, packed, s.acc);
+    }
     return;
   }
   if (shapes_only_) return;
@@ -385,12 +412,45 @@ void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t row
   const float* probs_f32 = static_cast<const float*>(probs);
   if (p_.dtype == POSENC_BF16) {
     k.decode_values_bf16(probs_f32, ld, rows, reinterpret_cast<const uint16_t*>(values),
-                         p_.v.token, kb.count, p_.value_head_dim, accumulate, s.acc,
+                         p_.v.token, stored, p_.value_head_dim, accumulate, s.acc,
                          layout_.acc_ld);
   } else {
     k.decode_values_f32(probs_f32, ld, rows, reinterpret_cast<const float*>(values), p_.v.token,
-                        kb.count, p_.value_head_dim, accumulate, s.acc, layout_.acc_ld);
+                        stored, p_.value_head_dim, accumulate, s.acc, layout_.acc_ld);
   }
+}
+
+void QueryBlockRunner::values_past_length(const void* probs, int64_t ld, int64_t rows,
+                                          const KeyBlock& kb, int64_t stored,
+                                          const char* values, bool accumulate,
+                                          const Scratch& s) const {
+  // kb.first is a multiple of kKeyQuantum and kb.count at most stored
+  // rounded up to one: the copy is at most kKeyQuantum rows.
+  const int64_t in_place = stored / kKeyQuantum * kKeyQuantum;
+  const int64_t copied = kb.count - in_place;
+  const size_t element = p_.element_bytes();
+  if (in_place > 0) {
+    MatmulShape shape = output_gemm(p_, rows, KeyBlock{kb.first, in_place}, layout_.acc_ld,
+                                    accumulate);
+    shape.lda = ld;
+    gemm(shape, &PackedBlock::values, kb, probs, values,
+         packed_b_of(s.packed_values, layout_.packed.value_block_bytes, kb), s.acc);
+  }
+  const size_t row_bytes = size_t(p_.value_head_dim) * element;
+  for (int64_t t = 0; t < copied && !shapes_only_; ++t) {
+    uint8_t* row = s.value_tail + size_t(t) * row_bytes;
+    if (in_place + t < stored) {
+      std::memcpy(row, values + size_t((in_place + t) * p_.v.token) * element, row_bytes);
+    } else {
+      std::memset(row, 0, row_bytes);
+    }
+  }
+  MatmulShape shape = output_gemm(p_, rows, KeyBlock{kb.first + in_place, copied},
+                                  layout_.acc_ld, accumulate || in_place > 0);
+  shape.lda = ld;
+  shape.ldb = p_.value_head_dim;
+  matmul(shape, static_cast<const char*>(probs) + size_t(in_place) * element, s.value_tail,
+         s.acc);
 }
 
 void QueryBlockRunner::store(const QueryBlock& qb, const Sequence& seq,

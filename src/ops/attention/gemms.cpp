@@ -53,10 +53,11 @@ PackedBlock packed_block(const AttentionProblem& p, int64_t rows, int64_t ldq,
 }
 
 PackedKeyValues packed_key_values(const AttentionProblem& p, int64_t rows, int64_t ldq,
-                                  int64_t readers, int64_t key_block, int64_t acc_ld) {
+                                  int64_t readers, int64_t key_splits, int64_t key_block,
+                                  int64_t acc_ld) {
   const PackedKeyValues none{0, 0, (p.kv_len + key_block - 1) / key_block};
-  const bool dense = p.k.token == p.head_dim && p.v.token == p.value_head_dim;
-  if (readers < 2 && dense) return none;
+  const bool kv_rows_dense = p.k.token == p.head_dim && p.v.token == p.value_head_dim;
+  if (readers < 2 && (kv_rows_dense || rows < kMinRowsToPack || key_splits > 1)) return none;
   PackedKeyValues packed = none;
   for (int64_t i = 0; i < packed.key_blocks; ++i) {
     const PackedBlock block = packed_block(p, rows, ldq, key_block, i, acc_ld);

@@ -14,9 +14,10 @@
 
 namespace posenc::ops {
 
-// scores[rows, kb.count] (row stride gemm_output_stride(kb.count)) =
+// scores[rows, kb.count] (row stride gemm_output_stride(kb.count, dtype)) =
 // scale * q[rows] k[kb]^T, q's rows ldq apart: in place (problem.q.token),
-// or a task's copy of its stacked heads' rows (head_dim).
+// or a task's dense copy of its rows (head_dim; AttentionBlocking::
+// copies_queries).
 MatmulShape scores_gemm(const AttentionProblem& problem, int64_t rows, int64_t ldq,
                         const KeyBlock& kb);
 
@@ -44,12 +45,17 @@ struct PackedKeyValues {
   size_t bytes() const { return size_t(key_blocks) * (key_block_bytes + value_block_bytes); }
 };
 
-// Nothing is packed when a kv head's keys serve a single task (readers, one
-// block of its query heads: the packing would not be reused) and their rows,
-// and the values', are dense (oneDNN's brgemm kernels take no others:
-// packed, they run there, not on its older gemm), or when a thread's packed
-// copy would take more than 8 MiB of workspace.
+// A kv head's keys and values are packed once per thread for the tasks that
+// read them (readers: blocks of its query heads). For a single reader the
+// packing is not reused, and pays only where it moves the GEMMs to oneDNN's
+// brgemm kernels (AMX among them), which take no strided B: when the rows
+// of the keys or values are strided, the GEMMs have at least kMinRowsToPack
+// rows (the copy is then small against them) and the keys are not split
+// (a split task would pack every key). Nothing is packed either when a
+// thread's packed copy would take more than 8 MiB of workspace.
+constexpr int64_t kMinRowsToPack = 64;
 PackedKeyValues packed_key_values(const AttentionProblem& problem, int64_t rows, int64_t ldq,
-                                  int64_t readers, int64_t key_block, int64_t acc_ld);
+                                  int64_t readers, int64_t key_splits, int64_t key_block,
+                                  int64_t acc_ld);
 
 }  // namespace posenc::ops

@@ -125,6 +125,10 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   size_t offset = 0;
   s.dense_q = reserve(offset, b.copies_queries
                                     ? rows * size_t(p.head_dim) * p.element_bytes() : 0);
+  // Per-sequence tensors are not known to the size query: always there.
+  s.value_tail = reserve(offset, b.decode_products ? 0
+                                                   : size_t(kKeyQuantum * p.value_head_dim) *
+                                                         p.element_bytes());
   const size_t block = rows * size_t(s.scores_ld);
   s.scores = reserve(offset, block * sizeof(float));
   // The decode kernels take fp32 probabilities.
@@ -140,7 +144,8 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   s.weights_bf16 = reserve(offset, bf16 ? weights * sizeof(uint16_t) : 0);
   s.packed = b.decode_products
                  ? PackedKeyValues{0, 0, 0}
-                 : packed_key_values(p, b.rows(), b.ldq(p), b.kv_readers(p), b.key_block, s.acc_ld);
+                 : packed_key_values(p, b.rows(), b.ldq(p), b.kv_readers(p), b.key_splits,
+                                     b.key_block, s.acc_ld);
   s.packed_keys = reserve(offset, size_t(s.packed.key_blocks) * s.packed.key_block_bytes);
   s.packed_values = reserve(offset, size_t(s.packed.key_blocks) * s.packed.value_block_bytes);
   s.packed_kv_head = reserve(offset, sizeof(int64_t));

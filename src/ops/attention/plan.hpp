@@ -11,6 +11,23 @@
 
 namespace posenc::ops {
 
+// With per-sequence lengths or offsets the keys a query block computes
+// depend on the call's values. Computed exactly, each new count of keys
+// would be a new GEMM shape, made on every call whose lengths are new (most
+// calls, in serving). A block's keys are rounded up instead to a multiple of
+// kKeyQuantum (within kv_len), the keys past the sequence's length masked by
+// the softmax's count of valid keys, as causal ones are: at most kv_len /
+// kKeyQuantum widths per row count, each made once, for a few percent more
+// work. The rows of v past the length are not read (they may hold anything,
+// NaN included, and a probability 0 times NaN is NaN): the last quantum of
+// such a block is multiplied from a copy padded with zeros (the slot's
+// value_tail). attention() still runs each call's GEMMs dry before its
+// region (lookups, once made), so that a width not seen before is made
+// there, not in the region. Query blocks keep their rows: the rows past
+// q_length of a block are computed and not stored; a block wholly past it
+// computes nothing.
+constexpr int64_t kKeyQuantum = 32;
+
 struct AttentionBlocking {
   int64_t query_block;   // rows per query block (the last may be shorter)
   int64_t key_block;     // keys per online-softmax step (the last may be shorter)
@@ -60,6 +77,7 @@ struct SlotLayout {
   int64_t scores_ld; // the longest row stride of scores and probs_bf16
   int64_t acc_ld;    // row stride of acc (>= value_head_dim)
   size_t dense_q;    // [rows, head_dim] in the problem's dtype (copies_queries only)
+  size_t value_tail; // [kKeyQuantum, value_head_dim] in the problem's dtype (GEMMs)
   size_t scores;     // float [rows, scores_ld]
   size_t probs_bf16; // uint16 [rows, scores_ld] (bf16 only)
   size_t bias;       // AttentionBias scratch

@@ -72,7 +72,7 @@ struct AttentionProblem {
   // The kv head query head h reads (grouped-query attention).
   int64_t kv_head(int64_t h) const { return h / (heads / kv_heads); }
   // Whether any per-sequence tensor is given: the blocks then follow each
-  // sequence's lengths, with key blocks padded to kKeyQuantum (attention.cpp).
+  // sequence's lengths, with key blocks padded to kKeyQuantum (plan.hpp).
   bool per_sequence() const {
     return kv_lengths != nullptr || q_lengths != nullptr || query_offsets != nullptr;
   }
