@@ -32,7 +32,7 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s) {
   const int64_t table_rows = d.bias == POSENC_BIAS_ABSOLUTE ? d.kv_len : rows;
   add(Tensor::q, size_t(d.batch * d.heads * d.q_len * d.head_dim), 1);
   add(Tensor::k, size_t(d.batch * d.heads * d.kv_len * d.head_dim), 2);
-  add(Tensor::v, size_t(d.batch * d.heads * d.kv_len * d.head_dim), 3);
+  add(Tensor::v, size_t(d.batch * d.heads * d.kv_len * reference::value_head_dim_of(d)), 3);
   add(Tensor::table, d.bias == POSENC_BIAS_NONE ? 0 : size_t(heads * table_rows * d.head_dim), 4);
   add(Tensor::value_table, d.relative_values ? size_t(heads * rows * d.head_dim) : 0, 5);
   return x;
@@ -146,11 +146,13 @@ TEST_P(AttentionSequences, PaddingPastTheLengthsIsNeverRead) {
   const auto poison = [](AttentionTensors& call, Tensor x) {
     const posenc_attention_desc& d = call.desc();
     const int64_t kv_heads = d.kv_heads > 0 ? d.kv_heads : d.heads;
+    const int64_t row = x == Tensor::v ? reference::value_head_dim_of(d) : d.head_dim;
     for (int64_t b = 0; b < d.batch; ++b) {
       for (int64_t h = 0; h < kv_heads; ++h) {
         for (int64_t t = call.sequences().kv_lengths[size_t(b)]; t < d.kv_len; ++t) {
-          for (int64_t c = 0; c < d.head_dim; ++c) {
-            call.values(x)[size_t(reference::index_of(d, {}, kv_heads, d.kv_len, b, h, t, c))] =
+          for (int64_t c = 0; c < row; ++c) {
+            call.values(x)[size_t(
+                reference::index_of(d, {}, kv_heads, d.kv_len, b, h, t, c, row))] =
                 std::numeric_limits<float>::quiet_NaN();
           }
         }
@@ -160,19 +162,24 @@ TEST_P(AttentionSequences, PaddingPastTheLengthsIsNeverRead) {
   for (posenc_attention_layout layout : kLayouts) {
     for (posenc_dtype dtype : kDtypes) {
       // Prefill (GEMMs, keys packed or read as stored), decode (its
-      // kernels), long keys split across tasks; grouped kv heads.
+      // kernels), long keys in blocks of 1024 and split across tasks with
+      // GEMMs or decode kernels; grouped kv heads; values of 128 columns
+      // (oneDNN's packed layout then has two blocks of columns).
       struct Shape {
-        int64_t q_len, kv_len;
+        int64_t q_len, kv_len, value_head_dim;
         std::vector<int64_t> kv_lengths;
       };
-      const Shape shapes[] = {{150, 300, {300, 37, 129, 1}},
-                              {4, 300, {0, 299, 64, 65}},
-                              {1, 2600, {2600, 1030, 5, 2047}}};
+      const Shape shapes[] = {{150, 300, 0, {300, 37, 129, 1}},
+                              {150, 300, 128, {300, 37, 129, 1}},
+                              {4, 300, 0, {0, 299, 64, 65}},
+                              {1, 2600, 0, {2600, 1030, 5, 2047}},
+                              {8, 2600, 0, {2600, 1030, 5, 2047}}};
       for (const Shape& shape : shapes) {
         for (int64_t kv_heads : {4, 2}) {
           posenc_attention_desc d =
               with(attention_desc(4, 4, shape.q_len, shape.kv_len, 64), layout, dtype);
           d.kv_heads = kv_heads;
+          d.value_head_dim = shape.value_head_dim;
           for (int causal : {0, 1}) {
             d.causal = causal;
             const std::vector<int64_t> offsets(4, causal ? shape.kv_len - shape.q_len : 0);

@@ -586,7 +586,11 @@ TEST_P(Attention, StridedOutAndRepeatedInputs) {
 }
 
 // Grouped heads whose tasks a thread count splits inside a group (6 heads
-// in groups of 3, 12 tasks), and packed qkv: the same bits on 1, 2, 3 threads.
+// in groups of 3, 12 tasks), and packed qkv on each path of strided views
+// (q copied per task, keys and values packed or read as stored, decode
+// kernels, stacked heads, split keys, causal blocks reading a leading part
+// of the packed keys): the reference's values, the same bits on 1, 2, 3
+// threads.
 TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
   struct Call {
     posenc_attention_desc desc;
@@ -595,7 +599,11 @@ TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
   const Call calls[] = {
       {causal(grouped(relative_1d(desc(6, 70, 90, 16, 2), 0, 1), 2), 20), false},
       {from_kv_cache(grouped(relative_1d(desc(6, 130, 300, 16, 2), 8, 1), 3), 320), false},
-      {packed_qkv_desc(grouped(desc(6, 100, 100, 16, 2), 2), POSENC_LAYOUT_BTHD), true}};
+      {packed_qkv_desc(grouped(desc(6, 100, 100, 16, 2), 2), POSENC_LAYOUT_BTHD), true},
+      {packed_qkv_desc(causal(desc(2, 200, 200, 16, 2)), POSENC_LAYOUT_BTHD), true},
+      {packed_qkv_desc(desc(4, 1, 2600, 16), POSENC_LAYOUT_BTHD), true},
+      {packed_qkv_desc(grouped(desc(8, 2, 3000, 16), 2), POSENC_LAYOUT_BTHD), true},
+      {packed_qkv_desc(causal(desc(2, 8, 2600, 16), 2592), POSENC_LAYOUT_BHTD), true}};
   for (const Call& call : calls) {
     const posenc_attention_desc& d = call.desc;
     AttentionTensors inputs = inputs_of(d, call.packed_qkv);

@@ -229,6 +229,7 @@ TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
         zero_packed_b_rows(whole, packed.data(), length, keys);
         for (int64_t r = length; r < keys; ++r) std::fill_n(b.begin() + r * whole.ldb, whole.n, 0.0f);
       }
+      int served = 0;
       for (int64_t part_keys : {keys, int64_t(448), int64_t(480), int64_t(32)}) {
         MatmulShape part = whole;
         (transpose_b ? part.n : part.k) = part_keys;
@@ -238,9 +239,12 @@ TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
         SCOPED_TRACE(testing::Message() << (type == POSENC_BF16 ? "bf16" : "f32") << " transpose "
                                         << transpose_b << " keys " << part_keys);
         if (!packed_b_serves(part, whole)) continue;  // oneDNN picked another layout
+        ++served;
         std::vector<float> a = random_floats(size_t(part.m * part.lda), 4);
-        if (!transpose_b) {  // the probabilities of the keys past the length
-          for (int64_t i = 0; i < part.m; ++i) std::fill_n(a.begin() + i * part.lda + length, part.k - length, 0.0f);
+        for (int64_t i = 0; i < part.m && !transpose_b; ++i) {
+          // the probabilities of the keys past the length
+          std::fill(a.begin() + i * part.lda + std::min(length, part.k),
+                    a.begin() + i * part.lda + part.k, 0.0f);
         }
         const std::vector<uint16_t> a16 = to_bf16(a);
         if (type == POSENC_BF16) a = from_bf16(a16);
@@ -249,6 +253,10 @@ TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
         matmul(part, type == POSENC_BF16 ? static_cast<const void*>(a16.data()) : a.data(),
                packed.data(), out.data());
         ASSERT_TRUE(all_close(out.data(), want, 1e-4, 1e-4));
+      }
+      // oneDNN's brgemm lays out fewer keys as a leading part of more.
+      if (std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0) {
+        EXPECT_GT(served, 0);
       }
     }
   }

@@ -2,7 +2,8 @@
 // get_rel_pos worked out by hand (a query map against a key map of another
 // size, both orders), the double reference on shapes with 1, odd, prime and
 // large sizes, shared and per-head tables, and bit for bit
-// posenc_relative_logits_2d_decomposed with the default desc.
+// posenc_relative_logits_2d_decomposed with the default desc (made in C
+// too).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -15,6 +16,10 @@
 #include "posenc/posenc.h"
 #include "posenc/posenc.hpp"
 #include "reference/relative.hpp"
+
+extern "C" posenc_status c_relative_2d_maps_with_defaults(
+    int64_t batch, int64_t heads, int64_t height, int64_t width, int64_t dim, const float* q,
+    const float* row_table, const float* column_table, float* rel_h, float* rel_w);
 
 namespace posenc::test {
 namespace {
@@ -227,6 +232,27 @@ TEST_P(RelativeLogits2dMaps, DefaultDescIsTheDecomposedLogits) {
       }
     }
   }
+}
+
+// posenc_relative_2d_desc_init called from C (relative_c_calls.c) fills the
+// defaults: the decomposed logits, bit for bit, on the default context.
+TEST(RelativeMapsCApi, DescInitFromCIsTheDecomposedLogits) {
+  const int64_t batch = 2, heads = 3, height = 5, width = 7, dim = 8, N = height * width;
+  const auto q = random_floats(size_t(batch * heads * N * dim), 801);
+  const auto rh = random_floats(size_t((2 * height - 1) * dim), 802);
+  const auto rw = random_floats(size_t((2 * width - 1) * dim), 803);
+  std::vector<float> want_h(size_t(batch * heads * N * height)), rel_h(want_h.size());
+  std::vector<float> want_w(size_t(batch * heads * N * width)), rel_w(want_w.size());
+  ASSERT_EQ(posenc_relative_logits_2d_decomposed(nullptr, batch, heads, height, width, dim,
+                                                 q.data(), rh.data(), rw.data(), 1,
+                                                 want_h.data(), want_w.data()),
+            POSENC_OK);
+  ASSERT_EQ(c_relative_2d_maps_with_defaults(batch, heads, height, width, dim, q.data(),
+                                             rh.data(), rw.data(), rel_h.data(), rel_w.data()),
+            POSENC_OK)
+      << posenc_last_error();
+  EXPECT_EQ(std::memcmp(rel_h.data(), want_h.data(), want_h.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(rel_w.data(), want_w.data(), want_w.size() * sizeof(float)), 0);
 }
 
 TEST(RelativeMapsCppApi, WrapperRunsAndThrows) {

@@ -585,11 +585,20 @@ void zero_packed_b_rows(const MatmulShape& shape, void* packed, int64_t first, i
     throw Error(POSENC_ERROR_INTERNAL, "zero_packed_b_rows: B is not packed in blocks");
   }
   if (binding.dry) return;
-  const size_t element = mm->b.get_size() / size_t(md.padded_dims[0] * md.padded_dims[1]);
-  auto* bytes = static_cast<uint8_t*>(packed);
-  for (int64_t k = first; k < end; ++k) {
+  const size_t element = dtype_bytes(shape.ab_type);
+  auto* bytes = static_cast<uint8_t*>(packed) - size_t(md.offset0) * element;
+  // A blocked offset is offset(k, 0) + offset(0, n) - offset0: the rows'
+  // offsets are worked out once per chunk of them.
+  constexpr int64_t kChunk = 64;
+  int64_t row_offset[kChunk];
+  for (int64_t chunk = first; chunk < end; chunk += kChunk) {
+    const int64_t rows = std::min(kChunk, end - chunk);
+    for (int64_t r = 0; r < rows; ++r) row_offset[r] = blocked_offset(md, chunk + r, 0);
     for (int64_t n = 0; n < md.dims[1]; ++n) {
-      std::memset(bytes + size_t(blocked_offset(md, k, n)) * element, 0, element);
+      const int64_t column_offset = blocked_offset(md, 0, n);
+      for (int64_t r = 0; r < rows; ++r) {
+        std::memset(bytes + size_t(row_offset[r] + column_offset) * element, 0, element);
+      }
     }
   }
 }
@@ -600,7 +609,8 @@ namespace {
 // too, each element of part at its offset in whole: the same blocks, part
 // no larger, the same strides along each dimension part has more than one
 // block of, and no padding of part's K (rows past it, which whole may hold,
-// are never read). Columns of whole past part's n may hold anything: each
+// are never read) unless it is whole's K, padded alike (with zeros, which
+// pack_b writes). Columns of whole past part's n may hold anything: each
 // output column reads its own column of B only.
 bool holds_layout_of(const dnnl::memory::desc& whole_desc, const dnnl::memory::desc& part_desc) {
   const dnnl_memory_desc_t& whole = whole_desc.data;
@@ -608,9 +618,13 @@ bool holds_layout_of(const dnnl::memory::desc& whole_desc, const dnnl::memory::d
   if (whole.format_kind != dnnl_blocked || part.format_kind != dnnl_blocked ||
       whole.ndims != 2 || part.ndims != 2 || whole.data_type != part.data_type ||
       whole.offset0 != 0 || part.offset0 != 0 || whole.extra.flags != 0 ||
-      part.extra.flags != 0 || part.padded_dims[0] != part.dims[0]) {
+      part.extra.flags != 0) {
     return false;
   }
+  const bool k_unpadded = part.padded_dims[0] == part.dims[0];
+  const bool k_as_whole =
+      part.dims[0] == whole.dims[0] && part.padded_dims[0] == whole.padded_dims[0];
+  if (!k_unpadded && !k_as_whole) return false;
   const dnnl_blocking_desc_t& wb = whole.format_desc.blocking;
   const dnnl_blocking_desc_t& pb = part.format_desc.blocking;
   if (wb.inner_nblks != pb.inner_nblks) return false;

@@ -18,7 +18,6 @@
 namespace posenc::ops {
 namespace {
 
-
 // One thread's view of its scratch.
 struct Scratch {
   uint8_t* dense_q;
@@ -152,9 +151,11 @@ class QueryBlockRunner {
                           int64_t stored, const char* values, bool accumulate,
                           const Scratch& s) const;
   // operand: PackedBlock::keys or ::values, the GEMM kb's block was packed
-  // for. Whether that block, at packed_b (null: none), serves `shape`.
-  bool packed_serves(const MatmulShape& shape, MatmulShape PackedBlock::*operand,
-                     const KeyBlock& kb, const uint8_t* packed_b) const;
+  // for. gemm_packed runs `shape` with that block, at packed_b (null:
+  // none), as B where it serves, and returns false (nothing run) where not;
+  // gemm then reads B as stored.
+  bool gemm_packed(const MatmulShape& shape, MatmulShape PackedBlock::*operand,
+                   const KeyBlock& kb, const void* a, const uint8_t* packed_b, void* c) const;
   void gemm(const MatmulShape& shape, MatmulShape PackedBlock::*operand, const KeyBlock& kb,
             const void* a, const void* stored_b, const uint8_t* packed_b, void* c) const;
   // kb's block in `blocks` (the slot's packed keys or values, of `bytes`
@@ -185,7 +186,7 @@ int64_t QueryBlockRunner::computed_keys(const Sequence& seq, int64_t first,
   const int64_t last = std::min(first + rows, seq.q_length) - 1;
   const int64_t keys = last < first ? 0 : p_.visible_keys(seq, last);
   if (!p_.per_sequence() || keys == 0) return keys;
-  return std::min(p_.kv_len, (keys + kKeyQuantum - 1) / kKeyQuantum * kKeyQuantum);
+  return keys_rounded(keys, p_.kv_len);
 }
 
 void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
@@ -274,8 +275,7 @@ void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_h
                                     int64_t keys, const Scratch& s) const {
   const PackedKeyValues& packed = layout_.packed;
   // The values a GEMM reads past the length: up to it rounded (computed_keys).
-  const int64_t values_read =
-      std::min(p_.kv_len, (seq.kv_length + kKeyQuantum - 1) / kKeyQuantum * kKeyQuantum);
+  const int64_t values_read = keys_rounded(seq.kv_length, p_.kv_len);
   for (int64_t i = 0; i < packed.key_blocks && i * blocking_.key_block < keys; ++i) {
     const PackedBlock block = packed_block(i);
     // A block whose GEMM reads B as stored (packed_b_bytes 0) is not
@@ -294,32 +294,29 @@ void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_h
   }
 }
 
-bool QueryBlockRunner::packed_serves(const MatmulShape& shape,
-                                     MatmulShape PackedBlock::*operand, const KeyBlock& kb,
-                                     const uint8_t* packed_b) const {
+// The block serves `shape` where its layout does (it can depend on the rows
+// of the query block; the fewer keys of a causal block or of a sequence's
+// length read a leading part of it where oneDNN's layout allows: not the
+// values' of more than 64 columns, laid out column block after column
+// block). pack_kv_head skips blocks oneDNN reads as stored
+// (packed_b_bytes 0).
+bool QueryBlockRunner::gemm_packed(const MatmulShape& shape, MatmulShape PackedBlock::*operand,
+                                   const KeyBlock& kb, const void* a, const uint8_t* packed_b,
+                                   void* c) const {
   if (packed_b == nullptr) return false;
   const MatmulShape packed_for = packed_block(kb.first / blocking_.key_block).*operand;
+  if (packed_b_bytes(packed_for) == 0) return false;
   MatmulShape packed = shape;
   packed.b_packed = true;
-  return packed_b_bytes(packed_for) > 0 && packed_b_serves(packed, packed_for);
+  if (!packed_b_serves(packed, packed_for)) return false;
+  matmul(packed, a, packed_b, c);
+  return true;
 }
 
-// Runs `shape` with B from `packed_b`, written by pack_b for kb's block's
-// `operand` GEMM, where that block was packed (pack_kv_head skips blocks
-// oneDNN reads as stored) and its layout serves `shape` (the layout can
-// depend on the rows of the query block; the fewer keys of a causal block
-// or of a sequence's length read a leading part of it where oneDNN's blocks
-// allow); else with B as stored.
 void QueryBlockRunner::gemm(const MatmulShape& shape, MatmulShape PackedBlock::*operand,
                             const KeyBlock& kb, const void* a, const void* stored_b,
                             const uint8_t* packed_b, void* c) const {
-  if (packed_serves(shape, operand, kb, packed_b)) {
-    MatmulShape packed = shape;
-    packed.b_packed = true;
-    matmul(packed, a, packed_b, c);
-    return;
-  }
-  matmul(shape, a, stored_b, c);
+  if (!gemm_packed(shape, operand, kb, a, packed_b, c)) matmul(shape, a, stored_b, c);
 }
 
 void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence& seq,
@@ -399,11 +396,11 @@ void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t row
   if (!blocking_.decode_products) {
     const MatmulShape shape = output_gemm(p_, rows, kb, layout_.acc_ld, accumulate);
     const uint8_t* packed = packed_b_of(s.packed_values, layout_.packed.value_block_bytes, kb);
-    // Packed, the values past the length are zeros (pack_kv_head).
-    if (stored < kb.count && !packed_serves(shape, &PackedBlock::values, kb, packed)) {
-      values_past_length(probs, ld, rows, kb, stored, values, accumulate, s);
-    } else {
+    if (stored == kb.count) {
       gemm(shape, &PackedBlock::values, kb, probs, values, packed, s.acc);
+    } else if (!gemm_packed(shape, &PackedBlock::values, kb, probs, packed, s.acc)) {
+      // (Packed, the values past the length are zeros: pack_kv_head.)
+      values_past_length(probs, ld, rows, kb, stored, values, accumulate, s);
     }
     return;
   }

@@ -2,6 +2,7 @@
 // lives in the workspace.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -18,15 +19,21 @@ namespace posenc::ops {
 // kKeyQuantum (within kv_len), the keys past the sequence's length masked by
 // the softmax's count of valid keys, as causal ones are: at most kv_len /
 // kKeyQuantum widths per row count, each made once, for a few percent more
-// work. The rows of v past the length are not read (they may hold anything,
-// NaN included, and a probability 0 times NaN is NaN): the last quantum of
-// such a block is multiplied from a copy padded with zeros (the slot's
-// value_tail). attention() still runs each call's GEMMs dry before its
-// region (lookups, once made), so that a width not seen before is made
-// there, not in the region. Query blocks keep their rows: the rows past
-// q_length of a block are computed and not stored; a block wholly past it
-// computes nothing.
+// work. The rows of v past the length never reach the outputs (they may
+// hold anything, NaN included, and a probability 0 times NaN is NaN): a
+// packed copy has them set to zero (pack_kv_head), without one the last
+// quantum of such a block is multiplied from a copy padded with zeros (the
+// slot's value_tail), and the decode kernels take the exact count.
+// attention() still runs each call's GEMMs dry before its region (lookups,
+// once made), so that a width not seen before is made there, not in the
+// region. Query blocks keep their rows: the rows past q_length of a block
+// are computed and not stored; a block wholly past it computes nothing.
 constexpr int64_t kKeyQuantum = 32;
+
+// keys rounded up to a multiple of kKeyQuantum, at most kv_len.
+inline int64_t keys_rounded(int64_t keys, int64_t kv_len) {
+  return std::min(kv_len, (keys + kKeyQuantum - 1) / kKeyQuantum * kKeyQuantum);
+}
 
 struct AttentionBlocking {
   int64_t query_block;   // rows per query block (the last may be shorter)
