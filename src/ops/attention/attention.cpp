@@ -144,9 +144,10 @@ class QueryBlockRunner {
   void values_product(const void* probs, int64_t ld, int64_t rows, const KeyBlock& kb,
                       int64_t stored, const char* values, bool accumulate,
                       const Scratch& s) const;
-  // values_product's GEMMs for stored < kb.count without a packed copy: the
-  // stored rows down to a multiple of kKeyQuantum read in place, the rest
-  // from the slot's value_tail, a copy of them padded with zeros.
+  // values_product's GEMMs for stored < kb.count where no packed copy
+  // serves them: the stored rows down to a multiple of kKeyQuantum read in
+  // place, the rest from the slot's value_tail, a copy of them padded with
+  // zeros.
   void values_past_length(const void* probs, int64_t ld, int64_t rows, const KeyBlock& kb,
                           int64_t stored, const char* values, bool accumulate,
                           const Scratch& s) const;
