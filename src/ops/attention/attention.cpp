@@ -217,10 +217,12 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
     std::fill(s.row_sum, s.row_sum + rows, 0.0f);
   }
   // Every stacked head's block reads the same window (it follows positions).
+  // The weights' rows are vw.count apart: dense, as oneDNN's brgemm kernels
+  // take A.
   RowWindow vw{0, 0};
   if (p_.relative_values && range.count() > 0) {
     vw = values_.window(qb, range.first, range.count());
-    if (!shapes_only_) std::fill(s.weights, s.weights + rows * layout_.value_window, 0.0f);
+    if (!shapes_only_) std::fill(s.weights, s.weights + rows * vw.count, 0.0f);
   }
   for (int64_t j = range.first; j < range.end; j += blocking_.key_block) {
     key_block(qb, b, seq, KeyBlock{j, std::min(blocking_.key_block, range.end - j)},
@@ -229,19 +231,15 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   if (p_.relative_values && range.count() > 0) {
     const bool bf16 = p_.dtype == POSENC_BF16;
     if (bf16 && !shapes_only_) {
-      for (int64_t r = 0; r < rows; ++r) {
-        ctx_.kernels->elementwise.f32_to_bf16(s.weights + r * layout_.value_window,
-                                              s.weights_bf16 + r * layout_.value_window,
-                                              vw.count);
-      }
+      ctx_.kernels->elementwise.f32_to_bf16(s.weights, s.weights_bf16, rows * vw.count);
     }
     for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
       const int64_t row = j * qb.rows;
-      const size_t weights_at = size_t(row * layout_.value_window);
+      const size_t weights_at = size_t(row * vw.count);
       const void* weights = bf16 ? static_cast<const void*>(s.weights_bf16 + weights_at)
                                  : static_cast<const void*>(s.weights + weights_at);
-      values_.apply(stacked_block(qb, j), vw, weights, layout_.value_window,
-                    s.acc + row * layout_.acc_ld, layout_.acc_ld);
+      values_.apply(stacked_block(qb, j), vw, weights, vw.count, s.acc + row * layout_.acc_ld,
+                    layout_.acc_ld);
     }
   }
   if (!shapes_only_ && !blocking_.splits_keys()) store(qb, seq, s);
@@ -348,7 +346,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
       const float correction = k.softmax_block(
           row, valid, kb.count, block_max, p_.softmax_scale, s.row_max + row_index,
           s.row_sum + row_index, direct_bf16 ? probs_bf16 : nullptr);
-      float* weights = s.weights + row_index * layout_.value_window;
+      float* weights = s.weights + row_index * vw.count;
       if (kb.first > range_first && correction != 1.0f) {
         float* acc = s.acc + row_index * layout_.acc_ld;
         k.scale_f32(acc, correction, acc, p_.value_head_dim);

@@ -91,7 +91,7 @@ struct SlotLayout {
   size_t acc;        // float [rows, acc_ld]: unnormalized output
   size_t row_max;    // float [rows]
   size_t row_sum;    // float [rows]
-  size_t weights;    // float [rows, value_window] (relative values only)
+  size_t weights;    // float [rows, value_window] (relative values only; a task's rows dense)
   size_t weights_bf16;
   int64_t value_window;
   PackedKeyValues packed;
