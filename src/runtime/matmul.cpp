@@ -554,14 +554,22 @@ void pack_b(const MatmulShape& shape, const void* b, void* packed) {
 
 namespace {
 
+// The elements of a blocked layout's inner block along dimension d: the
+// product of its inner blocks of d.
+int64_t inner_block(const dnnl_memory_desc_t& md, int d) {
+  const dnnl_blocking_desc_t& blocking = md.format_desc.blocking;
+  int64_t block = 1;
+  for (int i = 0; i < blocking.inner_nblks; ++i) {
+    if (blocking.inner_idxs[i] == d) block *= blocking.inner_blks[i];
+  }
+  return block;
+}
+
 // The offset in elements of element (k, n) of a blocked [K, N] layout:
 // the outer blocks by their strides, then the inner blocks, innermost last.
 int64_t blocked_offset(const dnnl_memory_desc_t& md, int64_t k, int64_t n) {
   const dnnl_blocking_desc_t& blocking = md.format_desc.blocking;
-  int64_t block[2] = {1, 1};
-  for (int i = 0; i < blocking.inner_nblks; ++i) {
-    block[blocking.inner_idxs[i]] *= blocking.inner_blks[i];
-  }
+  const int64_t block[2] = {inner_block(md, 0), inner_block(md, 1)};
   int64_t within[2] = {k % block[0], n % block[1]};
   int64_t offset = md.offset0 + k / block[0] * blocking.strides[0] +
                    n / block[1] * blocking.strides[1];
@@ -638,11 +646,7 @@ bool holds_layout_of(const dnnl::memory::desc& whole_desc, const dnnl::memory::d
         part.padded_offsets[d] != 0 || whole.padded_offsets[d] != 0) {
       return false;
     }
-    int64_t block = 1;
-    for (int i = 0; i < pb.inner_nblks; ++i) {
-      if (pb.inner_idxs[i] == d) block *= pb.inner_blks[i];
-    }
-    if (part.padded_dims[d] / block > 1 && pb.strides[d] != wb.strides[d]) return false;
+    if (part.padded_dims[d] / inner_block(part, d) > 1 && pb.strides[d] != wb.strides[d]) return false;
   }
   return true;
 }
