@@ -59,6 +59,13 @@ struct Scratch {
   }
 };
 
+// A key block's keys or values as packed in a thread's scratch: where
+// (null: not packed, read as stored) and for which GEMM.
+struct PackedOperand {
+  const uint8_t* data;
+  MatmulShape packed_for;
+};
+
 // Runs the tasks of the attention: one query block of one (batch, head)
 // against all its visible keys, writing its rows of out, or with split keys
 // (split_keys.hpp) against one range of them, leaving its partial softmax in
@@ -83,7 +90,8 @@ class QueryBlockRunner {
                    const SlotLayout& layout, const float* position_bias,
                    bool shapes_only = false)
       : ctx_(ctx), p_(p), t_(t), blocking_(blocking), layout_(layout),
-        shapes_only_(shapes_only), bias_(p, t, ctx.kernels->attention_bias, position_bias),
+        task_(blocking.task_gemms(p)), shapes_only_(shapes_only),
+        bias_(p, t, ctx.kernels->attention_bias, position_bias),
         values_(p, t, ctx.kernels->attention_bias) {}
 
   void run(int64_t task, const Scratch& s) const;
@@ -112,9 +120,15 @@ class QueryBlockRunner {
     block.q = static_cast<const char*>(qb.q) + size_t(j * qb.rows * qb.ldq) * p_.element_bytes();
     return block;
   }
-  // qb reading the task's rows of q (every stacked head's block, one after
-  // the other) from the scratch's dense copy, which `copy` makes.
-  QueryBlock dense_queries(const QueryBlock& qb, bool copy, const Scratch& s) const;
+  // Copies the task's rows of q (every stacked head's block, one after the
+  // other) into the scratch, dense; queries_in_scratch is qb reading them.
+  void copy_queries(const QueryBlock& qb, const Scratch& s) const;
+  QueryBlock queries_in_scratch(const QueryBlock& qb, const Scratch& s) const {
+    QueryBlock dense = qb;
+    dense.q = s.dense_q;
+    dense.ldq = p_.head_dim;
+    return dense;
+  }
   const char* row_of(const void* base, const TokenStrides& st, int64_t b, int64_t h,
                      int64_t t) const {
     return static_cast<const char*>(base) +
@@ -149,25 +163,33 @@ class QueryBlockRunner {
   // place, the rest from the slot's value_tail, a copy of them padded with
   // zeros.
   void values_past_length(const void* probs, int64_t ld, int64_t rows, const KeyBlock& kb,
-                          int64_t stored, const char* values, bool accumulate,
-                          const Scratch& s) const;
-  // operand: PackedBlock::keys or ::values, the GEMM kb's block was packed
-  // for. gemm_packed runs `shape` with that block, at packed_b (null:
-  // none), as B where it serves, and returns false (nothing run) where not;
-  // gemm then reads B as stored.
-  bool gemm_packed(const MatmulShape& shape, MatmulShape PackedBlock::*operand,
-                   const KeyBlock& kb, const void* a, const uint8_t* packed_b, void* c) const;
-  void gemm(const MatmulShape& shape, MatmulShape PackedBlock::*operand, const KeyBlock& kb,
-            const void* a, const void* stored_b, const uint8_t* packed_b, void* c) const;
-  // kb's block in `blocks` (the slot's packed keys or values, of `bytes`
-  // each), or null when nothing is packed.
-  const uint8_t* packed_b_of(const uint8_t* blocks, size_t bytes, const KeyBlock& kb) const {
-    return bytes == 0 ? nullptr : blocks + size_t(kb.first / blocking_.key_block) * bytes;
+                          int64_t stored, const char* values, const PackedOperand& packed,
+                          bool accumulate, const Scratch& s) const;
+  // kb's keys and values as packed in the slot.
+  PackedOperand packed_keys(const KeyBlock& kb, const Scratch& s) const {
+    const int64_t index = kb.first / blocking_.key_block;
+    return packed_operand(s.packed_keys, layout_.packed.key_block_bytes, index,
+                          ops::packed_block(p_, task_, index).keys);
   }
-  // Key block `index` of a whole row of keys, as packed.
-  PackedBlock packed_block(int64_t index) const {
-    return ops::packed_block(p_, blocking_.rows(), blocking_.ldq(p_), blocking_.key_block,
-                             index, layout_.acc_ld);
+  PackedOperand packed_values(const KeyBlock& kb, const Scratch& s) const {
+    const int64_t index = kb.first / blocking_.key_block;
+    return packed_operand(s.packed_values, layout_.packed.value_block_bytes, index,
+                          ops::packed_block(p_, task_, index).values);
+  }
+  // Block `index` of `blocks` (block_bytes each); pack_kv_head skips blocks
+  // oneDNN reads as stored (packed_b_bytes 0).
+  static PackedOperand packed_operand(const uint8_t* blocks, size_t block_bytes, int64_t index,
+                                      const MatmulShape& packed_for) {
+    if (block_bytes == 0 || packed_b_bytes(packed_for) == 0) return {nullptr, packed_for};
+    return {blocks + size_t(index) * block_bytes, packed_for};
+  }
+  // gemm_packed runs `shape` with B packed where the packed block serves it,
+  // and returns false (nothing run) where not; gemm then reads B as stored.
+  static bool gemm_packed(const MatmulShape& shape, const PackedOperand& b, const void* a,
+                          void* c);
+  static void gemm(const MatmulShape& shape, const void* a, const void* stored_b,
+                   const PackedOperand& packed_b, void* c) {
+    if (!gemm_packed(shape, packed_b, a, c)) matmul(shape, a, stored_b, c);
   }
   // Writes the rows of out of the task's block of every stacked head.
   void store(const QueryBlock& qb, const Sequence& seq, const Scratch& s) const;
@@ -177,6 +199,7 @@ class QueryBlockRunner {
   const posenc_attention_tensors& t_;
   const AttentionBlocking& blocking_;
   const SlotLayout& layout_;
+  const TaskGemms task_;
   bool shapes_only_;
   AttentionBias bias_;
   RelativeValues values_;
@@ -199,10 +222,10 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   // (none past q_length).
   const KeyRange range = key_range(task % blocking_.key_splits, blocking_.keys_per_split,
                                    computed_keys(seq, in_place.first, in_place.rows));
-  const QueryBlock qb =
-      blocking_.copies_queries
-          ? dense_queries(in_place, !shapes_only_ && range.count() > 0, s)
-          : in_place;
+  if (blocking_.copies_queries && !shapes_only_ && range.count() > 0) {
+    copy_queries(in_place, s);
+  }
+  const QueryBlock qb = blocking_.copies_queries ? queries_in_scratch(in_place, s) : in_place;
   // b * kv_heads + the kv head.
   const int64_t kv_index = query_task / blocking_.kv_readers(p_);
   if (layout_.packed.bytes() > 0 && range.count() > 0 && *s.packed_kv_head != kv_index) {
@@ -245,19 +268,14 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   if (!shapes_only_ && !blocking_.splits_keys()) store(qb, seq, s);
 }
 
-QueryBlock QueryBlockRunner::dense_queries(const QueryBlock& qb, bool copy,
-                                           const Scratch& s) const {
+void QueryBlockRunner::copy_queries(const QueryBlock& qb, const Scratch& s) const {
   const size_t row_bytes = size_t(p_.head_dim) * p_.element_bytes();
   uint8_t* to = s.dense_q;
-  for (int64_t j = 0; j < blocking_.stacked_heads && copy; ++j) {
+  for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
     for (int64_t r = 0; r < qb.rows; ++r, to += row_bytes) {
       std::memcpy(to, row_of(t_.q, p_.q, qb.batch, qb.head + j, qb.first + r), row_bytes);
     }
   }
-  QueryBlock dense = qb;
-  dense.q = s.dense_q;
-  dense.ldq = p_.head_dim;
-  return dense;
 }
 
 void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const PartialLayout& partial,
@@ -276,7 +294,7 @@ void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_h
   // The values a GEMM reads past the length: up to it rounded (computed_keys).
   const int64_t values_read = keys_rounded(seq.kv_length, p_.kv_len);
   for (int64_t i = 0; i < packed.key_blocks && i * blocking_.key_block < keys; ++i) {
-    const PackedBlock block = packed_block(i);
+    const PackedBlock block = ops::packed_block(p_, task_, i);
     // A block whose GEMM reads B as stored (packed_b_bytes 0) is not
     // copied; gemm() then reads it where it is stored.
     if (packed.key_block_bytes > 0 && packed_b_bytes(block.keys) > 0) {
@@ -297,25 +315,15 @@ void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_h
 // of the query block; the fewer keys of a causal block or of a sequence's
 // length read a leading part of it where oneDNN's layout allows: not the
 // values' of more than 64 columns, laid out column block after column
-// block). pack_kv_head skips blocks oneDNN reads as stored
-// (packed_b_bytes 0).
-bool QueryBlockRunner::gemm_packed(const MatmulShape& shape, MatmulShape PackedBlock::*operand,
-                                   const KeyBlock& kb, const void* a, const uint8_t* packed_b,
-                                   void* c) const {
-  if (packed_b == nullptr) return false;
-  const MatmulShape packed_for = packed_block(kb.first / blocking_.key_block).*operand;
-  if (packed_b_bytes(packed_for) == 0) return false;
+// block).
+bool QueryBlockRunner::gemm_packed(const MatmulShape& shape, const PackedOperand& b,
+                                   const void* a, void* c) {
+  if (b.data == nullptr) return false;
   MatmulShape packed = shape;
   packed.b_packed = true;
-  if (!packed_b_serves(packed, packed_for)) return false;
-  matmul(packed, a, packed_b, c);
+  if (!packed_b_serves(packed, b.packed_for)) return false;
+  matmul(packed, a, b.data, c);
   return true;
-}
-
-void QueryBlockRunner::gemm(const MatmulShape& shape, MatmulShape PackedBlock::*operand,
-                            const KeyBlock& kb, const void* a, const void* stored_b,
-                            const uint8_t* packed_b, void* c) const {
-  if (!gemm_packed(shape, operand, kb, a, packed_b, c)) matmul(shape, a, stored_b, c);
 }
 
 void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence& seq,
@@ -370,10 +378,9 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
 
 void QueryBlockRunner::scores_product(const void* q, int64_t rows, const KeyBlock& kb,
                                       const char* keys, int64_t ld, const Scratch& s) const {
-  const int64_t ldq = blocking_.ldq(p_);
+  const int64_t ldq = task_.ldq;
   if (!blocking_.decode_products) {
-    gemm(scores_gemm(p_, rows, ldq, kb), &PackedBlock::keys, kb, q, keys,
-         packed_b_of(s.packed_keys, layout_.packed.key_block_bytes, kb), s.scores);
+    gemm(scores_gemm(p_, rows, ldq, kb), q, keys, packed_keys(kb, s), s.scores);
     return;
   }
   if (shapes_only_) return;
@@ -394,12 +401,12 @@ void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t row
                                       bool accumulate, const Scratch& s) const {
   if (!blocking_.decode_products) {
     const MatmulShape shape = output_gemm(p_, rows, kb, layout_.acc_ld, accumulate);
-    const uint8_t* packed = packed_b_of(s.packed_values, layout_.packed.value_block_bytes, kb);
+    const PackedOperand packed = packed_values(kb, s);
     if (stored == kb.count) {
-      gemm(shape, &PackedBlock::values, kb, probs, values, packed, s.acc);
-    } else if (!gemm_packed(shape, &PackedBlock::values, kb, probs, packed, s.acc)) {
+      gemm(shape, probs, values, packed, s.acc);
+    } else if (!gemm_packed(shape, packed, probs, s.acc)) {
       // (Packed, the values past the length are zeros: pack_kv_head.)
-      values_past_length(probs, ld, rows, kb, stored, values, accumulate, s);
+      values_past_length(probs, ld, rows, kb, stored, values, packed, accumulate, s);
     }
     return;
   }
@@ -418,8 +425,8 @@ void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t row
 
 void QueryBlockRunner::values_past_length(const void* probs, int64_t ld, int64_t rows,
                                           const KeyBlock& kb, int64_t stored,
-                                          const char* values, bool accumulate,
-                                          const Scratch& s) const {
+                                          const char* values, const PackedOperand& packed,
+                                          bool accumulate, const Scratch& s) const {
   // kb.first is a multiple of kKeyQuantum and kb.count at most stored
   // rounded up to one: the copy is at most kKeyQuantum rows.
   const int64_t in_place = stored / kKeyQuantum * kKeyQuantum;
@@ -429,8 +436,7 @@ void QueryBlockRunner::values_past_length(const void* probs, int64_t ld, int64_t
     MatmulShape shape = output_gemm(p_, rows, KeyBlock{kb.first, in_place}, layout_.acc_ld,
                                     accumulate);
     shape.lda = ld;
-    gemm(shape, &PackedBlock::values, kb, probs, values,
-         packed_b_of(s.packed_values, layout_.packed.value_block_bytes, kb), s.acc);
+    gemm(shape, probs, values, packed, s.acc);
   }
   const size_t row_bytes = size_t(p_.value_head_dim) * element;
   for (int64_t t = 0; t < copied && !shapes_only_; ++t) {

@@ -42,29 +42,23 @@ MatmulShape output_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock&
   return s;
 }
 
-PackedBlock packed_block(const AttentionProblem& p, int64_t rows, int64_t ldq,
-                         int64_t key_block, int64_t index, int64_t acc_ld) {
-  const int64_t first = index * key_block;
-  PackedBlock block{KeyBlock{first, std::min(key_block, p.kv_len - first)}, {}, {}};
-  block.keys = scores_gemm(p, rows, ldq, block.kb);
-  block.values = output_gemm(p, rows, block.kb, acc_ld, first > 0);
+PackedBlock packed_block(const AttentionProblem& p, const TaskGemms& task, int64_t index) {
+  const int64_t first = index * task.key_block;
+  PackedBlock block{KeyBlock{first, std::min(task.key_block, p.kv_len - first)}, {}, {}};
+  block.keys = scores_gemm(p, task.rows, task.ldq, block.kb);
+  block.values = output_gemm(p, task.rows, block.kb, task.acc_ld, first > 0);
   block.keys.b_packed = block.values.b_packed = true;
   return block;
 }
 
-PackedKeyValues packed_key_values(const AttentionProblem& p, int64_t rows, int64_t ldq,
-                                  int64_t readers, int64_t key_splits, int64_t key_block,
-                                  int64_t acc_ld) {
-  const PackedKeyValues none{0, 0, (p.kv_len + key_block - 1) / key_block};
-  const bool kv_rows_dense = p.k.token == p.head_dim && p.v.token == p.value_head_dim;
-  if (readers < 2 && (kv_rows_dense || rows < kMinRowsToPack || key_splits > 1)) return none;
-  PackedKeyValues packed = none;
+PackedKeyValues packed_key_values(const AttentionProblem& p, const TaskGemms& task) {
+  PackedKeyValues packed{0, 0, (p.kv_len + task.key_block - 1) / task.key_block};
   for (int64_t i = 0; i < packed.key_blocks; ++i) {
-    const PackedBlock block = packed_block(p, rows, ldq, key_block, i, acc_ld);
+    const PackedBlock block = packed_block(p, task, i);
     packed.key_block_bytes = std::max(packed.key_block_bytes, packed_b_bytes(block.keys));
     packed.value_block_bytes = std::max(packed.value_block_bytes, packed_b_bytes(block.values));
   }
-  return packed.bytes() <= kMaxPackedBytes ? packed : none;
+  return packed.bytes() <= kMaxPackedBytes ? packed : PackedKeyValues{0, 0, 0};
 }
 
 }  // namespace posenc::ops

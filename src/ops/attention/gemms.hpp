@@ -26,15 +26,23 @@ MatmulShape scores_gemm(const AttentionProblem& problem, int64_t rows, int64_t l
 MatmulShape output_gemm(const AttentionProblem& problem, int64_t rows, const KeyBlock& kb,
                         int64_t acc_ld, bool accumulate);
 
-// Key block `index` of a whole row of keys cut into blocks of key_block,
-// and the GEMMs (b_packed) a task of `rows` rows (q's ldq apart) runs
-// against its keys and values when they are packed.
+// What a task's GEMMs share: their rows (a query block of each stacked
+// head), q's row stride in them (AttentionBlocking::ldq), the keys of a
+// whole key block, and acc's row stride.
+struct TaskGemms {
+  int64_t rows;
+  int64_t ldq;
+  int64_t key_block;
+  int64_t acc_ld;
+};
+
+// Key block `index` of a whole row of keys, and the GEMMs (b_packed) a
+// task runs against its keys and values when they are packed.
 struct PackedBlock {
   KeyBlock kb;
   MatmulShape keys, values;
 };
-PackedBlock packed_block(const AttentionProblem& problem, int64_t rows, int64_t ldq,
-                         int64_t key_block, int64_t index, int64_t acc_ld);
+PackedBlock packed_block(const AttentionProblem& problem, const TaskGemms& task, int64_t index);
 
 // Where each key block's packed keys and values go in a thread's scratch;
 // zero bytes for an operand oneDNN reads as stored.
@@ -45,17 +53,9 @@ struct PackedKeyValues {
   size_t bytes() const { return size_t(key_blocks) * (key_block_bytes + value_block_bytes); }
 };
 
-// A kv head's keys and values are packed once per thread for the tasks that
-// read them (readers: blocks of its query heads). For a single reader the
-// packing is not reused, and pays only where it moves the GEMMs to oneDNN's
-// brgemm kernels (AMX among them), which take no strided B: when the rows
-// of the keys or values are strided, the GEMMs have at least kMinRowsToPack
-// rows (the copy is then small against them) and the keys are not split
-// (a split task would pack every key). Nothing is packed either when a
-// thread's packed copy would take more than 8 MiB of workspace.
-constexpr int64_t kMinRowsToPack = 64;
-PackedKeyValues packed_key_values(const AttentionProblem& problem, int64_t rows, int64_t ldq,
-                                  int64_t readers, int64_t key_splits, int64_t key_block,
-                                  int64_t acc_ld);
+// A thread's packed copy of a kv head's keys and values, for the tasks'
+// GEMMs; nothing packed where it would take more than 8 MiB of workspace.
+// (Whether packing pays is the plan's choice: plan.cpp.)
+PackedKeyValues packed_key_values(const AttentionProblem& problem, const TaskGemms& task);
 
 }  // namespace posenc::ops

@@ -40,6 +40,14 @@ constexpr int64_t kMaxStackedRows = 64;
 // values costs more than a few rows' products. At 8 rows the GEMMs were as
 // fast (fp32) or faster (bf16) on a 2-core Zen 4.
 constexpr int64_t kMaxDecodeRows = 4;
+// A kv head's keys and values are packed once per thread for the tasks that
+// read them (readers: blocks of its query heads). For a single reader the
+// packing is not reused, and pays only where it moves the GEMMs to oneDNN's
+// brgemm kernels (AMX among them), which take no strided B: when the rows
+// of the keys or values are strided, the GEMMs have at least kMinRowsToPack
+// rows (the copy is then small against them) and the keys are not split
+// (a split task would pack every key).
+constexpr int64_t kMinRowsToPack = 64;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -89,6 +97,13 @@ int64_t stacked_heads(const AttentionProblem& p, int64_t query_blocks) {
   return 1;
 }
 
+bool packing_pays(const AttentionProblem& p, const AttentionBlocking& b) {
+  if (b.decode_products) return false;  // they read keys and values as stored
+  const bool kv_rows_dense = p.k.token == p.head_dim && p.v.token == p.value_head_dim;
+  return b.kv_readers(p) > 1 ||
+         (!kv_rows_dense && b.rows() >= kMinRowsToPack && !b.splits_keys());
+}
+
 }  // namespace
 
 AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
@@ -119,9 +134,10 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
 SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   const size_t rows = size_t(b.rows());
   const bool bf16 = p.dtype == POSENC_BF16;
+  const TaskGemms task = b.task_gemms(p);
   SlotLayout s{};
   s.scores_ld = gemm_output_stride(b.key_block, p.dtype);
-  s.acc_ld = gemm_output_stride(p.value_head_dim, p.dtype);
+  s.acc_ld = task.acc_ld;
   size_t offset = 0;
   s.dense_q = reserve(offset, b.copies_queries
                                     ? rows * size_t(p.head_dim) * p.element_bytes() : 0);
@@ -142,10 +158,7 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   const size_t weights = rows * size_t(s.value_window);
   s.weights = reserve(offset, weights * sizeof(float));
   s.weights_bf16 = reserve(offset, bf16 ? weights * sizeof(uint16_t) : 0);
-  s.packed = b.decode_products
-                 ? PackedKeyValues{0, 0, 0}
-                 : packed_key_values(p, b.rows(), b.ldq(p), b.kv_readers(p), b.key_splits,
-                                     b.key_block, s.acc_ld);
+  s.packed = packing_pays(p, b) ? packed_key_values(p, task) : PackedKeyValues{0, 0, 0};
   s.packed_keys = reserve(offset, size_t(s.packed.key_blocks) * s.packed.key_block_bytes);
   s.packed_values = reserve(offset, size_t(s.packed.key_blocks) * s.packed.value_block_bytes);
   s.packed_kv_head = reserve(offset, sizeof(int64_t));

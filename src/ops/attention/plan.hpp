@@ -73,6 +73,9 @@ struct AttentionBlocking {
   int64_t kv_readers(const AttentionProblem& p) const {
     return p.heads / p.kv_heads / stacked_heads * query_blocks;
   }
+  TaskGemms task_gemms(const AttentionProblem& p) const {
+    return {rows(), ldq(p), key_block, gemm_output_stride(p.value_head_dim, p.dtype)};
+  }
 };
 
 // The blocks depend on the problem only; threads sets the scratch slots.
@@ -82,7 +85,7 @@ AttentionBlocking attention_blocking(const AttentionProblem& problem, int thread
 struct SlotLayout {
   // Rows: blocking.rows(); the bias's scratch serves one head's block at a time.
   int64_t scores_ld; // the longest row stride of scores and probs_bf16
-  int64_t acc_ld;    // row stride of acc (>= value_head_dim)
+  int64_t acc_ld;    // row stride of acc (TaskGemms::acc_ld)
   size_t dense_q;    // [rows, head_dim] in the problem's dtype (copies_queries only)
   size_t value_tail; // [kKeyQuantum, value_head_dim] in the problem's dtype (GEMMs)
   size_t scores;     // float [rows, scores_ld]
