@@ -19,30 +19,38 @@ def is_torch(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
+_torch_dtype_codes = None
+
+
 def _torch_dtypes():
-    torch = sys.modules["torch"]
-    return {torch.float32: _abi.F32, torch.bfloat16: _abi.BF16, torch.int32: "int32",
-            torch.int64: "int64"}
+    global _torch_dtype_codes
+    if _torch_dtype_codes is None:
+        torch = sys.modules["torch"]
+        _torch_dtype_codes = {torch.float32: _abi.F32, torch.bfloat16: _abi.BF16,
+                              torch.int32: "int32", torch.int64: "int64"}
+    return _torch_dtype_codes
 
 
 class View:
     """One tensor or array: obj (kept alive), ptr, dtype (posenc F32/BF16 or
     "int32"/"int64"), shape and strides in elements."""
 
-    __slots__ = ("obj", "ptr", "dtype", "shape", "strides")
+    __slots__ = ("obj", "ptr", "dtype", "shape", "strides", "contiguous")
 
     def __init__(self, x, name):
         if is_torch(x):
-            if x.device.type != "cpu":
+            if not x.is_cpu:
                 raise ValueError(f"{name}: posenc runs on the CPU, got a {x.device} tensor")
             dtype = _torch_dtypes().get(x.dtype)
-            self.ptr, self.strides = x.data_ptr(), tuple(x.stride())
+            self.ptr, self.strides = x.data_ptr(), x.stride()
+            self.contiguous = x.is_contiguous()
         elif isinstance(x, np.ndarray):
             dtype = _NUMPY_DTYPES.get(x.dtype)
             if any(s % x.itemsize for s in x.strides):
                 raise ValueError(f"{name}: strides not a multiple of the element size")
             self.ptr = x.ctypes.data
             self.strides = tuple(s // x.itemsize for s in x.strides)
+            self.contiguous = _row_major(x.shape, self.strides)
         else:
             raise TypeError(f"{name}: expected a torch tensor or a numpy array, "
                             f"got {type(x).__name__}")
@@ -51,14 +59,16 @@ class View:
                             "int32 or int64")
         self.obj, self.dtype, self.shape = x, dtype, tuple(x.shape)
 
-    @property
-    def contiguous(self):
-        expected = 1
-        for size, stride in zip(reversed(self.shape), reversed(self.strides)):
-            if size != 1 and stride != expected:
-                return False
-            expected *= size
-        return True
+
+def _row_major(shape, strides):
+    """Dense in row-major order, the strides of size-1 axes aside (torch's
+    is_contiguous)."""
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 # The element types a tensor argument takes.
