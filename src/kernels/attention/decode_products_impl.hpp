@@ -172,8 +172,11 @@ void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_
     const T* vj = v + j * ldv + c0;
     batch value[kColumns];
     for (int t = 0; t < kColumns; ++t) {
-      value[t] = width[t] == lanes ? load_floats<Arch>(vj + t * lanes)
-                                   : load_floats_partial<Arch>(vj + t * lanes, width[t]);
+      // (kWhole first: a test the compiler folds, which keeps the batches
+      // in registers.)
+      value[t] = kWhole || width[t] == lanes
+                     ? load_floats<Arch>(vj + t * lanes)
+                     : load_floats_partial<Arch>(vj + t * lanes, width[t]);
     }
     for (int r = 0; r < kRows; ++r) {
       const batch p(probs[r * ld_probs + j]);
