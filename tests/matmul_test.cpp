@@ -191,15 +191,17 @@ TEST(Matmul, PackedBMatchesNaiveLoop) {
 // B packed for a block of keys serves GEMMs of fewer of them where the
 // layout allows (a causal block, a sequence's length): the scores' B^T
 // (fewer columns) and the values' B (fewer rows, those past the length set
-// to zero after packing, NaN before), fp32 and bf16.
+// to zero after packing, NaN before), fp32 and bf16; values of 64 and 256
+// columns (a plain layout's rows 1 KiB apart are spread: rows_spread).
 TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (posenc_dtype type : {POSENC_F32, POSENC_BF16}) {
-    for (bool transpose_b : {true, false}) {
+    for (const int64_t columns : {int64_t(0), int64_t(64), int64_t(256)}) {
+      const bool transpose_b = columns == 0;  // the scores' B^T, else the values'
       MatmulShape whole;
       whole.m = 64;
       whole.k = transpose_b ? 64 : 512;
-      whole.n = transpose_b ? 512 : 64;
+      whole.n = transpose_b ? 512 : columns;
       whole.lda = whole.k;
       whole.ldb = transpose_b ? whole.k + 3 : whole.n + 3;
       whole.ldc = whole.n;
@@ -254,12 +256,34 @@ TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
                packed.data(), out.data());
         ASSERT_TRUE(all_close(out.data(), want, 1e-4, 1e-4));
       }
-      // oneDNN's brgemm lays out fewer keys as a leading part of more.
-      if (std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0) {
+      // oneDNN's brgemm lays out fewer keys as a leading part of more, but
+      // for values of at most 64 columns only.
+      if (std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0 && columns <= 64) {
         EXPECT_GT(served, 0);
       }
     }
   }
+}
+
+// Where oneDNN lays a packed B out plain (its gemm, without brgemm: the
+// AVX2 path), rows that would lie a multiple of 1 KiB apart are 64 bytes
+// further apart (rows_spread): the attention's keys, transposed to
+// [head_dim, keys], would otherwise fall on the same cache sets.
+TEST(Matmul, PlainPackedRowsAreSpreadOffTheCacheSets) {
+  if (std::string(onednn_matmul_impl(POSENC_F32)).rfind("brg:", 0) == 0) {
+    GTEST_SKIP() << "oneDNN's brgemm packs B in blocks";
+  }
+  MatmulShape keys;
+  keys.m = 64;
+  keys.n = 1024;
+  keys.k = 64;
+  keys.lda = keys.k;
+  keys.ldb = keys.k;
+  keys.ldc = keys.n;
+  keys.transpose_b = true;
+  keys.b_packed = true;
+  const size_t unspread = size_t(keys.k * keys.n) * sizeof(float);
+  EXPECT_NE(packed_b_bytes(keys), unspread) << "packed plain, rows 4 KiB apart";
 }
 
 TEST(Matmul, ManyThreadsAtOnce) {
