@@ -188,20 +188,30 @@ TEST(Matmul, PackedBMatchesNaiveLoop) {
   }
 }
 
+// Whether oneDNN runs `type`'s GEMMs on its gemm (no brgemm: the AVX2
+// path), which lays a packed B out plain.
+bool packs_b_plain(posenc_dtype type) {
+  return std::string(onednn_matmul_impl(type)).rfind("gemm:", 0) == 0;
+}
+
 // B packed for a block of keys serves GEMMs of fewer of them where the
 // layout allows (a causal block, a sequence's length): the scores' B^T
 // (fewer columns) and the values' B (fewer rows, those past the length set
 // to zero after packing, NaN before), fp32 and bf16; values of 64 and 256
-// columns (a plain layout's rows 1 KiB apart are spread: rows_spread).
+// columns (fp32 rows of 256 packed plain are spread: rows_spread).
 TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
+  struct Operand {
+    bool transpose_b;  // the scores' B^T (keys x head_dim), else the values' B
+    int64_t columns;
+  };
   for (posenc_dtype type : {POSENC_F32, POSENC_BF16}) {
-    for (const int64_t columns : {int64_t(0), int64_t(64), int64_t(256)}) {
-      const bool transpose_b = columns == 0;  // the scores' B^T, else the values'
+    for (const Operand operand : {Operand{true, 512}, Operand{false, 64}, Operand{false, 256}}) {
+      const bool transpose_b = operand.transpose_b;
       MatmulShape whole;
       whole.m = 64;
       whole.k = transpose_b ? 64 : 512;
-      whole.n = transpose_b ? 512 : columns;
+      whole.n = operand.columns;
       whole.lda = whole.k;
       whole.ldb = transpose_b ? whole.k + 3 : whole.n + 3;
       whole.ldc = whole.n;
@@ -257,8 +267,10 @@ TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
         ASSERT_TRUE(all_close(out.data(), want, 1e-4, 1e-4));
       }
       // oneDNN's brgemm lays out fewer keys as a leading part of more, but
-      // for values of at most 64 columns only.
-      if (std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0 && columns <= 64) {
+      // for values of at most 64 columns only; packed plain, the values'
+      // rows (spread alike, or not) lie where they lie for more keys.
+      const bool brgemm = std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0;
+      if ((brgemm && operand.columns <= 64) || (packs_b_plain(type) && !transpose_b)) {
         EXPECT_GT(served, 0);
       }
     }
@@ -269,10 +281,9 @@ TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
 // AVX2 path), rows that would lie a multiple of 1 KiB apart are 64 bytes
 // further apart (rows_spread): the attention's keys, transposed to
 // [head_dim, keys], would otherwise fall on the same cache sets.
+// B as stored is not copied to spread its rows.
 TEST(Matmul, PlainPackedRowsAreSpreadOffTheCacheSets) {
-  if (std::string(onednn_matmul_impl(POSENC_F32)).rfind("brg:", 0) == 0) {
-    GTEST_SKIP() << "oneDNN's brgemm packs B in blocks";
-  }
+  if (!packs_b_plain(POSENC_F32)) GTEST_SKIP() << "oneDNN packs B in blocks here";
   MatmulShape keys;
   keys.m = 64;
   keys.n = 1024;
@@ -282,8 +293,14 @@ TEST(Matmul, PlainPackedRowsAreSpreadOffTheCacheSets) {
   keys.ldc = keys.n;
   keys.transpose_b = true;
   keys.b_packed = true;
-  const size_t unspread = size_t(keys.k * keys.n) * sizeof(float);
-  EXPECT_NE(packed_b_bytes(keys), unspread) << "packed plain, rows 4 KiB apart";
+  // [k, n] rows of 1024 + 16 floats.
+  EXPECT_EQ(packed_b_bytes(keys), size_t(keys.k * (keys.n + 16)) * sizeof(float));
+  MatmulShape values = keys;
+  values.k = 1024;
+  values.n = values.ldb = values.ldc = 256;  // dense [k, n]: read as stored
+  values.lda = values.k;
+  values.transpose_b = false;
+  EXPECT_EQ(packed_b_bytes(values), 0u);
 }
 
 TEST(Matmul, ManyThreadsAtOnce) {

@@ -150,6 +150,7 @@ class OnednnCacheOff {
 // as the attention's keys transposed to [head_dim, 2048] fp32: its rows
 // fall on the same few cache sets. That layout with its rows 64 bytes
 // further apart, or an empty desc where B is blocked or off the multiple.
+// Only where packing copies B anyway (the layout is not B's as stored).
 // (2-core Zen 4, AVX2 cap, cold caches: the scores GEMM 64 x 2048 x 64 ran
 // at 51-57 GFLOP/s, and at 85-89 with the rows spread.)
 dnnl::memory::desc rows_spread(const dnnl::memory::desc& b) {
@@ -180,11 +181,17 @@ std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
   const dnnl::memory::desc b_any(b.dims(), b.data_type(), dnnl::memory::format_tag::any);
   dnnl::matmul::desc desc(a, s.b_packed ? b_any : b, c);
   dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
-  if (const dnnl::memory::desc spread = s.b_packed ? rows_spread(pd.weights_desc())
-                                                   : dnnl::memory::desc();
-      !spread.is_zero()) {
-    dnnl::matmul::primitive_desc spread_pd(dnnl::matmul::desc(a, spread, c), attr, cpu_engine());
-    if (spread_pd.impl_info_str() == pd.impl_info_str()) pd = spread_pd;
+  if (s.b_packed && pd.weights_desc() != b) {
+    const dnnl::memory::desc spread = rows_spread(pd.weights_desc());
+    if (!spread.is_zero()) {
+      // The same implementation or none (allow_empty: an optimization must
+      // not fail a GEMM).
+      const dnnl::matmul::primitive_desc spread_pd(dnnl::matmul::desc(a, spread, c), attr,
+                                                   cpu_engine(), true);
+      if (spread_pd && std::strcmp(spread_pd.impl_info_str(), pd.impl_info_str()) == 0) {
+        pd = spread_pd;
+      }
+    }
   }
   // make_shared, not shared_ptr(new ...): the slots' weak_ptrs then keep the
   // entry's memory, so a dropped entry's address, their map's key, cannot be

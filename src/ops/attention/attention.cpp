@@ -167,21 +167,23 @@ class QueryBlockRunner {
                           bool accumulate, const Scratch& s) const;
   // kb's keys and values as packed in the slot.
   PackedOperand packed_keys(const KeyBlock& kb, const Scratch& s) const {
+    const size_t bytes = layout_.packed.key_block_bytes;
+    if (bytes == 0) return {nullptr, {}};
     const int64_t index = kb.first / blocking_.key_block;
-    return packed_operand(s.packed_keys, layout_.packed.key_block_bytes, index,
+    return packed_operand(s.packed_keys + size_t(index) * bytes,
                           ops::packed_block(p_, task_, index).keys);
   }
   PackedOperand packed_values(const KeyBlock& kb, const Scratch& s) const {
+    const size_t bytes = layout_.packed.value_block_bytes;
+    if (bytes == 0) return {nullptr, {}};
     const int64_t index = kb.first / blocking_.key_block;
-    return packed_operand(s.packed_values, layout_.packed.value_block_bytes, index,
+    return packed_operand(s.packed_values + size_t(index) * bytes,
                           ops::packed_block(p_, task_, index).values);
   }
-  // Block `index` of `blocks` (block_bytes each); pack_kv_head skips blocks
-  // oneDNN reads as stored (packed_b_bytes 0).
-  static PackedOperand packed_operand(const uint8_t* blocks, size_t block_bytes, int64_t index,
-                                      const MatmulShape& packed_for) {
-    if (block_bytes == 0 || packed_b_bytes(packed_for) == 0) return {nullptr, packed_for};
-    return {blocks + size_t(index) * block_bytes, packed_for};
+  // `block` packed for `packed_for`, or none where oneDNN reads B as stored
+  // (packed_b_bytes 0; pack_kv_head skips such blocks).
+  static PackedOperand packed_operand(const uint8_t* block, const MatmulShape& packed_for) {
+    return {packed_b_bytes(packed_for) == 0 ? nullptr : block, packed_for};
   }
   // gemm_packed runs `shape` with B packed where the packed block serves it,
   // and returns false (nothing run) where not; gemm then reads B as stored.

@@ -58,7 +58,8 @@ PackedKeyValues packed_key_values(const AttentionProblem& p, const TaskGemms& ta
     packed.key_block_bytes = std::max(packed.key_block_bytes, packed_b_bytes(block.keys));
     packed.value_block_bytes = std::max(packed.value_block_bytes, packed_b_bytes(block.values));
   }
-  return packed.bytes() <= kMaxPackedBytes ? packed : PackedKeyValues{0, 0, 0};
+  const bool fits = packed.bytes() > 0 && packed.bytes() <= kMaxPackedBytes;
+  return fits ? packed : PackedKeyValues{0, 0, 0};
 }
 
 }  // namespace posenc::ops

@@ -54,7 +54,8 @@ struct PackedKeyValues {
 };
 
 // A thread's packed copy of a kv head's keys and values, for the tasks'
-// GEMMs; nothing packed where it would take more than 8 MiB of workspace.
+// GEMMs; nothing ({0, 0, 0}) where it would take more than 8 MiB of
+// workspace or oneDNN reads them all as stored.
 // (Whether packing pays is the plan's choice: plan.cpp.)
 PackedKeyValues packed_key_values(const AttentionProblem& problem, const TaskGemms& task);
 

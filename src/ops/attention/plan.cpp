@@ -40,13 +40,8 @@ constexpr int64_t kMaxStackedRows = 64;
 // values costs more than a few rows' products. At 8 rows the GEMMs were as
 // fast (fp32) or faster (bf16) on a 2-core Zen 4.
 constexpr int64_t kMaxDecodeRows = 4;
-// A kv head's keys and values are packed once per thread for the tasks that
-// read them (readers: blocks of its query heads). For a single reader the
-// packing is not reused, and pays only where it moves the GEMMs to oneDNN's
-// brgemm kernels (AMX among them), which take no strided B: when the rows
-// of the keys or values are strided, the GEMMs have at least kMinRowsToPack
-// rows (the copy is then small against them) and the keys are not split
-// (a split task would pack every key).
+// Rows of a single reader's GEMMs from which packing its strided keys and
+// values pays (packing_pays).
 constexpr int64_t kMinRowsToPack = 64;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -97,6 +92,13 @@ int64_t stacked_heads(const AttentionProblem& p, int64_t query_blocks) {
   return 1;
 }
 
+// A kv head's keys and values are packed once per thread for the tasks that
+// read them (kv_readers: blocks of its query heads). For a single reader the
+// packing is not reused, and pays only where it moves the GEMMs to oneDNN's
+// brgemm kernels (AMX among them), which take no strided B: when the rows
+// of the keys or values are strided, the GEMMs have at least kMinRowsToPack
+// rows (the copy is then small against them) and the keys are not split
+// (a split task would pack every key).
 bool packing_pays(const AttentionProblem& p, const AttentionBlocking& b) {
   if (b.decode_products) return false;  // they read keys and values as stored
   const bool kv_rows_dense = p.k.token == p.head_dim && p.v.token == p.value_head_dim;
