@@ -284,22 +284,14 @@ TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
 // B as stored is not copied to spread its rows.
 TEST(Matmul, PlainPackedRowsAreSpreadOffTheCacheSets) {
   if (!packs_b_plain(POSENC_F32)) GTEST_SKIP() << "oneDNN packs B in blocks here";
-  MatmulShape keys;
-  keys.m = 64;
-  keys.n = 1024;
-  keys.k = 64;
-  keys.lda = keys.k;
-  keys.ldb = keys.k;
-  keys.ldc = keys.n;
-  keys.transpose_b = true;
+  MatmulShape keys = dense_a_bt(64, 1024, 64);
   keys.b_packed = true;
   // [k, n] rows of 1024 + 16 floats.
   EXPECT_EQ(packed_b_bytes(keys), size_t(keys.k * (keys.n + 16)) * sizeof(float));
-  MatmulShape values = keys;
-  values.k = 1024;
-  values.n = values.ldb = values.ldc = 256;  // dense [k, n]: read as stored
-  values.lda = values.k;
-  values.transpose_b = false;
+  MatmulShape values = dense_a_bt(64, 256, 1024);
+  values.transpose_b = false;  // dense [k, n]: read as stored
+  values.ldb = values.n;
+  values.b_packed = true;
   EXPECT_EQ(packed_b_bytes(values), 0u);
 }
 

@@ -62,7 +62,7 @@ struct Scratch {
 // A key block's keys or values as packed in a thread's scratch: where
 // (null: not packed, read as stored) and for which GEMM.
 struct PackedOperand {
-  const uint8_t* data;
+  uint8_t* data;
   MatmulShape packed_for;
 };
 
@@ -165,26 +165,28 @@ class QueryBlockRunner {
   void values_past_length(const void* probs, int64_t ld, int64_t rows, const KeyBlock& kb,
                           int64_t stored, const char* values, const PackedOperand& packed,
                           bool accumulate, const Scratch& s) const;
-  // kb's keys and values as packed in the slot.
-  PackedOperand packed_keys(const KeyBlock& kb, const Scratch& s) const {
-    const size_t bytes = layout_.packed.key_block_bytes;
-    if (bytes == 0) return {nullptr, {}};
-    const int64_t index = kb.first / blocking_.key_block;
-    return packed_operand(s.packed_keys + size_t(index) * bytes,
-                          ops::packed_block(p_, task_, index).keys);
+  // Key block `index`'s keys and values as packed in the slot: pack_kv_head
+  // writes them there, the GEMMs read them.
+  PackedOperand packed_keys(int64_t index, const Scratch& s) const {
+    return packed_operand(s.packed_keys, layout_.packed.key_block_bytes, index,
+                          [](const PackedBlock& block) { return block.keys; });
   }
-  PackedOperand packed_values(const KeyBlock& kb, const Scratch& s) const {
-    const size_t bytes = layout_.packed.value_block_bytes;
-    if (bytes == 0) return {nullptr, {}};
-    const int64_t index = kb.first / blocking_.key_block;
-    return packed_operand(s.packed_values + size_t(index) * bytes,
-                          ops::packed_block(p_, task_, index).values);
+  PackedOperand packed_values(int64_t index, const Scratch& s) const {
+    return packed_operand(s.packed_values, layout_.packed.value_block_bytes, index,
+                          [](const PackedBlock& block) { return block.values; });
   }
-  // `block` packed for `packed_for`, or none where oneDNN reads B as stored
-  // (packed_b_bytes 0; pack_kv_head skips such blocks).
-  static PackedOperand packed_operand(const uint8_t* block, const MatmulShape& packed_for) {
-    return {packed_b_bytes(packed_for) == 0 ? nullptr : block, packed_for};
+  // Block `index` of `blocks` (block_bytes each), packed for the GEMM
+  // `operand` picks of the block's; none where nothing is packed or oneDNN
+  // reads that block as stored (packed_b_bytes 0).
+  template <class Operand>
+  PackedOperand packed_operand(uint8_t* blocks, size_t block_bytes, int64_t index,
+                               Operand operand) const {
+    if (block_bytes == 0) return {nullptr, {}};
+    const MatmulShape packed_for = operand(ops::packed_block(p_, task_, index));
+    if (packed_b_bytes(packed_for) == 0) return {nullptr, packed_for};
+    return {blocks + size_t(index) * block_bytes, packed_for};
   }
+  int64_t block_index(const KeyBlock& kb) const { return kb.first / blocking_.key_block; }
   // gemm_packed runs `shape` with B packed where the packed block serves it,
   // and returns false (nothing run) where not; gemm then reads B as stored.
   static bool gemm_packed(const MatmulShape& shape, const PackedOperand& b, const void* a,
@@ -263,8 +265,8 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
       const size_t weights_at = size_t(row * vw.count);
       const void* weights = bf16 ? static_cast<const void*>(s.weights_bf16 + weights_at)
                                  : static_cast<const void*>(s.weights + weights_at);
-      values_.apply(stacked_block(qb, j), vw, weights, vw.count, s.acc + row * layout_.acc_ld,
-                    layout_.acc_ld);
+      values_.apply(stacked_block(qb, j), vw, weights, vw.count, s.acc + row * task_.acc_ld,
+                    task_.acc_ld);
     }
   }
   if (!shapes_only_ && !blocking_.splits_keys()) store(qb, seq, s);
@@ -285,7 +287,7 @@ void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const Partial
   Sequence seq;
   const QueryBlock qb = query_block(query_task, seq);
   merge_partials(records, partial, query_task * blocking_.key_splits, blocking_.key_splits,
-                 qb.rows * blocking_.stacked_heads, p_.value_head_dim, layout_.acc_ld,
+                 qb.rows * blocking_.stacked_heads, p_.value_head_dim, task_.acc_ld,
                  p_.softmax_scale, s.acc, s.row_sum);
   store(qb, seq, s);
 }
@@ -296,19 +298,16 @@ void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_h
   // The values a GEMM reads past the length: up to it rounded (computed_keys).
   const int64_t values_read = keys_rounded(seq.kv_length, p_.kv_len);
   for (int64_t i = 0; i < packed.key_blocks && i * blocking_.key_block < keys; ++i) {
-    const PackedBlock block = ops::packed_block(p_, task_, i);
-    // A block whose GEMM reads B as stored (packed_b_bytes 0) is not
-    // copied; gemm() then reads it where it is stored.
-    if (packed.key_block_bytes > 0 && packed_b_bytes(block.keys) > 0) {
-      pack_b(block.keys, row_of(t_.k, p_.k, b, kv_head, block.kb.first),
-             s.packed_keys + size_t(i) * packed.key_block_bytes);
+    const KeyBlock kb = ops::packed_block(p_, task_, i).kb;
+    // Blocks read as stored (no data) are not copied.
+    if (const PackedOperand to = packed_keys(i, s); to.data != nullptr) {
+      pack_b(to.packed_for, row_of(t_.k, p_.k, b, kv_head, kb.first), to.data);
     }
-    if (packed.value_block_bytes > 0 && packed_b_bytes(block.values) > 0) {
-      uint8_t* values = s.packed_values + size_t(i) * packed.value_block_bytes;
-      pack_b(block.values, row_of(t_.v, p_.v, b, kv_head, block.kb.first), values);
-      const int64_t past = std::max<int64_t>(seq.kv_length - block.kb.first, 0);
-      const int64_t end = std::min(block.kb.count, values_read - block.kb.first);
-      if (past < end) zero_packed_b_rows(block.values, values, past, end);
+    if (const PackedOperand to = packed_values(i, s); to.data != nullptr) {
+      pack_b(to.packed_for, row_of(t_.v, p_.v, b, kv_head, kb.first), to.data);
+      const int64_t past = std::max<int64_t>(seq.kv_length - kb.first, 0);
+      const int64_t end = std::min(kb.count, values_read - kb.first);
+      if (past < end) zero_packed_b_rows(to.packed_for, to.data, past, end);
     }
   }
 }
@@ -358,7 +357,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
           s.row_sum + row_index, direct_bf16 ? probs_bf16 : nullptr);
       float* weights = s.weights + row_index * vw.count;
       if (kb.first > range_first && correction != 1.0f) {
-        float* acc = s.acc + row_index * layout_.acc_ld;
+        float* acc = s.acc + row_index * task_.acc_ld;
         k.scale_f32(acc, correction, acc, p_.value_head_dim);
         if (p_.relative_values) k.scale_f32(weights, correction, weights, vw.count);
       }
@@ -382,7 +381,7 @@ void QueryBlockRunner::scores_product(const void* q, int64_t rows, const KeyBloc
                                       const char* keys, int64_t ld, const Scratch& s) const {
   const int64_t ldq = task_.ldq;
   if (!blocking_.decode_products) {
-    gemm(scores_gemm(p_, rows, ldq, kb), q, keys, packed_keys(kb, s), s.scores);
+    gemm(scores_gemm(p_, rows, ldq, kb), q, keys, packed_keys(block_index(kb), s), s.scores);
     return;
   }
   if (shapes_only_) return;
@@ -402,8 +401,8 @@ void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t row
                                       const KeyBlock& kb, int64_t stored, const char* values,
                                       bool accumulate, const Scratch& s) const {
   if (!blocking_.decode_products) {
-    const MatmulShape shape = output_gemm(p_, rows, kb, layout_.acc_ld, accumulate);
-    const PackedOperand packed = packed_values(kb, s);
+    const MatmulShape shape = output_gemm(p_, rows, kb, task_.acc_ld, accumulate);
+    const PackedOperand packed = packed_values(block_index(kb), s);
     if (stored == kb.count) {
       gemm(shape, probs, values, packed, s.acc);
     } else if (!gemm_packed(shape, packed, probs, s.acc)) {
@@ -418,10 +417,10 @@ void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t row
   if (p_.dtype == POSENC_BF16) {
     k.decode_values_bf16(probs_f32, ld, rows, reinterpret_cast<const uint16_t*>(values),
                          p_.v.token, stored, p_.value_head_dim, accumulate, s.acc,
-                         layout_.acc_ld);
+                         task_.acc_ld);
   } else {
     k.decode_values_f32(probs_f32, ld, rows, reinterpret_cast<const float*>(values), p_.v.token,
-                        stored, p_.value_head_dim, accumulate, s.acc, layout_.acc_ld);
+                        stored, p_.value_head_dim, accumulate, s.acc, task_.acc_ld);
   }
 }
 
@@ -435,7 +434,7 @@ void QueryBlockRunner::values_past_length(const void* probs, int64_t ld, int64_t
   const int64_t copied = kb.count - in_place;
   const size_t element = p_.element_bytes();
   if (in_place > 0) {
-    MatmulShape shape = output_gemm(p_, rows, KeyBlock{kb.first, in_place}, layout_.acc_ld,
+    MatmulShape shape = output_gemm(p_, rows, KeyBlock{kb.first, in_place}, task_.acc_ld,
                                     accumulate);
     shape.lda = ld;
     gemm(shape, probs, values, packed, s.acc);
@@ -450,7 +449,7 @@ void QueryBlockRunner::values_past_length(const void* probs, int64_t ld, int64_t
     }
   }
   MatmulShape shape = output_gemm(p_, rows, KeyBlock{kb.first + in_place, copied},
-                                  layout_.acc_ld, accumulate || in_place > 0);
+                                  task_.acc_ld, accumulate || in_place > 0);
   shape.lda = ld;
   shape.ldb = p_.value_head_dim;
   matmul(shape, static_cast<const char*>(probs) + size_t(in_place) * element, s.value_tail,
@@ -464,7 +463,7 @@ void QueryBlockRunner::store(const QueryBlock& qb, const Sequence& seq,
   for (int64_t row_index = 0; row_index < qb.rows * blocking_.stacked_heads; ++row_index) {
     const int64_t head = qb.head + row_index / qb.rows;
     const int64_t i = qb.first + row_index % qb.rows;
-    float* acc = s.acc + row_index * layout_.acc_ld;
+    float* acc = s.acc + row_index * task_.acc_ld;
     char* out = static_cast<char*>(t_.out) +
                 size_t(qb.batch * p_.out.batch + head * p_.out.head + i * p_.out.token) *
                     out_bytes;
@@ -519,12 +518,12 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     return int64_t(b);
   };
   const AttentionProblem& p = problem;
-  const PreparedProblem<struct AttentionTag, 26> prepared(
+  const PreparedProblem<struct AttentionTag, 25> prepared(
       {p.q_len, p.kv_len, p.head_dim, p.q.token, p.k.token, p.v.token, int64_t(p.dtype),
        bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.query_offset, int64_t(p.bias),
        p.max_distance, p.map_height, p.map_width, p.kv_map_height, p.kv_map_width,
        int64_t(p.relative_values), blocking.slots,
-       blocking.query_block, blocking.key_block, blocking.keys_per_split, layout.acc_ld,
+       blocking.query_block, blocking.key_block, blocking.keys_per_split,
        int64_t(layout.packed.bytes()), p.value_head_dim, blocking.stacked_heads});
   const int64_t head_tasks = blocking.query_blocks * blocking.key_splits;
   if (p.per_sequence() || !prepared.before()) {

@@ -139,7 +139,6 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   const TaskGemms task = b.task_gemms(p);
   SlotLayout s{};
   s.scores_ld = gemm_output_stride(b.key_block, p.dtype);
-  s.acc_ld = task.acc_ld;
   size_t offset = 0;
   s.dense_q = reserve(offset, b.copies_queries
                                     ? rows * size_t(p.head_dim) * p.element_bytes() : 0);
@@ -153,7 +152,7 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   s.probs_bf16 = reserve(offset, bf16 && !b.decode_products ? block * sizeof(uint16_t) : 0);
   s.bias = reserve(offset, size_t(AttentionBias::scratch_floats(p, b.query_block, b.key_block)) *
                                sizeof(float));
-  s.acc = reserve(offset, rows * size_t(s.acc_ld) * sizeof(float));
+  s.acc = reserve(offset, rows * size_t(task.acc_ld) * sizeof(float));
   s.row_max = reserve(offset, rows * sizeof(float));
   s.row_sum = reserve(offset, rows * sizeof(float));
   s.value_window = p.relative_values ? RelativeValues::max_window(p, b.query_block) : 0;
@@ -176,7 +175,7 @@ AttentionPlan plan_attention(const AttentionProblem& problem, int threads) {
   plan.partials = offset;
   plan.merge_counts = offset;
   if (blocking.splits_keys()) {
-    plan.partial = partial_layout(blocking.rows(), layout.acc_ld);
+    plan.partial = partial_layout(blocking.rows(), blocking.task_gemms(problem).acc_ld);
     plan.partials = reserve(offset, size_t(blocking.tasks) * plan.partial.bytes);
     plan.merge_counts = reserve(offset, MergeCounts::bytes(blocking.query_tasks()));
   }

@@ -85,13 +85,12 @@ AttentionBlocking attention_blocking(const AttentionProblem& problem, int thread
 struct SlotLayout {
   // Rows: blocking.rows(); the bias's scratch serves one head's block at a time.
   int64_t scores_ld; // the longest row stride of scores and probs_bf16
-  int64_t acc_ld;    // row stride of acc (TaskGemms::acc_ld)
   size_t dense_q;    // [rows, head_dim] in the problem's dtype (copies_queries only)
   size_t value_tail; // [kKeyQuantum, value_head_dim] in the problem's dtype (GEMMs)
   size_t scores;     // float [rows, scores_ld]
   size_t probs_bf16; // uint16 [rows, scores_ld] (bf16 only)
   size_t bias;       // AttentionBias scratch
-  size_t acc;        // float [rows, acc_ld]: unnormalized output
+  size_t acc;        // float [rows, TaskGemms::acc_ld]: unnormalized output
   size_t row_max;    // float [rows]
   size_t row_sum;    // float [rows]
   size_t weights;    // float [rows, value_window] (relative values only; a task's rows dense)
