@@ -10,13 +10,18 @@ posenc follows torch.set_num_threads (posenc.context). Needs torch 2.0 or
 later (SDPA), timm, and a built libposenc (found as the package says:
 POSENC_LIBRARY, else the build tree).
 
-    python3 bench/torch_attention.py [--cases plain,causal,rel2d,sam]
+    python3 bench/torch_attention.py [--cases plain,causal,rel2d,sam,decode]
         [--dtypes fp32,bf16] [--threads 1,all] [--repeats 10] [--warmup 2] [--markdown]
 
 Cases (issue 18's target shapes): plain and causal B1 H32 T2048 d128; rel2d,
 posenc's 2D relative logits (tables indexed by key minus query, from the
 scaled q) on B1 H4 64x64 d64; sam, SAM ViT-B's global attention (its tables
-as stored, from the unscaled q) on B1 H12 64x64 d64.
+as stored, from the unscaled q) on B1 H12 64x64 d64; decode, one query
+token against 512 cached ones, 32 query heads sharing 8 kv heads (Llama 3
+8B's attention) on d128: there a call's fixed cost (Python and C) is a
+visible part of its time. torch's grouped-query SDPA (enable_gqa, torch 2.5
+and later) or, before, k and v with their heads repeated once, outside the
+timed call.
 """
 import argparse
 import os
@@ -33,7 +38,9 @@ CASES = {
     "causal": (32, 2048, 128),
     "rel2d": (4, (64, 64), 64),
     "sam": (12, (64, 64), 64),
+    "decode": (32, 512, 128),
 }
+DECODE_KV_HEADS = 8
 DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
 
 
@@ -47,6 +54,9 @@ def make_inputs(case, dtype):
     def randn(*shape, std=1.0):
         return (torch.randn(*shape, generator=generator) * std).to(dtype)
 
+    if case == "decode":
+        return (randn(1, heads, 1, head_dim), randn(1, DECODE_KV_HEADS, tokens, head_dim),
+                randn(1, DECODE_KV_HEADS, tokens, head_dim), None, None)
     q, k, v = (randn(1, heads, tokens, head_dim) for _ in range(3))
     if isinstance(size, int):
         return q, k, v, None, None
@@ -62,6 +72,14 @@ def torch_way(case, q, k, v, table_h, table_w):
     heads, size, head_dim = CASES[case]
     if case in ("plain", "causal"):
         return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=case == "causal")
+    if case == "decode":
+        try:
+            F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+            return lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        except TypeError:
+            group = heads // DECODE_KV_HEADS
+            k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
+            return lambda: F.scaled_dot_product_attention(q, k, v)
     # timm's layout: heads folded into the batch. posenc's tables are timm's
     # with the rows reversed (key minus query against query minus key), and
     # its rel2d logits come from the scaled q.
@@ -82,7 +100,7 @@ def posenc_way(case, q, k, v, table_h, table_w):
     import posenc
     heads, size, head_dim = CASES[case]
     out = torch.empty_like(q)
-    if case in ("plain", "causal"):
+    if case in ("plain", "causal", "decode"):
         return lambda: posenc.attention(q, k, v, causal=case == "causal", out=out)
     options = dict(table_h=table_h, table_w=table_w, map_size=size, out=out)
     if case == "sam":
@@ -101,6 +119,8 @@ def measure(case, dtype, threads, args):
         want, got = theirs().float(), ours().float()
     heads, size, head_dim = CASES[case]
     shape = f"H{heads} {'T%d' % size if isinstance(size, int) else '%dx%d' % size} d{head_dim}"
+    if case == "decode":
+        shape = f"H{heads}/{DECODE_KV_HEADS} q1 kv{size} d{head_dim}"
     return [case, shape, dtype, str(threads), f"{torch_s * 1e3:.2f}", f"{posenc_s * 1e3:.2f}",
             f"{torch_s / posenc_s:.2f}x",
             f"{(got - want).abs().max().item():.2g} (of {want.abs().max().item():.2g})"]

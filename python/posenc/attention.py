@@ -48,8 +48,6 @@ def _sizes(v, layout):
 
 
 def _table(table, name, dtype):
-    if table is None:
-        return None
     t = _tensor.dense(table, name, (2, 3), _tensor.FLOATS)
     if t.dtype != dtype:
         raise TypeError(f"{name}: must have q's dtype")
@@ -85,8 +83,8 @@ def _workspace(workspace):
 
 def _relative_2d_options(desc, tables, relative_order, kv_map_size):
     """SAM's conventions of a relative_2d desc: the table order, the key map
-    (the query map's when None), and the tables' rows they imply
-    (2 max(q, k) - 1 per axis)."""
+    (the query map's when None), and the rows they imply for the given
+    tables (name -> View; 2 max(q, k) - 1 per axis)."""
     desc.relative_order = _abi.enum_value(_abi.RELATIVE_ORDER, relative_order,
                                           "relative_order")
     query_map = (desc.map_height, desc.map_width)
@@ -94,11 +92,83 @@ def _relative_2d_options(desc, tables, relative_order, kv_map_size):
         desc.kv_map_height, desc.kv_map_width = kv_map_size
     key_map = query_map if kv_map_size is None else tuple(kv_map_size)
     for name, q_size, k_size in zip(("table_h", "table_w"), query_map, key_map):
-        table = tables[name]
+        table = tables.get(name)
         if table is not None and table.shape[-2] != 2 * max(q_size, k_size) - 1:
             raise ValueError(f"{name}: {2 * max(q_size, k_size) - 1} rows for a query map "
                              f"of {q_size} and a key map of {k_size} along its axis, "
                              f"got {table.shape[-2]}")
+
+
+def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_order,
+                 kv_map_size, window, class_token, max_distance, num_buckets, bidirectional):
+    """Sets desc's and tensors' fields of the position bias: `bias` and the
+    given `tables` (name -> tensor); returns the tables' Views."""
+    no_q = isinstance(bias, str) and bias.lower() in _bias.KINDS
+    views = {name: _table(t, name, dtype) for name, t in tables.items()
+             if not (no_q and name == "table")}
+    if bias is None:
+        if "table" in views:
+            raise ValueError("bias: say 'absolute' or 'relative_1d' for `table`")
+        bias = "relative_2d" if "table_h" in views else "none"
+    desc.bias = _abi.enum_value(_abi.ATTENTION_BIAS, bias, "bias")
+    if desc.bias == _abi.ATTENTION_BIAS["relative_2d"]:
+        if map_size is None:
+            if "table_h" not in views or "table_w" not in views:
+                raise ValueError("map_size: needed without table_h and table_w")
+            if kv_map_size is not None:
+                raise ValueError("map_size: needed with kv_map_size")
+            map_size = ((views["table_h"].shape[-2] + 1) // 2,
+                        (views["table_w"].shape[-2] + 1) // 2)
+        desc.map_height, desc.map_width = map_size
+        _relative_2d_options(desc, views, relative_order, kv_map_size)
+    elif relative_order != "key_minus_query" or kv_map_size is not None:
+        raise ValueError("relative_order, kv_map_size: for bias 'relative_2d' only")
+    desc.tables_per_head = int(any(len(t.shape) == 3 for t in views.values()))
+    desc.relative_values = int("value_table" in views)
+    if no_q:
+        no_q_table = _no_q_table(desc, bias.lower(), tables.get("table"), dtype, heads, window,
+                                 class_token, max_distance, num_buckets, bidirectional)
+        if no_q_table is not None:
+            views["table"] = no_q_table
+    elif window is not None or class_token or num_buckets is not None or \
+            bidirectional is not None:
+        raise ValueError("window, class_token, num_buckets, bidirectional: parameters of "
+                         f"the biases {', '.join(_bias.KINDS)}, not of {bias!r}")
+    for name, t in views.items():
+        setattr(tensors, name, t.ptr)
+    return list(views.values())
+
+
+def _serving_fields(desc, tensors, batch, kv_len, mask, kv_lengths, q_lengths, query_offsets):
+    """Sets desc's and tensors' fields of the mask and the per-sequence
+    lengths and offsets; returns their Views."""
+    views = {}
+    if mask is not None:
+        m = views["mask"] = _tensor.dense(mask, "mask", 4, _tensor.FLOATS)
+        desc.mask_batch, desc.mask_heads, desc.mask_q_len = m.shape[:3]
+        if m.shape[3] != kv_len:
+            raise ValueError(f"mask: last axis must be kv_len ({kv_len}), got {m.shape[3]}")
+        desc.mask_dtype = m.dtype
+    index_types = set()
+    for name, x in (("kv_lengths", kv_lengths), ("q_lengths", q_lengths),
+                    ("query_offsets", query_offsets)):
+        if x is not None:
+            views[name] = _tensor.dense(x, name, 1, _tensor.INDICES)
+            _tensor.expect_shape(views[name], (batch,), name)
+            index_types.add(views[name].dtype)
+    if len(index_types) > 1 or index_types - {"int32", "int64"}:
+        raise TypeError("kv_lengths, q_lengths, query_offsets: all int32 or all int64")
+    if index_types:
+        desc.index_type = _abi.INDEX_TYPE[index_types.pop()]
+    for name, x in views.items():
+        setattr(tensors, name, x.ptr)
+    return list(views.values())
+
+
+# posenc_attention_desc_init's defaults, asked for once: each call's desc
+# copies them and sets its sizes and scale (a copy costs less than a call).
+_DESC_DEFAULTS = _abi.AttentionDesc()
+lib.posenc_attention_desc_init(ctypes.byref(_DESC_DEFAULTS), 1, 1, 1, 1, 1)
 
 
 def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias=None,
@@ -108,7 +178,9 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
           num_buckets=None, bidirectional=None, relative_order="key_minus_query",
           kv_map_size=None):
     """The desc and tensors of one call, the output View and what must stay
-    alive until the call returns."""
+    alive until the call returns. (A call without a bias, mask or lengths
+    costs a few microseconds here: the options are looked at only when
+    given.)"""
     layout = layout.lower()
     if layout not in ("bhtd", "bthd"):
         raise ValueError(f"layout: {layout!r} is not 'bhtd' or 'bthd'")
@@ -116,16 +188,15 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     qv, kv, vv = views
     batch, heads, q_len, head_dim = _sizes(qv, layout)
     _, kv_heads, kv_len, _ = _sizes(kv, layout)
-    for other, name in ((kv, "k"), (vv, "v")):
-        if other.dtype != qv.dtype:
-            raise TypeError(f"{name}: must have q's dtype")
+    if kv.dtype != qv.dtype or vv.dtype != qv.dtype:
+        raise TypeError(f"{'k' if kv.dtype != qv.dtype else 'v'}: must have q's dtype")
     value_head_dim = vv.shape[3]  # v's and out's head size may differ from q's and k's
-    _tensor.expect_shape(vv, tuple(kv.shape[:3]) + (value_head_dim,), "v")
+    _tensor.expect_shape(vv, kv.shape[:3] + (value_head_dim,), "v")
     if _sizes(kv, layout)[::3] != (batch, head_dim):
         raise ValueError(f"k: batch and head_dim must be q's ({batch}, {head_dim})")
     out_code = _tensor.dtype_code(out_dtype, "out_dtype")
     out_code = qv.dtype if out_code is None else out_code
-    q_shape = tuple(qv.shape[:3]) + (value_head_dim,)
+    q_shape = qv.shape[:3] + (value_head_dim,)
     if out is None:
         ov = _tensor.output(None, q, q_shape, out_code)
     else:
@@ -134,10 +205,11 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
         if ov.dtype != out_code:
             raise TypeError("out: dtype differs from out_dtype")
 
-    desc = _abi.AttentionDesc()
-    lib.posenc_attention_desc_init(ctypes.byref(desc), batch, heads, q_len, kv_len, head_dim)
+    desc = _abi.AttentionDesc.from_buffer_copy(_DESC_DEFAULTS)
+    desc.batch, desc.heads, desc.q_len, desc.kv_len = batch, heads, q_len, kv_len
+    desc.head_dim = head_dim
     desc.layout = _abi.ATTENTION_LAYOUT[layout]
-    if not all(x.contiguous for x in views + [ov]):
+    if not (qv.contiguous and kv.contiguous and vv.contiguous and ov.contiguous):
         if strided_supported():
             for name, x in zip(("q", "k", "v", "out"), views + [ov]):
                 if x.strides[3] != 1 and x.shape[3] != 1:
@@ -156,66 +228,22 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     desc.bias_uses_scaled_q = int(bool(bias_uses_scaled_q))
     desc.max_distance, desc.kv_heads = max_distance or 0, kv_heads
     desc.value_head_dim = 0 if value_head_dim == head_dim else value_head_dim
+    tensors = _abi.AttentionTensors(q=views[0].ptr, k=views[1].ptr, v=views[2].ptr, out=ov.ptr)
 
-    no_q = isinstance(bias, str) and bias.lower() in _bias.KINDS
-    tables = {name: _table(t, name, qv.dtype) for name, t in
-              (("table", None if no_q else table), ("table_h", table_h), ("table_w", table_w),
-               ("value_table", value_table))}
-    if bias is None:
-        if tables["table"] is not None:
-            raise ValueError("bias: say 'absolute' or 'relative_1d' for `table`")
-        bias = "relative_2d" if tables["table_h"] is not None else "none"
-    desc.bias = _abi.enum_value(_abi.ATTENTION_BIAS, bias, "bias")
-    if desc.bias == _abi.ATTENTION_BIAS["relative_2d"]:
-        if map_size is None:
-            if tables["table_h"] is None or tables["table_w"] is None:
-                raise ValueError("map_size: needed without table_h and table_w")
-            if kv_map_size is not None:
-                raise ValueError("map_size: needed with kv_map_size")
-            map_size = ((tables["table_h"].shape[-2] + 1) // 2,
-                        (tables["table_w"].shape[-2] + 1) // 2)
-        desc.map_height, desc.map_width = map_size
-        _relative_2d_options(desc, tables, relative_order, kv_map_size)
-    elif relative_order != "key_minus_query" or kv_map_size is not None:
-        raise ValueError("relative_order, kv_map_size: for bias 'relative_2d' only")
-    present = [t for t in tables.values() if t is not None]
-    desc.tables_per_head = int(any(len(t.shape) == 3 for t in present))
-    desc.relative_values = int(tables["value_table"] is not None)
-    if no_q:
-        tables["table"] = _no_q_table(desc, bias.lower(), table, qv.dtype, heads, window,
-                                      class_token, max_distance, num_buckets, bidirectional)
-        present += [] if tables["table"] is None else [tables["table"]]
-    elif window is not None or class_token or num_buckets is not None or \
-            bidirectional is not None:
-        raise ValueError("window, class_token, num_buckets, bidirectional: parameters of "
-                         f"the biases {', '.join(_bias.KINDS)}, not of {bias!r}")
-
-    extra = {}
-    if mask is not None:
-        m = _tensor.dense(mask, "mask", 4, _tensor.FLOATS)
-        desc.mask_batch, desc.mask_heads, desc.mask_q_len = m.shape[:3]
-        if m.shape[3] != kv_len:
-            raise ValueError(f"mask: last axis must be kv_len ({kv_len}), got {m.shape[3]}")
-        desc.mask_dtype, extra["mask"] = m.dtype, m
-    index_types = set()
-    for name, x in (("kv_lengths", kv_lengths), ("q_lengths", q_lengths),
-                    ("query_offsets", query_offsets)):
-        if x is not None:
-            extra[name] = _tensor.dense(x, name, 1, _tensor.INDICES)
-            _tensor.expect_shape(extra[name], (batch,), name)
-            index_types.add(extra[name].dtype)
-    if len(index_types) > 1 or index_types - {"int32", "int64"}:
-        raise TypeError("kv_lengths, q_lengths, query_offsets: all int32 or all int64")
-    if index_types:
-        desc.index_type = _abi.INDEX_TYPE[index_types.pop()]
-
-    tensors = _abi.AttentionTensors()
-    for name, x in zip(("q", "k", "v", "out"), views + [ov]):
-        setattr(tensors, name, x.ptr)
-    for name, x in list(tables.items()) + list(extra.items()):
-        if x is not None:
-            setattr(tensors, name, x.ptr)
-    keep = views + present + list(extra.values())
+    keep = views
+    tables = {name: t for name, t in (("table", table), ("table_h", table_h),
+                                       ("table_w", table_w), ("value_table", value_table))
+              if t is not None}
+    if bias is not None or tables or window is not None or class_token or \
+            num_buckets is not None or bidirectional is not None or \
+            relative_order != "key_minus_query" or kv_map_size is not None:
+        keep = keep + _bias_fields(desc, tensors, bias, tables, qv.dtype, heads, map_size,
+                                   relative_order, kv_map_size, window, class_token,
+                                   max_distance, num_buckets, bidirectional)
+    if mask is not None or kv_lengths is not None or q_lengths is not None or \
+            query_offsets is not None:
+        keep = keep + _serving_fields(desc, tensors, batch, kv_len, mask, kv_lengths,
+                                      q_lengths, query_offsets)
     return desc, tensors, ov, keep
 
 

@@ -53,6 +53,35 @@ def test_package_checks_name_the_argument():
         posenc.sinusoid_table(4, 8, layout="diagonal")
 
 
+
+def test_attention_options_are_checked_when_given():
+    # A call without a bias, mask or lengths skips their fields: each option
+    # given alone must still reach its check.
+    q = torch.randn(2, 2, 6, 4)
+    out = torch.full((2, 2, 6, 4), 7.0)
+    refusals = [
+        (ValueError, "bias: say 'absolute' or 'relative_1d'", dict(table=torch.randn(11, 4))),
+        (ValueError, "window, class_token.*not of 'none'", dict(window=(2, 3))),
+        (ValueError, "window, class_token.*not of 'none'", dict(class_token=True)),
+        (ValueError, "window, class_token.*not of 'none'", dict(num_buckets=8)),
+        (ValueError, "window, class_token.*not of 'none'", dict(bidirectional=False)),
+        (ValueError, "relative_order, kv_map_size", dict(relative_order="query_minus_key")),
+        (ValueError, "relative_order, kv_map_size", dict(kv_map_size=(2, 3))),
+        (ValueError, "bias: 'rope' is not one of", dict(bias="rope")),
+        (TypeError, "table_h: must have q's dtype",
+         dict(table_h=torch.randn(3, 4).bfloat16(), table_w=torch.randn(5, 4))),
+        (ValueError, r"mask: last axis must be kv_len \(6\)", dict(mask=torch.zeros(1, 1, 6, 5))),
+        (ValueError, r"kv_lengths: expected shape \[2\]",
+         dict(kv_lengths=torch.tensor([6], dtype=torch.int32))),
+        (TypeError, "all int32 or all int64",
+         dict(kv_lengths=torch.tensor([6, 6], dtype=torch.int32),
+              q_lengths=torch.tensor([6, 6], dtype=torch.int64))),
+    ]
+    for error, message, options in refusals:
+        with pytest.raises(error, match=message):
+            posenc.attention(q, q, q, out=out, **options)
+    assert bool((out == 7.0).all())
+
 def test_relative_logits_2d_maps_errors():
     q, rh, rw = torch.randn(1, 2, 6, 4), torch.randn(7, 4), torch.randn(11, 4)
     with pytest.raises(ValueError, match="row_table: 7 rows"):
