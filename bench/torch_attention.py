@@ -45,7 +45,8 @@ DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
 
 
 def make_inputs(case, dtype):
-    """q, k, v [1, H, N, d] and the 2D tables [2 side - 1, d] (None for 1D)."""
+    """q, k, v [1, H, N, d] and the 2D tables [2 side - 1, d] (None for 1D);
+    for decode q [1, H, 1, d] and k, v [1, DECODE_KV_HEADS, N, d]."""
     import torch
     heads, size, head_dim = CASES[case]
     tokens = size if isinstance(size, int) else size[0] * size[1]

@@ -139,7 +139,8 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
     return list(views.values())
 
 
-def _serving_fields(desc, tensors, batch, kv_len, mask, kv_lengths, q_lengths, query_offsets):
+def _mask_and_length_fields(desc, tensors, batch, kv_len, mask, kv_lengths, q_lengths,
+                            query_offsets):
     """Sets desc's and tensors' fields of the mask and the per-sequence
     lengths and offsets; returns their Views."""
     views = {}
@@ -234,6 +235,8 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     tables = {name: t for name, t in (("table", table), ("table_h", table_h),
                                        ("table_w", table_w), ("value_table", value_table))
               if t is not None}
+    # Every argument _bias_fields checks, so that one given alone is refused
+    # (test_errors gives each alone).
     if bias is not None or tables or window is not None or class_token or \
             num_buckets is not None or bidirectional is not None or \
             relative_order != "key_minus_query" or kv_map_size is not None:
@@ -242,8 +245,8 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
                                    max_distance, num_buckets, bidirectional)
     if mask is not None or kv_lengths is not None or q_lengths is not None or \
             query_offsets is not None:
-        keep = keep + _serving_fields(desc, tensors, batch, kv_len, mask, kv_lengths,
-                                      q_lengths, query_offsets)
+        keep = keep + _mask_and_length_fields(desc, tensors, batch, kv_len, mask,
+                                              kv_lengths, q_lengths, query_offsets)
     return desc, tensors, ov, keep
 
 
