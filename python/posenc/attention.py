@@ -4,8 +4,11 @@ q, k, v and out are 4-d with the axes of `layout`: "bhtd" [batch, heads,
 tokens, head_dim] or "bthd" [batch, tokens, heads, head_dim]. When all four
 are dense in that layout they are passed as they are; otherwise (views of a
 packed qkv, a KV cache of larger capacity) they are passed in place with
-their strides (POSENC_LAYOUT_STRIDED; head_dim must have stride 1), or, with
-a libposenc that does not take STRIDED yet, inputs are copied to dense ones.
+their strides (POSENC_LAYOUT_STRIDED), except inputs it cannot read so
+(head_dim not of stride 1, a negative stride, rows of tokens overlapping),
+which are copied to dense ones, as all of them are with a libposenc that
+does not take STRIDED yet. out must have head_dim of stride 1 and no
+negative stride.
 """
 import ctypes
 import math
@@ -39,6 +42,17 @@ def _token_strides(v, layout):
     b, first, second, _ = v.strides
     return _abi.TokenStrides(b, first, second) if layout == "bhtd" else \
         _abi.TokenStrides(b, second, first)
+
+
+def _readable_in_place(x, layout):
+    """Whether POSENC_LAYOUT_STRIDED reads this q, k or v View as it is
+    (attention.h): head_dim of stride 1, no negative stride, and rows of
+    different tokens at least a row apart (a GEMM's row stride); else it
+    is copied."""
+    _, _, tokens, head_dim = _sizes(x, layout)
+    token_stride = _token_strides(x, layout).token
+    return (x.strides[3] == 1 or head_dim == 1) and min(x.strides) >= 0 and \
+        (tokens == 1 or token_stride >= head_dim)
 
 
 def _sizes(v, layout):
@@ -212,9 +226,12 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     desc.layout = _abi.ATTENTION_LAYOUT[layout]
     if not (qv.contiguous and kv.contiguous and vv.contiguous and ov.contiguous):
         if strided_supported():
+            views = [x if _readable_in_place(x, layout) else
+                     _tensor.dense(x.obj, name, 4, _tensor.FLOATS)
+                     for x, name in zip(views, ("q", "k", "v"))]
+            if (ov.strides[3] != 1 and ov.shape[3] != 1) or min(ov.strides) < 0:
+                raise ValueError("out: head_dim must have stride 1 and no stride be negative")
             for name, x in zip(("q", "k", "v", "out"), views + [ov]):
-                if x.strides[3] != 1 and x.shape[3] != 1:
-                    raise ValueError(f"{name}: head_dim must have stride 1")
                 setattr(desc, name + "_strides", _token_strides(x, layout))
             desc.layout = _abi.ATTENTION_LAYOUT["strided"]
         else:

@@ -109,6 +109,22 @@ def test_non_contiguous_inputs():
     k = torch.randn(1, 3, 10, 8)[:, :, ::2]
     torch.testing.assert_close(posenc.attention(q, k, k), posenc.attention(
         q.contiguous(), k.contiguous(), k.contiguous()), rtol=1e-5, atol=1e-6)
+    # Inputs the strided layout cannot read as they are, copied: head_dim of
+    # stride 2, token rows 4 elements apart (overlapping rows of 8), negative
+    # strides (numpy).
+    spread = torch.randn(1, 3, 5, 16)[..., ::2]
+    overlapping = torch.randn(56).as_strided((1, 3, 5, 8), (0, 16, 4, 1))
+    for name, x in (("q", spread), ("k", overlapping), ("v", overlapping)):
+        inputs = {**dict(q=q, k=k, v=k), name: x}
+        dense = {key: value.contiguous() for key, value in inputs.items()}
+        torch.testing.assert_close(posenc.attention(**inputs), posenc.attention(**dense),
+                                   rtol=1e-5, atol=1e-6)
+    flipped = np.random.default_rng(1).standard_normal((1, 3, 5, 8), dtype=np.float32)[:, ::-1]
+    np.testing.assert_allclose(posenc.attention(flipped, flipped, flipped),
+                               posenc.attention(*[np.ascontiguousarray(flipped)] * 3),
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="out: head_dim must have stride 1"):
+        posenc.attention(q, k, k, out=torch.empty(1, 3, 5, 16)[..., ::2])
 
 
 def test_numpy_alone():
