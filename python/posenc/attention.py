@@ -8,7 +8,7 @@ their strides (POSENC_LAYOUT_STRIDED), except inputs it cannot read so
 (head_dim not of stride 1, a negative stride, rows of tokens overlapping),
 which are copied to dense ones, as all of them are with a libposenc that
 does not take STRIDED yet. out must have head_dim of stride 1 and no
-negative stride.
+negative stride on an axis of more than one element.
 """
 import ctypes
 import math
@@ -38,27 +38,35 @@ def strided_supported():
 
 
 def _token_strides(v, layout):
-    """(batch, head, token) element strides of a 4-d View in `layout`."""
-    b, first, second, _ = v.strides
+    """(batch, head, token) element strides of a 4-d View in `layout`; 0 for
+    an axis of one element, which places nothing (numpy may leave its stride
+    negative)."""
+    b, first, second, _ = (0 if size == 1 else stride
+                           for size, stride in zip(v.shape, v.strides))
     return _abi.TokenStrides(b, first, second) if layout == "bhtd" else \
         _abi.TokenStrides(b, second, first)
-
-
-def _readable_in_place(x, layout):
-    """Whether POSENC_LAYOUT_STRIDED reads this q, k or v View as it is
-    (attention.h): head_dim of stride 1, no negative stride, and rows of
-    different tokens at least a row apart (a GEMM's row stride); else it
-    is copied."""
-    _, _, tokens, head_dim = _sizes(x, layout)
-    token_stride = _token_strides(x, layout).token
-    return (x.strides[3] == 1 or head_dim == 1) and min(x.strides) >= 0 and \
-        (tokens == 1 or token_stride >= head_dim)
 
 
 def _sizes(v, layout):
     """(batch, heads, tokens, head_dim) of a 4-d View in `layout`."""
     b, first, second, d = v.shape
     return (b, first, second, d) if layout == "bhtd" else (b, second, first, d)
+
+
+def _readable_in_place(x, layout):
+    """Whether POSENC_LAYOUT_STRIDED reads this q, k or v View as it is
+    (attention.h): head_dim of stride 1, no negative stride on an axis of
+    more than one element, and rows of different tokens at least a row
+    apart (a GEMM's row stride); else it is copied."""
+    _, _, tokens, head_dim = _sizes(x, layout)
+    return (x.strides[3] == 1 or head_dim == 1) and _no_negative_stride(x) and \
+        (tokens == 1 or _token_strides(x, layout).token >= head_dim)
+
+
+def _no_negative_stride(x):
+    """No axis of more than one element has a negative stride (an axis of
+    one element places nothing: its stride is passed as 0)."""
+    return all(stride >= 0 for size, stride in zip(x.shape, x.strides) if size > 1)
 
 
 def _table(table, name, dtype):
@@ -229,8 +237,9 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
             views = [x if _readable_in_place(x, layout) else
                      _tensor.dense(x.obj, name, 4, _tensor.FLOATS)
                      for x, name in zip(views, ("q", "k", "v"))]
-            if (ov.strides[3] != 1 and ov.shape[3] != 1) or min(ov.strides) < 0:
-                raise ValueError("out: head_dim must have stride 1 and no stride be negative")
+            if (ov.strides[3] != 1 and ov.shape[3] != 1) or not _no_negative_stride(ov):
+                raise ValueError("out: head_dim must have stride 1, and no axis of more than "
+                                 "one element a negative stride")
             for name, x in zip(("q", "k", "v", "out"), views + [ov]):
                 setattr(desc, name + "_strides", _token_strides(x, layout))
             desc.layout = _abi.ATTENTION_LAYOUT["strided"]

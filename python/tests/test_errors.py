@@ -123,8 +123,20 @@ def test_non_contiguous_inputs():
     np.testing.assert_allclose(posenc.attention(flipped, flipped, flipped),
                                posenc.attention(*[np.ascontiguousarray(flipped)] * 3),
                                rtol=1e-5, atol=1e-6)
+    # A negative stride on an axis of one element places nothing: read in
+    # place, q's and out's alike.
+    rng = np.random.default_rng(2)
+    one_batch = rng.standard_normal((1, 3, 5, 8), dtype=np.float32)[::-1]
+    cache = rng.standard_normal((1, 3, 12, 8), dtype=np.float32)[:, :, ::2]
+    out = np.zeros((1, 3, 5, 2), np.float32)[..., ::-1][..., :1]  # head_dim 1 of stride -1
+    np.testing.assert_allclose(
+        posenc.attention(one_batch, cache, cache[..., :1], out=out),
+        posenc.attention(*[np.ascontiguousarray(x) for x in (one_batch, cache, cache[..., :1])]),
+        rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="out: head_dim must have stride 1"):
         posenc.attention(q, k, k, out=torch.empty(1, 3, 5, 16)[..., ::2])
+    with pytest.raises(ValueError, match="no axis of more than one element a negative"):
+        posenc.attention(one_batch, cache, cache, out=np.zeros((1, 3, 5, 8), np.float32)[:, ::-1])
 
 
 def test_numpy_alone():
