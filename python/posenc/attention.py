@@ -41,8 +41,8 @@ def _token_strides(v, layout):
     """(batch, head, token) element strides of a 4-d View in `layout`; 0 for
     an axis of one element, which places nothing (numpy may leave its stride
     negative)."""
-    b, first, second, _ = (0 if size == 1 else stride
-                           for size, stride in zip(v.shape, v.strides))
+    b, first, second, _ = [0 if size == 1 else stride
+                           for size, stride in zip(v.shape, v.strides)]
     return _abi.TokenStrides(b, first, second) if layout == "bhtd" else \
         _abi.TokenStrides(b, second, first)
 
@@ -59,14 +59,16 @@ def _readable_in_place(x, layout):
     more than one element, and rows of different tokens at least a row
     apart (a GEMM's row stride); else it is copied."""
     _, _, tokens, head_dim = _sizes(x, layout)
+    token_stride = x.strides[2 if layout == "bhtd" else 1]
     return (x.strides[3] == 1 or head_dim == 1) and _no_negative_stride(x) and \
-        (tokens == 1 or _token_strides(x, layout).token >= head_dim)
+        (tokens == 1 or token_stride >= head_dim)
 
 
 def _no_negative_stride(x):
     """No axis of more than one element has a negative stride (an axis of
     one element places nothing: its stride is passed as 0)."""
-    return all(stride >= 0 for size, stride in zip(x.shape, x.strides) if size > 1)
+    return min(x.strides) >= 0 or \
+        all(stride >= 0 for size, stride in zip(x.shape, x.strides) if size > 1)
 
 
 def _table(table, name, dtype):
