@@ -37,12 +37,16 @@ def strided_supported():
     return _strided
 
 
-def _token_strides(v, layout):
-    """(batch, head, token) element strides of a 4-d View in `layout`; 0 for
-    an axis of one element, which places nothing (numpy may leave its stride
-    negative)."""
-    b, first, second, _ = [0 if size == 1 else stride
-                           for size, stride in zip(v.shape, v.strides)]
+def _token_strides(x, layout):
+    """(batch, head, token) element strides of a 4-d View in `layout` as
+    POSENC_LAYOUT_STRIDED takes them, or None where it cannot take x as it
+    is (attention.h): head_dim not of stride 1, or a negative stride. An
+    axis of one element places nothing: its stride is passed as 0 (numpy
+    may leave it negative)."""
+    b, first, second, d = [0 if size == 1 else stride
+                           for size, stride in zip(x.shape, x.strides)]
+    if (d != 1 and x.shape[3] != 1) or min(b, first, second) < 0:
+        return None
     return _abi.TokenStrides(b, first, second) if layout == "bhtd" else \
         _abi.TokenStrides(b, second, first)
 
@@ -51,24 +55,6 @@ def _sizes(v, layout):
     """(batch, heads, tokens, head_dim) of a 4-d View in `layout`."""
     b, first, second, d = v.shape
     return (b, first, second, d) if layout == "bhtd" else (b, second, first, d)
-
-
-def _readable_in_place(x, layout):
-    """Whether POSENC_LAYOUT_STRIDED reads this q, k or v View as it is
-    (attention.h): head_dim of stride 1, no negative stride on an axis of
-    more than one element, and rows of different tokens at least a row
-    apart (a GEMM's row stride); else it is copied."""
-    _, _, tokens, head_dim = _sizes(x, layout)
-    token_stride = x.strides[2 if layout == "bhtd" else 1]
-    return (x.strides[3] == 1 or head_dim == 1) and _no_negative_stride(x) and \
-        (tokens == 1 or token_stride >= head_dim)
-
-
-def _no_negative_stride(x):
-    """No axis of more than one element has a negative stride (an axis of
-    one element places nothing: its stride is passed as 0)."""
-    return min(x.strides) >= 0 or \
-        all(stride >= 0 for size, stride in zip(x.shape, x.strides) if size > 1)
 
 
 def _table(table, name, dtype):
@@ -236,14 +222,18 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     desc.layout = _abi.ATTENTION_LAYOUT[layout]
     if not (qv.contiguous and kv.contiguous and vv.contiguous and ov.contiguous):
         if strided_supported():
-            views = [x if _readable_in_place(x, layout) else
-                     _tensor.dense(x.obj, name, 4, _tensor.FLOATS)
-                     for x, name in zip(views, ("q", "k", "v"))]
-            if (ov.strides[3] != 1 and ov.shape[3] != 1) or not _no_negative_stride(ov):
+            strides = [_token_strides(x, layout) for x in views + [ov]]
+            if strides[3] is None:
                 raise ValueError("out: head_dim must have stride 1, and no axis of more than "
                                  "one element a negative stride")
-            for name, x in zip(("q", "k", "v", "out"), views + [ov]):
-                setattr(desc, name + "_strides", _token_strides(x, layout))
+            for i, name in enumerate(("q", "k", "v")):
+                # An input's token rows are a GEMM's rows: at least a row apart.
+                x, s = views[i], strides[i]
+                if s is None or (_sizes(x, layout)[2] > 1 and s.token < x.shape[3]):
+                    views[i] = _tensor.dense(x.obj, name, 4, _tensor.FLOATS)
+                    strides[i] = _token_strides(views[i], layout)
+            for name, s in zip(("q", "k", "v", "out"), strides):
+                setattr(desc, name + "_strides", s)
             desc.layout = _abi.ATTENTION_LAYOUT["strided"]
         else:
             if not ov.contiguous:
