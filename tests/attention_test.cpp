@@ -570,6 +570,34 @@ TEST_P(Attention, PackedQkvViews) {
   EXPECT_TRUE(matches_reference(context(), map, inputs));
 }
 
+// Causal blocks of values of more than 64 columns, which oneDNN's brgemm
+// packs column block after column block: a query block's GEMM over fewer
+// keys than its kv head's packed block reads each column block's leading
+// rows (matmul_on_packed_b) where the keys are whole blocks of oneDNN's
+// rows (256 tokens in query blocks of 64), the values as stored where not
+// (250 tokens); dense, BTHD and packed qkv views, fp32 and bf16, with
+// relative values (fp32 probabilities first) too. (192 value columns:
+// AttentionValueDim.CausalBlocksOfWideValues.)
+TEST_P(Attention, CausalBlocksOfWideValues) {
+  const bool bf16 = bf16_supported(context());
+  for (int64_t tokens : {256, 250}) {
+    const posenc_attention_desc dense = causal(desc(2, tokens, tokens, 128));
+    posenc_attention_desc bthd = dense;
+    bthd.layout = POSENC_LAYOUT_BTHD;
+    posenc_attention_desc with_values = relative_1d(bthd, 16, 1);
+    with_values.relative_values = 1;
+    for (const posenc_attention_desc& d :
+         {dense, bthd, with_values, packed_qkv_desc(dense, POSENC_LAYOUT_BTHD)}) {
+      const bool packed = d.layout == POSENC_LAYOUT_STRIDED;
+      for (bool in_bf16 : {false, true}) {
+        if (in_bf16 && !bf16) continue;
+        const posenc_attention_desc call = in_bf16 ? as_bf16(d, POSENC_BF16) : d;
+        EXPECT_TRUE(matches_reference(context(), call, inputs_of(call, packed)));
+      }
+    }
+  }
+}
+
 // out written into a larger buffer (gaps between its rows, heads outermost)
 // leaves the elements between its rows as they were (run() checks), and
 // strides of 0 repeat a tensor (one k and v for the whole batch).
@@ -589,7 +617,8 @@ TEST_P(Attention, StridedOutAndRepeatedInputs) {
 // in groups of 3, 12 tasks), and packed qkv on each path of strided views
 // (q copied per task, keys and values packed or read as stored, decode
 // kernels, stacked heads, split keys, causal blocks reading a leading part
-// of the packed keys): the reference's values, the same bits on 1, 2, 3
+// of the packed keys, and of each column block of values of 128 columns):
+// the reference's values, the same bits on 1, 2, 3
 // threads.
 TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
   struct Call {
@@ -601,6 +630,7 @@ TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
       {from_kv_cache(grouped(relative_1d(desc(6, 130, 300, 16, 2), 8, 1), 3), 320), false},
       {packed_qkv_desc(grouped(desc(6, 100, 100, 16, 2), 2), POSENC_LAYOUT_BTHD), true},
       {packed_qkv_desc(causal(desc(2, 200, 200, 16, 2)), POSENC_LAYOUT_BTHD), true},
+      {packed_qkv_desc(causal(desc(2, 256, 256, 128)), POSENC_LAYOUT_BTHD), true},
       {packed_qkv_desc(desc(4, 1, 2600, 16), POSENC_LAYOUT_BTHD), true},
       {packed_qkv_desc(grouped(desc(8, 2, 3000, 16), 2), POSENC_LAYOUT_BTHD), true},
       {packed_qkv_desc(causal(desc(2, 8, 2600, 16), 2592), POSENC_LAYOUT_BHTD), true}};

@@ -226,6 +226,23 @@ TEST_P(AttentionValueDim, SplitKeyDecode) {
   }
 }
 
+// Causal query blocks of 64 over 256 tokens, with values of 192 columns
+// (three of oneDNN's column blocks): the GEMMs over fewer keys read each
+// column block of the packed values (matmul_on_packed_b); BHTD and BTHD.
+TEST_P(AttentionValueDim, CausalBlocksOfWideValues) {
+  for (posenc_dtype dtype : dtypes(context())) {
+    for (posenc_attention_layout layout : {POSENC_LAYOUT_BHTD, POSENC_LAYOUT_BTHD}) {
+      posenc_attention_desc d = attention_desc(1, 2, 256, 256, 64);
+      d.value_head_dim = 192;
+      d.dtype = dtype;
+      d.layout = layout;
+      d.causal = 1;
+      SCOPED_TRACE(name_of(d));
+      EXPECT_TRUE(matches(context(), call_of(d)));
+    }
+  }
+}
+
 // The same bits at 1, 2 and 3 threads: the options' calls and a split decode.
 TEST_P(AttentionValueDim, SameBitsAtAnyThreadCount) {
   for (posenc_dtype dtype : dtypes(context())) {

@@ -194,13 +194,38 @@ bool packs_b_plain(posenc_dtype type) {
   return std::string(onednn_matmul_impl(type)).rfind("gemm:", 0) == 0;
 }
 
+// B of `whole` (b [k, n] rows ldb apart; transposed, [n, k]: the keys)
+// packed for it, b rounded to bf16 for bf16 GEMMs. The values' rows from
+// `length` on are NaN (a cache's unwritten rows), then rows [length,
+// zeroed) zero in the packed copy and in b: a GEMM over keys rounded up
+// past the length multiplies them by 0 only. Empty where oneDNN reads B as
+// stored; throws where it has no GEMM of the type here.
+std::vector<uint8_t> packed_b_past_length(const MatmulShape& whole, int64_t length,
+                                          int64_t zeroed, std::vector<float>& b) {
+  const bool values = !whole.transpose_b;
+  b = random_floats(size_t((values ? whole.k : whole.n) * whole.ldb), 3);
+  for (int64_t r = length; r < whole.k && values; ++r) {
+    std::fill_n(b.begin() + r * whole.ldb, whole.n, std::numeric_limits<float>::quiet_NaN());
+  }
+  const std::vector<uint16_t> b16 = to_bf16(b);
+  if (whole.ab_type == POSENC_BF16) b = from_bf16(b16);
+  std::vector<uint8_t> packed(packed_b_bytes(whole));
+  if (packed.empty()) return packed;
+  pack_b(whole, whole.ab_type == POSENC_BF16 ? static_cast<const void*>(b16.data()) : b.data(),
+         packed.data());
+  if (values) {
+    zero_packed_b_rows(whole, packed.data(), length, zeroed);
+    for (int64_t r = length; r < zeroed; ++r) std::fill_n(b.begin() + r * whole.ldb, whole.n, 0.0f);
+  }
+  return packed;
+}
+
 // B packed for a block of keys serves GEMMs of fewer of them where the
 // layout allows (a causal block, a sequence's length): the scores' B^T
 // (fewer columns) and the values' B (fewer rows, those past the length set
 // to zero after packing, NaN before), fp32 and bf16; values of 64 and 256
 // columns (fp32 rows of 256 packed plain are spread: rows_spread).
 TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
-  const float nan = std::numeric_limits<float>::quiet_NaN();
   struct Operand {
     bool transpose_b;  // the scores' B^T (keys x head_dim), else the values' B
     int64_t columns;
@@ -218,29 +243,15 @@ TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
       whole.transpose_b = transpose_b;
       whole.ab_type = type;
       whole.b_packed = true;
-      size_t bytes = 0;
+      const int64_t length = 100, keys = 128;  // keys rounded up past the length
+      std::vector<float> b;
+      std::vector<uint8_t> packed;
       try {
-        bytes = packed_b_bytes(whole);
+        packed = packed_b_past_length(whole, length, keys, b);
       } catch (const std::exception& e) {
         GTEST_SKIP() << "no bf16 GEMM on this CPU: " << e.what();
       }
-      if (bytes == 0) continue;  // oneDNN reads B as stored here
-      std::vector<float> b = random_floats(size_t((transpose_b ? whole.n : whole.k) * whole.ldb), 3);
-      const int64_t length = 100, keys = 128;  // keys rounded up past the length
-      if (!transpose_b) {
-        for (int64_t r = length; r < whole.k; ++r) {
-          std::fill_n(b.begin() + r * whole.ldb, whole.n, nan);
-        }
-      }
-      const std::vector<uint16_t> b16 = to_bf16(b);
-      if (type == POSENC_BF16) b = from_bf16(b16);
-      std::vector<uint8_t> packed(bytes);
-      pack_b(whole, type == POSENC_BF16 ? static_cast<const void*>(b16.data()) : b.data(),
-             packed.data());
-      if (!transpose_b) {
-        zero_packed_b_rows(whole, packed.data(), length, keys);
-        for (int64_t r = length; r < keys; ++r) std::fill_n(b.begin() + r * whole.ldb, whole.n, 0.0f);
-      }
+      if (packed.empty()) continue;  // oneDNN reads B as stored here
       int served = 0;
       for (int64_t part_keys : {keys, int64_t(448), int64_t(480), int64_t(32)}) {
         MatmulShape part = whole;
@@ -272,6 +283,82 @@ TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
       const bool brgemm = std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0;
       if ((brgemm && operand.columns <= 64) || (packs_b_plain(type) && !transpose_b)) {
         EXPECT_GT(served, 0);
+      }
+    }
+  }
+}
+
+// matmul_on_packed_b runs a GEMM over fewer rows of a packed B than were
+// packed (a causal block's values, a sequence's length) where B's layout
+// serves it whole or one column block at a time: values of 96, 128, 192
+// and 256 columns packed for a dense C (as the attention's accumulator),
+// fp32 and bf16, accumulating or not, into a C with padded rows (the
+// padding untouched). Where nothing serves, it writes nothing.
+TEST(Matmul, PackedBServesFewerRowsByColumnBlocks) {
+  const int64_t length = 100, zeroed = 128;  // rows past length NaN, then zeroed to 128
+  for (posenc_dtype type : {POSENC_F32, POSENC_BF16}) {
+    for (int64_t columns : {int64_t(96), int64_t(128), int64_t(192), int64_t(256)}) {
+      for (bool accumulate : {false, true}) {
+        MatmulShape whole;
+        whole.m = 64;
+        whole.k = 512;
+        whole.n = columns;
+        whole.lda = whole.k;
+        whole.ldb = whole.n + 3;
+        whole.ldc = whole.n;  // (a strided A or C would take oneDNN off brgemm)
+        whole.ab_type = type;
+        whole.alpha = 0.5f;
+        whole.accumulate = accumulate;
+        whole.b_packed = true;
+        std::vector<float> b;
+        std::vector<uint8_t> packed;
+        try {
+          packed = packed_b_past_length(whole, length, zeroed, b);
+        } catch (const std::exception& e) {
+          GTEST_SKIP() << "no bf16 GEMM on this CPU: " << e.what();
+        }
+        if (packed.empty()) continue;  // oneDNN reads B as stored here
+        int by_column_blocks = 0;
+        for (int64_t rows : {int64_t(128), int64_t(96), int64_t(64), int64_t(32), int64_t(112),
+                             int64_t(100)}) {
+          MatmulShape part = whole;
+          part.k = rows;
+          part.lda = rows;
+          part.ldc = part.n + 5;
+          SCOPED_TRACE(testing::Message() << (type == POSENC_BF16 ? "bf16" : "f32") << " columns "
+                                          << columns << " accumulate " << accumulate
+                                          << " rows " << rows);
+          std::vector<float> a = random_floats(size_t(part.m * part.lda), 4);
+          for (int64_t i = 0; i < part.m; ++i) {  // the probabilities past the length
+            std::fill(a.begin() + i * part.lda + std::min(length, rows),
+                      a.begin() + i * part.lda + rows, 0.0f);
+          }
+          const std::vector<uint16_t> a16 = to_bf16(a);
+          if (type == POSENC_BF16) a = from_bf16(a16);
+          std::vector<float> out = random_floats(size_t(part.m * part.ldc), 9);
+          const std::vector<float> before = out;
+          auto want = naive_matmul(part, a.data(), b.data(), out.data());
+          for (int64_t i = 0; i < part.m; ++i) {  // the rows' padding stays as it was
+            for (int64_t j = part.n; j < part.ldc; ++j) {
+              want[size_t(i * part.ldc + j)] = before[size_t(i * part.ldc + j)];
+            }
+          }
+          if (!matmul_on_packed_b(part, whole,
+                                  type == POSENC_BF16 ? static_cast<const void*>(a16.data())
+                                                      : a.data(),
+                                  packed.data(), out.data())) {
+            EXPECT_EQ(out, before) << "nothing written where nothing serves";
+            continue;
+          }
+          by_column_blocks += !packed_b_serves(part, whole);
+          ASSERT_TRUE(all_close(out.data(), want, 1e-4, 1e-4));
+        }
+        // brgemm's blocks are 16 rows (fp32) or 32 (bf16) of 64 columns:
+        // 128, 96, 64 and 32 rows serve, one column block at a time.
+        const bool brgemm = std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0;
+        if (brgemm && columns % 64 == 0 && columns > 64) {
+          EXPECT_GE(by_column_blocks, 4);
+        }
       }
     }
   }

@@ -360,12 +360,13 @@ class BoundArgsByGemm {
 using ArgDescs = std::vector<std::pair<int, dnnl::memory::desc>>;
 
 // What one thread of a parallel region needs to run GEMMs: its stream, its
-// user-managed scratchpad, the padded output of the bf16 widths oneDNN gets
-// wrong, and its bound arguments (for GEMMs and for packing B).
+// user-managed scratchpad, the output of GEMMs that write C there first
+// (the bf16 widths oneDNN gets wrong, the column blocks of a packed B), and
+// its bound arguments (for GEMMs and for packing B).
 struct GemmSlot {
   dnnl::stream stream;  // made with the first arguments (ops without GEMMs need none)
   std::vector<uint8_t> scratchpad;
-  std::vector<uint8_t> padded_output;
+  std::vector<uint8_t> output_copy;
   BoundArgsByGemm gemms, packs;
 };
 
@@ -501,14 +502,27 @@ void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c)
   execute(mm->primitive, slot, bound);
 }
 
+// The slot's output_copy, at least `bytes`: grown outside regions (in
+// every slot of the region being finished), checked inside.
+std::vector<uint8_t>& output_copy(size_t bytes) {
+  if (!binding.in_region) {
+    if (binding.slots != nullptr) {
+      binding.slots->prepare_output_copy(bytes);
+    } else {
+      grow(current_slot().output_copy, bytes);
+    }
+  }
+  std::vector<uint8_t>& buffer = current_slot().output_copy;
+  if (buffer.size() < bytes) throw NotPrepared();
+  return buffer;
+}
+
 // Runs a bf16 GEMM whose dense output width oneDNN gets wrong with its output
-// rows padded to 64 columns in the slot's buffer, then copies them out.
+// rows padded to 64 columns in the slot's output_copy, then copies them out.
 void run_with_padded_output(const MatmulShape& shape, const void* a, const void* b, void* c) {
   const size_t element = dtype_bytes(shape.c_type);
   const MatmulShape padded = padded_shape(shape);
-  std::vector<uint8_t>& buffer = current_slot().padded_output;
-  if (!binding.in_region) grow(buffer, padded_output_bytes(shape));
-  if (buffer.size() < padded_output_bytes(shape)) throw NotPrepared();
+  std::vector<uint8_t>& buffer = output_copy(padded_output_bytes(shape));
   const size_t row_bytes = size_t(shape.n) * element;
   auto rows = [&](auto&& copy_row) {
     for (int64_t bi = 0; bi < shape.batch; ++bi) {
@@ -551,9 +565,13 @@ void GemmSlots::prepare(const MatmulShape& shape) const {
       cached_matmul(padded ? padded_shape(shape) : shape);
   for (int i = 0; i < count_; ++i) {
     gemm_args(*slot(i), mm);
-    if (padded) grow(slot(i)->padded_output, padded_output_bytes(shape));
+    if (padded) grow(slot(i)->output_copy, padded_output_bytes(shape));
     if (mm->pack) pack_args(*slot(i), mm);
   }
+}
+
+void GemmSlots::prepare_output_copy(size_t bytes) const {
+  for (int i = 0; i < count_; ++i) grow(slot(i)->output_copy, bytes);
 }
 
 GemmSlots::Use::Use(const GemmSlots& slots, int slot, bool in_region, bool dry)
@@ -691,6 +709,50 @@ bool packed_b_serves(const MatmulShape& shape, const MatmulShape& packed_for) {
   const std::shared_ptr<const CachedMatmul> whole = primitive_for(packed_for);
   const std::shared_ptr<const CachedMatmul> part = primitive_for(shape);
   return part->b == whole->b || holds_layout_of(whole->b, part->b);
+}
+
+bool matmul_on_packed_b(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
+                        const void* packed_b, void* c) {
+  if (packed_b_serves(shape, packed_for)) {
+    matmul(shape, a, packed_b, c);
+    return true;
+  }
+  const std::shared_ptr<const CachedMatmul> whole = primitive_for(packed_for);
+  const dnnl_memory_desc_t& md = whole->b.data;
+  if (!whole->pack || md.format_kind != dnnl_blocked || md.ndims != 2 || md.offset0 != 0 ||
+      shape.k > packed_for.k || shape.n > packed_for.n) {
+    return false;
+  }
+  // An element's offset is F(k) + G(n), and G(j0 + j) = G(j0) + G(j) for
+  // j0 a multiple of the columns' inner block: column block j0's rows lie
+  // as block 0's do, and block 0 serves where packed_b_serves says. Each
+  // block's GEMM writes a dense C (oneDNN's brgemm takes no other) to the
+  // slot's output_copy, copied into c.
+  const int64_t width = inner_block(md, 1);  // 1: not in column blocks
+  if (width == 1 || width >= shape.n || shape.n % width != 0) return false;
+  MatmulShape block = shape;
+  block.n = block.ldc = width;  // not a width needs_padded_output copies
+  if (!packed_b_serves(block, packed_for)) return false;
+  const size_t c_element = dtype_bytes(shape.c_type);
+  const size_t row_bytes = size_t(width) * c_element;
+  uint8_t* dense = output_copy(size_t(shape.m) * row_bytes).data();
+  // Copies column block j0 of c to the dense output, or back.
+  auto copy_block = [&](int64_t j0, bool to_dense) {
+    for (int64_t i = 0; i < shape.m && !binding.dry; ++i) {
+      uint8_t* dense_row = dense + size_t(i) * row_bytes;
+      uint8_t* c_row = static_cast<uint8_t*>(c) + size_t(i * shape.ldc + j0) * c_element;
+      std::memcpy(to_dense ? dense_row : c_row, to_dense ? c_row : dense_row, row_bytes);
+    }
+  };
+  for (int64_t j0 = 0; j0 < shape.n; j0 += width) {
+    if (shape.accumulate) copy_block(j0, true);
+    matmul(block, a,
+           static_cast<const uint8_t*>(packed_b) +
+               size_t(blocked_offset(md, 0, j0)) * dtype_bytes(shape.ab_type),
+           dense);
+    copy_block(j0, false);
+  }
+  return true;
 }
 
 const char* onednn_version_string() {

@@ -74,6 +74,9 @@ class GemmSlots {
   // objects and scratchpad in every slot, so that running it in the region
   // allocates nothing in posenc.
   void prepare(const MatmulShape& shape) const;
+  // Grows every slot's buffer for GEMM outputs written there first to at
+  // least `bytes`.
+  void prepare_output_copy(size_t bytes) const;
 
   // Runs this thread's matmul() calls in slot `slot` for the scope's life.
   // In a region (in_region) they only look up what the op prepared, and
@@ -154,6 +157,16 @@ void zero_packed_b_rows(const MatmulShape& shape, void* packed, int64_t first, i
 // packed_for's, e.g. a leading part of the keys, as far as oneDNN's blocks
 // allow).
 bool packed_b_serves(const MatmulShape& shape, const MatmulShape& packed_for);
+
+// Runs `shape` (b_packed) on B packed for `packed_for` where that serves
+// it, or else one GEMM per column block of the packed layout where each
+// block's leading rows serve a GEMM of its columns alone: fewer rows of a B
+// laid out column block after column block, each block holding all of
+// packed_for's rows (oneDNN's brgemm layout of more than 64 columns, such
+// as a causal block's values). Returns false, running nothing, where
+// neither serves.
+bool matmul_on_packed_b(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
+                        const void* packed_b, void* c);
 
 // oneDNN 2.6.3's AMX bf16 matmul, with more than one thread configured,
 // computes dense outputs (ldc == n) of 49 to 63 columns wrong and can fault

@@ -314,17 +314,14 @@ void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_h
 
 // The block serves `shape` where its layout does (it can depend on the rows
 // of the query block; the fewer keys of a causal block or of a sequence's
-// length read a leading part of it where oneDNN's layout allows: not the
-// values' of more than 64 columns, laid out column block after column
-// block).
+// length read a leading part of it, or of each of its column blocks, where
+// oneDNN's layout allows: matmul_on_packed_b).
 bool QueryBlockRunner::gemm_packed(const MatmulShape& shape, const PackedOperand& b,
                                    const void* a, void* c) {
   if (b.data == nullptr) return false;
   MatmulShape packed = shape;
   packed.b_packed = true;
-  if (!packed_b_serves(packed, b.packed_for)) return false;
-  matmul(packed, a, b.data, c);
-  return true;
+  return matmul_on_packed_b(packed, b.packed_for, a, b.data, c);
 }
 
 void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence& seq,
