@@ -574,20 +574,21 @@ TEST_P(Attention, PackedQkvViews) {
 // packs column block after column block: a query block's GEMM over fewer
 // keys than its kv head's packed block reads each column block's leading
 // rows (matmul_on_packed_b) where the keys are whole blocks of oneDNN's
-// rows (256 tokens in query blocks of 64), the values as stored where not
-// (250 tokens); dense, BTHD and packed qkv views, fp32 and bf16, with
-// relative values (fp32 probabilities first) too. (192 value columns:
-// AttentionValueDim.CausalBlocksOfWideValues.)
+// rows (250 tokens in query blocks of 64 from query 0), the values as
+// stored where not (offset 5); dense, BTHD and packed qkv views, fp32 and
+// bf16, with relative values (fp32 probabilities first) too. (192 value
+// columns: AttentionValueDim.CausalBlocksOfWideValues.)
 TEST_P(Attention, CausalBlocksOfWideValues) {
   const bool bf16 = bf16_supported(context());
-  for (int64_t tokens : {256, 250}) {
-    const posenc_attention_desc dense = causal(desc(2, tokens, tokens, 128));
+  for (int64_t offset : {0, 5}) {
+    const posenc_attention_desc dense = causal(desc(2, 250, 250 + offset, 128), offset);
     posenc_attention_desc bthd = dense;
     bthd.layout = POSENC_LAYOUT_BTHD;
     posenc_attention_desc with_values = relative_1d(bthd, 16, 1);
     with_values.relative_values = 1;
-    for (const posenc_attention_desc& d :
-         {dense, bthd, with_values, packed_qkv_desc(dense, POSENC_LAYOUT_BTHD)}) {
+    std::vector<posenc_attention_desc> descs = {dense, bthd, with_values};
+    if (offset == 0) descs.push_back(packed_qkv_desc(dense, POSENC_LAYOUT_BTHD));
+    for (const posenc_attention_desc& d : descs) {
       const bool packed = d.layout == POSENC_LAYOUT_STRIDED;
       for (bool in_bf16 : {false, true}) {
         if (in_bf16 && !bf16) continue;
@@ -913,6 +914,26 @@ TEST(AttentionPlan, ScoresArePaddedOnlyAtBrokenBf16Widths) {
 // (one query block of heads without groups) where its GEMMs have rows
 // enough to repay the copy and the keys are not split; decoding's few rows
 // read q in place.
+// Query blocks are whole multiples of 32 rows where that keeps their
+// number (so that causal blocks from query 0 end on whole blocks of oneDNN's
+// packed rows), worked out from the plan's constants: 2000 tokens in 32
+// blocks of 63 rows become blocks of 64; 250 tokens of 2 heads, cut into 4
+// blocks of 63 for 8 tasks, blocks of 64; 100 tokens of one head, 6 blocks
+// of 17 for the tasks, stay so (blocks of 32 would be 4).
+TEST(AttentionPlan, QueryBlocksAreWholeRowQuantaWhereTheirNumberStays) {
+  struct Case {
+    int64_t heads, tokens, query_block, query_blocks;
+  };
+  for (const Case c : {Case{32, 2000, 64, 32}, Case{2, 250, 64, 4}, Case{1, 100, 17, 6}}) {
+    const ops::AttentionProblem problem =
+        ops::make_attention_problem(causal(desc(c.heads, c.tokens, c.tokens, 64)));
+    const ops::AttentionPlan plan = ops::plan_attention(problem, 2);
+    SCOPED_TRACE("tokens " + std::to_string(c.tokens));
+    EXPECT_EQ(plan.blocking.query_block, c.query_block);
+    EXPECT_EQ(plan.blocking.query_blocks, c.query_blocks);
+  }
+}
+
 TEST(AttentionPlan, StridedInputsReachTheGemmsDenseOrPacked) {
   struct Case {
     int64_t q_len, kv_len;

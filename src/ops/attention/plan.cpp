@@ -119,6 +119,14 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   }
   AttentionBlocking b;
   b.query_block = ceil_div(p.q_len, blocks);
+  // Blocks of whole kKeyQuantum rows where that keeps their number: a
+  // causal block then sees keys [0, a multiple of them) from query 0, whole
+  // blocks of oneDNN's packed rows (16 fp32, 32 bf16), which its GEMMs read
+  // packed (matmul_on_packed_b) rather than as stored.
+  const int64_t whole_rows = ceil_div(b.query_block, kKeyQuantum) * kKeyQuantum;
+  if (ceil_div(p.q_len, whole_rows) == ceil_div(p.q_len, b.query_block)) {
+    b.query_block = std::min(whole_rows, p.q_len);
+  }
   b.query_blocks = ceil_div(p.q_len, b.query_block);
   b.stacked_heads = stacked_heads(p, b.query_blocks);
   b.decode_products = b.rows() <= kMaxDecodeRows;
