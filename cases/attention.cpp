@@ -763,9 +763,9 @@ std::vector<Case> attention_cases() {
       // Causal, whose GEMMs over fewer keys read the packed values one
       // column block at a time (matmul_on_packed_b).
       kAttentionF32({"bench"}, packed(causal(plain(1, 32, 2048, 2048, 128))),
-                    packed(causal(plain(1, 4, 70, 70, 16)))),
+                    packed(causal(plain(1, 2, 256, 256, 128)))),
       kAttentionBf16({"bench"}, packed(causal(plain(1, 32, 2048, 2048, 128, bf16))),
-                     packed(causal(plain(1, 4, 70, 70, 16, bf16)))),
+                     packed(causal(plain(1, 2, 256, 256, 128, bf16)))),
       // Issue 18's target shapes not covered above (the 2D relative B1 H4
       // 64x64 d64 rows are; fp32 causal is ALiBi's plain row): plain bf16,
       // causal bf16, SAM ViT-B's global attention, the BoTNet block of

@@ -576,7 +576,8 @@ TEST_P(Attention, PackedQkvViews) {
 // rows (matmul_on_packed_b) where the keys are whole blocks of oneDNN's
 // rows (250 tokens in query blocks of 64 from query 0), the values as
 // stored where not (offset 5); dense, BTHD and packed qkv views, fp32 and
-// bf16, with relative values (fp32 probabilities first) too. (192 value
+// bf16, with relative values (fp32 probabilities first) too. Then 2176
+// tokens, in key blocks of 1024: the column blocks accumulate. (192 value
 // columns: AttentionValueDim.CausalBlocksOfWideValues.)
 TEST_P(Attention, CausalBlocksOfWideValues) {
   const bool bf16 = bf16_supported(context());
@@ -596,6 +597,12 @@ TEST_P(Attention, CausalBlocksOfWideValues) {
         EXPECT_TRUE(matches_reference(context(), call, inputs_of(call, packed)));
       }
     }
+  }
+  posenc_attention_desc long_keys = causal(desc(1, 2176, 2176, 128));
+  long_keys.layout = POSENC_LAYOUT_BTHD;
+  EXPECT_TRUE(matches_reference(context(), long_keys));
+  if (bf16) {
+    EXPECT_TRUE(matches_reference(context(), as_bf16(long_keys)));
   }
 }
 
@@ -618,7 +625,8 @@ TEST_P(Attention, StridedOutAndRepeatedInputs) {
 // in groups of 3, 12 tasks), and packed qkv on each path of strided views
 // (q copied per task, keys and values packed or read as stored, decode
 // kernels, stacked heads, split keys, causal blocks reading a leading part
-// of the packed keys, and of each column block of values of 128 columns):
+// of the packed keys, and of each column block of values of 128 columns,
+// fp32 and bf16):
 // the reference's values, the same bits on 1, 2, 3
 // threads.
 TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
@@ -632,11 +640,13 @@ TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
       {packed_qkv_desc(grouped(desc(6, 100, 100, 16, 2), 2), POSENC_LAYOUT_BTHD), true},
       {packed_qkv_desc(causal(desc(2, 200, 200, 16, 2)), POSENC_LAYOUT_BTHD), true},
       {packed_qkv_desc(causal(desc(2, 256, 256, 128)), POSENC_LAYOUT_BTHD), true},
+      {as_bf16(packed_qkv_desc(causal(desc(2, 256, 256, 128)), POSENC_LAYOUT_BTHD)), true},
       {packed_qkv_desc(desc(4, 1, 2600, 16), POSENC_LAYOUT_BTHD), true},
       {packed_qkv_desc(grouped(desc(8, 2, 3000, 16), 2), POSENC_LAYOUT_BTHD), true},
       {packed_qkv_desc(causal(desc(2, 8, 2600, 16), 2592), POSENC_LAYOUT_BHTD), true}};
   for (const Call& call : calls) {
     const posenc_attention_desc& d = call.desc;
+    if (d.dtype == POSENC_BF16 && !bf16_supported(context())) continue;
     AttentionTensors inputs = inputs_of(d, call.packed_qkv);
     std::vector<float> first;
     for (int threads : {1, 2, 3}) {

@@ -364,6 +364,43 @@ TEST(Matmul, PackedBServesFewerRowsByColumnBlocks) {
   }
 }
 
+// A dry run outside a region prepares what matmul_on_packed_b needs in
+// every slot of the region (its column blocks' primitives and output
+// copy): slot 1 then runs it inside the region, where a miss would throw,
+// and gets the naive loop's values.
+TEST(Matmul, ColumnBlocksArePreparedForEverySlot) {
+  if (std::string(onednn_matmul_impl(POSENC_F32)).rfind("brg:", 0) != 0) {
+    GTEST_SKIP() << "oneDNN packs B plain here";
+  }
+  MatmulShape whole;
+  whole.m = 64;
+  whole.k = 256;
+  whole.n = 128;
+  whole.lda = whole.k;
+  whole.ldb = whole.n + 3;
+  whole.ldc = whole.n;
+  whole.b_packed = true;
+  std::vector<float> b;
+  const std::vector<uint8_t> packed = packed_b_past_length(whole, whole.k, whole.k, b);
+  ASSERT_FALSE(packed.empty());
+  MatmulShape part = whole;
+  part.k = part.lda = 128;
+  ASSERT_FALSE(packed_b_serves(part, whole)) << "served without column blocks";
+  const std::vector<float> a = random_floats(size_t(part.m * part.lda), 4);
+  std::vector<float> out(size_t(part.m * part.ldc));
+  const GemmSlots slots(2);
+  {
+    const GemmSlots::Use dry(slots, 0, false, true);
+    ASSERT_TRUE(matmul_on_packed_b(part, whole, a.data(), packed.data(), out.data()));
+  }
+  {
+    const GemmSlots::Use in_region(slots, 1, true);
+    EXPECT_NO_THROW(matmul_on_packed_b(part, whole, a.data(), packed.data(), out.data()));
+  }
+  EXPECT_TRUE(all_close(out.data(), naive_matmul(part, a.data(), b.data(), out.data()), 1e-4,
+                        1e-4));
+}
+
 // Where oneDNN lays a packed B out plain (its gemm, without brgemm: the
 // AVX2 path), rows that would lie a multiple of 1 KiB apart are 64 bytes
 // further apart (rows_spread): the attention's keys, transposed to

@@ -472,9 +472,6 @@ bool needs_padded_output(const MatmulShape& shape) {
          onednn_bf16_dense_width_is_broken(shape.n);
 }
 
-size_t padded_output_bytes(const MatmulShape& shape) {
-  return size_t(shape.batch * padded_shape(shape).batch_stride_c) * dtype_bytes(shape.c_type);
-}
 
 // Makes what `shape` needs in every slot of the region being finished (or
 // in the thread's own slot), outside regions only.
@@ -502,9 +499,20 @@ void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c)
   execute(mm->primitive, slot, bound);
 }
 
-// The slot's output_copy, at least `bytes`: grown outside regions (in
-// every slot of the region being finished), checked inside.
-std::vector<uint8_t>& output_copy(size_t bytes) {
+// The bytes of C laid out as `shape` says (ldc, batch_stride_c).
+size_t output_bytes(const MatmulShape& shape) {
+  return size_t((shape.batch - 1) * shape.batch_stride_c + shape.m * shape.ldc) *
+         dtype_bytes(shape.c_type);
+}
+
+// Runs the GEMM of `shape` as `through`, the same GEMM with its output laid
+// out in the slot's output_copy (through's ldc and batch stride): copied
+// from c first when it accumulates, into c after. The buffer is grown
+// outside regions (in every slot of the region being finished), checked
+// inside.
+void run_through_output_copy(const MatmulShape& shape, const MatmulShape& through,
+                             const void* a, const void* b, void* c) {
+  const size_t bytes = output_bytes(through);
   if (!binding.in_region) {
     if (binding.slots != nullptr) {
       binding.slots->prepare_output_copy(bytes);
@@ -514,28 +522,24 @@ std::vector<uint8_t>& output_copy(size_t bytes) {
   }
   std::vector<uint8_t>& buffer = current_slot().output_copy;
   if (buffer.size() < bytes) throw NotPrepared();
-  return buffer;
-}
-
-// Runs a bf16 GEMM whose dense output width oneDNN gets wrong with its output
-// rows padded to 64 columns in the slot's output_copy, then copies them out.
-void run_with_padded_output(const MatmulShape& shape, const void* a, const void* b, void* c) {
+  if (binding.dry) {  // prepares `through`, computes nothing
+    matmul(through, a, b, buffer.data());
+    return;
+  }
   const size_t element = dtype_bytes(shape.c_type);
-  const MatmulShape padded = padded_shape(shape);
-  std::vector<uint8_t>& buffer = output_copy(padded_output_bytes(shape));
   const size_t row_bytes = size_t(shape.n) * element;
   auto rows = [&](auto&& copy_row) {
     for (int64_t bi = 0; bi < shape.batch; ++bi) {
       for (int64_t i = 0; i < shape.m; ++i) {
-        copy_row(buffer.data() + size_t(bi * padded.batch_stride_c + i * padded.ldc) * element,
+        copy_row(buffer.data() + size_t(bi * through.batch_stride_c + i * through.ldc) * element,
                  static_cast<uint8_t*>(c) +
                      size_t(bi * shape.batch_stride_c + i * shape.ldc) * element);
       }
     }
   };
-  if (shape.accumulate) rows([&](uint8_t* tmp, uint8_t* out) { std::memcpy(tmp, out, row_bytes); });
-  run_matmul(padded, a, b, buffer.data());
-  rows([&](uint8_t* tmp, uint8_t* out) { std::memcpy(out, tmp, row_bytes); });
+  if (shape.accumulate) rows([&](uint8_t* kept, uint8_t* out) { std::memcpy(kept, out, row_bytes); });
+  matmul(through, a, b, buffer.data());
+  rows([&](uint8_t* kept, uint8_t* out) { std::memcpy(out, kept, row_bytes); });
 }
 
 }  // namespace
@@ -544,7 +548,8 @@ void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
   prepare_outside_region(shape);
   if (binding.dry) return;
   if (needs_padded_output(shape)) {
-    run_with_padded_output(shape, a, b, c);
+    // Its output rows padded to 64 columns, a width oneDNN gets right.
+    run_through_output_copy(shape, padded_shape(shape), a, b, c);
   } else {
     run_matmul(shape, a, b, c);
   }
@@ -565,9 +570,9 @@ void GemmSlots::prepare(const MatmulShape& shape) const {
       cached_matmul(padded ? padded_shape(shape) : shape);
   for (int i = 0; i < count_; ++i) {
     gemm_args(*slot(i), mm);
-    if (padded) grow(slot(i)->output_copy, padded_output_bytes(shape));
     if (mm->pack) pack_args(*slot(i), mm);
   }
+  if (padded) prepare_output_copy(output_bytes(padded_shape(shape)));
 }
 
 void GemmSlots::prepare_output_copy(size_t bytes) const {
@@ -702,55 +707,48 @@ bool holds_layout_of(const dnnl::memory::desc& whole_desc, const dnnl::memory::d
   return true;
 }
 
+// Whether B packed for `whole` holds B as the GEMM of `part` reads it packed.
+bool holds_packed_b_of(const CachedMatmul& whole, const MatmulShape& part) {
+  const std::shared_ptr<const CachedMatmul> mm = primitive_for(part);
+  return mm->b == whole.b || holds_layout_of(whole.b, mm->b);
+}
+
 }  // namespace
 
 bool packed_b_serves(const MatmulShape& shape, const MatmulShape& packed_for) {
-  if (shape == packed_for) return true;
-  const std::shared_ptr<const CachedMatmul> whole = primitive_for(packed_for);
-  const std::shared_ptr<const CachedMatmul> part = primitive_for(shape);
-  return part->b == whole->b || holds_layout_of(whole->b, part->b);
+  return shape == packed_for || holds_packed_b_of(*primitive_for(packed_for), shape);
 }
 
 bool matmul_on_packed_b(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
                         const void* packed_b, void* c) {
-  if (packed_b_serves(shape, packed_for)) {
+  const std::shared_ptr<const CachedMatmul> whole = primitive_for(packed_for);
+  if (shape == packed_for || holds_packed_b_of(*whole, shape)) {
     matmul(shape, a, packed_b, c);
     return true;
   }
-  const std::shared_ptr<const CachedMatmul> whole = primitive_for(packed_for);
-  const dnnl_memory_desc_t& md = whole->b.data;
-  if (!whole->pack || md.format_kind != dnnl_blocked || md.ndims != 2 || md.offset0 != 0 ||
-      shape.k > packed_for.k || shape.n > packed_for.n) {
-    return false;
-  }
   // An element's offset is F(k) + G(n), and G(j0 + j) = G(j0) + G(j) for
   // j0 a multiple of the columns' inner block: column block j0's rows lie
-  // as block 0's do, and block 0 serves where packed_b_serves says. Each
-  // block's GEMM writes a dense C (oneDNN's brgemm takes no other) to the
-  // slot's output_copy, copied into c.
+  // as block 0's do, and block 0 serves where holds_packed_b_of says. Each
+  // block's GEMM writes a dense C (oneDNN's brgemm takes no other), copied
+  // into c.
+  const dnnl_memory_desc_t& md = whole->b.data;
+  if (!whole->pack || md.format_kind != dnnl_blocked || md.ndims != 2 ||
+      shape.n > packed_for.n) {
+    return false;
+  }
   const int64_t width = inner_block(md, 1);  // 1: not in column blocks
-  if (width == 1 || width >= shape.n || shape.n % width != 0) return false;
+  if (width == 1 || shape.n % width != 0) return false;
   MatmulShape block = shape;
-  block.n = block.ldc = width;  // not a width needs_padded_output copies
-  if (!packed_b_serves(block, packed_for)) return false;
-  const size_t c_element = dtype_bytes(shape.c_type);
-  const size_t row_bytes = size_t(width) * c_element;
-  uint8_t* dense = output_copy(size_t(shape.m) * row_bytes).data();
-  // Copies column block j0 of c to the dense output, or back.
-  auto copy_block = [&](int64_t j0, bool to_dense) {
-    for (int64_t i = 0; i < shape.m && !binding.dry; ++i) {
-      uint8_t* dense_row = dense + size_t(i) * row_bytes;
-      uint8_t* c_row = static_cast<uint8_t*>(c) + size_t(i * shape.ldc + j0) * c_element;
-      std::memcpy(to_dense ? dense_row : c_row, to_dense ? c_row : dense_row, row_bytes);
-    }
-  };
+  block.n = block.ldc = width;
+  // (A padded output would take the same buffer.)
+  if (needs_padded_output(block) || !holds_packed_b_of(*whole, block)) return false;
+  MatmulShape columns = shape;  // column block j0 of c
+  columns.n = width;
   for (int64_t j0 = 0; j0 < shape.n; j0 += width) {
-    if (shape.accumulate) copy_block(j0, true);
-    matmul(block, a,
-           static_cast<const uint8_t*>(packed_b) +
-               size_t(blocked_offset(md, 0, j0)) * dtype_bytes(shape.ab_type),
-           dense);
-    copy_block(j0, false);
+    run_through_output_copy(columns, block, a,
+                            static_cast<const uint8_t*>(packed_b) +
+                                size_t(blocked_offset(md, 0, j0)) * dtype_bytes(shape.ab_type),
+                            static_cast<uint8_t*>(c) + size_t(j0) * dtype_bytes(shape.c_type));
   }
   return true;
 }

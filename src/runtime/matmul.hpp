@@ -163,8 +163,9 @@ bool packed_b_serves(const MatmulShape& shape, const MatmulShape& packed_for);
 // block's leading rows serve a GEMM of its columns alone: fewer rows of a B
 // laid out column block after column block, each block holding all of
 // packed_for's rows (oneDNN's brgemm layout of more than 64 columns, such
-// as a causal block's values). Returns false, running nothing, where
-// neither serves.
+// as a causal block's values). Each block's output goes through a copy in
+// the thread's slot. Returns false, computing nothing, where neither
+// serves (outside regions it may still make primitives, as any call does).
 bool matmul_on_packed_b(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
                         const void* packed_b, void* c);
 
