@@ -626,9 +626,7 @@ TEST_P(Attention, StridedOutAndRepeatedInputs) {
 // (q copied per task, keys and values packed or read as stored, decode
 // kernels, stacked heads, split keys, causal blocks reading a leading part
 // of the packed keys, and of each column block of values of 128 columns,
-// fp32 and bf16):
-// the reference's values, the same bits on 1, 2, 3
-// threads.
+// fp32 and bf16): the reference's values, the same bits on 1, 2, 3 threads.
 TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
   struct Call {
     posenc_attention_desc desc;
@@ -917,13 +915,6 @@ TEST(AttentionPlan, ScoresArePaddedOnlyAtBrokenBf16Widths) {
   }
 }
 
-// q, k and v as views of a packed qkv tensor (rows 3 * heads * head_dim
-// apart): a task copies its rows of q dense for its GEMMs (oneDNN's brgemm
-// kernels, AMX among them, take dense or packed operands only), and a kv
-// head's keys and values are packed even for the one task that reads them
-// (one query block of heads without groups) where its GEMMs have rows
-// enough to repay the copy and the keys are not split; decoding's few rows
-// read q in place.
 // Query blocks are whole multiples of 32 rows where that keeps their
 // number (so that causal blocks from query 0 end on whole blocks of oneDNN's
 // packed rows), worked out from the plan's constants: 2000 tokens in 32
@@ -944,6 +935,13 @@ TEST(AttentionPlan, QueryBlocksAreWholeRowQuantaWhereTheirNumberStays) {
   }
 }
 
+// q, k and v as views of a packed qkv tensor (rows 3 * heads * head_dim
+// apart): a task copies its rows of q dense for its GEMMs (oneDNN's brgemm
+// kernels, AMX among them, take dense or packed operands only), and a kv
+// head's keys and values are packed even for the one task that reads them
+// (one query block of heads without groups) where its GEMMs have rows
+// enough to repay the copy and the keys are not split; decoding's few rows
+// read q in place.
 TEST(AttentionPlan, StridedInputsReachTheGemmsDenseOrPacked) {
   struct Case {
     int64_t q_len, kv_len;

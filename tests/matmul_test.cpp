@@ -194,6 +194,26 @@ bool packs_b_plain(posenc_dtype type) {
   return std::string(onednn_matmul_impl(type)).rfind("gemm:", 0) == 0;
 }
 
+// Whether oneDNN runs `type`'s GEMMs on its brgemm kernels, which pack B in
+// blocks of 64 columns.
+bool runs_brgemm(posenc_dtype type) {
+  return std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0;
+}
+
+// The values' GEMM of a block of k keys: probabilities [m, k] times values
+// [k, n] (a view: rows n + 3 apart) into a dense accumulator, B packed. (A
+// strided A or C would take oneDNN off brgemm.)
+MatmulShape values_gemm(int64_t m, int64_t k, int64_t n, posenc_dtype type) {
+  MatmulShape s;
+  s.m = m;
+  s.k = s.lda = k;
+  s.n = s.ldc = n;
+  s.ldb = n + 3;
+  s.ab_type = type;
+  s.b_packed = true;
+  return s;
+}
+
 // B of `whole` (b [k, n] rows ldb apart; transposed, [n, k]: the keys)
 // packed for it, b rounded to bf16 for bf16 GEMMs. The values' rows from
 // `length` on are NaN (a cache's unwritten rows), then rows [length,
@@ -280,8 +300,7 @@ TEST(Matmul, PackedBServesLeadingKeysWithZeroedRows) {
       // oneDNN's brgemm lays out fewer keys as a leading part of more, but
       // for values of at most 64 columns only; packed plain, the values'
       // rows (spread alike, or not) lie where they lie for more keys.
-      const bool brgemm = std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0;
-      if ((brgemm && operand.columns <= 64) || (packs_b_plain(type) && !transpose_b)) {
+      if ((runs_brgemm(type) && operand.columns <= 64) || (packs_b_plain(type) && !transpose_b)) {
         EXPECT_GT(served, 0);
       }
     }
@@ -299,17 +318,9 @@ TEST(Matmul, PackedBServesFewerRowsByColumnBlocks) {
   for (posenc_dtype type : {POSENC_F32, POSENC_BF16}) {
     for (int64_t columns : {int64_t(96), int64_t(128), int64_t(192), int64_t(256)}) {
       for (bool accumulate : {false, true}) {
-        MatmulShape whole;
-        whole.m = 64;
-        whole.k = 512;
-        whole.n = columns;
-        whole.lda = whole.k;
-        whole.ldb = whole.n + 3;
-        whole.ldc = whole.n;  // (a strided A or C would take oneDNN off brgemm)
-        whole.ab_type = type;
+        MatmulShape whole = values_gemm(64, 512, columns, type);
         whole.alpha = 0.5f;
         whole.accumulate = accumulate;
-        whole.b_packed = true;
         std::vector<float> b;
         std::vector<uint8_t> packed;
         try {
@@ -355,8 +366,7 @@ TEST(Matmul, PackedBServesFewerRowsByColumnBlocks) {
         }
         // brgemm's blocks are 16 rows (fp32) or 32 (bf16) of 64 columns:
         // 128, 96, 64 and 32 rows serve, one column block at a time.
-        const bool brgemm = std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0;
-        if (brgemm && columns % 64 == 0 && columns > 64) {
+        if (runs_brgemm(type) && columns % 64 == 0 && columns > 64) {
           EXPECT_GE(by_column_blocks, 4);
         }
       }
@@ -369,17 +379,8 @@ TEST(Matmul, PackedBServesFewerRowsByColumnBlocks) {
 // copy): slot 1 then runs it inside the region, where a miss would throw,
 // and gets the naive loop's values.
 TEST(Matmul, ColumnBlocksArePreparedForEverySlot) {
-  if (std::string(onednn_matmul_impl(POSENC_F32)).rfind("brg:", 0) != 0) {
-    GTEST_SKIP() << "oneDNN packs B plain here";
-  }
-  MatmulShape whole;
-  whole.m = 64;
-  whole.k = 256;
-  whole.n = 128;
-  whole.lda = whole.k;
-  whole.ldb = whole.n + 3;
-  whole.ldc = whole.n;
-  whole.b_packed = true;
+  if (!runs_brgemm(POSENC_F32)) GTEST_SKIP() << "oneDNN packs B plain here";
+  const MatmulShape whole = values_gemm(64, 256, 128, POSENC_F32);
   std::vector<float> b;
   const std::vector<uint8_t> packed = packed_b_past_length(whole, whole.k, whole.k, b);
   ASSERT_FALSE(packed.empty());

@@ -472,16 +472,21 @@ bool needs_padded_output(const MatmulShape& shape) {
          onednn_bf16_dense_width_is_broken(shape.n);
 }
 
-
-// Makes what `shape` needs in every slot of the region being finished (or
-// in the thread's own slot), outside regions only.
-void prepare_outside_region(const MatmulShape& shape) {
+// Calls prepare(slots) on the slots of the region being finished (or the
+// thread's own slot), outside regions only.
+template <class Prepare>
+void prepare_outside_region(const Prepare& prepare) {
   if (binding.in_region) return;
   if (binding.slots != nullptr) {
-    binding.slots->prepare(shape);
+    prepare(*binding.slots);
   } else {
-    GemmSlots(1).prepare(shape);
+    prepare(GemmSlots(1));
   }
+}
+
+// Makes what `shape` needs in those slots.
+void prepare_outside_region(const MatmulShape& shape) {
+  prepare_outside_region([&](const GemmSlots& slots) { slots.prepare(shape); });
 }
 
 void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
@@ -508,18 +513,11 @@ size_t output_bytes(const MatmulShape& shape) {
 // Runs the GEMM of `shape` as `through`, the same GEMM with its output laid
 // out in the slot's output_copy (through's ldc and batch stride): copied
 // from c first when it accumulates, into c after. The buffer is grown
-// outside regions (in every slot of the region being finished), checked
-// inside.
+// outside regions, checked inside.
 void run_through_output_copy(const MatmulShape& shape, const MatmulShape& through,
                              const void* a, const void* b, void* c) {
   const size_t bytes = output_bytes(through);
-  if (!binding.in_region) {
-    if (binding.slots != nullptr) {
-      binding.slots->prepare_output_copy(bytes);
-    } else {
-      grow(current_slot().output_copy, bytes);
-    }
-  }
+  prepare_outside_region([&](const GemmSlots& slots) { slots.prepare_output_copy(bytes); });
   std::vector<uint8_t>& buffer = current_slot().output_copy;
   if (buffer.size() < bytes) throw NotPrepared();
   if (binding.dry) {  // prepares `through`, computes nothing
