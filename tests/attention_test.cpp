@@ -573,10 +573,10 @@ TEST_P(Attention, PackedQkvViews) {
 // Causal blocks of values of more than 64 columns, which oneDNN's brgemm
 // packs column block after column block: a query block's GEMM over fewer
 // keys than its kv head's packed block reads each column block's leading
-// rows (matmul_on_packed_b) where the keys are whole blocks of oneDNN's
-// rows (250 tokens in query blocks of 64 from query 0), the values as
-// stored where not (offset 5); dense, BTHD and packed qkv views, fp32 and
-// bf16, with relative values (fp32 probabilities first) too. Then 2176
+// rows (matmul_on_packed_b), its keys being whole blocks of oneDNN's rows:
+// 250 tokens in query blocks of 64 from query 0, and from query offset 5
+// (keys rounded up to whole quanta); dense, BTHD and packed qkv views, fp32
+// and bf16, with relative values (fp32 probabilities first) too. Then 2176
 // tokens, in key blocks of 1024: the column blocks accumulate. (192 value
 // columns: AttentionValueDim.CausalBlocksOfWideValues.)
 TEST_P(Attention, CausalBlocksOfWideValues) {
@@ -933,6 +933,23 @@ TEST(AttentionPlan, QueryBlocksAreWholeRowQuantaWhereTheirNumberStays) {
     EXPECT_EQ(plan.blocking.query_block, c.query_block);
     EXPECT_EQ(plan.blocking.query_blocks, c.query_blocks);
   }
+}
+
+// A query block's keys, rounded up to whole kKeyQuantum (32) within kv_len,
+// worked out by hand: a causal block from query offset 5 ends on whole
+// blocks of oneDNN's packed rows, as one from offset 0 does.
+TEST(AttentionPlan, BlockKeysAreWholeQuantaWithinKvLen) {
+  const ops::AttentionProblem causal_5 =
+      ops::make_attention_problem(causal(desc(2, 250, 255, 64), 5));
+  const ops::Sequence whole{255, 250, 5};
+  EXPECT_EQ(ops::computed_keys(causal_5, whole, 0, 64), 96);     // queries at 5..68
+  EXPECT_EQ(ops::computed_keys(causal_5, whole, 64, 64), 160);   // 133 visible
+  EXPECT_EQ(ops::computed_keys(causal_5, whole, 192, 64), 255);  // 255 visible, kv_len
+  EXPECT_EQ(ops::computed_keys(causal_5, ops::Sequence{255, 250, -100}, 0, 64), 0);
+  EXPECT_EQ(ops::computed_keys(causal_5, ops::Sequence{255, 10, 5}, 64, 64), 0);  // past q
+  const ops::AttentionProblem full = ops::make_attention_problem(desc(2, 250, 255, 64));
+  EXPECT_EQ(ops::computed_keys(full, whole, 0, 64), 255);
+  EXPECT_EQ(ops::computed_keys(full, ops::Sequence{100, 250, 0}, 0, 64), 128);  // a length
 }
 
 // q, k and v as views of a packed qkv tensor (rows 3 * heads * head_dim

@@ -134,9 +134,6 @@ class QueryBlockRunner {
     return static_cast<const char*>(base) +
            size_t(b * st.batch + h * st.head + t * st.token) * p_.element_bytes();
   }
-  // The keys the queries [first, first + rows) of sequence `seq` compute:
-  // those visible to one of them, rounded up with per-sequence options.
-  int64_t computed_keys(const Sequence& seq, int64_t first, int64_t rows) const;
   // Packs the key blocks holding keys [0, keys) of sequence b's kv head,
   // its values past its length zeros where its GEMMs read them.
   void pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head, int64_t keys,
@@ -209,14 +206,6 @@ class QueryBlockRunner {
   RelativeValues values_;
 };
 
-int64_t QueryBlockRunner::computed_keys(const Sequence& seq, int64_t first,
-                                        int64_t rows) const {
-  const int64_t last = std::min(first + rows, seq.q_length) - 1;
-  const int64_t keys = last < first ? 0 : p_.visible_keys(seq, last);
-  if (!p_.per_sequence() || keys == 0) return keys;
-  return keys_rounded(keys, p_.kv_len);
-}
-
 void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   const int64_t query_task = task / blocking_.key_splits;
   Sequence seq;
@@ -225,7 +214,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   // The task's share of the keys visible to at least one query of the block
   // (none past q_length).
   const KeyRange range = key_range(task % blocking_.key_splits, blocking_.keys_per_split,
-                                   computed_keys(seq, in_place.first, in_place.rows));
+                                   computed_keys(p_, seq, in_place.first, in_place.rows));
   if (blocking_.copies_queries && !shapes_only_ && range.count() > 0) {
     copy_queries(in_place, s);
   }
@@ -235,7 +224,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   if (layout_.packed.bytes() > 0 && range.count() > 0 && *s.packed_kv_head != kv_index) {
     *s.packed_kv_head = -1;  // until the whole kv head is packed
     // The keys of the sequence's longest query block.
-    pack_kv_head(b, seq, p_.kv_head(qb.head), computed_keys(seq, 0, p_.q_len), s);
+    pack_kv_head(b, seq, p_.kv_head(qb.head), computed_keys(p_, seq, 0, p_.q_len), s);
     *s.packed_kv_head = kv_index;
   }
   const int64_t rows = qb.rows * blocking_.stacked_heads;

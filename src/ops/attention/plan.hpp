@@ -12,27 +12,37 @@
 
 namespace posenc::ops {
 
-// With per-sequence lengths or offsets the keys a query block computes
-// depend on the call's values. Computed exactly, each new count of keys
-// would be a new GEMM shape, made on every call whose lengths are new (most
-// calls, in serving). A block's keys are rounded up instead to a multiple of
-// kKeyQuantum (within kv_len), the keys past the sequence's length masked by
-// the softmax's count of valid keys, as causal ones are: at most kv_len /
-// kKeyQuantum widths per row count, each made once, for a few percent more
-// work. The rows of v past the length never reach the outputs (they may
-// hold anything, NaN included, and a probability 0 times NaN is NaN): a
-// packed copy has them set to zero (pack_kv_head), without one the last
-// quantum of such a block is multiplied from a copy padded with zeros (the
-// slot's value_tail), and the decode kernels take the exact count.
-// attention() still runs each call's GEMMs dry before its region (lookups,
-// once made), so that a width not seen before is made there, not in the
-// region. Query blocks keep their rows: the rows past q_length of a block
-// are computed and not stored; a block wholly past it computes nothing.
+// A query block computes the keys visible to one of its queries, rounded up
+// to a multiple of kKeyQuantum (within kv_len). Computed exactly, each new
+// count of keys would be a new GEMM shape: with per-sequence lengths or
+// offsets, or a query offset, made on every call whose values are new (most
+// calls, in serving), and a causal block from an offset not a multiple of
+// oneDNN's packed rows (16 fp32, 32 bf16) could not read the packed values
+// (runtime/matmul.cpp's packed_b_serves). The keys past the visible ones are
+// masked by the softmax's count of valid keys, as causal ones are: at most
+// kv_len / kKeyQuantum widths per row count, each made once, for a few
+// percent more work. The rows of v past a sequence's length never reach the
+// outputs (they may hold anything, NaN included, and a probability 0 times
+// NaN is NaN): a packed copy has them set to zero (pack_kv_head), without
+// one the last quantum of such a block is multiplied from a copy padded with
+// zeros (the slot's value_tail), and the decode kernels take the exact
+// count. attention() still runs each call's GEMMs dry before its region
+// (lookups, once made), so that a width not seen before is made there, not
+// in the region. Query blocks keep their rows: the rows past q_length of a
+// block are computed and not stored; a block wholly past it computes
+// nothing.
 constexpr int64_t kKeyQuantum = 32;
 
 // keys rounded up to a multiple of kKeyQuantum, at most kv_len.
 inline int64_t keys_rounded(int64_t keys, int64_t kv_len) {
   return std::min(kv_len, (keys + kKeyQuantum - 1) / kKeyQuantum * kKeyQuantum);
+}
+
+// The keys the queries [first, first + rows) of sequence `seq` compute.
+inline int64_t computed_keys(const AttentionProblem& p, const Sequence& seq, int64_t first,
+                             int64_t rows) {
+  const int64_t last = std::min(first + rows, seq.q_length) - 1;
+  return last < first ? 0 : keys_rounded(p.visible_keys(seq, last), p.kv_len);
 }
 
 struct AttentionBlocking {
