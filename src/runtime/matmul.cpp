@@ -17,6 +17,7 @@
 
 #include "runtime/error.hpp"
 #include "runtime/isa_cap.hpp"
+#include "runtime/packed_tiles.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/dtype.hpp"
 
@@ -74,6 +75,7 @@ struct CachedMatmul {
   // With b_packed: B as stored, and the reorder from it to b (when they differ).
   dnnl::memory::desc b_stored;
   std::optional<dnnl::reorder> pack;
+  std::optional<PackedTiles> tiles;  // b's layout where pack_tiles writes it
   mutable std::atomic<uint64_t> last_used{0};  // the cache's clock at the last lookup
 };
 
@@ -209,6 +211,7 @@ std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
     // oneDNN's reorder would otherwise fix its thread count here.
     const OpenMpThreads single(1);
     mm->pack = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), b, cpu_engine(), mm->b));
+    mm->tiles = packed_tiles(mm->b.data, dtype_bytes(s.ab_type));
   }
   return mm;
 }
@@ -593,6 +596,21 @@ size_t packed_b_bytes(const MatmulShape& shape) {
 }
 
 void pack_b(const MatmulShape& shape, const void* b, void* packed) {
+  prepare_outside_region(shape);
+  if (binding.dry) return;
+  const std::shared_ptr<const CachedMatmul> mm = primitive_for(shape);
+  if (mm->tiles) {
+    pack_tiles(*mm->tiles, shape, b, packed);
+  } else {
+    pack_b_by_reorder(shape, b, packed);
+  }
+}
+
+bool packed_b_in_tiles(const MatmulShape& shape) {
+  return primitive_for(shape)->tiles.has_value();
+}
+
+void pack_b_by_reorder(const MatmulShape& shape, const void* b, void* packed) {
   prepare_outside_region(shape);
   if (binding.dry) return;
   const std::shared_ptr<const CachedMatmul> mm = primitive_for(shape);

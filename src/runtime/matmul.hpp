@@ -144,7 +144,15 @@ size_t packed_b_bytes(const MatmulShape& shape);
 
 // Writes B (stored as `shape` says: ldb, transpose_b) to `packed`, of
 // packed_b_bytes(shape) bytes, in the layout of the GEMM of `shape`.
+// oneDNN's brgemm layouts are written tile by tile (runtime/packed_tiles.hpp),
+// any other through oneDNN's reorder.
 void pack_b(const MatmulShape& shape, const void* b, void* packed);
+
+// pack_b through oneDNN's reorder whatever the layout (the tiles' reference).
+void pack_b_by_reorder(const MatmulShape& shape, const void* b, void* packed);
+
+// Whether pack_b writes B for `shape` tile by tile.
+bool packed_b_in_tiles(const MatmulShape& shape);
 
 // Sets rows [first, end) of B (k in [first, end)), packed by pack_b for
 // `shape`, to zero: rows that a GEMM multiplies by 0 only, which must not

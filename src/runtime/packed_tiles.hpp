@@ -1,0 +1,34 @@
+// B written straight into oneDNN's brgemm layouts, where oneDNN's generic
+// reorder (jit:uni) moves 1 to 5 GB/s: the per-kv-head packing of the
+// attention's keys and values.
+#pragma once
+
+#include <oneapi/dnnl/dnnl_types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "runtime/matmul.hpp"
+
+namespace posenc {
+
+// A [K, N] layout of whole tiles of `rows` k by `cols` n, tile (kt, nt) at
+// kt * k_stride + nt * n_stride elements, element (r, c) of a tile at
+// (r / pair * cols + c) * pair + r % pair: pair 1 for fp32's tiles of rows
+// (oneDNN's BA16a64b and the like), 2 for bf16's pairs of k (BA16a64b2a).
+struct PackedTiles {
+  int64_t rows, cols, pair;
+  int64_t k_stride, n_stride;
+  int64_t k_tiles, n_tiles;
+};
+
+// The tiles of `md` (element_bytes each), or none where it is not such a
+// layout, every byte of it in a tile.
+std::optional<PackedTiles> packed_tiles(const dnnl_memory_desc_t& md, size_t element_bytes);
+
+// Writes B of `shape` (k x n, stored as ldb and transpose_b say; fp32 or
+// bf16) into `packed` laid out as `tiles`, zeros past k and n.
+void pack_tiles(const PackedTiles& tiles, const MatmulShape& shape, const void* b, void* packed);
+
+}  // namespace posenc

@@ -1,0 +1,134 @@
+// B written tile by tile into oneDNN's brgemm layouts, against oneDNN's own
+// reorder into the same layout, byte for byte (padding included).
+#include "runtime/packed_tiles.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/matmul.hpp"
+
+namespace posenc::test {
+namespace {
+
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+dnnl::memory::desc blocked(int64_t k, int64_t n, dt type, tag layout) {
+  return dnnl::memory::desc({k, n}, type, layout);
+}
+
+// The layouts' tiles worked out from oneDNN's tag names: BA16a64b is tiles of
+// 16 k by 64 n, column tiles outermost; BA16a64b2a the same with pairs of k,
+// 32 k a tile. Layouts of other shapes are not taken.
+TEST(PackedTiles, TilesOfBrgemmLayouts) {
+  struct Case {
+    dt type;
+    tag layout;
+    PackedTiles tiles;
+  };
+  // [40, 130]: k padded to 48 (fp32) or 64 (bf16), n to 192.
+  const Case cases[] = {{dt::f32, tag::BA16a64b, {16, 64, 1, 16 * 64, 3 * 16 * 64, 3, 3}},
+                        {dt::bf16, tag::BA16a64b2a, {32, 64, 2, 32 * 64, 2 * 32 * 64, 2, 3}}};
+  for (const Case& c : cases) {
+    const size_t element = c.type == dt::f32 ? 4 : 2;
+    const std::optional<PackedTiles> t =
+        packed_tiles(blocked(40, 130, c.type, c.layout).data, element);
+    ASSERT_TRUE(t.has_value());
+    EXPECT_EQ(t->rows, c.tiles.rows);
+    EXPECT_EQ(t->cols, c.tiles.cols);
+    EXPECT_EQ(t->pair, c.tiles.pair);
+    EXPECT_EQ(t->k_stride, c.tiles.k_stride);
+    EXPECT_EQ(t->n_stride, c.tiles.n_stride);
+    EXPECT_EQ(t->k_tiles, c.tiles.k_tiles);
+    EXPECT_EQ(t->n_tiles, c.tiles.n_tiles);
+  }
+  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::f32, tag::ab).data, 4).has_value());
+  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::f32, tag::AB16b64a).data, 4).has_value());
+  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::bf16, tag::AB16b64a2b).data, 2).has_value());
+}
+
+// B stored [k, n] or transposed, rows ldb apart, written into each layout by
+// pack_tiles and by oneDNN's reorder: the same bytes, on shapes of 1, tails of
+// both tiles, odd k (half a pair) and many tiles.
+TEST(PackedTiles, SameBytesAsOneDnnReorder) {
+  struct Layout {
+    dt type;
+    tag layout;
+  };
+  const Layout layouts[] = {{dt::f32, tag::BA16a64b},
+                            {dt::f32, tag::BA16a16b},
+                            {dt::bf16, tag::BA16a64b2a},
+                            {dt::bf16, tag::BA16a32b2a},
+                            {dt::bf16, tag::BA16a48b2a}};
+  const int64_t shapes[][2] = {{1, 1},   {5, 70},    {16, 64},   {17, 130},
+                               {33, 64}, {100, 192}, {250, 128}, {128, 2048}};
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  for (const Layout& l : layouts) {
+    const size_t element = l.type == dt::f32 ? 4 : 2;
+    for (const auto& kn : shapes) {
+      for (bool transpose : {false, true}) {
+        MatmulShape s;
+        s.k = kn[0];
+        s.n = kn[1];
+        s.transpose_b = transpose;
+        s.ldb = (transpose ? s.k : s.n) + 3;
+        s.ab_type = l.type == dt::f32 ? POSENC_F32 : POSENC_BF16;
+        SCOPED_TRACE("k " + std::to_string(s.k) + " n " + std::to_string(s.n) +
+                     (transpose ? " transposed" : "") + " tag " + std::to_string(int(l.layout)));
+        std::vector<uint8_t> b(size_t((transpose ? s.n : s.k) * s.ldb) * element);
+        for (size_t i = 0; i < b.size(); ++i) b[i] = uint8_t(i * 37 % 251);
+        const dnnl::memory::desc to = blocked(s.k, s.n, l.type, l.layout);
+        const dnnl::memory::desc from(
+            {s.k, s.n}, l.type,
+            transpose ? dnnl::memory::dims{1, s.ldb} : dnnl::memory::dims{s.ldb, 1});
+        std::vector<uint8_t> expected(to.get_size(), 0xFF), got(to.get_size(), 0xFF);
+        dnnl::memory src(from, engine, b.data()), dst(to, engine, expected.data());
+        dnnl::reorder(src, dst).execute(stream, src, dst);
+        stream.wait();
+        const std::optional<PackedTiles> tiles = packed_tiles(to.data, element);
+        ASSERT_TRUE(tiles.has_value());
+        pack_tiles(*tiles, s, b.data(), got.data());
+        EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size()), 0);
+      }
+    }
+  }
+}
+
+// Where oneDNN's brgemm packs the attention's keys (transposed) and values,
+// pack_b writes its tiles, the bytes of its reorder.
+TEST(PackedTiles, PackBWritesTilesWhereBrgemmPacks) {
+  for (posenc_dtype type : {POSENC_F32, POSENC_BF16}) {
+    for (bool transpose : {false, true}) {
+      MatmulShape s;
+      s.m = 64;
+      s.k = transpose ? 128 : 300;
+      s.n = transpose ? 300 : 128;
+      s.lda = s.k;
+      s.ldc = s.n;
+      s.ldb = 3 * 4 * 128;  // a packed qkv's rows, 4 heads
+      s.transpose_b = transpose;
+      s.ab_type = type;
+      s.b_packed = true;
+      const size_t bytes = packed_b_bytes(s);
+      const bool brgemm = std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0;
+      EXPECT_EQ(packed_b_in_tiles(s), brgemm && bytes > 0);
+      if (!packed_b_in_tiles(s)) continue;  // oneDNN's older GEMM's layouts
+      std::vector<uint8_t> b(size_t(300 * s.ldb) * (type == POSENC_F32 ? 4 : 2));
+      for (size_t i = 0; i < b.size(); ++i) b[i] = uint8_t(i * 13 % 127);
+      std::vector<uint8_t> tiles(bytes, 0xFF), reorder(bytes, 0xFF);
+      pack_b(s, b.data(), tiles.data());
+      pack_b_by_reorder(s, b.data(), reorder.data());
+      EXPECT_EQ(std::memcmp(tiles.data(), reorder.data(), bytes), 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace posenc::test
