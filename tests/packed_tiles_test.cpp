@@ -23,6 +23,25 @@ dnnl::memory::desc blocked(int64_t k, int64_t n, dt type, tag layout) {
   return dnnl::memory::desc({k, n}, type, layout);
 }
 
+// `count` distinct finite numbers, fp32 or bf16 (the upper half of fp32):
+// oneDNN's reference reorder (below AVX-512) converts through fp32, which
+// would quiet a NaN payload of arbitrary bits.
+std::vector<uint8_t> finite_values(size_t count, posenc_dtype type) {
+  std::vector<uint8_t> bytes(count * (type == POSENC_F32 ? 4 : 2));
+  for (size_t i = 0; i < count; ++i) {
+    const float value = float(i % 1009) * 0.125f - 60.0f;
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    if (type == POSENC_F32) {
+      std::memcpy(bytes.data() + 4 * i, &bits, 4);
+    } else {
+      const uint16_t upper = uint16_t(bits >> 16);
+      std::memcpy(bytes.data() + 2 * i, &upper, 2);
+    }
+  }
+  return bytes;
+}
+
 // The layouts' tiles worked out from oneDNN's tag names: BA16a64b is tiles of
 // 16 k by 64 n, column tiles outermost; BA16a64b2a the same with pairs of k,
 // 32 k a tile. Layouts of other shapes are not taken.
@@ -82,14 +101,15 @@ TEST(PackedTiles, SameBytesAsOneDnnReorder) {
         s.ab_type = l.type == dt::f32 ? POSENC_F32 : POSENC_BF16;
         SCOPED_TRACE("k " + std::to_string(s.k) + " n " + std::to_string(s.n) +
                      (transpose ? " transposed" : "") + " tag " + std::to_string(int(l.layout)));
-        std::vector<uint8_t> b(size_t((transpose ? s.n : s.k) * s.ldb) * element);
-        for (size_t i = 0; i < b.size(); ++i) b[i] = uint8_t(i * 37 % 251);
+        const std::vector<uint8_t> b =
+            finite_values(size_t((transpose ? s.n : s.k) * s.ldb), s.ab_type);
         const dnnl::memory::desc to = blocked(s.k, s.n, l.type, l.layout);
         const dnnl::memory::desc from(
             {s.k, s.n}, l.type,
             transpose ? dnnl::memory::dims{1, s.ldb} : dnnl::memory::dims{s.ldb, 1});
         std::vector<uint8_t> expected(to.get_size(), 0xFF), got(to.get_size(), 0xFF);
-        dnnl::memory src(from, engine, b.data()), dst(to, engine, expected.data());
+        dnnl::memory src(from, engine, const_cast<uint8_t*>(b.data())),
+            dst(to, engine, expected.data());
         dnnl::reorder(src, dst).execute(stream, src, dst);
         stream.wait();
         const std::optional<PackedTiles> tiles = packed_tiles(to.data, element);
@@ -116,12 +136,16 @@ TEST(PackedTiles, PackBWritesTilesWhereBrgemmPacks) {
       s.transpose_b = transpose;
       s.ab_type = type;
       s.b_packed = true;
-      const size_t bytes = packed_b_bytes(s);
+      size_t bytes = 0;
+      try {
+        bytes = packed_b_bytes(s);
+      } catch (const std::exception&) {
+        continue;  // no bf16 GEMM on this CPU
+      }
       const bool brgemm = std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0;
       EXPECT_EQ(packed_b_in_tiles(s), brgemm && bytes > 0);
       if (!packed_b_in_tiles(s)) continue;  // oneDNN's older GEMM's layouts
-      std::vector<uint8_t> b(size_t(300 * s.ldb) * (type == POSENC_F32 ? 4 : 2));
-      for (size_t i = 0; i < b.size(); ++i) b[i] = uint8_t(i * 13 % 127);
+      const std::vector<uint8_t> b = finite_values(size_t(300 * s.ldb), type);
       std::vector<uint8_t> tiles(bytes, 0xFF), reorder(bytes, 0xFF);
       pack_b(s, b.data(), tiles.data());
       pack_b_by_reorder(s, b.data(), reorder.data());
