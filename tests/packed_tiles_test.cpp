@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compare.hpp"
 #include "runtime/matmul.hpp"
 
 namespace posenc::test {
@@ -23,22 +24,15 @@ dnnl::memory::desc blocked(int64_t k, int64_t n, dt type, tag layout) {
   return dnnl::memory::desc({k, n}, type, layout);
 }
 
-// `count` distinct finite numbers, fp32 or bf16 (the upper half of fp32):
-// oneDNN's reference reorder (below AVX-512) converts through fp32, which
-// would quiet a NaN payload of arbitrary bits.
+// `count` finite numbers as fp32 or bf16 bytes: oneDNN's reference reorder
+// (below AVX-512) converts through fp32, which would quiet a NaN payload of
+// arbitrary bits.
 std::vector<uint8_t> finite_values(size_t count, posenc_dtype type) {
+  const std::vector<float> values = random_floats(count, 7);
+  const std::vector<uint16_t> halves = to_bf16(values);
+  const auto* from = type == POSENC_F32 ? static_cast<const void*>(values.data()) : halves.data();
   std::vector<uint8_t> bytes(count * (type == POSENC_F32 ? 4 : 2));
-  for (size_t i = 0; i < count; ++i) {
-    const float value = float(i % 1009) * 0.125f - 60.0f;
-    uint32_t bits;
-    std::memcpy(&bits, &value, sizeof bits);
-    if (type == POSENC_F32) {
-      std::memcpy(bytes.data() + 4 * i, &bits, 4);
-    } else {
-      const uint16_t upper = uint16_t(bits >> 16);
-      std::memcpy(bytes.data() + 2 * i, &upper, 2);
-    }
-  }
+  std::memcpy(bytes.data(), from, bytes.size());
   return bytes;
 }
 

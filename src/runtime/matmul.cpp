@@ -595,26 +595,19 @@ size_t packed_b_bytes(const MatmulShape& shape) {
   return mm->pack ? mm->b.get_size() : 0;
 }
 
-void pack_b(const MatmulShape& shape, const void* b, void* packed) {
-  prepare_outside_region(shape);
-  if (binding.dry) return;
-  const std::shared_ptr<const CachedMatmul> mm = primitive_for(shape);
-  if (mm->tiles) {
-    pack_tiles(*mm->tiles, shape, b, packed);
-  } else {
-    pack_b_by_reorder(shape, b, packed);
-  }
-}
+namespace {
 
-bool packed_b_in_tiles(const MatmulShape& shape) {
-  return primitive_for(shape)->tiles.has_value();
-}
-
-void pack_b_by_reorder(const MatmulShape& shape, const void* b, void* packed) {
+// The primitive of `shape`, which packs B, with what it needs made outside
+// regions; null on a dry run.
+std::shared_ptr<const CachedMatmul> packing_matmul(const MatmulShape& shape) {
   prepare_outside_region(shape);
-  if (binding.dry) return;
-  const std::shared_ptr<const CachedMatmul> mm = primitive_for(shape);
+  if (binding.dry) return nullptr;
+  std::shared_ptr<const CachedMatmul> mm = primitive_for(shape);
   if (!mm->pack) throw Error(POSENC_ERROR_INTERNAL, "pack_b: this GEMM reads B as stored");
+  return mm;
+}
+
+void reorder_b(const std::shared_ptr<const CachedMatmul>& mm, const void* b, void* packed) {
   GemmSlot& slot = current_slot();
   BoundArgs* found = binding.in_region ? slot.packs.find(mm.get()) : &pack_args(slot, mm);
   if (found == nullptr) throw NotPrepared();
@@ -622,6 +615,26 @@ void pack_b_by_reorder(const MatmulShape& shape, const void* b, void* packed) {
   bound.memories[0].set_data_handle(const_cast<void*>(b));
   bound.memories[1].set_data_handle(packed);
   execute(*mm->pack, slot, bound);
+}
+
+}  // namespace
+
+void pack_b(const MatmulShape& shape, const void* b, void* packed) {
+  const std::shared_ptr<const CachedMatmul> mm = packing_matmul(shape);
+  if (mm == nullptr) return;
+  if (mm->tiles) {
+    pack_tiles(*mm->tiles, shape, b, packed);
+  } else {
+    reorder_b(mm, b, packed);
+  }
+}
+
+void pack_b_by_reorder(const MatmulShape& shape, const void* b, void* packed) {
+  if (const std::shared_ptr<const CachedMatmul> mm = packing_matmul(shape)) reorder_b(mm, b, packed);
+}
+
+bool packed_b_in_tiles(const MatmulShape& shape) {
+  return primitive_for(shape)->tiles.has_value();
 }
 
 namespace {

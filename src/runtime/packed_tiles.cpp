@@ -1,9 +1,9 @@
 #include "runtime/packed_tiles.hpp"
 
-#include <oneapi/dnnl/dnnl.h>
-
 #include <algorithm>
 #include <cstring>
+
+#include <oneapi/dnnl/dnnl.h>
 
 namespace posenc {
 

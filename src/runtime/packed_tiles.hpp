@@ -3,11 +3,11 @@
 // attention's keys and values.
 #pragma once
 
-#include <oneapi/dnnl/dnnl_types.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+
+#include <oneapi/dnnl/dnnl_types.h>
 
 #include "runtime/matmul.hpp"
 
