@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compare.hpp"
@@ -64,11 +65,15 @@ TEST(PackedTiles, TilesOfBrgemmLayouts) {
   EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::f32, tag::ab).data, 4).has_value());
   EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::f32, tag::AB16b64a).data, 4).has_value());
   EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::bf16, tag::AB16b64a2b).data, 2).has_value());
+  // Tiles of elements other than fp32's singles and bf16's pairs.
+  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::bf16, tag::BA16a64b).data, 2).has_value());
+  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::f32, tag::BA16a64b2a).data, 4).has_value());
 }
 
-// B stored [k, n] or transposed, rows ldb apart, written into each layout by
-// pack_tiles and by oneDNN's reorder: the same bytes, on shapes of 1, tails of
-// both tiles, odd k (half a pair) and many tiles.
+// B stored [k, n] or transposed, rows adjacent or ldb apart (an odd ldb for
+// bf16 rows at odd addresses), written into each layout by pack_tiles and by
+// oneDNN's reorder: the same bytes, on shapes of 1, tails of both tiles and of
+// the transposed blocks (n % 8), odd k (half a pair) and many tiles.
 TEST(PackedTiles, SameBytesAsOneDnnReorder) {
   struct Layout {
     dt type;
@@ -86,15 +91,17 @@ TEST(PackedTiles, SameBytesAsOneDnnReorder) {
   for (const Layout& l : layouts) {
     const size_t element = l.type == dt::f32 ? 4 : 2;
     for (const auto& kn : shapes) {
-      for (bool transpose : {false, true}) {
+      for (const auto& [transpose, gap] :
+           {std::pair{false, 0}, std::pair{false, 3}, std::pair{true, 0}, std::pair{true, 3}}) {
         MatmulShape s;
         s.k = kn[0];
         s.n = kn[1];
         s.transpose_b = transpose;
-        s.ldb = (transpose ? s.k : s.n) + 3;
+        s.ldb = (transpose ? s.k : s.n) + gap;
         s.ab_type = l.type == dt::f32 ? POSENC_F32 : POSENC_BF16;
         SCOPED_TRACE("k " + std::to_string(s.k) + " n " + std::to_string(s.n) +
-                     (transpose ? " transposed" : "") + " tag " + std::to_string(int(l.layout)));
+                     (transpose ? " transposed" : "") + " ldb " + std::to_string(s.ldb) + " tag " +
+                     std::to_string(int(l.layout)));
         const std::vector<uint8_t> b =
             finite_values(size_t((transpose ? s.n : s.k) * s.ldb), s.ab_type);
         const dnnl::memory::desc to = blocked(s.k, s.n, l.type, l.layout);
@@ -116,34 +123,41 @@ TEST(PackedTiles, SameBytesAsOneDnnReorder) {
 }
 
 // Where oneDNN's brgemm packs the attention's keys (transposed) and values,
-// pack_b writes its tiles, the bytes of its reorder.
+// from a packed qkv's rows or from adjacent rows, pack_b writes its tiles,
+// the bytes of its reorder; fp32 keys in adjacent rows it leaves to the
+// reorder.
 TEST(PackedTiles, PackBWritesTilesWhereBrgemmPacks) {
   for (posenc_dtype type : {POSENC_F32, POSENC_BF16}) {
     for (bool transpose : {false, true}) {
-      MatmulShape s;
-      s.m = 64;
-      s.k = transpose ? 128 : 300;
-      s.n = transpose ? 300 : 128;
-      s.lda = s.k;
-      s.ldc = s.n;
-      s.ldb = 3 * 4 * 128;  // a packed qkv's rows, 4 heads
-      s.transpose_b = transpose;
-      s.ab_type = type;
-      s.b_packed = true;
-      size_t bytes = 0;
-      try {
-        bytes = packed_b_bytes(s);
-      } catch (const std::exception&) {
-        continue;  // no bf16 GEMM on this CPU
+      for (bool adjacent : {false, true}) {
+        MatmulShape s;
+        s.m = 64;
+        s.k = transpose ? 128 : 300;
+        s.n = transpose ? 300 : 128;
+        s.lda = s.k;
+        s.ldc = s.n;
+        s.ldb = adjacent ? (transpose ? s.k : s.n) : 3 * 4 * 128;  // a packed qkv's rows, 4 heads
+        s.transpose_b = transpose;
+        s.ab_type = type;
+        s.b_packed = true;
+        SCOPED_TRACE(std::string(type == POSENC_F32 ? "fp32" : "bf16") +
+                     (transpose ? " transposed" : "") + " ldb " + std::to_string(s.ldb));
+        size_t bytes = 0;
+        try {
+          bytes = packed_b_bytes(s);
+        } catch (const std::exception&) {
+          continue;  // no bf16 GEMM on this CPU
+        }
+        const bool brgemm = std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0;
+        const bool reorder_faster = type == POSENC_F32 && transpose && adjacent;
+        EXPECT_EQ(packed_b_in_tiles(s), brgemm && bytes > 0 && !reorder_faster);
+        if (!packed_b_in_tiles(s)) continue;  // oneDNN's older GEMM's layouts, or its reorder
+        const std::vector<uint8_t> b = finite_values(size_t(300 * s.ldb), type);
+        std::vector<uint8_t> tiles(bytes, 0xFF), reorder(bytes, 0xFF);
+        pack_b(s, b.data(), tiles.data());
+        pack_b_by_reorder(s, b.data(), reorder.data());
+        EXPECT_EQ(std::memcmp(tiles.data(), reorder.data(), bytes), 0);
       }
-      const bool brgemm = std::string(onednn_matmul_impl(type)).rfind("brg:", 0) == 0;
-      EXPECT_EQ(packed_b_in_tiles(s), brgemm && bytes > 0);
-      if (!packed_b_in_tiles(s)) continue;  // oneDNN's older GEMM's layouts
-      const std::vector<uint8_t> b = finite_values(size_t(300 * s.ldb), type);
-      std::vector<uint8_t> tiles(bytes, 0xFF), reorder(bytes, 0xFF);
-      pack_b(s, b.data(), tiles.data());
-      pack_b_by_reorder(s, b.data(), reorder.data());
-      EXPECT_EQ(std::memcmp(tiles.data(), reorder.data(), bytes), 0);
     }
   }
 }
