@@ -70,8 +70,8 @@ TEST(PackedTiles, TilesOfBrgemmLayouts) {
   EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::f32, tag::BA16a64b2a).data, 4).has_value());
 }
 
-// B stored [k, n] or transposed, rows adjacent or ldb apart (an odd ldb for
-// bf16 rows at odd addresses), written into each layout by pack_tiles and by
+// B stored [k, n] or transposed, rows adjacent or ldb apart (an odd ldb puts
+// bf16 rows at addresses 2 mod 4), written into each layout by pack_tiles and by
 // oneDNN's reorder: the same bytes, on shapes of 1, tails of both tiles and of
 // the transposed blocks (n % 8), odd k (half a pair) and many tiles.
 TEST(PackedTiles, SameBytesAsOneDnnReorder) {
@@ -117,6 +117,24 @@ TEST(PackedTiles, SameBytesAsOneDnnReorder) {
         ASSERT_TRUE(tiles.has_value());
         pack_tiles(*tiles, s, b.data(), got.data());
         EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size()), 0);
+      }
+    }
+  }
+}
+
+// oneDNN's reorder packs fp32 keys in adjacent rows, posenc everything else.
+TEST(PackedTiles, TilesBeatReorderButForDenseFp32Keys) {
+  MatmulShape s;
+  s.k = 128;
+  s.n = 300;
+  for (posenc_dtype type : {POSENC_F32, POSENC_BF16}) {
+    for (bool transpose : {false, true}) {
+      for (int64_t gap : {0, 1}) {
+        s.ab_type = type;
+        s.transpose_b = transpose;
+        s.ldb = (transpose ? s.k : s.n) + gap;
+        EXPECT_EQ(tiles_beat_reorder(s), !(type == POSENC_F32 && transpose && gap == 0))
+            << type << transpose << gap;
       }
     }
   }

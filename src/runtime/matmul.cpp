@@ -75,7 +75,7 @@ struct CachedMatmul {
   // With b_packed: B as stored, and the reorder from it to b (when they differ).
   dnnl::memory::desc b_stored;
   std::optional<dnnl::reorder> pack;
-  std::optional<PackedTiles> tiles;  // b's layout where pack_tiles writes it, the faster way
+  std::optional<PackedTiles> tiles;  // b's layout where pack_tiles beats the reorder
   mutable std::atomic<uint64_t> last_used{0};  // the cache's clock at the last lookup
 };
 
@@ -212,7 +212,7 @@ std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
     const OpenMpThreads single(1);
     mm->pack = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), b, cpu_engine(), mm->b));
     mm->tiles = packed_tiles(mm->b.data, dtype_bytes(s.ab_type));
-    if (mm->tiles && !tiles_beat_reorder(*mm->tiles, s)) mm->tiles.reset();
+    if (!tiles_beat_reorder(s)) mm->tiles.reset();
   }
   return mm;
 }

@@ -144,8 +144,9 @@ size_t packed_b_bytes(const MatmulShape& shape);
 
 // Writes B (stored as `shape` says: ldb, transpose_b) to `packed`, of
 // packed_b_bytes(shape) bytes, in the layout of the GEMM of `shape`.
-// oneDNN's brgemm layouts are written tile by tile (runtime/packed_tiles.hpp),
-// any other through oneDNN's reorder.
+// oneDNN's brgemm layouts are written tile by tile (runtime/packed_tiles.hpp)
+// where that beats oneDNN's reorder (tiles_beat_reorder), any other through
+// the reorder.
 void pack_b(const MatmulShape& shape, const void* b, void* packed);
 
 // pack_b through oneDNN's reorder whatever the layout (the tiles' reference).

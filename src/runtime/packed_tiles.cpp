@@ -21,8 +21,10 @@ std::optional<PackedTiles> packed_tiles(const dnnl_memory_desc_t& md, size_t ele
   if (!rows_of_n && !pairs_of_k) return std::nullopt;
   PackedTiles t{};
   t.pair = pairs_of_k ? 2 : 1;
-  // Elements in units of 4 bytes: an fp32, or bf16's pair of k.
-  if (t.pair * element_bytes != 4) return std::nullopt;
+  // fp32 in single rows of k, bf16 in pairs: the layouts brgemm asks for.
+  const bool f32_singles = md.data_type == dnnl_f32 && t.pair == 1;
+  const bool bf16_pairs = md.data_type == dnnl_bf16 && t.pair == 2;
+  if (!f32_singles && !bf16_pairs) return std::nullopt;
   t.rows = blocking.inner_blks[0] * t.pair;
   t.cols = blocking.inner_blks[1];
   t.k_stride = blocking.strides[0];
@@ -80,78 +82,71 @@ void pack_rows(const PackedTiles& t, const MatmulShape& s, const T* b, T* packed
   }
 }
 
-// A transposed B's element, or pair of k, as one 4-byte unit: B(k, n) is at
-// b[n * ldb + k], so a stored row is a column of B, and a pair of k is
-// adjacent there as in a tile. Loaded by memcpy, since a bf16 row may start
-// at any even address; stored through a type that may alias the tiles' bf16
-// elements (a GCC and Clang attribute).
-using Unit = uint32_t;
-using TileUnit = uint32_t __attribute__((may_alias));
-static_assert(sizeof(Unit) == sizeof(float) && sizeof(Unit) == 2 * sizeof(uint16_t));
+// A transposed B (the keys: B(k, n) at b[n * ldb + k], a stored row is a
+// column of B) moves in units of 4 bytes, an fp32 or bf16's pair of k, which
+// is adjacent in a stored row as in a tile. Units go by memcpy: a bf16 row
+// may start at any even address, and the tiles hold bf16 elements.
+constexpr int64_t kUnitBytes = 4;
 
-inline Unit load_unit(const char* p) {
-  Unit u;
-  std::memcpy(&u, p, sizeof u);
-  return u;
-}
-
-// Stored rows transposed together, and units of each moved together: a
-// block of kGroup x kBlock units goes through registers, read along the
+// Stored rows transposed together, and units taken from each: a block of
+// kStoredRows x kUnitsPerRow units goes through registers, read along the
 // stored rows and written along the tiles' rows (the fastest sizes tried).
-constexpr int64_t kGroup = 8, kBlock = 4;
+constexpr int64_t kStoredRows = 8, kUnitsPerRow = 4;
 
-// Units [0, units) of `group` stored rows (ld_bytes apart from `from`) into
-// columns [0, group) of a tile's rows (unit (u, j) at u * cols + j).
-void transpose_into_tile(const char* from, int64_t ld_bytes, int64_t group, int64_t units,
-                         TileUnit* tile, int64_t cols) {
-  constexpr int64_t kUnit = sizeof(Unit);
+// Units [0, units) of `count` stored rows (ld_bytes apart from `from`) into
+// columns [0, count) of a tile's rows: unit (u, j) at (u * cols + j) units
+// from `tile`.
+void transpose_into_tile(const char* from, int64_t ld_bytes, int64_t count, int64_t units,
+                         char* tile, int64_t cols) {
+  auto unit_of = [&](int64_t j, int64_t u) { return from + j * ld_bytes + u * kUnitBytes; };
+  auto unit_at = [&](int64_t u, int64_t j) { return tile + (u * cols + j) * kUnitBytes; };
   int64_t u = 0;
-  if (group == kGroup) {
-    for (; u + kBlock <= units; u += kBlock) {
-      Unit block[kGroup][kBlock];
-      for (int64_t j = 0; j < kGroup; ++j) {
-        for (int64_t i = 0; i < kBlock; ++i) {
-          block[j][i] = load_unit(from + j * ld_bytes + (u + i) * kUnit);
+  if (count == kStoredRows) {
+    for (; u + kUnitsPerRow <= units; u += kUnitsPerRow) {
+      uint32_t block[kStoredRows][kUnitsPerRow];
+      for (int64_t j = 0; j < kStoredRows; ++j) {
+        for (int64_t i = 0; i < kUnitsPerRow; ++i) {
+          std::memcpy(&block[j][i], unit_of(j, u + i), kUnitBytes);
         }
       }
-      for (int64_t i = 0; i < kBlock; ++i) {
-        for (int64_t j = 0; j < kGroup; ++j) tile[(u + i) * cols + j] = block[j][i];
+      for (int64_t i = 0; i < kUnitsPerRow; ++i) {
+        for (int64_t j = 0; j < kStoredRows; ++j) {
+          std::memcpy(unit_at(u + i, j), &block[j][i], kUnitBytes);
+        }
       }
     }
   }
   for (; u < units; ++u) {
-    for (int64_t j = 0; j < group; ++j) {
-      tile[u * cols + j] = load_unit(from + j * ld_bytes + u * kUnit);
-    }
+    for (int64_t j = 0; j < count; ++j) std::memcpy(unit_at(u, j), unit_of(j, u), kUnitBytes);
   }
 }
 
-// B stored transposed: stored rows (columns of B) kGroup at a time, within
-// one tile column, transposed unit by unit into every tile of k; with pairs
-// of k, an odd k's last element alone.
+// B stored transposed: stored rows (columns of B) kStoredRows at a time,
+// within one tile column, transposed unit by unit into every tile of k; with
+// pairs of k, an odd k's last element alone.
 template <class T>
 void pack_columns(const PackedTiles& t, const MatmulShape& s, const T* b, T* packed) {
   const int64_t unit_rows = t.rows / t.pair, units = s.k / t.pair;
   const int64_t ld_bytes = s.ldb * int64_t(sizeof(T));
   for (int64_t nt = 0; nt * t.cols < s.n; ++nt) {
     const int64_t nc = std::min(t.cols, s.n - nt * t.cols);
-    for (int64_t c = 0; c < nc; c += kGroup) {
-      const int64_t n0 = nt * t.cols + c, group = std::min(kGroup, nc - c);
-      const T* rows = b + n0 * s.ldb;
-      for (int64_t j = kRowsAhead; j < kRowsAhead + group && n0 + j < s.n; ++j) {
-        prefetch_row(rows + j * s.ldb, size_t(s.k) * sizeof(T));
+    for (int64_t c = 0; c < nc; c += kStoredRows) {
+      const int64_t n0 = nt * t.cols + c, count = std::min(kStoredRows, nc - c);
+      const T* stored = b + n0 * s.ldb;
+      for (int64_t j = kRowsAhead; j < kRowsAhead + count && n0 + j < s.n; ++j) {
+        prefetch_row(stored + j * s.ldb, size_t(s.k) * sizeof(T));
       }
       for (int64_t u0 = 0; u0 < units; u0 += unit_rows) {
         T* tile = packed + u0 / unit_rows * t.k_stride + nt * t.n_stride;
-        transpose_into_tile(reinterpret_cast<const char*>(rows) + u0 * int64_t(sizeof(Unit)),
-                            ld_bytes, group, std::min(unit_rows, units - u0),
-                            reinterpret_cast<TileUnit*>(tile) + c, t.cols);
+        transpose_into_tile(reinterpret_cast<const char*>(stored) + u0 * kUnitBytes, ld_bytes,
+                            count, std::min(unit_rows, units - u0),
+                            reinterpret_cast<char*>(tile) + c * kUnitBytes, t.cols);
       }
       if (s.k % t.pair != 0) {
-        const int64_t k = s.k - 1;  // the first of a pair: element (k % rows, c) of its tile
+        const int64_t k = s.k - 1;  // the first of a pair: element (k % rows, c + j)
         T* tile = packed + k / t.rows * t.k_stride + nt * t.n_stride;
-        for (int64_t j = 0; j < group; ++j) {
-          tile[(k % t.rows / 2 * t.cols + c + j) * 2] = rows[j * s.ldb + k];
+        for (int64_t j = 0; j < count; ++j) {
+          tile[(k % t.rows / 2 * t.cols + c + j) * 2] = stored[j * s.ldb + k];
         }
       }
     }
@@ -184,8 +179,8 @@ void pack_all(const PackedTiles& t, const MatmulShape& s, const T* b, T* packed)
 
 }  // namespace
 
-bool tiles_beat_reorder(const PackedTiles& tiles, const MatmulShape& shape) {
-  return !(shape.transpose_b && tiles.pair == 1 && shape.ldb == shape.k);
+bool tiles_beat_reorder(const MatmulShape& shape) {
+  return !(shape.ab_type == POSENC_F32 && shape.transpose_b && shape.ldb == shape.k);
 }
 
 void pack_tiles(const PackedTiles& tiles, const MatmulShape& shape, const void* b, void* packed) {

@@ -1,6 +1,6 @@
 // B written straight into oneDNN's brgemm layouts, where oneDNN's generic
-// reorder (jit:uni) moves 1 to 5 GB/s: the per-kv-head packing of the
-// attention's keys and values.
+// reorder (jit:uni) is slower for all but one case (tiles_beat_reorder): the
+// per-kv-head packing of the attention's keys and values.
 #pragma once
 
 #include <cstddef>
@@ -28,11 +28,11 @@ struct PackedTiles {
 // (the layouts brgemm asks for).
 std::optional<PackedTiles> packed_tiles(const dnnl_memory_desc_t& md, size_t element_bytes);
 
-// Whether pack_tiles writes B of `shape` into `tiles` at least as fast as
-// oneDNN's reorder: everywhere but fp32 keys in adjacent rows (B transposed,
-// ldb = k), which the reorder transposes twice as fast in cache and as fast
-// from memory (measured on Zen 4).
-bool tiles_beat_reorder(const PackedTiles& tiles, const MatmulShape& shape);
+// Whether pack_tiles writes B of `shape` at least as fast as oneDNN's
+// reorder: everywhere but fp32 keys in adjacent rows (B transposed, ldb = k),
+// which the reorder transposes twice as fast in cache and as fast from memory
+// (measured on Zen 4).
+bool tiles_beat_reorder(const MatmulShape& shape);
 
 // Writes B of `shape` (k x n, stored as ldb and transpose_b say; fp32 or
 // bf16) into `packed` laid out as `tiles`, zeros past k and n.
