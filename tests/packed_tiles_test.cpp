@@ -50,9 +50,7 @@ TEST(PackedTiles, TilesOfBrgemmLayouts) {
   const Case cases[] = {{dt::f32, tag::BA16a64b, {16, 64, 1, 16 * 64, 3 * 16 * 64, 3, 3}},
                         {dt::bf16, tag::BA16a64b2a, {32, 64, 2, 32 * 64, 2 * 32 * 64, 2, 3}}};
   for (const Case& c : cases) {
-    const size_t element = c.type == dt::f32 ? 4 : 2;
-    const std::optional<PackedTiles> t =
-        packed_tiles(blocked(40, 130, c.type, c.layout).data, element);
+    const std::optional<PackedTiles> t = packed_tiles(blocked(40, 130, c.type, c.layout).data);
     ASSERT_TRUE(t.has_value());
     EXPECT_EQ(t->rows, c.tiles.rows);
     EXPECT_EQ(t->cols, c.tiles.cols);
@@ -62,12 +60,12 @@ TEST(PackedTiles, TilesOfBrgemmLayouts) {
     EXPECT_EQ(t->k_tiles, c.tiles.k_tiles);
     EXPECT_EQ(t->n_tiles, c.tiles.n_tiles);
   }
-  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::f32, tag::ab).data, 4).has_value());
-  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::f32, tag::AB16b64a).data, 4).has_value());
-  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::bf16, tag::AB16b64a2b).data, 2).has_value());
+  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::f32, tag::ab).data).has_value());
+  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::f32, tag::AB16b64a).data).has_value());
+  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::bf16, tag::AB16b64a2b).data).has_value());
   // Tiles of elements other than fp32's singles and bf16's pairs.
-  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::bf16, tag::BA16a64b).data, 2).has_value());
-  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::f32, tag::BA16a64b2a).data, 4).has_value());
+  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::bf16, tag::BA16a64b).data).has_value());
+  EXPECT_FALSE(packed_tiles(blocked(40, 130, dt::f32, tag::BA16a64b2a).data).has_value());
 }
 
 // B stored [k, n] or transposed, rows adjacent or ldb apart (an odd ldb puts
@@ -89,7 +87,6 @@ TEST(PackedTiles, SameBytesAsOneDnnReorder) {
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
   for (const Layout& l : layouts) {
-    const size_t element = l.type == dt::f32 ? 4 : 2;
     for (const auto& kn : shapes) {
       for (const auto& [transpose, gap] :
            {std::pair{false, 0}, std::pair{false, 3}, std::pair{true, 0}, std::pair{true, 3}}) {
@@ -113,7 +110,7 @@ TEST(PackedTiles, SameBytesAsOneDnnReorder) {
             dst(to, engine, expected.data());
         dnnl::reorder(src, dst).execute(stream, src, dst);
         stream.wait();
-        const std::optional<PackedTiles> tiles = packed_tiles(to.data, element);
+        const std::optional<PackedTiles> tiles = packed_tiles(to.data);
         ASSERT_TRUE(tiles.has_value());
         pack_tiles(*tiles, s, b.data(), got.data());
         EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size()), 0);

@@ -211,8 +211,7 @@ std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
     // oneDNN's reorder would otherwise fix its thread count here.
     const OpenMpThreads single(1);
     mm->pack = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), b, cpu_engine(), mm->b));
-    mm->tiles = packed_tiles(mm->b.data, dtype_bytes(s.ab_type));
-    if (!tiles_beat_reorder(s)) mm->tiles.reset();
+    if (tiles_beat_reorder(s)) mm->tiles = packed_tiles(mm->b.data);
   }
   return mm;
 }

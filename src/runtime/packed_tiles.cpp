@@ -7,7 +7,7 @@
 
 namespace posenc {
 
-std::optional<PackedTiles> packed_tiles(const dnnl_memory_desc_t& md, size_t element_bytes) {
+std::optional<PackedTiles> packed_tiles(const dnnl_memory_desc_t& md) {
   if (md.format_kind != dnnl_blocked || md.ndims != 2 || md.offset0 != 0 ||
       md.extra.flags != dnnl_memory_extra_flag_none) {
     return std::nullopt;
@@ -37,7 +37,7 @@ std::optional<PackedTiles> packed_tiles(const dnnl_memory_desc_t& md, size_t ele
   const int64_t elements = t.k_tiles * t.n_tiles * tile;
   if (!(k_inner || n_inner) || md.padded_dims[0] != t.k_tiles * t.rows ||
       md.padded_dims[1] != t.n_tiles * t.cols ||
-      dnnl_memory_desc_get_size(&md) != size_t(elements) * element_bytes) {
+      dnnl_memory_desc_get_size(&md) != size_t(elements) * dnnl_data_type_size(md.data_type)) {
     return std::nullopt;
   }
   return t;

@@ -23,10 +23,10 @@ struct PackedTiles {
   int64_t k_tiles, n_tiles;
 };
 
-// The tiles of `md` (element_bytes each), or none where it is not such a
-// layout, every byte of it in a tile, with pair 1 for fp32 and 2 for bf16
-// (the layouts brgemm asks for).
-std::optional<PackedTiles> packed_tiles(const dnnl_memory_desc_t& md, size_t element_bytes);
+// The tiles of `md`, or none where it is not such a layout, every byte of it
+// in a tile, with pair 1 for fp32 and 2 for bf16 (the layouts brgemm asks
+// for).
+std::optional<PackedTiles> packed_tiles(const dnnl_memory_desc_t& md);
 
 // Whether pack_tiles writes B of `shape` at least as fast as oneDNN's
 // reorder: everywhere but fp32 keys in adjacent rows (B transposed, ldb = k),
