@@ -27,9 +27,11 @@ void relative_2d_maps(FuzzInput& in, FuzzContext& context) {
   posenc_relative_2d_desc_init(&d, in.size(2, invalid), in.size(3, invalid),
                                in.size(9, invalid), in.size(9, invalid), in.size(20, invalid));
   const int kv_choice = in.choice(6);  // 0: none, 1: height alone, 2 .. 5: a key map
-  d.kv_map_height = kv_choice == 0 ? 0 : in.size(12, invalid);
-  d.kv_map_width = kv_choice <= 1 ? 0 : in.size(12, invalid);
-  const bool bad_map = kv_choice == 1 && d.kv_map_height != 0;
+  int bad_side = 0;  // counts zeros too, which are valid when both sides are
+  d.kv_map_height = kv_choice == 0 ? 0 : in.size(12, bad_side);
+  d.kv_map_width = kv_choice <= 1 ? 0 : in.size(12, bad_side);
+  const bool query_map = d.kv_map_height == 0 && d.kv_map_width == 0;
+  const bool bad_map = !query_map && (bad_side > 0 || d.kv_map_height == 0 || d.kv_map_width == 0);
   const int order = in.choice(3);  // 2 is not an order
   std::memcpy(&d.relative_order, &order, sizeof order);
   bool bad_heads = false;
