@@ -8,6 +8,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "compare.hpp"
@@ -19,12 +20,36 @@ namespace {
 
 constexpr float kGuard = 12345.0f;
 constexpr int64_t kRows[] = {1, 2, 3, 4, 5, 7, 8};
-constexpr int64_t kDims[] = {1, 5, 16, 31, 64, 128, 129};
+// (Tails of 16 fp32 lanes and of 32 bf16 pairs.)
+constexpr int64_t kDims[] = {1, 5, 16, 31, 33, 63, 64, 96, 128, 129};
+
+// The bf16 decode kernels of a path: the portable ones, then those with
+// AVX512-BF16's pair products where the path has them and the CPU can run
+// them, whose values product rounds the probabilities to bf16.
+struct Bf16Decode {
+  decltype(posenc::AttentionKernels::decode_scores_bf16) scores;
+  decltype(posenc::AttentionKernels::decode_values_bf16) values;
+  bool rounds_probs;
+};
 
 class DecodeProducts : public IsaTest {
  protected:
   const posenc::AttentionKernels& attention() const { return kernels().attention; }
+  std::vector<Bf16Decode> bf16_decodes() const {
+    std::vector<Bf16Decode> decodes = {
+        {attention().decode_scores_bf16, attention().decode_values_bf16, false}};
+    const posenc::AttentionKernels& for_cpu = kernel_table_for_cpu(GetParam())->attention;
+    if (for_cpu.decode_scores_bf16 != attention().decode_scores_bf16) {
+      decodes.push_back({for_cpu.decode_scores_bf16, for_cpu.decode_values_bf16, true});
+    }
+    return decodes;
+  }
 };
+
+// The probabilities a values product multiplies: as given, or rounded to bf16.
+std::vector<float> probs_used(const std::vector<float>& probs, bool rounds_probs) {
+  return rounds_probs ? from_bf16(to_bf16(probs)) : probs;
+}
 
 // Random values and, for bf16, their bf16 bits; `exact` are the values the
 // kernel reads (bf16 ones rounded).
@@ -34,9 +59,25 @@ struct Operand {
   std::vector<float> exact;
 
   Operand(size_t count, uint32_t seed, bool as_bf16)
-      : f32(random_floats(count, seed)), bf16(to_bf16(f32)),
+      : f32(random_floats(count, seed)),
+        bf16(to_bf16(f32)),
         exact(as_bf16 ? from_bf16(bf16) : f32) {}
 };
+
+// sum_i a[i * stride_a] b[i * stride_b] over i < n in double, and the sum of
+// the products' absolute values.
+struct ExactDot {
+  double sum = 0.0, magnitude = 0.0;
+};
+ExactDot exact_dot(const float* a, int64_t stride_a, const float* b, int64_t stride_b, int64_t n) {
+  ExactDot dot;
+  for (int64_t i = 0; i < n; ++i) {
+    const double product = double(a[i * stride_a]) * double(b[i * stride_b]);
+    dot.sum += product;
+    dot.magnitude += std::fabs(product);
+  }
+  return dot;
+}
 
 // An fp32 accumulation of n products of values below `magnitude` (their sum
 // of absolute products) differs from the exact sum by at most about n
@@ -47,20 +88,23 @@ double accumulation_bound(int64_t n, double magnitude) {
 
 TEST_P(DecodeProducts, ScoresMatchDoubleLoops) {
   const float alpha = 0.37f;
-  for (bool bf16 : {false, true}) {
+  const std::vector<Bf16Decode> bf16_kernels = bf16_decodes();
+  for (size_t variant = 0; variant <= bf16_kernels.size(); ++variant) {
+    const bool bf16 = variant > 0;
     for (int64_t rows : kRows) {
       for (int64_t keys : {1, 3, 4, 15, 16, 17, 33, 100}) {
         for (int64_t dim : kDims) {
-          SCOPED_TRACE(testing::Message() << (bf16 ? "bf16" : "f32") << " rows " << rows
-                                          << " keys " << keys << " dim " << dim);
+          SCOPED_TRACE(testing::Message()
+                       << (bf16 ? "bf16 kernel " + std::to_string(variant) : "f32") << " rows "
+                       << rows << " keys " << keys << " dim " << dim);
           const int64_t ldq = dim + 3, ldk = dim + 5, ld_scores = keys + 2;
           const Operand q(size_t(rows * ldq), uint32_t(rows * 1000 + dim), bf16);
           const Operand k(size_t(keys * ldk), uint32_t(keys * 1000 + dim + 7), bf16);
           // One row more than asked for: the kernel must not write it.
           std::vector<float> scores(size_t((rows + 1) * ld_scores), kGuard);
           if (bf16) {
-            attention().decode_scores_bf16(q.bf16.data(), ldq, rows, k.bf16.data(), ldk, keys,
-                                           dim, alpha, scores.data(), ld_scores);
+            bf16_kernels[variant - 1].scores(q.bf16.data(), ldq, rows, k.bf16.data(), ldk, keys,
+                                             dim, alpha, scores.data(), ld_scores);
           } else {
             attention().decode_scores_f32(q.f32.data(), ldq, rows, k.f32.data(), ldk, keys, dim,
                                           alpha, scores.data(), ld_scores);
@@ -72,14 +116,9 @@ TEST_P(DecodeProducts, ScoresMatchDoubleLoops) {
                 ASSERT_EQ(got, kGuard) << "wrote row " << r << " column " << j;
                 continue;
               }
-              double want = 0.0, magnitude = 0.0;
-              for (int64_t c = 0; c < dim; ++c) {
-                const double product = double(q.exact[size_t(r * ldq + c)]) *
-                                       double(k.exact[size_t(j * ldk + c)]);
-                want += product;
-                magnitude += std::fabs(product);
-              }
-              ASSERT_NEAR(got, alpha * want, alpha * accumulation_bound(dim, magnitude))
+              const ExactDot want =
+                  exact_dot(&q.exact[size_t(r * ldq)], 1, &k.exact[size_t(j * ldk)], 1, dim);
+              ASSERT_NEAR(got, alpha * want.sum, alpha * accumulation_bound(dim, want.magnitude))
                   << "row " << r << " key " << j;
             }
           }
@@ -90,18 +129,24 @@ TEST_P(DecodeProducts, ScoresMatchDoubleLoops) {
 }
 
 TEST_P(DecodeProducts, ValuesMatchDoubleLoops) {
-  for (bool bf16 : {false, true}) {
+  const std::vector<Bf16Decode> bf16_kernels = bf16_decodes();
+  for (size_t variant = 0; variant <= bf16_kernels.size(); ++variant) {
+    const bool bf16 = variant > 0;
+    const bool rounds_probs = bf16 && bf16_kernels[variant - 1].rounds_probs;
     for (bool accumulate : {false, true}) {
       for (int64_t rows : kRows) {
         for (int64_t keys : {1, 5, 63, 64, 65, 130}) {
-          for (int64_t dim : {1, 7, 16, 17, 64, 65, 128, 200}) {
+          for (int64_t dim : {1, 7, 16, 17, 33, 64, 65, 96, 128, 200}) {
             SCOPED_TRACE(testing::Message()
-                         << (bf16 ? "bf16" : "f32") << (accumulate ? " accumulate" : "")
-                         << " rows " << rows << " keys " << keys << " dim " << dim);
+                         << (bf16 ? "bf16 kernel " + std::to_string(variant) : "f32")
+                         << (accumulate ? " accumulate" : "") << " rows " << rows << " keys "
+                         << keys << " dim " << dim);
             const int64_t ld_probs = keys + 1, ldv = dim + 3, ld_acc = dim + 4;
-            // Probabilities in [0, 1), as the softmax leaves them.
-            const std::vector<float> probs =
+            // Probabilities in [0, 1), as the softmax leaves them, and NaN
+            // past `keys`, which must not be read.
+            std::vector<float> probs =
                 random_floats(size_t(rows * ld_probs), uint32_t(rows * 100 + keys), 0.0f, 1.0f);
+            for (int64_t r = 0; r < rows; ++r) probs[size_t(r * ld_probs + keys)] = NAN;
             const Operand v(size_t(keys * ldv), uint32_t(keys * 1000 + dim), bf16);
             std::vector<float> acc = random_floats(size_t((rows + 1) * ld_acc), 5);
             for (int64_t r = 0; r <= rows; ++r) {
@@ -110,12 +155,13 @@ TEST_P(DecodeProducts, ValuesMatchDoubleLoops) {
               }
             }
             const std::vector<float> before = acc;
+            const std::vector<float> p = probs_used(probs, rounds_probs);
             if (bf16) {
-              attention().decode_values_bf16(probs.data(), ld_probs, rows, v.bf16.data(), ldv,
-                                             keys, dim, accumulate, acc.data(), ld_acc);
+              bf16_kernels[variant - 1].values(probs.data(), ld_probs, rows, v.bf16.data(), ldv,
+                                               keys, dim, accumulate, acc.data(), ld_acc);
             } else {
-              attention().decode_values_f32(probs.data(), ld_probs, rows, v.f32.data(), ldv,
-                                            keys, dim, accumulate, acc.data(), ld_acc);
+              attention().decode_values_f32(probs.data(), ld_probs, rows, v.f32.data(), ldv, keys,
+                                            dim, accumulate, acc.data(), ld_acc);
             }
             for (int64_t r = 0; r <= rows; ++r) {
               for (int64_t c = 0; c < ld_acc; ++c) {
@@ -124,15 +170,11 @@ TEST_P(DecodeProducts, ValuesMatchDoubleLoops) {
                   ASSERT_EQ(acc[at], kGuard) << "wrote row " << r << " column " << c;
                   continue;
                 }
-                double want = accumulate ? double(before[at]) : 0.0;
-                double magnitude = std::fabs(want);
-                for (int64_t j = 0; j < keys; ++j) {
-                  const double product = double(probs[size_t(r * ld_probs + j)]) *
-                                         double(v.exact[size_t(j * ldv + c)]);
-                  want += product;
-                  magnitude += std::fabs(product);
-                }
-                ASSERT_NEAR(acc[at], want, accumulation_bound(keys + 1, magnitude))
+                const ExactDot dot =
+                    exact_dot(&p[size_t(r * ld_probs)], 1, &v.exact[size_t(c)], ldv, keys);
+                const double start = accumulate ? double(before[at]) : 0.0;
+                ASSERT_NEAR(acc[at], start + dot.sum,
+                            accumulation_bound(keys + 1, std::fabs(start) + dot.magnitude))
                     << "row " << r << " column " << c;
               }
             }
@@ -143,38 +185,31 @@ TEST_P(DecodeProducts, ValuesMatchDoubleLoops) {
   }
 }
 
-// Long rows: 1030 keys of 128 (a decode split's key block and a tail).
+// Long rows: 1030 keys of 128 (a decode split's key block and a tail), the
+// values the keys' bf16 again.
 TEST_P(DecodeProducts, LongRows) {
   const int64_t rows = 4, keys = 1030, dim = 128;
   const Operand q(size_t(rows * dim), 1, true), k(size_t(keys * dim), 2, true);
-  std::vector<float> scores(size_t(rows * keys));
-  attention().decode_scores_bf16(q.bf16.data(), dim, rows, k.bf16.data(), dim, keys, dim, 1.0f,
-                                 scores.data(), keys);
-  std::vector<float> probs(scores.size());
-  for (size_t i = 0; i < probs.size(); ++i) probs[i] = std::exp(scores[i] / 16.0f);
-  std::vector<float> acc(size_t(rows * dim));
-  attention().decode_values_bf16(probs.data(), keys, rows, k.bf16.data(), dim, keys, dim, false,
-                                 acc.data(), dim);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < keys; ++j) {
-      double score = 0.0, magnitude = 0.0;
-      for (int64_t e = 0; e < dim; ++e) {
-        const double product =
-            double(q.exact[size_t(r * dim + e)]) * double(k.exact[size_t(j * dim + e)]);
-        score += product;
-        magnitude += std::fabs(product);
-      }
-      ASSERT_NEAR(scores[size_t(r * keys + j)], score, accumulation_bound(dim, magnitude));
-    }
-    for (int64_t c = 0; c < dim; ++c) {
-      double want = 0.0, magnitude = 0.0;
+  for (const Bf16Decode& decode : bf16_decodes()) {
+    std::vector<float> scores(size_t(rows * keys));
+    decode.scores(q.bf16.data(), dim, rows, k.bf16.data(), dim, keys, dim, 1.0f, scores.data(),
+                  keys);
+    std::vector<float> probs(scores.size());
+    for (size_t i = 0; i < probs.size(); ++i) probs[i] = std::exp(scores[i] / 16.0f);
+    std::vector<float> acc(size_t(rows * dim));
+    decode.values(probs.data(), keys, rows, k.bf16.data(), dim, keys, dim, false, acc.data(), dim);
+    const std::vector<float> p = probs_used(probs, decode.rounds_probs);
+    for (int64_t r = 0; r < rows; ++r) {
       for (int64_t j = 0; j < keys; ++j) {
-        const double product =
-            double(probs[size_t(r * keys + j)]) * double(k.exact[size_t(j * dim + c)]);
-        want += product;
-        magnitude += std::fabs(product);
+        const ExactDot score =
+            exact_dot(&q.exact[size_t(r * dim)], 1, &k.exact[size_t(j * dim)], 1, dim);
+        ASSERT_NEAR(scores[size_t(r * keys + j)], score.sum,
+                    accumulation_bound(dim, score.magnitude));
       }
-      ASSERT_NEAR(acc[size_t(r * dim + c)], want, accumulation_bound(keys, magnitude));
+      for (int64_t c = 0; c < dim; ++c) {
+        const ExactDot want = exact_dot(&p[size_t(r * keys)], 1, &k.exact[size_t(c)], dim, keys);
+        ASSERT_NEAR(acc[size_t(r * dim + c)], want.sum, accumulation_bound(keys, want.magnitude));
+      }
     }
   }
 }

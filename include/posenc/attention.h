@@ -176,7 +176,9 @@
  * Types: q, k, v and all tables are of `dtype` (F32, or BF16 as uint16_t
  * bit patterns); out is of out_dtype. With BF16 the GEMMs run in bf16 with
  * fp32 accumulation (oneDNN; AMX or AVX512-BF16 where present) and the
- * softmax in fp32. If oneDNN has no bf16 GEMM on this CPU, BF16 returns
+ * softmax in fp32, its probabilities rounded to bf16 for the product with v
+ * (except in a decode step on a CPU without AVX512-BF16, which keeps them
+ * fp32). If oneDNN has no bf16 GEMM on this CPU, BF16 returns
  * POSENC_ERROR_UNSUPPORTED.
  *
  * Non-finite inputs propagate as IEEE arithmetic does (a NaN in q, k, v or a

@@ -12,6 +12,8 @@ constexpr KernelTable kTable = make_kernel_table<xsimd::avx512bw>();
 
 constexpr KernelTable with_avx512_bf16(KernelTable table) {
   table.attention.softmax_block = &softmax_block_avx512_bf16;
+  table.attention.decode_scores_bf16 = &decode_scores_bf16_avx512_bf16;
+  table.attention.decode_values_bf16 = &decode_values_bf16_avx512_bf16;
   return table;
 }
 

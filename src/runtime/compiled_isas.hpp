@@ -94,7 +94,8 @@ inline constexpr IsaPath kIsaPaths[] = {
     // F16C, which the AVX2 and AVX-512 paths are compiled with too, comes with
     // AVX2 on every x86-64 processor (clang 14 cannot test it at run time).
     isa_table::row(POSENC_ISA_AVX2, "avx2", 2, kCpuAvx2 | kCpuFma, dnnl_cpu_isa_avx2),
-    // AVX512-BF16, where the CPU has it, rounds the attention's probabilities.
+    // AVX512-BF16, where the CPU has it, rounds the attention's probabilities
+    // and multiplies bf16 pairs in its decode steps.
     isa_table::row(POSENC_ISA_AVX512, "avx512", 3,
                    kCpuAvx512F | kCpuAvx512Cd | kCpuAvx512Dq | kCpuAvx512Bw | kCpuAvx512Vl |
                        kCpuAvx2 | kCpuFma,

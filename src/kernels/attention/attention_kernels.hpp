@@ -29,7 +29,9 @@ struct AttentionKernels {
   void (*transpose_16)(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld_src,
                        uint16_t* dst, int64_t ld_dst);
   // The products of a few query rows (decoding) with keys and values read as
-  // stored, fp32 or bf16, accumulated in fp32 (decode_products_impl.hpp):
+  // stored, fp32 or bf16, accumulated in fp32 (decode_products_impl.hpp; the
+  // AVX512-BF16 table's decode_values_bf16 rounds the probabilities to bf16,
+  // decode_pairs_impl.hpp):
   // scores[r * ld_scores + j] = alpha sum_c q[r * ldq + c] k[j * ldk + c] and
   // acc[r * ld_acc + c] = (accumulate ? acc[..] : 0)
   //                       + sum_j probs[r * ld_probs + j] v[j * ldv + c]

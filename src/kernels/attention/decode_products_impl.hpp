@@ -73,30 +73,19 @@ inline xsimd::batch<float, Arch> sum_each(const xsimd::batch<float, Arch>* rows)
   }
 }
 
-// Rows [0, kRows) of decode_scores (q's rows past `rows` repeat its last,
-// not stored). A tile of kRows rows by lanes / kRows keys holds one batch per
-// (row, key), lane by lane the products of a slice of dim: each key batch is
-// loaded (widened from bf16) once for all the rows, each q batch once for
-// all the keys, and sum_each folds the tile's batches into one batch of
-// its scores, row after row.
-template <class Arch, class T, int64_t kRows>
-void decode_scores_rows(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ldk,
-                        int64_t keys, int64_t dim, float alpha, float* scores,
-                        int64_t ld_scores) {
-  using batch = xsimd::batch<float, Arch>;
-  constexpr int64_t lanes = batch::size;
-  constexpr int64_t kKeys = lanes / kRows;
-  const int64_t whole = dim - dim % lanes;
-  const T* query[kRows];
-  for (int64_t r = 0; r < kRows; ++r) query[r] = q + std::min(r, rows - 1) * ldq;
-  for (int64_t j0 = 0; j0 < keys; j0 += kKeys) {
-    // A tile short of keys repeats its first key (not stored), so that
-    // every tile runs the same unrolled loops.
-    const int64_t count = std::min(kKeys, keys - j0);
-    const T* key[kKeys];
-    for (int64_t i = 0; i < kKeys; ++i) key[i] = k + (j0 + (i < count ? i : 0)) * ldk;
-    batch sums[lanes];  // (row r, key i) at r * kKeys + i
-    for (int64_t l = 0; l < lanes; ++l) sums[l] = batch(0.0f);
+// The products of a tile of kRows query rows by kKeys keys, accumulated lane
+// by lane: sums[r * kKeys + i] += the products of query[r] and key[i] over a
+// slice of dim per lane (their sum over lanes is the dot product). Each key
+// batch is loaded (widened from bf16) once for all the rows, each q batch
+// once for all the keys.
+template <class Arch, class T>
+struct WidenedProducts {
+  template <int64_t kRows, int64_t kKeys>
+  static void accumulate(const T* const* query, const T* const* key, int64_t dim,
+                         xsimd::batch<float, Arch>* sums) {
+    using batch = xsimd::batch<float, Arch>;
+    constexpr int64_t lanes = batch::size;
+    const int64_t whole = dim - dim % lanes;
     for (int64_t c = 0; c < whole; c += lanes) {
       batch qc[kRows];
       for (int64_t r = 0; r < kRows; ++r) qc[r] = load_floats<Arch>(query[r] + c);
@@ -114,6 +103,30 @@ void decode_scores_rows(const T* q, int64_t ldq, int64_t rows, const T* k, int64
         }
       }
     }
+  }
+};
+
+// Rows [0, kRows) of decode_scores (q's rows past `rows` repeat its last,
+// not stored). A tile of kRows rows by lanes / kRows keys holds one batch per
+// (row, key), Products' lane sums, which sum_each folds into one batch of
+// the tile's scores, row after row.
+template <class Arch, class T, int64_t kRows, class Products>
+void decode_scores_rows(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ldk,
+                        int64_t keys, int64_t dim, float alpha, float* scores, int64_t ld_scores) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  constexpr int64_t kKeys = lanes / kRows;
+  const T* query[kRows];
+  for (int64_t r = 0; r < kRows; ++r) query[r] = q + std::min(r, rows - 1) * ldq;
+  for (int64_t j0 = 0; j0 < keys; j0 += kKeys) {
+    // A tile short of keys repeats its first key (not stored), so that
+    // every tile runs the same unrolled loops.
+    const int64_t count = std::min(kKeys, keys - j0);
+    const T* key[kKeys];
+    for (int64_t i = 0; i < kKeys; ++i) key[i] = k + (j0 + (i < count ? i : 0)) * ldk;
+    batch sums[lanes];  // (row r, key i) at r * kKeys + i
+    for (int64_t l = 0; l < lanes; ++l) sums[l] = batch(0.0f);
+    Products::template accumulate<kRows, kKeys>(query, key, dim, sums);
     alignas(64) float tile[lanes];
     (sum_each<Arch>(sums) * batch(alpha)).store_aligned(tile);
     for (int64_t r = 0; r < std::min(kRows, rows); ++r) {
@@ -129,7 +142,7 @@ void decode_scores_rows(const T* q, int64_t ldq, int64_t rows, const T* k, int64
 
 // scores[r * ld_scores + j] = alpha sum_c q[r * ldq + c] k[j * ldk + c] for
 // r < rows, j < keys, c < dim: rows in tiles of up to 4.
-template <class Arch, class T>
+template <class Arch, class T, class Products = WidenedProducts<Arch, T>>
 void decode_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ldk, int64_t keys,
                    int64_t dim, float alpha, float* scores, int64_t ld_scores) {
   for (int64_t r0 = 0; r0 < rows; r0 += 4) {
@@ -137,14 +150,16 @@ void decode_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ld
     float* out = scores + r0 * ld_scores;
     switch (std::min<int64_t>(4, rows - r0)) {
       case 1:
-        decode_scores_rows<Arch, T, 1>(qr, ldq, 1, k, ldk, keys, dim, alpha, out, ld_scores);
+        decode_scores_rows<Arch, T, 1, Products>(qr, ldq, 1, k, ldk, keys, dim, alpha, out,
+                                                 ld_scores);
         break;
       case 2:
-        decode_scores_rows<Arch, T, 2>(qr, ldq, 2, k, ldk, keys, dim, alpha, out, ld_scores);
+        decode_scores_rows<Arch, T, 2, Products>(qr, ldq, 2, k, ldk, keys, dim, alpha, out,
+                                                 ld_scores);
         break;
       default:
-        decode_scores_rows<Arch, T, 4>(qr, ldq, std::min<int64_t>(4, rows - r0), k, ldk, keys,
-                                       dim, alpha, out, ld_scores);
+        decode_scores_rows<Arch, T, 4, Products>(qr, ldq, std::min<int64_t>(4, rows - r0), k, ldk,
+                                                 keys, dim, alpha, out, ld_scores);
     }
   }
 }
@@ -155,8 +170,8 @@ void decode_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ld
 // across the keys, each value batch loaded (widened from bf16) once for all
 // the rows.
 template <class Arch, class T, int kRows, int kColumns, bool kWhole>
-void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_t ldv,
-                        int64_t keys, int64_t c0, int64_t dim, float* acc, int64_t ld_acc) {
+void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_t ldv, int64_t keys,
+                        int64_t c0, int64_t dim, float* acc, int64_t ld_acc) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
   // Lanes of each column batch within dim (the last may be partial or none).
@@ -174,9 +189,8 @@ void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_
     for (int t = 0; t < kColumns; ++t) {
       // (kWhole first: a test the compiler folds, which keeps the batches
       // in registers.)
-      value[t] = kWhole || width[t] == lanes
-                     ? load_floats<Arch>(vj + t * lanes)
-                     : load_floats_partial<Arch>(vj + t * lanes, width[t]);
+      value[t] = kWhole || width[t] == lanes ? load_floats<Arch>(vj + t * lanes)
+                                             : load_floats_partial<Arch>(vj + t * lanes, width[t]);
     }
     for (int r = 0; r < kRows; ++r) {
       const batch p(probs[r * ld_probs + j]);
@@ -195,56 +209,63 @@ void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_
   }
 }
 
-// Rows [0, kRows) of decode_values over keys [0, keys), tile by tile.
-template <class Arch, class T, int kRows>
-void decode_values_rows(const float* probs, int64_t ld_probs, const T* v, int64_t ldv,
-                        int64_t keys, int64_t dim, float* acc, int64_t ld_acc) {
-  // Accumulators and value batches in registers: 32 on AVX-512 and NEON, 16
-  // elsewhere.
-  constexpr int registers = xsimd::batch<float, Arch>::size == 16 ||
-                                    std::is_base_of_v<xsimd::neon, Arch> ? 32 : 16;
-  constexpr int kColumns = registers == 32 ? 4 : 2;
-  constexpr int64_t tile = kColumns * int64_t(xsimd::batch<float, Arch>::size);
-  int64_t c0 = 0;
-  for (; c0 + tile <= dim; c0 += tile) {
-    decode_values_tile<Arch, T, kRows, kColumns, true>(probs, ld_probs, v, ldv, keys, c0, dim,
-                                                       acc, ld_acc);
+// Keys per chunk of decode_values: their values stay in the L1 cache while
+// every column tile reads them.
+constexpr int64_t kDecodeChunkKeys = 64;
+
+// Rows [0, kRows) of decode_values over keys [0, keys) (a chunk), tile by
+// tile.
+template <class Arch, class T>
+struct WidenedValues {
+  template <int kRows>
+  static void rows(const float* probs, int64_t ld_probs, const T* v, int64_t ldv, int64_t keys,
+                   int64_t dim, float* acc, int64_t ld_acc) {
+    // Accumulators and value batches in registers: 32 on AVX-512 and NEON, 16
+    // elsewhere.
+    constexpr int registers =
+        xsimd::batch<float, Arch>::size == 16 || std::is_base_of_v<xsimd::neon, Arch> ? 32 : 16;
+    constexpr int kColumns = registers == 32 ? 4 : 2;
+    constexpr int64_t tile = kColumns * int64_t(xsimd::batch<float, Arch>::size);
+    int64_t c0 = 0;
+    for (; c0 + tile <= dim; c0 += tile) {
+      decode_values_tile<Arch, T, kRows, kColumns, true>(probs, ld_probs, v, ldv, keys, c0, dim,
+                                                         acc, ld_acc);
+    }
+    if (c0 < dim) {
+      decode_values_tile<Arch, T, kRows, kColumns, false>(probs, ld_probs, v, ldv, keys, c0, dim,
+                                                          acc, ld_acc);
+    }
   }
-  if (c0 < dim) {
-    decode_values_tile<Arch, T, kRows, kColumns, false>(probs, ld_probs, v, ldv, keys, c0, dim,
-                                                        acc, ld_acc);
-  }
-}
+};
 
 // acc[r * ld_acc + c] = (accumulate ? acc[..] : 0) + sum_j probs[r * ld_probs
-// + j] v[j * ldv + c] for r < rows, c < dim, j < keys. Keys go in chunks
-// that keep their values in the L1 cache while every column tile reads them.
-template <class Arch, class T>
+// + j] v[j * ldv + c] for r < rows, c < dim, j < keys: keys in chunks of
+// kDecodeChunkKeys, rows in groups of up to 4, each Values::rows.
+template <class Arch, class T, class Values = WidenedValues<Arch, T>>
 void decode_values(const float* probs, int64_t ld_probs, int64_t rows, const T* v, int64_t ldv,
                    int64_t keys, int64_t dim, bool accumulate, float* acc, int64_t ld_acc) {
-  constexpr int64_t kChunkKeys = 64;
   constexpr int kMaxRows = 4;
   if (!accumulate) {
     for (int64_t r = 0; r < rows; ++r) std::fill(acc + r * ld_acc, acc + r * ld_acc + dim, 0.0f);
   }
-  for (int64_t j0 = 0; j0 < keys; j0 += kChunkKeys) {
-    const int64_t chunk = std::min(kChunkKeys, keys - j0);
+  for (int64_t j0 = 0; j0 < keys; j0 += kDecodeChunkKeys) {
+    const int64_t chunk = std::min(kDecodeChunkKeys, keys - j0);
     const T* vc = v + j0 * ldv;
     for (int64_t r0 = 0; r0 < rows; r0 += kMaxRows) {
       const float* pr = probs + r0 * ld_probs + j0;
       float* ar = acc + r0 * ld_acc;
       switch (std::min<int64_t>(kMaxRows, rows - r0)) {
         case 1:
-          decode_values_rows<Arch, T, 1>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
+          Values::template rows<1>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
           break;
         case 2:
-          decode_values_rows<Arch, T, 2>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
+          Values::template rows<2>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
           break;
         case 3:
-          decode_values_rows<Arch, T, 3>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
+          Values::template rows<3>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
           break;
         default:
-          decode_values_rows<Arch, T, 4>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
+          Values::template rows<4>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
       }
     }
   }

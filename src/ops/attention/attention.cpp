@@ -323,7 +323,8 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
   scores_product(qb.q, rows, kb, row_of(t_.k, p_.k, b, kv_head, kb.first), ld, s);
 
   // GEMMs take bf16 probabilities, straight from the softmax unless the
-  // relative values need them in fp32 first; the decode kernels take fp32.
+  // relative values need them in fp32 first; the decode kernels take fp32
+  // (and round them to bf16 themselves where they use AVX512-BF16).
   const bool bf16_probs = p_.dtype == POSENC_BF16 && !blocking_.decode_products;
   const bool direct_bf16 = bf16_probs && !p_.relative_values;
   for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
