@@ -13,6 +13,7 @@
 
 #include "compare.hpp"
 #include "isa_test.hpp"
+#include "runtime/cpu_features.hpp"
 #include "runtime/kernel_registry.hpp"
 
 namespace posenc::test {
@@ -20,7 +21,7 @@ namespace {
 
 constexpr float kGuard = 12345.0f;
 constexpr int64_t kRows[] = {1, 2, 3, 4, 5, 7, 8};
-// (Tails of 16 fp32 lanes and of 32 bf16 pairs.)
+// (Tails of 16 fp32 lanes and of 32 bf16.)
 constexpr int64_t kDims[] = {1, 5, 16, 31, 33, 63, 64, 96, 128, 129};
 
 // The bf16 decode kernels of a path: the portable ones, then those with
@@ -51,17 +52,28 @@ std::vector<float> probs_used(const std::vector<float>& probs, bool rounds_probs
   return rounds_probs ? from_bf16(to_bf16(probs)) : probs;
 }
 
-// Random values and, for bf16, their bf16 bits; `exact` are the values the
-// kernel reads (bf16 ones rounded).
+// `rows` rows of `dim` random values `ld` apart, and NaN in the columns
+// past dim and in one row more, which the kernels must not read; for bf16
+// their bf16 bits. `exact` are the values the kernels read (bf16 ones
+// rounded).
 struct Operand {
   std::vector<float> f32;
   std::vector<uint16_t> bf16;
   std::vector<float> exact;
 
-  Operand(size_t count, uint32_t seed, bool as_bf16)
-      : f32(random_floats(count, seed)),
+  Operand(int64_t rows, int64_t dim, int64_t ld, uint32_t seed, bool as_bf16)
+      : f32(unread_as_nan(random_floats(size_t((rows + 1) * ld), seed), rows, dim, ld)),
         bf16(to_bf16(f32)),
         exact(as_bf16 ? from_bf16(bf16) : f32) {}
+
+ private:
+  static std::vector<float> unread_as_nan(std::vector<float> x, int64_t rows, int64_t dim,
+                                          int64_t ld) {
+    for (int64_t i = 0; i < (rows + 1) * ld; ++i) {
+      if (i / ld == rows || i % ld >= dim) x[size_t(i)] = NAN;
+    }
+    return x;
+  }
 };
 
 // sum_i a[i * stride_a] b[i * stride_b] over i < n in double, and the sum of
@@ -98,8 +110,8 @@ TEST_P(DecodeProducts, ScoresMatchDoubleLoops) {
                        << (bf16 ? "bf16 kernel " + std::to_string(variant) : "f32") << " rows "
                        << rows << " keys " << keys << " dim " << dim);
           const int64_t ldq = dim + 3, ldk = dim + 5, ld_scores = keys + 2;
-          const Operand q(size_t(rows * ldq), uint32_t(rows * 1000 + dim), bf16);
-          const Operand k(size_t(keys * ldk), uint32_t(keys * 1000 + dim + 7), bf16);
+          const Operand q(rows, dim, ldq, uint32_t(rows * 1000 + dim), bf16);
+          const Operand k(keys, dim, ldk, uint32_t(keys * 1000 + dim + 7), bf16);
           // One row more than asked for: the kernel must not write it.
           std::vector<float> scores(size_t((rows + 1) * ld_scores), kGuard);
           if (bf16) {
@@ -135,8 +147,8 @@ TEST_P(DecodeProducts, ValuesMatchDoubleLoops) {
     const bool rounds_probs = bf16 && bf16_kernels[variant - 1].rounds_probs;
     for (bool accumulate : {false, true}) {
       for (int64_t rows : kRows) {
-        for (int64_t keys : {1, 5, 63, 64, 65, 130}) {
-          for (int64_t dim : {1, 7, 16, 17, 33, 64, 65, 96, 128, 200}) {
+        for (int64_t keys : {1, 5, 40, 63, 64, 65, 130}) {
+          for (int64_t dim : {1, 7, 16, 17, 33, 50, 64, 65, 96, 128, 200}) {
             SCOPED_TRACE(testing::Message()
                          << (bf16 ? "bf16 kernel " + std::to_string(variant) : "f32")
                          << (accumulate ? " accumulate" : "") << " rows " << rows << " keys "
@@ -147,7 +159,7 @@ TEST_P(DecodeProducts, ValuesMatchDoubleLoops) {
             std::vector<float> probs =
                 random_floats(size_t(rows * ld_probs), uint32_t(rows * 100 + keys), 0.0f, 1.0f);
             for (int64_t r = 0; r < rows; ++r) probs[size_t(r * ld_probs + keys)] = NAN;
-            const Operand v(size_t(keys * ldv), uint32_t(keys * 1000 + dim), bf16);
+            const Operand v(keys, dim, ldv, uint32_t(keys * 1000 + dim), bf16);
             std::vector<float> acc = random_floats(size_t((rows + 1) * ld_acc), 5);
             for (int64_t r = 0; r <= rows; ++r) {
               for (int64_t c = 0; c < ld_acc; ++c) {
@@ -185,11 +197,23 @@ TEST_P(DecodeProducts, ValuesMatchDoubleLoops) {
   }
 }
 
+// The AVX512-BF16 table's bf16 decode kernels are its own where the path is
+// AVX-512 and the CPU has AVX512-BF16 (elsewhere the tests above run only
+// the portable ones).
+TEST_P(DecodeProducts, PairKernelsWhereTheCpuHasAvx512Bf16) {
+  if (GetParam() != POSENC_ISA_AVX512 || !cpu_has(kCpuAvx512Bf16)) {
+    GTEST_SKIP() << "no AVX512-BF16 decode kernels on this path or CPU";
+  }
+  const std::vector<Bf16Decode> decodes = bf16_decodes();
+  ASSERT_EQ(decodes.size(), 2u);
+  EXPECT_NE(decodes[1].values, decodes[0].values);
+}
+
 // Long rows: 1030 keys of 128 (a decode split's key block and a tail), the
 // values the keys' bf16 again.
 TEST_P(DecodeProducts, LongRows) {
   const int64_t rows = 4, keys = 1030, dim = 128;
-  const Operand q(size_t(rows * dim), 1, true), k(size_t(keys * dim), 2, true);
+  const Operand q(rows, dim, dim, 1, true), k(keys, dim, dim, 2, true);
   for (const Bf16Decode& decode : bf16_decodes()) {
     std::vector<float> scores(size_t(rows * keys));
     decode.scores(q.bf16.data(), dim, rows, k.bf16.data(), dim, keys, dim, 1.0f, scores.data(),

@@ -177,9 +177,9 @@
  * bit patterns); out is of out_dtype. With BF16 the GEMMs run in bf16 with
  * fp32 accumulation (oneDNN; AMX or AVX512-BF16 where present) and the
  * softmax in fp32, its probabilities rounded to bf16 for the product with v
- * (except in a decode step on a CPU without AVX512-BF16, which keeps them
- * fp32). If oneDNN has no bf16 GEMM on this CPU, BF16 returns
- * POSENC_ERROR_UNSUPPORTED.
+ * (except in decode steps of at most 4 query rows per kv head run without
+ * AVX512-BF16, by the CPU or the ISA path, which keep them fp32). If oneDNN
+ * has no bf16 GEMM on this CPU, BF16 returns POSENC_ERROR_UNSUPPORTED.
  *
  * Non-finite inputs propagate as IEEE arithmetic does (a NaN in q, k, v or a
  * table gives NaN where it is used); nothing traps. As in the unfused

@@ -193,9 +193,9 @@ void transpose_16(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld_sr
 }
 
 // The AVX-512 path has a second table (src/arch/avx512.cpp) whose
-// softmax_block rounds with AVX512-BF16's instruction, bit for bit the same,
-// and whose bf16 decode products use its pair dot product
-// (decode_pairs_impl.hpp).
+// softmax_block rounds with AVX512-BF16's instruction (bit for bit as this
+// one does) and whose bf16 decode products use its pair dot product
+// (decode_pairs_impl.hpp: other sums, and bf16 probabilities).
 template <class Arch>
 constexpr AttentionKernels make_attention_kernels() {
   return AttentionKernels{&softmax_block<Arch, &exp_to_bf16<Arch>>, &scale_f32<Arch>,

@@ -2,8 +2,9 @@
 // (compiled only in src/arch/avx512_bf16.cpp): one vdpbf16ps multiplies 32
 // bf16 by 32 bf16 and adds each lane's pair of products to an fp32
 // accumulator, with no widening of the bf16 operands. A product of two bf16
-// is exact in fp32, so the sums round as FMAs do, a product at a time. The
-// instruction reads subnormal inputs (below 1.2e-38) as zeros.
+// is exact in fp32, so the sums round as FMAs do, a product at a time, but
+// for subnormals (below 1.2e-38): the instruction reads them as zeros and
+// flushes subnormal results to zero.
 #pragma once
 
 #if defined(__AVX512BF16__)
@@ -12,25 +13,27 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/attention/decode_products_impl.hpp"
 
 namespace posenc::kernels {
 
-using Avx512Floats = xsimd::batch<float, xsimd::avx512bw>;
+// bf16 in a 512-bit register, 16 pairs.
+constexpr int64_t kBf16PerLoad = 32;
 
-// The 32-bit mask of the first `count` of 32 bf16 lanes (count <= 32).
-inline __mmask32 bf16_lanes(int64_t count) {
-  return _cvtu32_mask32(count >= 32 ? ~uint32_t(0) : (uint32_t(1) << count) - 1);
+// The mask of the first min(count, 32) of 32 bf16 lanes (count >= 0).
+inline __mmask32 bf16_lane_mask(int64_t count) {
+  return _cvtu32_mask32(count >= kBf16PerLoad ? ~uint32_t(0) : (uint32_t(1) << count) - 1);
 }
 
-// WidenedProducts of bf16 rows and keys: a pair of products per lane, dim
-// in steps of 32 (the tail by masked loads, which read no memory past dim).
+// decode_scores' Products for bf16 rows and keys: a pair of products per
+// lane, dim in steps of 32 (the tail by masked loads, which read no memory
+// past dim).
 struct Bf16PairProducts {
   template <int64_t kRows, int64_t kKeys>
   static void accumulate(const uint16_t* const* query, const uint16_t* const* key, int64_t dim,
-                         Avx512Floats* sums) {
-    constexpr int64_t kPerLoad = 32;
+                         xsimd::batch<float, xsimd::avx512bw>* sums) {
     const auto step = [&](int64_t c, __mmask32 lanes) {
       __m512bh qc[kRows];
       for (int64_t r = 0; r < kRows; ++r) {
@@ -43,34 +46,37 @@ struct Bf16PairProducts {
         }
       }
     };
-    const int64_t whole = dim - dim % kPerLoad;
-    for (int64_t c = 0; c < whole; c += kPerLoad) step(c, bf16_lanes(kPerLoad));
-    if (whole < dim) step(whole, bf16_lanes(dim - whole));
+    const int64_t whole = dim - dim % kBf16PerLoad;
+    for (int64_t c = 0; c < whole; c += kBf16PerLoad) step(c, bf16_lane_mask(kBf16PerLoad));
+    if (whole < dim) step(whole, bf16_lane_mask(dim - whole));
   }
 };
 
-// WidenedValues of bf16 values with the probabilities rounded to bf16 (as
-// the GEMMs of bf16 attention take them): keys in pairs (j, j + 1), whose
-// rows interleaved by unpacklo/hi_epi16 hold, in each 128-bit block b of 8
-// columns, columns 8 b + [0, 4) (lo) and 8 b + [4, 8) (hi) as pairs, each
-// dot with the broadcast pair (p_j, p_j+1) of a row. An odd last key pairs
-// with a zero row and probability.
+// decode_values' Values for bf16 values, with the probabilities rounded to
+// bf16 (as the GEMMs of bf16 attention take them): keys in pairs (j, j + 1),
+// whose rows interleaved by unpacklo/hi_epi16 hold, in each 128-bit block b
+// of 8 columns, columns 8 b + [0, 4) (lo) and 8 b + [4, 8) (hi) as pairs,
+// each dot with the broadcast pair (p_j, p_j+1) of a row. An odd last key
+// pairs with a zero row and probability.
 struct Bf16PairValues {
   static constexpr int kGroups = 2;  // column groups of 32 per tile
-  static constexpr int64_t kTile = 32 * kGroups;
+  static constexpr int64_t kTile = kBf16PerLoad * kGroups;
+  static_assert(kDecodeChunkKeys % kBf16PerLoad == 0, "whole blocks of probabilities per chunk");
 
+  // keys <= kDecodeChunkKeys (decode_values' chunk).
   template <int kRows>
   static void rows(const float* probs, int64_t ld_probs, const uint16_t* v, int64_t ldv,
                    int64_t keys, int64_t dim, float* acc, int64_t ld_acc) {
     // Row r's probabilities as bf16 pairs (an odd last key's pair ends in
     // a zero).
-    uint32_t pairs[kRows][kDecodeChunkKeys / 2];
+    int32_t pairs[kRows][kDecodeChunkKeys / 2];
     for (int r = 0; r < kRows; ++r) {
-      for (int64_t j = 0; j < keys; j += 32) {
+      for (int64_t j = 0; j < keys; j += kBf16PerLoad) {
         const float* p = probs + r * ld_probs + j;
-        const __mmask32 lanes = bf16_lanes(std::min<int64_t>(keys - j, 32));
+        const __mmask32 lanes = bf16_lane_mask(keys - j);
         const __m512 low = _mm512_maskz_loadu_ps(__mmask16(lanes), p);
-        const __m512 high = _mm512_maskz_loadu_ps(__mmask16(lanes >> 16), p + 16);
+        const __m512 high = keys - j > 16 ? _mm512_maskz_loadu_ps(__mmask16(lanes >> 16), p + 16)
+                                          : _mm512_setzero_ps();
         _mm512_storeu_si512(&pairs[r][j / 2],
                             reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(high, low)));
       }
@@ -83,43 +89,44 @@ struct Bf16PairValues {
  private:
   // Columns [c0, c0 + kTile) within dim of acc's rows [0, kRows).
   template <int kRows>
-  static void tile(const uint32_t (*pairs)[kDecodeChunkKeys / 2], const uint16_t* v, int64_t ldv,
+  static void tile(const int32_t (*pairs)[kDecodeChunkKeys / 2], const uint16_t* v, int64_t ldv,
                    int64_t keys, int64_t c0, int64_t dim, float* acc, int64_t ld_acc) {
     // Each group's columns within dim, and its offset (0 for a group past
     // dim, which reads and writes nothing).
     __mmask32 lanes[kGroups];
     int64_t offset[kGroups];
     for (int g = 0; g < kGroups; ++g) {
-      const int64_t columns = std::max<int64_t>(dim - c0 - 32 * g, 0);
-      lanes[g] = bf16_lanes(columns);
-      offset[g] = columns > 0 ? 32 * g : 0;
+      const int64_t columns = std::max<int64_t>(dim - c0 - kBf16PerLoad * g, 0);
+      lanes[g] = bf16_lane_mask(columns);
+      offset[g] = columns > 0 ? kBf16PerLoad * g : 0;
     }
     __m512 lo[kRows][kGroups], hi[kRows][kGroups];
     for (int r = 0; r < kRows; ++r) {
       for (int g = 0; g < kGroups; ++g) lo[r][g] = hi[r][g] = _mm512_setzero_ps();
     }
-    // Keys j and j + 1 (second: null for a zero row).
-    const auto step = [&](int64_t j, const uint16_t* first, const uint16_t* second) {
+    // Keys j and j + 1, or j and a zero row (kPair false: an odd last key).
+    const auto step = [&](int64_t j, auto pair) {
+      constexpr bool kPair = decltype(pair)::value;
+      const uint16_t* first = v + j * ldv + c0;
       __m512bh vlo[kGroups], vhi[kGroups];
       for (int g = 0; g < kGroups; ++g) {
         const __m512i a = _mm512_maskz_loadu_epi16(lanes[g], first + offset[g]);
-        const __m512i b = second != nullptr ? _mm512_maskz_loadu_epi16(lanes[g], second + offset[g])
-                                            : _mm512_setzero_si512();
+        const __m512i b = kPair ? _mm512_maskz_loadu_epi16(lanes[g], first + ldv + offset[g])
+                                : _mm512_setzero_si512();
         vlo[g] = reinterpret_cast<__m512bh>(_mm512_unpacklo_epi16(a, b));
         vhi[g] = reinterpret_cast<__m512bh>(_mm512_unpackhi_epi16(a, b));
       }
       for (int r = 0; r < kRows; ++r) {
-        const __m512bh p = reinterpret_cast<__m512bh>(_mm512_set1_epi32(int(pairs[r][j / 2])));
+        const __m512bh p = reinterpret_cast<__m512bh>(_mm512_set1_epi32(pairs[r][j / 2]));
         for (int g = 0; g < kGroups; ++g) {
           lo[r][g] = _mm512_dpbf16_ps(lo[r][g], vlo[g], p);
           hi[r][g] = _mm512_dpbf16_ps(hi[r][g], vhi[g], p);
         }
       }
     };
-    const uint16_t* vc = v + c0;
     int64_t j = 0;
-    for (; j + 1 < keys; j += 2) step(j, vc + j * ldv, vc + (j + 1) * ldv);
-    if (j < keys) step(j, vc + j * ldv, nullptr);
+    for (; j + 1 < keys; j += 2) step(j, std::true_type());
+    if (j < keys) step(j, std::false_type());
     // Columns in order: blocks of 4 from lo and hi in turn.
     const __m512i first_16 =
         _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
@@ -130,11 +137,13 @@ struct Bf16PairValues {
         float* out = acc + r * ld_acc + c0 + offset[g];
         const __mmask16 low_lanes = __mmask16(lanes[g]), high_lanes = __mmask16(lanes[g] >> 16);
         const __m512 low = _mm512_permutex2var_ps(lo[r][g], first_16, hi[r][g]);
-        const __m512 high = _mm512_permutex2var_ps(lo[r][g], last_16, hi[r][g]);
         _mm512_mask_storeu_ps(out, low_lanes,
                               _mm512_add_ps(_mm512_maskz_loadu_ps(low_lanes, out), low));
-        _mm512_mask_storeu_ps(out + 16, high_lanes,
-                              _mm512_add_ps(_mm512_maskz_loadu_ps(high_lanes, out + 16), high));
+        if (high_lanes != 0) {  // (else out + 16 may lie past the row's end)
+          const __m512 high = _mm512_permutex2var_ps(lo[r][g], last_16, hi[r][g]);
+          _mm512_mask_storeu_ps(out + 16, high_lanes,
+                                _mm512_add_ps(_mm512_maskz_loadu_ps(high_lanes, out + 16), high));
+        }
       }
     }
   }
