@@ -7,6 +7,7 @@
 #include <cmath>
 #include <climits>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "checks.hpp"
@@ -282,11 +283,11 @@ void fuzz_attention(FuzzInput& in) {
     desc.map_height = height;
     desc.map_width = width;
     if (desc.bias == POSENC_BIAS_RELATIVE_2D && in.choice(3) == 0) {
-      kv_height = in.size(7, invalid);
-      kv_width = in.size(7, invalid);
-      if (kv_height == 0 && kv_width == 0) kv_height = -1;  // 0 and 0: the query map's
-      desc.kv_map_height = kv_height;
-      desc.kv_map_width = kv_width;
+      std::tie(desc.kv_map_height, desc.kv_map_width) = in.key_map(7, false, invalid);
+      if (desc.kv_map_height != 0 || desc.kv_map_width != 0) {  // (0 x 0: the query map)
+        kv_height = desc.kv_map_height;
+        kv_width = desc.kv_map_width;
+      }
     }
     // (Only for valid sizes: an invalid height times width can overflow.)
     const int64_t tokens = invalid > 0 ? 1 : height * width + desc.class_token;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace posenc::fuzz {
 
@@ -36,6 +37,16 @@ class FuzzInput {
                                       (int64_t(1) << 62) + 1, int64_t(1) << 62,
                                       -(int64_t(1) << 33)};
     return bad[b % 8];
+  }
+
+  // A key map's sides (its width 0 when height_only), each a size(max):
+  // 0 x 0 names the query map and is valid; one 0 alone, or a side no call
+  // accepts, is counted in `invalid`.
+  std::pair<int64_t, int64_t> key_map(int64_t max, bool height_only, int& invalid) {
+    int bad = 0;  // counts zeros too
+    const int64_t height = size(max, bad), width = height_only ? 0 : size(max, bad);
+    if ((height != 0 || width != 0) && (bad > 0 || height == 0 || width == 0)) ++invalid;
+    return {height, width};
   }
 
   // A double for a base or scale, sometimes NaN, Inf, zero or negative.

@@ -3,6 +3,7 @@
 // conventions).
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "checks.hpp"
 #include "families.hpp"
@@ -27,16 +28,14 @@ void relative_2d_maps(FuzzInput& in, FuzzContext& context) {
   posenc_relative_2d_desc_init(&d, in.size(2, invalid), in.size(3, invalid),
                                in.size(9, invalid), in.size(9, invalid), in.size(20, invalid));
   const int kv_choice = in.choice(6);  // 0: none, 1: height alone, 2 .. 5: a key map
-  int bad_side = 0;  // counts zeros too, which are valid when both sides are
-  d.kv_map_height = kv_choice == 0 ? 0 : in.size(12, bad_side);
-  d.kv_map_width = kv_choice <= 1 ? 0 : in.size(12, bad_side);
-  const bool query_map = d.kv_map_height == 0 && d.kv_map_width == 0;
-  const bool bad_map = !query_map && (bad_side > 0 || d.kv_map_height == 0 || d.kv_map_width == 0);
+  if (kv_choice > 0) {
+    std::tie(d.kv_map_height, d.kv_map_width) = in.key_map(12, kv_choice == 1, invalid);
+  }
   const int order = in.choice(3);  // 2 is not an order
   std::memcpy(&d.relative_order, &order, sizeof order);
   bool bad_heads = false;
   d.table_heads = table_heads(in, d.heads, invalid, bad_heads);
-  const bool ok = invalid == 0 && !bad_map && !bad_heads && order < 2;
+  const bool ok = invalid == 0 && !bad_heads && order < 2;
   const int64_t kx = d.kv_map_height ? d.kv_map_height : d.map_height;
   const int64_t ky = d.kv_map_width ? d.kv_map_width : d.map_width;
   const int64_t tokens = ok ? d.map_height * d.map_width : 1, th = ok ? d.table_heads : 1;
