@@ -14,6 +14,7 @@
 #include "kernels/attention/partial_batch_impl.hpp"
 #include "kernels/attention/running_max_impl.hpp"
 #include "kernels/attention/softmax_exp_impl.hpp"
+#include "kernels/attention/transpose_impl.hpp"
 #include "kernels/elementwise/bf16_impl.hpp"
 
 namespace posenc::kernels {
@@ -162,34 +163,6 @@ void scale_f32(const float* x, float factor, float* out, int64_t n) {
   int64_t j = 0;
   for (; j + lanes <= n; j += lanes) (batch::load_unaligned(x + j) * f).store_unaligned(out + j);
   for (; j < n; ++j) out[j] = x[j] * factor;
-}
-
-// Transposes in tiles of 8 x 8 so that both sides stay in cache lines.
-template <class Arch, class T>
-void transpose_tiled(const T* src, int64_t rows, int64_t cols, int64_t ld_src, T* dst,
-                     int64_t ld_dst) {
-  constexpr int64_t tile = 8;
-  for (int64_t r0 = 0; r0 < rows; r0 += tile) {
-    const int64_t r1 = std::min(rows, r0 + tile);
-    for (int64_t c0 = 0; c0 < cols; c0 += tile) {
-      const int64_t c1 = std::min(cols, c0 + tile);
-      for (int64_t c = c0; c < c1; ++c) {
-        for (int64_t r = r0; r < r1; ++r) dst[c * ld_dst + r] = src[r * ld_src + c];
-      }
-    }
-  }
-}
-
-template <class Arch>
-void transpose_32(const uint32_t* src, int64_t rows, int64_t cols, int64_t ld_src,
-                  uint32_t* dst, int64_t ld_dst) {
-  transpose_tiled<Arch>(src, rows, cols, ld_src, dst, ld_dst);
-}
-
-template <class Arch>
-void transpose_16(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld_src,
-                  uint16_t* dst, int64_t ld_dst) {
-  transpose_tiled<Arch>(src, rows, cols, ld_src, dst, ld_dst);
 }
 
 // The AVX-512 path has a second table (src/arch/avx512.cpp) whose

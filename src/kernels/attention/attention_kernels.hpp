@@ -23,7 +23,7 @@ struct AttentionKernels {
   // out[j] = x[j] * factor; out may equal x.
   void (*scale_f32)(const float* x, float factor, float* out, int64_t n);
   // dst[c * ld_dst + r] = src[r * ld_src + c] for r < rows, c < cols (32-bit
-  // and 16-bit elements).
+  // and 16-bit elements; transpose_impl.hpp).
   void (*transpose_32)(const uint32_t* src, int64_t rows, int64_t cols, int64_t ld_src,
                        uint32_t* dst, int64_t ld_dst);
   void (*transpose_16)(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld_src,
