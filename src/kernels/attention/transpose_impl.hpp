@@ -7,6 +7,7 @@
 // in 128-bit registers.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -113,10 +114,11 @@ void tile_16x16_32(const uint32_t* src, int64_t ld_src, uint32_t* dst, int64_t l
     quads[g + 2] = _mm512_unpacklo_epi64(pairs[g + 1], pairs[g + 3]);
     quads[g + 3] = _mm512_unpackhi_epi64(pairs[g + 1], pairs[g + 3]);
   }
-  // Lanes gathered across the four row groups: top takes lanes 2h and 2h + 1
-  // of groups 0-3 and 4-7 (0x44: lanes {0, 1} of each source, 0xEE: {2, 3}),
-  // bottom those of groups 8-11 and 12-15; then 0x88 (lanes {0, 2} of each)
-  // gives lane 2h of all four groups, column 8h + j, and 0xDD column 8h + j + 4.
+  // Lanes gathered across the four groups of rows: top takes lanes 2h and
+  // 2h + 1 of rows 0-3 and 4-7 (quads[j], quads[4 + j]; 0x44: lanes {0, 1} of
+  // each source, 0xEE: {2, 3}), bottom those of rows 8-11 and 12-15; then 0x88
+  // (lanes {0, 2} of each) gives lane 2h of all four, column 8h + j, and 0xDD
+  // lane 2h + 1, column 8h + j + 4.
   for (int64_t j = 0; j < 4; ++j) {
     for (int64_t h = 0; h < 2; ++h) {
       const __m512i top = h ? _mm512_shuffle_i32x4(quads[j], quads[4 + j], 0xEE)
@@ -148,7 +150,8 @@ void tile_4x4_32(const uint32_t* src, int64_t ld_src, uint32_t* dst, int64_t ld_
 
 template <class Arch>
 void tile_8x8_16(const uint16_t* src, int64_t ld_src, uint16_t* dst, int64_t ld_dst) {
-  // By 2 bytes: pairs[i].val[odd] holds columns 2j + odd of rows 2i, 2i + 1.
+  // By 2 bytes: 32-bit element j of pairs[i].val[odd] holds column 2j + odd
+  // of rows 2i, 2i + 1.
   uint16x8x2_t pairs[4];
   for (int64_t i = 0; i < 4; ++i) {
     pairs[i] = vtrnq_u16(vld1q_u16(src + 2 * i * ld_src), vld1q_u16(src + (2 * i + 1) * ld_src));
@@ -175,17 +178,28 @@ void tile_8x8_16(const uint16_t* src, int64_t ld_src, uint16_t* dst, int64_t ld_
 }
 #endif
 
-// Whole side x side tiles by `tile`, the rest element by element.
-template <int64_t side, class T, class Tile>
+// Whole side x side tiles by `tile`, the rest element by element. The tiles
+// go in blocks of 64 bytes of columns by as many rows (16 x 16 of 4 bytes):
+// rows of src or dst a power of two apart map to few cache sets, where a line
+// left partly written (or read) for the next tile could be evicted before it
+// is done; in a block each line is done before the next block starts.
+template <int64_t side, auto tile, class T>
 void transpose_by_tiles(const T* src, int64_t rows, int64_t cols, int64_t ld_src, T* dst,
-                        int64_t ld_dst, Tile tile) {
+                        int64_t ld_dst) {
+  constexpr int64_t block = 64 / sizeof(T);
   const int64_t tiled_rows = rows - rows % side, tiled_cols = cols - cols % side;
-  for (int64_t r0 = 0; r0 < tiled_rows; r0 += side) {
-    for (int64_t c0 = 0; c0 < tiled_cols; c0 += side) {
-      tile(src + r0 * ld_src + c0, ld_src, dst + c0 * ld_dst + r0, ld_dst);
+  for (int64_t r0 = 0; r0 < tiled_rows; r0 += block) {
+    const int64_t r1 = std::min(tiled_rows, r0 + block);
+    for (int64_t c0 = 0; c0 < tiled_cols; c0 += block) {
+      const int64_t c1 = std::min(tiled_cols, c0 + block);
+      for (int64_t r = r0; r < r1; r += side) {
+        for (int64_t c = c0; c < c1; c += side) {
+          tile(src + r * ld_src + c, ld_src, dst + c * ld_dst + r, ld_dst);
+        }
+      }
     }
     for (int64_t c = tiled_cols; c < cols; ++c) {
-      for (int64_t r = r0; r < r0 + side; ++r) dst[c * ld_dst + r] = src[r * ld_src + c];
+      for (int64_t r = r0; r < r1; ++r) dst[c * ld_dst + r] = src[r * ld_src + c];
     }
   }
   for (int64_t r = tiled_rows; r < rows; ++r) {
@@ -201,16 +215,19 @@ void transpose_32(const uint32_t* src, int64_t rows, int64_t cols, int64_t ld_sr
   using namespace transpose_detail;
 #if XSIMD_WITH_AVX512F
   if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
-    transpose_by_tiles<16>(src, rows, cols, ld_src, dst, ld_dst, &tile_16x16_32<Arch>);
+    transpose_by_tiles<16, &tile_16x16_32<Arch>>(src, rows, cols, ld_src, dst, ld_dst);
   } else
 #endif
 #if XSIMD_WITH_AVX2
   if constexpr (std::is_base_of_v<xsimd::avx2, Arch>) {
-    transpose_by_tiles<8>(src, rows, cols, ld_src, dst, ld_dst, &tile_8x8_32<Arch>);
+    transpose_by_tiles<8, &tile_8x8_32<Arch>>(src, rows, cols, ld_src, dst, ld_dst);
   } else
 #endif
   {
-    transpose_by_tiles<4>(src, rows, cols, ld_src, dst, ld_dst, &tile_4x4_32<Arch>);
+#if !XSIMD_WITH_SSE2 && !XSIMD_WITH_NEON
+#error "a transpose tile for this ISA is missing"
+#endif
+    transpose_by_tiles<4, &tile_4x4_32<Arch>>(src, rows, cols, ld_src, dst, ld_dst);
   }
 }
 
@@ -218,7 +235,7 @@ template <class Arch>
 void transpose_16(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld_src, uint16_t* dst,
                   int64_t ld_dst) {
   using namespace transpose_detail;
-  transpose_by_tiles<8>(src, rows, cols, ld_src, dst, ld_dst, &tile_8x8_16<Arch>);
+  transpose_by_tiles<8, &tile_8x8_16<Arch>>(src, rows, cols, ld_src, dst, ld_dst);
 }
 
 }  // namespace posenc::kernels
