@@ -4,6 +4,7 @@ dtype, shape, element strides; outputs made or checked.
 torch is never imported here: a torch tensor can only exist once the caller
 has imported it, so numpy alone serves the functions without tensors.
 """
+import ctypes
 import sys
 
 import numpy as np
@@ -104,6 +105,43 @@ def expect_shape(v, shape, name):
         raise ValueError(f"{name}: expected shape {list(shape)}, got {list(v.shape)}")
 
 
+def expect_table(v, rows, columns, heads, name, rows_rule):
+    """A table the C ABI reads by its sizes alone: [rows, columns], or per
+    head [heads, rows, columns]; rows_rule says where `rows` comes from."""
+    shape = tuple(v.shape)
+    if shape[-2:] != (rows, columns) or (len(shape) == 3 and shape[0] != heads):
+        raise ValueError(f"{name}: expected [{rows}, {columns}] or [{heads}, {rows}, "
+                         f"{columns}] ({rows_rule}), got {list(shape)}")
+
+
+def writable(v, name):
+    """v, refused if it is a read-only numpy array (posenc would write
+    through it)."""
+    if isinstance(v.obj, np.ndarray) and not v.obj.flags.writeable:
+        raise ValueError(f"{name}: read-only array")
+    return v
+
+
+def workspace_buffer(workspace):
+    """(pointer, bytes) of a caller's workspace: a bytearray, or a dense,
+    writable numpy array or CPU torch tensor; (None, 0) for none."""
+    if workspace is None:
+        return None, 0
+    if isinstance(workspace, bytearray):
+        return ctypes.addressof((ctypes.c_char * len(workspace)).from_buffer(workspace)), \
+            len(workspace)
+    if is_torch(workspace):
+        if not workspace.is_cpu or not workspace.is_contiguous():
+            raise ValueError("workspace: must be a contiguous CPU tensor")
+        return workspace.data_ptr(), workspace.numel() * workspace.element_size()
+    if isinstance(workspace, np.ndarray):
+        if not workspace.flags.c_contiguous or not workspace.flags.writeable:
+            raise ValueError("workspace: must be a contiguous, writable array")
+        return workspace.ctypes.data, workspace.nbytes
+    raise TypeError(f"workspace: expected a bytearray, a numpy array or a torch tensor, "
+                    f"got {type(workspace).__name__}")
+
+
 def dtype_code(dtype, argument="dtype"):
     """posenc's dtype for a torch or numpy dtype, or a name."""
     if dtype is None:
@@ -124,7 +162,7 @@ def output(out, like, shape, dtype, name="out"):
     """The output View: `out` checked (dense, the shape and dtype), or a new
     tensor of the kind of `like` (torch tensor or numpy array; None: numpy)."""
     if out is not None:
-        v = view(out, name, kinds=FLOATS)
+        v = writable(view(out, name, kinds=FLOATS), name)
         expect_shape(v, shape, name)
         if v.dtype != dtype:
             raise TypeError(f"{name}: expected dtype {'bfloat16' if dtype else 'float32'}, "

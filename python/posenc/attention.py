@@ -78,41 +78,55 @@ def _no_q_table(desc, kind, table, dtype, heads, window, class_token, max_distan
     return t
 
 
-def _workspace(workspace):
-    """(pointer, bytes) of a caller's workspace: a numpy array, a torch
-    tensor or a bytearray; (None, 0) for none."""
-    if workspace is None:
-        return None, 0
-    if isinstance(workspace, bytearray):
-        return ctypes.addressof((ctypes.c_char * len(workspace)).from_buffer(workspace)), \
-            len(workspace)
-    if _tensor.is_torch(workspace):
-        return workspace.data_ptr(), workspace.numel() * workspace.element_size()
-    return workspace.ctypes.data, workspace.nbytes
-
-
-def _relative_2d_options(desc, tables, relative_order, kv_map_size):
-    """SAM's conventions of a relative_2d desc: the table order, the key map
-    (the query map's when None), and the rows they imply for the given
-    tables (name -> View; 2 max(q, k) - 1 per axis)."""
+def _relative_2d_options(desc, relative_order, kv_map_size):
+    """SAM's conventions of a relative_2d desc: the table order and the key
+    map (the query map's when None)."""
     desc.relative_order = _abi.enum_value(_abi.RELATIVE_ORDER, relative_order,
                                           "relative_order")
-    query_map = (desc.map_height, desc.map_width)
     if kv_map_size is not None:
         desc.kv_map_height, desc.kv_map_width = kv_map_size
-    key_map = query_map if kv_map_size is None else tuple(kv_map_size)
-    for name, q_size, k_size in zip(("table_h", "table_w"), query_map, key_map):
-        table = tables.get(name)
-        if table is not None and table.shape[-2] != 2 * max(q_size, k_size) - 1:
-            raise ValueError(f"{name}: {2 * max(q_size, k_size) - 1} rows for a query map "
-                             f"of {q_size} and a key map of {k_size} along its axis, "
-                             f"got {table.shape[-2]}")
+
+
+def _expect_q_tables(desc, views, query_offsets):
+    """The tables of the biases from q and of the relative values (name ->
+    View) against the sizes posenc_attention reads them by: the rows of
+    attention.h, head_dim columns (value_head_dim for value_table), the
+    query heads of per-head tables, all shared or all per head."""
+    unclipped = desc.max_distance == 0
+    if unclipped:
+        offset = desc.query_offset
+        if query_offsets is not None and len(query_offsets) > 0:
+            offset = int(query_offsets.max())
+        rows_1d = max(offset, 0) + desc.q_len + desc.kv_len - 1
+        rule_1d = "max(query offset, 0) + q_len + kv_len - 1"
+    else:
+        rows_1d, rule_1d = 2 * desc.max_distance + 1, "2 max_distance + 1"
+    expected = {"value_table": (rows_1d, desc.value_head_dim or desc.head_dim, rule_1d)}
+    if desc.bias == _abi.ATTENTION_BIAS["absolute"]:
+        expected["table"] = (desc.kv_len, desc.head_dim, "kv_len")
+    elif desc.bias == _abi.ATTENTION_BIAS["relative_1d"]:
+        expected["table"] = (rows_1d, desc.head_dim, rule_1d)
+    elif desc.bias == _abi.ATTENTION_BIAS["relative_2d"]:
+        key_map = (desc.kv_map_height or desc.map_height, desc.kv_map_width or desc.map_width)
+        for name, q_size, k_size in zip(("table_h", "table_w"),
+                                        (desc.map_height, desc.map_width), key_map):
+            expected[name] = (2 * max(q_size, k_size) - 1, desc.head_dim,
+                              f"2 max({q_size}, {k_size}) - 1 for a query map of {q_size} "
+                              f"and a key map of {k_size} along its axis")
+    tables = {name: views[name] for name in expected if name in views}
+    for name, table in tables.items():
+        rows, columns, rule = expected[name]
+        _tensor.expect_table(table, rows, columns, desc.heads, name, rule)
+    if len({len(t.shape) for t in tables.values()}) > 1:
+        raise ValueError(f"{', '.join(tables)}: all shared [rows, d] or all per head "
+                         "[heads, rows, d]")
 
 
 def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_order,
-                 kv_map_size, window, class_token, max_distance, num_buckets, bidirectional):
+                 kv_map_size, window, class_token, max_distance, num_buckets, bidirectional,
+                 query_offsets):
     """Sets desc's and tensors' fields of the position bias: `bias` and the
-    given `tables` (name -> tensor); returns the tables' Views."""
+    given `tables` (name -> tensor), checked; returns the tables' Views."""
     no_q = isinstance(bias, str) and bias.lower() in _bias.KINDS
     views = {name: _table(t, name, dtype) for name, t in tables.items()
              if not (no_q and name == "table")}
@@ -130,7 +144,7 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
             map_size = ((views["table_h"].shape[-2] + 1) // 2,
                         (views["table_w"].shape[-2] + 1) // 2)
         desc.map_height, desc.map_width = map_size
-        _relative_2d_options(desc, views, relative_order, kv_map_size)
+        _relative_2d_options(desc, relative_order, kv_map_size)
     elif relative_order != "key_minus_query" or kv_map_size is not None:
         raise ValueError("relative_order, kv_map_size: for bias 'relative_2d' only")
     desc.tables_per_head = int(any(len(t.shape) == 3 for t in views.values()))
@@ -144,6 +158,8 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
             bidirectional is not None:
         raise ValueError("window, class_token, num_buckets, bidirectional: parameters of "
                          f"the biases {', '.join(_bias.KINDS)}, not of {bias!r}")
+    else:
+        _expect_q_tables(desc, views, query_offsets)
     for name, t in views.items():
         setattr(tensors, name, t.ptr)
     return list(views.values())
@@ -211,7 +227,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     if out is None:
         ov = _tensor.output(None, q, q_shape, out_code)
     else:
-        ov = _tensor.view(out, "out", 4, _tensor.FLOATS)
+        ov = _tensor.writable(_tensor.view(out, "out", 4, _tensor.FLOATS), "out")
         _tensor.expect_shape(ov, q_shape, "out")
         if ov.dtype != out_code:
             raise TypeError("out: dtype differs from out_dtype")
@@ -260,7 +276,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
             relative_order != "key_minus_query" or kv_map_size is not None:
         keep = keep + _bias_fields(desc, tensors, bias, tables, qv.dtype, heads, map_size,
                                    relative_order, kv_map_size, window, class_token,
-                                   max_distance, num_buckets, bidirectional)
+                                   max_distance, num_buckets, bidirectional, query_offsets)
     if mask is not None or kv_lengths is not None or q_lengths is not None or \
             query_offsets is not None:
         keep = keep + _mask_and_length_fields(desc, tensors, batch, kv_len, mask,
@@ -307,7 +323,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
         bias_uses_scaled_q, max_distance, map_size, value_table, mask, kv_lengths, q_lengths,
         query_offsets, out, out_dtype, window, class_token, num_buckets, bidirectional,
         relative_order, kv_map_size)
-    pointer, size = _workspace(workspace)
+    pointer, size = _tensor.workspace_buffer(workspace)
     check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                pointer, size))
     del keep
@@ -342,6 +358,11 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     rows = w.shape[0]
     th, tw = _table(rel_h, "rel_h", f.dtype), _table(rel_w, "rel_w", f.dtype)
     head_dim = th.shape[-1]
+    for name, table, size in (("rel_h", th, height), ("rel_w", tw, width)):
+        _tensor.expect_table(table, 2 * size - 1, head_dim, heads, name,
+                             f"2*{size}-1 rows, rel_h's head_dim columns")
+    if len(th.shape) != len(tw.shape):
+        raise ValueError("rel_w: shared or per head as rel_h is")
     if w.shape[1] != channels or (len(w.shape) == 4 and w.shape[2:] != (1, 1)):
         raise ValueError(f"w_qkv: expected [heads*(2*head_dim + value_head_dim), {channels}], "
                          f"got {list(w.shape)}")
@@ -374,7 +395,7 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
                        desc.out_dtype)
     tensors = _abi.BottleneckTensors(f.ptr, w.ptr, None if b is None else b.ptr, th.ptr, tw.ptr,
                                      o.ptr)
-    pointer, size = _workspace(workspace)
+    pointer, size = _tensor.workspace_buffer(workspace)
     check(lib.posenc_bottleneck(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                 pointer, size))
     return o.obj

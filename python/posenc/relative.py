@@ -49,10 +49,18 @@ def relative_logits_1d(q, table, keys=None, query_offset=0, clip=0, causal=False
     rows imply (rows - query_offset - queries + 1); clipped tables need it."""
     qv, tv, table_heads = _q_and_table(q, table)
     batch, heads, queries, dim = qv.shape
+    rows = tv.shape[-2]
     if keys is None:
         if clip:
             raise ValueError("keys: needed with a clipped table")
-        keys = tv.shape[-2] - query_offset - queries + 1
+        keys = rows - query_offset - queries + 1
+        if keys < 0:
+            raise ValueError(f"table: {rows} rows, fewer than query_offset + queries - 1 "
+                             f"= {query_offset + queries - 1}")
+    expected = 2 * clip + 1 if clip else query_offset + queries + keys - 1
+    if rows != expected:
+        rule = "2 clip + 1" if clip else "query_offset + queries + keys - 1"
+        raise ValueError(f"table: expected {expected} rows ({rule}), got {rows}")
     options = _abi.RelativeOptions(query_offset, clip, int(bool(causal)))
     o = _tensor.output(out, q, (batch, heads, queries, keys), _abi.F32)
     check(lib.posenc_relative_logits_1d(handle(context), batch, heads, queries, keys, dim,
@@ -73,6 +81,10 @@ def _map_inputs(q, row_table, column_table, height, width):
     qv, rv, cv, table_heads = _tables(q, row_table, column_table)
     if qv.shape[2] != height * width:
         raise ValueError(f"q: {qv.shape[2]} tokens, not height*width = {height * width}")
+    for name, table, size in (("row_table", rv, height), ("column_table", cv, width)):
+        if table.shape[-2] != 2 * size - 1:
+            raise ValueError(f"{name}: expected 2*{size}-1 = {2 * size - 1} rows, got "
+                             f"{table.shape[-2]}")
     return qv, rv, cv, table_heads
 
 

@@ -61,9 +61,9 @@ class RopeCache(Handle):
         return config
 
 
-def _angles(config, cache, offset, positions):
-    """The config and cache pointers and the positions struct of a call, and
-    what must stay alive."""
+def _angles(config, cache, offset, positions, batch, tokens):
+    """The config and cache pointers and the positions struct of a call
+    (positions [batch, tokens]), and what must stay alive."""
     if (config is None) == (cache is None):
         raise ValueError("config, cache: give exactly one")
     config_p = ctypes.byref(config) if config is not None else None
@@ -71,6 +71,7 @@ def _angles(config, cache, offset, positions):
     if positions is None:
         return config_p, cache_p, _abi.RopePositions(offset, None, 0), None
     ids = _tensor.dense(positions, "positions", 2, _tensor.INDICES)
+    _tensor.expect_shape(ids, (batch, tokens), "positions")
     return (config_p, cache_p,
             _abi.RopePositions(offset, ids.ptr, _abi.ROPE_POSITIONS[ids.dtype]), ids)
 
@@ -90,7 +91,7 @@ def rope(x, config=None, cache=None, offset=0, positions=None, layout="bthd", ou
     layout_code = _abi.enum_value(_abi.ROPE_LAYOUT, layout, "layout")
     xv, batch, tokens, heads, head_dim = _rope_tensor(x, "x", layout.lower())
     o = _tensor.output(out, x, xv.shape, xv.dtype)
-    config_p, cache_p, where, keep = _angles(config, cache, offset, positions)
+    config_p, cache_p, where, keep = _angles(config, cache, offset, positions, batch, tokens)
     check(lib.posenc_rope(handle(context), config_p, cache_p, ctypes.byref(where), layout_code,
                           xv.dtype, batch, tokens, heads, head_dim, xv.ptr, o.ptr))
     del keep
@@ -108,7 +109,7 @@ def rope_qk(q, k, config=None, cache=None, offset=0, positions=None, layout="bth
         raise ValueError("k: batch, tokens, head_dim and dtype must be q's")
     qo = _tensor.output(q_out, q, qv.shape, qv.dtype, "q_out")
     ko = _tensor.output(k_out, k, kv.shape, kv.dtype, "k_out")
-    config_p, cache_p, where, keep = _angles(config, cache, offset, positions)
+    config_p, cache_p, where, keep = _angles(config, cache, offset, positions, batch, tokens)
     check(lib.posenc_rope_qk(handle(context), config_p, cache_p, ctypes.byref(where),
                              layout_code, qv.dtype, batch, tokens, q_heads, k_heads, head_dim,
                              qv.ptr, qo.ptr, kv.ptr, ko.ptr))

@@ -95,6 +95,97 @@ def test_relative_logits_2d_maps_errors():
     assert error.value.status == 2
 
 
+def test_tables_are_checked_against_the_sizes_posenc_reads():
+    """The C ABI reads a table by the sizes the other arguments imply: a
+    table of other rows, columns or heads is refused before the call
+    (a longer one would be read off-centre, a shorter one past its end)."""
+    q = torch.randn(1, 2, 6, 4)  # 6 tokens: a 2 x 3 map, or T = 6
+    out = torch.full((1, 2, 6, 4), 7.0)
+    refusals = [
+        (r"table: expected 11 rows \(query_offset \+ queries \+ keys - 1\), got 12",
+         lambda: posenc.relative_logits_1d(q, torch.randn(12, 4), keys=6)),
+        (r"table: expected 5 rows \(2 clip \+ 1\), got 7",
+         lambda: posenc.relative_logits_1d(q, torch.randn(7, 4), keys=6, clip=2)),
+        ("table: 4 rows, fewer than", lambda: posenc.relative_logits_1d(q, torch.randn(4, 4))),
+        ("row_table: expected 2.2-1 = 3 rows, got 5", lambda: posenc.relative_logits_2d(
+            q, torch.randn(5, 4), torch.randn(5, 4), 2, 3)),
+        ("column_table: expected 2.3-1 = 5 rows, got 3",
+         lambda: posenc.relative_logits_2d_decomposed(q, torch.randn(3, 4), torch.randn(3, 4),
+                                                      2, 3)),
+        (r"table: expected \[6, 4\] or \[2, 6, 4\] \(kv_len\)",
+         lambda: posenc.attention(q, q, q, bias="absolute", table=torch.randn(7, 4), out=out)),
+        (r"table: expected \[5, 4\].*\(2 max_distance \+ 1\), got \[7, 4\]",
+         lambda: posenc.attention(q, q, q, bias="relative_1d", max_distance=2,
+                                  table=torch.randn(7, 4), out=out)),
+        (r"table: expected \[13, 4\].*\(max\(query offset, 0\) \+ q_len \+ kv_len - 1\)",
+         lambda: posenc.attention(q, q, q, bias="relative_1d", query_offset=2,
+                                  table=torch.randn(11, 4), out=out)),
+        (r"table: expected \[14, 4\]", lambda: posenc.attention(
+            q, q, q, bias="relative_1d", table=torch.randn(11, 4), out=out,
+            query_offsets=torch.tensor([3], dtype=torch.int32))),
+        (r"value_table: expected \[11, 4\]", lambda: posenc.attention(
+            q, q, q, bias="relative_1d", table=torch.randn(11, 4),
+            value_table=torch.randn(11, 3), out=out)),
+        (r"table_w: expected \[5, 4\] or \[2, 5, 4\].*got \[3, 5, 4\]",
+         lambda: posenc.attention(q, q, q, table_h=torch.randn(2, 3, 4),
+                                  table_w=torch.randn(3, 5, 4), map_size=(2, 3), out=out)),
+        (r"table_h: expected \[3, 4\]", lambda: posenc.attention(
+            q, q, q, table_h=torch.randn(3, 3),
+            table_w=torch.randn(5, 4), out=out)),
+        ("table_h, table_w: all shared", lambda: posenc.attention(
+            q, q, q, table_h=torch.randn(3, 4), table_w=torch.randn(2, 5, 4), out=out)),
+    ]
+    for message, call in refusals:
+        with pytest.raises(ValueError, match=message):
+            call()
+    assert bool((out == 7.0).all())
+    fmap, w = torch.randn(1, 8, 2, 3), torch.randn(2 * 3 * 4, 8)
+    for message, rel_h, rel_w in (
+            (r"rel_h: expected \[3, 4\]", torch.randn(5, 4), torch.randn(5, 4)),
+            (r"rel_w: expected \[5, 4\]", torch.randn(3, 4), torch.randn(5, 6)),
+            (r"rel_w: expected \[5, 4\] or \[2, 5, 4\]", torch.randn(2, 3, 4),
+             torch.randn(4, 5, 4)),
+            ("rel_w: shared or per head", torch.randn(2, 3, 4), torch.randn(5, 4))):
+        with pytest.raises(ValueError, match=message):
+            posenc.bottleneck_mhsa(fmap, w, rel_h, rel_w, heads=2)
+
+
+def test_rope_positions_are_batch_by_tokens():
+    x = torch.randn(4, 6, 2, 8)  # bthd: batch 4, tokens 6
+    config = posenc.rope_config(8)
+    for shape in ((1, 6), (4, 2), (6, 4)):
+        with pytest.raises(ValueError, match=r"positions: expected shape \[4, 6\]"):
+            posenc.rope(x, config, positions=torch.zeros(shape, dtype=torch.int64))
+        with pytest.raises(ValueError, match=r"positions: expected shape \[4, 6\]"):
+            posenc.rope_qk(x, x, config, positions=torch.zeros(shape, dtype=torch.int64))
+
+
+def test_outputs_and_workspaces_must_be_writable_memory_of_their_size():
+    table = np.zeros((4, 8), np.float32)
+    table.flags.writeable = False
+    with pytest.raises(ValueError, match="out: read-only array"):
+        posenc.sinusoid_table(4, 8, out=table)
+    x = np.ones((1, 4, 8), np.float32)
+    x.flags.writeable = False
+    with pytest.raises(ValueError, match="out: read-only array"):
+        posenc.add_sinusoid(x, out=x)
+    assert (x == 1).all() and (table == 0).all()
+    q = torch.randn(1, 2, 6, 4)
+    size = posenc.attention_workspace_size(q, q, q)
+    with pytest.raises(ValueError, match="out: read-only array"):
+        posenc.attention(q.numpy(), q.numpy(), q.numpy(), out=np.broadcast_to(
+            np.zeros(4, np.float32), (1, 2, 6, 4)))
+    # A broadcast view holds far fewer bytes than numel * element size.
+    for workspace in (torch.zeros(1, dtype=torch.uint8).expand(size),
+                      np.broadcast_to(np.zeros(1, np.uint8), (size,))):
+        with pytest.raises(ValueError, match="workspace: must be a contiguous"):
+            posenc.attention(q, q, q, workspace=workspace)
+    with pytest.raises(TypeError, match="workspace: expected a bytearray"):
+        posenc.attention(q, q, q, workspace=memoryview(bytearray(size)))
+    torch.testing.assert_close(posenc.attention(q, q, q, workspace=bytearray(size)),
+                               posenc.attention(q, q, q), rtol=0, atol=0)
+
+
 def test_non_contiguous_inputs():
     q = torch.randn(1, 5, 3, 8).transpose(1, 2)  # [1, 3, 5, 8], not contiguous
     table = torch.randn(16, 8)[::2]

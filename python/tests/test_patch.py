@@ -8,6 +8,7 @@ models; fp32 within 1e-5 of the
 output's magnitude, bf16 within 2e-2 (where this CPU's oneDNN has bf16);
 refusals; the fallback under autograd and in training."""
 import copy
+import pickle
 
 import pytest
 import torch
@@ -232,7 +233,7 @@ def test_refuses_what_it_cannot_reproduce_and_patches_nothing():
         in message
     assert "3: beit_attention: relative_position_bias_table [9, 2] is not [12, heads]" in message
     assert [name for name, _ in refused.value.refused] == ["1", "2", "3"]
-    assert not any(hasattr(m, "_posenc_original_forward") for m in model.modules())
+    assert not any(posenc_torch.is_patched(m) for m in model.modules())
 
 
 def test_fallback_under_autograd_and_training():
@@ -271,6 +272,65 @@ def test_unpatch_restores_the_original_forward():
     assert posenc_torch.patch(attention) == []  # patched once
     assert posenc_torch.unpatch(attention) == 1
     assert "forward" not in vars(attention)
+    # A forward of the instance's own (a wrapper set before patching) is
+    # what the fallback runs and what unpatch gives back.
+    calls = []
+
+    def wrapper(x):
+        calls.append(attention.training)
+        return type(attention).forward(attention, x)
+
+    attention.forward = wrapper
+    posenc_torch.patch(attention)
+    with torch.no_grad():
+        attention.eval()(torch.randn(1, 2, 3, 32))  # posenc
+        attention.train()(torch.randn(1, 2, 3, 32))  # the wrapper
+    assert calls == [True]
+    assert posenc_torch.unpatch(attention) == 1
+    assert attention.forward is wrapper
+
+
+def test_inputs_posenc_does_not_take_fall_back():
+    """float64 (and anything but float32 and bfloat16): the original
+    forward, exactly, for every kind."""
+    torch.manual_seed(0)
+    cases = [
+        (randomize_position_tables(timm_sam.Attention(32, num_heads=2, use_rel_pos=True,
+                                                      input_size=(3, 5))),
+         torch.randn(1, 3, 5, 32)),
+        (timm_botnet.BottleneckAttn(16, 32, feat_size=(4, 6), num_heads=2),
+         torch.randn(2, 16, 4, 6)),
+        (randomize_bias_tables(timm_swin.WindowAttention(32, num_heads=2, window_size=3)),
+         torch.randn(2, 9, 32)),
+    ]
+    for module, x in cases:
+        module = module.double().eval()
+        reference = copy.deepcopy(module)
+        posenc_torch.patch(module)
+        with torch.no_grad():
+            torch.testing.assert_close(module(x.double()), reference(x.double()), rtol=0,
+                                       atol=0)
+
+
+def test_patched_models_copy_pickle_and_save(tmp_path):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        randomize_position_tables(timm_sam.Attention(32, num_heads=2, use_rel_pos=True,
+                                                     input_size=(3, 5))),
+        torch.nn.Identity()).eval()
+    posenc_torch.patch(model)
+    x = torch.randn(1, 3, 5, 32)
+    with torch.no_grad():
+        expected = model(x)
+        torch.save(model, tmp_path / "model.pt")
+        loaded = torch.load(tmp_path / "model.pt")
+        for twin in (copy.deepcopy(model), pickle.loads(pickle.dumps(model)), loaded):
+            assert posenc_torch.is_patched(twin[0])
+            # the copy's forward runs on the copy's own weights
+            assert twin[0].forward.args[0] is twin[0]
+            torch.testing.assert_close(twin(x), expected, rtol=0, atol=0)
+            assert posenc_torch.unpatch(twin) == 1
+            torch.testing.assert_close(twin(x), expected, rtol=1e-5, atol=1e-5)
 
 
 def test_posenc_follows_torch_threads():

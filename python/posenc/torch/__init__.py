@@ -20,9 +20,11 @@ imported here):
 The model's weights and every other layer stay as they are. A module posenc
 cannot reproduce exactly makes patch raise PatchError naming it and why, and
 nothing is patched. A patched module falls back to its original forward in
-training mode, and when autograd would record it (grad enabled and the
-input or a parameter requires grad): run inference under torch.no_grad() or
-torch.inference_mode(). dtype=torch.bfloat16 runs the attention in bf16
+training mode, when autograd would record it (grad enabled and the input or
+a parameter requires grad: run inference under torch.no_grad() or
+torch.inference_mode()), and for inputs posenc does not take (not on the
+CPU, or neither float32 nor bfloat16). A patched model can be copied,
+pickled and saved as it is. dtype=torch.bfloat16 runs the attention in bf16
 (outputs keep the input's dtype); None runs it in the input's dtype.
 posenc's threads follow torch.get_num_threads() (posenc.set_default_context
 overrides it).
@@ -33,6 +35,7 @@ import functools
 import torch
 
 from . import beit, botnet, sam, swin
+from ._original import OWN_FORWARD, is_patched, original_forward
 
 PatchedModule = collections.namedtuple("PatchedModule", "name kind")
 
@@ -46,7 +49,7 @@ KNOWN = {
 }
 _IMPLEMENTATIONS = {"sam_attention": sam, "bottleneck_attention": botnet,
                     "swin_attention": swin, "beit_attention": beit}
-_DTYPES = (None, torch.float32, torch.bfloat16)
+_DTYPES = (None, torch.float32, torch.bfloat16)  # patch's dtype; inputs: all but None
 
 
 class PatchError(ValueError):
@@ -75,12 +78,15 @@ def _needs_autograd(module, inputs):
         any(p.requires_grad for p in module.parameters())
 
 
-def _forward(module, implementation, dtype, x, *args, **kwargs):
+def _forward(module, kind, dtype, x, *args, **kwargs):
     """The patched forward; the extra arguments are those of the module's own
-    (Swin's mask, BEiT's shared_rel_pos_bias)."""
-    if module.training or _needs_autograd(module, (x,) + args + tuple(kwargs.values())):
-        return module._posenc_original_forward(x, *args, **kwargs)
-    return implementation.forward(module, dtype, x, *args, **kwargs)
+    (Swin's mask, BEiT's shared_rel_pos_bias). Plain arguments only (the
+    kind, not its implementation's Python module), so that a patched model
+    can be copied, pickled and saved."""
+    if module.training or not x.is_cpu or x.dtype not in _DTYPES or \
+            _needs_autograd(module, (x,) + args + tuple(kwargs.values())):
+        return original_forward(module)(x, *args, **kwargs)
+    return _IMPLEMENTATIONS[kind].forward(module, dtype, x, *args, **kwargs)
 
 
 def patch(model, dtype=None):
@@ -91,19 +97,18 @@ def patch(model, dtype=None):
         raise ValueError(f"dtype: {dtype} is not None, torch.float32 or torch.bfloat16")
     found, refused = [], []
     for name, module, kind in known_modules(model):
-        if hasattr(module, "_posenc_original_forward"):
+        if is_patched(module):
             continue
-        implementation = _IMPLEMENTATIONS[kind]
-        reason = implementation.cannot_reproduce(module)
+        reason = _IMPLEMENTATIONS[kind].cannot_reproduce(module)
         if reason:
             refused.append((name or type(module).__name__, f"{kind}: {reason}"))
-        found.append((name, module, kind, implementation))
+        found.append((name, module, kind))
     if refused:
         raise PatchError(refused)
-    for name, module, kind, implementation in found:
-        module._posenc_original_forward = module.forward
-        module.forward = functools.partial(_forward, module, implementation, dtype)
-    return [PatchedModule(name, kind) for name, _, kind, _ in found]
+    for name, module, kind in found:
+        setattr(module, OWN_FORWARD, module.__dict__.get("forward"))
+        module.forward = functools.partial(_forward, module, kind, dtype)
+    return [PatchedModule(name, kind) for name, _, kind in found]
 
 
 def unpatch(model):
@@ -111,8 +116,10 @@ def unpatch(model):
     returns how many."""
     count = 0
     for module in model.modules():
-        if hasattr(module, "_posenc_original_forward"):
-            del module.forward  # the instance attribute: the class's forward again
-            del module._posenc_original_forward
+        if is_patched(module):
+            own = module.__dict__.pop(OWN_FORWARD)
+            del module.forward
+            if own is not None:
+                module.forward = own
             count += 1
     return count

@@ -10,6 +10,7 @@ give the q/k head size and qkv.weight's other rows v's.
 import torch
 
 from . import _ops
+from ._original import original_forward
 
 
 def cannot_reproduce(module):
@@ -24,7 +25,7 @@ def forward(module, dtype, x):
     batch, channels, height, width = x.shape
     pos = module.pos_embed
     if (height, width) != (pos.height, pos.width):
-        return module._posenc_original_forward(x)
+        return original_forward(module)(x)
     run_dtype = dtype or x.dtype
     weight = module.qkv.weight.reshape(module.qkv.weight.shape[0], channels)
     bias = module.qkv.bias
