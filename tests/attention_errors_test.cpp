@@ -148,6 +148,40 @@ TEST_F(AttentionErrors, TablesMustMatchTheBias) {
   EXPECT_EQ(call(), POSENC_OK) << posenc_last_error();
 }
 
+// map_height, map_width and max_distance are refused where the bias does
+// not read them, not ignored; relative values read max_distance.
+TEST_F(AttentionErrors, FieldsTheBiasDoesNotRead) {
+  const auto without_table = [&](posenc_attention_bias bias) {
+    d_.bias = bias;
+    if (bias == POSENC_BIAS_NONE) t_.table = nullptr;
+  };
+  for (posenc_attention_bias bias : {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE}) {
+    without_table(bias);
+    d_.map_height = -3;
+    d_.map_width = -7;
+    EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->map_height"));
+    without_table(bias);
+    d_.map_height = 2;
+    d_.map_width = 3;
+    EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->map_height"));
+    without_table(bias);
+    d_.max_distance = 5;
+    EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->max_distance"));
+  }
+  d_.bias = POSENC_BIAS_RELATIVE_2D;
+  d_.map_height = 2;
+  d_.map_width = 3;
+  t_.table = nullptr;
+  t_.table_h = t_.table_w = table_.data();
+  d_.max_distance = 1;
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->max_distance"));
+  without_table(POSENC_BIAS_NONE);
+  d_.relative_values = 1;
+  d_.max_distance = 2;
+  t_.value_table = table_.data();
+  EXPECT_EQ(call(), POSENC_OK) << posenc_last_error();
+}
+
 TEST_F(AttentionErrors, Aliasing) {
   t_.out = q_.data();
   EXPECT_TRUE(fails_with(call(), POSENC_ERROR_ALIASING, "tensors->out"));

@@ -237,23 +237,75 @@ TEST_P(AttentionMask, FullyMaskedRowsAreZero) {
 }
 
 // The mask is the softmax's input: with scale far from 1/sqrt(d), large
-// finite entries (an ALiBi-like slope) and scale <= 0 (no scale left to the
-// softmax), out = softmax(scale q k^T + bias + mask) v still.
+// finite entries (an ALiBi-like slope), scale <= 0 and tiny scales (none
+// left to the softmax: 1 / 1e-40 overflows; once NaN rows), with the
+// position logits from scale*q or q, out = softmax(scale q k^T + bias +
+// mask) v still.
 TEST_P(AttentionMask, MaskIsInSoftmaxInputUnits) {
-  for (float scale : {0.05f, 3.0f, -0.5f, 0.0f}) {
-    posenc_attention_desc d = masked(1, 2, 20, 40, 16, 1, 2, 20);
-    d.scale = scale;
-    d.bias = POSENC_BIAS_RELATIVE_1D;
-    std::vector<float> mask(mask_count(d));
-    for (size_t r = 0; r < mask.size() / 40; ++r) {
-      for (int64_t j = 0; j < 40; ++j) {
-        mask[r * 40 + size_t(j)] = -0.75f * float(std::abs(int64_t(r % 20) - j));
+  for (float scale : {0.05f, 3.0f, -0.5f, 0.0f, 1e-40f, 1e-30f, 0x1p-25f, 0x1p-24f}) {
+    for (int scaled_q : {1, 0}) {
+      posenc_attention_desc d = masked(1, 2, 20, 40, 16, 1, 2, 20);
+      d.scale = scale;
+      d.bias = POSENC_BIAS_RELATIVE_1D;
+      d.bias_uses_scaled_q = scaled_q;
+      std::vector<float> mask(mask_count(d));
+      for (size_t r = 0; r < mask.size() / 40; ++r) {
+        for (int64_t j = 0; j < 40; ++j) {
+          mask[r * 40 + size_t(j)] = -0.75f * float(std::abs(int64_t(r % 20) - j));
+        }
+      }
+      const AttentionTensors inputs = masked_inputs(d, mask);
+      const std::vector<float> got = run(context(), inputs, false);
+      EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kF32Atol, kF32Rtol))
+          << "scale " << scale << ", bias_uses_scaled_q " << scaled_q;
+    }
+  }
+}
+
+// attention.h: below scale 1, -FLT_MAX (torch.finfo.min) overflows to -inf
+// when the mask is divided by scale, and masks as -inf does: the same
+// outputs, a row masked everywhere zeros.
+TEST_P(AttentionMask, LowestFloatMasksAsMinusInfinity) {
+  posenc_attention_desc d = masked(1, 2, 20, 40, 16, 1, 2, 20);
+  d.scale = 0.25f;
+  std::vector<float> with_inf(mask_count(d), 0.0f), with_lowest(mask_count(d), 0.0f);
+  for (size_t r = 0; r < with_inf.size() / 40; ++r) {
+    for (int64_t j = 0; j < 40; ++j) {
+      if (r % 20 == 7 || (j + int64_t(r)) % 3 == 0) {
+        with_inf[r * 40 + size_t(j)] = -kInf;
+        with_lowest[r * 40 + size_t(j)] = std::numeric_limits<float>::lowest();
       }
     }
-    const AttentionTensors inputs = masked_inputs(d, mask);
-    const std::vector<float> got = run(context(), inputs, false);
-    EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kF32Atol, kF32Rtol))
-        << "scale " << scale;
+  }
+  const std::vector<float> want = run(context(), masked_inputs(d, with_inf), false);
+  const std::vector<float> got = run(context(), masked_inputs(d, with_lowest), false);
+  ASSERT_EQ(got, want);
+  for (int64_t c = 0; c < 16; ++c) ASSERT_EQ(got[size_t(7 * 16 + c)], 0.0f) << c;
+}
+
+// Scale 0 in bf16 with -inf in the mask and 63 keys (bf16 scores 64 apart,
+// oneDNN's older gemm): softmax(mask) v, the same at 1 and 2 threads, with
+// a kv head's keys packed once for two query heads. Its output scale of 0
+// had left the scores unset: NaN heads on one thread.
+TEST_P(AttentionMask, ScaleZeroBf16) {
+  if (!bf16_runs(context())) GTEST_SKIP() << "oneDNN has no bf16 GEMM on this CPU";
+  posenc_attention_desc d = masked(1, 2, 5, 63, 16, 1, 1, 1);
+  d.dtype = POSENC_BF16;
+  d.kv_heads = 1;
+  d.scale = 0.0f;
+  std::vector<float> mask(mask_count(d));
+  for (size_t j = 0; j < mask.size(); ++j) mask[j] = j % 2 ? -kInf : 0.1f * float(j % 7);
+  const AttentionTensors inputs = masked_inputs(d, mask);
+  std::vector<float> first;
+  for (int threads : {1, 2}) {
+    const Context context(Isa(GetParam()), threads);
+    const std::vector<float> got = run(context.get(), inputs, false);
+    if (first.empty()) {
+      first = got;
+      EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kBf16Tol, kBf16Tol));
+    } else {
+      EXPECT_EQ(got, first) << threads << " threads";
+    }
   }
 }
 

@@ -299,12 +299,18 @@ TEST_F(AttentionSamErrors, Fields) {
   d_.relative_order = POSENC_RELATIVE_KEY_MINUS_QUERY;
   t_.table_h = t_.table_w = nullptr;
   EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->kv_map_height"));
-  d_.bias = POSENC_BIAS_RELATIVE_1D;
-  d_.relative_order = POSENC_RELATIVE_KEY_MINUS_QUERY;
-  d_.kv_map_height = d_.kv_map_width = 0;
-  d_.kv_len = 6;
-  t_.table_h = t_.table_w = nullptr;
-  t_.table = table_.data();
+  const auto relative_1d = [&] {
+    d_.bias = POSENC_BIAS_RELATIVE_1D;
+    d_.relative_order = POSENC_RELATIVE_KEY_MINUS_QUERY;
+    d_.kv_map_height = d_.kv_map_width = 0;
+    d_.kv_len = 6;
+    t_.table_h = t_.table_w = nullptr;
+    t_.table = table_.data();
+  };
+  relative_1d();
+  EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->map_height"));  // a map unread
+  relative_1d();
+  d_.map_height = d_.map_width = 0;
   EXPECT_EQ(posenc_attention(nullptr, &d_, &t_, nullptr, 0), POSENC_OK) << posenc_last_error();
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <cmath>
 #include <string>
 
 #include "c_enum_calls.h"
@@ -148,6 +149,17 @@ TEST_F(RopeErrors, ConfigFields) {
          c.scaling = POSENC_ROPE_SCALING_LINEAR;
          c.factor = 0;
        }},
+      {"factor",  // 1 / s overflows even in double: NaN rows, once
+       [](posenc_rope_config& c) {
+         c.scaling = POSENC_ROPE_SCALING_LINEAR;
+         c.factor = 5e-324;
+       }},
+      {"factor",
+       [](posenc_rope_config& c) {
+         c.scaling = POSENC_ROPE_SCALING_YARN;
+         c.original_max_positions = 16;
+         c.factor = 0x1p-65;
+       }},
       {"original_max_positions",
        [](posenc_rope_config& c) { c.scaling = POSENC_ROPE_SCALING_LLAMA3; }},
       {"sequence_length",
@@ -205,6 +217,21 @@ TEST_F(RopeErrors, ConfigFields) {
     double inv_freq[4];
     expect_rejected(posenc_rope_inverse_frequencies(&c, inv_freq, nullptr),
                     POSENC_ERROR_INVALID_ARGUMENT, b.field);
+  }
+}
+
+// The smallest factor taken keeps every angle finite up to the last
+// position taken without a cache.
+TEST_F(RopeErrors, SmallestFactorGivesFiniteRows) {
+  posenc_rope_config c = config_;
+  c.scaling = POSENC_ROPE_SCALING_LINEAR;
+  c.factor = 0x1p-64;
+  for (int64_t offset : {int64_t(0), (int64_t(1) << 53) - kTokens}) {
+    const posenc_rope_positions at{offset, nullptr, POSENC_ROPE_POSITIONS_INT32};
+    ASSERT_EQ(rope(c, &at), POSENC_OK) << posenc_last_error();
+    for (int64_t i = 0; i < kBatch * kTokens * kHeads * kDim; ++i) {
+      ASSERT_TRUE(std::isfinite(out_.data()[i])) << offset << ": " << i;
+    }
   }
 }
 

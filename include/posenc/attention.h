@@ -171,7 +171,11 @@
  * key-padding mask); mask_batch is 1, batch, or any m dividing batch, batch
  * item b reading mask b % m (Swin's shifted-window mask with the windows
  * folded into the batch). The mask is read in place, never broadcast into a
- * copy.
+ * copy. posenc divides the mask by scale where 2^-24 <= scale < 1 (the
+ * softmax applies it), so a finite value beyond FLT_MAX * scale in
+ * magnitude overflows: -FLT_MAX (torch.finfo(torch.float32).min, which
+ * some code pads with) masks a key as -inf does, and a row masked so
+ * everywhere is zeros (torch's fp32 softmax gives the mean of v there).
  *
  * Types: q, k, v and all tables are of `dtype` (F32, or BF16 as uint16_t
  * bit patterns); out is of out_dtype. With BF16 the GEMMs run in bf16 with
@@ -248,9 +252,9 @@ typedef struct posenc_attention_desc {
   int bias_uses_scaled_q; /* 0 or 1: position logits from scale*q (BoTNet as
                              bottleneck-transformer-pytorch writes it) or q */
   int64_t max_distance;   /* RELATIVE_1D and relative_values: 0 unclipped, else K >= 1;
-                             TABLE_1D: K >= 0; T5: T5's max_distance */
+                             TABLE_1D: K >= 0; T5: T5's max_distance; else 0 */
   int64_t map_height, map_width; /* RELATIVE_2D: X, Y with X*Y = q_len (and kv_len
-                                    without a key map); TABLE_2D: Wh, Ww */
+                                    without a key map); TABLE_2D: Wh, Ww; else 0 */
   int relative_values;    /* 0 or 1 */
   int64_t kv_heads;       /* 0 (= heads), or a divisor of heads */
   posenc_token_strides q_strides, k_strides, v_strides, out_strides; /* STRIDED only */
@@ -326,7 +330,8 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * the desc does not use, relative_values with RELATIVE_2D or a kind
  * without q, a field of those kinds out of range or set for another kind
  * (posenc/bias.h's rules, naming map_height and map_width for the window),
- * query_offsets with TABLE_2D, kv_heads not 0
+ * query_offsets with TABLE_2D, map_height, map_width or max_distance not 0
+ * with a bias (and no relative_values) that does not read them, kv_heads not 0
  * nor a divisor of heads, a negative value_head_dim, a negative stride or
  * a too short token stride, strides under BHTD or BTHD, relative_order or a
  * key map with a bias other than RELATIVE_2D, one of kv_map_height and

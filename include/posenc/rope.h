@@ -99,7 +99,7 @@ typedef struct posenc_rope_config {
   double base;                  /* theta: finite, > 0, != 1; default 10000 */
   int64_t grid_width;           /* 0 (default): 1D; W >= 1: 2D axial, see above */
   posenc_rope_scaling scaling;  /* default NONE */
-  double factor;                /* s > 0 (LINEAR, DYNAMIC_NTK, YARN, LLAMA3); default 1 */
+  double factor;                /* s >= 2^-64 (LINEAR, DYNAMIC_NTK, YARN, LLAMA3); default 1 */
   int64_t original_max_positions; /* L0 >= 1 (DYNAMIC_NTK, YARN, LLAMA3); default 0: unset */
   int64_t sequence_length;      /* L >= 1 (DYNAMIC_NTK); default 0: unset */
   double extrapolation_factor;  /* YARN, in [0, 1]; default 1 */

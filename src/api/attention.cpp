@@ -142,6 +142,11 @@ void validate_map_desc(const posenc_attention_desc& d) {
       invalid("desc->kv_map_height and desc->kv_map_width apply to RELATIVE_2D bias only: "
               "must be 0 with any other bias");
     }
+    if (d.bias != POSENC_BIAS_TABLE_2D && (d.map_height != 0 || d.map_width != 0)) {
+      invalid("desc->map_height and desc->map_width apply to RELATIVE_2D and TABLE_2D bias "
+              "only: must be 0 with any other bias (got " + std::to_string(d.map_height) +
+              " x " + std::to_string(d.map_width) + ")");
+    }
     return;
   }
   require_positive(d.map_height, "desc->map_height");
@@ -189,6 +194,14 @@ AttentionExtents validate_desc(const posenc_attention_desc& d) {
                {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D,
                 POSENC_BIAS_RELATIVE_2D, POSENC_BIAS_TABLE_2D, POSENC_BIAS_TABLE_1D,
                 POSENC_BIAS_T5, POSENC_BIAS_ALIBI});
+  // Refused where nothing reads it, not ignored (the kinds without q by
+  // posenc/bias.h's rules, which name the kind).
+  const bool checked = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values != 0 ||
+                       ops::is_position_bias(d.bias);
+  if (!checked && d.max_distance != 0) {
+    invalid("desc->max_distance applies to RELATIVE_1D, relative_values, TABLE_1D and T5 only: "
+            "must be 0 with this bias (got " + std::to_string(d.max_distance) + ")");
+  }
   validate_map_desc(d);
   validate_position_bias_fields(d);
   validate_mask_desc(d);

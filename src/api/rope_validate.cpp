@@ -11,9 +11,16 @@ namespace {
 // Far above any model's head (a few hundred); bounds the frequency tables.
 constexpr int64_t kMaxRotaryDim = int64_t(1) << 16;
 
+// The smallest scaling factor s: frequencies w_j / s (w_j <= 1) times
+// positions below 2^53 stay finite in fp32 (a subnormal s gave infinite
+// frequencies and NaN rows).
+constexpr double kMinFactor = 0x1p-64;
+
 void require_scaling_fields(const posenc_rope_config& c) {
   if (c.scaling == POSENC_ROPE_SCALING_NONE) return;
-  require_above(c.factor, 0.0, "factor", "0");
+  if (!std::isfinite(c.factor) || !(c.factor >= kMinFactor)) {
+    invalid("factor must be finite and >= 2^-64 (got " + std::to_string(c.factor) + ")");
+  }
   if (c.scaling == POSENC_ROPE_SCALING_LINEAR) return;
   require_positive(c.original_max_positions, "original_max_positions");
   const int64_t freq_dim = c.grid_width > 0 ? c.rotary_dim / 2 : c.rotary_dim;

@@ -174,7 +174,10 @@ std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
   const auto [a, b, c] = operand_descs(s);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (s.alpha != 1.0f) attr.set_output_scales(0, {s.alpha});
+  // Not 0: oneDNN 2.6's older gemm (gemm:jit) made with an output scale of
+  // 0 leaves C as it was (unset scratch: NaN rows of attention with scale
+  // 0); matmul() multiplies A B by 0 itself.
+  if (s.alpha != 1.0f && s.alpha != 0.0f) attr.set_output_scales(0, {s.alpha});
   if (s.accumulate) {
     dnnl::post_ops ops;
     ops.append_sum(1.0f);
@@ -543,9 +546,31 @@ void run_through_output_copy(const MatmulShape& shape, const MatmulShape& throug
   rows([&](uint8_t* kept, uint8_t* out) { std::memcpy(out, kept, row_bytes); });
 }
 
+// C[b] = 0 * C[b] over the m x n elements of `shape`'s output: 0, or NaN
+// where C holds Inf or NaN.
+void times_zero(const MatmulShape& shape, void* c) {
+  for (int64_t bi = 0; bi < shape.batch; ++bi) {
+    for (int64_t i = 0; i < shape.m; ++i) {
+      const int64_t row = bi * shape.batch_stride_c + i * shape.ldc;
+      for (int64_t j = 0; j < shape.n; ++j) {
+        if (shape.c_type == POSENC_BF16) {
+          uint16_t& x = static_cast<uint16_t*>(c)[row + j];
+          x = posenc_f32_to_bf16(0.0f * posenc_bf16_to_f32(x));
+        } else {
+          float& x = static_cast<float*>(c)[row + j];
+          x *= 0.0f;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
+  // Alpha 0: the primitive computes A B (create_matmul), times 0 here;
+  // accumulating, 0 * A B adds nothing and C stays as it is.
+  if (shape.alpha == 0.0f && shape.accumulate) return;
   prepare_outside_region(shape);
   if (binding.dry) return;
   if (needs_padded_output(shape)) {
@@ -554,6 +579,7 @@ void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
   } else {
     run_matmul(shape, a, b, c);
   }
+  if (shape.alpha == 0.0f) times_zero(shape, c);
 }
 
 GemmSlots::GemmSlots(int count) {

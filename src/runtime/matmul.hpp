@@ -5,6 +5,8 @@
 // stride ldb) or, with transpose_b, stored n x k (row stride ldb). Batch
 // strides of 0 broadcast A or B across the batch. C is fp32 unless c_type
 // says bf16; A and B share a_type (fp32 or bf16), accumulation is fp32.
+// Alpha 0 accumulating leaves C as it is (an Inf or NaN of A B is not
+// carried into it).
 //
 // With b_packed (batch 1 only), b is instead B in oneDNN's own blocked
 // layout for the GEMM, written by pack_b (for GEMMs that reuse one B, such as one head's keys for

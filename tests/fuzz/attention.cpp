@@ -256,8 +256,13 @@ void fuzz_attention(FuzzInput& in) {
   desc.layout = posenc_attention_layout(in.choice(4));
   desc.kv_heads = draw_kv_heads(in, heads, invalid);
   desc.query_offset = int64_t(in.byte() % 16) - 4;
-  desc.max_distance = in.byte() % 8;
   desc.relative_values = in.choice(2);
+  // Read by RELATIVE_1D, the relative values and the kinds without q (their
+  // own rules below); for the others mostly 0, else refused.
+  const bool reads_max_distance =
+      desc.bias == POSENC_BIAS_RELATIVE_1D || desc.relative_values || no_q;
+  desc.max_distance = reads_max_distance || in.choice(8) == 0 ? in.byte() % 8 : 0;
+  if (!reads_max_distance && desc.max_distance != 0) ++invalid;
   desc.dtype = dtype(in, invalid);
   desc.out_dtype = dtype(in, invalid);
   desc.scale = scale(in, desc.scale, invalid);

@@ -42,13 +42,19 @@ int64_t AttentionMask::row_start(int64_t b, int64_t h, int64_t i, int64_t kv_len
   return (((b % batch) * heads + (heads == 1 ? 0 : h)) * q_len + (q_len == 1 ? 0 : i)) * kv_len;
 }
 
+// The smallest scale the softmax applies: mask and bias values are divided
+// by it first (times 2^24 at most: finite for values up to 2e31, where
+// 1 / 1e-40 alone overflows). Smaller scales, like 0 and negative ones,
+// are oneDNN's output scale of q k^T (qk_alpha).
+constexpr float kMinSoftmaxScale = 0x1p-24f;
+
 void set_scales(AttentionProblem& p, float scale, bool bias_uses_scaled_q) {
-  p.softmax_scale = scale > 0.0f ? scale : 1.0f;
+  p.softmax_scale = scale >= kMinSoftmaxScale ? scale : 1.0f;
   p.qk_alpha = scale / p.softmax_scale;
   p.bias_alpha = (bias_uses_scaled_q ? scale : 1.0f) / p.softmax_scale;
   // The mask is in softmax-input units: mask / softmax_scale here, which the
-  // softmax multiplies back (to fp32 rounding; exactly for scale <= 0 or a
-  // power of 2).
+  // softmax multiplies back (to fp32 rounding; exactly below
+  // kMinSoftmaxScale or for a power of 2).
   p.mask_alpha = 1.0f / p.softmax_scale;
 }
 
