@@ -295,8 +295,8 @@ const std::vector<OpCase>& op_cases() {
       posenc_attention_desc_init(&d, 2, 3, 42, 42, 16);
       d.bias = bias;
       d.causal = bias == POSENC_BIAS_RELATIVE_1D;
-      d.map_height = 6;
-      d.map_width = 7;
+      d.map_height = bias == POSENC_BIAS_RELATIVE_2D ? 6 : 0;
+      d.map_width = bias == POSENC_BIAS_RELATIVE_2D ? 7 : 0;
       const std::string name = std::string("attention_") +
                                (bias == POSENC_BIAS_NONE        ? "plain"
                                 : bias == POSENC_BIAS_RELATIVE_1D ? "1d_causal"
