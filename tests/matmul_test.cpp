@@ -132,41 +132,43 @@ TEST(Matmul, AlphaZeroWritesZeros) {
   for (posenc_dtype type : {POSENC_F32, POSENC_BF16}) {
     for (int64_t n : {17, 63, 64}) {
       for (bool accumulate : {false, true}) {
-        SCOPED_TRACE(testing::Message() << "type " << type << " n " << n << " accumulate "
-                                        << accumulate);
-        MatmulShape s;
-        s.m = 5;
-        s.n = n;
-        s.k = 16;
-        s.lda = s.ldb = s.k;
-        s.ldc = 64;
-        s.transpose_b = true;
-        s.ab_type = type;
-        s.alpha = 0.0f;
-        s.accumulate = accumulate;
-        std::vector<float> a = random_floats(size_t(s.m * s.k), 7);
-        a[size_t(2 * s.k + 3)] = std::numeric_limits<float>::infinity();  // row 2: Inf . b
-        const std::vector<float> b = random_floats(size_t(s.n * s.k), 8);
-        const std::vector<uint16_t> a16 = to_bf16(a), b16 = to_bf16(b);
-        std::vector<float> c(size_t(s.m * s.ldc), accumulate ? 0.5f : kNan);
-        try {
-          matmul(s, type == POSENC_BF16 ? static_cast<const void*>(a16.data()) : a.data(),
-                 type == POSENC_BF16 ? static_cast<const void*>(b16.data()) : b.data(),
-                 c.data());
-        } catch (const std::exception& e) {
-          GTEST_SKIP() << "no bf16 GEMM on this CPU: " << e.what();
-        }
-        for (int64_t i = 0; i < s.m; ++i) {
-          for (int64_t j = 0; j < s.ldc; ++j) {
-            const float got = c[size_t(i * s.ldc + j)];
-            if (accumulate) {
-              ASSERT_EQ(got, 0.5f) << i << ", " << j;
-            } else if (j >= n) {
-              ASSERT_TRUE(std::isnan(got)) << "past n: " << i << ", " << j;
-            } else if (i == 2) {
-              ASSERT_TRUE(std::isnan(got)) << j;
-            } else {
-              ASSERT_EQ(got, 0.0f) << i << ", " << j;
+        // Dense rows too: bf16 ones of 49 to 63 columns go through a padded copy.
+        for (int64_t ldc : {int64_t(64), n}) {
+          SCOPED_TRACE(testing::Message() << "type " << type << " n " << n << " accumulate "
+                                          << accumulate << " ldc " << ldc);
+          MatmulShape s;
+          s.m = 5;
+          s.n = n;
+          s.k = 16;
+          s.lda = s.ldb = s.k;
+          s.ldc = ldc;
+          s.transpose_b = true;
+          s.ab_type = type;
+          s.alpha = 0.0f;
+          s.accumulate = accumulate;
+          std::vector<float> a = random_floats(size_t(s.m * s.k), 7);
+          a[size_t(2 * s.k + 3)] = std::numeric_limits<float>::infinity();  // row 2: Inf . b
+          const std::vector<float> b = random_floats(size_t(s.n * s.k), 8);
+          const std::vector<uint16_t> a16 = to_bf16(a), b16 = to_bf16(b);
+          std::vector<float> c(size_t(s.m * s.ldc), accumulate ? 0.5f : kNan);
+          try {
+            matmul(s, type == POSENC_BF16 ? static_cast<const void*>(a16.data()) : a.data(),
+                   type == POSENC_BF16 ? static_cast<const void*>(b16.data()) : b.data(), c.data());
+          } catch (const std::exception& e) {
+            GTEST_SKIP() << "no bf16 GEMM on this CPU: " << e.what();
+          }
+          for (int64_t i = 0; i < s.m; ++i) {
+            for (int64_t j = 0; j < s.ldc; ++j) {
+              const float got = c[size_t(i * s.ldc + j)];
+              if (accumulate) {
+                ASSERT_EQ(got, 0.5f) << i << ", " << j;
+              } else if (j >= n) {
+                ASSERT_TRUE(std::isnan(got)) << "past n: " << i << ", " << j;
+              } else if (i == 2) {
+                ASSERT_TRUE(std::isnan(got)) << j;
+              } else {
+                ASSERT_EQ(got, 0.0f) << i << ", " << j;
+              }
             }
           }
         }

@@ -92,8 +92,7 @@ def _expect_q_tables(desc, views, query_offsets):
     View) against the sizes posenc_attention reads them by: the rows of
     attention.h, head_dim columns (value_head_dim for value_table), the
     query heads of per-head tables, all shared or all per head."""
-    unclipped = desc.max_distance == 0
-    if unclipped:
+    if desc.max_distance == 0:  # unclipped
         offset = desc.query_offset
         if query_offsets is not None and len(query_offsets) > 0:
             offset = int(query_offsets.max())

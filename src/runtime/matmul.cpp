@@ -574,11 +574,12 @@ void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
   prepare_outside_region(shape);
   if (binding.dry) return;
   if (needs_padded_output(shape)) {
-    // Its output rows padded to 64 columns, a width oneDNN gets right.
+    // Its output rows padded to 64 columns, a width oneDNN gets right (that
+    // GEMM's own matmul() multiplies by an alpha of 0).
     run_through_output_copy(shape, padded_shape(shape), a, b, c);
-  } else {
-    run_matmul(shape, a, b, c);
+    return;
   }
+  run_matmul(shape, a, b, c);
   if (shape.alpha == 0.0f) times_zero(shape, c);
 }
 

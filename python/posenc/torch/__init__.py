@@ -35,7 +35,7 @@ import functools
 import torch
 
 from . import beit, botnet, sam, swin
-from ._original import OWN_FORWARD, is_patched, original_forward
+from ._original import is_patched, original_forward, remember, restore
 
 PatchedModule = collections.namedtuple("PatchedModule", "name kind")
 
@@ -49,7 +49,8 @@ KNOWN = {
 }
 _IMPLEMENTATIONS = {"sam_attention": sam, "bottleneck_attention": botnet,
                     "swin_attention": swin, "beit_attention": beit}
-_DTYPES = (None, torch.float32, torch.bfloat16)  # patch's dtype; inputs: all but None
+_INPUT_DTYPES = (torch.float32, torch.bfloat16)  # what posenc takes
+_DTYPES = (None,) + _INPUT_DTYPES  # patch's dtype argument
 
 
 class PatchError(ValueError):
@@ -83,7 +84,7 @@ def _forward(module, kind, dtype, x, *args, **kwargs):
     (Swin's mask, BEiT's shared_rel_pos_bias). Plain arguments only (the
     kind, not its implementation's Python module), so that a patched model
     can be copied, pickled and saved."""
-    if module.training or not x.is_cpu or x.dtype not in _DTYPES or \
+    if module.training or not x.is_cpu or x.dtype not in _INPUT_DTYPES or \
             _needs_autograd(module, (x,) + args + tuple(kwargs.values())):
         return original_forward(module)(x, *args, **kwargs)
     return _IMPLEMENTATIONS[kind].forward(module, dtype, x, *args, **kwargs)
@@ -106,7 +107,7 @@ def patch(model, dtype=None):
     if refused:
         raise PatchError(refused)
     for name, module, kind in found:
-        setattr(module, OWN_FORWARD, module.__dict__.get("forward"))
+        remember(module)
         module.forward = functools.partial(_forward, module, kind, dtype)
     return [PatchedModule(name, kind) for name, _, kind in found]
 
@@ -117,9 +118,6 @@ def unpatch(model):
     count = 0
     for module in model.modules():
         if is_patched(module):
-            own = module.__dict__.pop(OWN_FORWARD)
-            del module.forward
-            if own is not None:
-                module.forward = own
+            restore(module)
             count += 1
     return count
