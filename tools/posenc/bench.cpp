@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "arguments.hpp"
 #include "cases/table.hpp"
 #include "cases/timing/machine.hpp"
 #include "cases/timing/metrics.hpp"
@@ -26,51 +26,72 @@ struct Options {
   std::string filter;  // substrings of "op shape", comma-separated
   std::string tag = "bench";
   int repeats = 7;
+  bool help = false;
 };
 
-bool parse(int argc, char** argv, Options& o) {
+const char* const kUsage =
+    "usage: posenc bench [--json] [--isa avx512|avx2|baseline|neon] [--filter TEXT[,TEXT...]] "
+    "[--tag bench|demo|check] [--repeats N]";
+
+Options parse(int argc, char** argv) {
+  Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--json") {
-      o.json = true;
-    } else if ((arg == "--isa" || arg == "--filter" || arg == "--tag" || arg == "--repeats") &&
-               i + 1 < argc) {
-      const char* value = argv[++i];
-      if (arg == "--isa") o.isa = value;
-      if (arg == "--filter") o.filter = value;
-      if (arg == "--tag") o.tag = value;
-      if (arg == "--repeats") o.repeats = std::max(1, std::atoi(value));
-    } else {
-      std::fprintf(stderr,
-                   "usage: posenc bench [--json] [--isa avx512|avx2|baseline|neon] "
-                   "[--filter TEXT[,TEXT...]] [--tag bench|demo|check] [--repeats N]\n");
-      return false;
+    if (arg == "--json" || arg == "-h" || arg == "--help") {
+      (arg == "--json" ? o.json : o.help) = true;
+      continue;
     }
+    if (arg != "--isa" && arg != "--filter" && arg != "--tag" && arg != "--repeats") {
+      throw BadArgument("unexpected argument '" + arg + "'\n" + kUsage);
+    }
+    if (i + 1 == argc) throw BadArgument(arg + ": missing value\n" + kUsage);
+    const std::string value = argv[++i];
+    if (arg == "--isa") o.isa = value;
+    if (arg == "--filter") o.filter = value;
+    if (arg == "--tag") {
+      if (value != "bench" && value != "demo" && value != "check") {
+        throw BadArgument("--tag: expected bench, demo or check, got '" + value + "'");
+      }
+      o.tag = value;
+    }
+    if (arg == "--repeats") o.repeats = int(parse_int(arg, value, 1, 1000000));
   }
-  return true;
+  return o;
+}
+
+// A context for the path named by --isa, or for each runnable path.
+std::vector<Context> bench_contexts(const std::string& isa_option) {
+  std::vector<Context> contexts;
+  if (isa_option.empty()) {
+    for (posenc_isa isa : runnable_isas()) contexts.emplace_back(Isa(isa));
+    return contexts;
+  }
+  try {
+    posenc_isa wanted;
+    check(posenc_isa_from_name(isa_option.c_str(), &wanted));
+    contexts.emplace_back(Isa(wanted));
+  } catch (const Error& e) {
+    throw BadArgument(std::string("--isa: ") + e.what());
+  }
+  return contexts;
 }
 
 }  // namespace
 
 int run_bench(int argc, char** argv) {
-  Options options;
-  if (!parse(argc, argv, options)) return 2;
-  std::vector<Context> contexts;
-  try {
-    if (!options.isa.empty()) {
-      posenc_isa wanted;
-      check(posenc_isa_from_name(options.isa.c_str(), &wanted));
-      contexts.emplace_back(Isa(wanted));
-    } else {
-      for (posenc_isa isa : runnable_isas()) contexts.emplace_back(Isa(isa));
-    }
-  } catch (const Error& e) {
-    std::fprintf(stderr, "posenc bench: %s\n", e.what());
-    return 2;
+  const Options options = parse(argc, argv);
+  if (options.help) {
+    std::puts(kUsage);
+    return 0;
   }
-  const cases::MachineFigures& machine = cases::machine_figures();
   const std::vector<cases::Case> selected =
       cases::select(cases::all_cases(), options.tag, options.filter);
+  if (selected.empty()) {
+    throw BadArgument("--filter: '" + options.filter + "' matches no case tagged '" + options.tag +
+                      "'");
+  }
+  const std::vector<Context> contexts = bench_contexts(options.isa);
+  const cases::MachineFigures& machine = cases::machine_figures();
   const cases::ColumnWidths widths = cases::column_widths(selected, cases::Size::full);
   const int threads = omp_get_max_threads();  // the references' and the cases' default
   if (options.json) {

@@ -2,6 +2,7 @@
 // the reference loops. A case the CPU cannot run is reported as skipped.
 #include <cstdio>
 
+#include "arguments.hpp"
 #include "cases/table.hpp"
 #include "commands.hpp"
 #include "posenc/core.hpp"
@@ -9,7 +10,8 @@
 
 namespace posenc::cli {
 
-int run_check(int, char**) {
+int run_check(int argc, char** argv) {
+  require_no_arguments(argc, argv);
   using cases::Size;
   const std::vector<cases::Case> checks = cases::select(cases::all_cases(), "check", "");
   const cases::ColumnWidths widths = cases::column_widths(checks, Size::test);
@@ -21,8 +23,8 @@ int run_check(int, char**) {
       const cases::Checked checked =
           cases::check_problem(c.make(Size::test), c.tolerance, context.get());
       checked.passed() ? ++passes : checked.skipped() ? ++skips : ++failures;
-      std::printf("%s", cases::check_row(c, Size::test, posenc_isa_name(isa), checked, widths)
-                            .c_str());
+      std::printf("%s",
+                  cases::check_row(c, Size::test, posenc_isa_name(isa), checked, widths).c_str());
     }
   }
   std::printf("\n%d passed, %d failed, %d skipped\n", passes, failures, skips);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "arguments.hpp"
 #include "cases/table.hpp"
 #include "cases/timing/machine.hpp"
 #include "commands.hpp"
@@ -59,7 +60,8 @@ void run_timed(const std::vector<Case>& family) {
 
 }  // namespace
 
-int run_demo(int, char**) {
+int run_demo(int argc, char** argv) {
+  require_no_arguments(argc, argv);
   std::printf("posenc %s demo on built-in inputs; ISA paths:", posenc_version());
   for (posenc_isa isa : runnable_isas()) std::printf(" %s", posenc_isa_name(isa));
   std::printf("\n");

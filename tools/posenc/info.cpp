@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "arguments.hpp"
 #include "commands.hpp"
 #include "posenc/posenc.h"
 #include "runtime/compiled_isas.hpp"
@@ -11,7 +12,8 @@
 
 namespace posenc::cli {
 
-int run_info(int, char**) {
+int run_info(int argc, char** argv) {
+  require_no_arguments(argc, argv);
   std::printf("posenc %s\n\nISA paths of this build and CPU:\n", posenc_version());
   for (posenc_isa isa : kCompiledIsas) {
     int available = 0;

@@ -3,12 +3,13 @@
 #include <cstring>
 #include <exception>
 
+#include "arguments.hpp"
 #include "commands.hpp"
 
 namespace {
 
-void print_usage() {
-  std::puts(
+void print_usage(std::FILE* to) {
+  std::fputs(
       "usage: posenc <command> [options]\n"
       "\n"
       "commands:\n"
@@ -23,7 +24,8 @@ void print_usage() {
       "          positions, relative logits, the 2D relative bias (see viz --help)\n"
       "\n"
       "environment: POSENC_MAX_ISA=avx512|avx2|baseline|neon caps posenc and\n"
-      "oneDNN; OMP_NUM_THREADS sets the default thread count.");
+      "oneDNN; OMP_NUM_THREADS sets the default thread count.\n",
+      to);
 }
 
 using Command = int (*)(int argc, char** argv);
@@ -41,20 +43,24 @@ Command find_command(const char* name) {
 
 int main(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
-    print_usage();
+    print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
   const char* name = argv[1];
   const Command command = find_command(name);
   if (command == nullptr) {
     std::fprintf(stderr, "posenc: unknown command '%s'\n\n", name);
-    print_usage();
+    print_usage(stderr);
     return 2;
   }
-  // A failure a command does not handle itself (posenc::Error names the
-  // function and the argument) ends it with the message, not an abort.
+  // A bad argument ends the command with status 2; a failure it does not
+  // handle itself (posenc::Error names the function and the argument) with
+  // status 1; both print the message, neither aborts.
   try {
     return command(argc - 1, argv + 1);
+  } catch (const posenc::cli::BadArgument& e) {
+    std::fprintf(stderr, "posenc %s: %s\n", name, e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "posenc %s: %s\n", name, e.what());
     return 1;

@@ -14,16 +14,9 @@ namespace posenc::cli {
 
 int run_viz(int argc, char** argv) {
   VizOptions options;
-  std::string message;
-  switch (parse_viz_options(argc, argv, options, message)) {
-    case VizParse::help:
-      print_viz_help();
-      return 0;
-    case VizParse::error:
-      std::fprintf(stderr, "posenc viz: %s\n", message.c_str());
-      return 2;
-    case VizParse::run:
-      break;
+  if (!parse_viz_options(argc, argv, options)) {
+    print_viz_help();
+    return 0;
   }
   try {
     std::filesystem::create_directories(options.out_dir);

@@ -1,36 +1,21 @@
 #include "viz_options.hpp"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <stdexcept>
+
+#include "arguments.hpp"
 
 namespace posenc::cli {
 namespace {
 
 const std::set<std::string> kGroups = {"table", "similarity", "logits", "bias"};
 
-struct BadOption : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-int64_t parse_int(const std::string& option, const std::string& text, int64_t lo, int64_t hi) {
-  errno = 0;
-  char* end = nullptr;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno != 0 || value < lo || value > hi) {
-    throw BadOption(option + ": expected an integer in [" + std::to_string(lo) + ", " +
-                    std::to_string(hi) + "], got '" + text + "'");
-  }
-  return value;
-}
-
 double parse_base(const std::string& text) {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0' || !std::isfinite(value) || value <= 0 || value == 1) {
-    throw BadOption("--base: expected a finite number > 0 other than 1, got '" + text + "'");
+    throw BadArgument("--base: expected a finite number > 0 other than 1, got '" + text + "'");
   }
   return value;
 }
@@ -38,7 +23,7 @@ double parse_base(const std::string& text) {
 void parse_pixel(const std::string& text, VizOptions& o) {
   const size_t comma = text.find(',');
   if (comma == std::string::npos) {
-    throw BadOption("--pixel: expected X,Y (row,column), got '" + text + "'");
+    throw BadArgument("--pixel: expected X,Y (row,column), got '" + text + "'");
   }
   o.pixel_x = parse_int("--pixel row", text.substr(0, comma), 0, 1 << 20);
   o.pixel_y = parse_int("--pixel column", text.substr(comma + 1), 0, 1 << 20);
@@ -50,8 +35,7 @@ void parse_only(const std::string& text, VizOptions& o) {
     const size_t comma = std::min(text.find(',', start), text.size());
     const std::string group = text.substr(start, comma - start);
     if (!kGroups.count(group)) {
-      throw BadOption("--only: unknown figure '" + group +
-                      "' (table, similarity, logits, bias)");
+      throw BadArgument("--only: unknown figure '" + group + "' (table, similarity, logits, bias)");
     }
     o.only.insert(group);
     start = comma + 1;
@@ -73,7 +57,7 @@ void apply(const std::string& name, const std::string& value, VizOptions& o) {
     o.base = parse_base(value);
   } else if (name == "--layout") {
     if (value != "interleaved" && value != "split") {
-      throw BadOption("--layout: expected interleaved or split, got '" + value + "'");
+      throw BadArgument("--layout: expected interleaved or split, got '" + value + "'");
     }
     o.layout = value == "split" ? POSENC_SINCOS_SPLIT : POSENC_SINCOS_INTERLEAVED;
   } else if (name == "--query") {
@@ -88,7 +72,7 @@ void apply(const std::string& name, const std::string& value, VizOptions& o) {
     o.rel_dim = parse_int(name, value, 1, 8192);
   } else if (name == "--queries") {
     if (value != "shared" && value != "independent") {
-      throw BadOption("--queries: expected shared or independent, got '" + value + "'");
+      throw BadArgument("--queries: expected shared or independent, got '" + value + "'");
     }
     o.independent_queries = value == "independent";
   } else if (name == "--seed") {
@@ -98,7 +82,7 @@ void apply(const std::string& name, const std::string& value, VizOptions& o) {
   } else if (name == "--table-dim") {
     o.table_dim = parse_int(name, value, 1, 1 << 20);
   } else {
-    throw BadOption("unknown option '" + name + "' (see posenc viz --help)");
+    throw BadArgument("unknown option '" + name + "' (see posenc viz --help)");
   }
 }
 
@@ -107,44 +91,39 @@ void apply(const std::string& name, const std::string& value, VizOptions& o) {
 void finish(VizOptions& o) {
   if (o.query < 0) o.query = o.length / 2;
   if (o.query >= o.length) {
-    throw BadOption("--query: " + std::to_string(o.query) + " is not below --length " +
-                    std::to_string(o.length));
+    throw BadArgument("--query: " + std::to_string(o.query) + " is not below --length " +
+                      std::to_string(o.length));
   }
   if (o.pixel_x < 0) o.pixel_x = o.height / 2;
   if (o.pixel_y < 0) o.pixel_y = o.width / 2;
   if (o.pixel_x >= o.height || o.pixel_y >= o.width) {
-    throw BadOption("--pixel: (" + std::to_string(o.pixel_x) + "," +
-                    std::to_string(o.pixel_y) + ") is outside the " + std::to_string(o.height) +
-                    "x" + std::to_string(o.width) + " map (--height, --width)");
+    throw BadArgument("--pixel: (" + std::to_string(o.pixel_x) + "," + std::to_string(o.pixel_y) +
+                      ") is outside the " + std::to_string(o.height) + "x" +
+                      std::to_string(o.width) + " map (--height, --width)");
   }
   if (o.table_path.empty() != (o.table_dim == 0)) {
-    throw BadOption("--table and --table-dim go together");
+    throw BadArgument("--table and --table-dim go together");
   }
 }
 
 }  // namespace
 
-VizParse parse_viz_options(int argc, char** argv, VizOptions& options, std::string& message) {
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string arg = argv[i];
-      if (arg == "-h" || arg == "--help") return VizParse::help;
-      const size_t equals = arg.find('=');
-      if (arg.rfind("--", 0) == 0 && equals != std::string::npos) {
-        apply(arg.substr(0, equals), arg.substr(equals + 1), options);
-      } else if (i + 1 < argc) {
-        apply(arg, argv[++i], options);
-      } else {
-        throw BadOption(arg.rfind("--", 0) == 0 ? arg + ": missing value"
+bool parse_viz_options(int argc, char** argv, VizOptions& options) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") return false;
+    const size_t equals = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && equals != std::string::npos) {
+      apply(arg.substr(0, equals), arg.substr(equals + 1), options);
+    } else if (i + 1 < argc) {
+      apply(arg, argv[++i], options);
+    } else {
+      throw BadArgument(arg.rfind("--", 0) == 0 ? arg + ": missing value"
                                                 : "unexpected argument '" + arg + "'");
-      }
     }
-    finish(options);
-    return VizParse::run;
-  } catch (const BadOption& e) {
-    message = e.what();
-    return VizParse::error;
   }
+  finish(options);
+  return true;
 }
 
 void print_viz_help() {

@@ -28,11 +28,9 @@ struct VizOptions {
   int64_t table_dim = 0;
 };
 
-enum class VizParse { run, help, error };
-
-// Fills options from argv[1..argc); on error, message says which option and
-// why.
-VizParse parse_viz_options(int argc, char** argv, VizOptions& options, std::string& message);
+// Fills options from argv[1..argc): false where help was asked for;
+// BadArgument (arguments.hpp) names a bad option.
+bool parse_viz_options(int argc, char** argv, VizOptions& options);
 
 void print_viz_help();
 

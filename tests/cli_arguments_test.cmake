@@ -1,0 +1,36 @@
+# ctest script: every posenc command refuses a bad argument with status 2 and
+# a message naming it, before doing any work (bench measures nothing first).
+# Variables: POSENC (the CLI).
+# Each case: the arguments (separated by "|"), then "=>", then text the
+# message must contain.
+set(cases
+  "info|extra=>'extra'"
+  "demo|--x=>'--x'"
+  "check|--x=>'--x'"
+  "bench|--repeats|0=>--repeats"
+  "bench|--repeats|-1=>--repeats"
+  "bench|--repeats|1e3=>--repeats"
+  "bench|--repeats|99999999999999999999=>--repeats"
+  "bench|--repeats=>--repeats: missing value"
+  "bench|--tag|benchmark=>--tag"
+  "bench|--filter|no case has this=>--filter"
+  "bench|--tag|check|--filter|T2048 d128=>--filter"
+  "bench|--isa|avx3=>--isa"
+  "bench|--jsn=>'--jsn'"
+  "viz|--length|zero=>--length"
+  "nosuch=>'nosuch'")
+foreach(case IN LISTS cases)
+  string(FIND "${case}" "=>" arrow)
+  string(SUBSTRING "${case}" 0 ${arrow} arguments)
+  math(EXPR after "${arrow} + 2")
+  string(SUBSTRING "${case}" ${after} -1 expected)
+  string(REPLACE "|" ";" arguments "${arguments}")
+  execute_process(COMMAND ${POSENC} ${arguments} TIMEOUT 20
+                  RESULT_VARIABLE status OUTPUT_VARIABLE printed ERROR_VARIABLE error)
+  string(FIND "${error}" "${expected}" at)
+  if(NOT status EQUAL 2 OR at EQUAL -1 OR NOT printed STREQUAL "")
+    message(FATAL_ERROR "posenc ${arguments}: status ${status}, stderr '${error}', "
+                        "stdout '${printed}' (expected status 2, nothing printed, and "
+                        "'${expected}' in the message)")
+  endif()
+endforeach()
