@@ -115,9 +115,20 @@ def test_sam_add_decomposed_rel_pos_with_a_key_map(query_map, key_map):
             posenc.attention(q[None], k[None], v[None], **dict(options, map_size=None))
 
 
-def test_timm_sam_without_rel_pos_and_with_qk_norm():
+@pytest.mark.parametrize("dtype,tolerance", DTYPES)
+def test_timm_sam_without_rel_pos_and_with_qk_norm(dtype, tolerance):
     torch.manual_seed(0)
-    compare(timm_sam.Attention(32, num_heads=4, qk_norm=True), torch.randn(2, 3, 5, 32))
+    compare(timm_sam.Attention(32, num_heads=4, qk_norm=True), torch.randn(2, 3, 5, 32), dtype,
+            tolerance)
+
+
+def test_timm_sam_qk_norm_of_a_bf16_module_run_in_fp32():
+    """The norms run in the module's dtype before q and k take the run's."""
+    torch.manual_seed(0)
+    module = timm_sam.Attention(32, num_heads=4, qk_norm=True, use_rel_pos=True,
+                                input_size=(3, 5))
+    randomize_position_tables(module)
+    compare(module.bfloat16(), torch.randn(2, 3, 5, 32).bfloat16(), torch.float32, 2e-2)
 
 
 @pytest.mark.parametrize("dtype,tolerance", DTYPES)
@@ -157,6 +168,27 @@ def test_bottleneck_attention_qk_ratio(qk_ratio, stride, qkv_bias, dtype, tolera
     if qkv_bias:
         torch.nn.init.normal_(module.qkv.bias)
     compare(module, torch.randn(2, 24, 5, 7), dtype, tolerance, expect=["bottleneck_attention"])
+
+
+def test_bottleneck_attention_qkv_that_is_not_a_plain_convolution():
+    """posenc runs qkv from its weight and bias: a Conv2d subclass (timm's
+    weight-standardized StdConv2d) is refused; hooks given after patching
+    (weight_norm's, recomputing the weight) send the call to timm's forward."""
+    torch.manual_seed(0)
+    module = timm_botnet.BottleneckAttn(16, 32, feat_size=(4, 6), num_heads=2).eval()
+    module.qkv = timm.layers.StdConv2d(16, module.qkv.out_channels, 1, bias=False)
+    with pytest.raises(posenc_torch.PatchError, match="qkv \\(StdConv2d\\) is not a plain"):
+        posenc_torch.patch(module)
+    module = timm_botnet.BottleneckAttn(16, 32, feat_size=(4, 6), num_heads=2).eval()
+    x = torch.randn(2, 16, 4, 6)
+    posenc_torch.patch(module)
+    torch.nn.utils.weight_norm(module.qkv)
+    with torch.no_grad():
+        module.qkv.weight_g.mul_(2.0)
+        actual = module(x)
+        posenc_torch.unpatch(module)
+        expected = module(x)
+    assert torch.equal(actual, expected)
 
 
 def test_botnet26t_model():
@@ -215,6 +247,19 @@ def test_timm_beit_model(shared, dtype, tolerance):
     randomize_bias_tables(model)
     replaced = compare(model, torch.randn(2, 3, 48, 48), dtype, tolerance)
     assert [r.kind for r in replaced] == ["beit_attention"] * 2
+
+
+@pytest.mark.parametrize("shape", [(13,), (13, 13), (4, 13, 13), (2, 4, 13, 13)])
+def test_beit_shared_bias_broadcast_as_timm_adds_it(shape):
+    torch.manual_seed(0)
+    module = randomize_bias_tables(timm_beit.Attention(32, num_heads=4, qkv_bias=True,
+                                                       window_size=(3, 4))).eval()
+    x, shared = torch.randn(2, 13, 32), torch.randn(shape)
+    with torch.no_grad():
+        expected = module(x, shared_rel_pos_bias=shared)
+        posenc_torch.patch(module)
+        actual = module(x, shared_rel_pos_bias=shared)
+    assert (actual - expected).abs().max().item() <= 1e-5 * expected.abs().max().item()
 
 
 def test_refuses_what_it_cannot_reproduce_and_patches_nothing():

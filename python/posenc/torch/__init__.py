@@ -10,8 +10,9 @@ imported here):
   without use_rel_pos) and segment_anything's modeling.image_encoder.Attention:
   kind "sam_attention" (posenc_attention, 2D relative bias);
 - timm's layers.bottleneck_attn.BottleneckAttn (both scale_pos_embed
-  settings, qkv_bias, stride 2, qk_ratio != 1): kind
-  "bottleneck_attention" (posenc_bottleneck);
+  settings, qkv_bias, stride 2, qk_ratio != 1; its qkv a plain 1x1
+  nn.Conv2d, run from its weight and bias): kind "bottleneck_attention"
+  (posenc_bottleneck);
 - timm's swin_transformer.WindowAttention (Swin v1: the learned bias table,
   the shifted windows' mask): kind "swin_attention";
 - timm's beit.Attention (its bias table with the class token's entries, or

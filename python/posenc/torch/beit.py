@@ -5,9 +5,9 @@ relative_position_bias_table[relative_position_index] over Wh*Ww patches and
 a class token (token 0), the table's last 3 rows the class token's (class to
 patch, patch to class, class to class): posenc's TABLE_2D with class_token.
 The qkv projection (q_bias, the zero k_bias and v_bias; qkv_bias_separate)
-runs as timm writes it. A shared_rel_pos_bias [heads, N, N] (the model's
-use_shared_rel_pos_bias) is added after the module's own bias: posenc's
-mask, read in place. timm's fused path (SDPA with the biases as attn_mask)
+runs as timm writes it. A shared_rel_pos_bias (the model's
+use_shared_rel_pos_bias: [heads, N, N]; any shape broadcast to [B, heads, N,
+N]) is added after the module's own bias: posenc's mask, read in place. timm's fused path (SDPA with the biases as attn_mask)
 and its explicit one compute the same.
 """
 import torch
@@ -25,7 +25,8 @@ def cannot_reproduce(module):
 
 
 def forward(module, dtype, x, shared_rel_pos_bias=None):
-    """The patched forward: x [B, N, C], shared_rel_pos_bias [heads, N, N] or None."""
+    """The patched forward: x [B, N, C], shared_rel_pos_bias broadcast to
+    [B, heads, N, N] or None."""
     batch, tokens, channels = x.shape
     run_dtype = dtype or x.dtype
     if module.q_bias is None:
@@ -45,8 +46,8 @@ def forward(module, dtype, x, shared_rel_pos_bias=None):
     if table is not None:
         table, window = table.to(run_dtype).contiguous(), list(module.window_size)
     mask = shared_rel_pos_bias
-    if mask is not None:
-        mask = (mask.unsqueeze(0) if mask.dim() == 3 else mask).contiguous()
+    if mask is not None:  # [N], [N, N], [heads, N, N] or 4D, broadcast as timm adds it
+        mask = mask[(None,) * (4 - mask.dim())].contiguous()
     out = _ops.attention_table_2d(q, k, v, table, window, table is not None, mask,
                                   module.scale, x.dtype)
     out = module.proj(out.reshape(batch, tokens, channels))

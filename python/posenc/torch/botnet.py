@@ -13,18 +13,32 @@ from . import _ops
 from ._original import original_forward
 
 
+def _qkv_is_plain(qkv):
+    """Whether qkv computes what its weight and bias say: an nn.Conv2d itself
+    (not a subclass such as timm's StdConv2d), 1x1, stride 1, no groups,
+    without hooks (weight_norm's among them) or a forward of its own."""
+    return type(qkv) is torch.nn.Conv2d and qkv.kernel_size == (1, 1) and \
+        qkv.stride == (1, 1) and qkv.padding == (0, 0) and qkv.groups == 1 and \
+        not qkv._forward_hooks and not qkv._forward_pre_hooks and "forward" not in vars(qkv)
+
+
 def cannot_reproduce(module):
     """Why posenc cannot run this module exactly, or None: every
     BottleneckAttn it can (both scale_pos_embed, qkv_bias, stride 2 and
-    any qk_ratio)."""
+    any qk_ratio) whose qkv is timm's plain 1x1 convolution, which posenc
+    runs from its weight and bias."""
+    if not _qkv_is_plain(module.qkv):
+        return (f"qkv ({type(module.qkv).__name__}) is not a plain 1x1 nn.Conv2d without hooks, "
+                "which posenc runs from its weight and bias")
     return None
 
 
 def forward(module, dtype, x):
-    """The patched forward; other map sizes go to timm's (which refuses them)."""
+    """The patched forward; other map sizes go to timm's (which refuses
+    them), and so does a qkv given hooks or replaced after patching."""
     batch, channels, height, width = x.shape
     pos = module.pos_embed
-    if (height, width) != (pos.height, pos.width):
+    if (height, width) != (pos.height, pos.width) or not _qkv_is_plain(module.qkv):
         return original_forward(module)(x)
     run_dtype = dtype or x.dtype
     weight = module.qkv.weight.reshape(module.qkv.weight.shape[0], channels)

@@ -41,12 +41,12 @@ def forward(module, dtype, x):
     tokens = height * width
     run_dtype = dtype or x.dtype
     qkv = module.qkv(x.reshape(batch, tokens, channels)).view(batch, tokens, 3, heads, head_dim)
-    if qkv.dtype != run_dtype:
-        qkv = qkv.to(run_dtype)
     q, k, v = qkv.unbind(2)  # [B, N, heads, d] views, token stride 3C
     q_norm, k_norm = getattr(module, "q_norm", None), getattr(module, "k_norm", None)
     if q_norm is not None and not isinstance(q_norm, torch.nn.Identity):
-        q, k = q_norm(q), k_norm(k)
+        q, k = q_norm(q), k_norm(k)  # in the module's dtype, as timm's
+    if qkv.dtype != run_dtype:
+        q, k, v = (t.to(run_dtype) for t in (q, k, v))
     table_h = table_w = None
     if module.use_rel_pos:
         table_h = _table(module.rel_pos_h, height, run_dtype)
