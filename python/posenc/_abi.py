@@ -5,6 +5,7 @@ Field for field as the headers declare them: C enums are `int`, sizes
 compares every struct's size and every field's offset with these.
 """
 import ctypes
+import operator
 
 c_enum = ctypes.c_int
 
@@ -35,6 +36,18 @@ def enum_value(table, name, argument):
         return table[name.lower()]
     except (KeyError, AttributeError):
         raise ValueError(f"{argument}: {name!r} is not one of {sorted(table)}") from None
+
+
+def integer(value, argument, bits=64):
+    """value as a C int64_t (or int of `bits`), or an error naming the
+    argument: ctypes would keep the low bits of a larger int without a word."""
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{argument}: expected an integer, got {type(value).__name__}") from None
+    if not -2**(bits - 1) <= value < 2**(bits - 1):
+        raise OverflowError(f"{argument}: {value} does not fit in int{bits}")
+    return value
 
 
 class RelativeOptions(ctypes.Structure):  # posenc_relative_options

@@ -22,6 +22,7 @@ def sinusoid_table(length, dim, start=0, base=10000.0, layout="interleaved", dty
     """[length, dim] sinusoid for positions start ..; dtype a torch dtype for a
     torch result (float32 or bfloat16), else a numpy float32 array."""
     o = _table_output(out, dtype, (length, dim))
+    start = _abi.integer(start, "start")
     check(lib.posenc_sinusoid_table(handle(context), length, dim, start, base,
                                     _layout(layout), o.dtype, o.ptr))
     return o.obj
@@ -40,6 +41,7 @@ def add_sinusoid(x, offset=0, base=10000.0, layout="interleaved", out=None, cont
     """x[B, T, D] + the sinusoid of positions offset ..; out=x works in place."""
     xv = _tensor.dense(x, "x", 3)
     o = _tensor.output(out, x, xv.shape, _abi.F32)
+    offset = _abi.integer(offset, "offset")
     check(lib.posenc_add_sinusoid(handle(context), *xv.shape, offset, base, _layout(layout),
                                   xv.ptr, o.ptr))
     return o.obj
@@ -52,6 +54,7 @@ def add_learned(x, table, offset=0, out=None, context=None):
     if tv.shape[1] != xv.shape[2]:
         raise ValueError(f"table: expected {xv.shape[2]} columns (x's), got {tv.shape[1]}")
     o = _tensor.output(out, x, xv.shape, _abi.F32)
+    offset = _abi.integer(offset, "offset")
     check(lib.posenc_add_learned(handle(context), *xv.shape, offset, tv.ptr, tv.shape[0],
                                  xv.ptr, o.ptr))
     return o.obj
@@ -63,6 +66,7 @@ def concat_sinusoid(x, pos_dim, offset=0, base=10000.0, layout="interleaved", ou
     xv = _tensor.dense(x, "x", 3)
     batch, tokens, x_dim = xv.shape
     o = _tensor.output(out, x, (batch, tokens, x_dim + pos_dim), _abi.F32)
+    offset = _abi.integer(offset, "offset")
     check(lib.posenc_concat_sinusoid(handle(context), batch, tokens, x_dim, pos_dim, offset,
                                      base, _layout(layout), xv.ptr, o.ptr))
     return o.obj

@@ -84,7 +84,8 @@ def _relative_2d_options(desc, relative_order, kv_map_size):
     desc.relative_order = _abi.enum_value(_abi.RELATIVE_ORDER, relative_order,
                                           "relative_order")
     if kv_map_size is not None:
-        desc.kv_map_height, desc.kv_map_width = kv_map_size
+        desc.kv_map_height, desc.kv_map_width = (_abi.integer(n, "kv_map_size")
+                                                 for n in kv_map_size)
 
 
 def _expect_q_tables(desc, views, query_offsets):
@@ -142,7 +143,7 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
                 raise ValueError("map_size: needed with kv_map_size")
             map_size = ((views["table_h"].shape[-2] + 1) // 2,
                         (views["table_w"].shape[-2] + 1) // 2)
-        desc.map_height, desc.map_width = map_size
+        desc.map_height, desc.map_width = (_abi.integer(n, "map_size") for n in map_size)
         _relative_2d_options(desc, relative_order, kv_map_size)
     elif relative_order != "key_minus_query" or kv_map_size is not None:
         raise ValueError("relative_order, kv_map_size: for bias 'relative_2d' only")
@@ -258,9 +259,10 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
                      for x, name in zip(views, ("q", "k", "v"))]
     desc.dtype, desc.out_dtype = qv.dtype, out_code
     desc.scale = 1.0 / math.sqrt(head_dim) if scale is None else scale
-    desc.causal, desc.query_offset = int(bool(causal)), query_offset
+    desc.causal, desc.query_offset = int(bool(causal)), _abi.integer(query_offset, "query_offset")
     desc.bias_uses_scaled_q = int(bool(bias_uses_scaled_q))
-    desc.max_distance, desc.kv_heads = max_distance or 0, kv_heads
+    desc.max_distance = _abi.integer(max_distance or 0, "max_distance")
+    desc.kv_heads = kv_heads
     desc.value_head_dim = 0 if value_head_dim == head_dim else value_head_dim
     tensors = _abi.AttentionTensors(q=views[0].ptr, k=views[1].ptr, v=views[2].ptr, out=ov.ptr)
 

@@ -78,7 +78,8 @@ def kind_fields(kind, table, heads=None, window=None, class_token=False, max_dis
             buckets = "num_buckets" if num_buckets is None else f"num_buckets = {num_buckets}"
             raise _shape_error(kind, f"[{buckets}, heads]", table)
         f.heads, f.num_buckets = shape[1], shape[0]
-        f.max_distance = T5_MAX_DISTANCE if max_distance is None else max_distance
+        f.max_distance = T5_MAX_DISTANCE if max_distance is None else \
+            _abi.integer(max_distance, "max_distance")
         f.bidirectional = int(bool(bidirectional))
     else:
         if shape is not None:
@@ -115,7 +116,7 @@ def position_bias(kind, table=None, *, heads=None, q_len=None, kv_len=None, quer
     kv_len = q_len if kv_len is None else kv_len
     desc = _abi.PositionBiasDesc()
     lib.posenc_position_bias_desc_init(ctypes.byref(desc), code, f.heads, q_len, kv_len)
-    desc.query_offset = query_offset
+    desc.query_offset = _abi.integer(query_offset, "query_offset")
     desc.window_height, desc.window_width = f.window
     desc.class_token, desc.max_distance = f.class_token, f.max_distance
     desc.num_buckets, desc.bidirectional = f.num_buckets, f.bidirectional

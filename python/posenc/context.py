@@ -16,7 +16,8 @@ class Context(Handle):
     def __init__(self, num_threads=0, isa="auto"):
         handle = ctypes.c_void_p()
         check(lib.posenc_context_create(_abi.enum_value(_abi.ISA, isa, "isa"),
-                                        int(num_threads), ctypes.byref(handle)))
+                                        _abi.integer(num_threads, "num_threads", 32),
+                                        ctypes.byref(handle)))
         super().__init__(handle)
 
     @property

@@ -50,6 +50,7 @@ def relative_logits_1d(q, table, keys=None, query_offset=0, clip=0, causal=False
     qv, tv, table_heads = _q_and_table(q, table)
     batch, heads, queries, dim = qv.shape
     rows = tv.shape[-2]
+    query_offset, clip = _abi.integer(query_offset, "query_offset"), _abi.integer(clip, "clip")
     if keys is None:
         if clip:
             raise ValueError("keys: needed with a clipped table")

@@ -10,6 +10,7 @@ from ._lib import Handle, check, lib
 from .context import handle
 
 _ENUM_FIELDS = {"pairing": _abi.ROPE_PAIRING, "scaling": _abi.ROPE_SCALING}
+_INT64_FIELDS = {name for name, kind in _abi.RopeConfig._fields_ if kind is ctypes.c_int64}
 
 
 def rope_config(rotary_dim, **fields):
@@ -19,13 +20,15 @@ def rope_config(rotary_dim, **fields):
     factor, original_max_positions, sequence_length, extrapolation_factor,
     attention_factor, beta_fast, beta_slow, low_freq_factor, high_freq_factor."""
     config = _abi.RopeConfig()
-    check(lib.posenc_rope_config_init(ctypes.byref(config), rotary_dim))
+    check(lib.posenc_rope_config_init(ctypes.byref(config), _abi.integer(rotary_dim, "rotary_dim")))
     names = {name for name, _ in _abi.RopeConfig._fields_}
     for name, value in fields.items():
         if name not in names:
             raise TypeError(f"rope_config: no field {name!r}")
         if name in _ENUM_FIELDS:
             value = _abi.enum_value(_ENUM_FIELDS[name], value, name)
+        elif name in _INT64_FIELDS:
+            value = _abi.integer(value, name)
         setattr(config, name, value)
     return config
 
@@ -47,7 +50,8 @@ class RopeCache(Handle):
     def __init__(self, config, max_positions, context=None):
         cache = ctypes.c_void_p()
         check(lib.posenc_rope_cache_create(handle(context), ctypes.byref(config),
-                                           max_positions, ctypes.byref(cache)))
+                                           _abi.integer(max_positions, "max_positions"),
+                                           ctypes.byref(cache)))
         super().__init__(cache)
 
     @property
@@ -68,6 +72,7 @@ def _angles(config, cache, offset, positions, batch, tokens):
         raise ValueError("config, cache: give exactly one")
     config_p = ctypes.byref(config) if config is not None else None
     cache_p = cache.handle if cache is not None else None
+    offset = _abi.integer(offset, "offset")
     if positions is None:
         return config_p, cache_p, _abi.RopePositions(offset, None, 0), None
     ids = _tensor.dense(positions, "positions", 2, _tensor.INDICES)

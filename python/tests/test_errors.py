@@ -150,6 +150,58 @@ def test_tables_are_checked_against_the_sizes_posenc_reads():
             posenc.bottleneck_mhsa(fmap, w, rel_h, rel_w, heads=2)
 
 
+def _integer_arguments():
+    """(name, call(value)) for the integer arguments that reach the C ABI
+    as given: each call succeeds with a small value."""
+    x, q = np.ones((1, 2, 1, 8), np.float32), np.ones((1, 1, 2, 8), np.float32)
+    t5 = np.ones((32, 2), np.float32)
+    alibi = dict(heads=1, q_len=1, kv_len=3, bidirectional=False)
+    return [
+        ("sinusoid_table start", lambda v: posenc.sinusoid_table(2, 4, start=v)),
+        ("add_sinusoid offset", lambda v: posenc.add_sinusoid(x[0], offset=v)),
+        ("add_learned offset", lambda v: posenc.add_learned(x[0], np.ones((9, 8), np.float32),
+                                                            offset=v)),
+        ("concat_sinusoid offset", lambda v: posenc.concat_sinusoid(x[0], 4, offset=v)),
+        ("relative_logits_1d query_offset",
+         lambda v: posenc.relative_logits_1d(q, np.ones((3, 8), np.float32), keys=2,
+                                             query_offset=v, clip=1)),
+        ("relative_logits_1d clip",
+         lambda v: posenc.relative_logits_1d(q, np.ones((11, 8), np.float32), keys=2, clip=v)),
+        ("position_bias query_offset", lambda v: posenc.position_bias("alibi", query_offset=v,
+                                                                      **alibi)),
+        ("position_bias max_distance",
+         lambda v: posenc.position_bias("t5", t5, q_len=1, kv_len=3, bidirectional=True,
+                                        max_distance=v + 20)),
+        ("attention query_offset", lambda v: posenc.attention(q, q, q, causal=True,
+                                                              query_offset=v)),
+        ("attention map_size",
+         lambda v: posenc.attention(q, q, q, table_h=np.ones((3, 8), np.float32),
+                                    table_w=np.ones((1, 8), np.float32), map_size=(v - 3, 1))),
+        ("attention kv_map_size",
+         lambda v: posenc.attention(q, q, q, table_h=np.ones((3, 8), np.float32),
+                                    table_w=np.ones((1, 8), np.float32), map_size=(2, 1),
+                                    kv_map_size=(v - 3, 1))),
+        ("rope offset", lambda v: posenc.rope(x, posenc.rope_config(8), offset=v)),
+        ("rope_config rotary_dim", lambda v: posenc.rope_config(v + 8 - v % 2)),
+        ("rope_config original_max_positions",
+         lambda v: posenc.rope_config(8, scaling="yarn", factor=2.0,
+                                      original_max_positions=v + 1)),
+        ("RopeCache max_positions", lambda v: posenc.RopeCache(posenc.rope_config(8), v + 1)),
+        ("Context num_threads", lambda v: posenc.Context(num_threads=v)),
+    ]
+
+
+@pytest.mark.parametrize("name,call", _integer_arguments(), ids=lambda a: a if isinstance(a, str)
+                         else "")
+def test_integers_beyond_int64_are_refused_not_wrapped(name, call):
+    """ctypes keeps the low 64 (or 32) bits of a larger int: 2^64 + 5 would
+    run as 5."""
+    call(5)
+    for value in (2**64 + 5, -2**64 + 5, 2**70):
+        with pytest.raises(OverflowError, match=name.split()[-1]):
+            call(value)
+
+
 def test_rope_positions_are_batch_by_tokens():
     x = torch.randn(4, 6, 2, 8)  # bthd: batch 4, tokens 6
     config = posenc.rope_config(8)

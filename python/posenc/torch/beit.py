@@ -7,8 +7,9 @@ patch, patch to class, class to class): posenc's TABLE_2D with class_token.
 The qkv projection (q_bias, the zero k_bias and v_bias; qkv_bias_separate)
 runs as timm writes it. A shared_rel_pos_bias (the model's
 use_shared_rel_pos_bias: [heads, N, N]; any shape broadcast to [B, heads, N,
-N]) is added after the module's own bias: posenc's mask, read in place. timm's fused path (SDPA with the biases as attn_mask)
-and its explicit one compute the same.
+N]) is added after the module's own bias: posenc's mask, read in place.
+timm's fused path (SDPA with the biases as attn_mask) and its explicit one
+compute the same.
 """
 import torch
 import torch.nn.functional as F
