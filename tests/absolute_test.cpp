@@ -56,6 +56,44 @@ TEST_P(SinusoidTable, MatchesReferenceBf16) {
   }
 }
 
+// Bases at both ends of the range taken (below 1, frequencies rise to
+// 2^64), at the last positions taken: every value in [-1, 1].
+TEST_P(SinusoidTable, ExtremeBasesAndPositionsStayInRange) {
+  const int64_t length = 3, dim = 130;
+  for (double base : {0x1p-64, 1e-10, 0.5, 1e300}) {
+    for (int64_t start : {int64_t(0), int64_t(1) << 40, (int64_t(1) << 53) - length}) {
+      GuardedFloats out(size_t(length * dim));
+      ASSERT_EQ(posenc_sinusoid_table(context(), length, dim, start, base,
+                                      POSENC_SINCOS_INTERLEAVED, POSENC_F32, out.data()),
+                POSENC_OK)
+          << posenc_last_error();
+      for (int64_t i = 0; i < length * dim; ++i) {
+        ASSERT_TRUE(out.data()[i] >= -1.0f && out.data()[i] <= 1.0f)
+            << "base " << base << " start " << start << ": " << i << " = " << out.data()[i];
+      }
+    }
+  }
+}
+
+// The row kernel at the largest angles the API lets through (RoPE's
+// frequencies up to 2^128 at positions below 2^53): every sin and cos
+// finite, in [-1, 1], with sin^2 + cos^2 = 1 (the rounded reduction left
+// multiples of 2^128 there, infinite in fp32: NaN).
+TEST_P(SinusoidTable, RowKernelAtTheLargestAngles) {
+  std::vector<double> freqs;
+  for (int i = 0; i < 64; ++i) freqs.push_back(std::ldexp(1.0 + i / 64.0, 127 - i % 3));
+  const int64_t pairs = int64_t(freqs.size());
+  std::vector<float> row(size_t(2 * pairs));
+  for (int64_t position : {int64_t(1), (int64_t(1) << 40) + 3, (int64_t(1) << 53) - 1}) {
+    kernels().absolute.sinusoid_row(position, freqs.data(), 2 * pairs, POSENC_SINCOS_SPLIT,
+                                    row.data());
+    for (int64_t j = 0; j < pairs; ++j) {
+      const double s = row[size_t(j)], c = row[size_t(pairs + j)];
+      ASSERT_NEAR(s * s + c * c, 1.0, 1e-5) << "position " << position << " pair " << j;
+    }
+  }
+}
+
 TEST_P(SinusoidTable, LongTable) {
   const int64_t length = 8192, dim = 512;
   std::vector<float> out(size_t(length * dim));

@@ -142,6 +142,7 @@ TEST_F(RopeErrors, ConfigFields) {
   const Bad bad[] = {
       {"pairing", [](posenc_rope_config& c) { c.pairing = posenc_rope_pairing(5); }},
       {"base", [](posenc_rope_config& c) { c.base = 1.0; }},
+      {"base", [](posenc_rope_config& c) { c.base = 0x1p-65; }},  // frequencies above 2^64
       {"grid_width", [](posenc_rope_config& c) { c.grid_width = -1; }},
       {"scaling", [](posenc_rope_config& c) { c.scaling = posenc_rope_scaling(9); }},
       {"factor",
@@ -185,6 +186,12 @@ TEST_F(RopeErrors, ConfigFields) {
          c.original_max_positions = 16;
          c.attention_factor = -1.0;
        }},
+      {"attention_factor",  // 1e39 made infinite rows
+       [](posenc_rope_config& c) {
+         c.scaling = POSENC_ROPE_SCALING_YARN;
+         c.original_max_positions = 16;
+         c.attention_factor = 0x1p65;
+       }},
       {"beta_fast",
        [](posenc_rope_config& c) {
          c.scaling = POSENC_ROPE_SCALING_YARN;
@@ -220,17 +227,35 @@ TEST_F(RopeErrors, ConfigFields) {
   }
 }
 
-// The smallest factor taken keeps every angle finite up to the last
-// position taken without a cache.
-TEST_F(RopeErrors, SmallestFactorGivesFiniteRows) {
-  posenc_rope_config c = config_;
-  c.scaling = POSENC_ROPE_SCALING_LINEAR;
-  c.factor = 0x1p-64;
-  for (int64_t offset : {int64_t(0), (int64_t(1) << 53) - kTokens}) {
-    const posenc_rope_positions at{offset, nullptr, POSENC_ROPE_POSITIONS_INT32};
-    ASSERT_EQ(rope(c, &at), POSENC_OK) << posenc_last_error();
-    for (int64_t i = 0; i < kBatch * kTokens * kHeads * kDim; ++i) {
-      ASSERT_TRUE(std::isfinite(out_.data()[i])) << offset << ": " << i;
+// The smallest base and factor taken (frequencies near 2^127 at rotary_dim
+// 128, angles near 2^180 at the last position taken without a cache), and
+// the largest YaRN attention factor, give finite rows.
+TEST_F(RopeErrors, ExtremeConfigsGiveFiniteRows) {
+  constexpr int64_t kWideDim = 128;
+  posenc_rope_config smallest;
+  ASSERT_EQ(posenc_rope_config_init(&smallest, kWideDim), POSENC_OK);
+  smallest.scaling = POSENC_ROPE_SCALING_LINEAR;
+  smallest.factor = 0x1p-64;
+  posenc_rope_config largest_attention;
+  ASSERT_EQ(posenc_rope_config_init(&largest_attention, kWideDim), POSENC_OK);
+  largest_attention.scaling = POSENC_ROPE_SCALING_YARN;
+  largest_attention.original_max_positions = 16;
+  largest_attention.attention_factor = 0x1p64;
+  GuardedFloats x(kTokens * kWideDim, 0.5f), out(kTokens * kWideDim);
+  for (double base : {10000.0, 0x1p-64}) {
+    for (posenc_rope_config c : {smallest, largest_attention}) {
+      c.base = base;
+      for (int64_t offset : {int64_t(0), int64_t(1), (int64_t(1) << 53) - kTokens}) {
+        const posenc_rope_positions at{offset, nullptr, POSENC_ROPE_POSITIONS_INT32};
+        ASSERT_EQ(posenc_rope(nullptr, &c, nullptr, &at, kBthd, POSENC_F32, 1, kTokens, 1,
+                              kWideDim, x.data(), out.data()),
+                  POSENC_OK)
+            << posenc_last_error();
+        for (int64_t i = 0; i < kTokens * kWideDim; ++i) {
+          ASSERT_TRUE(std::isfinite(out.data()[i]))
+              << "base " << base << " scaling " << c.scaling << " offset " << offset << ": " << i;
+        }
+      }
     }
   }
 }

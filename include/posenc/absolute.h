@@ -27,7 +27,7 @@ typedef enum posenc_sincos_layout {
 } posenc_sincos_layout;
 
 /* Sinusoidal table out[length, dim] for positions start .. start+length-1.
- * start >= 0; base > 0 and finite, not 1 (10000 is the usual value);
+ * start >= 0; base >= 2^-64 and finite, not 1 (10000 is the usual value);
  * out_dtype F32 (float) or BF16 (uint16_t). */
 POSENC_API posenc_status posenc_sinusoid_table(
     posenc_context* context, int64_t length, int64_t dim, int64_t start,

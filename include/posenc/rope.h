@@ -96,14 +96,14 @@ typedef enum posenc_rope_scaling {
 typedef struct posenc_rope_config {
   int64_t rotary_dim;           /* even, in [2, 65536]; a multiple of 4 when grid_width > 0 */
   posenc_rope_pairing pairing;  /* default HALF_SPLIT */
-  double base;                  /* theta: finite, > 0, != 1; default 10000 */
+  double base;                  /* theta: finite, >= 2^-64, != 1; default 10000 */
   int64_t grid_width;           /* 0 (default): 1D; W >= 1: 2D axial, see above */
   posenc_rope_scaling scaling;  /* default NONE */
   double factor;                /* s >= 2^-64 (LINEAR, DYNAMIC_NTK, YARN, LLAMA3); default 1 */
   int64_t original_max_positions; /* L0 >= 1 (DYNAMIC_NTK, YARN, LLAMA3); default 0: unset */
   int64_t sequence_length;      /* L >= 1 (DYNAMIC_NTK); default 0: unset */
   double extrapolation_factor;  /* YARN, in [0, 1]; default 1 */
-  double attention_factor;      /* YARN, >= 0; 0 (default): 0.1 ln(s) + 1 */
+  double attention_factor;      /* YARN, in [0, 2^64]; 0 (default): 0.1 ln(s) + 1 */
   double beta_fast;             /* YARN, > beta_slow; default 32 */
   double beta_slow;             /* YARN, > 0; default 1 */
   double low_freq_factor;       /* LLAMA3, > 0; default 1 */

@@ -11,10 +11,14 @@ namespace {
 // Far above any model's head (a few hundred); bounds the frequency tables.
 constexpr int64_t kMaxRotaryDim = int64_t(1) << 16;
 
-// The smallest scaling factor s: frequencies w_j / s (w_j <= 1) times
-// positions below 2^53 stay finite in fp32 (a subnormal s gave infinite
-// frequencies and NaN rows).
+// The smallest scaling factor s: frequencies w_j / s (w_j <= 2^64, the
+// base's bound) times positions below 2^53 stay finite (a subnormal s gave
+// infinite frequencies and NaN rows), and so are reduced to finite angles.
 constexpr double kMinFactor = 0x1p-64;
+
+// The largest YaRN attention factor: it multiplies cos and sin, so the rows
+// stay finite in fp32 and bf16 (1e39 gave infinite rows, NaN outputs).
+constexpr double kMaxAttentionFactor = 0x1p64;
 
 void require_scaling_fields(const posenc_rope_config& c) {
   if (c.scaling == POSENC_ROPE_SCALING_NONE) return;
@@ -37,8 +41,8 @@ void require_scaling_fields(const posenc_rope_config& c) {
         invalid("extrapolation_factor must be in [0, 1] (got " +
                 std::to_string(c.extrapolation_factor) + ")");
       }
-      if (!std::isfinite(c.attention_factor) || c.attention_factor < 0.0) {
-        invalid("attention_factor must be finite and >= 0 (got " +
+      if (!(c.attention_factor >= 0.0 && c.attention_factor <= kMaxAttentionFactor)) {
+        invalid("attention_factor must be in [0, 2^64] (got " +
                 std::to_string(c.attention_factor) + ")");
       }
       require_above(c.beta_slow, 0.0, "beta_slow", "0");

@@ -60,9 +60,9 @@ void require_above(double value, double bound, const char* name, const char* bou
 }
 
 void require_frequency_base(double base, const char* name) {
-  if (!std::isfinite(base) || base <= 0.0 || base == 1.0) {
-    invalid(std::string(name) + " must be finite, > 0 and != 1 (got " + std::to_string(base) +
-            ")");
+  if (!std::isfinite(base) || !(base >= 0x1p-64) || base == 1.0) {
+    invalid(std::string(name) + " must be finite, >= 2^-64 and != 1 (got " +
+            std::to_string(base) + ")");
   }
 }
 

@@ -33,7 +33,8 @@ void require_finite(double value, const char* name);
 // A finite value > bound; `bound_text` names the bound in the message ("0",
 // "beta_slow").
 void require_above(double value, double bound, const char* name, const char* bound_text);
-// A finite base > 0 other than 1, for frequencies base^(-2i/D).
+// A finite base >= 2^-64 other than 1, for frequencies base^(-2i/D) (below 1
+// they rise with i, to at most 2^64).
 void require_frequency_base(double base, const char* name);
 // The integer a caller stored in an enum parameter or field, read as bytes:
 // loading a value outside the enum's range as the enum is undefined.

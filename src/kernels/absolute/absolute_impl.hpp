@@ -1,6 +1,7 @@
 // Absolute-encoding kernels, templated on the xsimd arch.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -21,6 +22,19 @@ double reduce_angle(double theta) {
   return theta - kTwoPi * std::nearbyint(theta * (1.0 / kTwoPi));
 }
 
+// From theta = 2^52 on, theta / 2pi has no fraction left and n * 2pi rounds
+// by more than 2pi: reduce_angle can leave any multiple of theta's ulp, past
+// fp32's range from 2^180 (the largest RoPE angles taken). Those lanes of
+// angle[0, n) (|angle| > 4) are reduced exactly instead.
+template <class Arch>
+void reduce_large_angles(int64_t position, const double* freqs, int64_t n, float* angle) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (!(std::abs(angle[i]) <= 4.0f)) {
+      angle[i] = float(std::remainder(double(position) * freqs[i], kTwoPi));
+    }
+  }
+}
+
 template <class Arch>
 void sinusoid_row(int64_t position, const double* freqs, int64_t dim,
                   posenc_sincos_layout layout, float* out) {
@@ -37,7 +51,13 @@ void sinusoid_row(int64_t position, const double* freqs, int64_t dim,
     for (int64_t i = 0; i < n; ++i) angle[i] = float(reduce_angle<Arch>(double(position) * freqs[i0 + i]));
     for (int64_t i = n; i < block; ++i) angle[i] = 0.0f;
     for (int64_t i = 0; i < n; i += batch::size) {
-      const auto sc = xsimd::sincos(batch::load_aligned(angle + i));
+      batch a = batch::load_aligned(angle + i);
+      if (xsimd::any(xsimd::abs(a) > batch(4.0f))) {  // rare: positions * frequencies >= 2^52
+        reduce_large_angles<Arch>(position, freqs + i0 + i, std::min<int64_t>(batch::size, n - i),
+                                  angle + i);
+        a = batch::load_aligned(angle + i);
+      }
+      const auto sc = xsimd::sincos(a);
       sc.first.store_aligned(sines + i);
       sc.second.store_aligned(cosines + i);
     }
