@@ -20,7 +20,9 @@ imported here):
   "beit_attention" (both posenc_attention's TABLE_2D bias).
 The model's weights and every other layer stay as they are. A module posenc
 cannot reproduce exactly makes patch raise PatchError naming it and why, and
-nothing is patched. A patched module falls back to its original forward in
+nothing is patched (a module with a forward of its own, an instance
+attribute such as a wrapper, among them: posenc would skip it). A patched
+module falls back to its original forward in
 training mode, when autograd would record it (grad enabled and the input or
 a parameter requires grad: run inference under torch.no_grad() or
 torch.inference_mode()), and for inputs posenc does not take (not on the
@@ -36,7 +38,7 @@ import functools
 import torch
 
 from . import beit, botnet, sam, swin
-from ._original import is_patched, original_forward, remember, restore
+from ._original import has_own_forward, is_patched, mark_patched, original_forward, restore
 
 PatchedModule = collections.namedtuple("PatchedModule", "name kind")
 
@@ -101,14 +103,15 @@ def patch(model, dtype=None):
     for name, module, kind in known_modules(model):
         if is_patched(module):
             continue
-        reason = _IMPLEMENTATIONS[kind].cannot_reproduce(module)
+        reason = "it has a forward of its own (a wrapper), which posenc would skip" \
+            if has_own_forward(module) else _IMPLEMENTATIONS[kind].cannot_reproduce(module)
         if reason:
             refused.append((name or type(module).__name__, f"{kind}: {reason}"))
         found.append((name, module, kind))
     if refused:
         raise PatchError(refused)
     for name, module, kind in found:
-        remember(module)
+        mark_patched(module)
         module.forward = functools.partial(_forward, module, kind, dtype)
     return [PatchedModule(name, kind) for name, _, kind in found]
 

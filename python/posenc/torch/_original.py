@@ -1,28 +1,29 @@
-"""The forward a patched module had before patch: its own (an instance
-attribute) where it had one, else its class's. Only that instance attribute
-is kept, never a bound method or an implementation's Python module, so that
-patched models copy and pickle."""
+"""A patched module's original forward: its class's. patch refuses modules
+with a forward of their own (an instance attribute: a wrapper, accelerate's
+hooks), which posenc would skip. Patching leaves a marker and the forward,
+plain data, so that patched models copy and pickle."""
 
-_OWN_FORWARD = "_posenc_own_forward"
+_PATCHED = "_posenc_patched"
 
 
 def is_patched(module):
-    return _OWN_FORWARD in module.__dict__
+    return _PATCHED in module.__dict__
 
 
-def remember(module):
-    """Keeps module's own forward (or None) before patch replaces it."""
-    setattr(module, _OWN_FORWARD, module.__dict__.get("forward"))
+def has_own_forward(module):
+    """Whether module's forward is its instance's own, not its class's or patch's."""
+    return "forward" in module.__dict__ and not is_patched(module)
+
+
+def mark_patched(module):
+    setattr(module, _PATCHED, True)
 
 
 def original_forward(module):
-    own = module.__dict__.get(_OWN_FORWARD)
-    return own if own is not None else type(module).forward.__get__(module)
+    return type(module).forward.__get__(module)
 
 
 def restore(module):
-    """Gives a patched module the forward it had before patch."""
-    own = module.__dict__.pop(_OWN_FORWARD)
+    """Gives a patched module its class's forward back."""
+    del module.__dict__[_PATCHED]
     del module.forward
-    if own is not None:
-        module.forward = own
