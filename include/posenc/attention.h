@@ -290,7 +290,7 @@ typedef struct posenc_attention_tensors {
 
 /* Fills *desc for plain attention: the given sizes, BHTD, F32 in and out,
  * scale 1/sqrt(head_dim), no bias, no mask, offset 0, bias_uses_scaled_q 1,
- * kv_heads = heads, INT32 per-sequence tensors. Added in 0.3: the fields
+ * kv_heads 0 (= heads), INT32 per-sequence tensors. Added in 0.3: the fields
  * from kv_heads on, and the tensors mask .. query_offsets; a desc made
  * without this function must zero them.
  * Does nothing if desc is NULL. */

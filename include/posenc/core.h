@@ -102,8 +102,8 @@ POSENC_API const char* posenc_version(void);
  * unknown value. */
 POSENC_API const char* posenc_isa_name(posenc_isa isa);
 
-/* Parses a name as accepted by POSENC_MAX_ISA ("avx512", "avx2", "baseline",
- * "neon"; case-insensitive). */
+/* Parses a name as accepted by POSENC_MAX_ISA ("auto", "avx512", "avx2",
+ * "baseline", "neon"; case-insensitive). */
 POSENC_API posenc_status posenc_isa_from_name(const char* name, posenc_isa* isa);
 
 /* *available = 1 if this build has the path and the CPU (and OS) support it,
@@ -113,7 +113,8 @@ POSENC_API posenc_status posenc_isa_available(posenc_isa isa, int* available);
 /* Process-wide cap on posenc's kernels and on oneDNN. Initialized from the
  * environment variable POSENC_MAX_ISA; AUTO removes posenc's cap. oneDNN
  * accepts a cap only before its first primitive is created: after that,
- * lowering the cap returns POSENC_ERROR_UNSUPPORTED and changes nothing.
+ * any other cap (lower, higher or AUTO) returns POSENC_ERROR_UNSUPPORTED
+ * and changes nothing.
  * On x86-64 the caps map to oneDNN's avx512_core_amx, avx2 and sse41 (oneDNN's
  * lowest level); on aarch64 oneDNN is not capped. */
 POSENC_API posenc_status posenc_set_max_isa(posenc_isa isa);

@@ -439,7 +439,9 @@ void fuzz_bottleneck(FuzzInput& in) {
   std::vector<float> rel_w(elements({table_heads, w_rows, desc.head_dim}, invalid), -0.2f);
   std::vector<float> out(
       elements({desc.batch, inner, desc.height / pool, desc.width / pool}, invalid), kUntouched);
-  const bool null_fmap = in.choice(16) == 0, with_bias = in.choice(2) == 0;
+  // posenc_bottleneck_mhsa: the tensors as arguments, without a bias.
+  const bool null_fmap = in.choice(16) == 0, with_bias = in.choice(2) == 0,
+             as_arguments = !with_bias && in.flag();
   size_t needed = 0;
   const posenc_status size_status =
       posenc_bottleneck_workspace_size(context.get(), &desc, &needed);
@@ -448,8 +450,11 @@ void fuzz_bottleneck(FuzzInput& in) {
   const posenc_bottleneck_tensors tensors{null_fmap ? nullptr : fmap.data(), w_qkv.data(),
                                           with_bias ? qkv_bias.data() : nullptr,
                                           rel_h.data(), rel_w.data(), out.data()};
-  const posenc_status status = posenc_bottleneck(context.get(), &desc, &tensors, w.pointer,
-                                                 w.bytes);
+  const posenc_status status =
+      as_arguments
+          ? posenc_bottleneck_mhsa(context.get(), &desc, tensors.fmap, tensors.w_qkv,
+                                   tensors.rel_h, tensors.rel_w, tensors.out, w.pointer, w.bytes)
+          : posenc_bottleneck(context.get(), &desc, &tensors, w.pointer, w.bytes);
   expect_refusal_if(status, invalid > 0 || null_fmap || w.bad, out);
 }
 

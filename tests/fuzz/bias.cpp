@@ -112,6 +112,9 @@ void fuzz_position_bias(FuzzInput& in) {
   posenc_position_bias_desc d{};
   const int32_t k = kind(in, invalid);
   std::memcpy(&d.kind, &k, sizeof k);
+  // Sometimes a valid kind's defaults (T5's buckets), which kind_fields
+  // draws over.
+  if (invalid == 0 && in.flag()) posenc_position_bias_desc_init(&d, d.kind, 0, 0, 0);
   d.heads = in.size(6, heads_invalid);
   invalid += heads_invalid;
   if (k != POSENC_POSITION_BIAS_TABLE_2D) {  // TABLE_2D: the window's tokens
