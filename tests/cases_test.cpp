@@ -1,8 +1,10 @@
 // Every case of cases/ at its test size on every ISA path: its output against
-// the reference loops in double, and the same bits at 1, 2 and 3 threads and
-// when repeated (as the README promises: work is split into the same blocks
-// whatever the thread count, and no sum crosses threads).
+// the reference loops in double, and the same bits at 1, 2 and 3 threads, when
+// repeated, and when OpenMP gives a region fewer threads than asked for (as
+// the README promises: work is split into the same blocks whatever the thread
+// count, and no sum crosses threads).
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cctype>
@@ -42,6 +44,22 @@ std::string param_name(const ::testing::TestParamInfo<Param>& info) {
 
 class Cases : public ::testing::TestWithParam<Param> {};
 
+// While alive, if on: every OpenMP region of the process runs on a team of
+// one thread, as OMP_DYNAMIC, OMP_THREAD_LIMIT or a caller's own settings
+// can make it.
+class OneThreadTeams {
+ public:
+  explicit OneThreadTeams(bool on) : saved_(omp_get_max_active_levels()) {
+    if (on) omp_set_max_active_levels(0);
+  }
+  ~OneThreadTeams() { omp_set_max_active_levels(saved_); }
+  OneThreadTeams(const OneThreadTeams&) = delete;
+  OneThreadTeams& operator=(const OneThreadTeams&) = delete;
+
+ private:
+  int saved_;
+};
+
 TEST_P(Cases, MatchReferenceWithTheSameBitsAtAnyThreadCount) {
   const Case& c = every_case()[std::get<0>(GetParam())];
   const posenc_isa isa = std::get<1>(GetParam());
@@ -49,7 +67,13 @@ TEST_P(Cases, MatchReferenceWithTheSameBitsAtAnyThreadCount) {
   ASSERT_EQ(posenc_isa_available(isa, &available), POSENC_OK);
   if (!available) GTEST_SKIP() << "this CPU has no " << posenc_isa_name(isa) << " path";
   std::vector<float> first;
-  for (int threads : {1, 2, 3, 2}) {
+  struct Run {
+    int threads;
+    bool one_thread_teams;
+  };
+  for (const Run run : {Run{1, false}, Run{2, false}, Run{3, false}, Run{2, false}, Run{3, true}}) {
+    const int threads = run.threads;
+    const OneThreadTeams teams(run.one_thread_teams);
     posenc_context* raw = nullptr;
     const posenc_status made = posenc_context_create(isa, threads, &raw);
     if (made == POSENC_ERROR_UNSUPPORTED) GTEST_SKIP() << posenc_last_error();
@@ -71,7 +95,7 @@ TEST_P(Cases, MatchReferenceWithTheSameBitsAtAnyThreadCount) {
     }
     ASSERT_EQ(out.size(), first.size());
     EXPECT_EQ(std::memcmp(out.data(), first.data(), out.size() * sizeof(float)), 0)
-        << "with " << threads << " threads";
+        << "with " << threads << " threads" << (run.one_thread_teams ? " on teams of one" : "");
   }
 }
 

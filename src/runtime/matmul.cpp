@@ -79,9 +79,12 @@ struct CachedMatmul {
   mutable std::atomic<uint64_t> last_used{0};  // the cache's clock at the last lookup
 };
 
+// The engine and the cache below are never destroyed: threads still inside
+// posenc when the process exits keep using them (destroyed at exit, they
+// crashed such threads).
 dnnl::engine& cpu_engine() {
   max_isa();  // applies POSENC_MAX_ISA to oneDNN before its first primitive
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static dnnl::engine& engine = *new dnnl::engine(dnnl::engine::kind::cpu, 0);
   return engine;
 }
 
@@ -301,7 +304,7 @@ class MatmulCache {
 };
 
 MatmulCache& matmul_cache() {
-  static MatmulCache cache;
+  static MatmulCache& cache = *new MatmulCache;  // never destroyed (cpu_engine)
   return cache;
 }
 

@@ -52,7 +52,8 @@ struct MatmulShape {
   // outside a region, on that many threads, but not inside one, so the bits
   // would depend on the thread count. More for a GEMM that runs alone on
   // oneDNN's own threads (the bottleneck block's projection, the
-  // benchmarks' references).
+  // benchmarks' references), as many as OpenMP promises
+  // (onednn_team_threads, runtime/parallel.hpp).
   int onednn_threads = 1;
 
   bool operator==(const MatmulShape& other) const;

@@ -47,6 +47,17 @@ class OpenMpThreads {
   int saved_;
 };
 
+// The threads a GEMM made and run outside posenc's regions may use. oneDNN
+// 2.6 fixes a split of its work for them and, where OpenMP gives its region
+// fewer (OMP_DYNAMIC, OMP_THREAD_LIMIT, max-active-levels reached, a
+// caller's region around the call), skips the parts of the missing threads:
+// so `threads` only when OpenMP promises the whole team, else 1.
+inline int onednn_team_threads(int threads) {
+  const bool whole_team = !omp_in_parallel() && !omp_get_dynamic() &&
+                          omp_get_thread_limit() >= threads && omp_get_max_active_levels() > 0;
+  return whole_team ? threads : 1;
+}
+
 // The threads a region of `count` tasks runs on: min(threads, count), at
 // least 1. Size per-thread scratch with it.
 inline int region_threads(int threads, int64_t count) {
@@ -54,10 +65,12 @@ inline int region_threads(int threads, int64_t count) {
 }
 
 // Calls body(task, slot), or body(task), for every task in [0, count) on
-// region_threads(threads, count) threads, each taking a contiguous run of
-// tasks; slot in [0, region_threads) names the thread's scratch. GEMMs run
-// in the slot's GemmSlots entry. With one thread the tasks run in order on
-// the calling thread.
+// region_threads(threads, count) threads (or the fewer OpenMP gives), each
+// taking a contiguous run of tasks; slot in [0, region_threads) names the
+// thread's scratch. GEMMs run in the slot's GemmSlots entry, on their thread
+// alone (oneDNN would otherwise split a GEMM of a region OpenMP made
+// inactive, a team of one, for threads that do not come). With one thread
+// the tasks run in order on the calling thread.
 template <class Body>
 void parallel_for(int threads, int64_t count, const Body& body) {
   auto call = [&body](int64_t task, int slot) {
@@ -84,6 +97,7 @@ void parallel_for(int threads, int64_t count, const Body& body) {
     const int slot = omp_get_thread_num(), team = omp_get_num_threads();
     const int64_t first = count * slot / team, last = count * (slot + 1) / team;
     end[slot] = last;
+    const OpenMpThreads single(1);
     const GemmSlots::Use use(gemm_slots, slot, true);
     for (int64_t task = first; task < last; ++task) {
       try {

@@ -171,7 +171,7 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d,
   s.batch_stride_c = tokens * s.ldc;
   s.transpose_b = true;
   s.ab_type = s.c_type = d.dtype;
-  s.onednn_threads = ctx.num_threads;
+  s.onednn_threads = onednn_team_threads(ctx.num_threads);
   matmul(s, base + plan.tokens_in, tensors.w_qkv, base + plan.qkv);
   if (tensors.qkv_bias != nullptr) {
     add_bias_rows(ctx, d.batch * tokens, s.n, s.ldc, d.dtype, tensors.qkv_bias,
