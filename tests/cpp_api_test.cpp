@@ -1,6 +1,8 @@
 // The C++ layer: exceptions carry the C ABI's status and message.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "posenc/posenc.hpp"
@@ -30,6 +32,57 @@ TEST(CppApi, ContextsAndOps) {
   EXPECT_FLOAT_EQ(out[0], 1.0f);   // sin(0) + 1
   EXPECT_FLOAT_EQ(out[1], 2.0f);   // cos(0) + 1
   EXPECT_THROW(posenc::Context(posenc::Isa(77)), posenc::Error);
+}
+
+// A moved-from Context is the default one, a moved-from RopeCache holds
+// none; move assignment releases what the target held.
+TEST(CppApi, MovedFromContextsAndCachesAreEmpty) {
+  posenc::Context a(posenc::Isa::baseline, 1);
+  posenc::Context b(std::move(a));
+  EXPECT_EQ(a.get(), nullptr);
+  EXPECT_EQ(b.isa(), posenc::Isa::baseline);
+  posenc::Context c(posenc::Isa::baseline, 2);
+  c = std::move(b);
+  EXPECT_EQ(b.get(), nullptr);
+  EXPECT_EQ(c.num_threads(), 1);
+
+  const posenc_rope_config config = posenc::rope_config(4);
+  posenc::RopeCache first(c, config, 8);
+  posenc::RopeCache second(c, config, 16);
+  second = std::move(first);
+  EXPECT_EQ(first.get(), nullptr);
+  EXPECT_EQ(second.max_positions(), 8);
+  std::vector<float> x(4, 1.0f), out(4);
+  EXPECT_THROW(posenc::rope(c, first, posenc::RopeLayout::bthd, 1, 1, 1, 4, x.data(),
+                            out.data()),
+               posenc::Error);
+}
+
+// What would dangle does not compile: a workspace or a source kept from a
+// temporary context or cache. A source keeps its config by value.
+TEST(CppApi, NothingKeptFromTemporaries) {
+  static_assert(!std::is_constructible_v<posenc::AttentionWorkspace, posenc::Context&&,
+                                         const posenc_attention_desc&>);
+  static_assert(!std::is_constructible_v<posenc::RopeSource, posenc::RopeCache&&>);
+  static_assert(std::is_constructible_v<posenc::RopeSource, const posenc::RopeCache&>);
+  const posenc::RopeSource kept = posenc::rope_config(4, posenc::RopePairing::interleaved);
+  const posenc::Context context;
+  std::vector<float> x = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f}, kept_out(8), out(8);
+  posenc::rope(context, kept, posenc::RopeLayout::bthd, 1, 2, 1, 4, x.data(), kept_out.data());
+  posenc::rope(context, posenc::rope_config(4, posenc::RopePairing::interleaved),
+               posenc::RopeLayout::bthd, 1, 2, 1, 4, x.data(), out.data());
+  EXPECT_EQ(kept_out, out);
+}
+
+// A size the wrapper cannot allocate is a posenc::Error, as every failure.
+TEST(CppApi, AllocationFailuresArePosencErrors) {
+  try {
+    posenc::alibi_slopes(int64_t(1) << 62);
+    FAIL() << "expected posenc::Error";
+  } catch (const posenc::Error& e) {
+    EXPECT_EQ(e.status(), POSENC_ERROR_OUT_OF_MEMORY);
+    EXPECT_NE(std::string(e.what()).find("slopes"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -77,11 +77,15 @@ inline void attention(const Context& context, const posenc_attention_desc& desc,
 }
 
 // A workspace sized once for a desc on a context, for calls that allocate
-// nothing: AttentionWorkspace ws(context, desc); ws.run(tensors).
+// nothing: AttentionWorkspace ws(context, desc); ws.run(tensors). It runs on
+// that context object, which must outlive it (so not a temporary one).
 class AttentionWorkspace {
  public:
   AttentionWorkspace(const Context& context, const posenc_attention_desc& desc)
-      : context_(context), desc_(desc), bytes_(attention_workspace_size(context, desc)) {}
+      : context_(context), desc_(desc) {
+    allocate(bytes_, attention_workspace_size(context, desc), "the attention workspace");
+  }
+  AttentionWorkspace(Context&&, const posenc_attention_desc&) = delete;
 
   void run(const posenc_attention_tensors& tensors) {
     check(posenc_attention(context_.get(), &desc_, &tensors, bytes_.data(), bytes_.size()));

@@ -125,8 +125,9 @@ POSENC_API posenc_status posenc_alibi_slopes(int64_t heads, float* slopes);
  * another size): row r reads position s = max((r + 0.5) * rows / new_rows
  * - 0.5, 0) of the input, between rows floor(s) and the next (the last row
  * repeated past the end). Computed in double and rounded once: torch's fp32
- * kernel differs from it by its own rounding of the source position (about
- * 1e-6 of the values at a few hundred rows). out must not overlap in. */
+ * kernel differs from it by its own rounding of the source position (up to
+ * about 1e-4 of the values' scale at a few hundred rows). out must not
+ * overlap in. */
 POSENC_API posenc_status posenc_resize_relative_table(int64_t rows, int64_t dim,
                                                       const float* in, int64_t new_rows,
                                                       float* out);

@@ -2,7 +2,11 @@
 // into exceptions and owns contexts. Include posenc/posenc.hpp.
 #pragma once
 
+#include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "posenc/core.h"
 #include "posenc/error.hpp"
@@ -12,6 +16,19 @@ namespace posenc {
 // Throws posenc::Error with the thread's last-error message unless status is POSENC_OK.
 inline void check(posenc_status status) {
   if (status != POSENC_OK) throw Error(status, posenc_last_error());
+}
+
+// Resizes v to n elements, or throws posenc::Error (OUT_OF_MEMORY) naming
+// `what` (where std::vector would throw std::bad_alloc or std::length_error).
+template <class T>
+void allocate(std::vector<T>& v, uint64_t n, const char* what) {
+  try {
+    if (n > v.max_size()) throw std::length_error("too many elements");
+    v.resize(size_t(n));
+  } catch (const std::exception&) {
+    throw Error(POSENC_ERROR_OUT_OF_MEMORY, std::string("no memory for ") + what + " (" +
+                                                std::to_string(n) + " elements)");
+  }
 }
 
 // The paths of the C enum posenc_isa, value for value.
@@ -41,9 +58,9 @@ inline int64_t primitive_cache_capacity() { return posenc_primitive_cache_capaci
 inline int64_t primitive_cache_size() { return posenc_primitive_cache_size(); }
 
 // Owns a posenc_context: the ISA path and thread count of the calls made with
-// it. A default-constructed Context uses the process default (the best path
-// under the cap, OpenMP's thread count). Move-only; safe to share by
-// reference across threads.
+// it. A default-constructed Context, and one moved from, uses the process
+// default (the best path under the cap, OpenMP's thread count). Move-only;
+// safe to share by reference across threads.
 class Context {
  public:
   Context() = default;
@@ -52,7 +69,10 @@ class Context {
   }
   Context(Context&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
   Context& operator=(Context&& other) noexcept {
-    std::swap(handle_, other.handle_);
+    if (this != &other) {
+      posenc_context_destroy(handle_);
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
     return *this;
   }
   Context(const Context&) = delete;

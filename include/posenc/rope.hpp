@@ -32,7 +32,8 @@ inline posenc_rope_config rope_config(int64_t rotary_dim,
   return config;
 }
 
-// Owns a posenc_rope_cache (immutable, shareable across threads).
+// Owns a posenc_rope_cache (immutable, shareable across threads). One moved
+// from holds none (calls with it fail).
 class RopeCache {
  public:
   RopeCache(const Context& context, const posenc_rope_config& config, int64_t max_positions) {
@@ -40,7 +41,10 @@ class RopeCache {
   }
   RopeCache(RopeCache&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
   RopeCache& operator=(RopeCache&& other) noexcept {
-    std::swap(handle_, other.handle_);
+    if (this != &other) {
+      posenc_rope_cache_destroy(handle_);
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
     return *this;
   }
   RopeCache(const RopeCache&) = delete;
@@ -54,13 +58,22 @@ class RopeCache {
   posenc_rope_cache* handle_ = nullptr;
 };
 
-// Where angles come from: a cache, or a config (on the fly). Implicit, so
-// that either can be passed where RopeSource is expected.
-struct RopeSource {
-  RopeSource(const RopeCache& cache) : cache(cache.get()) {}
-  RopeSource(const posenc_rope_config& config) : config(&config) {}
-  const posenc_rope_config* config = nullptr;
-  const posenc_rope_cache* cache = nullptr;
+// Where angles come from: a cache, which must outlive the source (so not a
+// temporary one), or a config (on the fly), kept by value. Implicit, so that
+// either can be passed where RopeSource is expected.
+class RopeSource {
+ public:
+  RopeSource(const RopeCache& cache) : cache_(cache.get()) {}
+  RopeSource(RopeCache&&) = delete;
+  RopeSource(const posenc_rope_config& config) : config_(config), on_the_fly_(true) {}
+
+  const posenc_rope_config* config() const { return on_the_fly_ ? &config_ : nullptr; }
+  const posenc_rope_cache* cache() const { return cache_; }
+
+ private:
+  posenc_rope_config config_{};
+  bool on_the_fly_ = false;
+  const posenc_rope_cache* cache_ = nullptr;
 };
 
 // Positions offset + t, or explicit ids [batch, tokens].
@@ -82,7 +95,7 @@ template <class Value>
 void rope(const Context& context, RopeSource angles, RopeLayout layout, int64_t batch,
           int64_t tokens, int64_t heads, int64_t head_dim, const Value* x, Value* out,
           posenc_rope_positions positions = rope_offset(0)) {
-  check(posenc_rope(context.get(), angles.config, angles.cache, &positions,
+  check(posenc_rope(context.get(), angles.config(), angles.cache(), &positions,
                     posenc_rope_layout(layout), rope_dtype(x), batch, tokens, heads, head_dim,
                     x, out));
 }
@@ -92,7 +105,7 @@ void rope_qk(const Context& context, RopeSource angles, RopeLayout layout, int64
              int64_t tokens, int64_t q_heads, int64_t k_heads, int64_t head_dim, const Value* q,
              Value* q_out, const Value* k, Value* k_out,
              posenc_rope_positions positions = rope_offset(0)) {
-  check(posenc_rope_qk(context.get(), angles.config, angles.cache, &positions,
+  check(posenc_rope_qk(context.get(), angles.config(), angles.cache(), &positions,
                        posenc_rope_layout(layout), rope_dtype(q), batch, tokens, q_heads,
                        k_heads, head_dim, q, q_out, k, k_out));
 }
