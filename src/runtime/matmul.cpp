@@ -510,6 +510,9 @@ void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c)
   bound.memories[1].set_data_handle(const_cast<void*>(b));
   bound.memories[2].set_data_handle(c);
   bound.memories[3].set_data_handle(slot.scratchpad.data());
+  // Run on the threads it was made for: oneDNN's gemm-based matmul (on
+  // aarch64) takes its count at execution, brgemm at creation.
+  const OpenMpThreads threads(shape.onednn_threads);
   execute(mm->primitive, slot, bound);
 }
 
