@@ -33,7 +33,8 @@ void gemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float* a, const 
   s.batch_stride_c = m * n;
   s.transpose_b = transpose_b;
   s.alpha = alpha;
-  s.onednn_threads = omp_get_max_threads();  // one GEMM at a time, as PyTorch code runs it
+  // One GEMM at a time, as PyTorch code runs it.
+  s.onednn_threads = onednn_team_threads(omp_get_max_threads());
   matmul(s, a, b, c);
 }
 

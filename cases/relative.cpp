@@ -17,6 +17,7 @@
 #include "ops/relative/relative_axis.hpp"
 #include "reference/relative.hpp"
 #include "runtime/matmul.hpp"
+#include "runtime/parallel.hpp"
 #include "cases/values.hpp"
 
 namespace posenc::cases {
@@ -74,7 +75,7 @@ void pad_reshape_all(int64_t matrices, int64_t length, const float* in, float* o
 void gemm_abt(int64_t rows, int64_t columns, int64_t dim, const float* a, const float* b,
               float* c) {
   MatmulShape s = dense_a_bt(rows, columns, dim);
-  s.onednn_threads = omp_get_max_threads();
+  s.onednn_threads = onednn_team_threads(omp_get_max_threads());
   matmul(s, a, b, c);
 }
 

@@ -78,7 +78,7 @@ TEST_P(SinusoidTable, ExtremeBasesAndPositionsStayInRange) {
 // The row kernel at the largest angles the API lets through (RoPE's
 // frequencies up to 2^128 at positions below 2^53): every sin and cos
 // finite, in [-1, 1], with sin^2 + cos^2 = 1 (the rounded reduction left
-// multiples of 2^128 there, infinite in fp32: NaN).
+// angles of 2^128 and more there, infinite in fp32: NaN).
 TEST_P(SinusoidTable, RowKernelAtTheLargestAngles) {
   std::vector<double> freqs;
   for (int i = 0; i < 64; ++i) freqs.push_back(std::ldexp(1.0 + i / 64.0, 127 - i % 3));

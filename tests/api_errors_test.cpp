@@ -28,8 +28,9 @@ TEST(ApiErrors, SinusoidTable) {
                          POSENC_ERROR_INVALID_ARGUMENT, "base"));
   EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, 4, 0, -5.0, kI, POSENC_F32, o),
                          POSENC_ERROR_INVALID_ARGUMENT, "base"));
-  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, 4, 0, 0x1p-65, kI, POSENC_F32, o),
-                         POSENC_ERROR_INVALID_ARGUMENT, "base"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, 4, 0, 1e-30, kI, POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "base must be finite, >= 2^-64 and != 1 "
+                                                        "(got 1e-30)"));
   EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, 4, 0, 1e4,
                                                posenc_sincos_layout(7), POSENC_F32, o),
                          POSENC_ERROR_INVALID_ARGUMENT, "layout"));

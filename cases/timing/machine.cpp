@@ -10,6 +10,7 @@
 
 #include "runtime/error.hpp"
 #include "runtime/matmul.hpp"
+#include "runtime/parallel.hpp"
 
 namespace posenc::cases {
 namespace {
@@ -42,7 +43,7 @@ double gemm_gflops(posenc_dtype type, int64_t n) {
   MatmulShape s;
   s.m = s.n = s.k = s.lda = s.ldb = s.ldc = n;
   s.ab_type = type;
-  s.onednn_threads = omp_get_max_threads();
+  s.onednn_threads = onednn_team_threads(omp_get_max_threads());
   try {
     MatmulShape packed = s;
     packed.b_packed = true;

@@ -10,7 +10,8 @@
  * For odd D the last frequency has only its sine (the cosine would fall past
  * column D-1). Angles are reduced in double precision and then rounded to
  * fp32 for fp32 sin/cos, so values stay within 2e-7 (absolute) of the exact
- * ones for positions far beyond 100000.
+ * ones for positions up to 2^30 (beyond, the double product k w_i's own
+ * rounding, about k 2^-53, grows past it).
  */
 #ifndef POSENC_ABSOLUTE_H
 #define POSENC_ABSOLUTE_H

@@ -83,7 +83,7 @@ class AttentionWorkspace {
  public:
   AttentionWorkspace(const Context& context, const posenc_attention_desc& desc)
       : context_(context), desc_(desc) {
-    allocate(bytes_, attention_workspace_size(context, desc), "the attention workspace");
+    detail::allocate(bytes_, attention_workspace_size(context, desc), "the attention workspace");
   }
   AttentionWorkspace(Context&&, const posenc_attention_desc&) = delete;
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,18 +18,23 @@ inline void check(posenc_status status) {
   if (status != POSENC_OK) throw Error(status, posenc_last_error());
 }
 
+namespace detail {
+
 // Resizes v to n elements, or throws posenc::Error (OUT_OF_MEMORY) naming
-// `what` (where std::vector would throw std::bad_alloc or std::length_error).
+// `what` where std::vector would throw std::bad_alloc or std::length_error.
 template <class T>
 void allocate(std::vector<T>& v, uint64_t n, const char* what) {
+  const Error no_memory(POSENC_ERROR_OUT_OF_MEMORY, std::string("no memory for ") + what +
+                                                        " (" + std::to_string(n) + " elements)");
+  if (n > v.max_size()) throw no_memory;
   try {
-    if (n > v.max_size()) throw std::length_error("too many elements");
     v.resize(size_t(n));
-  } catch (const std::exception&) {
-    throw Error(POSENC_ERROR_OUT_OF_MEMORY, std::string("no memory for ") + what + " (" +
-                                                std::to_string(n) + " elements)");
+  } catch (const std::bad_alloc&) {
+    throw no_memory;
   }
 }
+
+}  // namespace detail
 
 // The paths of the C enum posenc_isa, value for value.
 enum class Isa {

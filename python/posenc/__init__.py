@@ -52,7 +52,7 @@ def set_max_isa(isa):
 
 def set_primitive_cache_capacity(capacity):
     """The most oneDNN primitives kept (least recently used dropped)."""
-    _check(_lib.posenc_set_primitive_cache_capacity(capacity))
+    _check(_lib.posenc_set_primitive_cache_capacity(_abi.integer(capacity, "capacity")))
 
 
 def primitive_cache_capacity():

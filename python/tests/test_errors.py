@@ -155,6 +155,7 @@ def _integer_arguments():
     as given: each call succeeds with a small value."""
     x, q = np.ones((1, 2, 1, 8), np.float32), np.ones((1, 1, 2, 8), np.float32)
     t5 = np.ones((32, 2), np.float32)
+    capacity = posenc.primitive_cache_capacity()
     alibi = dict(heads=1, q_len=1, kv_len=3, bidirectional=False)
     return [
         ("sinusoid_table start", lambda v: posenc.sinusoid_table(2, 4, start=v)),
@@ -188,6 +189,9 @@ def _integer_arguments():
                                       original_max_positions=v + 1)),
         ("RopeCache max_positions", lambda v: posenc.RopeCache(posenc.rope_config(8), v + 1)),
         ("Context num_threads", lambda v: posenc.Context(num_threads=v)),
+        ("set_primitive_cache_capacity capacity",
+         lambda v: (posenc.set_primitive_cache_capacity(v),
+                    posenc.set_primitive_cache_capacity(capacity))),
     ]
 
 

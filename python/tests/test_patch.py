@@ -249,7 +249,8 @@ def test_timm_beit_model(shared, dtype, tolerance):
     assert [r.kind for r in replaced] == ["beit_attention"] * 2
 
 
-@pytest.mark.parametrize("shape", [(13,), (13, 13), (4, 13, 13), (2, 4, 13, 13)])
+@pytest.mark.parametrize("shape", [(13,), (13, 13), (4, 13, 13), (2, 4, 13, 13), (13, 1),
+                                   (4, 13, 1)])
 def test_beit_shared_bias_broadcast_as_timm_adds_it(shape):
     torch.manual_seed(0)
     module = randomize_bias_tables(timm_beit.Attention(32, num_heads=4, qkv_bias=True,

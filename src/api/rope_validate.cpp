@@ -23,7 +23,7 @@ constexpr double kMaxAttentionFactor = 0x1p64;
 void require_scaling_fields(const posenc_rope_config& c) {
   if (c.scaling == POSENC_ROPE_SCALING_NONE) return;
   if (!std::isfinite(c.factor) || !(c.factor >= kMinFactor)) {
-    invalid("factor must be finite and >= 2^-64 (got " + std::to_string(c.factor) + ")");
+    invalid("factor must be finite and >= 2^-64 (got " + real_text(c.factor) + ")");
   }
   if (c.scaling == POSENC_ROPE_SCALING_LINEAR) return;
   require_positive(c.original_max_positions, "original_max_positions");
@@ -39,11 +39,11 @@ void require_scaling_fields(const posenc_rope_config& c) {
     case POSENC_ROPE_SCALING_YARN:
       if (!(c.extrapolation_factor >= 0.0 && c.extrapolation_factor <= 1.0)) {
         invalid("extrapolation_factor must be in [0, 1] (got " +
-                std::to_string(c.extrapolation_factor) + ")");
+                real_text(c.extrapolation_factor) + ")");
       }
       if (!(c.attention_factor >= 0.0 && c.attention_factor <= kMaxAttentionFactor)) {
         invalid("attention_factor must be in [0, 2^64] (got " +
-                std::to_string(c.attention_factor) + ")");
+                real_text(c.attention_factor) + ")");
       }
       require_above(c.beta_slow, 0.0, "beta_slow", "0");
       require_above(c.beta_fast, c.beta_slow, "beta_fast", "beta_slow");

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -52,17 +53,23 @@ void require_finite(double value, const char* name) {
   if (!std::isfinite(value)) invalid(std::string(name) + " must be finite");
 }
 
+std::string real_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
+}
+
 void require_above(double value, double bound, const char* name, const char* bound_text) {
   if (!std::isfinite(value) || !(value > bound)) {
     invalid(std::string(name) + " must be finite and > " + bound_text + " (got " +
-            std::to_string(value) + ")");
+            real_text(value) + ")");
   }
 }
 
 void require_frequency_base(double base, const char* name) {
   if (!std::isfinite(base) || !(base >= 0x1p-64) || base == 1.0) {
-    invalid(std::string(name) + " must be finite, >= 2^-64 and != 1 (got " +
-            std::to_string(base) + ")");
+    invalid(std::string(name) + " must be finite, >= 2^-64 and != 1 (got " + real_text(base) +
+            ")");
   }
 }
 

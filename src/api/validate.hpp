@@ -33,6 +33,9 @@ void require_finite(double value, const char* name);
 // A finite value > bound; `bound_text` names the bound in the message ("0",
 // "beta_slow").
 void require_above(double value, double bound, const char* name, const char* bound_text);
+// A double as an error message shows it: %.9g (1e-30, not std::to_string's
+// 0.000000).
+std::string real_text(double value);
 // A finite base >= 2^-64 other than 1, for frequencies base^(-2i/D) (below 1
 // they rise with i, to at most 2^64).
 void require_frequency_base(double base, const char* name);

@@ -14,8 +14,10 @@ const std::set<std::string> kGroups = {"table", "similarity", "logits", "bias"};
 double parse_base(const std::string& text) {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(value) || value <= 0 || value == 1) {
-    throw BadArgument("--base: expected a finite number > 0 other than 1, got '" + text + "'");
+  if (text.empty() || *end != '\0' || !std::isfinite(value) || !(value >= 0x1p-64) ||
+      value == 1) {
+    throw BadArgument("--base: expected a finite number >= 2^-64 other than 1, got '" + text +
+                      "'");
   }
   return value;
 }

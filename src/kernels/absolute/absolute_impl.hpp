@@ -22,9 +22,9 @@ double reduce_angle(double theta) {
   return theta - kTwoPi * std::nearbyint(theta * (1.0 / kTwoPi));
 }
 
-// From theta = 2^52 on, theta / 2pi has no fraction left and n * 2pi rounds
-// by more than 2pi: reduce_angle can leave any multiple of theta's ulp, past
-// fp32's range from 2^180 (the largest RoPE angles taken). Those lanes of
+// From theta near 2^53 on, n = nearbyint(theta / 2pi) and n * 2pi round by
+// whole radians: reduce_angle can leave angles outside [-pi, pi], past
+// fp32's range near 2^180 (the largest RoPE angles taken). Those lanes of
 // angle[0, n) (|angle| > 4) are reduced exactly instead.
 template <class Arch>
 void reduce_large_angles(int64_t position, const double* freqs, int64_t n, float* angle) {
