@@ -1,5 +1,6 @@
 # ctest script: every posenc command refuses a bad argument with status 2 and
-# a message naming it, before doing any work (bench measures nothing first).
+# a message naming it, before doing any work (bench measures nothing first),
+# and prints its usage with status 0 for -h and --help.
 # Variables: POSENC (the CLI).
 # Each case: the arguments (separated by "|"), then "=>", then text the
 # message must contain.
@@ -10,6 +11,8 @@ set(cases
   "bench|--repeats|0=>--repeats"
   "bench|--repeats|-1=>--repeats"
   "bench|--repeats|1e3=>--repeats"
+  "bench|--repeats| 5=>--repeats"
+  "bench|--repeats|+5=>--repeats"
   "bench|--repeats|99999999999999999999=>--repeats"
   "bench|--repeats=>--repeats: missing value"
   "bench|--tag|benchmark=>--tag"
@@ -18,6 +21,7 @@ set(cases
   "bench|--isa|avx3=>--isa"
   "bench|--jsn=>'--jsn'"
   "viz|--length|zero=>--length"
+  "info|-h|extra=>'-h'"
   "nosuch=>'nosuch'")
 foreach(case IN LISTS cases)
   string(FIND "${case}" "=>" arrow)
@@ -33,4 +37,16 @@ foreach(case IN LISTS cases)
                         "stdout '${printed}' (expected status 2, nothing printed, and "
                         "'${expected}' in the message)")
   endif()
+endforeach()
+
+foreach(command IN ITEMS info demo check bench viz)
+  foreach(flag IN ITEMS -h --help)
+    execute_process(COMMAND ${POSENC} ${command} ${flag} TIMEOUT 20
+                    RESULT_VARIABLE status OUTPUT_VARIABLE printed ERROR_VARIABLE error)
+    string(FIND "${printed}" "usage: posenc ${command}" at)
+    if(NOT status EQUAL 0 OR at EQUAL -1)
+      message(FATAL_ERROR "posenc ${command} ${flag}: status ${status}, stdout '${printed}', "
+                          "stderr '${error}' (expected status 0 and its usage on stdout)")
+    endif()
+  endforeach()
 endforeach()

@@ -1,6 +1,7 @@
 // The C++ layer: exceptions carry the C ABI's status and message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -32,6 +33,25 @@ TEST(CppApi, ContextsAndOps) {
   EXPECT_FLOAT_EQ(out[0], 1.0f);   // sin(0) + 1
   EXPECT_FLOAT_EQ(out[1], 2.0f);   // cos(0) + 1
   EXPECT_THROW(posenc::Context(posenc::Isa(77)), posenc::Error);
+}
+
+// The bf16 tables' wrappers pass every argument through: the same bits as the
+// C ABI's (tested against the reference loops) for a layout and base of their own.
+TEST(CppApi, Bf16SinusoidTables) {
+  const posenc::Context context;
+  const posenc::Sinusoid sinusoid{100.0, posenc::SinCosLayout::split};
+  std::vector<uint16_t> wrapped(5 * 3 * 12), direct(wrapped.size(), 0xFFFF);
+  posenc::sinusoid_table_2d_bf16(context, 5, 3, 12, wrapped.data(), sinusoid);
+  ASSERT_EQ(posenc_sinusoid_table_2d(context.get(), 5, 3, 12, 100.0, POSENC_SINCOS_SPLIT,
+                                     POSENC_BF16, direct.data()),
+            POSENC_OK);
+  EXPECT_EQ(wrapped, direct);
+  posenc::sinusoid_table_bf16(context, 7, 12, wrapped.data(), 3, sinusoid);
+  ASSERT_EQ(posenc_sinusoid_table(context.get(), 7, 12, 3, 100.0, POSENC_SINCOS_SPLIT, POSENC_BF16,
+                                  direct.data()),
+            POSENC_OK);
+  EXPECT_TRUE(std::equal(direct.begin(), direct.begin() + 7 * 12, wrapped.begin()));
+  EXPECT_THROW(posenc::sinusoid_table_2d_bf16(context, 5, 3, 11, wrapped.data()), posenc::Error);
 }
 
 // A moved-from Context is the default one, a moved-from RopeCache holds

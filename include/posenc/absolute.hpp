@@ -38,6 +38,13 @@ inline void sinusoid_table_2d(const Context& context, int64_t height, int64_t wi
                                  posenc_sincos_layout(s.layout), POSENC_F32, out));
 }
 
+// bf16 output as uint16_t bit patterns.
+inline void sinusoid_table_2d_bf16(const Context& context, int64_t height, int64_t width,
+                                   int64_t dim, uint16_t* out, Sinusoid s = {}) {
+  check(posenc_sinusoid_table_2d(context.get(), height, width, dim, s.base,
+                                 posenc_sincos_layout(s.layout), POSENC_BF16, out));
+}
+
 inline void add_sinusoid(const Context& context, int64_t batch, int64_t tokens, int64_t dim,
                          const float* x, float* out, int64_t offset = 0, Sinusoid s = {}) {
   check(posenc_add_sinusoid(context.get(), batch, tokens, dim, offset, s.base,

@@ -1,6 +1,8 @@
 #include "arguments.hpp"
 
+#include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 namespace posenc::cli {
@@ -9,16 +11,24 @@ int64_t parse_int(const std::string& option, const std::string& text, int64_t lo
   errno = 0;
   char* end = nullptr;
   const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno != 0 || value < lo || value > hi) {
+  // strtoll also takes leading blanks and a '+'; the option takes digits only.
+  const bool digits_first =
+      !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-');
+  if (!digits_first || *end != '\0' || errno != 0 || value < lo || value > hi) {
     throw BadArgument(option + ": expected an integer in [" + std::to_string(lo) + ", " +
                       std::to_string(hi) + "], got '" + text + "'");
   }
   return value;
 }
 
-void require_no_arguments(int argc, char** argv) {
-  if (argc > 1)
-    throw BadArgument("unexpected argument '" + std::string(argv[1]) + "' (none taken)");
+bool print_help_or_require_no_arguments(int argc, char** argv, const char* usage) {
+  if (argc == 1) return false;
+  const std::string first = argv[1];
+  if (argc == 2 && (first == "-h" || first == "--help")) {
+    std::fputs(usage, stdout);
+    return true;
+  }
+  throw BadArgument("unexpected argument '" + first + "' (none taken)");
 }
 
 }  // namespace posenc::cli

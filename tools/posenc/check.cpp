@@ -11,7 +11,12 @@
 namespace posenc::cli {
 
 int run_check(int argc, char** argv) {
-  require_no_arguments(argc, argv);
+  if (print_help_or_require_no_arguments(
+          argc, argv,
+          "usage: posenc check\n  every op on every ISA path against the reference loops; status 1 "
+          "if any disagrees\n")) {
+    return 0;
+  }
   using cases::Size;
   const std::vector<cases::Case> checks = cases::select(cases::all_cases(), "check", "");
   const cases::ColumnWidths widths = cases::column_widths(checks, Size::test);

@@ -13,7 +13,11 @@
 namespace posenc::cli {
 
 int run_info(int argc, char** argv) {
-  require_no_arguments(argc, argv);
+  if (print_help_or_require_no_arguments(argc, argv,
+                                         "usage: posenc info\n  the CPU's ISA paths, the path in "
+                                         "use and why, oneDNN, threads\n")) {
+    return 0;
+  }
   std::printf("posenc %s\n\nISA paths of this build and CPU:\n", posenc_version());
   for (posenc_isa isa : kCompiledIsas) {
     int available = 0;
