@@ -4,7 +4,9 @@ libposenc's C ABI (ctypes; nothing is compiled against torch).
 
 Every function checks shapes and dtypes, writes into a new tensor or the
 caller's `out`, and raises posenc.Error (with .status and posenc's message)
-when the library refuses a call. `context=None` means a context with torch's
+when the library refuses a call. posenc computes no gradients: a tensor
+requiring grad is refused while grad mode is on (use torch.no_grad() or
+torch.inference_mode()). `context=None` means a context with torch's
 intra-op thread count (torch.get_num_threads()), see posenc.context.
 posenc.torch.patch(model) runs the attention of timm and Segment Anything
 models through posenc.

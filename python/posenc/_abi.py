@@ -50,6 +50,41 @@ def integer(value, argument, bits=64):
     return value
 
 
+def real(value, argument):
+    """value as a C double, or a TypeError naming the argument (ctypes'
+    own error names only the position)."""
+    if not isinstance(value, (str, bytes)):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(f"{argument}: expected a real number, got {type(value).__name__}")
+
+
+def flag(value, argument):
+    """A yes/no option as 0 or 1: a bool or the integers 0 and 1; anything
+    else (a string such as "no", which is truthy) a TypeError naming it."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        number = None
+    if number not in (0, 1):
+        raise TypeError(f"{argument}: expected True or False, got {value!r}")
+    return number
+
+
+def sizes(value, argument, count=2):
+    """A tuple of `count` integers (a map's or window's height and width),
+    or an error naming the argument."""
+    try:
+        items = tuple(value)
+    except TypeError:
+        items = ()
+    if len(items) != count:
+        raise TypeError(f"{argument}: expected {count} integers, got {value!r}")
+    return tuple(integer(n, argument) for n in items)
+
+
 class RelativeOptions(ctypes.Structure):  # posenc_relative_options
     _fields_ = [("query_offset", ctypes.c_int64), ("clip", ctypes.c_int64),
                 ("causal", ctypes.c_int)]

@@ -142,9 +142,12 @@ class Error(RuntimeError):
     .status_name its name, the message posenc_last_error()."""
 
     def __init__(self, status, message):
-        self.status = status
+        self.status, self.message = status, message
         self.status_name = _abi.STATUS_NAMES.get(status, f"status {status}")
         super().__init__(f"posenc ({self.status_name}): {message}")
+
+    def __reduce__(self):  # pickling, copying, multiprocessing's results
+        return type(self), (self.status, self.message)
 
 
 def check(status):

@@ -15,6 +15,11 @@ _NUMPY_DTYPES = {np.dtype(np.float32): _abi.F32, np.dtype(np.int32): "int32",
                  np.dtype(np.int64): "int64"}
 
 
+def torch_module():
+    """torch, imported by the caller (a torch tensor exists)."""
+    return sys.modules["torch"]
+
+
 def is_torch(x):
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.Tensor)
@@ -33,8 +38,8 @@ def _torch_dtypes():
 
 
 class View:
-    """One tensor or array: obj (kept alive), ptr, dtype (posenc F32/BF16 or
-    "int32"/"int64"), shape and strides in elements."""
+    """One tensor or array: obj (kept alive), ptr, dtype (posenc F32/BF16,
+    "int32"/"int64", or None for any other), shape and strides in elements."""
 
     __slots__ = ("obj", "ptr", "dtype", "shape", "strides", "contiguous")
 
@@ -42,6 +47,10 @@ class View:
         if is_torch(x):
             if not x.is_cpu:
                 raise ValueError(f"{name}: posenc runs on the CPU, got a {x.device} tensor")
+            if x.requires_grad and sys.modules["torch"].is_grad_enabled():
+                raise RuntimeError(f"{name}: requires grad, and posenc computes no gradients: "
+                                   "call it under torch.no_grad() or torch.inference_mode(), "
+                                   "or pass a detached tensor")
             dtype = _torch_dtypes().get(x.dtype)
             self.ptr, self.strides = x.data_ptr(), x.stride()
             self.contiguous = x.is_contiguous()
@@ -55,9 +64,6 @@ class View:
         else:
             raise TypeError(f"{name}: expected a torch tensor or a numpy array, "
                             f"got {type(x).__name__}")
-        if dtype is None:
-            raise TypeError(f"{name}: dtype {x.dtype} is not float32, bfloat16 (torch), "
-                            "int32 or int64")
         self.obj, self.dtype, self.shape = x, dtype, tuple(x.shape)
 
 
@@ -115,10 +121,18 @@ def expect_table(v, rows, columns, heads, name, rows_rule):
 
 
 def writable(v, name):
-    """v, refused if it is a read-only numpy array (posenc would write
-    through it)."""
+    """v, a caller's output: refused if it is a read-only numpy array, or a
+    torch tensor that torch would not let an in-place op write (an inference
+    tensor outside inference mode). A torch tensor's version counter is
+    bumped, as torch's in-place ops do, so that autograd refuses a backward
+    through values saved before posenc overwrote them."""
     if isinstance(v.obj, np.ndarray) and not v.obj.flags.writeable:
         raise ValueError(f"{name}: read-only array")
+    if is_torch(v.obj):
+        try:  # an in-place op on no element: torch's checks and version bump
+            v.obj.as_strided((0,), (1,)).zero_()
+        except RuntimeError as error:
+            raise RuntimeError(f"{name}: {error}") from None
     return v
 
 
@@ -177,6 +191,12 @@ def output(out, like, shape, dtype, name="out"):
     if dtype == _abi.BF16:
         raise TypeError(f"{name}: bfloat16 results need torch (numpy has no bfloat16)")
     return view(np.empty(shape, dtype=np.float32), name, kinds=FLOATS)
+
+
+def zeros(v):
+    """v's tensor or array, filled with zeros."""
+    v.obj.zero_() if is_torch(v.obj) else v.obj.fill(0)
+    return v.obj
 
 
 def result_kind(dtype):

@@ -21,8 +21,9 @@ def sinusoid_table(length, dim, start=0, base=10000.0, layout="interleaved", dty
                    out=None, context=None):
     """[length, dim] sinusoid for positions start ..; dtype a torch dtype for a
     torch result (float32 or bfloat16), else a numpy float32 array."""
+    length, dim = _abi.integer(length, "length"), _abi.integer(dim, "dim")
     o = _table_output(out, dtype, (length, dim))
-    start = _abi.integer(start, "start")
+    start, base = _abi.integer(start, "start"), _abi.real(base, "base")
     check(lib.posenc_sinusoid_table(handle(context), length, dim, start, base,
                                     _layout(layout), o.dtype, o.ptr))
     return o.obj
@@ -31,7 +32,10 @@ def sinusoid_table(length, dim, start=0, base=10000.0, layout="interleaved", dty
 def sinusoid_table_2d(height, width, dim, base=10000.0, layout="interleaved", dtype=None,
                       out=None, context=None):
     """[height*width, dim] 2D sin-cos table (token n = x*width + y)."""
+    height, width = _abi.integer(height, "height"), _abi.integer(width, "width")
+    dim = _abi.integer(dim, "dim")
     o = _table_output(out, dtype, (height * width, dim))
+    base = _abi.real(base, "base")
     check(lib.posenc_sinusoid_table_2d(handle(context), height, width, dim, base,
                                        _layout(layout), o.dtype, o.ptr))
     return o.obj
@@ -41,7 +45,7 @@ def add_sinusoid(x, offset=0, base=10000.0, layout="interleaved", out=None, cont
     """x[B, T, D] + the sinusoid of positions offset ..; out=x works in place."""
     xv = _tensor.dense(x, "x", 3)
     o = _tensor.output(out, x, xv.shape, _abi.F32)
-    offset = _abi.integer(offset, "offset")
+    offset, base = _abi.integer(offset, "offset"), _abi.real(base, "base")
     check(lib.posenc_add_sinusoid(handle(context), *xv.shape, offset, base, _layout(layout),
                                   xv.ptr, o.ptr))
     return o.obj
@@ -65,8 +69,9 @@ def concat_sinusoid(x, pos_dim, offset=0, base=10000.0, layout="interleaved", ou
     """[x, P] along the last axis: x[B, T, Dx] -> [B, T, Dx + pos_dim]."""
     xv = _tensor.dense(x, "x", 3)
     batch, tokens, x_dim = xv.shape
+    pos_dim = _abi.integer(pos_dim, "pos_dim")
     o = _tensor.output(out, x, (batch, tokens, x_dim + pos_dim), _abi.F32)
-    offset = _abi.integer(offset, "offset")
+    offset, base = _abi.integer(offset, "offset"), _abi.real(base, "base")
     check(lib.posenc_concat_sinusoid(handle(context), batch, tokens, x_dim, pos_dim, offset,
                                      base, _layout(layout), xv.ptr, o.ptr))
     return o.obj

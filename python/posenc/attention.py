@@ -13,6 +13,8 @@ negative stride on an axis of more than one element.
 import ctypes
 import math
 
+import numpy as np
+
 from . import _abi, _tensor
 from . import bias as _bias
 from ._lib import check, lib
@@ -84,8 +86,7 @@ def _relative_2d_options(desc, relative_order, kv_map_size):
     desc.relative_order = _abi.enum_value(_abi.RELATIVE_ORDER, relative_order,
                                           "relative_order")
     if kv_map_size is not None:
-        desc.kv_map_height, desc.kv_map_width = (_abi.integer(n, "kv_map_size")
-                                                 for n in kv_map_size)
+        desc.kv_map_height, desc.kv_map_width = _abi.sizes(kv_map_size, "kv_map_size")
 
 
 def _expect_q_tables(desc, views, query_offsets):
@@ -143,7 +144,7 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
                 raise ValueError("map_size: needed with kv_map_size")
             map_size = ((views["table_h"].shape[-2] + 1) // 2,
                         (views["table_w"].shape[-2] + 1) // 2)
-        desc.map_height, desc.map_width = (_abi.integer(n, "map_size") for n in map_size)
+        desc.map_height, desc.map_width = _abi.sizes(map_size, "map_size")
         _relative_2d_options(desc, relative_order, kv_map_size)
     elif relative_order != "key_minus_query" or kv_map_size is not None:
         raise ValueError("relative_order, kv_map_size: for bias 'relative_2d' only")
@@ -165,16 +166,42 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
     return list(views.values())
 
 
-def _mask_and_length_fields(desc, tensors, batch, kv_len, mask, kv_lengths, q_lengths,
-                            query_offsets):
+def _mask_as_read(mask):
+    """The mask as posenc reads it, as torch broadcasts it: fewer than 4 axes
+    get leading axes of one; an expanded axis (stride 0) but the last is read
+    as one element, not copied out; a bool mask (True: the key takes part,
+    as in torch's scaled_dot_product_attention) becomes the additive float32
+    mask of 0 and -inf."""
+    if not (_tensor.is_torch(mask) or isinstance(mask, np.ndarray)) or not 1 <= mask.ndim <= 4:
+        return mask  # refused by _tensor.dense, naming the mask
+    mask = mask[(None,) * (4 - mask.ndim)]
+    strides = mask.stride() if _tensor.is_torch(mask) else mask.strides
+    for axis in range(3):
+        if mask.shape[axis] > 1 and strides[axis] == 0:
+            mask = mask[(slice(None),) * axis + (slice(0, 1),)]
+    if _tensor.is_torch(mask) and mask.dtype == _tensor.torch_module().bool:
+        torch = _tensor.torch_module()
+        return torch.zeros(mask.shape).masked_fill_(mask.logical_not(), -math.inf)
+    if isinstance(mask, np.ndarray) and mask.dtype == np.bool_:
+        return np.where(mask, np.float32(0), np.float32(-np.inf))
+    return mask
+
+
+def _mask_and_length_fields(desc, tensors, mask, kv_lengths, q_lengths, query_offsets):
     """Sets desc's and tensors' fields of the mask and the per-sequence
     lengths and offsets; returns their Views."""
     views = {}
+    batch, heads, q_len, kv_len = desc.batch, desc.heads, desc.q_len, desc.kv_len
     if mask is not None:
-        m = views["mask"] = _tensor.dense(mask, "mask", 4, _tensor.FLOATS)
-        desc.mask_batch, desc.mask_heads, desc.mask_q_len = m.shape[:3]
-        if m.shape[3] != kv_len:
-            raise ValueError(f"mask: last axis must be kv_len ({kv_len}), got {m.shape[3]}")
+        m = views["mask"] = _tensor.dense(_mask_as_read(mask), "mask", 4, _tensor.FLOATS)
+        mask_batch, mask_heads, mask_q_len, mask_kv_len = m.shape
+        expected = (batch % mask_batch == 0 if mask_batch else batch == 0, mask_heads in (1, heads),
+                    mask_q_len in (1, q_len), mask_kv_len == kv_len)
+        if not all(expected):
+            raise ValueError(f"mask: expected [m, 1 or {heads}, 1 or {q_len}, {kv_len}] with m "
+                             f"dividing the batch {batch} (item b reads mask b % m), or fewer "
+                             f"leading axes, got {list(m.shape)}")
+        desc.mask_batch, desc.mask_heads, desc.mask_q_len = mask_batch, mask_heads, mask_q_len
         desc.mask_dtype = m.dtype
     index_types = set()
     for name, x in (("kv_lengths", kv_lengths), ("q_lengths", q_lengths),
@@ -208,7 +235,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     alive until the call returns. (A call without a bias, mask or lengths
     costs a few microseconds here: the options are looked at only when
     given.)"""
-    layout = layout.lower()
+    layout = layout.lower() if isinstance(layout, str) else layout
     if layout not in ("bhtd", "bthd"):
         raise ValueError(f"layout: {layout!r} is not 'bhtd' or 'bthd'")
     views = [_tensor.view(x, name, 4, _tensor.FLOATS) for x, name in ((q, "q"), (k, "k"), (v, "v"))]
@@ -221,6 +248,8 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     _tensor.expect_shape(vv, kv.shape[:3] + (value_head_dim,), "v")
     if _sizes(kv, layout)[::3] != (batch, head_dim):
         raise ValueError(f"k: batch and head_dim must be q's ({batch}, {head_dim})")
+    if head_dim == 0 or value_head_dim == 0:
+        raise ValueError(f"{'q' if head_dim == 0 else 'v'}: a head size of 0")
     out_code = _tensor.dtype_code(out_dtype, "out_dtype")
     out_code = qv.dtype if out_code is None else out_code
     q_shape = qv.shape[:3] + (value_head_dim,)
@@ -258,9 +287,10 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
             views = [x if x.contiguous else _tensor.dense(x.obj, name, 4, _tensor.FLOATS)
                      for x, name in zip(views, ("q", "k", "v"))]
     desc.dtype, desc.out_dtype = qv.dtype, out_code
-    desc.scale = 1.0 / math.sqrt(head_dim) if scale is None else scale
-    desc.causal, desc.query_offset = int(bool(causal)), _abi.integer(query_offset, "query_offset")
-    desc.bias_uses_scaled_q = int(bool(bias_uses_scaled_q))
+    desc.scale = 1.0 / math.sqrt(head_dim) if scale is None else _abi.real(scale, "scale")
+    desc.causal = _abi.flag(causal, "causal")
+    desc.query_offset = _abi.integer(query_offset, "query_offset")
+    desc.bias_uses_scaled_q = _abi.flag(bias_uses_scaled_q, "bias_uses_scaled_q")
     desc.max_distance = _abi.integer(max_distance or 0, "max_distance")
     desc.kv_heads = kv_heads
     desc.value_head_dim = 0 if value_head_dim == head_dim else value_head_dim
@@ -280,8 +310,8 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
                                    max_distance, num_buckets, bidirectional, query_offsets)
     if mask is not None or kv_lengths is not None or q_lengths is not None or \
             query_offsets is not None:
-        keep = keep + _mask_and_length_fields(desc, tensors, batch, kv_len, mask,
-                                              kv_lengths, q_lengths, query_offsets)
+        keep = keep + _mask_and_length_fields(desc, tensors, mask, kv_lengths, q_lengths,
+                                              query_offsets)
     return desc, tensors, ov, keep
 
 
@@ -298,12 +328,23 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     default when they are given; map_size (height, width) defaults to what
     their rows imply). Tables [rows, head_dim] or per head [heads, rows,
     head_dim] (then all of them). value_table: Shaw's relative values.
-    mask: [mask_batch, mask_heads, mask_q_len, kv_len]. kv_lengths,
+    mask: additive (float32 or bfloat16, -inf masks a key) or bool (True:
+    the key takes part, as in torch's scaled_dot_product_attention), of
+    [mask_batch, mask_heads, mask_q_len, kv_len] with mask_heads 1 or heads,
+    mask_q_len 1 or q_len, and mask_batch any m dividing batch (item b reads
+    mask b % m: Swin's windows folded into the batch; torch would refuse an
+    m other than 1 or batch), or fewer leading axes; an expanded (stride 0)
+    axis is read in place. A row that sees no key (masked everywhere, past
+    kv_lengths, causal) is zeros, where torch gives NaN. causal: key j is
+    seen by query i when j <= query_offset + i, so with query_offset 0 the
+    mask is aligned top-left as torch's is_causal; kv_len - q_len aligns it
+    bottom-right (decoding after a KV cache). kv_lengths,
     q_lengths, query_offsets: [batch] int32 or int64. k and v may have fewer
     heads than q (grouped-query). v may have another head size than q and k
     (value_head_dim), which out and value_table then have. out_dtype:
     default q's. workspace: a buffer
-    of at least attention_workspace_size(...) bytes, or None.
+    of at least attention_workspace_size(...) bytes, or None. An empty batch,
+    heads or queries axis gives an empty result, no keys a result of zeros.
 
     The biases that need no q (posenc.bias describes their tables): bias=
     "table_2d" (Swin, BEiT) with window=(Wh, Ww) and class_token (BEiT),
@@ -325,6 +366,10 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
         query_offsets, out, out_dtype, window, class_token, num_buckets, bidirectional,
         relative_order, kv_map_size)
     pointer, size = _tensor.workspace_buffer(workspace)
+    if desc.batch == 0 or desc.heads == 0 or desc.q_len == 0:
+        return ov.obj  # no rows: nothing to compute
+    if desc.kv_len == 0:
+        return _tensor.zeros(ov)  # rows that see no key
     check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                pointer, size))
     del keep
@@ -334,6 +379,8 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
 def attention_workspace_size(q, k, v, *, context=None, **options):
     """Bytes of the workspace attention(q, k, v, **options) needs."""
     desc, _, _, _ = _plan(q, k, v, **options)
+    if 0 in (desc.batch, desc.heads, desc.q_len, desc.kv_len):
+        return 0  # attention() does not call posenc
     size = ctypes.c_size_t()
     check(lib.posenc_attention_workspace_size(handle(context), ctypes.byref(desc),
                                               ctypes.byref(size)))
@@ -353,6 +400,9 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     (bias_uses_scaled_q, timm's scale_pos_embed=True) or the unscaled q;
     stride 2 averages 2x2 windows (AvgPool2d(2, 2)). Returns
     [B, heads*value_head_dim, H // stride, W // stride]."""
+    heads = _abi.integer(heads, "heads")
+    if heads < 1:
+        raise ValueError(f"heads: must be at least 1, got {heads}")
     f = _tensor.dense(fmap, "fmap", 4, _tensor.FLOATS)
     w = _tensor.dense(w_qkv, "w_qkv", (2, 4), _tensor.FLOATS)
     batch, channels, height, width = f.shape
@@ -374,6 +424,7 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     value_head_dim = value_rows // heads
     if w.dtype != f.dtype:
         raise TypeError("w_qkv: must have fmap's dtype")
+    stride = _abi.integer(stride, "stride")
     if stride not in (1, 2):
         raise ValueError(f"stride: must be 1 or 2, got {stride}")
     b = None
@@ -387,9 +438,9 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     out_code = _tensor.dtype_code(out_dtype, "out_dtype")
     desc.dtype, desc.out_dtype = f.dtype, f.dtype if out_code is None else out_code
     if scale is not None:
-        desc.scale = scale
+        desc.scale = _abi.real(scale, "scale")
     desc.tables_per_head = int(len(th.shape) == 3)
-    desc.bias_uses_scaled_q = int(bool(bias_uses_scaled_q))
+    desc.bias_uses_scaled_q = _abi.flag(bias_uses_scaled_q, "bias_uses_scaled_q")
     desc.stride = stride
     desc.value_head_dim = 0 if value_head_dim == head_dim else value_head_dim
     o = _tensor.output(out, fmap, (batch, value_rows, height // stride, width // stride),

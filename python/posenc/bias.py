@@ -41,6 +41,7 @@ def kind_fields(kind, table, heads=None, window=None, class_token=False, max_dis
     shape checked against the parameters, parameters the kind does not take
     refused."""
     f = Fields()
+    class_token = _abi.flag(class_token, "class_token")
     given = {"window": window is not None, "class_token": bool(class_token),
              "num_buckets": num_buckets is not None, "bidirectional": bidirectional is not None}
     takes = {"table_2d": ("window", "class_token"), "table_1d": (), "t5":
@@ -59,12 +60,12 @@ def kind_fields(kind, table, heads=None, window=None, class_token=False, max_dis
     if kind == "table_2d":
         if window is None:
             raise ValueError("window: the table_2d bias needs (window_height, window_width)")
-        wh, ww = window
-        rows = (2 * wh - 1) * (2 * ww - 1) + 3 * int(bool(class_token))
+        wh, ww = _abi.sizes(window, "window")
+        rows = (2 * wh - 1) * (2 * ww - 1) + 3 * class_token
         if len(shape) != 2 or shape[0] != rows:
             raise _shape_error(kind, f"[{rows}, heads] for a {wh}x{ww} window"
                                f"{' with a class token' if class_token else ''}", table)
-        f.heads, f.window, f.class_token = shape[1], (wh, ww), int(bool(class_token))
+        f.heads, f.window, f.class_token = shape[1], (wh, ww), class_token
     elif kind == "table_1d":
         if len(shape) != 2 or shape[1] % 2 != 1:
             raise _shape_error(kind, "[heads, 2K+1]", table)
@@ -80,14 +81,15 @@ def kind_fields(kind, table, heads=None, window=None, class_token=False, max_dis
         f.heads, f.num_buckets = shape[1], shape[0]
         f.max_distance = T5_MAX_DISTANCE if max_distance is None else \
             _abi.integer(max_distance, "max_distance")
-        f.bidirectional = int(bool(bidirectional))
+        f.bidirectional = _abi.flag(bidirectional, "bidirectional")
     else:
         if shape is not None:
             if len(shape) != 1:
                 raise _shape_error(kind, "[heads] slopes", table)
             f.heads = shape[0]
-        f.bidirectional = int(bool(bidirectional))
+        f.bidirectional = _abi.flag(bidirectional, "bidirectional")
     if heads is not None:
+        heads = _abi.integer(heads, "heads")
         if f.heads is not None and f.heads != heads:
             raise ValueError(f"table: has {f.heads} heads, not {heads}")
         f.heads = heads
@@ -113,7 +115,8 @@ def position_bias(kind, table=None, *, heads=None, q_len=None, kv_len=None, quer
         if kind_name != "table_2d":
             raise ValueError(f"q_len: needed for the {kind_name} bias")
         q_len = f.window[0] * f.window[1] + f.class_token
-    kv_len = q_len if kv_len is None else kv_len
+    q_len = _abi.integer(q_len, "q_len")
+    kv_len = q_len if kv_len is None else _abi.integer(kv_len, "kv_len")
     desc = _abi.PositionBiasDesc()
     lib.posenc_position_bias_desc_init(ctypes.byref(desc), code, f.heads, q_len, kv_len)
     desc.query_offset = _abi.integer(query_offset, "query_offset")
@@ -133,6 +136,7 @@ def position_bias(kind, table=None, *, heads=None, q_len=None, kv_len=None, quer
 def alibi_slopes(heads, dtype=None, out=None):
     """ALiBi's standard slopes [heads] (float32; a torch tensor for a torch
     dtype, else numpy)."""
+    heads = _abi.integer(heads, "heads")
     like, _ = _tensor.result_kind(dtype)
     o = _tensor.output(out, like, (heads,), _abi.F32)
     check(lib.posenc_alibi_slopes(heads, o.ptr))
@@ -144,6 +148,7 @@ def resize_relative_table(table, new_rows, out=None):
     (SAM's get_rel_pos; torch's interpolate(mode="linear"))."""
     tv = _tensor.dense(table, "table", 2)
     rows, dim = tv.shape
+    new_rows = _abi.integer(new_rows, "new_rows")
     o = _tensor.output(out, table, (new_rows, dim), _abi.F32)
     check(lib.posenc_resize_relative_table(rows, dim, tv.ptr, new_rows, o.ptr))
     return o.obj
@@ -155,7 +160,7 @@ def resize_relative_bias_table_2d(table, window, new_window, class_token=False, 
     mode="bicubic", align_corners=False)), BEiT's 3 class-token rows kept."""
     tv = _tensor.dense(table, "table", 2)
     f = kind_fields("table_2d", tv, window=window, class_token=class_token)
-    (wh, ww), (nh, nw) = f.window, new_window
+    (wh, ww), (nh, nw) = f.window, _abi.sizes(new_window, "new_window")
     rows = (2 * nh - 1) * (2 * nw - 1) + 3 * f.class_token
     o = _tensor.output(out, table, (rows, f.heads), _abi.F32)
     check(lib.posenc_resize_relative_bias_table_2d(f.heads, wh, ww, nh, nw, f.class_token,

@@ -60,5 +60,12 @@ def default_context():
 
 
 def handle(context):
-    """The C handle for a context argument (None: the default)."""
-    return (context if context is not None else default_context()).handle
+    """The C handle for a context argument (None: the default), holding the
+    Context: the C call keeps its arguments, so the context outlives the call
+    even when another thread sets a new default meanwhile."""
+    context = context if context is not None else default_context()
+    if not isinstance(context, Context):
+        raise TypeError(f"context: expected a posenc.Context, got {type(context).__name__}")
+    pointer = ctypes.c_void_p(context.handle.value)
+    pointer.context = context
+    return pointer

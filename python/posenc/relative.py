@@ -51,7 +51,9 @@ def relative_logits_1d(q, table, keys=None, query_offset=0, clip=0, causal=False
     batch, heads, queries, dim = qv.shape
     rows = tv.shape[-2]
     query_offset, clip = _abi.integer(query_offset, "query_offset"), _abi.integer(clip, "clip")
-    if keys is None:
+    if keys is not None:
+        keys = _abi.integer(keys, "keys")
+    else:
         if clip:
             raise ValueError("keys: needed with a clipped table")
         keys = rows - query_offset - queries + 1
@@ -62,7 +64,7 @@ def relative_logits_1d(q, table, keys=None, query_offset=0, clip=0, causal=False
     if rows != expected:
         rule = "2 clip + 1" if clip else "query_offset + queries + keys - 1"
         raise ValueError(f"table: expected {expected} rows ({rule}), got {rows}")
-    options = _abi.RelativeOptions(query_offset, clip, int(bool(causal)))
+    options = _abi.RelativeOptions(query_offset, clip, _abi.flag(causal, "causal"))
     o = _tensor.output(out, q, (batch, heads, queries, keys), _abi.F32)
     check(lib.posenc_relative_logits_1d(handle(context), batch, heads, queries, keys, dim,
                                         qv.ptr, tv.ptr, table_heads, ctypes.byref(options),
@@ -79,6 +81,7 @@ def _tables(q, row_table, column_table):
 
 
 def _map_inputs(q, row_table, column_table, height, width):
+    height, width = _abi.integer(height, "height"), _abi.integer(width, "width")
     qv, rv, cv, table_heads = _tables(q, row_table, column_table)
     if qv.shape[2] != height * width:
         raise ValueError(f"q: {qv.shape[2]} tokens, not height*width = {height * width}")
@@ -86,14 +89,15 @@ def _map_inputs(q, row_table, column_table, height, width):
         if table.shape[-2] != 2 * size - 1:
             raise ValueError(f"{name}: expected 2*{size}-1 = {2 * size - 1} rows, got "
                              f"{table.shape[-2]}")
-    return qv, rv, cv, table_heads
+    return qv, rv, cv, table_heads, height, width
 
 
 def relative_logits_2d_decomposed(q, row_table, column_table, height, width, out=None,
                                   context=None):
     """(rel_h [B, H, N, height], rel_w [B, H, N, width]) of the 2D relative
     logits; out, if given, is the pair (rel_h, rel_w)."""
-    qv, rv, cv, table_heads = _map_inputs(q, row_table, column_table, height, width)
+    qv, rv, cv, table_heads, height, width = _map_inputs(q, row_table, column_table, height,
+                                                         width)
     batch, heads, tokens, dim = qv.shape
     out_h, out_w = out if out is not None else (None, None)
     h = _tensor.output(out_h, q, (batch, heads, tokens, height), _abi.F32, "out[0]")
@@ -114,12 +118,12 @@ def relative_logits_2d_maps(q, row_table, column_table, map_size, kv_map_size=No
     2 max(q, k) - 1 rows per axis. out, if given, is the pair (rel_h, rel_w)."""
     qv, rv, cv, table_heads = _tables(q, row_table, column_table)
     batch, heads, tokens, dim = qv.shape
-    height, width = map_size
+    height, width = _abi.sizes(map_size, "map_size")
     desc = _abi.Relative2dDesc()
     lib.posenc_relative_2d_desc_init(ctypes.byref(desc), batch, heads, height, width, dim)
     desc.table_heads = table_heads
     desc.relative_order = _abi.enum_value(_abi.RELATIVE_ORDER, relative_order, "relative_order")
-    key_map = (height, width) if kv_map_size is None else tuple(kv_map_size)
+    key_map = (height, width) if kv_map_size is None else _abi.sizes(kv_map_size, "kv_map_size")
     if kv_map_size is not None:
         desc.kv_map_height, desc.kv_map_width = key_map
     if tokens != height * width:
@@ -140,7 +144,8 @@ def relative_logits_2d_maps(q, row_table, column_table, map_size, kv_map_size=No
 
 def relative_logits_2d(q, row_table, column_table, height, width, out=None, context=None):
     """The full 2D relative bias [B, H, N, N] (N = height*width)."""
-    qv, rv, cv, table_heads = _map_inputs(q, row_table, column_table, height, width)
+    qv, rv, cv, table_heads, height, width = _map_inputs(q, row_table, column_table, height,
+                                                         width)
     batch, heads, tokens, dim = qv.shape
     o = _tensor.output(out, q, (batch, heads, tokens, tokens), _abi.F32)
     check(lib.posenc_relative_logits_2d(handle(context), batch, heads, height, width, dim,

@@ -11,6 +11,7 @@ from .context import handle
 
 _ENUM_FIELDS = {"pairing": _abi.ROPE_PAIRING, "scaling": _abi.ROPE_SCALING}
 _INT64_FIELDS = {name for name, kind in _abi.RopeConfig._fields_ if kind is ctypes.c_int64}
+_DOUBLE_FIELDS = {name for name, kind in _abi.RopeConfig._fields_ if kind is ctypes.c_double}
 
 
 def rope_config(rotary_dim, **fields):
@@ -29,6 +30,8 @@ def rope_config(rotary_dim, **fields):
             value = _abi.enum_value(_ENUM_FIELDS[name], value, name)
         elif name in _INT64_FIELDS:
             value = _abi.integer(value, name)
+        elif name in _DOUBLE_FIELDS:
+            value = _abi.real(value, name)
         setattr(config, name, value)
     return config
 

@@ -70,7 +70,8 @@ def test_attention_options_are_checked_when_given():
         (ValueError, "bias: 'rope' is not one of", dict(bias="rope")),
         (TypeError, "table_h: must have q's dtype",
          dict(table_h=torch.randn(3, 4).bfloat16(), table_w=torch.randn(5, 4))),
-        (ValueError, r"mask: last axis must be kv_len \(6\)", dict(mask=torch.zeros(1, 1, 6, 5))),
+        (ValueError, r"mask: expected \[m, 1 or 2, 1 or 6, 6\].*got \[1, 1, 6, 5\]",
+         dict(mask=torch.zeros(1, 1, 6, 5))),
         (ValueError, r"kv_lengths: expected shape \[2\]",
          dict(kv_lengths=torch.tensor([6], dtype=torch.int32))),
         (TypeError, "all int32 or all int64",
@@ -312,3 +313,94 @@ def test_core_functions():
     assert context.isa == "baseline" and context.num_threads == 1
     np.testing.assert_allclose(posenc.sinusoid_table(5, 8, context=context),
                                posenc.sinusoid_table(5, 8), rtol=0, atol=1e-6)
+
+
+def test_gradients_are_refused_not_dropped():
+    """posenc records nothing for autograd: a tensor requiring grad is
+    refused while grad mode is on (its gradient would silently miss posenc's
+    share), taken under no_grad; an out= written under no_grad bumps torch's
+    version counter, so a backward through values saved before is refused."""
+    q = torch.randn(1, 1, 4, 8, requires_grad=True)
+    with pytest.raises(RuntimeError, match="q: requires grad"):
+        posenc.attention(q, q.detach(), q.detach())
+    with pytest.raises(RuntimeError, match="table: requires grad"):
+        posenc.position_bias("t5", torch.randn(32, 2, requires_grad=True), q_len=4,
+                             bidirectional=True)
+    with torch.no_grad():
+        posenc.attention(q, q, q)
+    leaf = torch.zeros(1, 1, 4, 8, requires_grad=True)
+    with pytest.raises(RuntimeError, match="out: requires grad"):
+        posenc.attention(q.detach(), q.detach(), q.detach(), out=leaf)
+    assert bool((leaf == 0).all())
+
+    a = torch.randn(1, 4, 2, 8, requires_grad=True)
+    y = a.exp()  # saves y for its backward
+    with torch.no_grad():
+        posenc.rope(y, posenc.rope_config(8), out=y)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+    with torch.inference_mode():
+        inference = torch.zeros(1, 4, 2, 8)
+    with pytest.raises(RuntimeError, match="out: .*inference tensor"):
+        posenc.rope(torch.randn(1, 4, 2, 8), posenc.rope_config(8), out=inference)
+
+
+def test_scalar_arguments_are_checked_and_named():
+    """Scalars of the wrong kind are a TypeError naming the argument (not
+    ctypes' 'argument 4: wrong type'); a yes/no option takes a bool."""
+    q = torch.randn(1, 2, 6, 4)
+    fmap, w = torch.randn(1, 8, 3, 3), torch.randn(24, 8)
+    rel = torch.randn(5, 4)
+    calls = [
+        ("q_len", lambda: posenc.position_bias("alibi", heads=4, q_len=5.0, bidirectional=True)),
+        ("window", lambda: posenc.position_bias("table_2d", torch.randn(9, 2), window=(2.0, 2))),
+        ("window", lambda: posenc.position_bias("table_2d", torch.randn(9, 2), window=2)),
+        ("bidirectional", lambda: posenc.position_bias("alibi", heads=2, q_len=3,
+                                                       bidirectional="no")),
+        ("base", lambda: posenc.sinusoid_table(5, 8, base="x")),
+        ("length", lambda: posenc.sinusoid_table(5.0, 8)),
+        ("base", lambda: posenc.add_sinusoid(torch.randn(1, 2, 4), base=None)),
+        ("height", lambda: posenc.relative_logits_2d(torch.randn(1, 1, 9, 4), rel, rel, 3.0, 3)),
+        ("map_size", lambda: posenc.relative_logits_2d_maps(torch.randn(1, 1, 9, 4), rel, rel,
+                                                            (3.0, 3))),
+        ("heads", lambda: posenc.bottleneck_mhsa(fmap, w, rel, rel, heads=2.0)),
+        ("scale", lambda: posenc.attention(q, q, q, scale="0.5")),
+        ("causal", lambda: posenc.attention(q, q, q, causal="yes")),
+        ("factor", lambda: posenc.rope_config(4, factor="2")),
+        ("context", lambda: posenc.attention(q, q, q, context=2)),
+    ]
+    for name, call in calls:
+        with pytest.raises(TypeError, match=f"^{name}: "):
+            call()
+    with pytest.raises(ValueError, match="heads: must be at least 1"):
+        posenc.bottleneck_mhsa(fmap, w, rel, rel, heads=0)
+    with pytest.raises(ValueError, match="q: a head size of 0"):
+        posenc.attention(q[..., :0], q[..., :0], q)
+    with pytest.raises(ValueError, match="layout: None"):
+        posenc.attention(q, q, q, layout=None)
+
+
+def test_errors_pickle():
+    """posenc.Error survives pickling (multiprocessing returns it so)."""
+    import pickle
+    with pytest.raises(posenc.Error) as error:
+        posenc.sinusoid_table(4, 8, base=1.0)
+    copy = pickle.loads(pickle.dumps(error.value))
+    assert (type(copy), copy.status, str(copy)) == (posenc.Error, 2, str(error.value))
+
+
+def test_a_call_keeps_its_context_alive():
+    """The handle a call passes holds its Context: a default context
+    replaced by another thread during the call is not destroyed under it."""
+    import gc
+    import weakref
+    from posenc._lib import lib
+    from posenc.context import handle
+    context = posenc.Context(1)
+    alive = weakref.ref(context)
+    pointer = handle(context)
+    del context
+    gc.collect()
+    assert alive() is not None
+    assert lib.posenc_context_num_threads(pointer) == 1

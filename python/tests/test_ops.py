@@ -1,5 +1,7 @@
 """Every op family through the package against the float64 references of
 reference.py, on numpy arrays and torch tensors, odd and non-square sizes."""
+import importlib
+
 import numpy as np
 import pytest
 import torch
@@ -356,3 +358,36 @@ def test_rope_qk_in_place_bhtd_and_linear_scaling():
     assert q_out is q and k_out is k
     close(q.transpose(1, 2), expected[0])
     close(k.transpose(1, 2), expected[1])
+
+
+def test_attention_masks_as_torch_takes_them():
+    """Bool masks (True: the key takes part), masks of fewer axes and
+    expanded masks are read as torch's scaled_dot_product_attention
+    broadcasts them; an expanded axis is read in place, not copied out."""
+    q, k, v = randn(2, 3, 4, 8), randn(2, 3, 6, 8), randn(2, 3, 6, 8)
+    keep = rng.random((4, 6)) < 0.7
+    keep[:, 0] = True
+    additive = np.where(keep, 0, -np.inf).astype(np.float32)
+    expected = reference.attention(q, k, v, 8 ** -0.5, mask=additive)
+    tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
+    for mask in (torch.from_numpy(keep), torch.from_numpy(keep)[None], keep,
+                 torch.from_numpy(additive).expand(2, 3, 4, 6),
+                 torch.from_numpy(keep)[None, None].expand(2, 3, 4, 6)):
+        close(posenc.attention(tq, tk, tv, mask=mask), expected)
+    expanded = torch.from_numpy(additive[0]).expand(2, 3, 4, 6)  # every axis but the keys'
+    attention_module = importlib.import_module("posenc.attention")  # posenc.attention: the function
+    assert attention_module._mask_as_read(expanded).shape == (1, 1, 1, 6)
+    with pytest.raises(ValueError, match="mask: expected"):
+        posenc.attention(tq, tk, tv, mask=torch.zeros(3, 1, 4, 6))  # 3 does not divide 2
+
+
+def test_attention_without_rows_or_keys():
+    """Empty batches, heads or queries give empty results; rows without
+    keys are zeros (a row that sees no key), as torch's attention gives."""
+    q, k = torch.randn(2, 3, 4, 8), torch.randn(2, 3, 5, 8)
+    assert posenc.attention(q[:0], k[:0], k[:0]).shape == (0, 3, 4, 8)
+    assert posenc.attention(q[:, :, :0], k, k).shape == (2, 3, 0, 8)
+    assert posenc.attention_workspace_size(q[:0], k[:0], k[:0]) == 0
+    out = torch.full((2, 3, 4, 8), 7.0)
+    assert posenc.attention(q, k[:, :, :0], k[:, :, :0], out=out) is out
+    assert bool((out == 0).all())
