@@ -173,9 +173,11 @@
  * folded into the batch). The mask is read in place, never broadcast into a
  * copy. posenc divides the mask by scale where 2^-24 <= scale < 1 (the
  * softmax applies it), so a finite value beyond FLT_MAX * scale in
- * magnitude overflows: -FLT_MAX (torch.finfo(torch.float32).min, which
- * some code pads with) masks a key as -inf does, and a row masked so
- * everywhere is zeros (torch's fp32 softmax gives the mean of v there).
+ * magnitude overflows. -FLT_MAX (torch.finfo(torch.float32).min, which
+ * some code pads with) gives a key weight 0 at any scale in a row that has
+ * another key; a row masked everywhere by it is zeros where
+ * 2^-24 <= scale < 1 (the division made it -inf) and the mean of v at
+ * other scales, as torch's fp32 softmax gives. With -inf it is zeros.
  *
  * Types: q, k, v and all tables are of `dtype` (F32, or BF16 as uint16_t
  * bit patterns); out is of out_dtype. With BF16 the GEMMs run in bf16 with
@@ -190,7 +192,7 @@
  * softmax(scores + mask) v, a key masked by the mask or by causality has
  * its v row multiplied by a zero weight, so a NaN or Inf there can reach
  * the rows of queries processed together with it (a key past kv_lengths[b]
- * cannot, above); fully masked rows are always zero.
+ * cannot, above); rows that see no key are always zero.
  */
 #ifndef POSENC_ATTENTION_H
 #define POSENC_ATTENTION_H
