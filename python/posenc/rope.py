@@ -95,7 +95,8 @@ def rope(x, config=None, cache=None, offset=0, positions=None, layout="bthd", ou
          context=None):
     """x rotated by the angles of `config` (on the fly) or `cache`; token t at
     position offset + t, or positions[b, t] ([batch, tokens] int32/int64).
-    out=x rotates in place."""
+    out=x rotates in place. layout is "bthd" unless given, unlike attention's
+    "bhtd": transformers rotates q and k as [B, H, T, D], layout="bhtd"."""
     layout_code = _abi.enum_value(_abi.ROPE_LAYOUT, layout, "layout")
     xv, batch, tokens, heads, head_dim = _rope_tensor(x, "x", layout.lower())
     o = _tensor.output(out, x, xv.shape, xv.dtype)
