@@ -7,6 +7,8 @@ compares every struct's size and every field's offset with these.
 import ctypes
 import operator
 
+import numpy as np
+
 c_enum = ctypes.c_int
 
 STATUS_NAMES = {
@@ -64,6 +66,8 @@ def real(value, argument):
 def flag(value, argument):
     """A yes/no option as 0 or 1: a bool or the integers 0 and 1; anything
     else (a string such as "no", which is truthy) a TypeError naming it."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
     try:
         number = operator.index(value)
     except TypeError:

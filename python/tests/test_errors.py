@@ -379,6 +379,8 @@ def test_scalar_arguments_are_checked_and_named():
         posenc.attention(q[..., :0], q[..., :0], q)
     with pytest.raises(ValueError, match="layout: None"):
         posenc.attention(q, q, q, layout=None)
+    assert torch.equal(posenc.attention(q, q, q, causal=np.True_),
+                       posenc.attention(q, q, q, causal=True))
 
 
 def test_errors_pickle():
