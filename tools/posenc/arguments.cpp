@@ -2,7 +2,6 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 
 namespace posenc::cli {
@@ -19,16 +18,6 @@ int64_t parse_int(const std::string& option, const std::string& text, int64_t lo
                       std::to_string(hi) + "], got '" + text + "'");
   }
   return value;
-}
-
-bool print_help_or_require_no_arguments(int argc, char** argv, const char* usage) {
-  if (argc == 1) return false;
-  const std::string first = argv[1];
-  if (argc == 2 && (first == "-h" || first == "--help")) {
-    std::fputs(usage, stdout);
-    return true;
-  }
-  throw BadArgument("unexpected argument '" + first + "' (none taken)");
 }
 
 }  // namespace posenc::cli

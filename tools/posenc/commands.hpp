@@ -1,4 +1,5 @@
 // The subcommands of the posenc program; each returns the process exit code.
+// info, demo and check take no arguments: main refuses any before calling them.
 #pragma once
 
 namespace posenc::cli {

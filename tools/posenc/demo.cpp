@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <string>
 
-#include "arguments.hpp"
 #include "cases/table.hpp"
 #include "cases/timing/machine.hpp"
 #include "commands.hpp"
@@ -60,13 +59,7 @@ void run_timed(const std::vector<Case>& family) {
 
 }  // namespace
 
-int run_demo(int argc, char** argv) {
-  if (print_help_or_require_no_arguments(
-          argc, argv,
-          "usage: posenc demo\n  every op family on built-in inputs on each ISA path, compared "
-          "with the reference loops and timed against the naive way\n")) {
-    return 0;
-  }
+int run_demo(int, char**) {
   std::printf("posenc %s demo on built-in inputs; ISA paths:", posenc_version());
   for (posenc_isa isa : runnable_isas()) std::printf(" %s", posenc_isa_name(isa));
   std::printf("\n");

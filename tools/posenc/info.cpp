@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "arguments.hpp"
 #include "commands.hpp"
 #include "posenc/posenc.h"
 #include "runtime/compiled_isas.hpp"
@@ -12,12 +11,7 @@
 
 namespace posenc::cli {
 
-int run_info(int argc, char** argv) {
-  if (print_help_or_require_no_arguments(argc, argv,
-                                         "usage: posenc info\n  the CPU's ISA paths, the path in "
-                                         "use and why, oneDNN, threads\n")) {
-    return 0;
-  }
+int run_info(int, char**) {
   std::printf("posenc %s\n\nISA paths of this build and CPU:\n", posenc_version());
   for (posenc_isa isa : kCompiledIsas) {
     int available = 0;
