@@ -24,13 +24,12 @@ namespace detail {
 // `what` where std::vector would throw std::bad_alloc or std::length_error.
 template <class T>
 void allocate(std::vector<T>& v, uint64_t n, const char* what) {
-  const Error no_memory(POSENC_ERROR_OUT_OF_MEMORY, std::string("no memory for ") + what +
-                                                        " (" + std::to_string(n) + " elements)");
-  if (n > v.max_size()) throw no_memory;
   try {
+    if (n > v.max_size()) throw std::bad_alloc();
     v.resize(size_t(n));
   } catch (const std::bad_alloc&) {
-    throw no_memory;
+    throw Error(POSENC_ERROR_OUT_OF_MEMORY,
+                std::string("no memory for ") + what + " (" + std::to_string(n) + " elements)");
   }
 }
 
