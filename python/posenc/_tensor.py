@@ -31,7 +31,7 @@ _torch_dtype_codes = None
 def _torch_dtypes():
     global _torch_dtype_codes
     if _torch_dtype_codes is None:
-        torch = sys.modules["torch"]
+        torch = torch_module()
         _torch_dtype_codes = {torch.float32: _abi.F32, torch.bfloat16: _abi.BF16,
                               torch.int32: "int32", torch.int64: "int64"}
     return _torch_dtype_codes
@@ -47,7 +47,7 @@ class View:
         if is_torch(x):
             if not x.is_cpu:
                 raise ValueError(f"{name}: posenc runs on the CPU, got a {x.device} tensor")
-            if x.requires_grad and sys.modules["torch"].is_grad_enabled():
+            if x.requires_grad and torch_module().is_grad_enabled():
                 raise RuntimeError(f"{name}: requires grad, and posenc computes no gradients: "
                                    "call it under torch.no_grad() or torch.inference_mode(), "
                                    "or pass a detached tensor")
@@ -185,7 +185,7 @@ def output(out, like, shape, dtype, name="out"):
             raise ValueError(f"{name}: must be dense (row-major contiguous)")
         return v
     if like is not None and is_torch(like):
-        torch = sys.modules["torch"]
+        torch = torch_module()
         return view(torch.empty(shape, dtype=torch.bfloat16 if dtype == _abi.BF16
                                 else torch.float32), name, kinds=FLOATS)
     if dtype == _abi.BF16:

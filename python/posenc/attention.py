@@ -172,17 +172,19 @@ def _mask_as_read(mask):
     as one element, not copied out; a bool mask (True: the key takes part,
     as in torch's scaled_dot_product_attention) becomes the additive float32
     mask of 0 and -inf."""
-    if not (_tensor.is_torch(mask) or isinstance(mask, np.ndarray)) or not 1 <= mask.ndim <= 4:
+    in_torch = _tensor.is_torch(mask)
+    if not (in_torch or isinstance(mask, np.ndarray)) or not 1 <= mask.ndim <= 4:
         return mask  # refused by _tensor.dense, naming the mask
     mask = mask[(None,) * (4 - mask.ndim)]
-    strides = mask.stride() if _tensor.is_torch(mask) else mask.strides
+    strides = mask.stride() if in_torch else mask.strides
     for axis in range(3):
         if mask.shape[axis] > 1 and strides[axis] == 0:
             mask = mask[(slice(None),) * axis + (slice(0, 1),)]
-    if _tensor.is_torch(mask) and mask.dtype == _tensor.torch_module().bool:
+    if in_torch:
         torch = _tensor.torch_module()
-        return torch.zeros(mask.shape).masked_fill_(mask.logical_not(), -math.inf)
-    if isinstance(mask, np.ndarray) and mask.dtype == np.bool_:
+        if mask.dtype == torch.bool:
+            return torch.zeros(mask.shape).masked_fill_(mask.logical_not(), -math.inf)
+    elif mask.dtype == np.bool_:
         return np.where(mask, np.float32(0), np.float32(-np.inf))
     return mask
 
@@ -195,9 +197,9 @@ def _mask_and_length_fields(desc, tensors, mask, kv_lengths, q_lengths, query_of
     if mask is not None:
         m = views["mask"] = _tensor.dense(_mask_as_read(mask), "mask", 4, _tensor.FLOATS)
         mask_batch, mask_heads, mask_q_len, mask_kv_len = m.shape
-        expected = (batch % mask_batch == 0 if mask_batch else batch == 0, mask_heads in (1, heads),
-                    mask_q_len in (1, q_len), mask_kv_len == kv_len)
-        if not all(expected):
+        fits = (batch % mask_batch == 0 if mask_batch else batch == 0, mask_heads in (1, heads),
+                mask_q_len in (1, q_len), mask_kv_len == kv_len)
+        if not all(fits):
             raise ValueError(f"mask: expected [m, 1 or {heads}, 1 or {q_len}, {kv_len}] with m "
                              f"dividing the batch {batch} (item b reads mask b % m), or fewer "
                              f"leading axes, got {list(m.shape)}")

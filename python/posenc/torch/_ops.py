@@ -31,8 +31,9 @@ def _attention_table_2d(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                         out_dtype: torch.dtype) -> torch.Tensor:
     """Attention over [B, N, H, d] (BTHD) q, k, v with Swin's or BEiT's learned
     bias table [entries, H] (window (Wh, Ww), BEiT's class token) when it is
-    given, and the mask [m, 1 or H, N, N] (batch item b reads b % m) when it
-    is; out [B, N, H, d] of out_dtype."""
+    given, and the mask as attention takes it ([m, 1 or H, N, N], batch item
+    b reading b % m, or fewer leading axes) when it is; out [B, N, H, d] of
+    out_dtype."""
     options = dict(bias="table_2d", table=table, window=tuple(window),
                    class_token=class_token) if table is not None else {}
     return attention(q, k, v, layout="bthd", scale=scale, mask=mask, out_dtype=out_dtype,

@@ -47,9 +47,8 @@ def forward(module, dtype, x, shared_rel_pos_bias=None):
     if table is not None:
         table, window = table.to(run_dtype).contiguous(), list(module.window_size)
     mask = shared_rel_pos_bias
-    if mask is not None:  # broadcast to [B, heads, N, N] as timm adds it
-        mask = mask[(None,) * (4 - mask.dim())]
-        mask = mask.expand(*mask.shape[:3], tokens).contiguous()
+    if mask is not None:  # attention broadcasts every axis as timm adds it but the keys'
+        mask = mask.expand(*mask.shape[:-1], tokens)
     out = _ops.attention_table_2d(q, k, v, table, window, table is not None, mask,
                                   module.scale, x.dtype)
     out = module.proj(out.reshape(batch, tokens, channels))
