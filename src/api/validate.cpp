@@ -66,8 +66,12 @@ void require_above(double value, double bound, const char* name, const char* bou
   }
 }
 
+bool is_frequency_base(double base) {
+  return std::isfinite(base) && base >= 0x1p-64 && base != 1.0;
+}
+
 void require_frequency_base(double base, const char* name) {
-  if (!std::isfinite(base) || !(base >= 0x1p-64) || base == 1.0) {
+  if (!is_frequency_base(base)) {
     invalid(std::string(name) + " must be finite, >= 2^-64 and != 1 (got " + real_text(base) +
             ")");
   }

@@ -38,6 +38,7 @@ void require_above(double value, double bound, const char* name, const char* bou
 std::string real_text(double value);
 // A finite base >= 2^-64 other than 1, for frequencies base^(-2i/D) (below 1
 // they rise with i, to at most 2^64).
+bool is_frequency_base(double base);
 void require_frequency_base(double base, const char* name);
 // The integer a caller stored in an enum parameter or field, read as bytes:
 // loading a value outside the enum's range as the enum is undefined.

@@ -1,9 +1,9 @@
 #include "viz_options.hpp"
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
+#include "api/validate.hpp"
 #include "arguments.hpp"
 
 namespace posenc::cli {
@@ -14,8 +14,7 @@ const std::set<std::string> kGroups = {"table", "similarity", "logits", "bias"};
 double parse_base(const std::string& text) {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(value) || !(value >= 0x1p-64) ||
-      value == 1) {
+  if (text.empty() || *end != '\0' || !is_frequency_base(value)) {
     throw BadArgument("--base: expected a finite number >= 2^-64 other than 1, got '" + text +
                       "'");
   }
