@@ -186,6 +186,8 @@ def _mask_as_read(mask):
             return torch.zeros(mask.shape).masked_fill_(mask.logical_not(), -math.inf)
     elif mask.dtype == np.bool_:
         return np.where(mask, np.float32(0), np.float32(-np.inf))
+    if _tensor.View(mask, "mask").dtype not in _tensor.FLOATS:
+        raise TypeError(f"mask: expected float32, bfloat16 or bool, got {mask.dtype}")
     return mask
 
 
