@@ -4,9 +4,10 @@
 // - an allocation failure injected into a two-thread call of every op family
 //   either ends the call with POSENC_ERROR_OUT_OF_MEMORY and its output
 //   untouched, or the call recovers and gives the bits of a normal call;
-// - repeated calls of one shape allocate nothing in posenc after the first
-//   (with a caller workspace where the op takes one); oneDNN's execute builds
-//   a small argument map per GEMM, counted apart.
+// - repeated calls of one shape, or of a few alternating ones, allocate
+//   nothing in posenc after the first (with a caller workspace where the op
+//   takes one); oneDNN's execute builds a small argument map per GEMM,
+//   counted apart.
 // An allocation is attributed to the object whose code called it:
 // posenc (linked into this binary), oneDNN, or other (libstdc++, libgomp).
 #include <link.h>
@@ -534,6 +535,43 @@ TEST(Allocations, RepeatedShapesAllocateNothingInPosenc) {
     }
   }
   posenc_context_destroy(one);
+}
+
+// A server alternating a few shapes of one op on a thread (its models'
+// sequence lengths), or every op family in turn: once each has run, posenc
+// allocates nothing. (relative_logits_1d's GEMMs follow its tiles, found by
+// a dry run that takes a buffer: it runs for a shape not among the thread's
+// last few.)
+TEST(Allocations, AlternatingShapesAllocateNothingInPosenc) {
+  std::vector<std::vector<float>> outs;
+  for (const OpCase& op : op_cases()) {
+    outs.emplace_back(op.floats);
+    ASSERT_EQ(op.call(two_threads(), outs.back().data()), POSENC_OK) << op.name;
+  }
+  {
+    const Hook hook(Mode::kCount);
+    for (int round = 0; round < 3; ++round) {
+      for (size_t i = 0; i < outs.size(); ++i) {
+        ASSERT_EQ(op_cases()[i].call(two_threads(), outs[i].data()), POSENC_OK);
+      }
+    }
+    EXPECT_EQ(counts[int(Origin::kPosenc)], 0);
+  }
+
+  const std::vector<float>& q = input(0);
+  const std::vector<float>& table = input(1);
+  std::vector<float> out(2 * 3 * 150 * 130);
+  const int64_t queries[] = {150, 97, 64};
+  auto call = [&](int64_t n) {
+    return posenc_relative_logits_1d(two_threads(), 2, 3, n, 130, 16, q.data(), table.data(), 1,
+                                     nullptr, out.data());
+  };
+  for (const int64_t n : queries) ASSERT_EQ(call(n), POSENC_OK);
+  const Hook hook(Mode::kCount);
+  for (int round = 0; round < 10; ++round) {
+    for (const int64_t n : queries) ASSERT_EQ(call(n), POSENC_OK);
+  }
+  EXPECT_EQ(counts[int(Origin::kPosenc)], 0);
 }
 
 }  // namespace

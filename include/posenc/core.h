@@ -23,9 +23,10 @@
  *   calls: per thread its scratch, a oneDNN stream and scratchpad, and the
  *   memory objects of each GEMM shape (the primitives are shared, see
  *   posenc_set_primitive_cache_capacity). So the first call of a shape on a
- *   thread allocates, and repeating it allocates nothing in posenc; oneDNN
- *   2.6's execute still builds a small argument map per GEMM (5 allocations
- *   of a few dozen bytes, freed at once). If one of those fails on an OpenMP
+ *   thread allocates, and repeating it (or alternating it with a few other
+ *   shapes) allocates nothing in posenc; oneDNN 2.6's execute still builds
+ *   a small argument map per GEMM (5 allocations of a few dozen bytes, freed
+ *   at once). If one of those fails on an OpenMP
  *   thread, the calling thread reruns that thread's remaining work after the
  *   others finish; only if that fails too (or a shape another thread dropped
  *   from the primitive cache meanwhile cannot be made again) is

@@ -27,8 +27,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
-#include <utility>
 #include <vector>
 
 #include "posenc/core.h"
@@ -112,23 +110,41 @@ class GemmSlots {
 int64_t primitive_cache_evictions();
 
 // Whether this thread prepared the GEMMs of a problem whose shapes and
-// thread count `key` determines, in its last call of the op Tag, with no
-// primitive dropped since; remember() records it once prepared. Repeated
-// shapes then skip the dry run.
+// thread count `key` determines, in one of its last kRemembered calls of the
+// op Tag that prepared them, with no primitive dropped since; remember()
+// records it once prepared. Repeated shapes, and a few alternating ones (a
+// server's models or sequence lengths), then skip the dry run.
 template <class Tag, size_t N>
 class PreparedProblem {
  public:
   explicit PreparedProblem(const std::array<int64_t, N>& key) : key_(key) {}
   bool before() const {
-    return last().has_value() && last()->first == key_ &&
-           last()->second == primitive_cache_evictions();
+    const int64_t evictions = primitive_cache_evictions();
+    for (const Record& r : recent().records) {
+      if (r.evictions == evictions && r.key == key_) return true;
+    }
+    return false;
   }
-  void remember() const { last() = std::make_pair(key_, primitive_cache_evictions()); }
+  void remember() const {
+    Recent& r = recent();
+    r.records[r.next] = Record{key_, primitive_cache_evictions()};
+    r.next = (r.next + 1) % kRemembered;
+  }
 
  private:
-  static std::optional<std::pair<std::array<int64_t, N>, int64_t>>& last() {
-    thread_local std::optional<std::pair<std::array<int64_t, N>, int64_t>> key;
-    return key;
+  static constexpr size_t kRemembered = 4;
+  // evictions -1 (never a count): an empty record.
+  struct Record {
+    std::array<int64_t, N> key{};
+    int64_t evictions = -1;
+  };
+  struct Recent {
+    std::array<Record, kRemembered> records;
+    size_t next = 0;
+  };
+  static Recent& recent() {
+    thread_local Recent records;
+    return records;
   }
   std::array<int64_t, N> key_;
 };
