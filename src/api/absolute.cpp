@@ -17,12 +17,11 @@ void require_sinusoid(double base, const posenc_sincos_layout& layout) {
 // The last position written must stay exactly representable in double.
 void require_positions(int64_t offset, int64_t count, const char* offset_name,
                        const char* count_name) {
-  constexpr int64_t kLimit = int64_t(1) << 53;
-  if (count > kLimit) {
+  if (count > kMaxExactPosition) {
     invalid(std::string(count_name) + " must be <= 2^53 (got " + std::to_string(count) + ")");
   }
   require_non_negative(offset, offset_name);
-  if (offset > kLimit - count) {
+  if (offset > kMaxExactPosition - count) {
     invalid(std::string(offset_name) + " + the number of positions must be <= 2^53");
   }
 }

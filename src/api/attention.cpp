@@ -24,8 +24,6 @@ using namespace posenc;
 
 namespace {
 
-constexpr int64_t kMaxOffset = int64_t(1) << 40;
-
 void require_bf16_gemm(posenc_dtype dtype) {
   if (dtype != POSENC_BF16) return;
   // Asked once: after oneDNN's first primitive its ISA can no longer change.
@@ -126,13 +124,7 @@ void require_map(int64_t rows, int64_t cols, int64_t tokens, const char* names,
 void validate_map_desc(const posenc_attention_desc& d) {
   require_enum(d.relative_order, "desc->relative_order",
                {POSENC_RELATIVE_KEY_MINUS_QUERY, POSENC_RELATIVE_QUERY_MINUS_KEY});
-  require_non_negative(d.kv_map_height, "desc->kv_map_height");
-  require_non_negative(d.kv_map_width, "desc->kv_map_width");
-  if ((d.kv_map_height == 0) != (d.kv_map_width == 0)) {
-    invalid("desc->kv_map_height and desc->kv_map_width must both be 0 (the query map's) or "
-            "both positive (got " + std::to_string(d.kv_map_height) + " x " +
-            std::to_string(d.kv_map_width) + ")");
-  }
+  require_key_map(d.kv_map_height, d.kv_map_width);
   if (d.bias != POSENC_BIAS_RELATIVE_2D) {
     if (d.relative_order != POSENC_RELATIVE_KEY_MINUS_QUERY) {
       invalid("desc->relative_order applies to RELATIVE_2D bias only: must be 0 "
@@ -182,14 +174,8 @@ AttentionExtents validate_desc(const posenc_attention_desc& d) {
   require_flag(d.bias_uses_scaled_q, "desc->bias_uses_scaled_q");
   require_flag(d.relative_values, "desc->relative_values");
   require_enum(d.index_type, "desc->index_type", {POSENC_INDEX_INT32, POSENC_INDEX_INT64});
-  if (d.query_offset < -kMaxOffset || d.query_offset > kMaxOffset) {
-    invalid("desc->query_offset must be within +-2^40 (got " + std::to_string(d.query_offset) +
-            ")");
-  }
-  if (d.max_distance < 0 || d.max_distance > kMaxOffset) {
-    invalid("desc->max_distance must be in [0, 2^40] (got " + std::to_string(d.max_distance) +
-            ")");
-  }
+  require_position_offset(d.query_offset, "desc->query_offset");
+  require_max_distance(d.max_distance, "desc->max_distance");
   require_enum(d.bias, "desc->bias",
                {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D,
                 POSENC_BIAS_RELATIVE_2D, POSENC_BIAS_TABLE_2D, POSENC_BIAS_TABLE_1D,
@@ -222,7 +208,7 @@ AttentionExtents validate_desc(const posenc_attention_desc& d) {
 int64_t validate_sequence_values(const void* tensor, posenc_index_type type, int64_t batch,
                                  int64_t low, int64_t high, const char* name) {
   if (tensor == nullptr) return low;
-  require_tensor(tensor, type == POSENC_INDEX_INT64 ? 8 : 4, name);
+  require_tensor(tensor, ops::index_bytes(type), name);
   int64_t largest = low;
   for (int64_t b = 0; b < batch; ++b) {
     const int64_t value = ops::index_value(tensor, type, b);
@@ -247,8 +233,8 @@ int64_t validate_sequences(const posenc_attention_desc& d, const posenc_attentio
     invalid("desc->query_offset must be 0 with tensors->query_offsets (got " +
             std::to_string(d.query_offset) + ")");
   }
-  return validate_sequence_values(t.query_offsets, d.index_type, d.batch, -kMaxOffset,
-                                  kMaxOffset, "tensors->query_offsets");
+  return validate_sequence_values(t.query_offsets, d.index_type, d.batch, -kMaxPositionOffset,
+                                  kMaxPositionOffset, "tensors->query_offsets");
 }
 
 // Checks the tensors against the desc and returns the regions they cover,
@@ -324,12 +310,12 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
   } else {
     require_null(t.mask, "tensors->mask", "unless mask_batch > 0");
   }
-  const size_t index_bytes = d.index_type == POSENC_INDEX_INT64 ? 8 : 4;
   for (const Region& r : {Region{t.kv_lengths, 0, "tensors->kv_lengths"},
                           Region{t.q_lengths, 0, "tensors->q_lengths"},
                           Region{t.query_offsets, 0, "tensors->query_offsets"}}) {
     if (r.pointer == nullptr) continue;
-    inputs.push_back({r.pointer, checked_bytes({d.batch}, index_bytes, r.name), r.name});
+    inputs.push_back(
+        {r.pointer, checked_bytes({d.batch}, ops::index_bytes(d.index_type), r.name), r.name});
   }
   if (d.relative_values) {
     table(t.value_table, "tensors->value_table", relative_rows, ops::value_head_dim(d));

@@ -2,13 +2,13 @@
 // (posenc/bias.h). Validation here; the work in ops/bias/.
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <string>
 
 #include "api/bias_validate.hpp"
 #include "api/guard.hpp"
 #include "api/validate.hpp"
 #include "ops/bias/alibi_slopes.hpp"
+#include "ops/bias/bias_rows.hpp"
 #include "ops/bias/dense_bias.hpp"
 #include "ops/bias/resize_table.hpp"
 #include "ops/bias/t5_bucket.hpp"
@@ -18,7 +18,6 @@ using namespace posenc;
 
 namespace {
 
-constexpr int64_t kMaxOffset = int64_t(1) << 40;
 constexpr int64_t kMaxBuckets = int64_t(1) << 20;
 
 const char* kind_name(posenc_position_bias_kind kind) {
@@ -39,19 +38,10 @@ void require_unused(int64_t value, const char* name, posenc_position_bias_kind k
   }
 }
 
-// 2 * size - 1 cells of a relative axis over `size` positions (size >= 1).
-int64_t relative_size(int64_t size, const char* name) {
-  if (size > std::numeric_limits<int64_t>::max() / 2) {
-    fail(POSENC_ERROR_OVERFLOW, std::string("2 * ") + name + " - 1 overflows");
-  }
-  return 2 * size - 1;
-}
-
 // The rows of a TABLE_2D table of this window: (2Wh-1)(2Ww-1) + 3*class_token.
 int64_t table_2d_rows(int64_t height, int64_t width, int class_token, const char* what) {
-  const int64_t cells = checked_bytes({relative_size(height, "window_height"),
-                                       relative_size(width, "window_width")},
-                                      1, what);
+  const int64_t cells = checked_bytes(
+      {relative_rows(height, "window_height"), relative_rows(width, "window_width")}, 1, what);
   return checked_sum(cells, class_token ? 3 : 0, what);
 }
 
@@ -81,8 +71,7 @@ int64_t validate_t5(const posenc_position_bias_desc& d) {
     invalid("desc->num_buckets must be in [" + std::to_string(least) + ", 2^20] (got " +
             std::to_string(d.num_buckets) + ")");
   }
-  const int64_t exact = ops::T5Buckets{d.num_buckets, d.max_distance, d.bidirectional != 0}
-                            .max_exact();
+  const int64_t exact = ops::t5_buckets(d).max_exact();
   if (d.max_distance <= exact) {
     invalid("desc->max_distance must exceed the exact buckets, num_buckets / " +
             std::string(d.bidirectional ? "4" : "2") + " = " + std::to_string(exact) +
@@ -103,10 +92,7 @@ int64_t validate_position_bias_desc(const posenc_position_bias_desc& d, const vo
   require_positive(d.heads, "desc->heads");
   require_positive(d.q_len, "desc->q_len");
   require_positive(d.kv_len, "desc->kv_len");
-  if (d.query_offset < -kMaxOffset || d.query_offset > kMaxOffset) {
-    invalid("desc->query_offset must be within +-2^40 (got " + std::to_string(d.query_offset) +
-            ")");
-  }
+  require_position_offset(d.query_offset, "desc->query_offset");
   const posenc_position_bias_kind kind = d.kind;
   if (kind != POSENC_POSITION_BIAS_TABLE_2D) {
     require_unused(d.window_height, names.window_height, kind);
@@ -124,10 +110,7 @@ int64_t validate_position_bias_desc(const posenc_position_bias_desc& d, const vo
     case POSENC_POSITION_BIAS_TABLE_2D:
       return checked_bytes({validate_table_2d(d, names), d.heads}, 1, "table");
     case POSENC_POSITION_BIAS_TABLE_1D:
-      if (d.max_distance < 0 || d.max_distance > kMaxOffset) {
-        invalid("desc->max_distance must be in [0, 2^40] (got " +
-                std::to_string(d.max_distance) + ")");
-      }
+      require_max_distance(d.max_distance, "desc->max_distance");
       return checked_bytes({d.heads, 2 * d.max_distance + 1}, 1, "table");
     case POSENC_POSITION_BIAS_T5:
       return checked_bytes({validate_t5(d), d.heads}, 1, "table");

@@ -1,7 +1,7 @@
-// C ABI: position logits. Validation here; the work in ops/relative_*.cpp.
+// C ABI: position logits. Validation here; the work in ops/relative/ and
+// ops/absolute/absolute_logits.cpp.
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <string>
 
 #include "api/guard.hpp"
@@ -22,14 +22,6 @@ void require_table_heads(int64_t table_heads, int64_t heads, const char* name = 
     invalid(std::string(name) + " must be 1 (shared) or heads = " + std::to_string(heads) +
             " (per head), got " + std::to_string(table_heads));
   }
-}
-
-// 2 * size - 1 rows of a relative table over `size` positions.
-int64_t relative_rows(int64_t size, const char* name) {
-  if (size > std::numeric_limits<int64_t>::max() - (size - 1)) {
-    fail(POSENC_ERROR_OVERFLOW, std::string("2 * ") + name + " - 1 overflows");
-  }
-  return size + (size - 1);  // 2 * size would overflow for size = 2^62
 }
 
 void require_sizes(int64_t batch, int64_t heads, int64_t dim) {
@@ -127,13 +119,7 @@ Problem2d validate_2d_desc(const posenc_relative_2d_desc& d) {
   require_positive(d.heads, "desc->heads");
   require_positive(d.map_height, "desc->map_height");
   require_positive(d.map_width, "desc->map_width");
-  require_non_negative(d.kv_map_height, "desc->kv_map_height");
-  require_non_negative(d.kv_map_width, "desc->kv_map_width");
-  if ((d.kv_map_height == 0) != (d.kv_map_width == 0)) {
-    invalid("desc->kv_map_height and desc->kv_map_width must both be 0 (the query map's) or "
-            "both positive (got " + std::to_string(d.kv_map_height) + " x " +
-            std::to_string(d.kv_map_width) + ")");
-  }
+  require_key_map(d.kv_map_height, d.kv_map_width);
   require_positive(d.dim, "desc->dim");
   require_table_heads(d.table_heads, d.heads, "desc->table_heads");
   require_enum(d.relative_order, "desc->relative_order",

@@ -1,5 +1,5 @@
 // C ABI: rotary position embeddings. Validation here (and in
-// api/rope_validate.cpp); the work in ops/rope_*.cpp.
+// api/rope_validate.cpp); the work in ops/rope/.
 #include <memory>
 #include <string>
 
@@ -14,9 +14,6 @@
 using namespace posenc;
 
 namespace {
-
-// Without a cache, positions must stay exactly representable in double.
-constexpr int64_t kOnTheFlyLimit = int64_t(1) << 53;
 
 // One tensor of a call, with the names its messages use.
 struct Operand {
@@ -76,7 +73,7 @@ void rope_call(posenc_context* context, const posenc_rope_config* config,
     require_rope_positions(positions, batch, tokens, cache->max_positions,
                            "the cache's max_positions");
   } else {
-    require_rope_positions(positions, batch, tokens, kOnTheFlyLimit, "2^53 without a cache");
+    require_rope_positions(positions, batch, tokens, kMaxExactPosition, "2^53 without a cache");
   }
 
   const ExecContext ctx = resolve_context(context);

@@ -66,6 +66,18 @@ void require_above(double value, double bound, const char* name, const char* bou
   }
 }
 
+void require_position_offset(int64_t value, const char* name) {
+  if (value < -kMaxPositionOffset || value > kMaxPositionOffset) {
+    invalid(std::string(name) + " must be within +-2^40 (got " + std::to_string(value) + ")");
+  }
+}
+
+void require_max_distance(int64_t value, const char* name) {
+  if (value < 0 || value > kMaxPositionOffset) {
+    invalid(std::string(name) + " must be in [0, 2^40] (got " + std::to_string(value) + ")");
+  }
+}
+
 bool is_frequency_base(double base) {
   return std::isfinite(base) && base >= 0x1p-64 && base != 1.0;
 }
@@ -107,6 +119,23 @@ int64_t checked_bytes(std::initializer_list<int64_t> sizes, size_t element_bytes
     count *= size;
   }
   return count * int64_t(element_bytes);
+}
+
+void require_key_map(int64_t height, int64_t width) {
+  require_non_negative(height, "desc->kv_map_height");
+  require_non_negative(width, "desc->kv_map_width");
+  if ((height == 0) != (width == 0)) {
+    const std::string got = std::to_string(height) + " x " + std::to_string(width);
+    invalid("desc->kv_map_height and desc->kv_map_width must both be 0 (the query map's) or "
+            "both positive (got " + got + ")");
+  }
+}
+
+int64_t relative_rows(int64_t size, const char* name) {
+  if (size > std::numeric_limits<int64_t>::max() - (size - 1)) {
+    fail(POSENC_ERROR_OVERFLOW, std::string("2 * ") + name + " - 1 overflows");
+  }
+  return size + (size - 1);  // 2 * size would overflow for size = 2^62
 }
 
 int64_t checked_sum(int64_t a, int64_t b, const char* what) {

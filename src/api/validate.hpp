@@ -40,6 +40,15 @@ std::string real_text(double value);
 // they rise with i, to at most 2^64).
 bool is_frequency_base(double base);
 void require_frequency_base(double base, const char* name);
+// The largest position whose angles are worked out in double: every integer
+// up to it is exact there.
+constexpr int64_t kMaxExactPosition = int64_t(1) << 53;
+// Attention's and the position biases' query offsets (|value| <= 2^40) and
+// largest distances ([0, 2^40]): bounds that keep sums and differences of
+// positions far from int64's range.
+constexpr int64_t kMaxPositionOffset = int64_t(1) << 40;
+void require_position_offset(int64_t value, const char* name);
+void require_max_distance(int64_t value, const char* name);
 // The integer a caller stored in an enum parameter or field, read as bytes:
 // loading a value outside the enum's range as the enum is undefined.
 template <class Enum>
@@ -63,6 +72,12 @@ void require_dtype(const posenc_dtype& dtype, const char* name);
 // throwing POSENC_ERROR_OVERFLOW (naming `what`) if it overflows.
 int64_t checked_bytes(std::initializer_list<int64_t> sizes, size_t element_bytes,
                       const char* what);
+// A 2D desc's key map, desc->kv_map_height x desc->kv_map_width: 0 x 0 (the
+// query map's) or both sides positive.
+void require_key_map(int64_t height, int64_t width);
+// 2 * size - 1, the rows of a relative table over `size` >= 1 positions, or
+// POSENC_ERROR_OVERFLOW "2 * <name> - 1 overflows".
+int64_t relative_rows(int64_t size, const char* name);
 // a + b for non-negative a and b, or POSENC_ERROR_OVERFLOW "<what> overflows".
 int64_t checked_sum(int64_t a, int64_t b, const char* what);
 

@@ -26,8 +26,9 @@ void set_max_isa(posenc_isa isa);
 // The best path the CPU supports under the cap (never AUTO).
 posenc_isa best_isa_under_cap();
 
-// Resolves a requested path (AUTO or explicit) against CPU and cap; throws
-// posenc::Error naming `argument` when it cannot run.
+// Resolves a requested path (AUTO or a named one: posenc_isa_name is not
+// null) against CPU and cap; throws posenc::Error naming `argument` when it
+// cannot run.
 posenc_isa resolve_isa(posenc_isa requested, const char* argument);
 
 }  // namespace posenc

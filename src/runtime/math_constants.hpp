@@ -1,4 +1,4 @@
-// Mathematical constants shared by ops, kernels and references.
+// Mathematical constants shared by ops and kernels.
 #pragma once
 
 namespace posenc {

@@ -396,7 +396,7 @@ struct Binding {
   GemmSlot* slot = nullptr;
   const GemmSlots* slots = nullptr;
   bool in_region = false;
-  bool dry = false;  // GemmDryRun: prepare, compute nothing
+  bool dry = false;  // GemmSlots::Use's dry: prepare, compute nothing
 };
 thread_local Binding binding;
 

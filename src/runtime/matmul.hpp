@@ -4,7 +4,7 @@
 // A[b] is m x k (row stride lda), op(B[b]) is k x n: B[b] stored k x n (row
 // stride ldb) or, with transpose_b, stored n x k (row stride ldb). Batch
 // strides of 0 broadcast A or B across the batch. C is fp32 unless c_type
-// says bf16; A and B share a_type (fp32 or bf16), accumulation is fp32.
+// says bf16; A and B share ab_type (fp32 or bf16), accumulation is fp32.
 // Alpha 0 accumulating leaves C as it is (an Inf or NaN of A B is not
 // carried into it).
 //

@@ -16,6 +16,12 @@ constexpr size_t workspace_aligned(size_t bytes) {
   return (bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
 }
 
+// p advanced to the next workspace alignment boundary (p where aligned).
+inline uint8_t* workspace_aligned(uint8_t* p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  return p + (kWorkspaceAlign - address % kWorkspaceAlign) % kWorkspaceAlign;
+}
+
 // The caller's workspace, or `bytes` allocated for this call if it gave none,
 // advanced to the next 64-byte boundary. `bytes` includes kWorkspaceAlign of
 // slack for that.
@@ -26,9 +32,7 @@ class Workspace {
       owned_.resize(bytes);
       given = owned_.data();
     }
-    const auto address = reinterpret_cast<uintptr_t>(given);
-    base_ = static_cast<uint8_t*>(given) +
-            (kWorkspaceAlign - address % kWorkspaceAlign) % kWorkspaceAlign;
+    base_ = workspace_aligned(static_cast<uint8_t*>(given));
   }
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
@@ -47,8 +51,7 @@ template <class Tag>
 uint8_t* thread_buffer(size_t bytes) {
   thread_local std::vector<uint8_t> buffer;
   if (buffer.size() < bytes + kWorkspaceAlign) buffer.resize(bytes + kWorkspaceAlign);
-  const auto address = reinterpret_cast<uintptr_t>(buffer.data());
-  return buffer.data() + (kWorkspaceAlign - address % kWorkspaceAlign) % kWorkspaceAlign;
+  return workspace_aligned(buffer.data());
 }
 
 // The scratch of each thread of a parallel region (runtime/parallel.hpp):

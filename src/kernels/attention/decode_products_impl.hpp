@@ -17,20 +17,6 @@
 
 namespace posenc::kernels {
 
-// x[0, count) of fp32 or bf16 values as floats in the first lanes, 0 in the
-// others (count < lanes).
-template <class Arch>
-xsimd::batch<float, Arch> load_floats_partial(const float* x, int64_t count) {
-  return load_partial<Arch>(x, count, 0.0f);
-}
-
-template <class Arch>
-xsimd::batch<float, Arch> load_floats_partial(const uint16_t* x, int64_t count) {
-  uint16_t lanes[xsimd::batch<float, Arch>::size] = {};
-  std::copy(x, x + count, lanes);
-  return load_bf16<Arch>(lanes);
-}
-
 // sum_c a[c] b[c] over the dim's tail [whole, dim), lane by lane.
 template <class Arch, class T>
 xsimd::batch<float, Arch> tail_products(const T* a, const T* b, int64_t whole, int64_t dim) {

@@ -15,18 +15,6 @@
 
 namespace posenc::kernels {
 
-// The first `count` mask values at p (count < a batch), 0 after.
-template <class Arch>
-xsimd::batch<float, Arch> load_mask_partial(const float* p, int64_t count) {
-  return load_partial<Arch>(p, count, 0.0f);
-}
-template <class Arch>
-xsimd::batch<float, Arch> load_mask_partial(const uint16_t* p, int64_t count) {
-  alignas(64) uint16_t lanes[xsimd::batch<float, Arch>::size] = {};
-  std::copy(p, p + count, lanes);
-  return load_bf16<Arch>(lanes);
-}
-
 // scores[j] = fma(mask[j], alpha, scores[j]) for j < n (one rounding where
 // the ISA has FMA; -inf in the mask gives -inf); returns the largest new score (-inf for n = 0; a
 // NaN may or may not win).
@@ -42,9 +30,9 @@ float add_mask(const Mask* mask, float alpha, float* scores, int64_t n) {
   RunningMax<Arch> m;
   const int64_t j = see_whole_batches<Arch>(n, add_at, m);
   if (j < n) {  // lanes past n: -inf + 0, which no max takes
-    const batch v = xsimd::fma(
-        load_mask_partial<Arch>(mask + j, n - j), a,
-        load_partial<Arch>(scores + j, n - j, -std::numeric_limits<float>::infinity()));
+    const batch v =
+        xsimd::fma(load_floats_partial<Arch>(mask + j, n - j), a,
+                   load_partial<Arch>(scores + j, n - j, -std::numeric_limits<float>::infinity()));
     store_partial<Arch>(v, scores + j, n - j);
     m.see(v);
   }

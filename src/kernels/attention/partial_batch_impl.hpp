@@ -10,6 +10,8 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/elementwise/bf16_impl.hpp"
+
 namespace posenc::kernels {
 
 #if XSIMD_WITH_AVX512F
@@ -51,6 +53,19 @@ xsimd::batch<float, Arch> load_partial(const float* x, int64_t count, float fill
     std::copy(x, x + count, lanes);
     return batch::load_aligned(lanes);
   }
+}
+
+// x[0, count) of fp32 or bf16 values as floats in the first lanes, 0 in the
+// others.
+template <class Arch>
+xsimd::batch<float, Arch> load_floats_partial(const float* x, int64_t count) {
+  return load_partial<Arch>(x, count, 0.0f);
+}
+template <class Arch>
+xsimd::batch<float, Arch> load_floats_partial(const uint16_t* x, int64_t count) {
+  uint16_t lanes[xsimd::batch<float, Arch>::size] = {};
+  std::copy(x, x + count, lanes);
+  return load_bf16<Arch>(lanes);
 }
 
 // out[0, count) = the first lanes of v.

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "posenc/core.h"
+#include "runtime/ceil_div.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/dtype.hpp"
@@ -53,7 +54,7 @@ AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
 void transpose_batch(const ExecContext& ctx, int64_t batch, int64_t rows, int64_t cols,
                      size_t element_bytes, const void* src, void* dst) {
   constexpr int64_t band = 64;
-  const int64_t bands = (rows + band - 1) / band;
+  const int64_t bands = ceil_div(rows, band);
   parallel_for(ctx.num_threads, batch * bands, [&](int64_t task) {
     const int64_t b = task / bands, r0 = task % bands * band;
     const int64_t count = std::min(band, rows - r0);
@@ -79,7 +80,7 @@ void add_bias_rows(const ExecContext& ctx, int64_t rows, int64_t n, int64_t ld,
                    posenc_dtype dtype, const void* bias, void* qkv) {
   constexpr int64_t band = 64, chunk = 256;
   const ElementwiseKernels& k = ctx.kernels->elementwise;
-  parallel_for(ctx.num_threads, (rows + band - 1) / band, [&](int64_t task) {
+  parallel_for(ctx.num_threads, ceil_div(rows, band), [&](int64_t task) {
     for (int64_t r = task * band; r < std::min(rows, (task + 1) * band); ++r) {
       if (dtype == POSENC_F32) {
         float* row = static_cast<float*>(qkv) + r * ld;

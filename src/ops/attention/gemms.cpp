@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/ceil_div.hpp"
+
 namespace posenc::ops {
 namespace {
 
@@ -52,7 +54,7 @@ PackedBlock packed_block(const AttentionProblem& p, const TaskGemms& task, int64
 }
 
 PackedKeyValues packed_key_values(const AttentionProblem& p, const TaskGemms& task) {
-  PackedKeyValues packed{0, 0, (p.kv_len + task.key_block - 1) / task.key_block};
+  PackedKeyValues packed{0, 0, ceil_div(p.kv_len, task.key_block)};
   for (int64_t i = 0; i < packed.key_blocks; ++i) {
     const PackedBlock block = packed_block(p, task, i);
     packed.key_block_bytes = std::max(packed.key_block_bytes, packed_b_bytes(block.keys));

@@ -9,7 +9,6 @@
 #include <cstdint>
 
 #include "ops/attention/problem.hpp"
-#include "ops/attention/bias.hpp"
 #include "runtime/matmul.hpp"
 
 namespace posenc::ops {

@@ -4,6 +4,7 @@
 
 #include "ops/attention/bias.hpp"
 #include "ops/attention/position_bias.hpp"
+#include "runtime/ceil_div.hpp"
 #include "runtime/workspace.hpp"
 
 namespace posenc::ops {
@@ -44,7 +45,6 @@ constexpr int64_t kMaxDecodeRows = 4;
 // values pays (packing_pays).
 constexpr int64_t kMinRowsToPack = 64;
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Reserves `bytes` at `offset`, aligned; returns where it starts.
 size_t reserve(size_t& offset, size_t bytes) {
@@ -69,7 +69,7 @@ KeySplit key_split(const AttentionProblem& p, int64_t query_tasks) {
   }
   const int64_t ranges = std::min(ceil_div(kSplitTasks, query_tasks), p.kv_len / kMinSplitKeys);
   if (ranges <= 1) return {1, p.kv_len};
-  const int64_t keys_per_split = ceil_div(ceil_div(p.kv_len, ranges), kKeyBlock) * kKeyBlock;
+  const int64_t keys_per_split = round_up(ceil_div(p.kv_len, ranges), kKeyBlock);
   return {ceil_div(p.kv_len, keys_per_split), keys_per_split};
 }
 
@@ -123,7 +123,7 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   // causal block then sees keys [0, a multiple of them) from query 0, whole
   // blocks of oneDNN's packed rows (16 fp32, 32 bf16), which its GEMMs read
   // packed (matmul_on_packed_b) rather than as stored.
-  const int64_t whole_rows = ceil_div(b.query_block, kKeyQuantum) * kKeyQuantum;
+  const int64_t whole_rows = round_up(b.query_block, kKeyQuantum);
   if (ceil_div(p.q_len, whole_rows) == ceil_div(p.q_len, b.query_block)) {
     b.query_block = std::min(whole_rows, p.q_len);
   }

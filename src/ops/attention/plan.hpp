@@ -9,6 +9,7 @@
 #include "ops/attention/problem.hpp"
 #include "ops/attention/gemms.hpp"
 #include "ops/attention/split_keys.hpp"
+#include "runtime/ceil_div.hpp"
 
 namespace posenc::ops {
 
@@ -35,7 +36,7 @@ constexpr int64_t kKeyQuantum = 32;
 
 // keys rounded up to a multiple of kKeyQuantum, at most kv_len.
 inline int64_t keys_rounded(int64_t keys, int64_t kv_len) {
-  return std::min(kv_len, (keys + kKeyQuantum - 1) / kKeyQuantum * kKeyQuantum);
+  return std::min(kv_len, round_up(keys, kKeyQuantum));
 }
 
 // The keys the queries [first, first + rows) of sequence `seq` compute.
@@ -127,7 +128,7 @@ struct AttentionPlan {
   size_t partials;         // offset of the partial results (0 bytes without split)
   size_t merge_counts;     // offset of the counts
   size_t position_bias;    // offset of PositionBias's prepared floats (shared)
-  size_t workspace_bytes;  // slots, partials, counts and the slack to align the caller's pointer
+  size_t workspace_bytes;  // all of these, and the slack to align the caller's pointer
 };
 
 AttentionPlan plan_attention(const AttentionProblem& problem, int threads);

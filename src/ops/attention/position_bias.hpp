@@ -8,7 +8,10 @@
 // the workspace, already multiplied by the scores' unit (mask_alpha):
 // - TABLE_2D: per head, the (2Wh-1)(2Ww-1) relative entries in reverse
 //   order, then BEiT's 3 class-token entries: a key row of the window is
-//   then Ww consecutive entries, read forward.
+//   then Ww consecutive entries, read forward. With several batch items
+//   (windows) and heads x N x N at most 2^20 floats (N = q_len: Swin's and
+//   BEiT's windows), the entries are followed by the bias expanded to
+//   [heads, N, N] (one contiguous run per row), shared by every batch item.
 // - TABLE_1D and T5: per head, the line of values of the distances
 //   [-L, L], L = min(K, q_len + kv_len) with K the table's max_distance
 //   (T5: the bucket looked up once per distance). Within L the line covers
@@ -16,10 +19,6 @@
 //   decode); when L = K the line's ends serve every farther distance (the
 //   value is constant past K); else a farther distance (a rarer offset)
 //   reads its entry (T5: computes its bucket) from the stored table.
-//   With several batch items (windows) and heads x N x N at most 2^20
-//   floats (N = q_len: Swin's and BEiT's windows), the entries are followed
-//   by the bias expanded to [heads, N, N] (one contiguous run per row),
-//   shared by every batch item.
 // - ALIBI: the slopes (given, or posenc_alibi_slopes').
 // Nothing grows with the batch, nor with q_len x kv_len past that bound.
 #pragma once

@@ -90,6 +90,9 @@ inline int64_t value_head_dim(const posenc_attention_desc& desc) {
   return desc.value_head_dim == 0 ? desc.head_dim : desc.value_head_dim;
 }
 
+// Bytes of one element of index_type.
+inline size_t index_bytes(posenc_index_type type) { return type == POSENC_INDEX_INT64 ? 8 : 4; }
+
 // Value b of a [batch] tensor of index_type.
 inline int64_t index_value(const void* tensor, posenc_index_type type, int64_t b) {
   if (type == POSENC_INDEX_INT64) return static_cast<const int64_t*>(tensor)[b];

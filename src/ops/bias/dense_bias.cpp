@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/bias/bias_rows.hpp"
+#include "runtime/ceil_div.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/workspace.hpp"
 
@@ -18,7 +19,7 @@ void position_bias(const ExecContext& ctx, const posenc_position_bias_desc& desc
   const BiasRows rows(desc, table, prepared);
   const int64_t count = desc.heads * desc.q_len, width = desc.kv_len;
   constexpr int64_t kRowsPerTask = 16;
-  parallel_for(ctx.num_threads, (count + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
+  parallel_for(ctx.num_threads, ceil_div(count, kRowsPerTask), [&](int64_t task) {
     const int64_t end = std::min(count, (task + 1) * kRowsPerTask);
     for (int64_t r = task * kRowsPerTask; r < end; ++r) {
       float* row = out + r * width;

@@ -12,7 +12,6 @@ struct Window2d {
   int64_t height, width;
   bool class_token;
 
-  int64_t tokens() const { return height * width + (class_token ? 1 : 0); }
   // (2Wh-1)(2Ww-1): the table rows of the relative coordinates.
   int64_t relative_rows() const { return (2 * height - 1) * (2 * width - 1); }
   int64_t table_rows() const { return relative_rows() + (class_token ? 3 : 0); }

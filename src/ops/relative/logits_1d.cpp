@@ -5,6 +5,7 @@
 
 #include "ops/relative/gemm.hpp"
 #include "ops/relative/stream.hpp"
+#include "runtime/ceil_div.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/workspace.hpp"
 
@@ -27,14 +28,14 @@ void relative_logits_1d(const ExecContext& ctx, int64_t batch, int64_t heads,
                         int64_t table_heads, float* out) {
   const Relative1dTiling tiling = make_relative_1d_tiling(
       g, std::min(g.queries, kTileQueries), std::min(g.keys, kTileKeys), kDirectColumns);
-  const int64_t query_tiles = (g.queries + tiling.tile_queries - 1) / tiling.tile_queries;
+  const int64_t query_tiles = ceil_div(g.queries, tiling.tile_queries);
   const int64_t table_stride = table_heads > 1 ? relative_1d_table_rows(g) * g.dim : 0;
   const RelativeKernels& kernels = ctx.kernels->relative;
   // A large output is gathered from tiles with non-temporal stores; a
   // smaller one, likely read again from the caches, is mostly written in
   // place by the skewed GEMMs.
   const bool stream = stream_relative_output(batch * heads * g.queries * g.keys * 4);
-  const int64_t key_tiles = stream ? (g.keys + tiling.tile_keys - 1) / tiling.tile_keys : 1;
+  const int64_t key_tiles = stream ? ceil_div(g.keys, tiling.tile_keys) : 1;
   const int64_t tasks = batch * heads * query_tiles * key_tiles;
   const int threads = region_threads(ctx.num_threads, tasks);
   const RegionScratch<float, struct Relative1dTileTag> scratch(threads, tiling.scratch_floats());

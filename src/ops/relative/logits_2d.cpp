@@ -5,6 +5,7 @@
 
 #include "ops/relative/gemm.hpp"
 #include "ops/relative/stream.hpp"
+#include "runtime/ceil_div.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/workspace.hpp"
 
@@ -59,7 +60,7 @@ void relative_logits_2d_decomposed(const ExecContext& ctx, int64_t batch, int64_
   // of one batch entry (the table stride then follows the head).
   const bool per_head = table_heads > 1;
   const int64_t group_heads = std::min(per_head ? heads : batch * heads, kHeadsPerGemm);
-  const int64_t groups_per_run = ((per_head ? heads : batch * heads) + group_heads - 1) / group_heads;
+  const int64_t groups_per_run = ceil_div(per_head ? heads : batch * heads, group_heads);
   const int64_t groups = (per_head ? batch : 1) * groups_per_run;
   const int64_t row_stride = per_head ? axis_h.rows() * dim : 0;
   const int64_t column_stride = per_head ? axis_w.rows() * dim : 0;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "runtime/ceil_div.hpp"
+
 namespace posenc::ops {
 
 struct RowTile {
@@ -23,7 +25,7 @@ class RowTiles {
         groups_(per_head_tables ? batch * heads : 1),
         group_rows_(per_head_tables ? tokens : batch * heads * tokens),
         tile_rows_(std::min(max_tile_rows, group_rows_)),
-        tiles_per_group_((group_rows_ + tile_rows_ - 1) / tile_rows_),
+        tiles_per_group_(ceil_div(group_rows_, tile_rows_)),
         per_head_(per_head_tables) {}
 
   int64_t count() const { return groups_ * tiles_per_group_; }

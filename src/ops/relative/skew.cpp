@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/relative/stream.hpp"
+#include "runtime/ceil_div.hpp"
 #include "runtime/parallel.hpp"
 
 namespace posenc::ops {
@@ -18,7 +19,7 @@ void rel_to_abs(const ExecContext& ctx, int64_t batch, int64_t heads, int64_t le
   const RelativeKernels& kernels = ctx.kernels->relative;
   const auto gather_row = stream_relative_output(rows * length * 4) ? kernels.gather_row_stream
                                                                     : kernels.gather_row;
-  parallel_for(ctx.num_threads, (rows + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
+  parallel_for(ctx.num_threads, ceil_div(rows, kRowsPerTask), [&](int64_t task) {
     const int64_t end = std::min(rows, (task + 1) * kRowsPerTask);
     for (int64_t row = task * kRowsPerTask; row < end; ++row) {
       const int64_t i = row % length;

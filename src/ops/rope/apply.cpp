@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ops/rope/rows.hpp"
+#include "runtime/ceil_div.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/workspace.hpp"
 
@@ -77,7 +78,7 @@ void rotate_block(RopeRotateFn<Value> rotate, const RopeProblem& problem,
 
 void rope_apply(const ExecContext& ctx, const RopeAngles& angles, const posenc_rope_cache* cache,
                 const RopeProblem& problem, const RopeTensor* tensors, int tensor_count) {
-  const int64_t blocks = (problem.tokens + kTokenBlock - 1) / kTokenBlock;
+  const int64_t blocks = ceil_div(problem.tokens, kTokenBlock);
   const int64_t rotary_dim = angles.config.rotary_dim;
   const int64_t row_floats = angles.row_floats();
   const bool interleaved = angles.config.pairing == POSENC_ROPE_INTERLEAVED;
