@@ -67,24 +67,20 @@ void PositionBias::prepare(const AttentionProblem& p, const void* table, float* 
   switch (p.bias) {
     case POSENC_BIAS_TABLE_2D: {  // table [rows, heads]
       const Window2d window = window_of(p);
-      const int64_t relative = window.relative_rows(), rows = window.table_rows();
+      const int64_t rows = window.table_rows();
       for (int64_t h = 0; h < heads; ++h) {
         float* entries = prepared + h * rows;
-        for (int64_t e = 0; e < relative; ++e) {
-          entries[e] = alpha * stored(table, p.dtype, (relative - 1 - e) * heads + h);
-        }
-        for (int64_t e = relative; e < rows; ++e) {
-          entries[e] = alpha * stored(table, p.dtype, e * heads + h);
+        for (int64_t e = 0; e < rows; ++e) {
+          entries[e] = alpha * stored(table, p.dtype, window.stored_row(e) * heads + h);
         }
       }
       if (expands_window(p)) {
-        const PositionBias runs(p, table, prepared);
         float* expanded = prepared + heads * rows;
         const int64_t n = p.q_len;
         std::fill(expanded, expanded + heads * n * n, 0.0f);
         for (int64_t h = 0; h < heads; ++h) {
           for (int64_t i = 0; i < n; ++i) {
-            runs.add_row_2d(prepared + h * rows, i, 0, n, expanded + (h * n + i) * n);
+            add_window_row(window, prepared + h * rows, i, 0, n, expanded + (h * n + i) * n);
           }
         }
       }
@@ -145,44 +141,11 @@ void PositionBias::add_row(int64_t h, int64_t i, int64_t query_pos, int64_t firs
         for (int64_t c = 0; c < count; ++c) row[c] += from[c];
         return;
       }
-      return add_row_2d(prepared_ + h * stride_, i, first_key, count, row);
+      return add_window_row(window_, prepared_ + h * stride_, i, first_key, count, row);
     case POSENC_BIAS_ALIBI:
       return add_alibi_row(prepared_[h], p_.bidirectional, d0, count, row);
     default:
       return add_row_line(h, d0, count, row);
-  }
-}
-
-void PositionBias::add_row_2d(const float* entries, int64_t i, int64_t first_key,
-                              int64_t count, float* row) const {
-  const int64_t relative = window_.relative_rows();
-  int64_t c = 0, cell = first_key;  // cell: the window cell of key first_key + c
-  if (window_.class_token) {
-    // Rows L, L + 1, L + 2 of the table: entries relative .. relative + 2.
-    if (i == 0) {
-      for (; c < count; ++c) row[c] += entries[relative + (first_key + c == 0 ? 2 : 0)];
-      return;
-    }
-    if (first_key == 0 && count > 0) row[c++] += entries[relative + 1];
-    --i;
-    cell = first_key + c - 1;
-  }
-  // Reversed, the entry of key cell (ky, kx) is relative - 1 -
-  // cell_index(qy, qx, ky, kx): it grows by one with kx, and the start of a
-  // key row grows by 2Ww - 1 with ky. One division per call, then runs.
-  const int64_t width = window_.width;
-  const int64_t qy = i / width, qx = i % width;
-  const int64_t ky = cell / width;
-  int64_t kx = cell % width;
-  int64_t start = relative - 1 - window_.cell_index(qy, qx, ky, 0);  // of key row ky
-  while (c < count) {
-    const int64_t run = std::min(width - kx, count - c);
-    float* dst = row + c;
-    const float* from = entries + start + kx;
-    for (int64_t t = 0; t < run; ++t) dst[t] += from[t];
-    c += run;
-    kx = 0;
-    start += 2 * width - 1;
   }
 }
 

@@ -6,9 +6,8 @@
 //
 // prepare() runs once per call before the parallel region and writes, in
 // the workspace, already multiplied by the scores' unit (mask_alpha):
-// - TABLE_2D: per head, the (2Wh-1)(2Ww-1) relative entries in reverse
-//   order, then BEiT's 3 class-token entries: a key row of the window is
-//   then Ww consecutive entries, read forward. With several batch items
+// - TABLE_2D: per head, the entries add_window_row reads (the relative
+//   rows reversed, then BEiT's 3 class-token rows). With several batch items
 //   (windows) and heads x N x N at most 2^20 floats (N = q_len: Swin's and
 //   BEiT's windows), the entries are followed by the bias expanded to
 //   [heads, N, N] (one contiguous run per row), shared by every batch item.
@@ -57,8 +56,6 @@ class PositionBias {
   }
 
  private:
-  void add_row_2d(const float* entries, int64_t i, int64_t first_key, int64_t count,
-                  float* row) const;
   // T5 and TABLE_1D: the line within [-L, L], the stored table past it.
   void add_row_line(int64_t h, int64_t d0, int64_t count, float* row) const;
   // The value of distance d outside the line (L < K only).

@@ -82,9 +82,13 @@ inline DistanceRange t5_line_range(const posenc_position_bias_desc& d) {
 
 class BiasRows {
  public:
-  // The floats a desc needs prepared before its rows: T5's lines
-  // ([heads, distances]), ALiBi's standard slopes; 0 for the tables.
+  // The floats a desc needs prepared before its rows: the 2D table's entries
+  // per head (add_window_row), T5's lines ([heads, distances]), ALiBi's
+  // standard slopes; 0 for the 1D table.
   static int64_t prepared_floats(const posenc_position_bias_desc& d) {
+    if (d.kind == POSENC_POSITION_BIAS_TABLE_2D) {
+      return d.heads * Window2d{d.window_height, d.window_width, d.class_token != 0}.table_rows();
+    }
     if (d.kind == POSENC_POSITION_BIAS_T5) {
       const DistanceRange r = t5_line_range(d);
       return d.heads * (r.highest - r.lowest + 1);
@@ -96,7 +100,15 @@ class BiasRows {
   // floats, filled here (serially: it is small next to the rows).
   BiasRows(const posenc_position_bias_desc& d, const float* table, float* prepared)
       : desc_(d), table_(table), window_{d.window_height, d.window_width, d.class_token != 0} {
-    if (d.kind == POSENC_POSITION_BIAS_TABLE_1D) {
+    if (d.kind == POSENC_POSITION_BIAS_TABLE_2D) {  // table [rows, heads]
+      const int64_t rows = window_.table_rows();
+      for (int64_t h = 0; h < d.heads; ++h) {
+        for (int64_t e = 0; e < rows; ++e) {
+          prepared[h * rows + e] = table[window_.stored_row(e) * d.heads + h];
+        }
+      }
+      table_ = prepared;
+    } else if (d.kind == POSENC_POSITION_BIAS_TABLE_1D) {
       line_ = DistanceLine{table, 2 * d.max_distance + 1, -d.max_distance, d.max_distance};
     } else if (d.kind == POSENC_POSITION_BIAS_T5) {
       const DistanceRange r = t5_line_range(d);
@@ -119,7 +131,7 @@ class BiasRows {
     const int64_t d0 = first_key - (desc_.query_offset + i);
     switch (desc_.kind) {
       case POSENC_POSITION_BIAS_TABLE_2D:
-        return add_row_2d(h, i, first_key, count, row);
+        return add_window_row(window_, table_ + h * window_.table_rows(), i, first_key, count, row);
       case POSENC_POSITION_BIAS_ALIBI:
         return add_alibi_row(table_[h], desc_.bidirectional != 0, d0, count, row);
       default:
@@ -128,30 +140,9 @@ class BiasRows {
   }
 
  private:
-  void add_row_2d(int64_t h, int64_t i, int64_t j, int64_t count, float* row) const {
-    const int64_t heads = desc_.heads;
-    const float* column = table_ + h;  // the table is [rows, heads]
-    int64_t c = 0;
-    if (window_.class_token) {
-      for (; c < count && (i == 0 || j + c == 0); ++c) {
-        row[c] += column[window_.index(i, j + c) * heads];
-      }
-      if (c == count) return;
-      --i;  // cells from here on
-      j += c - 1;
-    }
-    int64_t ky = j / window_.width, kx = j % window_.width;
-    const int64_t qy = i / window_.width, qx = i % window_.width;
-    for (; c < count; ++c) {
-      row[c] += column[window_.cell_index(qy, qx, ky, kx) * heads];
-      if (++kx == window_.width) {
-        kx = 0;
-        ++ky;
-      }
-    }
-  }
-
   posenc_position_bias_desc desc_;
+  // The table as given, or what the constructor prepared in its place
+  // (TABLE_2D's entries, ALiBi's standard slopes).
   const float* table_;
   Window2d window_;
   DistanceLine line_{};

@@ -11,8 +11,9 @@ namespace posenc::ops {
 
 void position_bias(const ExecContext& ctx, const posenc_position_bias_desc& desc,
                    const float* table, float* out) {
-  // T5's lines, ALiBi's slopes: in the calling thread's kept buffer, before
-  // the region (runtime/parallel.hpp), so a repeated call allocates nothing.
+  // The 2D table's entries, T5's lines, ALiBi's slopes: in the calling
+  // thread's kept buffer, before the region (runtime/parallel.hpp), so a
+  // repeated call allocates nothing.
   struct PreparedTag;
   float* prepared = reinterpret_cast<float*>(
       thread_buffer<PreparedTag>(size_t(BiasRows::prepared_floats(desc)) * sizeof(float)));

@@ -1,8 +1,10 @@
 // The row of a learned 2D relative bias table (Swin v1's
 // relative_position_index; BEiT's class-token rows): the one home of the rule
-// (posenc/bias.h, TABLE_2D).
+// (posenc/bias.h, TABLE_2D), and the rows of the bias read from a head's
+// table in an order where they are runs.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace posenc::ops {
@@ -16,23 +18,51 @@ struct Window2d {
   int64_t relative_rows() const { return (2 * height - 1) * (2 * width - 1); }
   int64_t table_rows() const { return relative_rows() + (class_token ? 3 : 0); }
 
-  // The table row of query token i and key token j:
+  // The table row of query cell (qy, qx) and key cell (ky, kx):
   // (dy + Wh - 1) * (2Ww - 1) + (dx + Ww - 1) with (dy, dx) = query minus key
-  // coordinates; with the class token, L = relative_rows() for class to
-  // token, L + 1 for token to class, L + 2 for class to class.
-  int64_t index(int64_t i, int64_t j) const {
-    if (class_token) {
-      if (i == 0) return relative_rows() + (j == 0 ? 2 : 0);
-      if (j == 0) return relative_rows() + 1;
-      --i;
-      --j;
-    }
-    return cell_index(i / width, i % width, j / width, j % width);
-  }
-  // The row of query cell (qy, qx) and key cell (ky, kx).
+  // coordinates. With the class token, L = relative_rows() is the row of
+  // class to token, L + 1 of token to class, L + 2 of class to class.
   int64_t cell_index(int64_t qy, int64_t qx, int64_t ky, int64_t kx) const {
     return (qy - ky + height - 1) * (2 * width - 1) + (qx - kx + width - 1);
   }
+
+  // A head's entries, the order add_window_row reads: the relative rows
+  // reversed, then the class token's three. Entry e holds table row
+  // stored_row(e).
+  int64_t stored_row(int64_t e) const { return e < relative_rows() ? relative_rows() - 1 - e : e; }
 };
+
+// row[c] += the bias of query token i and key token first_key + c, c < count,
+// from one head's entries (Window2d::stored_row). Reversed, the entry of key
+// cell (ky, kx) is L - 1 - cell_index(qy, qx, ky, kx): it grows by one with
+// kx, and the start of a key row grows by 2Ww - 1 with ky, so a row is runs
+// of up to Ww consecutive entries.
+inline void add_window_row(const Window2d& window, const float* entries, int64_t i,
+                           int64_t first_key, int64_t count, float* row) {
+  const int64_t relative = window.relative_rows();
+  int64_t c = 0, cell = first_key;  // cell: the window cell of key first_key + c
+  if (window.class_token) {
+    if (i == 0) {
+      for (; c < count; ++c) row[c] += entries[relative + (first_key + c == 0 ? 2 : 0)];
+      return;
+    }
+    if (first_key == 0 && count > 0) row[c++] += entries[relative + 1];
+    --i;
+    cell = first_key + c - 1;
+  }
+  const int64_t width = window.width;
+  const int64_t qy = i / width, qx = i % width;
+  int64_t kx = cell % width;
+  int64_t start = relative - 1 - window.cell_index(qy, qx, cell / width, 0);  // of key row ky
+  while (c < count) {
+    const int64_t run = std::min(width - kx, count - c);
+    float* dst = row + c;
+    const float* from = entries + start + kx;
+    for (int64_t t = 0; t < run; ++t) dst[t] += from[t];
+    c += run;
+    kx = 0;
+    start += 2 * width - 1;
+  }
+}
 
 }  // namespace posenc::ops
