@@ -400,6 +400,15 @@ const std::vector<OpCase>& op_cases() {
                    posenc_position_bias_desc_init(&d, POSENC_POSITION_BIAS_T5, 3, 40, 37);
                    return posenc_position_bias(ctx, &d, x.data(), out);
                  }});
+    // BEiT's 5x2 window and class token: each head's entries prepared first.
+    c.push_back({"position_bias_table_2d", 3 * 11 * 11, [](posenc_context* ctx, float* out) {
+                   posenc_position_bias_desc d;
+                   posenc_position_bias_desc_init(&d, POSENC_POSITION_BIAS_TABLE_2D, 3, 11, 11);
+                   d.window_height = 5;
+                   d.window_width = 2;
+                   d.class_token = 1;
+                   return posenc_position_bias(ctx, &d, x.data(), out);
+                 }});
     c.push_back({"rope", 2 * 40 * 3 * 32, [](posenc_context* ctx, float* out) {
                    posenc_rope_config config;
                    posenc_rope_config_init(&config, 32);

@@ -157,7 +157,9 @@ TEST(BiasErrors, ResizeRelativeBiasTable2d) {
   EXPECT_TRUE(fails_with(call(1, 2, 2, 3, 3, 3, in.data(), o), kInvalid, "class_token"));
   EXPECT_TRUE(fails_with(call(1, 2, 2, 3, 3, 0, nullptr, o), kNull, "in"));
   EXPECT_TRUE(fails_with(call(1, 2, 2, 3, 3, 0, in.data(), nullptr), kNull, "out"));
-  // 2 * 2^62 - 1 is INT64_MAX: one more overflows.
+  // 2 * 2^62 - 1 is INT64_MAX, a row count the table's size then overflows;
+  // one more overflows the rows.
+  EXPECT_TRUE(fails_with(call(1, int64_t(1) << 62, 1, 3, 3, 0, in.data(), o), kOverflow, "in"));
   EXPECT_TRUE(fails_with(call(1, (int64_t(1) << 62) + 1, 1, 3, 3, 0, in.data(), o), kOverflow,
                          "window_height"));
   EXPECT_TRUE(fails_with(call(1, int64_t(1) << 31, int64_t(1) << 31, 3, 3, 0, in.data(), o),

@@ -112,22 +112,23 @@ int64_t primitive_cache_evictions();
 // Whether this thread prepared the GEMMs of a problem whose shapes and
 // thread count `key` determines, in one of its last kRemembered calls of the
 // op Tag that prepared them, with no primitive dropped since; remember()
-// records it once prepared. Repeated shapes, and a few alternating ones (a
+// records it once prepared (with the count of drops before it was: one
+// during the preparation makes the record stale). Repeated shapes, and a few alternating ones (a
 // server's models or sequence lengths), then skip the dry run.
 template <class Tag, size_t N>
 class PreparedProblem {
  public:
-  explicit PreparedProblem(const std::array<int64_t, N>& key) : key_(key) {}
+  explicit PreparedProblem(const std::array<int64_t, N>& key)
+      : key_(key), evictions_(primitive_cache_evictions()) {}
   bool before() const {
-    const int64_t evictions = primitive_cache_evictions();
     for (const Record& r : recent().records) {
-      if (r.evictions == evictions && r.key == key_) return true;
+      if (r.evictions == evictions_ && r.key == key_) return true;
     }
     return false;
   }
   void remember() const {
     Recent& r = recent();
-    r.records[r.next] = Record{key_, primitive_cache_evictions()};
+    r.records[r.next] = Record{key_, evictions_};
     r.next = (r.next + 1) % kRemembered;
   }
 
@@ -147,6 +148,7 @@ class PreparedProblem {
     return records;
   }
   std::array<int64_t, N> key_;
+  int64_t evictions_;  // when the call began
 };
 
 // The primitive cache's capacity (entries; at least 1) and size. The

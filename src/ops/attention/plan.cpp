@@ -45,7 +45,6 @@ constexpr int64_t kMaxDecodeRows = 4;
 // values pays (packing_pays).
 constexpr int64_t kMinRowsToPack = 64;
 
-
 // Reserves `bytes` at `offset`, aligned; returns where it starts.
 size_t reserve(size_t& offset, size_t bytes) {
   const size_t start = offset;
