@@ -85,25 +85,26 @@ INDICES = ("int32", "int64")
 _KIND_NAMES = {_abi.F32: "float32", _abi.BF16: "bfloat16", "int32": "int32", "int64": "int64"}
 
 
-def view(x, name, ndim=None, kinds=F32_ONLY):
-    """A View of x, checking its rank and element type."""
+def view(x, name, ndim=None, kinds=F32_ONLY, kinds_text=None):
+    """A View of x, checking its rank and element type (one of `kinds`;
+    kinds_text: what the error says the argument takes, if not their names)."""
     v = View(x, name)
     if ndim is not None and len(v.shape) not in ((ndim,) if isinstance(ndim, int) else ndim):
         raise ValueError(f"{name}: expected {ndim} dimensions, got shape {list(v.shape)}")
     if v.dtype not in kinds:
-        raise TypeError(f"{name}: expected {' or '.join(_KIND_NAMES[k] for k in kinds)}, "
-                        f"got {x.dtype}")
+        takes = kinds_text or " or ".join(_KIND_NAMES[k] for k in kinds)
+        raise TypeError(f"{name}: expected {takes}, got {x.dtype}")
     return v
 
 
-def dense(x, name, ndim=None, kinds=F32_ONLY):
+def dense(x, name, ndim=None, kinds=F32_ONLY, kinds_text=None):
     """A View of x in dense row-major order: x itself, or a contiguous copy
     for the functions whose C ABI takes no strides."""
-    v = view(x, name, ndim, kinds)
+    v = view(x, name, ndim, kinds, kinds_text)
     if v.contiguous:
         return v
     copy = x.contiguous() if is_torch(x) else np.ascontiguousarray(x)
-    return view(copy, name, ndim, kinds)
+    return view(copy, name, ndim, kinds, kinds_text)
 
 
 def expect_shape(v, shape, name):

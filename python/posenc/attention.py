@@ -186,8 +186,6 @@ def _mask_as_read(mask):
             return torch.zeros(mask.shape).masked_fill_(mask.logical_not(), -math.inf)
     elif mask.dtype == np.bool_:
         return np.where(mask, np.float32(0), np.float32(-np.inf))
-    if _tensor.View(mask, "mask").dtype not in _tensor.FLOATS:
-        raise TypeError(f"mask: expected float32, bfloat16 or bool, got {mask.dtype}")
     return mask
 
 
@@ -197,7 +195,8 @@ def _mask_and_length_fields(desc, tensors, mask, kv_lengths, q_lengths, query_of
     views = {}
     batch, heads, q_len, kv_len = desc.batch, desc.heads, desc.q_len, desc.kv_len
     if mask is not None:
-        m = views["mask"] = _tensor.dense(_mask_as_read(mask), "mask", 4, _tensor.FLOATS)
+        m = views["mask"] = _tensor.dense(_mask_as_read(mask), "mask", 4, _tensor.FLOATS,
+                                          "float32, bfloat16 or bool")
         mask_batch, mask_heads, mask_q_len, mask_kv_len = m.shape
         fits = (batch % mask_batch == 0 if mask_batch else batch == 0, mask_heads in (1, heads),
                 mask_q_len in (1, q_len), mask_kv_len == kv_len)
