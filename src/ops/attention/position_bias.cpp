@@ -68,12 +68,8 @@ void PositionBias::prepare(const AttentionProblem& p, const void* table, float* 
     case POSENC_BIAS_TABLE_2D: {  // table [rows, heads]
       const Window2d window = window_of(p);
       const int64_t rows = window.table_rows();
-      for (int64_t h = 0; h < heads; ++h) {
-        float* entries = prepared + h * rows;
-        for (int64_t e = 0; e < rows; ++e) {
-          entries[e] = alpha * stored(table, p.dtype, window.stored_row(e) * heads + h);
-        }
-      }
+      window_entries(
+          window, heads, [&](int64_t k) { return alpha * stored(table, p.dtype, k); }, prepared);
       if (expands_window(p)) {
         float* expanded = prepared + heads * rows;
         const int64_t n = p.q_len;

@@ -100,13 +100,8 @@ class BiasRows {
   // floats, filled here (serially: it is small next to the rows).
   BiasRows(const posenc_position_bias_desc& d, const float* table, float* prepared)
       : desc_(d), table_(table), window_{d.window_height, d.window_width, d.class_token != 0} {
-    if (d.kind == POSENC_POSITION_BIAS_TABLE_2D) {  // table [rows, heads]
-      const int64_t rows = window_.table_rows();
-      for (int64_t h = 0; h < d.heads; ++h) {
-        for (int64_t e = 0; e < rows; ++e) {
-          prepared[h * rows + e] = table[window_.stored_row(e) * d.heads + h];
-        }
-      }
+    if (d.kind == POSENC_POSITION_BIAS_TABLE_2D) {
+      window_entries(window_, d.heads, [&](int64_t k) { return table[k]; }, prepared);
       table_ = prepared;
     } else if (d.kind == POSENC_POSITION_BIAS_TABLE_1D) {
       line_ = DistanceLine{table, 2 * d.max_distance + 1, -d.max_distance, d.max_distance};

@@ -32,6 +32,19 @@ struct Window2d {
   int64_t stored_row(int64_t e) const { return e < relative_rows() ? relative_rows() - 1 - e : e; }
 };
 
+// Every head's entries, [heads, table_rows()], from a table stored
+// [table_rows(), heads]: entry e of head h is stored(stored_row(e) * heads + h),
+// `stored` reading (and converting or scaling) one element of the table.
+template <class Stored>
+void window_entries(const Window2d& window, int64_t heads, const Stored& stored, float* entries) {
+  const int64_t rows = window.table_rows();
+  for (int64_t h = 0; h < heads; ++h) {
+    for (int64_t e = 0; e < rows; ++e) {
+      entries[h * rows + e] = stored(window.stored_row(e) * heads + h);
+    }
+  }
+}
+
 // row[c] += the bias of query token i and key token first_key + c, c < count,
 // from one head's entries (Window2d::stored_row). Reversed, the entry of key
 // cell (ky, kx) is L - 1 - cell_index(qy, qx, ky, kx): it grows by one with
