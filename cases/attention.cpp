@@ -20,6 +20,7 @@
 #include "cases/case.hpp"
 #include "cases/values.hpp"
 #include "ops/attention/position_bias.hpp"
+#include "ops/attention/problem.hpp"
 #include "posenc/attention.hpp"
 #include "reference/attention.hpp"
 
@@ -407,7 +408,8 @@ Problem problem_of(const std::shared_ptr<AttentionBuffers>& b) {
   p.bytes = b->bytes();
   p.write_bytes = b->out_bytes();
   p.flops = flops_of(b->desc());
-  p.gemm_type = b->desc().dtype;
+  // bf16 widened to fp32 GEMMs where oneDNN's bf16 GEMM is not native.
+  p.gemm_type = ops::make_attention_problem(b->desc()).gemm_dtype();
   p.run = [b](posenc_context* ctx) { return b->run(ctx, b->desc().dtype); };
   p.output = [b] { return b->out(); };
   p.reference = [b] { return b->reference(); };

@@ -326,6 +326,32 @@ const std::vector<OpCase>& op_cases() {
                      return attention(ctx, d, posenc_attention_tensors{}, out);
                    }});
     }
+    // bf16 (widened to fp32 GEMMs where oneDNN's bf16 GEMM is not native:
+    // q, each key block's keys and values, the table rows, all in the
+    // threads' scratch), the kv head's keys and values packed for its three
+    // query heads, or one reader's widened per key block. The inputs' fp32
+    // bits serve as bf16 pairs (the values do not matter here).
+    posenc_attention_desc bf16_packed;
+    posenc_attention_desc_init(&bf16_packed, 2, 3, 42, 42, 16);
+    bf16_packed.dtype = POSENC_BF16;
+    bf16_packed.kv_heads = 1;
+    bf16_packed.bias = POSENC_BIAS_RELATIVE_1D;
+    bf16_packed.max_distance = 8;
+    bf16_packed.relative_values = 1;
+    bf16_packed.causal = 1;
+    c.push_back({"attention_bf16_packed_1d", 2 * 3 * 42 * 16,
+                 [bf16_packed](posenc_context* ctx, float* out) {
+                   posenc_attention_tensors t{};
+                   t.value_table = input(3).data() + 2048;
+                   return attention(ctx, bf16_packed, t, out);
+                 }});
+    posenc_attention_desc bf16_per_block;
+    posenc_attention_desc_init(&bf16_per_block, 4, 2, 42, 42, 16);
+    bf16_per_block.dtype = POSENC_BF16;
+    c.push_back({"attention_bf16_per_block", 4 * 2 * 42 * 16,
+                 [bf16_per_block](posenc_context* ctx, float* out) {
+                   return attention(ctx, bf16_per_block, posenc_attention_tensors{}, out);
+                 }});
     // A decode step whose keys are split into three ranges, then merged.
     posenc_attention_desc decode;
     posenc_attention_desc_init(&decode, 1, 2, 4, 4000, 8);

@@ -147,17 +147,12 @@ std::vector<float> swin_mask(int64_t rows, int64_t cols, int64_t wh, int64_t ww)
   return mask;
 }
 
-class AttentionFamilies : public IsaTest {
- protected:
-  // Every dtype this machine runs.
-  std::vector<posenc_dtype> dtypes() {
-    if (bf16_runs(context())) return {POSENC_F32, POSENC_BF16};
-    return {POSENC_F32};
-  }
-};
+constexpr posenc_dtype kDtypes[] = {POSENC_F32, POSENC_BF16};
+
+class AttentionFamilies : public IsaTest {};
 
 TEST_P(AttentionFamilies, Table2dWindows) {
-  for (const posenc_dtype dtype : dtypes()) {
+  for (const posenc_dtype dtype : kDtypes) {
     // Non-square, Swin's 7x7, a single cell, BEiT's class token, tails of
     // the vector width (d 24, 33 tokens).
     for (const auto& [wh, ww, cls] : std::vector<std::tuple<int64_t, int64_t, int>>{
@@ -175,7 +170,7 @@ TEST_P(AttentionFamilies, Table2dWindows) {
 }
 
 TEST_P(AttentionFamilies, SwinShiftedWindows) {
-  for (const posenc_dtype dtype : dtypes()) {
+  for (const posenc_dtype dtype : kDtypes) {
     // A 2x3 grid of 7x7 windows, the batch = 2 images x 6 windows, BTHD.
     posenc_attention_desc d = table_2d(12, 4, 7, 7, 0, 32);
     d.dtype = dtype;
@@ -188,7 +183,7 @@ TEST_P(AttentionFamilies, SwinShiftedWindows) {
 }
 
 TEST_P(AttentionFamilies, Table1d) {
-  for (const posenc_dtype dtype : dtypes()) {
+  for (const posenc_dtype dtype : kDtypes) {
     for (const int64_t K : {0, 3, 40}) {
       posenc_attention_desc d = table_1d(2, 3, 37, 45, K, 24);
       d.dtype = dtype;
@@ -206,7 +201,7 @@ TEST_P(AttentionFamilies, Table1d) {
 }
 
 TEST_P(AttentionFamilies, T5BothDirections) {
-  for (const posenc_dtype dtype : dtypes()) {
+  for (const posenc_dtype dtype : kDtypes) {
     // Encoder (bidirectional) and decoder (unidirectional, causal), T5's
     // defaults and small max_distance so that distances pass it.
     for (const int bidirectional : {1, 0}) {
@@ -232,7 +227,7 @@ TEST_P(AttentionFamilies, T5BothDirections) {
 }
 
 TEST_P(AttentionFamilies, Alibi) {
-  for (const posenc_dtype dtype : dtypes()) {
+  for (const posenc_dtype dtype : kDtypes) {
     for (const int64_t heads : {6, 8, 12}) {
       for (const int bidirectional : {0, 1}) {
         for (const bool given : {false, true}) {
@@ -254,7 +249,7 @@ TEST_P(AttentionFamilies, Alibi) {
 // offset), a mask, GQA, BTHD and STRIDED (a KV cache of larger capacity).
 TEST_P(AttentionFamilies, WithSequencesMaskGqaLayouts) {
   const Sequences seq{{60, 23, 0}, {40, 17, 3}, {20, 5, -7}};
-  for (const posenc_dtype dtype : dtypes()) {
+  for (const posenc_dtype dtype : kDtypes) {
     for (const posenc_attention_bias bias :
          {POSENC_BIAS_TABLE_1D, POSENC_BIAS_T5, POSENC_BIAS_ALIBI}) {
       for (const posenc_attention_layout layout :
@@ -287,7 +282,7 @@ TEST_P(AttentionFamilies, WithSequencesMaskGqaLayouts) {
 // 16 query heads on 2 kv heads whose tasks stack 2 query heads (plan.cpp).
 TEST_P(AttentionFamilies, SplitDecode) {
   const Sequences seq{{4500, 3001}, {4, 2}, {4496, 2999}};
-  for (const posenc_dtype dtype : dtypes()) {
+  for (const posenc_dtype dtype : kDtypes) {
     for (const posenc_attention_bias bias :
          {POSENC_BIAS_TABLE_1D, POSENC_BIAS_T5, POSENC_BIAS_ALIBI}) {
       posenc_attention_desc d = bias == POSENC_BIAS_TABLE_1D ? table_1d(2, 2, 4, 4500, 50, 16)

@@ -100,13 +100,6 @@ posenc_attention_tensors AttentionTensors::tensors(void* out) const {
   return t;
 }
 
-bool bf16_runs(posenc_context* context) {
-  posenc_attention_desc d = attention_desc(1, 1, 1, 1, 8);
-  d.dtype = POSENC_BF16;
-  size_t bytes = 0;
-  return posenc_attention_workspace_size(context, &d, &bytes) == POSENC_OK;
-}
-
 std::vector<float> run(posenc_context* context, const AttentionTensors& call,
                        bool asked_workspace) {
   const posenc_attention_desc& d = call.desc();

@@ -75,10 +75,6 @@ class AttentionTensors {
   mutable std::vector<uint16_t> bits_[kCount];
 };
 
-// Whether posenc runs bf16 calls on this context: the size query of a bf16
-// desc says UNSUPPORTED where oneDNN has no bf16 GEMM.
-bool bf16_runs(posenc_context* context);
-
 // Runs the call into a guarded out (a status other than OK or a write past
 // out fails the test), with a workspace of the size
 // posenc_attention_workspace_size gives or NULL (posenc allocates), and

@@ -208,25 +208,6 @@ posenc_attention_desc causal(posenc_attention_desc d, int64_t offset = 0) {
   return d;
 }
 
-// Whether oneDNN runs bf16 GEMMs here; if not, a bf16 call must say so
-// (POSENC_ERROR_UNSUPPORTED naming dtype) and the bf16 tests are skipped.
-bool bf16_supported(posenc_context* context) {
-  posenc_attention_desc d = attention_desc(1, 1, 1, 1, 8);
-  d.dtype = POSENC_BF16;
-  const std::vector<uint16_t> x(8, 0x3F80);
-  std::vector<float> out(8);
-  const posenc_attention_tensors t{x.data(), x.data(), x.data(), nullptr,
-                                   nullptr,  nullptr,  nullptr,  out.data(), nullptr, nullptr, nullptr, nullptr};
-  const posenc_status status = posenc_attention(context, &d, &t, nullptr, 0);
-  if (status == POSENC_OK) return true;
-  EXPECT_EQ(status, POSENC_ERROR_UNSUPPORTED);
-  EXPECT_NE(std::string(posenc_last_error()).find("dtype"), std::string::npos);
-  return false;
-}
-
-#define POSENC_SKIP_WITHOUT_BF16(context) \
-  if (!bf16_supported(context)) GTEST_SKIP() << "oneDNN has no bf16 GEMM on this CPU"
-
 class Attention : public IsaTest {};
 
 TEST_P(Attention, Relative1dSequences) {
@@ -406,7 +387,6 @@ TEST_P(Attention, CallerWorkspace) {
 }
 
 TEST_P(Attention, Bf16) {
-  POSENC_SKIP_WITHOUT_BF16(context());
   EXPECT_TRUE(matches_reference(context(), as_bf16(relative_1d(desc(4, 257, 257, 64), 0, 1))));
   EXPECT_TRUE(matches_reference(
       context(), as_bf16(causal(relative_1d(desc(4, 1, 300, 128, 2), 64, 0), 299), POSENC_BF16)));
@@ -433,10 +413,8 @@ TEST_P(Attention, ShortLastKeyBlock) {
     const posenc_attention_desc d = relative_1d(desc(2, 130, kv_len, 8), 0, 1);
     EXPECT_TRUE(matches_reference(context(), d));
     EXPECT_TRUE(matches_reference(context(), causal(d, kv_len - 130)));
-    if (bf16_supported(context())) {
-      EXPECT_TRUE(matches_reference(context(), as_bf16(d)));
-      EXPECT_TRUE(matches_reference(context(), as_bf16(causal(d, kv_len - 130), POSENC_BF16)));
-    }
+    EXPECT_TRUE(matches_reference(context(), as_bf16(d)));
+    EXPECT_TRUE(matches_reference(context(), as_bf16(causal(d, kv_len - 130), POSENC_BF16)));
   }
 }
 
@@ -490,7 +468,6 @@ TEST_P(Attention, GroupedKvHeads) {
 }
 
 TEST_P(Attention, GroupedKvHeadsBf16) {
-  POSENC_SKIP_WITHOUT_BF16(context());
   for (int64_t kv_heads : {8, 2, 1}) {
     for (const posenc_attention_desc& d : each_bias(grouped(desc(8, 37, 53, 16, 2), kv_heads))) {
       EXPECT_TRUE(matches_reference(context(), as_bf16(d, POSENC_BF16)));
@@ -526,14 +503,12 @@ void poison_spare_rows(const posenc_attention_desc& d, int64_t capacity, std::ve
 }
 
 TEST_P(Attention, KvCacheWithSpareCapacity) {
-  const bool bf16 = bf16_supported(context());
   for (int64_t q_len : {1, 4, 33}) {
     for (int64_t kv_heads : {4, 1}) {
       const posenc_attention_desc base =
           from_kv_cache(grouped(desc(4, q_len, 50, 16, 2), kv_heads), 64);
       for (posenc_attention_desc d : each_bias(base)) {
         for (bool in_bf16 : {false, true}) {
-          if (in_bf16 && !bf16) continue;
           if (in_bf16) d = as_bf16(d, POSENC_BF16);
           AttentionTensors inputs = inputs_of(d);
           poison_spare_rows(d, 64, inputs.values(Tensor::k));
@@ -549,14 +524,12 @@ TEST_P(Attention, KvCacheWithSpareCapacity) {
 // head_dim] buffer, passed as pointers into it (nothing is copied first),
 // out BTHD or BHTD.
 TEST_P(Attention, PackedQkvViews) {
-  const bool bf16 = bf16_supported(context());
   for (int64_t kv_heads : {4, 1}) {
     for (posenc_attention_layout out : {POSENC_LAYOUT_BTHD, POSENC_LAYOUT_BHTD}) {
       const posenc_attention_desc base =
           packed_qkv_desc(grouped(desc(4, 45, 45, 16, 2), kv_heads), out);
       for (posenc_attention_desc d : each_bias(base)) {
         for (bool in_bf16 : {false, true}) {
-          if (in_bf16 && !bf16) continue;
           if (in_bf16) d = as_bf16(d);
           AttentionTensors inputs = inputs_of(d, true);
           EXPECT_TRUE(matches_reference(context(), d, inputs));
@@ -580,7 +553,6 @@ TEST_P(Attention, PackedQkvViews) {
 // tokens, in key blocks of 1024: the column blocks accumulate. (192 value
 // columns: AttentionValueDim.CausalBlocksOfWideValues.)
 TEST_P(Attention, CausalBlocksOfWideValues) {
-  const bool bf16 = bf16_supported(context());
   for (int64_t offset : {0, 5}) {
     const posenc_attention_desc dense = causal(desc(2, 250, 250 + offset, 128), offset);
     posenc_attention_desc bthd = dense;
@@ -592,7 +564,6 @@ TEST_P(Attention, CausalBlocksOfWideValues) {
     for (const posenc_attention_desc& d : descs) {
       const bool packed = d.layout == POSENC_LAYOUT_STRIDED;
       for (bool in_bf16 : {false, true}) {
-        if (in_bf16 && !bf16) continue;
         const posenc_attention_desc call = in_bf16 ? as_bf16(d, POSENC_BF16) : d;
         EXPECT_TRUE(matches_reference(context(), call, inputs_of(call, packed)));
       }
@@ -601,9 +572,7 @@ TEST_P(Attention, CausalBlocksOfWideValues) {
   posenc_attention_desc long_keys = causal(desc(1, 2176, 2176, 128));
   long_keys.layout = POSENC_LAYOUT_BTHD;
   EXPECT_TRUE(matches_reference(context(), long_keys));
-  if (bf16) {
-    EXPECT_TRUE(matches_reference(context(), as_bf16(long_keys)));
-  }
+  EXPECT_TRUE(matches_reference(context(), as_bf16(long_keys)));
 }
 
 // out written into a larger buffer (gaps between its rows, heads outermost)
@@ -644,7 +613,6 @@ TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
       {packed_qkv_desc(causal(desc(2, 8, 2600, 16), 2592), POSENC_LAYOUT_BHTD), true}};
   for (const Call& call : calls) {
     const posenc_attention_desc& d = call.desc;
-    if (d.dtype == POSENC_BF16 && !bf16_supported(context())) continue;
     AttentionTensors inputs = inputs_of(d, call.packed_qkv);
     std::vector<float> first;
     for (int threads : {1, 2, 3}) {
@@ -669,6 +637,21 @@ POSENC_INSTANTIATE_ISA_TESTS(Attention);
 // bias it runs through posenc_bottleneck, without through
 // posenc_bottleneck_mhsa.
 class Bottleneck : public IsaTest {};
+
+// Whether the block runs bf16 here: its projection needs oneDNN's bf16 GEMM
+// (the attention widens bf16 where there is none). If not, a bf16 desc must
+// say so (POSENC_ERROR_UNSUPPORTED naming dtype) and the bf16 tests are
+// skipped.
+bool bottleneck_bf16_supported(posenc_context* context) {
+  posenc_bottleneck_desc d = bottleneck_desc(1, 4, 2, 3, 1, 4);
+  d.dtype = POSENC_BF16;
+  size_t bytes = 0;
+  const posenc_status status = posenc_bottleneck_workspace_size(context, &d, &bytes);
+  if (status == POSENC_OK) return true;
+  EXPECT_EQ(status, POSENC_ERROR_UNSUPPORTED);
+  EXPECT_NE(std::string(posenc_last_error()).find("dtype"), std::string::npos);
+  return false;
+}
 
 ::testing::AssertionResult bottleneck_matches(posenc_context* context,
                                               const posenc_bottleneck_desc& d,
@@ -754,7 +737,7 @@ TEST_P(Bottleneck, TimmOptions) {
 }
 
 TEST_P(Bottleneck, Bf16) {
-  POSENC_SKIP_WITHOUT_BF16(context());
+  if (!bottleneck_bf16_supported(context())) GTEST_SKIP() << "oneDNN has no bf16 GEMM on this CPU";
   posenc_bottleneck_desc d = bottleneck_desc(2, 16, 5, 6, 2, 16);
   d.dtype = POSENC_BF16;
   EXPECT_TRUE(bottleneck_matches(context(), d));
@@ -796,7 +779,7 @@ TEST_P(Bottleneck, ValueHeadDim) {
     EXPECT_TRUE(bottleneck_matches(context(), d, true));
     d.stride = 2;
     EXPECT_TRUE(bottleneck_matches(context(), d, true));
-    if (!bf16_supported(context())) continue;
+    if (!bottleneck_bf16_supported(context())) continue;
     d.dtype = POSENC_BF16;
     EXPECT_TRUE(bottleneck_matches(context(), d, true));
     d.stride = 1;
@@ -902,14 +885,18 @@ TEST(AttentionWorkspace, StaysSmallForLongSequencesAndLargeMaps) {
 // The scores of fp32 key blocks of every width are dense: a longer row
 // stride (what bf16 needs at oneDNN 2.6.3's broken widths, 49 to 63) sends
 // oneDNN's small fp32 GEMMs from brgemm to its slower gemm (Swin's 7x7
-// windows: 49 keys). bf16 pads those widths only.
+// windows: 49 keys). GEMMs in bf16 pad those widths only (bf16 widened to
+// fp32 where oneDNN's bf16 GEMM is not native runs fp32 GEMMs).
 TEST(AttentionPlan, ScoresArePaddedOnlyAtBrokenBf16Widths) {
   for (int64_t keys = 40; keys <= 72; ++keys) {
     for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
       posenc_attention_desc d = desc(8, keys, keys, 32);
       d.dtype = d.out_dtype = dtype;
-      const ops::AttentionPlan plan = ops::plan_attention(ops::make_attention_problem(d), 1);
-      const bool padded = dtype == POSENC_BF16 && keys >= 49 && keys <= 63;
+      const ops::AttentionProblem problem = ops::make_attention_problem(d);
+      const ops::AttentionPlan plan = ops::plan_attention(problem, 1);
+      const bool bf16_gemms = problem.gemm_dtype() == POSENC_BF16;
+      EXPECT_EQ(bf16_gemms, dtype == POSENC_BF16 && onednn_bf16_gemm_is_native());
+      const bool padded = bf16_gemms && keys >= 49 && keys <= 63;
       EXPECT_EQ(plan.layout.scores_ld, padded ? 64 : keys) << "keys " << keys << " dtype " << dtype;
     }
   }

@@ -184,17 +184,14 @@ posenc_attention_desc decode_desc(int64_t head_dim, int64_t value_head_dim, pose
   return d;
 }
 
-std::vector<posenc_dtype> dtypes(posenc_context* context) {
-  if (bf16_runs(context)) return {POSENC_F32, POSENC_BF16};
-  return {POSENC_F32};
-}
+constexpr posenc_dtype kDtypes[] = {POSENC_F32, POSENC_BF16};
 
 class AttentionValueDim : public IsaTest {};
 
 TEST_P(AttentionValueDim, MatchesReference) {
   for (const auto& size : kSizes) {
     for (Options o : kOptions) {
-      for (posenc_dtype dtype : dtypes(context())) {
+      for (posenc_dtype dtype : kDtypes) {
         Sequences s;
         const posenc_attention_desc d = desc_of(o, size[0], size[1], dtype, s);
         SCOPED_TRACE(name_of(d));
@@ -217,7 +214,7 @@ TEST_P(AttentionValueDim, EqualToHeadDimIsTheDefault) {
 
 TEST_P(AttentionValueDim, SplitKeyDecode) {
   for (const auto& size : kSizes) {
-    for (posenc_dtype dtype : dtypes(context())) {
+    for (posenc_dtype dtype : kDtypes) {
       const posenc_attention_desc d = decode_desc(size[0], size[1], dtype);
       SCOPED_TRACE(name_of(d));
       ASSERT_GT(ops::plan_attention(ops::make_attention_problem(d), 2).blocking.key_splits, 1);
@@ -230,7 +227,7 @@ TEST_P(AttentionValueDim, SplitKeyDecode) {
 // (three of oneDNN's column blocks): the GEMMs over fewer keys read each
 // column block of the packed values (matmul_on_packed_b); BHTD and BTHD.
 TEST_P(AttentionValueDim, CausalBlocksOfWideValues) {
-  for (posenc_dtype dtype : dtypes(context())) {
+  for (posenc_dtype dtype : kDtypes) {
     for (posenc_attention_layout layout : {POSENC_LAYOUT_BHTD, POSENC_LAYOUT_BTHD}) {
       posenc_attention_desc d = attention_desc(1, 2, 256, 256, 64);
       d.value_head_dim = 192;
@@ -245,7 +242,7 @@ TEST_P(AttentionValueDim, CausalBlocksOfWideValues) {
 
 // The same bits at 1, 2 and 3 threads: the options' calls and a split decode.
 TEST_P(AttentionValueDim, SameBitsAtAnyThreadCount) {
-  for (posenc_dtype dtype : dtypes(context())) {
+  for (posenc_dtype dtype : kDtypes) {
     std::vector<std::pair<posenc_attention_desc, Sequences>> calls;
     for (Options o : {Options::clipped_values, Options::sequences_masked, Options::strided,
                       Options::long_keys}) {

@@ -69,6 +69,35 @@ TEST_P(Bf16Kernels, F32ToBf16RoundsAsScalar) {
   expect_f32_to_bf16_matches_scalar(kernels(), x, 1, x.size() - 1);
 }
 
+uint32_t bits_of(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+// Every bf16 pattern (NaNs, infinities, zeros and denormals among them)
+// widened bit for bit as posenc_bf16_to_f32, from several offsets and at
+// every length class, nothing written past n.
+TEST_P(Bf16Kernels, Bf16ToF32WidensEveryPatternExactly) {
+  std::vector<uint16_t> x(0x10000);
+  for (uint32_t bits = 0; bits < 0x10000u; ++bits) x[bits] = uint16_t(bits);
+  auto expect_widened = [&](size_t first, size_t n) {
+    const float guard = float_from_bits(0x7F8A5A5Au);
+    std::vector<float> out(n + 1, guard);
+    kernels().elementwise.bf16_to_f32(x.data() + first, out.data(), int64_t(n));
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(bits_of(out[i]), bits_of(posenc_bf16_to_f32(x[first + i])))
+          << "n " << n << ", input 0x" << std::hex << x[first + i];
+    }
+    EXPECT_EQ(bits_of(out[n]), bits_of(guard)) << "written past n = " << n;
+  };
+  for (size_t n : {1, 2, 3, 4, 5, 7, 8, 9, 13, 15, 16, 17, 31, 32, 33, 61, 64, 97}) {
+    for (size_t first : {0, 1, 3, 0x7F7F, 0xFF70}) expect_widened(first, n);
+  }
+  expect_widened(0, x.size());
+  expect_widened(1, x.size() - 1);
+}
+
 // Multipliers of at most 16 significant bits: times a bf16 value (8 bits) the
 // fp32 product is exact, and it often lies at or near a bf16 tie. Each is at
 // least 1, so no nonzero product becomes zero.

@@ -180,12 +180,15 @@
  * other scales, as torch's fp32 softmax gives. With -inf it is zeros.
  *
  * Types: q, k, v and all tables are of `dtype` (F32, or BF16 as uint16_t
- * bit patterns); out is of out_dtype. With BF16 the GEMMs run in bf16 with
- * fp32 accumulation (oneDNN; AMX or AVX512-BF16 where present) and the
- * softmax in fp32, its probabilities rounded to bf16 for the product with v
- * (except in decode steps of at most 4 query rows per kv head run without
- * AVX512-BF16, by the CPU or the ISA path, which keep them fp32). If oneDNN
- * has no bf16 GEMM on this CPU, BF16 returns POSENC_ERROR_UNSUPPORTED.
+ * bit patterns); out is of out_dtype. With BF16 where oneDNN multiplies bf16
+ * in hardware (AMX or AVX512-BF16, under the ISA cap) the GEMMs run in bf16
+ * with fp32 accumulation and the softmax in fp32, its probabilities rounded
+ * to bf16 for the product with v (except in decode steps of at most 4 query
+ * rows per kv head run without AVX512-BF16 by the ISA path, which keep them
+ * fp32). On every other CPU (AVX2, AVX-512 without BF16, Arm) posenc widens
+ * bf16 to fp32 block by block as it reads it and runs fp32 GEMMs: the
+ * result of F32 inputs of the same values, within fp32's rounding, at about
+ * fp32's speed.
  *
  * Non-finite inputs propagate as IEEE arithmetic does (a NaN in q, k, v or a
  * table gives NaN where it is used); nothing traps. As in the unfused

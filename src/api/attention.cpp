@@ -24,6 +24,8 @@ using namespace posenc;
 
 namespace {
 
+// The bottleneck block's projection multiplies bf16 and writes bf16: it
+// needs oneDNN's bf16 GEMM (the attention widens bf16 where there is none).
 void require_bf16_gemm(posenc_dtype dtype) {
   if (dtype != POSENC_BF16) return;
   // Asked once: after oneDNN's first primitive its ISA can no longer change.
@@ -488,7 +490,6 @@ posenc_status posenc_attention_workspace_size(posenc_context* context,
     require_not_null(desc, "desc");
     require_not_null(bytes, "bytes");
     validate_desc(*desc);  // also the sizes of q, k, v before the problem multiplies them
-    require_bf16_gemm(desc->dtype);
     const ExecContext ctx = resolve_context(context);
     *bytes = ops::plan_attention(ops::make_attention_problem(*desc), ctx.num_threads)
                  .workspace_bytes;
@@ -502,9 +503,8 @@ posenc_status posenc_attention(posenc_context* context, const posenc_attention_d
     const Validated v = validate(desc, tensors);
     const ExecContext ctx = resolve_context(context);
     const ops::AttentionPlan plan = ops::plan_attention(v.problem, ctx.num_threads);
-    require_workspace(workspace, workspace_bytes, plan.workspace_bytes, tensors->out,
-                      v.out_bytes, "tensors->out", v.inputs);
-    require_bf16_gemm(desc->dtype);
+    require_workspace(workspace, workspace_bytes, plan.workspace_bytes, tensors->out, v.out_bytes,
+                      "tensors->out", v.inputs);
     ops::attention(ctx, v.problem, plan, *tensors, workspace);
   });
 }

@@ -839,6 +839,20 @@ const char* onednn_isa_string() {
   }
 }
 
+bool onednn_bf16_gemm_is_native() {
+#if defined(__x86_64__)
+  static const bool native = [] {
+    cpu_engine();  // applies the cap first
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+    return (isa & bf16) == bf16;  // the ISAs are bit sets: AMX includes it
+  }();
+  return native;
+#else
+  return false;
+#endif
+}
+
 const char* onednn_matmul_impl(posenc_dtype type) {
   // Kept here: the cache may drop the primitive.
   static const std::string names[2] = {impl_of_square_gemm(POSENC_F32),

@@ -208,6 +208,14 @@ inline bool onednn_bf16_dense_width_is_broken(int64_t columns) {
   return columns >= 49 && columns <= 63;
 }
 
+// Whether oneDNN multiplies bf16 in hardware (AVX512-BF16 or AMX, under the
+// ISA cap). Elsewhere its bf16 GEMM, where it has one, widens the operands
+// itself at a fraction of its fp32 rate (a fifth on a 2-core Xeon without
+// AVX512-BF16), and AVX2 and Arm have none: the attention then widens bf16
+// to fp32 itself (ops/attention/widen.hpp). Fixed for the process once
+// asked, as oneDNN's ISA is.
+bool onednn_bf16_gemm_is_native();
+
 // oneDNN's version and the ISA its primitives dispatch to, for `posenc info`.
 const char* onednn_version_string();
 const char* onednn_isa_string();

@@ -23,7 +23,7 @@ void add_f32(const float* x, const float* y, float* out, int64_t n) {
 }
 
 // Full batches in place; a tail of n < lanes through zero-padded local
-// copies.
+// copies (as in bf16_to_f32).
 template <class Arch>
 void f32_to_bf16(const float* x, uint16_t* out, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
@@ -41,8 +41,22 @@ void f32_to_bf16(const float* x, uint16_t* out, int64_t n) {
 }
 
 template <class Arch>
+void bf16_to_f32(const uint16_t* x, float* out, int64_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  int64_t j = 0;
+  for (; j + lanes <= n; j += lanes) load_bf16<Arch>(x + j).store_unaligned(out + j);
+  if (j == n) return;
+  uint16_t tail[lanes] = {};
+  alignas(64) float tail_out[lanes];
+  std::memcpy(tail, x + j, size_t(n - j) * sizeof(uint16_t));
+  load_bf16<Arch>(tail).store_aligned(tail_out);
+  std::memcpy(out + j, tail_out, size_t(n - j) * sizeof(float));
+}
+
+template <class Arch>
 constexpr ElementwiseKernels make_elementwise_kernels() {
-  return ElementwiseKernels{&add_f32<Arch>, &f32_to_bf16<Arch>};
+  return ElementwiseKernels{&add_f32<Arch>, &f32_to_bf16<Arch>, &bf16_to_f32<Arch>};
 }
 
 }  // namespace posenc::kernels

@@ -10,9 +10,10 @@
 #include "ops/attention/plan.hpp"
 #include "ops/attention/position_bias.hpp"
 #include "ops/attention/split_keys.hpp"
+#include "ops/attention/widen.hpp"
+#include "runtime/dtype.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
-#include "runtime/dtype.hpp"
 #include "runtime/workspace.hpp"
 
 namespace posenc::ops {
@@ -22,6 +23,9 @@ namespace {
 struct Scratch {
   uint8_t* dense_q;
   uint8_t* value_tail;
+  float* bias_q;
+  float* wide_keys;
+  float* wide_values;
   float* scores;
   uint16_t* probs_bf16;
   float* bias;
@@ -30,6 +34,7 @@ struct Scratch {
   float* row_sum;
   float* weights;
   uint16_t* weights_bf16;
+  float* table_rows;
   uint8_t* packed_keys;
   uint8_t* packed_values;
   int64_t* packed_kv_head;
@@ -37,6 +42,9 @@ struct Scratch {
   Scratch(uint8_t* slot, const SlotLayout& s)
       : dense_q(slot + s.dense_q),
         value_tail(slot + s.value_tail),
+        bias_q(reinterpret_cast<float*>(slot + s.bias_q)),
+        wide_keys(reinterpret_cast<float*>(slot + s.wide_keys)),
+        wide_values(reinterpret_cast<float*>(slot + s.wide_values)),
         scores(reinterpret_cast<float*>(slot + s.scores)),
         probs_bf16(reinterpret_cast<uint16_t*>(slot + s.probs_bf16)),
         bias(reinterpret_cast<float*>(slot + s.bias)),
@@ -45,6 +53,7 @@ struct Scratch {
         row_sum(reinterpret_cast<float*>(slot + s.row_sum)),
         weights(reinterpret_cast<float*>(slot + s.weights)),
         weights_bf16(reinterpret_cast<uint16_t*>(slot + s.weights_bf16)),
+        table_rows(reinterpret_cast<float*>(slot + s.table_rows)),
         packed_keys(slot + s.packed_keys),
         packed_values(slot + s.packed_values),
         packed_kv_head(reinterpret_cast<int64_t*>(slot + s.packed_kv_head)) {}
@@ -87,12 +96,16 @@ class QueryBlockRunner {
  public:
   QueryBlockRunner(const ExecContext& ctx, const AttentionProblem& p,
                    const posenc_attention_tensors& t, const AttentionBlocking& blocking,
-                   const SlotLayout& layout, const float* position_bias,
-                   bool shapes_only = false)
-      : ctx_(ctx), p_(p), t_(t), blocking_(blocking), layout_(layout),
-        task_(blocking.task_gemms(p)), shapes_only_(shapes_only),
-        bias_(p, t, ctx.kernels->attention_bias, position_bias),
-        values_(p, t, ctx.kernels->attention_bias) {}
+                   const SlotLayout& layout, const float* position_bias, bool shapes_only = false)
+      : ctx_(ctx),
+        p_(p),
+        t_(t),
+        blocking_(blocking),
+        layout_(layout),
+        task_(blocking.task_gemms(p)),
+        shapes_only_(shapes_only),
+        bias_(p, t, *ctx.kernels, position_bias),
+        values_(p, t, *ctx.kernels) {}
 
   void run(int64_t task, const Scratch& s) const;
   // Merges the partials of query block `query_task` (records as laid out by
@@ -117,17 +130,28 @@ class QueryBlockRunner {
   QueryBlock stacked_block(const QueryBlock& qb, int64_t j) const {
     QueryBlock block = qb;
     block.head = qb.head + j;
-    block.q = static_cast<const char*>(qb.q) + size_t(j * qb.rows * qb.ldq) * p_.element_bytes();
+    block.q = static_cast<const char*>(qb.q) +
+              size_t(j * qb.rows * qb.ldq) * dtype_bytes(blocking_.products_dtype(p_));
     return block;
   }
   // Copies the task's rows of q (every stacked head's block, one after the
-  // other) into the scratch, dense; queries_in_scratch is qb reading them.
-  void copy_queries(const QueryBlock& qb, const Scratch& s) const;
+  // other) to `to`, dense, widened or as stored: the scratch's dense_q,
+  // which queries_in_scratch reads, or its bias_q.
+  void copy_queries(const QueryBlock& qb, void* to, bool widen) const;
   QueryBlock queries_in_scratch(const QueryBlock& qb, const Scratch& s) const {
     QueryBlock dense = qb;
     dense.q = s.dense_q;
     dense.ldq = p_.head_dim;
     return dense;
+  }
+  // The block of stacked head j (head_block) as its bias's GEMMs read q:
+  // the block's, or its rows widened in bias_q (widens_bias_q).
+  QueryBlock bias_block(const QueryBlock& head_block, int64_t j, const Scratch& s) const {
+    if (!blocking_.widens_bias_q(p_)) return head_block;
+    QueryBlock block = head_block;
+    block.q = s.bias_q + j * head_block.rows * p_.head_dim;
+    block.ldq = p_.head_dim;
+    return block;
   }
   const char* row_of(const void* base, const TokenStrides& st, int64_t b, int64_t h,
                      int64_t t) const {
@@ -138,6 +162,13 @@ class QueryBlockRunner {
   // its values past its length zeros where its GEMMs read them.
   void pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head, int64_t keys,
                     const Scratch& s) const;
+  // kb's keys (`keys` as stored) and its values (`values`, of which the
+  // first `stored` rows exist) as a GEMM reads them when no packed copy
+  // serves it: as stored, or widened into the scratch, the values past
+  // `stored` zeros.
+  const void* gemm_keys(const char* keys, const KeyBlock& kb, const Scratch& s) const;
+  const void* gemm_values(const char* values, const KeyBlock& kb, int64_t stored,
+                          const Scratch& s) const;
   // kb within the task's keys starting at range_first.
   void key_block(const QueryBlock& qb, int64_t b, const Sequence& seq, const KeyBlock& kb,
                  int64_t range_first,
@@ -185,12 +216,14 @@ class QueryBlockRunner {
   }
   int64_t block_index(const KeyBlock& kb) const { return kb.first / blocking_.key_block; }
   // gemm_packed runs `shape` with B packed where the packed block serves it,
-  // and returns false (nothing run) where not; gemm then reads B as stored.
+  // and returns false (nothing run) where not; gemm then reads B as
+  // stored_b() gives it (gemm_keys, gemm_values: made only then).
   static bool gemm_packed(const MatmulShape& shape, const PackedOperand& b, const void* a,
                           void* c);
-  static void gemm(const MatmulShape& shape, const void* a, const void* stored_b,
+  template <class StoredB>
+  static void gemm(const MatmulShape& shape, const void* a, const StoredB& stored_b,
                    const PackedOperand& packed_b, void* c) {
-    if (!gemm_packed(shape, packed_b, a, c)) matmul(shape, a, stored_b, c);
+    if (!gemm_packed(shape, packed_b, a, c)) matmul(shape, a, stored_b(), c);
   }
   // Writes the rows of out of the task's block of every stacked head.
   void store(const QueryBlock& qb, const Sequence& seq, const Scratch& s) const;
@@ -215,8 +248,9 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   // (none past q_length).
   const KeyRange range = key_range(task % blocking_.key_splits, blocking_.keys_per_split,
                                    computed_keys(p_, seq, in_place.first, in_place.rows));
-  if (blocking_.copies_queries && !shapes_only_ && range.count() > 0) {
-    copy_queries(in_place, s);
+  if (!shapes_only_ && range.count() > 0) {
+    if (blocking_.copies_queries) copy_queries(in_place, s.dense_q, blocking_.widens(p_));
+    if (blocking_.widens_bias_q(p_)) copy_queries(in_place, s.bias_q, true);
   }
   const QueryBlock qb = blocking_.copies_queries ? queries_in_scratch(in_place, s) : in_place;
   // b * kv_heads + the kv head.
@@ -245,7 +279,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
               range.first, vw, s);
   }
   if (p_.relative_values && range.count() > 0) {
-    const bool bf16 = p_.dtype == POSENC_BF16;
+    const bool bf16 = p_.gemm_dtype() == POSENC_BF16;
     if (bf16 && !shapes_only_) {
       ctx_.kernels->elementwise.f32_to_bf16(s.weights, s.weights_bf16, rows * vw.count);
     }
@@ -255,18 +289,24 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
       const void* weights = bf16 ? static_cast<const void*>(s.weights_bf16 + weights_at)
                                  : static_cast<const void*>(s.weights + weights_at);
       values_.apply(stacked_block(qb, j), vw, weights, vw.count, s.acc + row * task_.acc_ld,
-                    task_.acc_ld);
+                    task_.acc_ld, s.table_rows);
     }
   }
   if (!shapes_only_ && !blocking_.splits_keys()) store(qb, seq, s);
 }
 
-void QueryBlockRunner::copy_queries(const QueryBlock& qb, const Scratch& s) const {
-  const size_t row_bytes = size_t(p_.head_dim) * p_.element_bytes();
-  uint8_t* to = s.dense_q;
+void QueryBlockRunner::copy_queries(const QueryBlock& qb, void* to, bool widen) const {
+  const size_t row_bytes = size_t(p_.head_dim) * (widen ? sizeof(float) : p_.element_bytes());
+  auto* row = static_cast<uint8_t*>(to);
   for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
-    for (int64_t r = 0; r < qb.rows; ++r, to += row_bytes) {
-      std::memcpy(to, row_of(t_.q, p_.q, qb.batch, qb.head + j, qb.first + r), row_bytes);
+    for (int64_t r = 0; r < qb.rows; ++r, row += row_bytes) {
+      const char* from = row_of(t_.q, p_.q, qb.batch, qb.head + j, qb.first + r);
+      if (widen) {
+        ctx_.kernels->elementwise.bf16_to_f32(reinterpret_cast<const uint16_t*>(from),
+                                              reinterpret_cast<float*>(row), p_.head_dim);
+      } else {
+        std::memcpy(row, from, row_bytes);
+      }
     }
   }
 }
@@ -290,10 +330,11 @@ void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_h
     const KeyBlock kb = ops::packed_block(p_, task_, i).kb;
     // Blocks read as stored (no data) are not copied.
     if (const PackedOperand to = packed_keys(i, s); to.data != nullptr) {
-      pack_b(to.packed_for, row_of(t_.k, p_.k, b, kv_head, kb.first), to.data);
+      pack_b(to.packed_for, gemm_keys(row_of(t_.k, p_.k, b, kv_head, kb.first), kb, s), to.data);
     }
     if (const PackedOperand to = packed_values(i, s); to.data != nullptr) {
-      pack_b(to.packed_for, row_of(t_.v, p_.v, b, kv_head, kb.first), to.data);
+      pack_b(to.packed_for, gemm_values(row_of(t_.v, p_.v, b, kv_head, kb.first), kb, kb.count, s),
+             to.data);
       const int64_t past = std::max<int64_t>(seq.kv_length - kb.first, 0);
       const int64_t end = std::min(kb.count, values_read - kb.first);
       if (past < end) zero_packed_b_rows(to.packed_for, to.data, past, end);
@@ -313,11 +354,31 @@ bool QueryBlockRunner::gemm_packed(const MatmulShape& shape, const PackedOperand
   return matmul_on_packed_b(packed, b.packed_for, a, b.data, c);
 }
 
+const void* QueryBlockRunner::gemm_keys(const char* keys, const KeyBlock& kb,
+                                        const Scratch& s) const {
+  if (!blocking_.widens(p_)) return keys;
+  if (!shapes_only_) {
+    widen_rows(ctx_.kernels->elementwise, keys, p_.k.token, kb.count, p_.head_dim, s.wide_keys);
+  }
+  return s.wide_keys;
+}
+
+const void* QueryBlockRunner::gemm_values(const char* values, const KeyBlock& kb, int64_t stored,
+                                          const Scratch& s) const {
+  if (!blocking_.widens(p_)) return values;
+  if (!shapes_only_) {
+    const int64_t d = p_.value_head_dim;
+    widen_rows(ctx_.kernels->elementwise, values, p_.v.token, stored, d, s.wide_values);
+    std::fill(s.wide_values + stored * d, s.wide_values + kb.count * d, 0.0f);
+  }
+  return s.wide_values;
+}
+
 void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence& seq,
                                  const KeyBlock& kb, int64_t range_first, const RowWindow& vw,
                                  const Scratch& s) const {
   const AttentionKernels& k = ctx_.kernels->attention;
-  const int64_t ld = gemm_output_stride(kb.count, p_.dtype);
+  const int64_t ld = gemm_output_stride(kb.count, p_.gemm_dtype());
   const int64_t kv_head = p_.kv_head(qb.head);
   const int64_t rows = qb.rows * blocking_.stacked_heads;
   scores_product(qb.q, rows, kb, row_of(t_.k, p_.k, b, kv_head, kb.first), ld, s);
@@ -325,12 +386,12 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
   // GEMMs take bf16 probabilities, straight from the softmax unless the
   // relative values need them in fp32 first; the decode kernels take fp32
   // (and round them to bf16 themselves where they use AVX512-BF16).
-  const bool bf16_probs = p_.dtype == POSENC_BF16 && !blocking_.decode_products;
+  const bool bf16_probs = p_.gemm_dtype() == POSENC_BF16 && !blocking_.decode_products;
   const bool direct_bf16 = bf16_probs && !p_.relative_values;
   for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
     const QueryBlock head_block = stacked_block(qb, j);
-    const BlockLogits logits =
-        bias_.prepare(head_block, kb, s.scores + j * qb.rows * ld, ld, s.bias);
+    const BlockLogits logits = bias_.prepare(bias_block(head_block, j, s), kb,
+                                             s.scores + j * qb.rows * ld, ld, s.bias, s.table_rows);
     for (int64_t r = 0; r < qb.rows && !shapes_only_; ++r) {
       const int64_t row_index = j * qb.rows + r;  // among the task's rows
       float* row = s.scores + row_index * ld;
@@ -368,7 +429,9 @@ void QueryBlockRunner::scores_product(const void* q, int64_t rows, const KeyBloc
                                       const char* keys, int64_t ld, const Scratch& s) const {
   const int64_t ldq = task_.ldq;
   if (!blocking_.decode_products) {
-    gemm(scores_gemm(p_, rows, ldq, kb), q, keys, packed_keys(block_index(kb), s), s.scores);
+    gemm(
+        scores_gemm(p_, task_, rows, kb), q, [&] { return gemm_keys(keys, kb, s); },
+        packed_keys(block_index(kb), s), s.scores);
     return;
   }
   if (shapes_only_) return;
@@ -388,10 +451,11 @@ void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t row
                                       const KeyBlock& kb, int64_t stored, const char* values,
                                       bool accumulate, const Scratch& s) const {
   if (!blocking_.decode_products) {
-    const MatmulShape shape = output_gemm(p_, rows, kb, task_.acc_ld, accumulate);
+    const MatmulShape shape = output_gemm(p_, task_, rows, kb, accumulate);
     const PackedOperand packed = packed_values(block_index(kb), s);
-    if (stored == kb.count) {
-      gemm(shape, probs, values, packed, s.acc);
+    if (stored == kb.count || blocking_.widens(p_)) {
+      gemm(
+          shape, probs, [&] { return gemm_values(values, kb, stored, s); }, packed, s.acc);
     } else if (!gemm_packed(shape, packed, probs, s.acc)) {
       // (Packed, the values past the length are zeros: pack_kv_head.)
       values_past_length(probs, ld, rows, kb, stored, values, packed, accumulate, s);
@@ -421,10 +485,10 @@ void QueryBlockRunner::values_past_length(const void* probs, int64_t ld, int64_t
   const int64_t copied = kb.count - in_place;
   const size_t element = p_.element_bytes();
   if (in_place > 0) {
-    MatmulShape shape = output_gemm(p_, rows, KeyBlock{kb.first, in_place}, task_.acc_ld,
-                                    accumulate);
+    MatmulShape shape = output_gemm(p_, task_, rows, KeyBlock{kb.first, in_place}, accumulate);
     shape.lda = ld;
-    gemm(shape, probs, values, packed, s.acc);
+    gemm(
+        shape, probs, [&] { return values; }, packed, s.acc);
   }
   const size_t row_bytes = size_t(p_.value_head_dim) * element;
   for (int64_t t = 0; t < copied && !shapes_only_; ++t) {
@@ -435,8 +499,8 @@ void QueryBlockRunner::values_past_length(const void* probs, int64_t ld, int64_t
       std::memset(row, 0, row_bytes);
     }
   }
-  MatmulShape shape = output_gemm(p_, rows, KeyBlock{kb.first + in_place, copied},
-                                  task_.acc_ld, accumulate || in_place > 0);
+  MatmulShape shape = output_gemm(p_, task_, rows, KeyBlock{kb.first + in_place, copied},
+                                  accumulate || in_place > 0);
   shape.lda = ld;
   shape.ldb = p_.value_head_dim;
   matmul(shape, static_cast<const char*>(probs) + size_t(in_place) * element, s.value_tail,

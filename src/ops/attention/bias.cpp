@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/attention/widen.hpp"
 #include "runtime/matmul.hpp"
 
 namespace posenc::ops {
@@ -21,7 +22,17 @@ const void* table_row(const AttentionProblem& p, const void* table, int64_t head
   return table_row(p, table, head, rows, first_row, p.head_dim);
 }
 
-// out[r, c] (+)= alpha * q[r] . rows[c] for r < qb.rows, c < count.
+// `count` table rows of `columns` elements from `rows` as a GEMM reads them:
+// in place, or widened into `widened` where the problem widens bf16.
+const void* gemm_rows(const AttentionProblem& p, const ElementwiseKernels& kernels,
+                      const void* rows, int64_t count, int64_t columns, float* widened) {
+  if (!p.widens()) return rows;
+  widen_rows(kernels, rows, columns, count, columns, widened);
+  return widened;
+}
+
+// out[r, c] (+)= alpha * q[r] . rows[c] for r < qb.rows, c < count (rows
+// as gemm_rows gives them).
 void logits_gemm(const AttentionProblem& p, const QueryBlock& qb, const void* rows,
                  int64_t count, float alpha, bool accumulate, float* out, int64_t ldo) {
   MatmulShape s;
@@ -32,7 +43,7 @@ void logits_gemm(const AttentionProblem& p, const QueryBlock& qb, const void* ro
   s.ldb = p.head_dim;
   s.ldc = ldo;
   s.transpose_b = true;
-  s.ab_type = p.dtype;
+  s.ab_type = p.gemm_dtype();
   s.alpha = alpha;
   s.accumulate = accumulate;
   matmul(s, qb.q, rows, out);
@@ -75,32 +86,49 @@ RowWindow relative_window(const AttentionProblem& p, const RelativeIndex& index,
 }
 
 AttentionBias::AttentionBias(const AttentionProblem& problem,
-                             const posenc_attention_tensors& tensors,
-                             const AttentionBiasKernels& kernels, const float* position_bias)
-    : p_(problem), t_(tensors), kernels_(kernels),
+                             const posenc_attention_tensors& tensors, const KernelTable& kernels,
+                             const float* position_bias)
+    : p_(problem),
+      t_(tensors),
+      kernels_(kernels.attention_bias),
+      elementwise_(kernels.elementwise),
       position_(problem, tensors.table, position_bias) {}
 
 int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_block,
                                       int64_t key_block) {
   switch (p.bias) {
     case POSENC_BIAS_RELATIVE_1D:
-      return query_block * gemm_output_stride(std::min(relative_index_of(p).readable,
-                                                       key_block + query_block - 1),
-                                              p.dtype);
+      return query_block * gemm_output_stride(
+                               std::min(relative_index_of(p).readable, key_block + query_block - 1),
+                               p.gemm_dtype());
     case POSENC_BIAS_RELATIVE_2D: {
       const RelativeAxis h = p.axis_h(), w = p.axis_w();
       const int64_t gathered = gathers_2d(p) ? h.k + w.k : 0;
-      return query_block *
-             (gemm_output_stride(h.rows(), p.dtype) + gemm_output_stride(w.rows(), p.dtype) +
-              gathered);
+      return query_block * (gemm_output_stride(h.rows(), p.gemm_dtype()) +
+                            gemm_output_stride(w.rows(), p.gemm_dtype()) + gathered);
     }
     default:
       return 0;
   }
 }
 
+int64_t AttentionBias::table_rows_floats(const AttentionProblem& p, int64_t query_block,
+                                         int64_t key_block) {
+  if (!p.widens()) return 0;
+  switch (p.bias) {
+    case POSENC_BIAS_ABSOLUTE:
+      return key_block * p.head_dim;
+    case POSENC_BIAS_RELATIVE_1D:
+      return std::min(relative_index_of(p).readable, key_block + query_block - 1) * p.head_dim;
+    case POSENC_BIAS_RELATIVE_2D:
+      return std::max(p.axis_h().rows(), p.axis_w().rows()) * p.head_dim;
+    default:
+      return 0;
+  }
+}
+
 BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores,
-                                   int64_t ld, float* scratch) const {
+                                   int64_t ld, float* scratch, float* table_rows) const {
   BlockLogits logits{scratch, 0, nullptr, 0, RowWindow{0, 0}, {}};
   switch (p_.bias) {
     case POSENC_BIAS_NONE:
@@ -110,21 +138,25 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, flo
     case POSENC_BIAS_ALIBI:
     case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
       break;
-    case POSENC_BIAS_ABSOLUTE:
-      logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, p_.kv_len, kb.first), kb.count,
-                  p_.bias_alpha, true, scores, ld);
+    case POSENC_BIAS_ABSOLUTE: {
+      const void* rows = table_row(p_, t_.table, qb.head, p_.kv_len, kb.first);
+      logits_gemm(p_, qb, gemm_rows(p_, elementwise_, rows, kb.count, p_.head_dim, table_rows),
+                  kb.count, p_.bias_alpha, true, scores, ld);
       break;
+    }
     case POSENC_BIAS_RELATIVE_1D: {
       logits.index = relative_index_of(p_, qb.query_offset);
       logits.window = relative_window(p_, logits.index, qb.query_offset + qb.first, qb.rows,
                                       kb.first, kb.count);
-      logits.ld = gemm_output_stride(logits.window.count, p_.dtype);
-      logits_gemm(p_, qb, table_row(p_, t_.table, qb.head, logits.index.rows, logits.window.first),
+      logits.ld = gemm_output_stride(logits.window.count, p_.gemm_dtype());
+      const void* rows = table_row(p_, t_.table, qb.head, logits.index.rows, logits.window.first);
+      logits_gemm(p_, qb,
+                  gemm_rows(p_, elementwise_, rows, logits.window.count, p_.head_dim, table_rows),
                   logits.window.count, p_.bias_alpha, false, scratch, logits.ld);
       break;
     }
     case POSENC_BIAS_RELATIVE_2D:
-      logits = prepare_2d(qb, kb, scratch);
+      logits = prepare_2d(qb, kb, scratch, table_rows);
       break;
   }
   return logits;
@@ -178,11 +210,11 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
   return add_mask_row(qb, kb, r, valid, row);
 }
 
-BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb,
-                                      float* scratch) const {
+BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb, float* scratch,
+                                      float* table_rows) const {
   const RelativeAxis h = p_.axis_h(), w = p_.axis_w();
-  const int64_t ld_h = gemm_output_stride(h.rows(), p_.dtype);
-  const int64_t ld_w = gemm_output_stride(w.rows(), p_.dtype);
+  const int64_t ld_h = gemm_output_stride(h.rows(), p_.gemm_dtype());
+  const int64_t ld_w = gemm_output_stride(w.rows(), p_.gemm_dtype());
   float* logits_h = scratch;
   float* logits_w = logits_h + qb.rows * ld_h;
   float* gathered_h = logits_w + qb.rows * ld_w;
@@ -192,10 +224,12 @@ BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb,
       ? BlockLogits{gathered_h, h.k, gathered_w, w.k, RowWindow{0, 0}, {}}
       : BlockLogits{logits_h, ld_h, logits_w, ld_w, RowWindow{0, 0}, {}};
   if (kb.first > 0) return logits;  // the first key block's logits serve them all
-  logits_gemm(p_, qb, table_row(p_, t_.table_h, qb.head, h.rows(), 0), h.rows(), p_.bias_alpha,
-              false, logits_h, ld_h);
-  logits_gemm(p_, qb, table_row(p_, t_.table_w, qb.head, w.rows(), 0), w.rows(), p_.bias_alpha,
-              false, logits_w, ld_w);
+  auto table = [&](const void* tables, int64_t rows) {
+    return gemm_rows(p_, elementwise_, table_row(p_, tables, qb.head, rows, 0), rows, p_.head_dim,
+                     table_rows);
+  };
+  logits_gemm(p_, qb, table(t_.table_h, h.rows()), h.rows(), p_.bias_alpha, false, logits_h, ld_h);
+  logits_gemm(p_, qb, table(t_.table_w, w.rows()), w.rows(), p_.bias_alpha, false, logits_w, ld_w);
   if (!gathered) return logits;
   // Row x2 of query (x1, y1)'s row logits is table row h.row(x1, x2); its
   // column logits likewise: gathered once per query block, for add_2d.
@@ -224,12 +258,18 @@ float AttentionBias::add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int6
 }
 
 RelativeValues::RelativeValues(const AttentionProblem& problem,
-                               const posenc_attention_tensors& tensors,
-                               const AttentionBiasKernels& kernels)
-    : p_(problem), t_(tensors), kernels_(kernels) {}
+                               const posenc_attention_tensors& tensors, const KernelTable& kernels)
+    : p_(problem),
+      t_(tensors),
+      kernels_(kernels.attention_bias),
+      elementwise_(kernels.elementwise) {}
 
 int64_t RelativeValues::max_window(const AttentionProblem& p, int64_t query_block) {
   return std::min(relative_index_of(p).readable, p.kv_len + query_block - 1);
+}
+
+int64_t RelativeValues::table_rows_floats(const AttentionProblem& p, int64_t query_block) {
+  return p.widens() && p.relative_values ? max_window(p, query_block) * p.value_head_dim : 0;
 }
 
 RowWindow RelativeValues::window(const QueryBlock& qb, int64_t first_key, int64_t keys) const {
@@ -245,7 +285,7 @@ void RelativeValues::scatter(const QueryBlock& qb, int64_t r, const KeyBlock& kb
 }
 
 void RelativeValues::apply(const QueryBlock& qb, const RowWindow& window, const void* weights,
-                           int64_t ld, float* out, int64_t ldo) const {
+                           int64_t ld, float* out, int64_t ldo, float* table_rows) const {
   MatmulShape s;
   s.m = qb.rows;
   s.n = p_.value_head_dim;
@@ -253,11 +293,11 @@ void RelativeValues::apply(const QueryBlock& qb, const RowWindow& window, const 
   s.lda = ld;
   s.ldb = p_.value_head_dim;
   s.ldc = ldo;
-  s.ab_type = p_.dtype;
+  s.ab_type = p_.gemm_dtype();
   s.accumulate = true;
-  matmul(s, weights,
-         table_row(p_, t_.value_table, qb.head, relative_index_of(p_).rows, window.first,
-                   p_.value_head_dim),
+  const void* rows = table_row(p_, t_.value_table, qb.head, relative_index_of(p_).rows,
+                               window.first, p_.value_head_dim);
+  matmul(s, weights, gemm_rows(p_, elementwise_, rows, window.count, p_.value_head_dim, table_rows),
          out);
 }
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "kernels/attention/attention_bias_kernels.hpp"
+#include "kernels/kernel_table.hpp"
 #include "ops/attention/position_bias.hpp"
 #include "ops/attention/problem.hpp"
 #include "ops/relative/relative_index.hpp"
@@ -65,16 +66,21 @@ class AttentionBias {
   // position_bias: what PositionBias::prepare wrote for this call (kinds
   // without q).
   AttentionBias(const AttentionProblem& problem, const posenc_attention_tensors& tensors,
-                const AttentionBiasKernels& kernels, const float* position_bias);
+                const KernelTable& kernels, const float* position_bias);
 
-  // Floats of scratch prepare() needs for blocks of up to these sizes.
+  // Floats of scratch prepare() needs for blocks of up to these sizes, and
+  // of the table rows its GEMMs read at once, widened (where the problem
+  // widens bf16; else 0).
   static int64_t scratch_floats(const AttentionProblem& problem, int64_t query_block,
                                 int64_t key_block);
+  static int64_t table_rows_floats(const AttentionProblem& problem, int64_t query_block,
+                                   int64_t key_block);
 
   // The block's position logits (its GEMMs), into scratch; absolute logits
   // go straight into scores (row stride ld), which must hold q k^T already.
+  // The GEMMs read the table in place, or widened into table_rows.
   BlockLogits prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
-                      float* scratch) const;
+                      float* scratch, float* table_rows) const;
 
   // row[j] += bias(query qb.first + r, key kb.first + j), then the mask's
   // entry (in the scores' units), for j < valid, from the logits prepare()
@@ -85,7 +91,8 @@ class AttentionBias {
 
  private:
   // prepare() for RELATIVE_2D: the logits GEMMs at the first key block.
-  BlockLogits prepare_2d(const QueryBlock& qb, const KeyBlock& kb, float* scratch) const;
+  BlockLogits prepare_2d(const QueryBlock& qb, const KeyBlock& kb, float* scratch,
+                         float* table_rows) const;
   // The mask's part of add_row (read in place), or just the row's maximum
   // without a mask.
   float add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r, int64_t valid,
@@ -94,6 +101,7 @@ class AttentionBias {
   const AttentionProblem& p_;
   const posenc_attention_tensors& t_;
   const AttentionBiasKernels& kernels_;
+  const ElementwiseKernels& elementwise_;
   PositionBias position_;
 };
 
@@ -103,10 +111,13 @@ class AttentionBias {
 class RelativeValues {
  public:
   RelativeValues(const AttentionProblem& problem, const posenc_attention_tensors& tensors,
-                 const AttentionBiasKernels& kernels);
+                 const KernelTable& kernels);
 
   // Longest window of a query block of up to query_block rows.
   static int64_t max_window(const AttentionProblem& problem, int64_t query_block);
+  // Floats of the longest window of RV widened (where the problem widens
+  // bf16; else 0).
+  static int64_t table_rows_floats(const AttentionProblem& problem, int64_t query_block);
 
   // The table rows of a query block over keys [first_key, first_key + keys).
   RowWindow window(const QueryBlock& qb, int64_t first_key, int64_t keys) const;
@@ -118,14 +129,16 @@ class RelativeValues {
 
   // out[r, :] += weights[r, :] . RV[window] for the block's rows (out of row
   // stride ldo; RV and out of value_head_dim columns); weights (row stride
-  // ld) in the problem's dtype.
+  // ld) in the problem's gemm_dtype; RV read in place, or widened into
+  // table_rows.
   void apply(const QueryBlock& qb, const RowWindow& window, const void* weights, int64_t ld,
-             float* out, int64_t ldo) const;
+             float* out, int64_t ldo, float* table_rows) const;
 
  private:
   const AttentionProblem& p_;
   const posenc_attention_tensors& t_;
   const AttentionBiasKernels& kernels_;
+  const ElementwiseKernels& elementwise_;
 };
 
 }  // namespace posenc::ops

@@ -15,31 +15,31 @@ constexpr size_t kMaxPackedBytes = size_t(8) << 20;
 
 }  // namespace
 
-MatmulShape scores_gemm(const AttentionProblem& p, int64_t rows, int64_t ldq,
+MatmulShape scores_gemm(const AttentionProblem& p, const TaskGemms& task, int64_t rows,
                         const KeyBlock& kb) {
   MatmulShape s;
   s.m = rows;
   s.n = kb.count;
   s.k = p.head_dim;
-  s.lda = ldq;
-  s.ldb = p.k.token;
-  s.ldc = gemm_output_stride(kb.count, p.dtype);
+  s.lda = task.ldq;
+  s.ldb = task.ldk;
+  s.ldc = gemm_output_stride(kb.count, p.gemm_dtype());
   s.transpose_b = true;
-  s.ab_type = p.dtype;
+  s.ab_type = p.gemm_dtype();
   s.alpha = p.qk_alpha;
   return s;
 }
 
-MatmulShape output_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock& kb,
-                        int64_t acc_ld, bool accumulate) {
+MatmulShape output_gemm(const AttentionProblem& p, const TaskGemms& task, int64_t rows,
+                        const KeyBlock& kb, bool accumulate) {
   MatmulShape s;
   s.m = rows;
   s.n = p.value_head_dim;
   s.k = kb.count;
-  s.lda = gemm_output_stride(kb.count, p.dtype);
-  s.ldb = p.v.token;
-  s.ldc = acc_ld;
-  s.ab_type = p.dtype;
+  s.lda = gemm_output_stride(kb.count, p.gemm_dtype());
+  s.ldb = task.ldv;
+  s.ldc = task.acc_ld;
+  s.ab_type = p.gemm_dtype();
   s.accumulate = accumulate;
   return s;
 }
@@ -47,8 +47,8 @@ MatmulShape output_gemm(const AttentionProblem& p, int64_t rows, const KeyBlock&
 PackedBlock packed_block(const AttentionProblem& p, const TaskGemms& task, int64_t index) {
   const int64_t first = index * task.key_block;
   PackedBlock block{KeyBlock{first, std::min(task.key_block, p.kv_len - first)}, {}, {}};
-  block.keys = scores_gemm(p, task.rows, task.ldq, block.kb);
-  block.values = output_gemm(p, task.rows, block.kb, task.acc_ld, first > 0);
+  block.keys = scores_gemm(p, task, task.rows, block.kb);
+  block.values = output_gemm(p, task, task.rows, block.kb, first > 0);
   block.keys.b_packed = block.values.b_packed = true;
   return block;
 }

@@ -13,27 +13,32 @@
 
 namespace posenc::ops {
 
-// scores[rows, kb.count] (row stride gemm_output_stride(kb.count, dtype)) =
-// scale * q[rows] k[kb]^T, q's rows ldq apart: in place (problem.q.token),
-// or a task's dense copy of its rows (head_dim; AttentionBlocking::
-// copies_queries).
-MatmulShape scores_gemm(const AttentionProblem& problem, int64_t rows, int64_t ldq,
-                        const KeyBlock& kb);
-
-// acc[rows, value_head_dim] (row stride acc_ld) = (or += when accumulate: a later
-// key block of the task's keys) probs[rows, kb.count] v[kb].
-MatmulShape output_gemm(const AttentionProblem& problem, int64_t rows, const KeyBlock& kb,
-                        int64_t acc_ld, bool accumulate);
-
 // What a task's GEMMs share: their rows (a query block of each stacked
 // head), q's row stride in them (AttentionBlocking::ldq), the keys of a
-// whole key block, and acc's row stride.
+// whole key block, acc's row stride, and the row strides of keys and values
+// in them: as stored, or head_dim and value_head_dim where the task widens
+// them into its scratch (widen.hpp).
 struct TaskGemms {
   int64_t rows;
   int64_t ldq;
   int64_t key_block;
   int64_t acc_ld;
+  int64_t ldk, ldv;
 };
+
+// The GEMMs multiply the problem's gemm_dtype.
+// scores[rows, kb.count] (row stride gemm_output_stride(kb.count, gemm
+// dtype)) = scale * q[rows] k[kb]^T, q's rows task.ldq apart: in place
+// (problem.q.token), or a task's dense copy of its rows (head_dim;
+// AttentionBlocking::copies_queries), the keys task.ldk apart.
+MatmulShape scores_gemm(const AttentionProblem& problem, const TaskGemms& task, int64_t rows,
+                        const KeyBlock& kb);
+
+// acc[rows, value_head_dim] (row stride task.acc_ld) = (or += when
+// accumulate: a later key block of the task's keys) probs[rows, kb.count]
+// v[kb], the values task.ldv apart.
+MatmulShape output_gemm(const AttentionProblem& problem, const TaskGemms& task, int64_t rows,
+                        const KeyBlock& kb, bool accumulate);
 
 // Key block `index` of a whole row of keys, and the GEMMs (b_packed) a
 // task runs against its keys and values when they are packed.

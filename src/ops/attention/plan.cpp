@@ -129,7 +129,8 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   b.query_blocks = ceil_div(p.q_len, b.query_block);
   b.stacked_heads = stacked_heads(p, b.query_blocks);
   b.decode_products = b.rows() <= kMaxDecodeRows;
-  b.copies_queries = b.stacked_heads > 1 || (p.q.token != p.head_dim && !b.decode_products);
+  b.copies_queries =
+      b.stacked_heads > 1 || (!b.decode_products && (p.q.token != p.head_dim || p.widens()));
   const int64_t query_tasks = heads_total / b.stacked_heads * b.query_blocks;
   const KeySplit split = key_split(p, query_tasks);
   b.key_splits = split.count;
@@ -142,21 +143,27 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
 
 SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   const size_t rows = size_t(b.rows());
-  const bool bf16 = p.dtype == POSENC_BF16;
+  const bool bf16_gemms = p.gemm_dtype() == POSENC_BF16;
+  const bool widens = b.widens(p);
   const TaskGemms task = b.task_gemms(p);
   SlotLayout s{};
-  s.scores_ld = gemm_output_stride(b.key_block, p.dtype);
+  s.scores_ld = gemm_output_stride(b.key_block, p.gemm_dtype());
   size_t offset = 0;
-  s.dense_q = reserve(offset, b.copies_queries
-                                    ? rows * size_t(p.head_dim) * p.element_bytes() : 0);
+  s.dense_q = reserve(
+      offset, b.copies_queries ? rows * size_t(p.head_dim) * dtype_bytes(b.products_dtype(p)) : 0);
   // Per-sequence tensors are not known to the size query: always there.
-  s.value_tail = reserve(offset, b.decode_products ? 0
-                                                   : size_t(kKeyQuantum * p.value_head_dim) *
-                                                         p.element_bytes());
+  // (Widened values past the length are zeros in wide_values.)
+  s.value_tail = reserve(offset, b.decode_products || widens
+                                     ? 0
+                                     : size_t(kKeyQuantum * p.value_head_dim) * p.element_bytes());
+  s.bias_q = reserve(offset, b.widens_bias_q(p) ? rows * size_t(p.head_dim) * sizeof(float) : 0);
+  s.wide_keys = reserve(offset, widens ? size_t(b.key_block * p.head_dim) * sizeof(float) : 0);
+  s.wide_values =
+      reserve(offset, widens ? size_t(b.key_block * p.value_head_dim) * sizeof(float) : 0);
   const size_t block = rows * size_t(s.scores_ld);
   s.scores = reserve(offset, block * sizeof(float));
   // The decode kernels take fp32 probabilities.
-  s.probs_bf16 = reserve(offset, bf16 && !b.decode_products ? block * sizeof(uint16_t) : 0);
+  s.probs_bf16 = reserve(offset, bf16_gemms && !b.decode_products ? block * sizeof(uint16_t) : 0);
   s.bias = reserve(offset, size_t(AttentionBias::scratch_floats(p, b.query_block, b.key_block)) *
                                sizeof(float));
   s.acc = reserve(offset, rows * size_t(task.acc_ld) * sizeof(float));
@@ -165,7 +172,11 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   s.value_window = p.relative_values ? RelativeValues::max_window(p, b.query_block) : 0;
   const size_t weights = rows * size_t(s.value_window);
   s.weights = reserve(offset, weights * sizeof(float));
-  s.weights_bf16 = reserve(offset, bf16 ? weights * sizeof(uint16_t) : 0);
+  s.weights_bf16 = reserve(offset, bf16_gemms ? weights * sizeof(uint16_t) : 0);
+  s.table_rows = reserve(
+      offset, size_t(std::max(AttentionBias::table_rows_floats(p, b.query_block, b.key_block),
+                              RelativeValues::table_rows_floats(p, b.query_block))) *
+                  sizeof(float));
   s.packed = packing_pays(p, b) ? packed_key_values(p, task) : PackedKeyValues{0, 0, 0};
   s.packed_keys = reserve(offset, size_t(s.packed.key_blocks) * s.packed.key_block_bytes);
   s.packed_values = reserve(offset, size_t(s.packed.key_blocks) * s.packed.value_block_bytes);

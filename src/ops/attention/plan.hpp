@@ -58,10 +58,11 @@ struct AttentionBlocking {
   // and values as stored), not GEMMs: for at most kMaxDecodeRows rows.
   bool decode_products;
   // The task copies its rows of q into its scratch, dense (row stride
-  // head_dim), for its GEMMs: with stacked heads (one GEMM's rows), and
-  // when q's rows are further apart (BTHD, a packed qkv tensor), which
-  // oneDNN 2.6's brgemm kernels (AMX among them) do not take: such a GEMM
-  // runs on its older gemm, without AMX.
+  // head_dim), for its GEMMs: with stacked heads (one GEMM's rows), when
+  // q's rows are further apart (BTHD, a packed qkv tensor), which oneDNN
+  // 2.6's brgemm kernels (AMX among them) do not take: such a GEMM runs on
+  // its older gemm, without AMX; and where the task widens bf16 (the copy
+  // is in products_dtype).
   bool copies_queries;
   // Ranges of keys_per_split keys (whole key blocks) each query block's keys
   // are split into (split_keys.hpp); 1 (keys_per_split = kv_len): no split.
@@ -80,12 +81,32 @@ struct AttentionBlocking {
   int64_t ldq(const AttentionProblem& p) const {
     return copies_queries ? p.head_dim : p.q.token;
   }
+  // The type the task's two products read q (its copy), the keys and the
+  // values in: the decode kernels read them as stored, GEMMs in the
+  // problem's gemm_dtype.
+  posenc_dtype products_dtype(const AttentionProblem& p) const {
+    return decode_products ? p.dtype : p.gemm_dtype();
+  }
+  // The task widens q (its copy), each key block's keys and values, and
+  // the table rows of its bias's GEMMs into its scratch (widen.hpp).
+  bool widens(const AttentionProblem& p) const { return products_dtype(p) != p.dtype; }
+  // Decode kernels that read bf16 q as stored, beside a bias whose GEMMs
+  // read q widened: the task widens its rows of q for them (a few rows).
+  bool widens_bias_q(const AttentionProblem& p) const {
+    return decode_products && p.widens() && p.bias_reads_q();
+  }
   // The tasks that read each (batch, kv head)'s keys and values.
   int64_t kv_readers(const AttentionProblem& p) const {
     return p.heads / p.kv_heads / stacked_heads * query_blocks;
   }
   TaskGemms task_gemms(const AttentionProblem& p) const {
-    return {rows(), ldq(p), key_block, gemm_output_stride(p.value_head_dim, p.dtype)};
+    const bool wide = widens(p);
+    return {rows(),
+            ldq(p),
+            key_block,
+            gemm_output_stride(p.value_head_dim, p.gemm_dtype()),
+            wide ? p.head_dim : p.k.token,
+            wide ? p.value_head_dim : p.v.token};
   }
 };
 
@@ -96,10 +117,14 @@ AttentionBlocking attention_blocking(const AttentionProblem& problem, int thread
 struct SlotLayout {
   // Rows: blocking.rows(); the bias's scratch serves one head's block at a time.
   int64_t scores_ld; // the longest row stride of scores and probs_bf16
-  size_t dense_q;    // [rows, head_dim] in the problem's dtype (copies_queries only)
-  size_t value_tail; // [kKeyQuantum, value_head_dim] in the problem's dtype (GEMMs)
+  size_t dense_q;    // [rows, head_dim] in products_dtype (copies_queries only)
+  size_t value_tail;   // [kKeyQuantum, value_head_dim] in the problem's dtype (GEMMs
+                       // on values as stored)
+  size_t bias_q;       // float [rows, head_dim] (widens_bias_q only)
+  size_t wide_keys;    // float [key_block, head_dim] (widens only)
+  size_t wide_values;  // float [key_block, value_head_dim] (widens only)
   size_t scores;     // float [rows, scores_ld]
-  size_t probs_bf16; // uint16 [rows, scores_ld] (bf16 only)
+  size_t probs_bf16;  // uint16 [rows, scores_ld] (GEMMs in bf16 only)
   size_t bias;       // AttentionBias scratch
   size_t acc;        // float [rows, TaskGemms::acc_ld]: unnormalized output
   size_t row_max;    // float [rows]
@@ -107,6 +132,8 @@ struct SlotLayout {
   size_t weights;    // float [rows, value_window] (relative values only; a task's rows dense)
   size_t weights_bf16;
   int64_t value_window;
+  size_t table_rows;  // float: the table rows a bias or relative-values GEMM reads, widened
+                      // (where the problem widens bf16)
   PackedKeyValues packed;
   size_t packed_keys;   // packed.key_blocks blocks of packed.key_block_bytes
   size_t packed_values; // packed.key_blocks blocks of packed.value_block_bytes

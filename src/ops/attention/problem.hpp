@@ -69,6 +69,19 @@ struct AttentionProblem {
   AttentionMask mask;
 
   size_t element_bytes() const { return dtype_bytes(dtype); }
+  // The type of the GEMMs' operands: dtype, or F32 for BF16 where oneDNN's
+  // bf16 GEMM is not native (onednn_bf16_gemm_is_native): the attention then
+  // widens q, k, v and the tables its GEMMs read to fp32 as it reads them
+  // (widen.hpp), the same bf16 values multiplied exactly.
+  posenc_dtype gemm_dtype() const {
+    return dtype == POSENC_BF16 && !onednn_bf16_gemm_is_native() ? POSENC_F32 : dtype;
+  }
+  bool widens() const { return gemm_dtype() != dtype; }
+  // Whether the bias's logits are GEMMs of q against a table.
+  bool bias_reads_q() const {
+    return bias == POSENC_BIAS_ABSOLUTE || bias == POSENC_BIAS_RELATIVE_1D ||
+           bias == POSENC_BIAS_RELATIVE_2D;
+  }
   // The kv head query head h reads (grouped-query attention).
   int64_t kv_head(int64_t h) const { return h / (heads / kv_heads); }
   // Whether any per-sequence tensor is given: the blocks then follow each
