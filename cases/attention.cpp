@@ -409,7 +409,7 @@ Problem problem_of(const std::shared_ptr<AttentionBuffers>& b) {
   p.write_bytes = b->out_bytes();
   p.flops = flops_of(b->desc());
   // bf16 widened to fp32 GEMMs where oneDNN's bf16 GEMM is not native.
-  p.gemm_type = ops::make_attention_problem(b->desc()).gemm_dtype();
+  p.gemm_type = ops::attention_gemm_dtype(b->desc().dtype);
   p.run = [b](posenc_context* ctx) { return b->run(ctx, b->desc().dtype); };
   p.output = [b] { return b->out(); };
   p.reference = [b] { return b->reference(); };

@@ -894,7 +894,7 @@ TEST(AttentionPlan, ScoresArePaddedOnlyAtBrokenBf16Widths) {
       d.dtype = d.out_dtype = dtype;
       const ops::AttentionProblem problem = ops::make_attention_problem(d);
       const ops::AttentionPlan plan = ops::plan_attention(problem, 1);
-      const bool bf16_gemms = problem.gemm_dtype() == POSENC_BF16;
+      const bool bf16_gemms = problem.gemm_dtype == POSENC_BF16;
       EXPECT_EQ(bf16_gemms, dtype == POSENC_BF16 && onednn_bf16_gemm_is_native());
       const bool padded = bf16_gemms && keys >= 49 && keys <= 63;
       EXPECT_EQ(plan.layout.scores_ld, padded ? 64 : keys) << "keys " << keys << " dtype " << dtype;

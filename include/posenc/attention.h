@@ -421,7 +421,9 @@ POSENC_API posenc_status posenc_bottleneck_workspace_size(posenc_context* contex
  * posenc_bottleneck_workspace_size bytes. Errors (nothing written) as
  * posenc_attention: NULL pointers, sizes, dtypes, scale, flags, stride,
  * overflow, out overlapping an input or the workspace, workspace_bytes too
- * small, POSENC_ERROR_UNSUPPORTED for BF16 without a oneDNN bf16 GEMM.
+ * small; and POSENC_ERROR_UNSUPPORTED for BF16 without a oneDNN bf16 GEMM
+ * (AVX2, Arm: the projection multiplies bf16 and writes bf16, which the
+ * attention alone widens to fp32).
  * Added in 0.3. */
 POSENC_API posenc_status posenc_bottleneck(posenc_context* context,
                                            const posenc_bottleneck_desc* desc,

@@ -23,7 +23,7 @@ void add_f32(const float* x, const float* y, float* out, int64_t n) {
 }
 
 // Full batches in place; a tail of n < lanes through zero-padded local
-// copies (as in bf16_to_f32).
+// copies (as in bf16_to_f32 below).
 template <class Arch>
 void f32_to_bf16(const float* x, uint16_t* out, int64_t n) {
   using batch = xsimd::batch<float, Arch>;

@@ -23,7 +23,7 @@ namespace {
 struct Scratch {
   uint8_t* dense_q;
   uint8_t* value_tail;
-  float* bias_q;
+  float* wide_bias_q;
   float* wide_keys;
   float* wide_values;
   float* scores;
@@ -34,7 +34,7 @@ struct Scratch {
   float* row_sum;
   float* weights;
   uint16_t* weights_bf16;
-  float* table_rows;
+  float* wide_table_rows;
   uint8_t* packed_keys;
   uint8_t* packed_values;
   int64_t* packed_kv_head;
@@ -42,7 +42,7 @@ struct Scratch {
   Scratch(uint8_t* slot, const SlotLayout& s)
       : dense_q(slot + s.dense_q),
         value_tail(slot + s.value_tail),
-        bias_q(reinterpret_cast<float*>(slot + s.bias_q)),
+        wide_bias_q(reinterpret_cast<float*>(slot + s.wide_bias_q)),
         wide_keys(reinterpret_cast<float*>(slot + s.wide_keys)),
         wide_values(reinterpret_cast<float*>(slot + s.wide_values)),
         scores(reinterpret_cast<float*>(slot + s.scores)),
@@ -53,7 +53,7 @@ struct Scratch {
         row_sum(reinterpret_cast<float*>(slot + s.row_sum)),
         weights(reinterpret_cast<float*>(slot + s.weights)),
         weights_bf16(reinterpret_cast<uint16_t*>(slot + s.weights_bf16)),
-        table_rows(reinterpret_cast<float*>(slot + s.table_rows)),
+        wide_table_rows(reinterpret_cast<float*>(slot + s.wide_table_rows)),
         packed_keys(slot + s.packed_keys),
         packed_values(slot + s.packed_values),
         packed_kv_head(reinterpret_cast<int64_t*>(slot + s.packed_kv_head)) {}
@@ -84,7 +84,9 @@ struct PackedOperand {
 // q copied into the scratch, as q rows further apart than head_dim are
 // too), the rest runs per head's block. With
 // blocking.decode_products (a few rows) the two products run the decode
-// kernels instead of GEMMs.
+// kernels instead of GEMMs. Where the problem's GEMMs run in fp32 on bf16
+// (gemm_dtype), the GEMMs read q, keys, values and table rows widened into
+// the scratch (widen.hpp).
 // With shapes_only it runs each GEMM of the task dry (GemmSlots::Use) and
 // nothing else, writing nothing but the scratch's packed_kv_head.
 // Tasks go (batch, head or stack of heads, query block, key range), so that
@@ -136,7 +138,7 @@ class QueryBlockRunner {
   }
   // Copies the task's rows of q (every stacked head's block, one after the
   // other) to `to`, dense, widened or as stored: the scratch's dense_q,
-  // which queries_in_scratch reads, or its bias_q.
+  // which queries_in_scratch reads, or its wide_bias_q.
   void copy_queries(const QueryBlock& qb, void* to, bool widen) const;
   QueryBlock queries_in_scratch(const QueryBlock& qb, const Scratch& s) const {
     QueryBlock dense = qb;
@@ -145,11 +147,11 @@ class QueryBlockRunner {
     return dense;
   }
   // The block of stacked head j (head_block) as its bias's GEMMs read q:
-  // the block's, or its rows widened in bias_q (widens_bias_q).
+  // the block's, or its rows widened in wide_bias_q (widens_bias_q).
   QueryBlock bias_block(const QueryBlock& head_block, int64_t j, const Scratch& s) const {
     if (!blocking_.widens_bias_q(p_)) return head_block;
     QueryBlock block = head_block;
-    block.q = s.bias_q + j * head_block.rows * p_.head_dim;
+    block.q = s.wide_bias_q + j * head_block.rows * p_.head_dim;
     block.ldq = p_.head_dim;
     return block;
   }
@@ -162,6 +164,11 @@ class QueryBlockRunner {
   // its values past its length zeros where its GEMMs read them.
   void pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head, int64_t keys,
                     const Scratch& s) const;
+  // Where the bias's and the relative values' GEMMs widen table rows: the
+  // scratch's, none in a dry run (which reads no table).
+  float* wide_table_rows(const Scratch& s) const {
+    return shapes_only_ ? nullptr : s.wide_table_rows;
+  }
   // kb's keys (`keys` as stored) and its values (`values`, of which the
   // first `stored` rows exist) as a GEMM reads them when no packed copy
   // serves it: as stored, or widened into the scratch, the values past
@@ -249,8 +256,8 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   const KeyRange range = key_range(task % blocking_.key_splits, blocking_.keys_per_split,
                                    computed_keys(p_, seq, in_place.first, in_place.rows));
   if (!shapes_only_ && range.count() > 0) {
-    if (blocking_.copies_queries) copy_queries(in_place, s.dense_q, blocking_.widens(p_));
-    if (blocking_.widens_bias_q(p_)) copy_queries(in_place, s.bias_q, true);
+    if (blocking_.copies_queries) copy_queries(in_place, s.dense_q, blocking_.widens_products(p_));
+    if (blocking_.widens_bias_q(p_)) copy_queries(in_place, s.wide_bias_q, true);
   }
   const QueryBlock qb = blocking_.copies_queries ? queries_in_scratch(in_place, s) : in_place;
   // b * kv_heads + the kv head.
@@ -279,7 +286,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
               range.first, vw, s);
   }
   if (p_.relative_values && range.count() > 0) {
-    const bool bf16 = p_.gemm_dtype() == POSENC_BF16;
+    const bool bf16 = p_.gemm_dtype == POSENC_BF16;
     if (bf16 && !shapes_only_) {
       ctx_.kernels->elementwise.f32_to_bf16(s.weights, s.weights_bf16, rows * vw.count);
     }
@@ -289,7 +296,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
       const void* weights = bf16 ? static_cast<const void*>(s.weights_bf16 + weights_at)
                                  : static_cast<const void*>(s.weights + weights_at);
       values_.apply(stacked_block(qb, j), vw, weights, vw.count, s.acc + row * task_.acc_ld,
-                    task_.acc_ld, s.table_rows);
+                    task_.acc_ld, wide_table_rows(s));
     }
   }
   if (!shapes_only_ && !blocking_.splits_keys()) store(qb, seq, s);
@@ -356,7 +363,7 @@ bool QueryBlockRunner::gemm_packed(const MatmulShape& shape, const PackedOperand
 
 const void* QueryBlockRunner::gemm_keys(const char* keys, const KeyBlock& kb,
                                         const Scratch& s) const {
-  if (!blocking_.widens(p_)) return keys;
+  if (!blocking_.widens_products(p_)) return keys;
   if (!shapes_only_) {
     widen_rows(ctx_.kernels->elementwise, keys, p_.k.token, kb.count, p_.head_dim, s.wide_keys);
   }
@@ -365,7 +372,7 @@ const void* QueryBlockRunner::gemm_keys(const char* keys, const KeyBlock& kb,
 
 const void* QueryBlockRunner::gemm_values(const char* values, const KeyBlock& kb, int64_t stored,
                                           const Scratch& s) const {
-  if (!blocking_.widens(p_)) return values;
+  if (!blocking_.widens_products(p_)) return values;
   if (!shapes_only_) {
     const int64_t d = p_.value_head_dim;
     widen_rows(ctx_.kernels->elementwise, values, p_.v.token, stored, d, s.wide_values);
@@ -378,20 +385,22 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
                                  const KeyBlock& kb, int64_t range_first, const RowWindow& vw,
                                  const Scratch& s) const {
   const AttentionKernels& k = ctx_.kernels->attention;
-  const int64_t ld = gemm_output_stride(kb.count, p_.gemm_dtype());
+  const int64_t ld = gemm_output_stride(kb.count, p_.gemm_dtype);
   const int64_t kv_head = p_.kv_head(qb.head);
   const int64_t rows = qb.rows * blocking_.stacked_heads;
   scores_product(qb.q, rows, kb, row_of(t_.k, p_.k, b, kv_head, kb.first), ld, s);
 
-  // GEMMs take bf16 probabilities, straight from the softmax unless the
-  // relative values need them in fp32 first; the decode kernels take fp32
-  // (and round them to bf16 themselves where they use AVX512-BF16).
-  const bool bf16_probs = p_.gemm_dtype() == POSENC_BF16 && !blocking_.decode_products;
+  // bf16 GEMMs take bf16 probabilities, straight from the softmax unless
+  // the relative values need them in fp32 first; fp32 GEMMs (bf16 widened)
+  // and the decode kernels take fp32 (which the decode kernels round to
+  // bf16 themselves where they use AVX512-BF16).
+  const bool bf16_probs = p_.gemm_dtype == POSENC_BF16 && !blocking_.decode_products;
   const bool direct_bf16 = bf16_probs && !p_.relative_values;
   for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
     const QueryBlock head_block = stacked_block(qb, j);
-    const BlockLogits logits = bias_.prepare(bias_block(head_block, j, s), kb,
-                                             s.scores + j * qb.rows * ld, ld, s.bias, s.table_rows);
+    const BlockLogits logits =
+        bias_.prepare(bias_block(head_block, j, s), kb, s.scores + j * qb.rows * ld, ld, s.bias,
+                      wide_table_rows(s));
     for (int64_t r = 0; r < qb.rows && !shapes_only_; ++r) {
       const int64_t row_index = j * qb.rows + r;  // among the task's rows
       float* row = s.scores + row_index * ld;
@@ -453,7 +462,7 @@ void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t row
   if (!blocking_.decode_products) {
     const MatmulShape shape = output_gemm(p_, task_, rows, kb, accumulate);
     const PackedOperand packed = packed_values(block_index(kb), s);
-    if (stored == kb.count || blocking_.widens(p_)) {
+    if (stored == kb.count || blocking_.widens_products(p_)) {
       gemm(
           shape, probs, [&] { return gemm_values(values, kb, stored, s); }, packed, s.acc);
     } else if (!gemm_packed(shape, packed, probs, s.acc)) {
@@ -483,7 +492,7 @@ void QueryBlockRunner::values_past_length(const void* probs, int64_t ld, int64_t
   // rounded up to one: the copy is at most kKeyQuantum rows.
   const int64_t in_place = stored / kKeyQuantum * kKeyQuantum;
   const int64_t copied = kb.count - in_place;
-  const size_t element = p_.element_bytes();
+  const size_t element = dtype_bytes(p_.gemm_dtype);  // (never widened here)
   if (in_place > 0) {
     MatmulShape shape = output_gemm(p_, task_, rows, KeyBlock{kb.first, in_place}, accumulate);
     shape.lda = ld;

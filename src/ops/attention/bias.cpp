@@ -23,10 +23,11 @@ const void* table_row(const AttentionProblem& p, const void* table, int64_t head
 }
 
 // `count` table rows of `columns` elements from `rows` as a GEMM reads them:
-// in place, or widened into `widened` where the problem widens bf16.
+// in place, or widened into `widened` where the problem widens bf16 (null
+// in a dry run, whose GEMMs read nothing: the rows are not widened).
 const void* gemm_rows(const AttentionProblem& p, const ElementwiseKernels& kernels,
                       const void* rows, int64_t count, int64_t columns, float* widened) {
-  if (!p.widens()) return rows;
+  if (!p.gemms_widen_bf16() || widened == nullptr) return rows;
   widen_rows(kernels, rows, columns, count, columns, widened);
   return widened;
 }
@@ -43,7 +44,7 @@ void logits_gemm(const AttentionProblem& p, const QueryBlock& qb, const void* ro
   s.ldb = p.head_dim;
   s.ldc = ldo;
   s.transpose_b = true;
-  s.ab_type = p.gemm_dtype();
+  s.ab_type = p.gemm_dtype;
   s.alpha = alpha;
   s.accumulate = accumulate;
   matmul(s, qb.q, rows, out);
@@ -100,21 +101,21 @@ int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_b
     case POSENC_BIAS_RELATIVE_1D:
       return query_block * gemm_output_stride(
                                std::min(relative_index_of(p).readable, key_block + query_block - 1),
-                               p.gemm_dtype());
+                               p.gemm_dtype);
     case POSENC_BIAS_RELATIVE_2D: {
       const RelativeAxis h = p.axis_h(), w = p.axis_w();
       const int64_t gathered = gathers_2d(p) ? h.k + w.k : 0;
-      return query_block * (gemm_output_stride(h.rows(), p.gemm_dtype()) +
-                            gemm_output_stride(w.rows(), p.gemm_dtype()) + gathered);
+      return query_block * (gemm_output_stride(h.rows(), p.gemm_dtype) +
+                            gemm_output_stride(w.rows(), p.gemm_dtype) + gathered);
     }
     default:
       return 0;
   }
 }
 
-int64_t AttentionBias::table_rows_floats(const AttentionProblem& p, int64_t query_block,
-                                         int64_t key_block) {
-  if (!p.widens()) return 0;
+int64_t AttentionBias::wide_table_rows_floats(const AttentionProblem& p, int64_t query_block,
+                                              int64_t key_block) {
+  if (!p.gemms_widen_bf16()) return 0;
   switch (p.bias) {
     case POSENC_BIAS_ABSOLUTE:
       return key_block * p.head_dim;
@@ -128,7 +129,7 @@ int64_t AttentionBias::table_rows_floats(const AttentionProblem& p, int64_t quer
 }
 
 BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores,
-                                   int64_t ld, float* scratch, float* table_rows) const {
+                                   int64_t ld, float* scratch, float* wide_table_rows) const {
   BlockLogits logits{scratch, 0, nullptr, 0, RowWindow{0, 0}, {}};
   switch (p_.bias) {
     case POSENC_BIAS_NONE:
@@ -140,7 +141,7 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, flo
       break;
     case POSENC_BIAS_ABSOLUTE: {
       const void* rows = table_row(p_, t_.table, qb.head, p_.kv_len, kb.first);
-      logits_gemm(p_, qb, gemm_rows(p_, elementwise_, rows, kb.count, p_.head_dim, table_rows),
+      logits_gemm(p_, qb, gemm_rows(p_, elementwise_, rows, kb.count, p_.head_dim, wide_table_rows),
                   kb.count, p_.bias_alpha, true, scores, ld);
       break;
     }
@@ -148,15 +149,17 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, flo
       logits.index = relative_index_of(p_, qb.query_offset);
       logits.window = relative_window(p_, logits.index, qb.query_offset + qb.first, qb.rows,
                                       kb.first, kb.count);
-      logits.ld = gemm_output_stride(logits.window.count, p_.gemm_dtype());
-      const void* rows = table_row(p_, t_.table, qb.head, logits.index.rows, logits.window.first);
-      logits_gemm(p_, qb,
-                  gemm_rows(p_, elementwise_, rows, logits.window.count, p_.head_dim, table_rows),
-                  logits.window.count, p_.bias_alpha, false, scratch, logits.ld);
+      logits.ld = gemm_output_stride(logits.window.count, p_.gemm_dtype);
+      const int64_t count = logits.window.count;
+      const void* rows =
+          gemm_rows(p_, elementwise_,
+                    table_row(p_, t_.table, qb.head, logits.index.rows, logits.window.first), count,
+                    p_.head_dim, wide_table_rows);
+      logits_gemm(p_, qb, rows, count, p_.bias_alpha, false, scratch, logits.ld);
       break;
     }
     case POSENC_BIAS_RELATIVE_2D:
-      logits = prepare_2d(qb, kb, scratch, table_rows);
+      logits = prepare_2d(qb, kb, scratch, wide_table_rows);
       break;
   }
   return logits;
@@ -211,10 +214,10 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
 }
 
 BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb, float* scratch,
-                                      float* table_rows) const {
+                                      float* wide_table_rows) const {
   const RelativeAxis h = p_.axis_h(), w = p_.axis_w();
-  const int64_t ld_h = gemm_output_stride(h.rows(), p_.gemm_dtype());
-  const int64_t ld_w = gemm_output_stride(w.rows(), p_.gemm_dtype());
+  const int64_t ld_h = gemm_output_stride(h.rows(), p_.gemm_dtype);
+  const int64_t ld_w = gemm_output_stride(w.rows(), p_.gemm_dtype);
   float* logits_h = scratch;
   float* logits_w = logits_h + qb.rows * ld_h;
   float* gathered_h = logits_w + qb.rows * ld_w;
@@ -226,7 +229,7 @@ BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb, 
   if (kb.first > 0) return logits;  // the first key block's logits serve them all
   auto table = [&](const void* tables, int64_t rows) {
     return gemm_rows(p_, elementwise_, table_row(p_, tables, qb.head, rows, 0), rows, p_.head_dim,
-                     table_rows);
+                     wide_table_rows);
   };
   logits_gemm(p_, qb, table(t_.table_h, h.rows()), h.rows(), p_.bias_alpha, false, logits_h, ld_h);
   logits_gemm(p_, qb, table(t_.table_w, w.rows()), w.rows(), p_.bias_alpha, false, logits_w, ld_w);
@@ -268,8 +271,9 @@ int64_t RelativeValues::max_window(const AttentionProblem& p, int64_t query_bloc
   return std::min(relative_index_of(p).readable, p.kv_len + query_block - 1);
 }
 
-int64_t RelativeValues::table_rows_floats(const AttentionProblem& p, int64_t query_block) {
-  return p.widens() && p.relative_values ? max_window(p, query_block) * p.value_head_dim : 0;
+int64_t RelativeValues::wide_table_rows_floats(const AttentionProblem& p, int64_t query_block) {
+  return p.gemms_widen_bf16() && p.relative_values ? max_window(p, query_block) * p.value_head_dim
+                                                   : 0;
 }
 
 RowWindow RelativeValues::window(const QueryBlock& qb, int64_t first_key, int64_t keys) const {
@@ -285,7 +289,7 @@ void RelativeValues::scatter(const QueryBlock& qb, int64_t r, const KeyBlock& kb
 }
 
 void RelativeValues::apply(const QueryBlock& qb, const RowWindow& window, const void* weights,
-                           int64_t ld, float* out, int64_t ldo, float* table_rows) const {
+                           int64_t ld, float* out, int64_t ldo, float* wide_table_rows) const {
   MatmulShape s;
   s.m = qb.rows;
   s.n = p_.value_head_dim;
@@ -293,12 +297,12 @@ void RelativeValues::apply(const QueryBlock& qb, const RowWindow& window, const 
   s.lda = ld;
   s.ldb = p_.value_head_dim;
   s.ldc = ldo;
-  s.ab_type = p_.gemm_dtype();
+  s.ab_type = p_.gemm_dtype;
   s.accumulate = true;
   const void* rows = table_row(p_, t_.value_table, qb.head, relative_index_of(p_).rows,
                                window.first, p_.value_head_dim);
-  matmul(s, weights, gemm_rows(p_, elementwise_, rows, window.count, p_.value_head_dim, table_rows),
-         out);
+  matmul(s, weights,
+         gemm_rows(p_, elementwise_, rows, window.count, p_.value_head_dim, wide_table_rows), out);
 }
 
 }  // namespace posenc::ops

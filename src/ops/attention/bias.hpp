@@ -73,14 +73,15 @@ class AttentionBias {
   // widens bf16; else 0).
   static int64_t scratch_floats(const AttentionProblem& problem, int64_t query_block,
                                 int64_t key_block);
-  static int64_t table_rows_floats(const AttentionProblem& problem, int64_t query_block,
-                                   int64_t key_block);
+  static int64_t wide_table_rows_floats(const AttentionProblem& problem, int64_t query_block,
+                                        int64_t key_block);
 
   // The block's position logits (its GEMMs), into scratch; absolute logits
   // go straight into scores (row stride ld), which must hold q k^T already.
-  // The GEMMs read the table in place, or widened into table_rows.
+  // The GEMMs read the table in place, or widened into wide_table_rows
+  // (null in a dry run: nothing widened).
   BlockLogits prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
-                      float* scratch, float* table_rows) const;
+                      float* scratch, float* wide_table_rows) const;
 
   // row[j] += bias(query qb.first + r, key kb.first + j), then the mask's
   // entry (in the scores' units), for j < valid, from the logits prepare()
@@ -92,7 +93,7 @@ class AttentionBias {
  private:
   // prepare() for RELATIVE_2D: the logits GEMMs at the first key block.
   BlockLogits prepare_2d(const QueryBlock& qb, const KeyBlock& kb, float* scratch,
-                         float* table_rows) const;
+                         float* wide_table_rows) const;
   // The mask's part of add_row (read in place), or just the row's maximum
   // without a mask.
   float add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r, int64_t valid,
@@ -117,7 +118,7 @@ class RelativeValues {
   static int64_t max_window(const AttentionProblem& problem, int64_t query_block);
   // Floats of the longest window of RV widened (where the problem widens
   // bf16; else 0).
-  static int64_t table_rows_floats(const AttentionProblem& problem, int64_t query_block);
+  static int64_t wide_table_rows_floats(const AttentionProblem& problem, int64_t query_block);
 
   // The table rows of a query block over keys [first_key, first_key + keys).
   RowWindow window(const QueryBlock& qb, int64_t first_key, int64_t keys) const;
@@ -130,9 +131,9 @@ class RelativeValues {
   // out[r, :] += weights[r, :] . RV[window] for the block's rows (out of row
   // stride ldo; RV and out of value_head_dim columns); weights (row stride
   // ld) in the problem's gemm_dtype; RV read in place, or widened into
-  // table_rows.
+  // wide_table_rows (null in a dry run: nothing widened).
   void apply(const QueryBlock& qb, const RowWindow& window, const void* weights, int64_t ld,
-             float* out, int64_t ldo, float* table_rows) const;
+             float* out, int64_t ldo, float* wide_table_rows) const;
 
  private:
   const AttentionProblem& p_;

@@ -39,6 +39,7 @@ AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
   p.out = TokenStrides{tokens * inner, p.value_head_dim, inner};
   p.dtype = d.dtype;
   p.out_dtype = d.stride == 2 ? POSENC_F32 : d.out_dtype;
+  p.gemm_dtype = attention_gemm_dtype(d.dtype);
   p.bias = POSENC_BIAS_RELATIVE_2D;
   p.tables_per_head = d.tables_per_head != 0;
   set_scales(p, d.scale, d.bias_uses_scaled_q != 0);
@@ -89,10 +90,12 @@ void add_bias_rows(const ExecContext& ctx, int64_t rows, int64_t n, int64_t ld,
       }
       uint16_t* row = static_cast<uint16_t*>(qkv) + r * ld;
       const auto* b = static_cast<const uint16_t*>(bias);
-      float sum[chunk];
+      float sum[chunk], widened_bias[chunk];
       for (int64_t c = 0; c < n; c += chunk) {
         const int64_t count = std::min(chunk, n - c);
-        for (int64_t j = 0; j < count; ++j) sum[j] = posenc_bf16_to_f32(row[c + j]) + posenc_bf16_to_f32(b[c + j]);
+        k.bf16_to_f32(row + c, sum, count);
+        k.bf16_to_f32(b + c, widened_bias, count);
+        k.add_f32(sum, widened_bias, sum, count);
         k.f32_to_bf16(sum, row + c, count);
       }
     }

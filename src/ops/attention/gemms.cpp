@@ -23,9 +23,9 @@ MatmulShape scores_gemm(const AttentionProblem& p, const TaskGemms& task, int64_
   s.k = p.head_dim;
   s.lda = task.ldq;
   s.ldb = task.ldk;
-  s.ldc = gemm_output_stride(kb.count, p.gemm_dtype());
+  s.ldc = gemm_output_stride(kb.count, p.gemm_dtype);
   s.transpose_b = true;
-  s.ab_type = p.gemm_dtype();
+  s.ab_type = p.gemm_dtype;
   s.alpha = p.qk_alpha;
   return s;
 }
@@ -36,10 +36,10 @@ MatmulShape output_gemm(const AttentionProblem& p, const TaskGemms& task, int64_
   s.m = rows;
   s.n = p.value_head_dim;
   s.k = kb.count;
-  s.lda = gemm_output_stride(kb.count, p.gemm_dtype());
+  s.lda = gemm_output_stride(kb.count, p.gemm_dtype);
   s.ldb = task.ldv;
   s.ldc = task.acc_ld;
-  s.ab_type = p.gemm_dtype();
+  s.ab_type = p.gemm_dtype;
   s.accumulate = accumulate;
   return s;
 }

@@ -100,7 +100,9 @@ int64_t stacked_heads(const AttentionProblem& p, int64_t query_blocks) {
 // (a split task would pack every key).
 bool packing_pays(const AttentionProblem& p, const AttentionBlocking& b) {
   if (b.decode_products) return false;  // they read keys and values as stored
-  const bool kv_rows_dense = p.k.token == p.head_dim && p.v.token == p.value_head_dim;
+  // (Widened keys and values are dense.)
+  const bool kv_rows_dense =
+      b.widens_products(p) || (p.k.token == p.head_dim && p.v.token == p.value_head_dim);
   return b.kv_readers(p) > 1 ||
          (!kv_rows_dense && b.rows() >= kMinRowsToPack && !b.splits_keys());
 }
@@ -129,8 +131,8 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   b.query_blocks = ceil_div(p.q_len, b.query_block);
   b.stacked_heads = stacked_heads(p, b.query_blocks);
   b.decode_products = b.rows() <= kMaxDecodeRows;
-  b.copies_queries =
-      b.stacked_heads > 1 || (!b.decode_products && (p.q.token != p.head_dim || p.widens()));
+  b.copies_queries = b.stacked_heads > 1 ||
+                     (!b.decode_products && (p.q.token != p.head_dim || p.gemms_widen_bf16()));
   const int64_t query_tasks = heads_total / b.stacked_heads * b.query_blocks;
   const KeySplit split = key_split(p, query_tasks);
   b.key_splits = split.count;
@@ -143,11 +145,11 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
 
 SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   const size_t rows = size_t(b.rows());
-  const bool bf16_gemms = p.gemm_dtype() == POSENC_BF16;
-  const bool widens = b.widens(p);
+  const bool bf16_gemms = p.gemm_dtype == POSENC_BF16;
+  const bool widens = b.widens_products(p);
   const TaskGemms task = b.task_gemms(p);
   SlotLayout s{};
-  s.scores_ld = gemm_output_stride(b.key_block, p.gemm_dtype());
+  s.scores_ld = gemm_output_stride(b.key_block, p.gemm_dtype);
   size_t offset = 0;
   s.dense_q = reserve(
       offset, b.copies_queries ? rows * size_t(p.head_dim) * dtype_bytes(b.products_dtype(p)) : 0);
@@ -156,7 +158,8 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   s.value_tail = reserve(offset, b.decode_products || widens
                                      ? 0
                                      : size_t(kKeyQuantum * p.value_head_dim) * p.element_bytes());
-  s.bias_q = reserve(offset, b.widens_bias_q(p) ? rows * size_t(p.head_dim) * sizeof(float) : 0);
+  s.wide_bias_q =
+      reserve(offset, b.widens_bias_q(p) ? rows * size_t(p.head_dim) * sizeof(float) : 0);
   s.wide_keys = reserve(offset, widens ? size_t(b.key_block * p.head_dim) * sizeof(float) : 0);
   s.wide_values =
       reserve(offset, widens ? size_t(b.key_block * p.value_head_dim) * sizeof(float) : 0);
@@ -173,9 +176,9 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   const size_t weights = rows * size_t(s.value_window);
   s.weights = reserve(offset, weights * sizeof(float));
   s.weights_bf16 = reserve(offset, bf16_gemms ? weights * sizeof(uint16_t) : 0);
-  s.table_rows = reserve(
-      offset, size_t(std::max(AttentionBias::table_rows_floats(p, b.query_block, b.key_block),
-                              RelativeValues::table_rows_floats(p, b.query_block))) *
+  s.wide_table_rows = reserve(
+      offset, size_t(std::max(AttentionBias::wide_table_rows_floats(p, b.query_block, b.key_block),
+                              RelativeValues::wide_table_rows_floats(p, b.query_block))) *
                   sizeof(float));
   s.packed = packing_pays(p, b) ? packed_key_values(p, task) : PackedKeyValues{0, 0, 0};
   s.packed_keys = reserve(offset, size_t(s.packed.key_blocks) * s.packed.key_block_bytes);

@@ -85,26 +85,27 @@ struct AttentionBlocking {
   // values in: the decode kernels read them as stored, GEMMs in the
   // problem's gemm_dtype.
   posenc_dtype products_dtype(const AttentionProblem& p) const {
-    return decode_products ? p.dtype : p.gemm_dtype();
+    return decode_products ? p.dtype : p.gemm_dtype;
   }
-  // The task widens q (its copy), each key block's keys and values, and
-  // the table rows of its bias's GEMMs into its scratch (widen.hpp).
-  bool widens(const AttentionProblem& p) const { return products_dtype(p) != p.dtype; }
+  // The task's products are GEMMs that widen bf16: q (its copy) and each
+  // key block's keys and values into its scratch (widen.hpp).
+  bool widens_products(const AttentionProblem& p) const { return products_dtype(p) != p.dtype; }
   // Decode kernels that read bf16 q as stored, beside a bias whose GEMMs
   // read q widened: the task widens its rows of q for them (a few rows).
+  // (Table rows are widened wherever the problem's GEMMs widen bf16.)
   bool widens_bias_q(const AttentionProblem& p) const {
-    return decode_products && p.widens() && p.bias_reads_q();
+    return decode_products && p.gemms_widen_bf16() && p.bias_reads_q();
   }
   // The tasks that read each (batch, kv head)'s keys and values.
   int64_t kv_readers(const AttentionProblem& p) const {
     return p.heads / p.kv_heads / stacked_heads * query_blocks;
   }
   TaskGemms task_gemms(const AttentionProblem& p) const {
-    const bool wide = widens(p);
+    const bool wide = widens_products(p);
     return {rows(),
             ldq(p),
             key_block,
-            gemm_output_stride(p.value_head_dim, p.gemm_dtype()),
+            gemm_output_stride(p.value_head_dim, p.gemm_dtype),
             wide ? p.head_dim : p.k.token,
             wide ? p.value_head_dim : p.v.token};
   }
@@ -120,9 +121,9 @@ struct SlotLayout {
   size_t dense_q;    // [rows, head_dim] in products_dtype (copies_queries only)
   size_t value_tail;   // [kKeyQuantum, value_head_dim] in the problem's dtype (GEMMs
                        // on values as stored)
-  size_t bias_q;       // float [rows, head_dim] (widens_bias_q only)
-  size_t wide_keys;    // float [key_block, head_dim] (widens only)
-  size_t wide_values;  // float [key_block, value_head_dim] (widens only)
+  size_t wide_bias_q;  // float [rows, head_dim] (widens_bias_q only)
+  size_t wide_keys;    // float [key_block, head_dim] (widens_products only)
+  size_t wide_values;  // float [key_block, value_head_dim] (widens_products only)
   size_t scores;     // float [rows, scores_ld]
   size_t probs_bf16;  // uint16 [rows, scores_ld] (GEMMs in bf16 only)
   size_t bias;       // AttentionBias scratch
@@ -132,8 +133,8 @@ struct SlotLayout {
   size_t weights;    // float [rows, value_window] (relative values only; a task's rows dense)
   size_t weights_bf16;
   int64_t value_window;
-  size_t table_rows;  // float: the table rows a bias or relative-values GEMM reads, widened
-                      // (where the problem widens bf16)
+  size_t wide_table_rows;  // float: the table rows of one bias or relative-values GEMM,
+                           // widened (where the problem's GEMMs widen bf16)
   PackedKeyValues packed;
   size_t packed_keys;   // packed.key_blocks blocks of packed.key_block_bytes
   size_t packed_values; // packed.key_blocks blocks of packed.value_block_bytes

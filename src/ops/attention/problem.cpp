@@ -75,6 +75,7 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d,
   p.v = strides_of(d, d.v_strides, p.kv_heads, d.kv_len, p.value_head_dim);
   p.dtype = d.dtype;
   p.out_dtype = d.out_dtype;
+  p.gemm_dtype = attention_gemm_dtype(d.dtype);
   p.causal = d.causal != 0;
   p.query_offset = d.query_offset;
   p.bias = d.bias;

@@ -41,6 +41,7 @@ struct AttentionProblem {
   int64_t kv_heads;  // k and v have kv_heads heads, which divides heads
   TokenStrides q, k, v, out;
   posenc_dtype dtype, out_dtype;
+  posenc_dtype gemm_dtype;  // of the GEMMs' operands: attention_gemm_dtype(dtype)
   // The scores the softmax reads are s = qk_alpha q k^T + bias + mask_alpha
   // mask, the bias's logits multiplied by bias_alpha, and the softmax takes
   // exp(softmax_scale (s - max)): set_scales.
@@ -69,14 +70,8 @@ struct AttentionProblem {
   AttentionMask mask;
 
   size_t element_bytes() const { return dtype_bytes(dtype); }
-  // The type of the GEMMs' operands: dtype, or F32 for BF16 where oneDNN's
-  // bf16 GEMM is not native (onednn_bf16_gemm_is_native): the attention then
-  // widens q, k, v and the tables its GEMMs read to fp32 as it reads them
-  // (widen.hpp), the same bf16 values multiplied exactly.
-  posenc_dtype gemm_dtype() const {
-    return dtype == POSENC_BF16 && !onednn_bf16_gemm_is_native() ? POSENC_F32 : dtype;
-  }
-  bool widens() const { return gemm_dtype() != dtype; }
+  // Whether the GEMMs run in fp32 on bf16 inputs (gemm_dtype).
+  bool gemms_widen_bf16() const { return gemm_dtype != dtype; }
   // Whether the bias's logits are GEMMs of q against a table.
   bool bias_reads_q() const {
     return bias == POSENC_BIAS_ABSOLUTE || bias == POSENC_BIAS_RELATIVE_1D ||
@@ -110,6 +105,15 @@ inline size_t index_bytes(posenc_index_type type) { return type == POSENC_INDEX_
 inline int64_t index_value(const void* tensor, posenc_index_type type, int64_t b) {
   if (type == POSENC_INDEX_INT64) return static_cast<const int64_t*>(tensor)[b];
   return static_cast<const int32_t*>(tensor)[b];
+}
+
+// The type of the attention's GEMM operands for inputs of `dtype`: dtype, or
+// F32 for BF16 where oneDNN's bf16 GEMM is not native
+// (onednn_bf16_gemm_is_native): the attention then widens q, k, v and the
+// table rows its GEMMs read to fp32 as it reads them (widen.hpp), the same
+// bf16 values multiplied exactly.
+inline posenc_dtype attention_gemm_dtype(posenc_dtype dtype) {
+  return dtype == POSENC_BF16 && !onednn_bf16_gemm_is_native() ? POSENC_F32 : dtype;
 }
 
 // The row stride of every GEMM output the attention writes, for GEMMs of
