@@ -32,6 +32,10 @@ int run_info(int, char**) {
   std::printf("  dispatches to: %s\n", onednn_isa_string());
   std::printf("  fp32 matmul implementation: %s\n", onednn_matmul_impl(POSENC_F32));
   std::printf("  bf16 matmul implementation: %s\n", onednn_matmul_impl(POSENC_BF16));
+  std::printf("  bf16 attention GEMMs: %s\n",
+              onednn_bf16_gemm_is_native()
+                  ? "bf16 (in hardware)"
+                  : "fp32 on bf16 widened by posenc (oneDNN has no bf16 in hardware here)");
   std::printf("\nthreads: %d (OpenMP default; OMP_NUM_THREADS or a context sets it)\n",
               omp_get_max_threads());
   return 0;
