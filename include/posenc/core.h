@@ -132,7 +132,9 @@ POSENC_API posenc_isa posenc_best_isa(void);
  * GEMMs of each call. Results do not depend on it. A context is immutable and
  * may be shared by threads. OpenMP (libgomp) ends the process when it cannot
  * create a thread it was asked for, which posenc cannot turn into a status:
- * under a tight memory or address-space limit, ask for fewer threads. */
+ * under a tight memory or address-space limit, ask for fewer threads. In a
+ * process forked from a thread that had run posenc's threads, every call
+ * runs on one thread: libgomp cannot start that thread's team again there. */
 #define POSENC_MAX_THREADS 1024
 typedef struct posenc_context posenc_context;
 POSENC_API posenc_status posenc_context_create(posenc_isa isa, int num_threads,

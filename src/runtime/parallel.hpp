@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "runtime/matmul.hpp"
+#include "runtime/openmp_fork.hpp"
 
 namespace posenc {
 
@@ -37,6 +38,7 @@ constexpr int kMaxThreads = POSENC_MAX_THREADS;
 class OpenMpThreads {
  public:
   explicit OpenMpThreads(int threads) : saved_(omp_get_max_threads()) {
+    if (threads > 1) note_openmp_team();
     omp_set_num_threads(threads);
   }
   ~OpenMpThreads() { omp_set_num_threads(saved_); }
@@ -92,6 +94,7 @@ void parallel_for(int threads, int64_t count, const Body& body) {
   std::array<int64_t, kMaxThreads> failed, end;
   std::fill_n(failed.begin(), slots, count);
   std::fill_n(end.begin(), slots, int64_t(0));
+  note_openmp_team();
 #pragma omp parallel num_threads(slots)
   {
     const int slot = omp_get_thread_num(), team = omp_get_num_threads();

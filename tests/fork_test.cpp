@@ -1,0 +1,131 @@
+// fork() after posenc's threads (runtime/openmp_fork.hpp): a child forked
+// from a thread that led posenc's OpenMP teams runs every case, on a context
+// of two threads, on one thread and with the parent's bits, where libgomp
+// would wait forever for the lost team; a child forked from a thread that
+// led none keeps its threads. A oneDNN GEMM run on more than one thread
+// counts as a team.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "cases/case.hpp"
+#include "posenc/posenc.hpp"
+#include "runtime/matmul.hpp"
+#include "runtime/openmp_fork.hpp"
+
+namespace posenc::test {
+namespace {
+
+using cases::Case;
+using cases::Size;
+
+// The child's verdict, its exit status.
+enum ChildVerdict { kPassed = 0, kOtherBits = 1, kWrongFlag = 2, kHung = -1 };
+
+// Runs `child` in a forked process and returns its exit status, or kHung if
+// it has not ended within `limit` (it is killed then).
+int run_in_child(const std::function<int()>& child, std::chrono::seconds limit) {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(child());
+  if (pid < 0) return kHung;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return kHung;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : kHung;
+}
+
+// Every case this CPU runs and its output on `context`.
+struct Expected {
+  std::vector<Case> cases;
+  std::vector<std::vector<float>> outputs;
+};
+
+Expected outputs_of_every_case(posenc_context* context) {
+  Expected e;
+  for (const Case& c : cases::all_cases()) {
+    cases::Problem problem = c.make(Size::test);
+    const posenc_status status = problem.run(context);
+    if (status == POSENC_ERROR_UNSUPPORTED) continue;
+    EXPECT_EQ(status, POSENC_OK) << c.op << " " << c.test_shape << ": " << posenc_last_error();
+    e.cases.push_back(c);
+    e.outputs.push_back(problem.output());
+  }
+  return e;
+}
+
+// In the child: whether every case gives the parent's bits again.
+int verdict_of_rerun(const Expected& e, posenc_context* context, bool teams_lost) {
+  if (openmp_teams_lost_to_fork() != teams_lost) return kWrongFlag;
+  for (size_t i = 0; i < e.cases.size(); ++i) {
+    const cases::Problem problem = e.cases[i].make(Size::test);
+    if (problem.run(context) != POSENC_OK) return kOtherBits;
+    const std::vector<float> out = problem.output();
+    if (out.size() != e.outputs[i].size() ||
+        std::memcmp(out.data(), e.outputs[i].data(), out.size() * sizeof(float)) != 0) {
+      return kOtherBits;
+    }
+  }
+  return kPassed;
+}
+
+constexpr std::chrono::seconds kLimit{300};  // every case, one thread, under qemu
+
+TEST(Fork, ChildOfAThreadThatLedTeamsRunsOnOneThread) {
+  posenc::Context two(posenc::Isa::automatic, 2);
+  const Expected e = outputs_of_every_case(two.get());  // this thread leads teams of two
+  ASSERT_FALSE(openmp_teams_lost_to_fork());
+  EXPECT_EQ(run_in_child([&] { return verdict_of_rerun(e, two.get(), true); }, kLimit), kPassed);
+}
+
+// ThreadSanitizer ends a child of a threaded process that starts threads.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kChildMayStartThreads = false;
+#elif defined(__has_feature)
+constexpr bool kChildMayStartThreads = !__has_feature(thread_sanitizer);
+#else
+constexpr bool kChildMayStartThreads = true;
+#endif
+
+TEST(Fork, ChildOfAThreadThatLedNoTeamKeepsItsThreads) {
+  if (!kChildMayStartThreads) GTEST_SKIP() << "ThreadSanitizer: no threads after fork";
+  posenc::Context two(posenc::Isa::automatic, 2);
+  const Expected e = outputs_of_every_case(two.get());
+  int verdict = kHung;
+  std::thread fresh([&] {
+    verdict = run_in_child([&] { return verdict_of_rerun(e, two.get(), false); }, kLimit);
+  });
+  fresh.join();
+  EXPECT_EQ(verdict, kPassed);
+}
+
+TEST(Fork, ChildOfAThreadThatRanAOnednnTeamRunsOnOneThread) {
+  MatmulShape shape = dense_a_bt(64, 64, 64);
+  shape.onednn_threads = 2;
+  const std::vector<float> a(64 * 64, 1.0f), b(64 * 64, 1.0f);
+  std::vector<float> c(64 * 64);
+  int verdict = kHung;
+  std::thread fresh([&] {
+    matmul(shape, a.data(), b.data(), c.data());
+    verdict =
+        run_in_child([] { return openmp_teams_lost_to_fork() ? kPassed : kWrongFlag; }, kLimit);
+  });
+  fresh.join();
+  EXPECT_EQ(verdict, kPassed);
+}
+
+}  // namespace
+}  // namespace posenc::test
