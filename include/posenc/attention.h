@@ -370,7 +370,14 @@ POSENC_API posenc_status posenc_attention(posenc_context* context,
  * [heads, .., dh] with tables_per_head), out [batch, H*dv,
  * height / stride, width / stride] (rounded down, as AvgPool2d(2, 2): an odd
  * map's last row or column is dropped). fmap, w_qkv, qkv_bias and the
- * tables are of dtype, out of out_dtype. */
+ * tables are of dtype, out of out_dtype.
+ *
+ * BF16 runs on every CPU. Where oneDNN multiplies bf16 in hardware (AMX or
+ * AVX512-BF16, under the ISA cap) the projection and the attention's GEMMs
+ * run in bf16 (qkv rounded to bf16). On every other CPU (AVX2, AVX-512
+ * without BF16, Arm) the block widens fmap, w_qkv, qkv_bias and the tables
+ * to fp32 in its workspace and runs the F32 block on them: bit for bit the
+ * result of F32 inputs of the same values, at about fp32's speed. */
 typedef struct posenc_bottleneck_desc {
   int64_t batch, channels, height, width, heads, head_dim; /* each >= 1 */
   posenc_dtype dtype;
@@ -412,7 +419,9 @@ POSENC_API void posenc_bottleneck_desc_init(posenc_bottleneck_desc* desc, int64_
  * batch x height x width x (channels + 2 x heads x (head_dim +
  * value_head_dim)); with stride 2
  * the output is fp32 and its pooled copy is added), plus the attention's own
- * workspace (posenc_attention_workspace_size). */
+ * workspace (posenc_attention_workspace_size). Where BF16 is widened (above)
+ * the copy and the projection are fp32, and a bf16 token-major copy of fmap
+ * and fp32 copies of w_qkv, qkv_bias and the tables are added. */
 POSENC_API posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
                                                           const posenc_bottleneck_desc* desc,
                                                           size_t* bytes);
@@ -421,9 +430,7 @@ POSENC_API posenc_status posenc_bottleneck_workspace_size(posenc_context* contex
  * posenc_bottleneck_workspace_size bytes. Errors (nothing written) as
  * posenc_attention: NULL pointers, sizes, dtypes, scale, flags, stride,
  * overflow, out overlapping an input or the workspace, workspace_bytes too
- * small; and POSENC_ERROR_UNSUPPORTED for BF16 without a oneDNN bf16 GEMM
- * (AVX2, Arm: the projection multiplies bf16 and writes bf16, which the
- * attention alone widens to fp32).
+ * small.
  * Added in 0.3. */
 POSENC_API posenc_status posenc_bottleneck(posenc_context* context,
                                            const posenc_bottleneck_desc* desc,

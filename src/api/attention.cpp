@@ -17,23 +17,11 @@
 #include "ops/bias/attention_bias_desc.hpp"
 #include "ops/relative/relative_index.hpp"
 #include "posenc/attention.h"
-#include "runtime/matmul.hpp"
 #include "runtime/dtype.hpp"
 
 using namespace posenc;
 
 namespace {
-
-// The bottleneck block's projection multiplies bf16 and writes bf16: it
-// needs oneDNN's bf16 GEMM (the attention widens bf16 where there is none).
-void require_bf16_gemm(posenc_dtype dtype) {
-  if (dtype != POSENC_BF16) return;
-  // Asked once: after oneDNN's first primitive its ISA can no longer change.
-  static const bool supported = std::string(onednn_matmul_impl(POSENC_BF16)) != "unsupported";
-  if (!supported) {
-    fail(POSENC_ERROR_UNSUPPORTED, "dtype: oneDNN has no bf16 GEMM on this CPU");
-  }
-}
 
 // A tensor the call reads: its address and size, for the aliasing checks.
 struct Region {
@@ -449,8 +437,7 @@ void run_bottleneck(posenc_context* context, const posenc_bottleneck_desc* desc,
   const ops::BottleneckPlan plan = ops::plan_bottleneck(d, ctx.num_threads);
   require_workspace(workspace, workspace_bytes, plan.workspace_bytes, t.out, out_bytes, names.out,
                     inputs);
-  require_bf16_gemm(d.dtype);
-  ops::bottleneck_mhsa(ctx, d, plan, t, workspace);
+  ops::bottleneck_mhsa(ctx, plan, t, workspace);
 }
 
 }  // namespace
@@ -533,7 +520,6 @@ posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
   return guard("posenc_bottleneck_workspace_size", [&] {
     validate_bottleneck_desc(desc);
     require_not_null(bytes, "bytes");
-    require_bf16_gemm(desc->dtype);
     *bytes = ops::plan_bottleneck(*desc, resolve_context(context).num_threads).workspace_bytes;
   });
 }

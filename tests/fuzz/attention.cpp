@@ -398,8 +398,8 @@ void fuzz_attention(FuzzInput& in) {
   if (invalid > 0) expect_outcome(size_status, true, {});
   const Workspace w = draw_workspace(in, size_status, needed, out);
   const posenc_status status = posenc_attention(context.get(), &desc, tensors, w.pointer, w.bytes);
-  // Other refusals (an offset the causal mask cannot use, bf16 without a
-  // oneDNN bf16 GEMM) leave the output untouched.
+  // Other refusals (an offset the causal mask cannot use) leave the output
+  // untouched.
   expect_refusal_if(status, invalid > 0 || sequences.bad || pointers <= 3 || w.bad, out);
 }
 

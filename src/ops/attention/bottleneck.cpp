@@ -1,6 +1,7 @@
 #include "ops/attention/bottleneck.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 
@@ -20,6 +21,12 @@ int64_t qk_channels(const posenc_bottleneck_desc& d) { return d.heads * d.head_d
 int64_t v_channels(const posenc_bottleneck_desc& d) { return d.heads * value_head_dim(d); }
 int64_t qkv_channels(const posenc_bottleneck_desc& d) {
   return 2 * qk_channels(d) + v_channels(d);
+}
+
+// Elements of the table of an axis of map_size positions: rel_h (height) or
+// rel_w (width).
+int64_t table_elements(const posenc_bottleneck_desc& d, int64_t map_size) {
+  return (d.tables_per_head ? d.heads : 1) * (2 * map_size - 1) * d.head_dim;
 }
 
 // The attention of the block on the projected tokens: q, k and v side by
@@ -102,6 +109,59 @@ void add_bias_rows(const ExecContext& ctx, int64_t rows, int64_t n, int64_t ld,
   });
 }
 
+// `count` bf16 values at `from` widened to fp32 at `to`.
+struct Widening {
+  const void* from;
+  int64_t count;
+  float* to;
+};
+
+// Every widening in chunks, in one region over the threads.
+template <size_t N>
+void widen_all(const ExecContext& ctx, const std::array<Widening, N>& widenings) {
+  constexpr int64_t chunk = 4096;
+  // Widening i's chunks are tasks [first_task[i], first_task[i + 1]).
+  std::array<int64_t, N + 1> first_task{};
+  for (size_t i = 0; i < N; ++i) {
+    first_task[i + 1] = first_task[i] + ceil_div(widenings[i].count, chunk);
+  }
+  parallel_for(ctx.num_threads, first_task[N], [&](int64_t task) {
+    size_t i = 0;
+    while (task >= first_task[i + 1]) ++i;
+    const Widening& w = widenings[i];
+    const int64_t first = (task - first_task[i]) * chunk;
+    ctx.kernels->elementwise.bf16_to_f32(static_cast<const uint16_t*>(w.from) + first, w.to + first,
+                                         std::min(chunk, w.count - first));
+  });
+}
+
+// A widened block's inputs in fp32 in the workspace: fmap made token-major
+// in bf16, then widened into tokens_in, and w_qkv, qkv_bias, rel_h and
+// rel_w widened into their buffers. Returns the tensors the F32 block reads
+// (its fmap already in tokens_in: none).
+posenc_bottleneck_tensors widen_inputs(const ExecContext& ctx, const BottleneckPlan& plan,
+                                       const posenc_bottleneck_tensors& tensors, uint8_t* base) {
+  const posenc_bottleneck_desc& d = plan.block;
+  const int64_t tokens = d.height * d.width;
+  transpose_batch(ctx, d.batch, d.channels, tokens, dtype_bytes(POSENC_BF16), tensors.fmap,
+                  base + plan.bf16_tokens);
+  const auto at = [base](size_t offset) { return reinterpret_cast<float*>(base + offset); };
+  const bool qkv_bias = tensors.qkv_bias != nullptr;
+  widen_all(ctx, std::array<Widening, 5>{
+                     {{base + plan.bf16_tokens, d.batch * tokens * d.channels, at(plan.tokens_in)},
+                      {tensors.w_qkv, qkv_channels(d) * d.channels, at(plan.w_qkv)},
+                      {tensors.qkv_bias, qkv_bias ? qkv_channels(d) : 0, at(plan.qkv_bias)},
+                      {tensors.rel_h, table_elements(d, d.height), at(plan.rel_h)},
+                      {tensors.rel_w, table_elements(d, d.width), at(plan.rel_w)}}});
+  posenc_bottleneck_tensors widened = tensors;
+  widened.fmap = nullptr;
+  widened.w_qkv = at(plan.w_qkv);
+  widened.qkv_bias = qkv_bias ? at(plan.qkv_bias) : nullptr;
+  widened.rel_h = at(plan.rel_h);
+  widened.rel_w = at(plan.rel_w);
+  return widened;
+}
+
 // timm's AvgPool2d(2, 2) over token-major fp32 maps [batch, X, Y, inner]:
 // pooled[b, (px, py)] = (t(2px, 2py) + t(2px, 2py+1) + t(2px+1, 2py) +
 // t(2px+1, 2py+1)) / 4, summed in that order, in out_dtype, for px < X/2,
@@ -133,10 +193,14 @@ void average_pool_2x2(const ExecContext& ctx, const posenc_bottleneck_desc& d, f
 
 }  // namespace
 
-BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& d, int threads) {
+BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads) {
+  BottleneckPlan plan;
+  plan.block = desc;
+  plan.block.dtype = attention_gemm_dtype(desc.dtype);
+  plan.widens = plan.block.dtype != desc.dtype;
+  const posenc_bottleneck_desc& d = plan.block;
   const size_t tokens = size_t(d.batch * d.height * d.width);
   const size_t inner = size_t(v_channels(d)), es = dtype_bytes(d.dtype);
-  BottleneckPlan plan;
   plan.attention = attention_problem(d);
   plan.attention_plan = plan_attention(plan.attention, threads);
   plan.tokens_in = 0;
@@ -146,24 +210,40 @@ BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& d, int threads) {
   const size_t pooled_tokens = d.stride == 2 ? size_t(d.batch * (d.height / 2) * (d.width / 2)) : 0;
   plan.pooled = plan.tokens_out +
                 workspace_aligned(tokens * inner * dtype_bytes(plan.attention.out_dtype));
-  plan.attention_workspace =
-      plan.pooled + workspace_aligned(pooled_tokens * inner * dtype_bytes(d.out_dtype));
+  // The widened inputs follow, each of `bytes` when widened, else empty.
+  size_t end = plan.pooled + workspace_aligned(pooled_tokens * inner * dtype_bytes(d.out_dtype));
+  const auto widened = [&](size_t bytes) {
+    const size_t at = end;
+    end += plan.widens ? workspace_aligned(bytes) : 0;
+    return at;
+  };
+  plan.bf16_tokens = widened(tokens * size_t(d.channels) * dtype_bytes(POSENC_BF16));
+  plan.w_qkv = widened(size_t(qkv_channels(d) * d.channels) * sizeof(float));
+  plan.qkv_bias = widened(size_t(qkv_channels(d)) * sizeof(float));
+  plan.rel_h = widened(size_t(table_elements(d, d.height)) * sizeof(float));
+  plan.rel_w = widened(size_t(table_elements(d, d.width)) * sizeof(float));
+  plan.attention_workspace = end;
   plan.workspace_bytes =
       plan.attention_workspace + plan.attention_plan.workspace_bytes + kWorkspaceAlign;
   return plan;
 }
 
-void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d,
-                     const BottleneckPlan& plan, const posenc_bottleneck_tensors& tensors,
-                     void* workspace) {
+void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
+                     const posenc_bottleneck_tensors& tensors, void* workspace) {
   const Workspace memory(workspace, plan.workspace_bytes);
   uint8_t* base = memory.base();
+  const posenc_bottleneck_desc& d = plan.block;
   const int64_t tokens = d.height * d.width, inner = v_channels(d);
   const size_t es = dtype_bytes(d.dtype);
 
-  // NCHW to token-major, then qkv[b] = tokens[b] W_qkv^T (+ bias): the 1x1
-  // convolution.
-  transpose_batch(ctx, d.batch, d.channels, tokens, es, tensors.fmap, base + plan.tokens_in);
+  // NCHW to token-major (widened: with the other inputs), then qkv[b] =
+  // tokens[b] W_qkv^T (+ bias): the 1x1 convolution.
+  posenc_bottleneck_tensors in = tensors;
+  if (plan.widens) {
+    in = widen_inputs(ctx, plan, tensors, base);
+  } else {
+    transpose_batch(ctx, d.batch, d.channels, tokens, es, tensors.fmap, base + plan.tokens_in);
+  }
   MatmulShape s;
   s.batch = d.batch;
   s.m = tokens;
@@ -176,18 +256,17 @@ void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& d,
   s.transpose_b = true;
   s.ab_type = s.c_type = d.dtype;
   s.onednn_threads = onednn_team_threads(ctx.num_threads);
-  matmul(s, base + plan.tokens_in, tensors.w_qkv, base + plan.qkv);
-  if (tensors.qkv_bias != nullptr) {
-    add_bias_rows(ctx, d.batch * tokens, s.n, s.ldc, d.dtype, tensors.qkv_bias,
-                  base + plan.qkv);
+  matmul(s, base + plan.tokens_in, in.w_qkv, base + plan.qkv);
+  if (in.qkv_bias != nullptr) {
+    add_bias_rows(ctx, d.batch * tokens, s.n, s.ldc, d.dtype, in.qkv_bias, base + plan.qkv);
   }
 
   posenc_attention_tensors t{};
   t.q = base + plan.qkv;
   t.k = base + plan.qkv + size_t(qk_channels(d)) * es;
   t.v = base + plan.qkv + size_t(2 * qk_channels(d)) * es;
-  t.table_h = tensors.rel_h;
-  t.table_w = tensors.rel_w;
+  t.table_h = in.rel_h;
+  t.table_w = in.rel_w;
   t.out = base + plan.tokens_out;
   attention(ctx, plan.attention, plan.attention_plan, t, base + plan.attention_workspace);
   const void* result = base + plan.tokens_out;

@@ -18,26 +18,39 @@ inline int64_t value_head_dim(const posenc_bottleneck_desc& desc) {
   return desc.value_head_dim == 0 ? desc.head_dim : desc.value_head_dim;
 }
 
-// The block's attention on the projected tokens and its plan, and where the
-// buffers lie in the workspace (byte offsets once it is aligned to 64 bytes).
+// The block that runs, its attention on the projected tokens and that
+// attention's plan, and where the buffers lie in the workspace (byte offsets
+// once it is aligned to 64 bytes).
+//
+// A BF16 desc whose GEMMs oneDNN would not multiply in hardware
+// (attention_gemm_dtype F32: no AVX512-BF16 or AMX, or the ISA cap below
+// them) is widened: its inputs are widened to fp32 in the workspace and the
+// F32 block runs on them (`block` is the desc with dtype F32), writing out in
+// out_dtype. The result is the F32 block's on the same values, at oneDNN's
+// fp32 rate, where the projection would otherwise run on oneDNN's bf16
+// emulation or find no bf16 GEMM at all (AVX2, Arm).
 struct BottleneckPlan {
+  posenc_bottleneck_desc block;  // the desc, or the desc in F32 when widened
+  bool widens;
   AttentionProblem attention;
   AttentionPlan attention_plan;
-  size_t tokens_in;   // [batch, tokens, channels] of dtype
-  size_t qkv;         // [batch, tokens, heads*(2*head_dim + value_head_dim)] of dtype,
-                      // rows gemm_output_stride(.., dtype) apart
+  size_t tokens_in;   // [batch, tokens, channels] of block.dtype
+  size_t qkv;         // [batch, tokens, heads*(2*head_dim + value_head_dim)] of block.dtype,
+                      // rows gemm_output_stride(.., block.dtype) apart
   size_t tokens_out;  // [batch, tokens, heads*value_head_dim]: of out_dtype, fp32 with stride 2
   size_t pooled;      // stride 2: [batch, tokens / 4, heads*value_head_dim] of out_dtype
+  // Widened only (else 0 bytes each): fmap token-major in bf16 (widened
+  // from there into tokens_in), and w_qkv, qkv_bias, rel_h and rel_w in fp32.
+  size_t bf16_tokens, w_qkv, qkv_bias, rel_h, rel_w;
   size_t attention_workspace;
   size_t workspace_bytes;
 };
 
 BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads);
 
-// plan: plan_bottleneck(desc, ctx.num_threads); workspace: NULL (allocated
-// here) or plan.workspace_bytes bytes.
-void bottleneck_mhsa(const ExecContext& ctx, const posenc_bottleneck_desc& desc,
-                     const BottleneckPlan& plan, const posenc_bottleneck_tensors& tensors,
-                     void* workspace);
+// The block of plan_bottleneck(desc, ctx.num_threads) on tensors of desc;
+// workspace: NULL (allocated here) or plan.workspace_bytes bytes.
+void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
+                     const posenc_bottleneck_tensors& tensors, void* workspace);
 
 }  // namespace posenc::ops
