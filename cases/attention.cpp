@@ -10,6 +10,8 @@
 // decode step's bytes are its keys and values, so "of memcpy" is its read
 // bandwidth against the copy's).
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -635,7 +637,7 @@ posenc_attention_desc kv_cache(posenc_attention_desc d, int64_t capacity) {
 }
 
 // --- bottleneck_mhsa: the BoTNet block on an NCHW map, with or without a
-// qkv bias.
+// qkv bias; in bf16 timed against the fp32 block on the same values.
 struct BottleneckSpec {
   posenc_bottleneck_desc desc;
   bool qkv_bias;
@@ -651,38 +653,74 @@ std::string describe_bottleneck(const BottleneckSpec& spec) {
   return s;
 }
 Problem bottleneck_problem(const BottleneckSpec& spec) {
+  // The inputs fmap, w_qkv, qkv_bias, rel_h, rel_w: as fp32 values (rounded
+  // to bf16 for a bf16 desc) and, for bf16, as bf16 bits.
   struct Buffers {
-    Shared<float> fmap, w, bias, rel_h, rel_w;
+    std::array<Shared<float>, 5> values;
+    std::array<Shared<uint16_t>, 5> bits;
     std::vector<float> out;
+
+    // The block on the inputs in `dtype`, into out.
+    posenc_status run(posenc_context* ctx, posenc_bottleneck_desc d, posenc_dtype dtype,
+                      bool qkv_bias) {
+      d.dtype = dtype;
+      const auto in = [&](size_t i) -> const void* {
+        if (dtype == POSENC_BF16) return bits[i]->data();
+        return values[i]->data();
+      };
+      const posenc_bottleneck_tensors t{in(0), in(1), qkv_bias ? in(2) : nullptr,
+                                        in(3), in(4), out.data()};
+      return posenc_bottleneck(ctx, &d, &t, nullptr, 0);
+    }
   };
   const posenc_bottleneck_desc& d = spec.desc;
   auto b = std::make_shared<Buffers>();
   const int64_t tokens = d.height * d.width, inner = d.heads * d.head_dim;
-  b->fmap = shared_floats(size_t(d.batch * d.channels * tokens), 30);
-  b->w = shared_floats(size_t(3 * inner * d.channels), 31);
-  b->bias = shared_floats(spec.qkv_bias ? size_t(3 * inner) : 0, 34);
-  b->rel_h = shared_floats(size_t((2 * d.height - 1) * d.head_dim), 32);
-  b->rel_w = shared_floats(size_t((2 * d.width - 1) * d.head_dim), 33);
+  const size_t sizes[5] = {size_t(d.batch * d.channels * tokens), size_t(3 * inner * d.channels),
+                           spec.qkv_bias ? size_t(3 * inner) : 0,
+                           size_t((2 * d.height - 1) * d.head_dim),
+                           size_t((2 * d.width - 1) * d.head_dim)};
+  const uint32_t seeds[5] = {30, 31, 34, 32, 33};
+  double elements = 0;
+  for (size_t i = 0; i < 5; ++i) {
+    elements += double(sizes[i]);
+    if (d.dtype != POSENC_BF16) {
+      b->values[i] = shared_floats(sizes[i], seeds[i]);
+    } else if (i == 1) {
+      // bf16 weights of a model's scale, fan_in^-1/2: with weights in
+      // [-1, 1) the position logits are so large that bf16 GEMMs' rounding
+      // of q moves the outputs past bf16's tolerance.
+      std::vector<float> w = seeded_floats(sizes[i], seeds[i]);
+      for (float& x : w) x /= std::sqrt(float(d.channels));
+      b->bits[i] = std::make_shared<const std::vector<uint16_t>>(to_bf16(w));
+      b->values[i] = std::make_shared<const std::vector<float>>(from_bf16(*b->bits[i]));
+    } else {
+      b->values[i] = shared_bf16_values(sizes[i], seeds[i]);
+      b->bits[i] = shared_bf16_bits(sizes[i], seeds[i]);
+    }
+  }
   b->out.assign(size_t(d.batch * inner * (d.height / d.stride) * (d.width / d.stride)), 0.0f);
-  const float* bias = spec.qkv_bias ? b->bias->data() : nullptr;
+  const bool qkv_bias = spec.qkv_bias;
   Problem p;
   p.write_bytes = double(b->out.size()) * sizeof(float);
-  p.bytes = double(b->fmap->size() + b->w->size() + b->bias->size() + b->rel_h->size() +
-                   b->rel_w->size()) * sizeof(float) + p.write_bytes;
-  p.run = [b, d, bias](posenc_context* ctx) {
-    const posenc_bottleneck_tensors t{b->fmap->data(), b->w->data(), bias,
-                                      b->rel_h->data(), b->rel_w->data(), b->out.data()};
-    return posenc_bottleneck(ctx, &d, &t, nullptr, 0);
-  };
+  p.bytes = elements * (d.dtype == POSENC_BF16 ? 2 : 4) + p.write_bytes;
+  // bf16 widened to fp32 GEMMs where oneDNN's bf16 GEMM is not native.
+  p.gemm_type = ops::attention_gemm_dtype(d.dtype);
+  p.run = [b, d, qkv_bias](posenc_context* ctx) { return b->run(ctx, d, d.dtype, qkv_bias); };
   p.output = [b] { return b->out; };
-  p.reference = [b, d, bias] {
-    return reference::bottleneck_mhsa(d, b->fmap->data(), b->w->data(), bias, b->rel_h->data(),
-                                      b->rel_w->data());
+  p.reference = [b, d, qkv_bias] {
+    const auto in = [&](size_t i) { return b->values[i]->data(); };
+    return reference::bottleneck_mhsa(d, in(0), in(1), qkv_bias ? in(2) : nullptr, in(3), in(4));
   };
+  if (d.dtype == POSENC_BF16) {
+    p.baseline = [b, d, qkv_bias] { b->run(nullptr, d, POSENC_F32, qkv_bias); };
+  }
   return p;
 }
 const Op<BottleneckSpec> kBottleneck{"attention", "bottleneck_mhsa", kF32Tolerance, "",
                                      describe_bottleneck, bottleneck_problem};
+const Op<BottleneckSpec> kBottleneckBf16{"attention", "bottleneck_mhsa_bf16", kBf16Tolerance,
+                                         "fused_f32", describe_bottleneck, bottleneck_problem};
 BottleneckSpec bottleneck(int64_t batch, int64_t channels, int64_t height, int64_t width,
                           int64_t heads, int64_t head_dim) {
   BottleneckSpec spec{{}, false};
@@ -695,6 +733,10 @@ BottleneckSpec timm_first_block(BottleneckSpec spec) {
   spec.desc.bias_uses_scaled_q = 0;
   spec.desc.stride = 2;
   spec.qkv_bias = true;
+  return spec;
+}
+BottleneckSpec in_bf16(BottleneckSpec spec) {
+  spec.desc.dtype = POSENC_BF16;
   return spec;
 }
 
@@ -715,6 +757,10 @@ std::vector<Case> attention_cases() {
       kBottleneck({"bench"}, bottleneck(1, 512, 16, 16, 4, 128), bottleneck(1, 16, 5, 3, 2, 8)),
       kBottleneck({"bench"}, timm_first_block(bottleneck(1, 512, 16, 16, 4, 128)),
                   timm_first_block(bottleneck(1, 16, 5, 3, 2, 8))),
+      kBottleneckBf16({"bench"}, in_bf16(bottleneck(1, 512, 16, 16, 4, 128)),
+                      in_bf16(bottleneck(1, 16, 5, 3, 2, 8))),
+      kBottleneckBf16({"bench"}, in_bf16(timm_first_block(bottleneck(1, 512, 16, 16, 4, 128))),
+                      in_bf16(timm_first_block(bottleneck(1, 16, 5, 3, 2, 8)))),
       // Swin's shifted windows: 6 windows of 7 x 7 folded into the batch, 3
       // masks; a bf16 key-padding mask per head while decoding.
       kAttention2dF32({"check"}, with_mask(per_head(desc_2d(6, 3, 7, 7, 32)), 3, 1, true)),
@@ -780,6 +826,8 @@ std::vector<Case> attention_cases() {
       kAttention2dBf16({"bench"}, sam(desc_2d(1, 12, 64, 64, 64, bf16)),
                        sam(desc_2d(1, 3, 11, 9, 64, bf16))),
       kBottleneck({"bench"}, bottleneck(8, 512, 14, 14, 4, 128), bottleneck(2, 16, 5, 3, 2, 8)),
+      kBottleneckBf16({"bench"}, in_bf16(bottleneck(8, 512, 14, 14, 4, 128)),
+                      in_bf16(bottleneck(2, 16, 5, 3, 2, 8))),
       // The bias kinds without q (issue 16: at most 1.15x the plain row
       // after each, at least 3x the unfused way): a 64x64 window (BEiT-like
       // sizes), a 1D table over 4096 tokens, Swin's shifted 7x7 windows of a
