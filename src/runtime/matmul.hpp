@@ -211,9 +211,10 @@ inline bool onednn_bf16_dense_width_is_broken(int64_t columns) {
 // Whether oneDNN multiplies bf16 in hardware (AVX512-BF16 or AMX, under the
 // ISA cap). Elsewhere its bf16 GEMM, where it has one, widens the operands
 // itself at a fraction of its fp32 rate (a fifth on a 2-core Xeon without
-// AVX512-BF16), and AVX2 and Arm have none: the attention then widens bf16
-// to fp32 itself (ops/attention/widen.hpp). Fixed for the process once
-// asked, as oneDNN's ISA is.
+// AVX512-BF16), and AVX2 and Arm have none: the attention and the
+// bottleneck block then widen bf16 to fp32 themselves (attention_gemm_dtype,
+// ops/attention/problem.hpp). Fixed for the process once asked, as oneDNN's
+// ISA is.
 bool onednn_bf16_gemm_is_native();
 
 // oneDNN's version and the ISA its primitives dispatch to, for `posenc info`.

@@ -305,15 +305,16 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
 void QueryBlockRunner::copy_queries(const QueryBlock& qb, void* to, bool widen) const {
   const size_t row_bytes = size_t(p_.head_dim) * (widen ? sizeof(float) : p_.element_bytes());
   auto* row = static_cast<uint8_t*>(to);
-  for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
-    for (int64_t r = 0; r < qb.rows; ++r, row += row_bytes) {
-      const char* from = row_of(t_.q, p_.q, qb.batch, qb.head + j, qb.first + r);
-      if (widen) {
-        ctx_.kernels->elementwise.bf16_to_f32(reinterpret_cast<const uint16_t*>(from),
-                                              reinterpret_cast<float*>(row), p_.head_dim);
-      } else {
-        std::memcpy(row, from, row_bytes);
-      }
+  for (int64_t j = 0; j < blocking_.stacked_heads; ++j, row += qb.rows * row_bytes) {
+    const char* first = row_of(t_.q, p_.q, qb.batch, qb.head + j, qb.first);
+    if (widen) {
+      widen_rows(ctx_.kernels->elementwise, first, p_.q.token, qb.rows, p_.head_dim,
+                 reinterpret_cast<float*>(row));
+      continue;
+    }
+    for (int64_t r = 0; r < qb.rows; ++r) {
+      std::memcpy(row + r * row_bytes, first + size_t(r * p_.q.token) * p_.element_bytes(),
+                  row_bytes);
     }
   }
 }

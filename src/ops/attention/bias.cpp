@@ -56,6 +56,12 @@ bool gathers_2d(const AttentionProblem& p) {
   return !(p.axis_h().is_window() && p.axis_w().is_window());
 }
 
+// The most table rows a query block of 1D relative logits reads over a key
+// block: its window, at most the table's readable rows.
+int64_t longest_window_1d(const AttentionProblem& p, int64_t query_block, int64_t key_block) {
+  return std::min(relative_index_of(p).readable, key_block + query_block - 1);
+}
+
 }  // namespace
 
 WindowColumns window_columns(const RelativeIndex& index, int64_t query_pos, int64_t first_key,
@@ -99,9 +105,8 @@ int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_b
                                       int64_t key_block) {
   switch (p.bias) {
     case POSENC_BIAS_RELATIVE_1D:
-      return query_block * gemm_output_stride(
-                               std::min(relative_index_of(p).readable, key_block + query_block - 1),
-                               p.gemm_dtype);
+      return query_block *
+             gemm_output_stride(longest_window_1d(p, query_block, key_block), p.gemm_dtype);
     case POSENC_BIAS_RELATIVE_2D: {
       const RelativeAxis h = p.axis_h(), w = p.axis_w();
       const int64_t gathered = gathers_2d(p) ? h.k + w.k : 0;
@@ -120,7 +125,7 @@ int64_t AttentionBias::wide_table_rows_floats(const AttentionProblem& p, int64_t
     case POSENC_BIAS_ABSOLUTE:
       return key_block * p.head_dim;
     case POSENC_BIAS_RELATIVE_1D:
-      return std::min(relative_index_of(p).readable, key_block + query_block - 1) * p.head_dim;
+      return longest_window_1d(p, query_block, key_block) * p.head_dim;
     case POSENC_BIAS_RELATIVE_2D:
       return std::max(p.axis_h().rows(), p.axis_w().rows()) * p.head_dim;
     default:
