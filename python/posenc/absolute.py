@@ -24,6 +24,8 @@ def sinusoid_table(length, dim, start=0, base=10000.0, layout="interleaved", dty
     length, dim = _abi.integer(length, "length"), _abi.integer(dim, "dim")
     o = _table_output(out, dtype, (length, dim))
     start, base = _abi.integer(start, "start"), _abi.real(base, "base")
+    if _tensor.no_elements(o):
+        return o.obj
     check(lib.posenc_sinusoid_table(handle(context), length, dim, start, base,
                                     _layout(layout), o.dtype, o.ptr))
     return o.obj
@@ -36,6 +38,8 @@ def sinusoid_table_2d(height, width, dim, base=10000.0, layout="interleaved", dt
     dim = _abi.integer(dim, "dim")
     o = _table_output(out, dtype, (height * width, dim))
     base = _abi.real(base, "base")
+    if _tensor.no_elements(o):
+        return o.obj
     check(lib.posenc_sinusoid_table_2d(handle(context), height, width, dim, base,
                                        _layout(layout), o.dtype, o.ptr))
     return o.obj
@@ -46,6 +50,8 @@ def add_sinusoid(x, offset=0, base=10000.0, layout="interleaved", out=None, cont
     xv = _tensor.dense(x, "x", 3)
     o = _tensor.output(out, x, xv.shape, _abi.F32)
     offset, base = _abi.integer(offset, "offset"), _abi.real(base, "base")
+    if _tensor.no_elements(o):
+        return o.obj
     check(lib.posenc_add_sinusoid(handle(context), *xv.shape, offset, base, _layout(layout),
                                   xv.ptr, o.ptr))
     return o.obj
@@ -59,6 +65,8 @@ def add_learned(x, table, offset=0, out=None, context=None):
         raise ValueError(f"table: expected {xv.shape[2]} columns (x's), got {tv.shape[1]}")
     o = _tensor.output(out, x, xv.shape, _abi.F32)
     offset = _abi.integer(offset, "offset")
+    if _tensor.no_elements(o):
+        return o.obj
     check(lib.posenc_add_learned(handle(context), *xv.shape, offset, tv.ptr, tv.shape[0],
                                  xv.ptr, o.ptr))
     return o.obj
@@ -72,6 +80,8 @@ def concat_sinusoid(x, pos_dim, offset=0, base=10000.0, layout="interleaved", ou
     pos_dim = _abi.integer(pos_dim, "pos_dim")
     o = _tensor.output(out, x, (batch, tokens, x_dim + pos_dim), _abi.F32)
     offset, base = _abi.integer(offset, "offset"), _abi.real(base, "base")
+    if _tensor.no_elements(o):
+        return o.obj
     check(lib.posenc_concat_sinusoid(handle(context), batch, tokens, x_dim, pos_dim, offset,
                                      base, _layout(layout), xv.ptr, o.ptr))
     return o.obj

@@ -451,6 +451,8 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     tensors = _abi.BottleneckTensors(f.ptr, w.ptr, None if b is None else b.ptr, th.ptr, tw.ptr,
                                      o.ptr)
     pointer, size = _tensor.workspace_buffer(workspace)
+    if _tensor.no_elements(f, o):
+        return o.obj  # an empty batch
     check(lib.posenc_bottleneck(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                 pointer, size))
     return o.obj

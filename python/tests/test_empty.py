@@ -1,0 +1,124 @@
+"""Empty batches, heads, tokens and queries: every function returns an empty
+result of the shape torch's own operations give (worked out here from the
+definitions), of the input's kind, or the caller's `out` untouched. A zero
+axis that leaves a result with elements is still posenc's to refuse."""
+import numpy as np
+import pytest
+import torch
+
+import posenc
+
+
+def randn(*shape):
+    return torch.randn(*shape)
+
+
+def rope_config():
+    return posenc.rope_config(8)
+
+
+# (name, call, expected shape): each call's shape follows its definition,
+# with torch's empty-tensor rules (x + p keeps x's shape, a matmul over no
+# rows has none, cat along the last axis adds its sizes).
+CASES = [
+    ("sinusoid_table", lambda: posenc.sinusoid_table(0, 6, dtype=torch.float32), (0, 6)),
+    ("sinusoid_table_2d", lambda: posenc.sinusoid_table_2d(0, 5, 8, dtype=torch.float32), (0, 8)),
+    ("add_sinusoid_batch", lambda: posenc.add_sinusoid(randn(0, 7, 6)), (0, 7, 6)),
+    ("add_sinusoid_tokens", lambda: posenc.add_sinusoid(randn(2, 0, 6), offset=3), (2, 0, 6)),
+    ("add_learned", lambda: posenc.add_learned(randn(0, 3, 6), randn(5, 6)), (0, 3, 6)),
+    ("concat_sinusoid", lambda: posenc.concat_sinusoid(randn(2, 0, 6), 4), (2, 0, 10)),
+    ("absolute_logits", lambda: posenc.absolute_logits(randn(2, 0, 5, 4), randn(7, 4)),
+     (2, 0, 5, 7)),
+    ("absolute_logits_no_keys", lambda: posenc.absolute_logits(randn(2, 3, 5, 4), randn(0, 4)),
+     (2, 3, 5, 0)),
+    ("rel_to_abs", lambda: posenc.rel_to_abs(randn(0, 2, 4, 7)), (0, 2, 4, 4)),
+    ("relative_logits_1d", lambda: posenc.relative_logits_1d(randn(0, 2, 5, 4), randn(9, 4)),
+     (0, 2, 5, 5)),
+    ("relative_logits_1d_no_queries",
+     lambda: posenc.relative_logits_1d(randn(1, 2, 0, 4), randn(9, 4)), (1, 2, 0, 10)),
+    ("relative_logits_1d_no_keys",
+     lambda: posenc.relative_logits_1d(randn(1, 2, 5, 4), randn(4, 4)), (1, 2, 5, 0)),
+    ("relative_logits_2d",
+     lambda: posenc.relative_logits_2d(randn(0, 2, 6, 4), randn(3, 4), randn(5, 4), 2, 3),
+     (0, 2, 6, 6)),
+    ("relative_logits_2d_decomposed",
+     lambda: posenc.relative_logits_2d_decomposed(randn(2, 0, 6, 4), randn(3, 4), randn(5, 4),
+                                                  2, 3), ((2, 0, 6, 2), (2, 0, 6, 3))),
+    ("relative_logits_2d_maps",
+     lambda: posenc.relative_logits_2d_maps(randn(0, 2, 6, 4), randn(3, 4), randn(5, 4), (2, 3)),
+     ((0, 2, 6, 2), (0, 2, 6, 3))),
+    ("position_bias_no_queries",
+     lambda: posenc.position_bias("alibi", None, heads=4, q_len=0, kv_len=9, bidirectional=False,
+                                  dtype=torch.float32), (4, 0, 9)),
+    ("position_bias_no_keys",
+     lambda: posenc.position_bias("t5", randn(32, 3), q_len=5, kv_len=0,
+                                  bidirectional=True), (3, 5, 0)),
+    ("alibi_slopes", lambda: posenc.alibi_slopes(0, dtype=torch.float32), (0,)),
+    ("resize_relative_table", lambda: posenc.resize_relative_table(randn(5, 4), 0), (0, 4)),
+    ("rope_batch", lambda: posenc.rope(randn(0, 5, 3, 8), config=rope_config()), (0, 5, 3, 8)),
+    ("rope_tokens", lambda: posenc.rope(randn(2, 0, 3, 8), cache=posenc.RopeCache(rope_config(),
+                                                                                  4)),
+     (2, 0, 3, 8)),
+    ("rope_qk", lambda: posenc.rope_qk(randn(2, 0, 4, 8), randn(2, 0, 2, 8),
+                                       config=rope_config()), ((2, 0, 4, 8), (2, 0, 2, 8))),
+    ("bottleneck_mhsa",
+     lambda: posenc.bottleneck_mhsa(randn(0, 6, 3, 4), randn(24, 6), randn(5, 4), randn(7, 4),
+                                    2), (0, 8, 3, 4)),
+]
+
+
+def shapes_of(result):
+    return (tuple(r.shape for r in result) if isinstance(result, tuple)
+            else tuple(result.shape))
+
+
+@pytest.mark.parametrize("name,call,shape", CASES, ids=[c[0] for c in CASES])
+def test_empty_axes_give_empty_results(name, call, shape):
+    result = call()
+    assert shapes_of(result) == shape
+    for r in result if isinstance(result, tuple) else (result,):
+        assert isinstance(r, torch.Tensor) and r.dtype == torch.float32
+
+
+def test_empty_results_on_numpy_and_torch_agree():
+    """The shapes are torch's: x + table rows, cat, q @ table^T."""
+    x, table = randn(0, 3, 6), randn(5, 6)
+    assert posenc.add_learned(x.numpy(), table.numpy()).shape == (x + table[:3]).shape
+    assert posenc.concat_sinusoid(x.numpy(), 4).shape == torch.cat(
+        [x, torch.zeros(0, 3, 4)], dim=2).shape
+    q = randn(2, 0, 5, 4)
+    assert posenc.absolute_logits(q.numpy(), table[:, :4].numpy()).shape == (
+        q @ table[:, :4].T).shape
+    assert isinstance(posenc.sinusoid_table(0, 6), np.ndarray)
+
+
+def test_an_empty_call_returns_out_as_it_is():
+    x = randn(0, 4, 6)
+    assert posenc.add_sinusoid(x, out=x) is x
+    out = torch.empty(2, 0, 5, 7)
+    assert posenc.absolute_logits(randn(2, 0, 5, 4), randn(7, 4), out=out) is out
+    q_out, k_out = torch.empty(0, 3, 2, 8), torch.empty(0, 3, 1, 8)
+    q, k = posenc.rope_qk(randn(0, 3, 2, 8), randn(0, 3, 1, 8), config=rope_config(),
+                          q_out=q_out, k_out=k_out)
+    assert q is q_out and k is k_out
+
+
+def test_empty_calls_still_check_what_python_checks():
+    with pytest.raises(ValueError, match="table: expected 6 columns"):
+        posenc.add_learned(randn(0, 3, 6), randn(5, 4))
+    with pytest.raises(ValueError, match="out: expected shape"):
+        posenc.add_sinusoid(randn(0, 3, 6), out=torch.empty(0, 3, 5))
+    with pytest.raises(ValueError, match="positions: expected shape"):
+        posenc.rope(randn(0, 5, 3, 8), config=rope_config(),
+                    positions=torch.zeros(1, 5, dtype=torch.int64))
+
+
+def test_a_zero_axis_that_leaves_elements_is_refused():
+    """No reduction over an empty axis, no projection of no channels:
+    posenc's count axes are >= 1, and it says which one."""
+    with pytest.raises(posenc.Error, match="dim must be >= 1"):
+        posenc.absolute_logits(randn(2, 3, 5, 0), randn(7, 0))
+    with pytest.raises(posenc.Error, match="channels must be >= 1"):
+        posenc.bottleneck_mhsa(randn(2, 0, 3, 4), randn(24, 0), randn(5, 4), randn(7, 4), 2)
+    with pytest.raises(posenc.Error, match="x_dim must be >= 1"):
+        posenc.concat_sinusoid(randn(2, 3, 0), 4)
