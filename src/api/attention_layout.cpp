@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "api/validate.hpp"
+#include "ops/attention/problem.hpp"
 #include "runtime/dtype.hpp"
 
 namespace posenc {
@@ -95,10 +96,10 @@ AttentionExtents validate_attention_layout(const posenc_attention_desc& d) {
     invalid("desc->kv_heads must be 0 or a divisor of desc->heads (" + std::to_string(d.heads) +
             "; got " + std::to_string(d.kv_heads) + ")");
   }
-  const int64_t kv_heads = d.kv_heads == 0 ? d.heads : d.kv_heads;
+  const int64_t kv_heads = ops::key_value_heads(d);
   // v's and out's rows: value_head_dim elements, named so when it is set.
   const bool value_dim = d.value_head_dim != 0;
-  const int64_t value_row = value_dim ? d.value_head_dim : d.head_dim;
+  const int64_t value_row = ops::value_head_dim(d);
   const char* value_name = value_dim ? "desc->value_head_dim" : "desc->head_dim";
   const size_t es = dtype_bytes(d.dtype), out_es = dtype_bytes(d.out_dtype);
   const Tensor tensors[] = {

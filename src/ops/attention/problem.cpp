@@ -68,7 +68,7 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d,
   p.kv_len = d.kv_len;
   p.head_dim = d.head_dim;
   p.value_head_dim = value_head_dim(d);
-  p.kv_heads = d.kv_heads == 0 ? d.heads : d.kv_heads;
+  p.kv_heads = key_value_heads(d);
   p.q = strides_of(d, d.q_strides, d.heads, d.q_len, d.head_dim);
   p.out = strides_of(d, d.out_strides, d.heads, d.q_len, p.value_head_dim);
   p.k = strides_of(d, d.k_strides, p.kv_heads, d.kv_len, d.head_dim);

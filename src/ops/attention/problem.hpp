@@ -98,6 +98,11 @@ inline int64_t value_head_dim(const posenc_attention_desc& desc) {
   return desc.value_head_dim == 0 ? desc.head_dim : desc.value_head_dim;
 }
 
+// The heads of k and v: desc.kv_heads, or heads for 0.
+inline int64_t key_value_heads(const posenc_attention_desc& desc) {
+  return desc.kv_heads == 0 ? desc.heads : desc.kv_heads;
+}
+
 // Bytes of one element of index_type.
 inline size_t index_bytes(posenc_index_type type) { return type == POSENC_INDEX_INT64 ? 8 : 4; }
 
