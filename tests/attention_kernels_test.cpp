@@ -19,6 +19,12 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr int64_t kSizes[] = {1, 5, 16, 17, 31, 64, 257, 1030};
+// Probabilities and online-softmax corrections below 2^-64 are 0 (they
+// would bring subnormals into the GEMMs; docs/design.md).
+constexpr double kMinProbability = 0x1p-64;
+// Where a probability of `want` lies at the flush edge: within the exp's
+// error of 2^-64, it may be kept or flushed.
+bool at_flush_edge(double want) { return std::abs(want / kMinProbability - 1.0) < 1e-3; }
 
 using SoftmaxBlock = decltype(posenc::AttentionKernels::softmax_block);
 
@@ -36,7 +42,8 @@ class AttentionKernels : public IsaTest {
   const posenc::AttentionBiasKernels& bias() const { return kernels().attention_bias; }
 };
 
-// Arguments of exp spread over its domain [-87.3, 0] (and past its end).
+// Arguments of exp spread over [-90, 0]: below ln 2^-64 (about -44.36)
+// flushed, the rest computed.
 std::vector<float> exp_arguments(int64_t n, uint32_t seed) {
   std::vector<float> x = random_floats(size_t(n), seed, -90.0f, 0.0f);
   for (size_t i = 0; i < x.size(); i += 3) x[i] *= 0.01f;  // many near 0
@@ -64,9 +71,11 @@ TEST_P(AttentionKernels, ExpIsAccurateOverItsDomain) {
     for (int64_t j = 0; j < n; ++j) {
       const double want = std::exp(double(x[size_t(j)]));
       want_sum += want;
-      if (want < double(std::numeric_limits<float>::min())) {  // flushed, but for the edge
+      if (want < kMinProbability && !at_flush_edge(want)) {
+        ASSERT_EQ(got[size_t(j)], 0.0f) << "x = " << x[size_t(j)];
+      } else if (at_flush_edge(want)) {
         ASSERT_GE(got[size_t(j)], 0.0f) << "x = " << x[size_t(j)];
-        ASSERT_LE(got[size_t(j)], std::numeric_limits<float>::min()) << "x = " << x[size_t(j)];
+        ASSERT_LE(got[size_t(j)], 1.001 * kMinProbability) << "x = " << x[size_t(j)];
       } else {
         ASSERT_NEAR(got[size_t(j)], want, 3e-7 * want) << "x = " << x[size_t(j)];
       }
@@ -77,8 +86,8 @@ TEST_P(AttentionKernels, ExpIsAccurateOverItsDomain) {
 
 TEST_P(AttentionKernels, ExpSpecialValues) {
   const float denormal = float_from_bits(0x00000001u);
-  std::vector<float> x = {0.0f,         -0.0f,   -kInf,     -87.3f,
-                          -87.4f,       -100.0f, -denormal, -std::numeric_limits<float>::max(),
+  std::vector<float> x = {0.0f,         -0.0f,   -kInf,     -44.3f,
+                          -44.4f,       -100.0f, -denormal, -std::numeric_limits<float>::max(),
                           std::nanf("")};
   float sum = 0.0f;
   first_block(softmax().softmax_block, x.data(), int64_t(x.size()), int64_t(x.size()), nullptr,
@@ -86,8 +95,8 @@ TEST_P(AttentionKernels, ExpSpecialValues) {
   EXPECT_EQ(x[0], 1.0f);
   EXPECT_EQ(x[1], 1.0f);
   EXPECT_EQ(x[2], 0.0f);
-  EXPECT_NEAR(x[3], std::exp(double(-87.3f)), 1e-44);
-  EXPECT_EQ(x[4], 0.0f);  // below FLT_MIN: flushed
+  EXPECT_NEAR(x[3], std::exp(double(-44.3f)), 3e-7 * std::exp(double(-44.3f)));
+  EXPECT_EQ(x[4], 0.0f);  // below 2^-64: flushed
   EXPECT_EQ(x[5], 0.0f);
   EXPECT_EQ(x[6], 1.0f);
   EXPECT_EQ(x[7], 0.0f);
@@ -96,12 +105,12 @@ TEST_P(AttentionKernels, ExpSpecialValues) {
 }
 
 // The same special values where the probabilities are bf16: the exp goes
-// through 2^t there and flushes below 2^-125 (x below about -86.64).
+// through 2^t there and flushes below 2^-64 (x below about -44.36).
 TEST_P(AttentionKernels, Bf16ExpSpecialValues) {
   for (SoftmaxBlock step : softmax_steps()) {
     const float denormal = float_from_bits(0x00000001u);
-    std::vector<float> x = {0.0f,   -0.0f,   -kInf,     -86.6f,
-                            -87.4f, -100.0f, -denormal, -std::numeric_limits<float>::max()};
+    std::vector<float> x = {0.0f,   -0.0f,   -kInf,     -44.3f,
+                            -44.4f, -100.0f, -denormal, -std::numeric_limits<float>::max()};
     const std::vector<float> in = x;
     std::vector<uint16_t> probs(x.size());
     float sum = 0.0f;
@@ -111,8 +120,8 @@ TEST_P(AttentionKernels, Bf16ExpSpecialValues) {
     EXPECT_EQ(got[0], 1.0f);
     EXPECT_EQ(got[1], 1.0f);
     EXPECT_EQ(got[2], 0.0f);
-    EXPECT_NEAR(got[3], std::exp(double(in[3])), 0.01 * std::exp(double(in[3])));  // 2^-124.9
-    EXPECT_EQ(got[4], 0.0f);  // below 2^-125: flushed
+    EXPECT_NEAR(got[3], std::exp(double(in[3])), 0.01 * std::exp(double(in[3])));  // 2^-63.9
+    EXPECT_EQ(got[4], 0.0f);  // below 2^-64: flushed
     EXPECT_EQ(got[5], 0.0f);
     EXPECT_EQ(got[6], 1.0f);
     EXPECT_EQ(got[7], 0.0f);
@@ -146,8 +155,13 @@ TEST_P(AttentionKernels, Bf16ProbabilitiesRoundToNearest) {
           }
           // Half a bf16 ulp (8 significant bits) at want, plus exp's error.
           const double want = std::exp(double(in[size_t(j)]));
-          const double half_ulp = want > 0.0 ? std::ldexp(1.0, std::ilogb(want) - 8) : 0.0;
-          ASSERT_NEAR(got, want, half_ulp + 2e-4 * want + 1e-37) << "x = " << in[size_t(j)];
+          if (want < kMinProbability || at_flush_edge(want)) {
+            ASSERT_TRUE(got == 0.0f || at_flush_edge(want)) << "x = " << in[size_t(j)];
+            ASSERT_LE(got, 1.01 * kMinProbability) << "x = " << in[size_t(j)];
+            continue;
+          }
+          const double half_ulp = std::ldexp(1.0, std::ilogb(want) - 8);
+          ASSERT_NEAR(got, want, half_ulp + 2e-4 * want) << "x = " << in[size_t(j)];
         }
       }
     }
@@ -175,13 +189,13 @@ TEST_P(AttentionKernels, Bf16ProbabilitiesKeepNaN) {
 
 // Both steps give the same bf16 probabilities bit for bit (the exp computes
 // no subnormal, which the AVX512-BF16 instruction would flush): over exp's
-// whole domain, and densely around its flush edge 2^-125 (x near -86.64).
+// whole domain, and densely around its flush edge 2^-64 (x near -44.36).
 TEST_P(AttentionKernels, Bf16StepsAgree) {
   const std::vector<SoftmaxBlock> steps = softmax_steps();
   if (steps.size() < 2) GTEST_SKIP() << "no AVX512-BF16 step on this path or CPU";
   for (int64_t n : kSizes) {
     std::vector<float> x = exp_arguments(n, 17);
-    for (size_t i = 1; i < x.size(); i += 2) x[i] = -86.5f - 0.3f * float(i) / float(n);
+    for (size_t i = 1; i < x.size(); i += 2) x[i] = -44.2f - 0.3f * float(i) / float(n);
     std::vector<uint16_t> portable(static_cast<size_t>(n)), native(static_cast<size_t>(n));
     std::vector<float> scratch = x;
     float sum_portable = 0.0f, sum_native = 0.0f;
@@ -210,6 +224,30 @@ TEST_P(AttentionKernels, OnlineSoftmaxCorrection) {
   for (double x : {0.5, -1.0, 0.25, 2.0, 1.0}) want += std::exp(0.5 * (x - 2.0));
   EXPECT_NEAR(row_sum, want, 1e-6);
   EXPECT_EQ(row_max, 2.0f);
+}
+
+// A maximum that grows by more than ln 2^-64 / scale gives the earlier
+// blocks a weight of 0 (their accumulator is zeroed, not made subnormal);
+// by a little less, their weight exp(scale (old - new)).
+TEST_P(AttentionKernels, OnlineSoftmaxFlushesTinyCorrections) {
+  for (SoftmaxBlock step : softmax_steps()) {
+    for (float jump : {88.6f, 88.8f, 200.0f}) {  // times scale 0.5: 44.3, 44.4, 100
+      SCOPED_TRACE(testing::Message() << "jump " << jump);
+      std::vector<float> first = {0.0f, -1.0f}, second = {jump};
+      float row_max = -kInf, row_sum = 0.0f;
+      step(first.data(), 2, 2, 0.0f, 0.5f, &row_max, &row_sum, nullptr);
+      const float sum_first = row_sum;
+      const float correction = step(second.data(), 1, 1, jump, 0.5f, &row_max, &row_sum, nullptr);
+      const double want = std::exp(-0.5 * double(jump));
+      if (want < kMinProbability) {
+        EXPECT_EQ(correction, 0.0f);
+        EXPECT_EQ(row_sum, 1.0f);
+      } else {
+        EXPECT_NEAR(correction, want, 1e-6 * want);
+        EXPECT_NEAR(row_sum, 1.0 + want * sum_first, 1e-7);
+      }
+    }
+  }
 }
 
 // A block whose visible scores are all -inf (an additive mask can make

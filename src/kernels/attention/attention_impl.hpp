@@ -146,9 +146,12 @@ float softmax_block(float* scores, int64_t valid, int64_t n, float block_max, fl
     sum = exp_in_place<Arch>(scores, valid, a);
     std::fill(scores + valid, scores + n, 0.0f);
   }
+  // The earlier blocks' weight: flushed below kMinProbability as the
+  // probabilities are (the accumulator scaled by less would near FLT_MIN).
   float correction = 1.0f;
   if (old_max != new_max) {
     correction = old_max == neg_inf ? 0.0f : std::exp(scale * (old_max - new_max));
+    if (correction < kMinProbability) correction = 0.0f;
   }
   *row_sum = *row_sum * correction + sum;
   *row_max = new_max;

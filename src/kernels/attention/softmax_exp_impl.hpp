@@ -1,7 +1,7 @@
 // exp(scale d) for softmax arguments d = score - row maximum <= 0, templated
 // on the xsimd arch. About half the instructions of xsimd::exp, which handles
 // the whole float range: here no overflow is possible, and results below
-// FLT_MIN, negligible next to the row maximum's 1, are flushed to 0.
+// kMinProbability are flushed to 0.
 #pragma once
 
 #include <type_traits>
@@ -9,6 +9,17 @@
 #include <xsimd/xsimd.hpp>
 
 namespace posenc::kernels {
+
+// Probabilities below 2^-64 are 0. Next to the row maximum's 1 they are
+// 2^-40 below the rounding of the row's sum; kept, they and their products
+// with values of ordinary size come near FLT_MIN, where oneDNN's GEMMs (and
+// the online softmax's rescaling) would compute subnormals, a microcode
+// assist each on Intel cores: ALiBi's far keys made causal attention 1.5x
+// slower than without the bias on a 2-core Xeon.
+inline constexpr int kMinProbabilityExponent = -64;
+inline constexpr float kMinProbability = 0x1p-64f;
+// ln(kMinProbability): the arguments of exp that are flushed lie below it.
+inline constexpr float kMinProbabilityLog = -44.3614196f;
 
 // How exactly the exponential works: to fp32's precision, or to the
 // precision that probabilities rounded to bf16 (8 significant bits) can show.
@@ -52,11 +63,11 @@ xsimd::batch<float, Arch> scale_by_power_of_2(xsimd::batch<float, Arch> p,
 
 // exp(x) for x <= 0 (or NaN, which stays NaN; -inf gives 0): 2^n e^r with
 // n = round(x / ln2) and r = x - n ln2, ln2 split in two (Cody-Waite) so that
-// n * hi is exact for |n| < 2^9. 0 below ln(FLT_MIN).
+// n * hi is exact for |n| < 2^9. 0 below ln(kMinProbability).
 template <class Arch>
 xsimd::batch<float, Arch> softmax_exp(xsimd::batch<float, Arch> x) {
   using batch = xsimd::batch<float, Arch>;
-  const auto flush = x < batch(-87.33654f);  // from here on 2^n e^r is normal
+  const auto flush = x < batch(kMinProbabilityLog);
   const batch n = xsimd::nearbyint(x * batch(kLog2e));
   batch r = xsimd::fma(n, batch(-0.693359375f), x);
   r = xsimd::fma(n, batch(2.12194440e-4f), r);
@@ -77,12 +88,12 @@ xsimd::batch<float, Arch> exp2_unit_interval(xsimd::batch<float, Arch> f) {
 // 2^t for t <= 0 (or NaN, which stays NaN; -inf gives 0), to bf16
 // precision: 2^n 2^f with n = floor(t) and f = t - n in [0, 1] (f is 1 where
 // t is just below an integer and t - n rounds up; 2^n p(1) then equals
-// 2^(n+1) p(0)). 0 below 2^-125, where the polynomial's error could
-// otherwise take the result under FLT_MIN.
+// 2^(n+1) p(0)). 0 below 2^kMinProbabilityExponent (the result there may
+// be up to 1.2e-4 below kMinProbability).
 template <class Arch>
 xsimd::batch<float, Arch> softmax_exp2(xsimd::batch<float, Arch> t) {
   using batch = xsimd::batch<float, Arch>;
-  const auto flush = t < batch(-125.0f);
+  const auto flush = t < batch(float(kMinProbabilityExponent));
 #if XSIMD_WITH_AVX512F
   if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
     // f from one reduce; scalef takes the floor of t itself.
