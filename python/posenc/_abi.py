@@ -52,6 +52,15 @@ def integer(value, argument, bits=64):
     return value
 
 
+def count(value, argument):
+    """A size as integer() takes it, and >= 0: an empty axis is one (the C
+    ABI, whose count axes are >= 1, is then not called)."""
+    value = integer(value, argument)
+    if value < 0:
+        raise ValueError(f"{argument}: must be >= 0, got {value}")
+    return value
+
+
 def real(value, argument):
     """value as a C double, or a TypeError naming the argument (ctypes'
     own error names only the position)."""

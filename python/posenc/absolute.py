@@ -21,27 +21,28 @@ def sinusoid_table(length, dim, start=0, base=10000.0, layout="interleaved", dty
                    out=None, context=None):
     """[length, dim] sinusoid for positions start ..; dtype a torch dtype for a
     torch result (float32 or bfloat16), else a numpy float32 array."""
-    length, dim = _abi.integer(length, "length"), _abi.integer(dim, "dim")
+    length, dim = _abi.count(length, "length"), _abi.count(dim, "dim")
     o = _table_output(out, dtype, (length, dim))
     start, base = _abi.integer(start, "start"), _abi.real(base, "base")
+    layout_code = _layout(layout)
     if _tensor.no_elements(o):
         return o.obj
-    check(lib.posenc_sinusoid_table(handle(context), length, dim, start, base,
-                                    _layout(layout), o.dtype, o.ptr))
+    check(lib.posenc_sinusoid_table(handle(context), length, dim, start, base, layout_code,
+                                    o.dtype, o.ptr))
     return o.obj
 
 
 def sinusoid_table_2d(height, width, dim, base=10000.0, layout="interleaved", dtype=None,
                       out=None, context=None):
     """[height*width, dim] 2D sin-cos table (token n = x*width + y)."""
-    height, width = _abi.integer(height, "height"), _abi.integer(width, "width")
-    dim = _abi.integer(dim, "dim")
+    height, width = _abi.count(height, "height"), _abi.count(width, "width")
+    dim = _abi.count(dim, "dim")
     o = _table_output(out, dtype, (height * width, dim))
-    base = _abi.real(base, "base")
+    base, layout_code = _abi.real(base, "base"), _layout(layout)
     if _tensor.no_elements(o):
         return o.obj
-    check(lib.posenc_sinusoid_table_2d(handle(context), height, width, dim, base,
-                                       _layout(layout), o.dtype, o.ptr))
+    check(lib.posenc_sinusoid_table_2d(handle(context), height, width, dim, base, layout_code,
+                                       o.dtype, o.ptr))
     return o.obj
 
 
@@ -50,10 +51,11 @@ def add_sinusoid(x, offset=0, base=10000.0, layout="interleaved", out=None, cont
     xv = _tensor.dense(x, "x", 3)
     o = _tensor.output(out, x, xv.shape, _abi.F32)
     offset, base = _abi.integer(offset, "offset"), _abi.real(base, "base")
+    layout_code = _layout(layout)
     if _tensor.no_elements(o):
         return o.obj
-    check(lib.posenc_add_sinusoid(handle(context), *xv.shape, offset, base, _layout(layout),
-                                  xv.ptr, o.ptr))
+    check(lib.posenc_add_sinusoid(handle(context), *xv.shape, offset, base, layout_code, xv.ptr,
+                                  o.ptr))
     return o.obj
 
 
@@ -77,11 +79,12 @@ def concat_sinusoid(x, pos_dim, offset=0, base=10000.0, layout="interleaved", ou
     """[x, P] along the last axis: x[B, T, Dx] -> [B, T, Dx + pos_dim]."""
     xv = _tensor.dense(x, "x", 3)
     batch, tokens, x_dim = xv.shape
-    pos_dim = _abi.integer(pos_dim, "pos_dim")
+    pos_dim = _abi.count(pos_dim, "pos_dim")
     o = _tensor.output(out, x, (batch, tokens, x_dim + pos_dim), _abi.F32)
     offset, base = _abi.integer(offset, "offset"), _abi.real(base, "base")
+    layout_code = _layout(layout)
     if _tensor.no_elements(o):
         return o.obj
     check(lib.posenc_concat_sinusoid(handle(context), batch, tokens, x_dim, pos_dim, offset,
-                                     base, _layout(layout), xv.ptr, o.ptr))
+                                     base, layout_code, xv.ptr, o.ptr))
     return o.obj

@@ -115,8 +115,8 @@ def position_bias(kind, table=None, *, heads=None, q_len=None, kv_len=None, quer
         if kind_name != "table_2d":
             raise ValueError(f"q_len: needed for the {kind_name} bias")
         q_len = f.window[0] * f.window[1] + f.class_token
-    q_len = _abi.integer(q_len, "q_len")
-    kv_len = q_len if kv_len is None else _abi.integer(kv_len, "kv_len")
+    q_len = _abi.count(q_len, "q_len")
+    kv_len = q_len if kv_len is None else _abi.count(kv_len, "kv_len")
     desc = _abi.PositionBiasDesc()
     lib.posenc_position_bias_desc_init(ctypes.byref(desc), code, f.heads, q_len, kv_len)
     desc.query_offset = _abi.integer(query_offset, "query_offset")
@@ -138,7 +138,7 @@ def position_bias(kind, table=None, *, heads=None, q_len=None, kv_len=None, quer
 def alibi_slopes(heads, dtype=None, out=None):
     """ALiBi's standard slopes [heads] (float32; a torch tensor for a torch
     dtype, else numpy)."""
-    heads = _abi.integer(heads, "heads")
+    heads = _abi.count(heads, "heads")
     like, _ = _tensor.result_kind(dtype)
     o = _tensor.output(out, like, (heads,), _abi.F32)
     if _tensor.no_elements(o):
@@ -152,7 +152,7 @@ def resize_relative_table(table, new_rows, out=None):
     (SAM's get_rel_pos; torch's interpolate(mode="linear"))."""
     tv = _tensor.dense(table, "table", 2)
     rows, dim = tv.shape
-    new_rows = _abi.integer(new_rows, "new_rows")
+    new_rows = _abi.count(new_rows, "new_rows")
     o = _tensor.output(out, table, (new_rows, dim), _abi.F32)
     if _tensor.no_elements(o):
         return o.obj

@@ -111,6 +111,14 @@ def test_empty_calls_still_check_what_python_checks():
     with pytest.raises(ValueError, match="positions: expected shape"):
         posenc.rope(randn(0, 5, 3, 8), config=rope_config(),
                     positions=torch.zeros(1, 5, dtype=torch.int64))
+    with pytest.raises(ValueError, match="layout:"):
+        posenc.add_sinusoid(randn(0, 3, 6), layout="bogus")
+    with pytest.raises(ValueError, match="layout:"):
+        posenc.sinusoid_table(0, 6, layout="bogus")
+    with pytest.raises(ValueError, match="width: must be >= 0"):
+        posenc.sinusoid_table_2d(0, -3, 8)
+    with pytest.raises(ValueError, match="kv_len: must be >= 0"):
+        posenc.position_bias("alibi", None, heads=4, q_len=0, kv_len=-1, bidirectional=False)
 
 
 def test_a_zero_axis_that_leaves_elements_is_refused():
