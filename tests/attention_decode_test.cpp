@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 #include "compare.hpp"
 #include "isa_test.hpp"
 #include "ops/attention/plan.hpp"
+#include "ops/attention/split_keys.hpp"
 #include "posenc/posenc.h"
 #include "posenc/posenc.hpp"
 #include "reference/attention.hpp"
@@ -220,6 +223,34 @@ TEST(AttentionDecodePlan, WorkspaceHoldsThePartials) {
   ASSERT_TRUE(plan.blocking.splits_keys());
   EXPECT_GE(plan.workspace_bytes - plan.partials,
             size_t(plan.blocking.tasks) * 16 * (128 + 2) * sizeof(float));
+}
+
+// The merge weighs range i by exp(scale (m_i - M)): a range whose maximum
+// lies more than ln 2^-64 / scale below the top gets weight 0, as the
+// online softmax's corrections do, not a factor that makes its sum and
+// output subnormal; one a little closer keeps its weight. (Partials of
+// 1e20 make weights near 2^-64 = 5.4e-20 show in the result.)
+TEST(AttentionDecodeMerge, WeightsBelowTwoToTheMinus64AreZero) {
+  constexpr int64_t kColumns = 3;
+  const ops::PartialLayout layout = ops::partial_layout(1, kColumns);
+  std::vector<uint8_t> records(3 * layout.bytes + 64);
+  uint8_t* base = records.data() + (64 - reinterpret_cast<uintptr_t>(records.data()) % 64) % 64;
+  // Times scale 0.5: 0, -44.3 (weight 5.8e-20, kept), -44.4 (5.2e-20, 0).
+  const float maxima[3] = {0.0f, -88.6f, -88.8f};
+  const float sizes[3] = {1.0f, 1e20f, 1e20f};
+  for (int64_t i = 0; i < 3; ++i) {
+    const ops::Partial part = ops::partial_at(base, layout, i);
+    part.row_max[0] = maxima[i];
+    part.row_sum[0] = 2.0f * sizes[i];
+    for (int64_t c = 0; c < kColumns; ++c) part.acc[c] = float(c + 1) * sizes[i];
+  }
+  float acc[kColumns], row_sum = 0.0f;
+  ops::merge_partials(base, layout, 0, 3, 1, kColumns, kColumns, 0.5f, acc, &row_sum);
+  const double kept = 1e20 * std::exp(0.5 * -88.6);  // about 5.8
+  EXPECT_NEAR(row_sum, 2.0 * (1.0 + kept), 1e-5 * row_sum);
+  for (int64_t c = 0; c < kColumns; ++c) {
+    EXPECT_NEAR(acc[c], double(c + 1) * (1.0 + kept), 1e-5 * acc[c]) << c;
+  }
 }
 
 }  // namespace

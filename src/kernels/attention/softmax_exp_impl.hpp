@@ -1,25 +1,16 @@
 // exp(scale d) for softmax arguments d = score - row maximum <= 0, templated
 // on the xsimd arch. About half the instructions of xsimd::exp, which handles
 // the whole float range: here no overflow is possible, and results below
-// kMinProbability are flushed to 0.
+// kMinProbability (runtime/math_constants.hpp) are flushed to 0.
 #pragma once
 
 #include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
-namespace posenc::kernels {
+#include "runtime/math_constants.hpp"
 
-// Probabilities below 2^-64 are 0. Next to the row maximum's 1 they are
-// 2^-40 below the rounding of the row's sum; kept, they and their products
-// with values of ordinary size come near FLT_MIN, where oneDNN's GEMMs (and
-// the online softmax's rescaling) would compute subnormals, a microcode
-// assist each on Intel cores: ALiBi's far keys made causal attention 1.5x
-// slower than without the bias on a 2-core Xeon.
-inline constexpr int kMinProbabilityExponent = -64;
-inline constexpr float kMinProbability = 0x1p-64f;
-// ln(kMinProbability): the arguments of exp that are flushed lie below it.
-inline constexpr float kMinProbabilityLog = -44.3614196f;
+namespace posenc::kernels {
 
 // How exactly the exponential works: to fp32's precision, or to the
 // precision that probabilities rounded to bf16 (8 significant bits) can show.
@@ -109,7 +100,7 @@ xsimd::batch<float, Arch> softmax_exp2(xsimd::batch<float, Arch> t) {
 
 // exp(scale d) for d <= 0 to `precision`. bf16 precision goes through 2^t
 // with t = d (scale / ln2): the factor's and the product's roundings cost at
-// most 1e-5 relative for |t| <= 125, and the reduction needs no Cody-Waite.
+// most 1e-5 relative for |t| <= 64, and the reduction needs no Cody-Waite.
 template <class Arch, ExpPrecision precision>
 class ScaledExp {
  public:

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/math_constants.hpp"
 #include "runtime/workspace.hpp"
 
 namespace posenc::ops {
@@ -33,7 +34,9 @@ void merge_partials(uint8_t* records, const PartialLayout& layout, int64_t first
     for (int64_t i = 0; top != neg_inf && i < splits; ++i) {
       const Partial part = partial_at(records, layout, first_task + i);
       if (part.row_max[r] == neg_inf) continue;  // no key, and its acc unset
-      const float weight = std::exp(softmax_scale * (part.row_max[r] - top));
+      // Flushed as the online softmax's corrections are; the top split's is 1.
+      float weight = std::exp(softmax_scale * (part.row_max[r] - top));
+      if (weight < kMinProbability) weight = 0.0f;
       sum += weight * part.row_sum[r];
       const float* x = part.acc + r * acc_ld;
       for (int64_t c = 0; c < columns; ++c) out[c] += weight * x[c];
