@@ -50,7 +50,9 @@ def isa_available(isa):
 
 
 def set_max_isa(isa):
-    """Caps posenc's kernels and oneDNN (before oneDNN's first primitive)."""
+    """Caps posenc's kernels and oneDNN (before oneDNN's first primitive).
+    The cap is the process's: a torch linked to the same libdnnl (Debian's
+    is) is capped as well, and has no bf16 matmul below "avx512"."""
     _check(_lib.posenc_set_max_isa(_abi.enum_value(_abi.ISA, isa, "isa")))
 
 

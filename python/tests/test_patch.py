@@ -117,13 +117,28 @@ def test_timm_sam_without_rel_pos_and_with_qk_norm(dtype, tolerance):
             tolerance)
 
 
+def torch_runs(module, x):
+    """False where torch itself cannot run module on x: POSENC_MAX_ISA below
+    avx512 caps oneDNN process-wide, and a torch linked to the same libdnnl
+    (Debian's) then has no bf16 matmul for the unpatched module."""
+    try:
+        with torch.no_grad():
+            module(x)
+        return True
+    except RuntimeError:
+        return False
+
+
 def test_timm_sam_qk_norm_of_a_bf16_module_run_in_fp32():
     """The norms run in the module's dtype before q and k take the run's."""
     torch.manual_seed(0)
     module = timm_sam.Attention(32, num_heads=4, qk_norm=True, use_rel_pos=True,
                                 input_size=(3, 5))
     randomize_position_tables(module)
-    compare(module.bfloat16(), torch.randn(2, 3, 5, 32).bfloat16(), torch.float32, 2e-2)
+    module, x = module.bfloat16().eval(), torch.randn(2, 3, 5, 32).bfloat16()
+    if not torch_runs(module, x):
+        pytest.skip("torch's bf16 matmul fails under posenc's cap of the oneDNN it shares")
+    compare(module, x, torch.float32, 2e-2)
 
 
 @pytest.mark.parametrize("dtype,tolerance", DTYPES)
