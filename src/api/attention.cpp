@@ -45,17 +45,10 @@ class Regions {
   size_t count_ = 0;
 };
 
-// posenc/bias.h's checks of the kind's fields (one home); returns the
-// floats of the table (0: ALiBi's standard slopes).
-int64_t validate_position_bias(const posenc_attention_desc& d, const void* table) {
-  return validate_position_bias_desc(
-      ops::position_bias_desc_of(d, d.query_offset), table,
-      {"desc->map_height", "desc->map_width", "desc->map_height * map_width"});
-}
-
 // The fields of the kinds without q: checked by posenc/bias.h's rules for
-// those kinds, 0 for the others.
-void validate_position_bias_fields(const posenc_attention_desc& d) {
+// those kinds (one home), 0 for the others. Returns the floats of the
+// kind's table (ALiBi: its slopes, when given), 0 without such a bias.
+int64_t validate_position_bias_fields(const posenc_attention_desc& d) {
   if (!ops::is_position_bias(d.bias)) {
     const char* why = " must be 0 unless bias is TABLE_2D, TABLE_1D, T5 or ALIBI (got ";
     if (d.class_token != 0) invalid("desc->class_token" + (why + std::to_string(d.class_token) + ")"));
@@ -63,9 +56,11 @@ void validate_position_bias_fields(const posenc_attention_desc& d) {
     if (d.bidirectional != 0) {
       invalid("desc->bidirectional" + (why + std::to_string(d.bidirectional) + ")"));
     }
-    return;
+    return 0;
   }
-  validate_position_bias(d, nullptr);
+  const int64_t table_floats = validate_position_bias_desc(
+      ops::position_bias_desc_of(d, d.query_offset),
+      {"desc->map_height", "desc->map_width", "desc->map_height * map_width"});
   // The tables are per head by construction ([.., heads] or [heads, ..]).
   if (d.tables_per_head != 0) {
     invalid("desc->tables_per_head must be 0 with bias TABLE_2D, TABLE_1D, T5 or ALIBI");
@@ -75,6 +70,7 @@ void validate_position_bias_fields(const posenc_attention_desc& d) {
   if (d.relative_values != 0) {
     invalid("desc->relative_values is not available with bias TABLE_2D, TABLE_1D, T5 or ALIBI");
   }
+  return table_floats;
 }
 
 // The mask's shape: mask_batch divides batch (1 and batch included), the
@@ -147,8 +143,15 @@ void validate_map_desc(const posenc_attention_desc& d) {
   }
 }
 
-// Checks everything in the desc; returns the elements each tensor spans.
-AttentionExtents validate_desc(const posenc_attention_desc& d) {
+// What a checked desc implies: the elements each of q, k, v and out spans,
+// and the floats of a position bias's table (validate_position_bias_fields).
+struct DescExtents {
+  AttentionExtents tensors;
+  int64_t position_table;
+};
+
+// Checks everything in the desc.
+DescExtents validate_desc(const posenc_attention_desc& d) {
   require_positive(d.batch, "desc->batch");
   require_positive(d.heads, "desc->heads");
   require_positive(d.q_len, "desc->q_len");
@@ -179,7 +182,7 @@ AttentionExtents validate_desc(const posenc_attention_desc& d) {
             "must be 0 with this bias (got " + std::to_string(d.max_distance) + ")");
   }
   validate_map_desc(d);
-  validate_position_bias_fields(d);
+  const int64_t position_table = validate_position_bias_fields(d);
   validate_mask_desc(d);
   // Bounds the workspace sizes (which grow with q_len + kv_len) and the 1D
   // table's rows.
@@ -189,7 +192,7 @@ AttentionExtents validate_desc(const posenc_attention_desc& d) {
   // accumulators (query block x value_head_dim floats).
   require_non_negative(d.value_head_dim, "desc->value_head_dim");
   checked_bytes({d.value_head_dim}, size_t(1) << 24, "desc->value_head_dim");
-  return validate_attention_layout(d);
+  return DescExtents{validate_attention_layout(d), position_table};
 }
 
 // One per-sequence tensor: aligned to index_type, every value b in
@@ -230,7 +233,8 @@ int64_t validate_sequences(const posenc_attention_desc& d, const posenc_attentio
 // Checks the tensors against the desc and returns the regions they cover,
 // and the call's largest query offset (the rows of an unclipped 1D table).
 Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_tensors& t,
-                         const AttentionExtents& extents, int64_t& max_query_offset) {
+                         const DescExtents& desc_extents, int64_t& max_query_offset) {
+  const AttentionExtents& extents = desc_extents.tensors;
   const size_t es = dtype_bytes(d.dtype);
   require_tensor(t.q, es, "tensors->q");
   require_tensor(t.k, es, "tensors->k");
@@ -271,10 +275,10 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
   }
   if (ops::is_position_bias(d.bias)) {
     // The table as the model stores it (ALiBi: the slopes, or NULL).
-    const int64_t floats = validate_position_bias(d, t.table);
-    if (floats > 0) {
+    if (d.bias != POSENC_BIAS_ALIBI || t.table != nullptr) {
       require_tensor(t.table, es, "tensors->table");
-      inputs.push_back({t.table, checked_bytes({floats}, es, "tensors->table"), "tensors->table"});
+      inputs.push_back({t.table, checked_bytes({desc_extents.position_table}, es, "tensors->table"),
+                        "tensors->table"});
     }
     if (d.bias == POSENC_BIAS_TABLE_2D && t.query_offsets != nullptr) {
       invalid("tensors->query_offsets must be NULL with bias TABLE_2D (a window has no offset)");
@@ -325,11 +329,11 @@ struct Validated {
 Validated validate(const posenc_attention_desc* desc, const posenc_attention_tensors* tensors) {
   require_not_null(desc, "desc");
   require_not_null(tensors, "tensors");
-  const AttentionExtents extents = validate_desc(*desc);
+  const DescExtents extents = validate_desc(*desc);
   // Every size product is checked before the problem multiplies them.
   int64_t max_query_offset = 0;
   Regions inputs = validate_tensors(*desc, *tensors, extents, max_query_offset);
-  const int64_t out_bytes = extents.out * int64_t(dtype_bytes(desc->out_dtype));
+  const int64_t out_bytes = extents.tensors.out * int64_t(dtype_bytes(desc->out_dtype));
   Validated v{ops::make_attention_problem(*desc, tensors, max_query_offset), out_bytes,
               std::move(inputs)};
   for (const Region& r : v.inputs) {

@@ -84,7 +84,7 @@ int64_t validate_t5(const posenc_position_bias_desc& d) {
 
 namespace posenc {
 
-int64_t validate_position_bias_desc(const posenc_position_bias_desc& d, const void* table,
+int64_t validate_position_bias_desc(const posenc_position_bias_desc& d,
                                     const PositionBiasNames& names) {
   require_enum(d.kind, "desc->kind",
                {POSENC_POSITION_BIAS_TABLE_2D, POSENC_POSITION_BIAS_TABLE_1D,
@@ -116,7 +116,7 @@ int64_t validate_position_bias_desc(const posenc_position_bias_desc& d, const vo
       return checked_bytes({validate_t5(d), d.heads}, 1, "table");
     default:
       require_flag(d.bidirectional, "desc->bidirectional");
-      return table != nullptr ? d.heads : 0;
+      return d.heads;
   }
 }
 
@@ -161,8 +161,7 @@ posenc_status posenc_position_bias(posenc_context* context,
   return guard("posenc_position_bias", [&] {
     require_not_null(desc, "desc");
     const int64_t table_floats = validate_position_bias_desc(
-        *desc, table,
-        {"desc->window_height", "desc->window_width", "desc->window_height * window_width"});
+        *desc, {"desc->window_height", "desc->window_width", "desc->window_height * window_width"});
     if (desc->kind != POSENC_POSITION_BIAS_ALIBI || table != nullptr) {
       require_tensor(table, sizeof(float), "table");
     }

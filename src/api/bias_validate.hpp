@@ -17,8 +17,8 @@ struct PositionBiasNames {
 };
 
 // Checks every field of d (throws naming the first bad one); returns the
-// floats of its table (0: ALiBi's standard slopes, table NULL).
-int64_t validate_position_bias_desc(const posenc_position_bias_desc& d, const void* table,
+// floats of its table (ALiBi: heads, its slopes when the caller gives them).
+int64_t validate_position_bias_desc(const posenc_position_bias_desc& d,
                                     const PositionBiasNames& names);
 
 }  // namespace posenc
