@@ -4,6 +4,9 @@
 
 namespace posenc::reference {
 
+namespace {
+
+// One value of the sinusoid: column `column` of position `position`.
 double sinusoid_value(int64_t position, int64_t column, int64_t dim, double base,
                       posenc_sincos_layout layout) {
   const int64_t sin_count = (dim + 1) / 2;
@@ -19,6 +22,8 @@ double sinusoid_value(int64_t position, int64_t column, int64_t dim, double base
   const double angle = double(position) * std::pow(base, -double(2 * frequency) / double(dim));
   return is_sine ? std::sin(angle) : std::cos(angle);
 }
+
+}  // namespace
 
 std::vector<double> sinusoid_table(int64_t length, int64_t dim, int64_t start, double base,
                                    posenc_sincos_layout layout) {

@@ -8,10 +8,6 @@
 
 namespace posenc::reference {
 
-// One value of the sinusoid: column `column` of position `position`.
-double sinusoid_value(int64_t position, int64_t column, int64_t dim, double base,
-                      posenc_sincos_layout layout);
-
 std::vector<double> sinusoid_table(int64_t length, int64_t dim, int64_t start, double base,
                                    posenc_sincos_layout layout);
 

@@ -56,30 +56,37 @@ bool gathers_2d(const AttentionProblem& p) {
   return !(p.axis_h().is_window() && p.axis_w().is_window());
 }
 
-// The most table rows a query block of 1D relative logits reads over a key
-// block: its window, at most the table's readable rows.
-int64_t longest_window_1d(const AttentionProblem& p, int64_t query_block, int64_t key_block) {
-  return std::min(relative_index_of(p).readable, key_block + query_block - 1);
-}
-
-}  // namespace
-
+// Where the keys [first_key, ..) of the query at query_pos find their rows
+// in a window of a 1D relative table's rows starting at window_first: key
+// first_key + j at column clamp(j + shift, lo, hi) (the arguments of
+// gather_add and scatter_add).
+struct WindowColumns {
+  int64_t shift, lo, hi;
+};
 WindowColumns window_columns(const RelativeIndex& index, int64_t query_pos, int64_t first_key,
                              int64_t window_first) {
   return WindowColumns{first_key - query_pos + index.center - window_first, -window_first,
                        index.readable - 1 - window_first};
 }
 
+// The 1D table of posenc/attention.h for this problem: its rows (the stride
+// of per-head tables) from the largest query offset of the call.
 RelativeIndex relative_index_of(const AttentionProblem& p) {
   return relative_index(p.max_query_offset, p.q_len, p.kv_len, p.max_distance);
 }
 
+// The same table as the queries of a sequence at query_offset index it.
 RelativeIndex relative_index_of(const AttentionProblem& p, int64_t query_offset) {
   RelativeIndex index = relative_index(query_offset, p.q_len, p.kv_len, p.max_distance);
   index.rows = relative_index_of(p).rows;
   return index;
 }
 
+// The rows used by queries at positions [query_pos, query_pos + queries)
+// against keys [first_key, first_key + keys). With per-sequence options the
+// window is widened (within the table) to queries + keys - 1 rows, which
+// only clipping makes it shorter than: its GEMM's shape then does not depend
+// on the sequence's offset (attention.cpp keeps the shapes few).
 RowWindow relative_window(const AttentionProblem& p, const RelativeIndex& index,
                           int64_t query_pos, int64_t queries, int64_t first_key, int64_t keys) {
   const int64_t first = index.row(first_key - (query_pos + queries - 1));
@@ -91,6 +98,14 @@ RowWindow relative_window(const AttentionProblem& p, const RelativeIndex& index,
   }
   return window;
 }
+
+// The most table rows a query block of 1D relative logits reads over a key
+// block: its window, at most the table's readable rows.
+int64_t longest_window_1d(const AttentionProblem& p, int64_t query_block, int64_t key_block) {
+  return std::min(relative_index_of(p).readable, key_block + query_block - 1);
+}
+
+}  // namespace
 
 AttentionBias::AttentionBias(const AttentionProblem& problem,
                              const posenc_attention_tensors& tensors, const KernelTable& kernels,

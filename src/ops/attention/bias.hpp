@@ -21,30 +21,6 @@
 
 namespace posenc::ops {
 
-// Where the keys [first_key, ..) of the query at query_pos find their rows
-// in a window of a 1D relative table's rows starting at window_first: key
-// first_key + j at column clamp(j + shift, lo, hi) (the arguments of
-// gather_add and scatter_add).
-struct WindowColumns {
-  int64_t shift, lo, hi;
-};
-WindowColumns window_columns(const RelativeIndex& index, int64_t query_pos, int64_t first_key,
-                             int64_t window_first);
-
-// The 1D table of posenc/attention.h for this problem: its rows (the stride
-// of per-head tables) from the largest query offset of the call.
-RelativeIndex relative_index_of(const AttentionProblem& problem);
-// The same table as the queries of a sequence at query_offset index it.
-RelativeIndex relative_index_of(const AttentionProblem& problem, int64_t query_offset);
-
-// The rows used by queries at positions [query_pos, query_pos + queries)
-// against keys [first_key, first_key + keys). With per-sequence options the
-// window is widened (within the table) to queries + keys - 1 rows, which
-// only clipping makes it shorter than: its GEMM's shape then does not depend
-// on the sequence's offset (attention.cpp keeps the shapes few).
-RowWindow relative_window(const AttentionProblem& problem, const RelativeIndex& index,
-                          int64_t query_pos, int64_t queries, int64_t first_key, int64_t keys);
-
 // A block's position logits in scratch, as add_row reads them. 1D: logits
 // [rows, window.count] against table rows window.first.., rows ld apart.
 // 2D: the row logits [rows, table_h's rows] (rows ld apart) and column

@@ -107,8 +107,7 @@ bool packing_pays(const AttentionProblem& p, const AttentionBlocking& b) {
          (!kv_rows_dense && b.rows() >= kMinRowsToPack && !b.splits_keys());
 }
 
-}  // namespace
-
+// The blocks depend on the problem only; threads sets the scratch slots.
 AttentionBlocking attention_blocking(const AttentionProblem& p, int threads) {
   const int64_t heads_total = p.batch * p.heads;
   const int64_t key_block = p.kv_len <= kSingleKeyBlock ? p.kv_len : kKeyBlock;
@@ -187,6 +186,8 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   s.bytes = offset;
   return s;
 }
+
+}  // namespace
 
 AttentionPlan plan_attention(const AttentionProblem& problem, int threads) {
   const AttentionBlocking blocking = attention_blocking(problem, threads);

@@ -111,9 +111,6 @@ struct AttentionBlocking {
   }
 };
 
-// The blocks depend on the problem only; threads sets the scratch slots.
-AttentionBlocking attention_blocking(const AttentionProblem& problem, int threads);
-
 // Byte offsets of one thread's scratch inside its slot, each 64-byte aligned.
 struct SlotLayout {
   // Rows: blocking.rows(); the bias's scratch serves one head's block at a time.
@@ -141,8 +138,6 @@ struct SlotLayout {
   size_t packed_kv_head; // int64: the (batch * kv_heads + kv head) packed there, or -1
   size_t bytes;      // the whole slot
 };
-
-SlotLayout slot_layout(const AttentionProblem& problem, const AttentionBlocking& blocking);
 
 // How a problem runs on a thread count: its blocks, each thread's scratch
 // and the whole workspace. Made once per call (it looks up oneDNN
