@@ -81,6 +81,13 @@ TEST(BiasErrors, PositionBias) {
   EXPECT_TRUE(fails(k2d, [](auto& d) { d.class_token = 1; }, kShape, "desc->q_len"));
   EXPECT_TRUE(fails(k2d, [](auto& d) { d.window_height = d.window_width = INT64_MAX / 2; },
                     kOverflow, "window_height"));
+  EXPECT_TRUE(fails(
+      k2d,
+      [](auto& d) {
+        d.window_height = d.q_len = d.kv_len = (int64_t(1) << 62) + 1;
+        d.window_width = 1;
+      },
+      kOverflow, "2 * desc->window_height - 1"));
   // TABLE_1D, T5, ALIBI.
   EXPECT_TRUE(fails(k1d, [](auto& d) { d.max_distance = -1; }, kInvalid, "desc->max_distance"));
   EXPECT_TRUE(fails(t5, [](auto& d) { d.num_buckets = 3; }, kInvalid, "desc->num_buckets"));
@@ -161,7 +168,11 @@ TEST(BiasErrors, ResizeRelativeBiasTable2d) {
   // one more overflows the rows.
   EXPECT_TRUE(fails_with(call(1, int64_t(1) << 62, 1, 3, 3, 0, in.data(), o), kOverflow, "in"));
   EXPECT_TRUE(fails_with(call(1, (int64_t(1) << 62) + 1, 1, 3, 3, 0, in.data(), o), kOverflow,
-                         "window_height"));
+                         "2 * window_height - 1"));
+  EXPECT_TRUE(fails_with(call(1, 2, 2, (int64_t(1) << 62) + 1, 1, 0, in.data(), o), kOverflow,
+                         "2 * new_window_height - 1"));
+  EXPECT_TRUE(fails_with(call(1, 2, 2, 1, (int64_t(1) << 62) + 1, 0, in.data(), o), kOverflow,
+                         "2 * new_window_width - 1"));
   EXPECT_TRUE(fails_with(call(1, int64_t(1) << 31, int64_t(1) << 31, 3, 3, 0, in.data(), o),
                          kOverflow, "in"));
   EXPECT_TRUE(fails_with(call(INT64_MAX / 4, 2, 2, 3, 3, 0, in.data(), o), kOverflow, "in"));

@@ -209,6 +209,15 @@ TEST(BiasIndexRules, AlibiSlopesOf6And8And12Heads) {
   EXPECT_EQ(alibi_slopes(1), std::vector<float>{0.00390625f});
 }
 
+TEST(BiasIndexRules, AlibiSymmetricIsNegativeAtDistanceMinusTwoToThe31) {
+  // The query at 2^31 against key 0: distance -2^31, bias -slope * 2^31.
+  posenc_position_bias_desc desc = position_bias_desc(POSENC_POSITION_BIAS_ALIBI, 1, 1, 2);
+  desc.query_offset = int64_t(1) << 31;
+  desc.bidirectional = 1;
+  const float slope = 0.5f;
+  EXPECT_EQ(dense_bias(desc, &slope), (std::vector<float>{-1073741824.0f, -1073741824.0f}));
+}
+
 TEST(BiasIndexRules, AlibiCausalAndSymmetricWithOffset) {
   // 2 heads: slopes 2^-4 and 2^-8; queries at positions 1 and 2, keys 0..2.
   posenc_position_bias_desc desc = position_bias_desc(POSENC_POSITION_BIAS_ALIBI, 2, 2, 3);
@@ -272,6 +281,13 @@ std::vector<posenc_position_bias_desc> reference_descs() {
   }
   // Distances past int32 (a query offset of 2^40 - 3): the rows' 64-bit path.
   add(POSENC_POSITION_BIAS_ALIBI, 3, 2, 5).query_offset = (int64_t(1) << 40) - 3;
+  // Rows whose first distance is -2^31 (|d| does not fit int32) and
+  // -2^31 + 1 (it does), both ways.
+  for (int bi : {0, 1}) {
+    posenc_position_bias_desc& d = add(POSENC_POSITION_BIAS_ALIBI, 2, 2, 4);
+    d.bidirectional = bi;
+    d.query_offset = int64_t(1) << 31;
+  }
   return descs;
 }
 

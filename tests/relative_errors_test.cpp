@@ -129,6 +129,10 @@ TEST(RelativeErrors, RelativeLogits2d) {
   EXPECT_TRUE(fails_with(full(int64_t(1) << 20, int64_t(1) << 20, 1, q.data(), t.data(),
                               t.data(), o),
                          kOverflow, "out"));
+  // A 1 x 1 map: q and out of 2^62 bytes fit, the decomposed logits' 2^63 not.
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d(nullptr, int64_t(1) << 60, 1, 1, 1, 1, q.data(),
+                                                   t.data(), t.data(), 1, o),
+                         kOverflow, "the decomposed logits"));
   EXPECT_TRUE(fails_with(full(2, 2, 1, o + 20, t.data(), t.data(), o), kAliasing, "q"));
   EXPECT_TRUE(fails_with(full(2, 2, 2, q.data(), o + 30, t.data(), o), kAliasing, "row_table"));
   EXPECT_TRUE(fails_with(full(2, 2, 1, q.data(), t.data(), o + 120, o + 100), kAliasing,

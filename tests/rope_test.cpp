@@ -237,6 +237,20 @@ TEST(RopeFrequencies, ScalingsKeepAndScaleTheRightPairs) {
   ASSERT_EQ(posenc_rope_inverse_frequencies(&c, scaled.data(), nullptr), POSENC_OK);
   const double base = 500000.0 * std::pow(9.0, 128.0 / 126.0);
   EXPECT_NEAR(scaled[1], std::pow(base, -2.0 / 128.0), 1e-15);
+
+  // A factor past 2^53: s L / L0 - (s - 1) is still 1 at L = L0, and s + 1
+  // at L = 2 L0 (no cancellation to a zero base, whose powers are infinite).
+  c.factor = 1e17;
+  c.sequence_length = 8192;
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&c, scaled.data(), nullptr), POSENC_OK);
+  EXPECT_EQ(scaled, plain);
+  c.sequence_length = 16384;
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&c, scaled.data(), nullptr), POSENC_OK);
+  const double huge_base = 500000.0 * std::pow(1e17 + 1.0, 128.0 / 126.0);
+  for (int64_t j : {1, 20, 63}) {
+    const double want = std::pow(huge_base, -2.0 * double(j) / 128.0);
+    EXPECT_NEAR(scaled[size_t(j)], want, 1e-13 * want) << j;
+  }
 }
 
 class Rope : public IsaTest {};

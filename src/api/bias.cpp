@@ -38,10 +38,12 @@ void require_unused(int64_t value, const char* name, posenc_position_bias_kind k
   }
 }
 
-// The rows of a TABLE_2D table of this window: (2Wh-1)(2Ww-1) + 3*class_token.
-int64_t table_2d_rows(int64_t height, int64_t width, int class_token, const char* what) {
+// The rows of a TABLE_2D table of this window: (2Wh-1)(2Ww-1) + 3*class_token;
+// errors name the window's sides as the caller does.
+int64_t table_2d_rows(int64_t height, int64_t width, int class_token, const char* height_name,
+                      const char* width_name, const char* what) {
   const int64_t cells = checked_bytes(
-      {relative_rows(height, "window_height"), relative_rows(width, "window_width")}, 1, what);
+      {relative_rows(height, height_name), relative_rows(width, width_name)}, 1, what);
   return checked_sum(cells, class_token ? 3 : 0, what);
 }
 
@@ -60,7 +62,8 @@ int64_t validate_table_2d(const posenc_position_bias_desc& d, const PositionBias
              std::string(d.class_token ? " + 1" : "") + " = " + std::to_string(tokens) +
              " (got " + std::to_string(d.q_len) + " and " + std::to_string(d.kv_len) + ")");
   }
-  return table_2d_rows(d.window_height, d.window_width, d.class_token, "table");
+  return table_2d_rows(d.window_height, d.window_width, d.class_token, names.window_height,
+                       names.window_width, "table");
 }
 
 // T5's checks; returns the table's rows (num_buckets).
@@ -208,9 +211,10 @@ posenc_status posenc_resize_relative_bias_table_2d(int64_t heads, int64_t window
     require_positive(new_window_height, "new_window_height");
     require_positive(new_window_width, "new_window_width");
     require_flag(class_token, "class_token");
-    const int64_t in_rows = table_2d_rows(window_height, window_width, class_token, "in");
-    const int64_t out_rows =
-        table_2d_rows(new_window_height, new_window_width, class_token, "out");
+    const int64_t in_rows = table_2d_rows(window_height, window_width, class_token, "window_height",
+                                          "window_width", "in");
+    const int64_t out_rows = table_2d_rows(new_window_height, new_window_width, class_token,
+                                           "new_window_height", "new_window_width", "out");
     const int64_t in_floats = checked_bytes({in_rows, heads}, 1, "in");
     require_resize_tensors(in, in_floats, out, checked_bytes({out_rows, heads}, 1, "out"));
     const bool ct = class_token != 0;

@@ -231,6 +231,10 @@ posenc_status posenc_relative_logits_2d(posenc_context* context, int64_t batch, 
     const int64_t tokens = height * width;
     const int64_t out_bytes =
         checked_bytes({batch, heads, tokens, tokens}, sizeof(float), "out");
+    // The decomposed logits the op keeps meanwhile: up to twice out's size
+    // where a side is 1.
+    checked_bytes({batch, heads, tokens, height + width}, sizeof(float),
+                  "batch * heads * height * width * (height + width), the decomposed logits");
     require_disjoint_2d(out, out_bytes, "out", q, row_table, column_table, in);
     ops::relative_logits_2d(resolve_context(context), batch, heads, height, width, dim, q,
                             row_table, column_table, table_heads, out);

@@ -11,9 +11,12 @@
 namespace posenc::ops {
 namespace {
 
+// s L / L0 - (s - 1) written as 1 + s (L - L0) / L0: exactly 1 at L = L0
+// (L - L0 is exact), where the first form cancels to 0 for s >= 2^53.
 std::vector<double> dynamic_ntk(const posenc_rope_config& c, int64_t dim) {
-  const double length = double(std::max(c.sequence_length, c.original_max_positions));
-  const double ratio = c.factor * length / double(c.original_max_positions) - (c.factor - 1.0);
+  const int64_t length = std::max(c.sequence_length, c.original_max_positions);
+  const double context = double(c.original_max_positions);
+  const double ratio = 1.0 + c.factor * (double(length) - context) / context;
   const double base = c.base * std::pow(ratio, double(dim) / double(dim - 2));
   return inverse_frequencies(dim, base);
 }
