@@ -158,12 +158,20 @@ def check(status):
 
 class Handle:
     """Owns one C object, passed to the C function named by _destroy when
-    collected."""
+    collected. The objects are immutable: a copy is the object itself (a
+    copy of the pointer would destroy it twice); pickling makes a new one
+    from what __reduce__ gives."""
 
     _destroy = None
 
     def __init__(self, handle):
         self._handle = handle
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     @property
     def handle(self):

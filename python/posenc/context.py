@@ -31,6 +31,9 @@ class Context(Handle):
     def __repr__(self):
         return f"posenc.Context(num_threads={self.num_threads}, isa={self.isa!r})"
 
+    def __reduce__(self):
+        return Context, (self.num_threads, self.isa)
+
 
 _lock = threading.Lock()
 _by_threads = {}

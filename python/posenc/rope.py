@@ -67,6 +67,9 @@ class RopeCache(Handle):
         check(lib.posenc_rope_cache_config(self._handle, ctypes.byref(config)))
         return config
 
+    def __reduce__(self):
+        return RopeCache, (self.config, self.max_positions)
+
 
 def _angles(config, cache, offset, positions, batch, tokens):
     """The config and cache pointers and the positions struct of a call

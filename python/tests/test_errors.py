@@ -410,3 +410,26 @@ def test_a_call_keeps_its_context_alive():
     gc.collect()
     assert alive() is not None
     assert lib.posenc_context_num_threads(pointer) == 1
+
+
+def test_contexts_and_rope_caches_copy_and_pickle():
+    """A copy is the same immutable object (copying the C pointer would
+    destroy it twice); a pickled one is made again from its arguments."""
+    import copy
+    import gc
+    import pickle
+    config = posenc.rope_config(8)
+    cache, context = posenc.RopeCache(config, 16), posenc.Context(num_threads=1, isa="baseline")
+    x = torch.randn(2, 5, 3, 8)
+    want = posenc.rope(x, cache=cache, context=context)
+    copies = [copy.copy(cache), copy.deepcopy(cache), copy.copy(context), copy.deepcopy(context)]
+    assert copies == [cache, cache, context, context]
+    module = torch.nn.Module()
+    module.cache = cache
+    assert copy.deepcopy(module).cache is cache
+    cache2, context2 = pickle.loads(pickle.dumps((cache, context)))
+    assert cache2 is not cache and cache2.max_positions == 16
+    assert (context2.num_threads, context2.isa) == (1, "baseline")
+    del cache, context, copies, module
+    gc.collect()
+    assert torch.equal(posenc.rope(x, cache=cache2, context=context2), want)
