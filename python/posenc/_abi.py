@@ -5,6 +5,7 @@ Field for field as the headers declare them: C enums are `int`, sizes
 compares every struct's size and every field's offset with these.
 """
 import ctypes
+import math
 import operator
 
 import numpy as np
@@ -70,6 +71,18 @@ def real(value, argument):
         except (TypeError, ValueError):
             pass
     raise TypeError(f"{argument}: expected a real number, got {type(value).__name__}")
+
+
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def real32(value, argument):
+    """real(value) for a C float field: a finite value past float32's range
+    would be stored as inf, which posenc would call not finite."""
+    value = real(value, argument)
+    if math.isfinite(value) and abs(value) > FLOAT32_MAX:
+        raise ValueError(f"{argument}: {value!r} is outside float32's range")
+    return value
 
 
 def flag(value, argument):

@@ -12,7 +12,8 @@ def _layout(layout):
 def _table_output(out, dtype, shape):
     """A table's output: `out` (its own dtype) or a new one of `dtype`."""
     if out is not None:
-        return _tensor.output(out, None, shape, _tensor.view(out, "out").dtype)
+        return _tensor.output(out, None, shape,
+                              _tensor.view(out, "out", kinds=_tensor.FLOATS).dtype)
     like, code = _tensor.result_kind(dtype)
     return _tensor.output(None, like, shape, code)
 

@@ -197,14 +197,16 @@ def _mask_and_length_fields(desc, tensors, mask, kv_lengths, q_lengths, query_of
     if mask is not None:
         m = views["mask"] = _tensor.dense(_mask_as_read(mask), "mask", 4, _tensor.FLOATS,
                                           "float32, bfloat16 or bool")
-        mask_batch, mask_heads, mask_q_len, mask_kv_len = m.shape
-        fits = (batch % mask_batch == 0 if mask_batch else batch == 0, mask_heads in (1, heads),
-                mask_q_len in (1, q_len), mask_kv_len == kv_len)
+        # The shape as given: an expanded axis read as one still has a size.
+        given_batch, given_heads, given_q_len, given_kv_len = \
+            (1,) * (4 - mask.ndim) + tuple(mask.shape)
+        fits = (batch % given_batch == 0 if given_batch else batch == 0,
+                given_heads in (1, heads), given_q_len in (1, q_len), given_kv_len == kv_len)
         if not all(fits):
             raise ValueError(f"mask: expected [m, 1 or {heads}, 1 or {q_len}, {kv_len}] with m "
                              f"dividing the batch {batch} (item b reads mask b % m), or fewer "
-                             f"leading axes, got {list(m.shape)}")
-        desc.mask_batch, desc.mask_heads, desc.mask_q_len = mask_batch, mask_heads, mask_q_len
+                             f"leading axes, got {list(mask.shape)}")
+        desc.mask_batch, desc.mask_heads, desc.mask_q_len = m.shape[:3]
         desc.mask_dtype = m.dtype
     index_types = set()
     for name, x in (("kv_lengths", kv_lengths), ("q_lengths", q_lengths),
@@ -253,6 +255,9 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
         raise ValueError(f"k: batch and head_dim must be q's ({batch}, {head_dim})")
     if head_dim == 0 or value_head_dim == 0:
         raise ValueError(f"{'q' if head_dim == 0 else 'v'}: a head size of 0")
+    if (kv_heads == 0) != (heads == 0):
+        raise ValueError(f"k: {kv_heads} heads for q's {heads} (no model has one empty "
+                         f"and not the other)")
     out_code = _tensor.dtype_code(out_dtype, "out_dtype")
     out_code = qv.dtype if out_code is None else out_code
     q_shape = qv.shape[:3] + (value_head_dim,)
@@ -290,7 +295,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
             views = [x if x.contiguous else _tensor.dense(x.obj, name, 4, _tensor.FLOATS)
                      for x, name in zip(views, ("q", "k", "v"))]
     desc.dtype, desc.out_dtype = qv.dtype, out_code
-    desc.scale = 1.0 / math.sqrt(head_dim) if scale is None else _abi.real(scale, "scale")
+    desc.scale = 1.0 / math.sqrt(head_dim) if scale is None else _abi.real32(scale, "scale")
     desc.causal = _abi.flag(causal, "causal")
     desc.query_offset = _abi.integer(query_offset, "query_offset")
     desc.bias_uses_scaled_q = _abi.flag(bias_uses_scaled_q, "bias_uses_scaled_q")
@@ -441,7 +446,7 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     out_code = _tensor.dtype_code(out_dtype, "out_dtype")
     desc.dtype, desc.out_dtype = f.dtype, f.dtype if out_code is None else out_code
     if scale is not None:
-        desc.scale = _abi.real(scale, "scale")
+        desc.scale = _abi.real32(scale, "scale")
     desc.tables_per_head = int(len(th.shape) == 3)
     desc.bias_uses_scaled_q = _abi.flag(bias_uses_scaled_q, "bias_uses_scaled_q")
     desc.stride = stride

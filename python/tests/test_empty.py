@@ -130,3 +130,7 @@ def test_a_zero_axis_that_leaves_elements_is_refused():
         posenc.bottleneck_mhsa(randn(2, 0, 3, 4), randn(24, 0), randn(5, 4), randn(7, 4), 2)
     with pytest.raises(posenc.Error, match="x_dim must be >= 1"):
         posenc.concat_sinusoid(randn(2, 3, 0), 4)
+    with pytest.raises(ValueError, match="k: 0 heads for q's 4"):
+        posenc.attention(randn(1, 4, 5, 8), randn(1, 0, 5, 8), randn(1, 0, 5, 8))
+    with pytest.raises(ValueError, match="k: 2 heads for q's 0"):
+        posenc.attention(randn(1, 0, 5, 8), randn(1, 2, 5, 8), randn(1, 2, 5, 8))

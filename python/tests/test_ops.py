@@ -26,6 +26,14 @@ def test_sinusoid_table(layout, dim):
     assert isinstance(table, torch.Tensor) and table.shape == (13, dim)
 
 
+def test_sinusoid_tables_into_a_bf16_out():
+    """out's own dtype, bf16 as dtype=torch.bfloat16 gives it."""
+    for make, args in ((posenc.sinusoid_table, (13, 8)), (posenc.sinusoid_table_2d, (3, 5, 8))):
+        want = make(*args, dtype=torch.bfloat16)
+        out = torch.empty(want.shape, dtype=torch.bfloat16)
+        assert make(*args, out=out) is out and torch.equal(out, want)
+
+
 def test_sinusoid_table_2d_rows_then_columns():
     height, width, dim = 3, 5, 12
     x, y = np.repeat(np.arange(height), width), np.tile(np.arange(width), height)
