@@ -281,12 +281,12 @@ std::vector<posenc_position_bias_desc> reference_descs() {
   }
   // Distances past int32 (a query offset of 2^40 - 3): the rows' 64-bit path.
   add(POSENC_POSITION_BIAS_ALIBI, 3, 2, 5).query_offset = (int64_t(1) << 40) - 3;
-  // Rows whose first distance is -2^31 (|d| does not fit int32) and
-  // -2^31 + 1 (it does), both ways.
+  // Rows whose first distance is -2^31 + 1 (|d| fits int32) and -2^31 (it
+  // does not), both ways.
   for (int bi : {0, 1}) {
     posenc_position_bias_desc& d = add(POSENC_POSITION_BIAS_ALIBI, 2, 2, 4);
     d.bidirectional = bi;
-    d.query_offset = int64_t(1) << 31;
+    d.query_offset = (int64_t(1) << 31) - 1;
   }
   return descs;
 }

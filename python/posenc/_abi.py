@@ -73,14 +73,11 @@ def real(value, argument):
     raise TypeError(f"{argument}: expected a real number, got {type(value).__name__}")
 
 
-FLOAT32_MAX = 3.4028234663852886e38
-
-
 def real32(value, argument):
-    """real(value) for a C float field: a finite value past float32's range
-    would be stored as inf, which posenc would call not finite."""
+    """real(value) for a C float field: a finite value that rounds to inf in
+    float32 would reach posenc as not finite."""
     value = real(value, argument)
-    if math.isfinite(value) and abs(value) > FLOAT32_MAX:
+    if math.isfinite(value) and math.isinf(ctypes.c_float(value).value):
         raise ValueError(f"{argument}: {value!r} is outside float32's range")
     return value
 

@@ -70,6 +70,8 @@ class View:
 def _row_major(shape, strides):
     """Dense in row-major order, the strides of size-1 axes aside (as torch's
     is_contiguous, which also calls any tensor without elements dense)."""
+    if 0 in shape:
+        return True
     expected = 1
     for size, stride in zip(reversed(shape), reversed(strides)):
         if size != 1 and stride != expected:

@@ -255,9 +255,9 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
         raise ValueError(f"k: batch and head_dim must be q's ({batch}, {head_dim})")
     if head_dim == 0 or value_head_dim == 0:
         raise ValueError(f"{'q' if head_dim == 0 else 'v'}: a head size of 0")
-    if (kv_heads == 0) != (heads == 0):
-        raise ValueError(f"k: {kv_heads} heads for q's {heads} (no model has one empty "
-                         f"and not the other)")
+    if (kv_heads == 0) != (heads == 0) or (kv_heads and heads % kv_heads):
+        raise ValueError(f"k: {kv_heads} heads for q's {heads} (k's heads must divide q's, "
+                         f"as posenc_attention's kv_heads; even where the call is empty)")
     out_code = _tensor.dtype_code(out_dtype, "out_dtype")
     out_code = qv.dtype if out_code is None else out_code
     q_shape = qv.shape[:3] + (value_head_dim,)

@@ -19,6 +19,7 @@ class Context(Handle):
                                         _abi.integer(num_threads, "num_threads", 32),
                                         ctypes.byref(handle)))
         super().__init__(handle)
+        self._requested_isa = isa  # "auto" stays auto where a pickle is loaded
 
     @property
     def isa(self):
@@ -32,7 +33,7 @@ class Context(Handle):
         return f"posenc.Context(num_threads={self.num_threads}, isa={self.isa!r})"
 
     def __reduce__(self):
-        return Context, (self.num_threads, self.isa)
+        return Context, (self.num_threads, self._requested_isa)
 
 
 _lock = threading.Lock()

@@ -134,3 +134,17 @@ def test_a_zero_axis_that_leaves_elements_is_refused():
         posenc.attention(randn(1, 4, 5, 8), randn(1, 0, 5, 8), randn(1, 0, 5, 8))
     with pytest.raises(ValueError, match="k: 2 heads for q's 0"):
         posenc.attention(randn(1, 0, 5, 8), randn(1, 2, 5, 8), randn(1, 2, 5, 8))
+    # Empty calls keep grouped-query attention's rule: k's heads divide q's.
+    with pytest.raises(ValueError, match="k: 3 heads for q's 4"):
+        posenc.attention(randn(1, 4, 5, 8), randn(1, 3, 0, 8), randn(1, 3, 0, 8))
+    with pytest.raises(ValueError, match="k: 3 heads for q's 4"):
+        posenc.attention(randn(0, 4, 5, 8), randn(0, 3, 5, 8), randn(0, 3, 5, 8))
+
+
+def test_empty_numpy_arrays_are_dense():
+    """numpy gives an array without elements strides of 0; it is read as
+    dense, as torch's is_contiguous calls such a tensor."""
+    q, k = np.zeros((1, 4, 5, 8), np.float32), np.zeros((1, 2, 0, 8), np.float32)
+    assert np.array_equal(posenc.attention(q, k, k), np.zeros((1, 4, 5, 8), np.float32))
+    assert posenc.attention(q[:0], q[:0], q[:0]).shape == (0, 4, 5, 8)
+    assert posenc.add_sinusoid(np.zeros((0, 3, 6), np.float32)).shape == (0, 3, 6)

@@ -84,6 +84,7 @@ def test_attention_options_are_checked_when_given():
         (ValueError, r"mask: expected \[m, 1 or 2, 1 or 6, 6\].*got \[1, 4, 6\]",
          dict(mask=np.broadcast_to(np.zeros((1, 1, 6), np.float32), (1, 4, 6)))),
         (ValueError, "scale: 1e[+]?39 is outside float32's range", dict(scale=1e39)),
+        (ValueError, "scale: 3.40282357e[+]?38 is outside", dict(scale=3.40282357e38)),
         (ValueError, r"kv_lengths: expected shape \[2\]",
          dict(kv_lengths=torch.tensor([6], dtype=torch.int32))),
         (TypeError, "all int32 or all int64",
@@ -438,6 +439,15 @@ def test_contexts_and_rope_caches_copy_and_pickle():
     cache2, context2 = pickle.loads(pickle.dumps((cache, context)))
     assert cache2 is not cache and cache2.max_positions == 16
     assert (context2.num_threads, context2.isa) == (1, "baseline")
+    # "auto" is pickled as asked, not as the path it chose here: a process
+    # under a lower cap loads it.
+    program = ("import pickle, sys, posenc; c = pickle.loads(sys.stdin.buffer.read()); "
+               "print(c.isa)")
+    loaded = subprocess.run([sys.executable, "-c", program], input=pickle.dumps(posenc.Context()),
+                            cwd=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."),
+                            capture_output=True, env=dict(os.environ, POSENC_MAX_ISA="baseline"))
+    assert loaded.returncode == 0, loaded.stderr.decode()
+    assert loaded.stdout.decode().strip() in ("baseline", "neon")
     del cache, context, copies, module
     gc.collect()
     assert torch.equal(posenc.rope(x, cache=cache2, context=context2), want)

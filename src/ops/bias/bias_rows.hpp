@@ -42,8 +42,9 @@ inline void add_alibi_row(float slope, bool bidirectional, int64_t d0, int64_t c
                           float* row) {
   // Distances within int32 (every row of a sequence below 2^31 tokens)
   // convert to float in vector instructions; the values are the same.
-  // Above INT32_MIN, whose absolute value int32 does not hold.
-  if (d0 > INT32_MIN && d0 + count <= INT32_MAX) {
+  // Above INT32_MIN, whose absolute value int32 does not hold; count
+  // within int32 too (a negative first distance lets it pass 2^31).
+  if (d0 > INT32_MIN && count <= INT32_MAX && d0 + count <= INT32_MAX) {
     const auto first = int32_t(d0);
     const auto n = int32_t(count);
     if (bidirectional) {
