@@ -12,6 +12,7 @@ namespace posenc {
 namespace {
 
 bool overlaps(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
+  if (a_bytes == 0 || b_bytes == 0) return false;
   const auto a0 = reinterpret_cast<uintptr_t>(a);
   const auto b0 = reinterpret_cast<uintptr_t>(b);
   return a0 < b0 + uintptr_t(b_bytes) && b0 < a0 + uintptr_t(a_bytes);
@@ -95,6 +96,12 @@ void require_tensor(const void* pointer, size_t element_bytes, const char* name)
     invalid(std::string(name) + " must be aligned to its element size (" +
             std::to_string(element_bytes) + " bytes)");
   }
+}
+
+void require_tensor_or_empty(const void* pointer, size_t element_bytes, int64_t bytes,
+                             const char* name) {
+  if (pointer == nullptr && bytes == 0) return;
+  require_tensor(pointer, element_bytes, name);
 }
 
 void require_one_of(int32_t value, const char* name, std::initializer_list<int32_t> allowed) {

@@ -22,6 +22,11 @@ void require_not_null(const void* pointer, const char* name);
 // A tensor: not NULL and aligned to its element_bytes (posenc/core.h), else
 // POSENC_ERROR_INVALID_ARGUMENT naming it.
 void require_tensor(const void* pointer, size_t element_bytes, const char* name);
+// A tensor of `bytes` bytes that may have no elements (an axis that counts
+// batches, heads, tokens or rows is 0): as require_tensor, but NULL is
+// allowed when bytes is 0, since such a tensor is never read or written.
+void require_tensor_or_empty(const void* pointer, size_t element_bytes, int64_t bytes,
+                             const char* name);
 // A pointer that must be NULL in this configuration; `why` ends the message
 // ("... must be NULL unless ...").
 void require_null(const void* pointer, const char* name, const char* why);
@@ -81,7 +86,8 @@ int64_t relative_rows(int64_t size, const char* name);
 // a + b for non-negative a and b, or POSENC_ERROR_OVERFLOW "<what> overflows".
 int64_t checked_sum(int64_t a, int64_t b, const char* what);
 
-// Throws POSENC_ERROR_ALIASING if the byte ranges overlap.
+// Throws POSENC_ERROR_ALIASING if the byte ranges overlap. An empty range
+// (0 bytes) overlaps nothing.
 void require_disjoint(const void* a, int64_t a_bytes, const char* a_name, const void* b,
                       int64_t b_bytes, const char* b_name);
 // Allows a == b exactly (in place); any other overlap throws.

@@ -39,6 +39,13 @@ class FuzzInput {
     return bad[b % 8];
   }
 
+  // A count axis (batches, heads, tokens, rows), which may be 0: 0 one time
+  // in 16, else as size(max).
+  int64_t count(int64_t max, int& invalid) {
+    if (choice(16) == 0) return 0;
+    return size(max, invalid);
+  }
+
   // A key map's sides (its width 0 when height_only), each a size(max):
   // 0 x 0 names the query map and is valid; one 0 alone, or a side no call
   // accepts, is counted in `invalid`.
