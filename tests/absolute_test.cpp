@@ -1,8 +1,11 @@
 // Absolute encodings on every ISA path against the double reference loops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "compare.hpp"
 #include "isa_test.hpp"
@@ -259,6 +262,91 @@ POSENC_INSTANTIATE_ISA_TESTS(SinusoidTable2d);
 POSENC_INSTANTIATE_ISA_TESTS(AddSinusoid);
 POSENC_INSTANTIATE_ISA_TESTS(AddLearned);
 POSENC_INSTANTIATE_ISA_TESTS(ConcatSinusoid);
+
+// Count axes of 0 (length, height, width, batch, tokens): POSENC_OK with NULL
+// or real tensors, nothing written; the other arguments are still checked.
+TEST(AbsoluteEmptyCalls, SinusoidTables) {
+  constexpr auto kI = POSENC_SINCOS_INTERLEAVED;
+  GuardedFloats out(64);
+  float* o = out.data();
+  for (float* dst : {static_cast<float*>(nullptr), o}) {
+    EXPECT_EQ(posenc_sinusoid_table(nullptr, 0, 6, 3, 1e4, kI, POSENC_F32, dst), POSENC_OK);
+    EXPECT_EQ(posenc_sinusoid_table(nullptr, 0, 6, 0, 1e4, kI, POSENC_BF16, dst), POSENC_OK);
+    EXPECT_EQ(posenc_sinusoid_table_2d(nullptr, 0, 5, 8, 1e4, kI, POSENC_F32, dst), POSENC_OK);
+    EXPECT_EQ(posenc_sinusoid_table_2d(nullptr, 5, 0, 8, 1e4, kI, POSENC_BF16, dst), POSENC_OK);
+  }
+  EXPECT_TRUE(fails_with(
+      posenc_sinusoid_table(nullptr, 0, 6, 0, 1e4, posenc_sincos_layout(7), POSENC_F32, o),
+      POSENC_ERROR_INVALID_ARGUMENT, "layout"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 0, 6, 0, 1.0, kI, POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "base"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 0, 6, -1, 1e4, kI, POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "start"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 0, 0, 0, 1e4, kI, POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "dim must be >= 1"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 0, 6, 0, 1e4, kI, posenc_dtype(9), o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "out_dtype"));
+  EXPECT_TRUE(
+      fails_with(posenc_sinusoid_table(nullptr, 0, 6, 0, 1e4, kI, POSENC_F32, offset_bytes(o, 1)),
+                 POSENC_ERROR_INVALID_ARGUMENT, "out"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, -1, 6, 0, 1e4, kI, POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "length must be >= 0 (got -1)"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table_2d(nullptr, 0, -3, 8, 1e4, kI, POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "width must be >= 0 (got -3)"));
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table_2d(nullptr, 0, 5, 7, 1e4, kI, POSENC_F32, o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "dim must be even"));
+  EXPECT_TRUE(out.guards_intact());
+  EXPECT_TRUE(out.payload_untouched());
+}
+
+TEST(AbsoluteEmptyCalls, AddAndConcat) {
+  constexpr auto kI = POSENC_SINCOS_INTERLEAVED;
+  GuardedFloats x(64, 0.5f), out(64);
+  const std::vector<float> table(30, 1.0f);  // [5, 6]
+  float* o = out.data();
+  for (const auto& [batch, tokens] : {std::pair<int64_t, int64_t>{0, 7}, {2, 0}, {0, 0}}) {
+    for (bool null : {true, false}) {
+      const float* in = null ? nullptr : x.data();
+      float* dst = null ? nullptr : o;
+      EXPECT_EQ(posenc_add_sinusoid(nullptr, batch, tokens, 6, 3, 1e4, kI, in, dst), POSENC_OK);
+      EXPECT_EQ(posenc_add_learned(nullptr, batch, std::min<int64_t>(tokens, 3), 6, 1, table.data(),
+                                   5, in, dst),
+                POSENC_OK);
+      EXPECT_EQ(posenc_concat_sinusoid(nullptr, batch, tokens, 6, 4, 0, 1e4, kI, in, dst),
+                POSENC_OK);
+    }
+  }
+  // In place, and out over x: empty ranges overlap nothing.
+  EXPECT_EQ(posenc_add_sinusoid(nullptr, 0, 4, 6, 0, 1e4, kI, x.data(), x.data()), POSENC_OK);
+  EXPECT_EQ(posenc_concat_sinusoid(nullptr, 2, 0, 6, 4, 0, 1e4, kI, x.data(), x.data()), POSENC_OK);
+  EXPECT_TRUE(fails_with(
+      posenc_add_sinusoid(nullptr, 0, 4, 6, 0, 1e4, posenc_sincos_layout(-1), x.data(), o),
+      POSENC_ERROR_INVALID_ARGUMENT, "layout"));
+  EXPECT_TRUE(fails_with(posenc_add_sinusoid(nullptr, 0, 4, 6, -2, 1e4, kI, x.data(), o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "offset"));
+  EXPECT_TRUE(
+      fails_with(posenc_add_sinusoid(nullptr, 2, 0, 6, 0, 1e4, kI, offset_bytes(x.data(), 2), o),
+                 POSENC_ERROR_INVALID_ARGUMENT, "x"));
+  EXPECT_TRUE(fails_with(posenc_add_sinusoid(nullptr, 2, -1, 6, 0, 1e4, kI, x.data(), o),
+                         POSENC_ERROR_INVALID_ARGUMENT, "tokens must be >= 0 (got -1)"));
+  EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 0, 3, 6, 0, nullptr, 5, nullptr, nullptr),
+                         POSENC_ERROR_NULL_POINTER, "table"));
+  EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 0, 3, 6, 3, table.data(), 5, nullptr, nullptr),
+                         POSENC_ERROR_SHAPE_MISMATCH, "table_rows"));
+  EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 0, 0, 6, 0, table.data(), 0, nullptr, nullptr),
+                         POSENC_ERROR_INVALID_ARGUMENT, "table_rows"));
+  EXPECT_TRUE(
+      fails_with(posenc_add_learned(nullptr, -1, 3, 6, 0, table.data(), 5, nullptr, nullptr),
+                 POSENC_ERROR_INVALID_ARGUMENT, "batch must be >= 0 (got -1)"));
+  EXPECT_TRUE(fails_with(posenc_concat_sinusoid(nullptr, 2, 0, 0, 4, 0, 1e4, kI, nullptr, nullptr),
+                         POSENC_ERROR_INVALID_ARGUMENT, "x_dim must be >= 1"));
+  EXPECT_TRUE(fails_with(
+      posenc_concat_sinusoid(nullptr, 2, 0, 6, 4, 0, 1e4, kI, nullptr, offset_bytes(o, 3)),
+      POSENC_ERROR_INVALID_ARGUMENT, "out"));
+  EXPECT_TRUE(out.guards_intact() && x.guards_intact());
+  EXPECT_TRUE(out.payload_untouched());
+  EXPECT_TRUE(x.payload_untouched());
+}
 
 }  // namespace
 }  // namespace posenc::test

@@ -18,7 +18,7 @@ constexpr auto kI = POSENC_SINCOS_INTERLEAVED;
 TEST(ApiErrors, SinusoidTable) {
   GuardedFloats out(64);
   float* o = out.data();
-  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 0, 4, 0, 1e4, kI, POSENC_F32, o),
+  EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, -1, 4, 0, 1e4, kI, POSENC_F32, o),
                          POSENC_ERROR_INVALID_ARGUMENT, "length"));
   EXPECT_TRUE(fails_with(posenc_sinusoid_table(nullptr, 4, -1, 0, 1e4, kI, POSENC_F32, o),
                          POSENC_ERROR_INVALID_ARGUMENT, "dim"));
@@ -52,9 +52,9 @@ TEST(ApiErrors, SinusoidTable2dNeedsEvenDim) {
   EXPECT_TRUE(fails_with(posenc_sinusoid_table_2d(nullptr, 2, 2, 5, 1e4, kI, POSENC_F32,
                                                   out.data()),
                          POSENC_ERROR_INVALID_ARGUMENT, "dim"));
-  EXPECT_TRUE(fails_with(posenc_sinusoid_table_2d(nullptr, 2, 0, 4, 1e4, kI, POSENC_F32,
-                                                  out.data()),
-                         POSENC_ERROR_INVALID_ARGUMENT, "width"));
+  EXPECT_TRUE(
+      fails_with(posenc_sinusoid_table_2d(nullptr, 2, -3, 4, 1e4, kI, POSENC_F32, out.data()),
+                 POSENC_ERROR_INVALID_ARGUMENT, "width"));
   EXPECT_TRUE(out.payload_untouched());
 }
 
@@ -65,7 +65,7 @@ TEST(ApiErrors, AddSinusoidAliasing) {
                          POSENC_ERROR_ALIASING, "out"));
   EXPECT_TRUE(fails_with(posenc_add_sinusoid(nullptr, 1, 4, 8, 0, 1e4, kI, nullptr, x),
                          POSENC_ERROR_NULL_POINTER, "x"));
-  EXPECT_TRUE(fails_with(posenc_add_sinusoid(nullptr, 0, 4, 8, 0, 1e4, kI, x, x),
+  EXPECT_TRUE(fails_with(posenc_add_sinusoid(nullptr, -1, 4, 8, 0, 1e4, kI, x, x),
                          POSENC_ERROR_INVALID_ARGUMENT, "batch"));
   EXPECT_TRUE(fails_with(posenc_add_sinusoid(nullptr, 1, 4, 8, -1, 1e4, kI, x, x),
                          POSENC_ERROR_INVALID_ARGUMENT, "offset"));
@@ -211,7 +211,7 @@ TEST(ApiErrors, TotalFunctions) {
 }
 
 TEST(ApiErrors, LastErrorIsPerThread) {
-  EXPECT_NE(posenc_sinusoid_table(nullptr, 0, 1, 0, 1e4, kI, POSENC_F32, nullptr), POSENC_OK);
+  EXPECT_NE(posenc_sinusoid_table(nullptr, -1, 1, 0, 1e4, kI, POSENC_F32, nullptr), POSENC_OK);
   std::string other;
   std::thread([&] { other = posenc_last_error(); }).join();
   EXPECT_EQ(other, "");

@@ -2,9 +2,14 @@
 // the argument, and nothing written.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compare.hpp"
@@ -75,7 +80,7 @@ TEST_F(AttentionErrors, NullPointers) {
 }
 
 TEST_F(AttentionErrors, SizesEnumsAndFlags) {
-  d_.batch = 0;
+  d_.batch = -1;
   EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->batch"));
   d_.kv_len = -3;
   EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->kv_len"));
@@ -499,6 +504,409 @@ TEST(BottleneckErrors, OptionsAreNamed) {
   t.out = pooled.data();
   ASSERT_EQ(posenc_bottleneck(nullptr, &bad, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
   EXPECT_TRUE(pooled.guards_intact());
+}
+
+// Empty calls: a batch, heads or q_len of 0 writes nothing, a kv_len of 0
+// writes rows of zeros; either way every other argument is checked, tensors
+// without elements may be NULL, and the workspace is 0 bytes.
+class AttentionEmptyCalls : public ::testing::Test {
+ protected:
+  // B2 H2 Tq3 Tk4 D4, BHTD, F32, no bias: the call each test empties.
+  AttentionEmptyCalls() { posenc_attention_desc_init(&d_, 2, 2, 3, 4, 4); }
+
+  static size_t product(std::initializer_list<int64_t> sizes) {
+    size_t n = 1;
+    for (int64_t s : sizes) n *= size_t(s);
+    return n;
+  }
+  // The rows of d_'s 1D relative tables (posenc/attention.h).
+  int64_t rows_1d() const {
+    if (d_.max_distance > 0) return 2 * d_.max_distance + 1;
+    return std::max<int64_t>(std::max<int64_t>(d_.query_offset, 0) + d_.q_len + d_.kv_len - 1, 0);
+  }
+  // Floats of d_'s bias table, -1 without one.
+  int64_t table_floats() const {
+    const int64_t heads = d_.tables_per_head ? d_.heads : 1;
+    switch (d_.bias) {
+      case POSENC_BIAS_ABSOLUTE:
+        return heads * d_.kv_len * d_.head_dim;
+      case POSENC_BIAS_RELATIVE_1D:
+        return heads * rows_1d() * d_.head_dim;
+      case POSENC_BIAS_TABLE_1D:
+        return d_.heads * (2 * d_.max_distance + 1);
+      case POSENC_BIAS_T5:
+        return d_.heads * d_.num_buckets;
+      case POSENC_BIAS_ALIBI:
+        return d_.heads;
+      default:
+        return -1;
+    }
+  }
+
+  // Buffers for d_ (dense) and its tensors: NULL for those without
+  // elements when `nulls`, else real buffers (of one float at least). out
+  // is out_, of `out_floats` floats.
+  posenc_attention_tensors tensors(bool nulls) {
+    const int64_t kv_heads = d_.kv_heads > 0 ? d_.kv_heads : d_.heads;
+    const int64_t dv = d_.value_head_dim > 0 ? d_.value_head_dim : d_.head_dim;
+    const auto buffer = [&](std::vector<float>& x, size_t count) -> const float* {
+      x.assign(std::max<size_t>(count, 1), 0.5f);
+      return nulls && count == 0 ? nullptr : x.data();
+    };
+    posenc_attention_tensors t{};
+    t.q = buffer(q_, product({d_.batch, d_.heads, d_.q_len, d_.head_dim}));
+    t.k = buffer(k_, product({d_.batch, kv_heads, d_.kv_len, d_.head_dim}));
+    t.v = buffer(v_, product({d_.batch, kv_heads, d_.kv_len, dv}));
+    if (table_floats() >= 0) t.table = buffer(table_, size_t(table_floats()));
+    if (d_.relative_values) {
+      t.value_table = buffer(values_, product({d_.tables_per_head ? d_.heads : 1, rows_1d(), dv}));
+    }
+    if (d_.mask_batch > 0) {
+      t.mask = buffer(mask_, product({d_.mask_batch, d_.mask_heads, d_.mask_q_len, d_.kv_len}));
+    }
+    const size_t out_floats = product({d_.batch, d_.heads, d_.q_len, dv});
+    out_ = std::make_unique<GuardedFloats>(std::max<size_t>(out_floats, 1));
+    t.out = nulls && out_floats == 0 ? nullptr : out_->data();
+    return t;
+  }
+
+  // The call succeeds with NULL tensors and with real ones, writes nothing,
+  // and asks for no workspace.
+  ::testing::AssertionResult writes_nothing() {
+    size_t bytes = 12345;
+    if (posenc_attention_workspace_size(nullptr, &d_, &bytes) != POSENC_OK || bytes != 0) {
+      return ::testing::AssertionFailure()
+             << "workspace " << bytes << " bytes (" << posenc_last_error() << ")";
+    }
+    for (bool nulls : {true, false}) {
+      const posenc_attention_tensors t = tensors(nulls);
+      if (posenc_attention(nullptr, &d_, &t, nullptr, 0) != POSENC_OK) {
+        return ::testing::AssertionFailure()
+               << (nulls ? "NULL" : "real") << " tensors: " << posenc_last_error();
+      }
+      if (!out_->payload_untouched()) return ::testing::AssertionFailure() << "out was written";
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  posenc_attention_desc d_;
+  std::vector<float> q_, k_, v_, table_, values_, mask_;
+  std::unique_ptr<GuardedFloats> out_;
+};
+
+// The biases and options whose tables and tensors follow the count axes.
+std::vector<std::pair<const char*, void (*)(posenc_attention_desc&)>> empty_call_options() {
+  return {
+      {"none", [](posenc_attention_desc&) {}},
+      {"absolute", [](posenc_attention_desc& d) { d.bias = POSENC_BIAS_ABSOLUTE; }},
+      {"relative_1d and values, per head",
+       [](posenc_attention_desc& d) {
+         d.bias = POSENC_BIAS_RELATIVE_1D;
+         d.relative_values = 1;
+         d.tables_per_head = 1;
+         d.query_offset = 2;
+       }},
+      {"clipped relative_1d",
+       [](posenc_attention_desc& d) {
+         d.bias = POSENC_BIAS_RELATIVE_1D;
+         d.max_distance = 2;
+       }},
+      {"table_1d",
+       [](posenc_attention_desc& d) {
+         d.bias = POSENC_BIAS_TABLE_1D;
+         d.max_distance = 3;
+       }},
+      {"t5",
+       [](posenc_attention_desc& d) {
+         d.bias = POSENC_BIAS_T5;
+         d.num_buckets = 8;
+         d.max_distance = 16;
+         d.bidirectional = 1;
+       }},
+      {"alibi", [](posenc_attention_desc& d) { d.bias = POSENC_BIAS_ALIBI; }},
+      {"mask, causal, grouped, bf16 out",
+       [](posenc_attention_desc& d) {
+         d.mask_batch = 1;
+         d.mask_heads = d.heads;
+         d.mask_q_len = 1;
+         d.causal = 1;
+         d.kv_heads = d.heads > 0 ? 1 : 0;
+         d.out_dtype = POSENC_BF16;
+         d.value_head_dim = 3;
+       }},
+  };
+}
+
+TEST_F(AttentionEmptyCalls, NoRowsWriteNothing) {
+  for (const auto& [name, option] : empty_call_options()) {
+    for (int64_t posenc_attention_desc::*axis :
+         {&posenc_attention_desc::batch, &posenc_attention_desc::heads,
+          &posenc_attention_desc::q_len}) {
+      for (int64_t kv_len : {4, 0}) {
+        posenc_attention_desc_init(&d_, 2, 2, 3, kv_len, 4);
+        d_.*axis = 0;
+        option(d_);
+        EXPECT_TRUE(writes_nothing()) << name << ": B" << d_.batch << " H" << d_.heads << " Tq"
+                                      << d_.q_len << " Tk" << kv_len;
+      }
+    }
+  }
+}
+
+TEST_F(AttentionEmptyCalls, NoKeysGiveZeros) {
+  for (const auto& [name, option] : empty_call_options()) {
+    for (bool nulls : {true, false}) {
+      posenc_attention_desc_init(&d_, 2, 2, 3, 0, 4);
+      option(d_);
+      size_t bytes = 12345;
+      ASSERT_EQ(posenc_attention_workspace_size(nullptr, &d_, &bytes), POSENC_OK) << name;
+      EXPECT_EQ(bytes, 0u) << name;
+      const posenc_attention_tensors t = tensors(nulls);
+      ASSERT_EQ(posenc_attention(nullptr, &d_, &t, nullptr, 0), POSENC_OK)
+          << name << ": " << posenc_last_error();
+      const size_t count =
+          product({2, 2, 3, d_.value_head_dim > 0 ? d_.value_head_dim : d_.head_dim});
+      for (float x : as_floats(*out_, count, d_.out_dtype)) ASSERT_EQ(x, 0.0f) << name;
+      if (d_.out_dtype == POSENC_BF16) {  // out's bf16 values fill half the floats
+        for (size_t i = count / 2; i < count; ++i) ASSERT_EQ(out_->data()[i], 12345.0f) << name;
+      }
+      EXPECT_TRUE(out_->guards_intact()) << name;
+    }
+  }
+  // The per-sequence tensors are checked against kv_len 0: lengths in [0, 0].
+  posenc_attention_desc_init(&d_, 2, 2, 3, 0, 4);
+  posenc_attention_tensors t = tensors(true);
+  const int32_t lengths[2] = {0, 1};
+  t.kv_lengths = lengths;
+  EXPECT_TRUE(fails_with(posenc_attention(nullptr, &d_, &t, nullptr, 0),
+                         POSENC_ERROR_INVALID_ARGUMENT, "tensors->kv_lengths[1]"));
+  t.kv_lengths = nullptr;
+  t.q_lengths = lengths;
+  EXPECT_EQ(posenc_attention(nullptr, &d_, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
+}
+
+// Under STRIDED only out's rows are zeroed, not the gaps between them.
+TEST_F(AttentionEmptyCalls, NoKeysZeroOnlyStridedRows) {
+  posenc_attention_desc_init(&d_, 2, 2, 3, 0, 4);
+  d_.layout = POSENC_LAYOUT_STRIDED;
+  // Rows of 4 floats 6 apart, heads 18 apart, batch items 40 apart.
+  d_.out_strides = posenc_token_strides{40, 18, 6};
+  d_.q_strides = posenc_token_strides{24, 12, 4};
+  posenc_attention_tensors t = tensors(true);
+  GuardedFloats out(80);
+  t.out = out.data();
+  ASSERT_EQ(posenc_attention(nullptr, &d_, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
+  std::vector<bool> row(80, false);
+  for (int b = 0; b < 2; ++b) {
+    for (int h = 0; h < 2; ++h) {
+      for (int i = 0; i < 3; ++i) {
+        for (int c = 0; c < 4; ++c) row[size_t(40 * b + 18 * h + 6 * i + c)] = true;
+      }
+    }
+  }
+  for (size_t e = 0; e < row.size(); ++e) {
+    EXPECT_EQ(out.data()[e], row[e] ? 0.0f : 12345.0f) << "element " << e;
+  }
+  EXPECT_TRUE(out.guards_intact());
+}
+
+// The kinds that tie the lengths to a map need them; RELATIVE_2D and
+// TABLE_2D take only batch or heads 0.
+TEST_F(AttentionEmptyCalls, MapKindsNeedTheirLengths) {
+  const std::vector<float> table(64, 0.1f);
+  for (posenc_attention_bias bias : {POSENC_BIAS_RELATIVE_2D, POSENC_BIAS_TABLE_2D}) {
+    const auto map_desc = [&](int64_t batch, int64_t heads, int64_t q_len, int64_t kv_len) {
+      posenc_attention_desc_init(&d_, batch, heads, q_len, kv_len, 4);
+      d_.bias = bias;
+      d_.map_height = 2;
+      d_.map_width = 3;
+    };
+    const auto call = [&](bool nulls) {
+      posenc_attention_tensors t = tensors(nulls);
+      if (bias == POSENC_BIAS_RELATIVE_2D) {
+        t.table_h = t.table_w = table.data();
+      } else {
+        t.table = d_.heads > 0 || !nulls ? table.data() : nullptr;
+      }
+      return posenc_attention(nullptr, &d_, &t, nullptr, 0);
+    };
+    for (int64_t posenc_attention_desc::*axis :
+         {&posenc_attention_desc::batch, &posenc_attention_desc::heads}) {
+      map_desc(2, 2, 6, 6);
+      d_.*axis = 0;
+      for (bool nulls : {true, false}) {
+        EXPECT_EQ(call(nulls), POSENC_OK) << bias << ": " << posenc_last_error();
+        EXPECT_TRUE(out_->payload_untouched());
+      }
+    }
+    map_desc(2, 2, 0, 6);
+    EXPECT_TRUE(fails_with(call(false), POSENC_ERROR_SHAPE_MISMATCH, "q_len"));
+    map_desc(2, 2, 6, 0);
+    EXPECT_TRUE(fails_with(call(false), POSENC_ERROR_SHAPE_MISMATCH, "kv_len"));
+    size_t bytes = 12345;
+    EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d_, &bytes),
+                           POSENC_ERROR_SHAPE_MISMATCH, "kv_len"));
+    EXPECT_EQ(bytes, 12345u);
+    EXPECT_TRUE(out_->payload_untouched());
+  }
+}
+
+// An empty call still checks everything else, with the usual status and
+// name, and writes nothing.
+TEST_F(AttentionEmptyCalls, OtherArgumentsAreStillChecked) {
+  // Each case on a desc with batch 0 (nothing written) and one with kv_len 0
+  // (zeros written when valid).
+  const auto refused = [&](auto change, posenc_status status, const char* name) {
+    ::testing::AssertionResult result = ::testing::AssertionSuccess();
+    for (int64_t posenc_attention_desc::*axis :
+         {&posenc_attention_desc::batch, &posenc_attention_desc::kv_len}) {
+      posenc_attention_desc_init(&d_, 2, 2, 3, 4, 4);
+      d_.*axis = 0;
+      posenc_attention_tensors t = tensors(false);
+      change(d_, t);
+      const posenc_status got = posenc_attention(nullptr, &d_, &t, nullptr, 0);
+      if (result) result = fails_with(got, status, name);
+      if (result && !out_->payload_untouched()) {
+        result = ::testing::AssertionFailure() << "out was written";
+      }
+    }
+    return result;
+  };
+  using D = posenc_attention_desc;
+  using T = posenc_attention_tensors;
+  const auto kInvalid = POSENC_ERROR_INVALID_ARGUMENT;
+  EXPECT_TRUE(refused([](D& d, T&) { d.batch = d.kv_len = -1; }, kInvalid,
+                      "desc->batch must be >= 0 (got -1)"));
+  EXPECT_TRUE(refused([](D& d, T&) { d.heads = -2; }, kInvalid, "desc->heads must be >= 0"));
+  EXPECT_TRUE(refused([](D& d, T&) { d.q_len = -3; }, kInvalid, "desc->q_len must be >= 0"));
+  EXPECT_TRUE(refused([](D& d, T&) { d.kv_len = -4; }, kInvalid, "desc->kv_len must be >= 0"));
+  EXPECT_TRUE(refused([](D& d, T&) { d.head_dim = 0; }, kInvalid, "desc->head_dim must be >= 1"));
+  EXPECT_TRUE(refused([](D& d, T&) { store_enum(d.layout, 5); }, kInvalid, "desc->layout"));
+  EXPECT_TRUE(refused([](D& d, T&) { store_enum(d.dtype, 3); }, kInvalid, "desc->dtype"));
+  EXPECT_TRUE(refused([](D& d, T&) { store_enum(d.bias, 9); }, kInvalid, "desc->bias"));
+  EXPECT_TRUE(refused([](D& d, T&) { d.scale = NAN; }, kInvalid, "desc->scale"));
+  EXPECT_TRUE(refused([](D& d, T&) { d.value_head_dim = -1; }, kInvalid, "desc->value_head_dim"));
+  EXPECT_TRUE(refused([](D& d, T&) { d.q_len = INT64_MAX / 2; }, POSENC_ERROR_OVERFLOW, "q_len"));
+  EXPECT_TRUE(refused([](D& d, T&) { d.kv_heads = 3; }, kInvalid, "desc->kv_heads"));
+  // Rows too long to address, whether or not there are rows.
+  EXPECT_TRUE(refused([](D& d, T&) { d.head_dim = int64_t(1) << 62; }, POSENC_ERROR_OVERFLOW,
+                      "tensors->q"));
+  EXPECT_TRUE(refused(
+      [](D& d, T&) {
+        d.layout = POSENC_LAYOUT_STRIDED;
+        d.q_len = 1;
+        d.head_dim = int64_t(1) << 62;
+      },
+      POSENC_ERROR_OVERFLOW, "tensors->q"));
+  EXPECT_TRUE(refused([](D&, T& t) { t.q = offset_bytes(t.q, 2); }, kInvalid, "tensors->q"));
+  EXPECT_TRUE(refused([](D&, T& t) { t.out = offset_bytes(t.out, 1); }, kInvalid, "tensors->out"));
+  EXPECT_TRUE(refused([](D&, T& t) { t.table = t.q; }, kInvalid, "tensors->table"));
+  // A shared 1D table has rows (q_len - 1 of them without keys).
+  EXPECT_TRUE(refused([](D& d, T&) { d.bias = POSENC_BIAS_RELATIVE_1D; }, POSENC_ERROR_NULL_POINTER,
+                      "tensors->table"));
+  EXPECT_TRUE(refused(
+      [](D& d, T&) {
+        d.layout = POSENC_LAYOUT_STRIDED;
+        d.q_strides.batch = -1;
+      },
+      kInvalid, "desc->q_strides.batch"));
+  EXPECT_TRUE(refused([](D& d, T&) { d.k_strides.head = 4; }, kInvalid, "desc->k_strides"));
+  EXPECT_TRUE(refused(
+      [](D& d, T&) {
+        d.mask_batch = 1;
+        d.mask_heads = 3;
+      },
+      kInvalid, "desc->mask_heads"));
+  EXPECT_TRUE(refused(
+      [](D& d, T&) {
+        d.bias = POSENC_BIAS_T5;
+        d.num_buckets = 1;
+      },
+      kInvalid, "desc->num_buckets"));
+  // A tensor with elements is required: q without keys, k without queries.
+  posenc_attention_desc_init(&d_, 2, 2, 3, 0, 4);
+  posenc_attention_tensors t = tensors(true);
+  t.q = nullptr;
+  EXPECT_TRUE(fails_with(posenc_attention(nullptr, &d_, &t, nullptr, 0), POSENC_ERROR_NULL_POINTER,
+                         "tensors->q"));
+  posenc_attention_desc_init(&d_, 2, 2, 0, 4, 4);
+  t = tensors(true);
+  t.k = nullptr;
+  EXPECT_TRUE(fails_with(posenc_attention(nullptr, &d_, &t, nullptr, 0), POSENC_ERROR_NULL_POINTER,
+                         "tensors->k"));
+  // kv_len 0 writes out: it must not overlap an input.
+  posenc_attention_desc_init(&d_, 2, 2, 3, 0, 4);
+  t = tensors(false);
+  t.q = out_->data() + 8;
+  EXPECT_TRUE(fails_with(posenc_attention(nullptr, &d_, &t, nullptr, 0), POSENC_ERROR_ALIASING,
+                         "tensors->out"));
+  EXPECT_TRUE(out_->payload_untouched());
+  // With no heads, nothing but the per-sequence tensors bounds batch: they
+  // are sized before they are read.
+  posenc_attention_desc_init(&d_, INT64_MAX / 6, 0, 1, 1, 1);  // q's bytes fit, int64s' do not
+  d_.index_type = POSENC_INDEX_INT64;
+  t = tensors(true);
+  const int64_t lengths[2] = {1, 1};
+  t.kv_lengths = lengths;
+  EXPECT_TRUE(fails_with(posenc_attention(nullptr, &d_, &t, nullptr, 0), POSENC_ERROR_OVERFLOW,
+                         "tensors->kv_lengths"));
+  // k's heads divide q's, also with no heads: k with 2 heads for q's none.
+  posenc_attention_desc_init(&d_, 2, 0, 3, 4, 4);
+  d_.kv_heads = 2;
+  size_t bytes = 12345;
+  EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d_, &bytes),
+                         POSENC_ERROR_INVALID_ARGUMENT, "desc->kv_heads"));
+  EXPECT_EQ(bytes, 12345u);
+}
+
+// BoTNet's block over a batch of 0 feature maps: nothing read or written;
+// the other sizes stay >= 1 and everything else is checked.
+TEST_F(AttentionEmptyCalls, BottleneckBatchZero) {
+  posenc_bottleneck_desc d;
+  posenc_bottleneck_desc_init(&d, 0, 4, 2, 3, 1, 4);
+  const std::vector<float> fmap(1, 0.5f), w(12 * 4, 0.1f), rh(3 * 4, 0.2f), rw(5 * 4, 0.3f);
+  GuardedFloats out(1);
+  size_t bytes = 12345;
+  ASSERT_EQ(posenc_bottleneck_workspace_size(nullptr, &d, &bytes), POSENC_OK);
+  EXPECT_EQ(bytes, 0u);
+  for (const float* f : {static_cast<const float*>(nullptr), fmap.data()}) {
+    float* o = f == nullptr ? nullptr : out.data();
+    EXPECT_EQ(posenc_bottleneck_mhsa(nullptr, &d, f, w.data(), rh.data(), rw.data(), o, nullptr, 0),
+              POSENC_OK)
+        << posenc_last_error();
+    const posenc_bottleneck_tensors t{f, w.data(), w.data(), rh.data(), rw.data(), o};
+    EXPECT_EQ(posenc_bottleneck(nullptr, &d, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
+  }
+  EXPECT_TRUE(out.payload_untouched());
+  const auto refused = [&](const posenc_bottleneck_desc& desc, const float* f, const float* w_qkv,
+                           posenc_status status, const char* name) {
+    EXPECT_TRUE(fails_with(posenc_bottleneck_mhsa(nullptr, &desc, f, w_qkv, rh.data(), rw.data(),
+                                                  out.data(), nullptr, 0),
+                           status, name));
+  };
+  posenc_bottleneck_desc bad = d;
+  bad.batch = -1;
+  refused(bad, fmap.data(), w.data(), POSENC_ERROR_INVALID_ARGUMENT, "desc->batch must be >= 0");
+  for (int64_t posenc_bottleneck_desc::*size :
+       {&posenc_bottleneck_desc::channels, &posenc_bottleneck_desc::height,
+        &posenc_bottleneck_desc::width, &posenc_bottleneck_desc::heads,
+        &posenc_bottleneck_desc::head_dim}) {
+    bad = d;
+    bad.*size = 0;
+    refused(bad, fmap.data(), w.data(), POSENC_ERROR_INVALID_ARGUMENT, "must be >= 1");
+  }
+  bad = d;
+  bad.stride = 3;
+  refused(bad, fmap.data(), w.data(), POSENC_ERROR_INVALID_ARGUMENT, "desc->stride");
+  refused(d, offset_bytes(fmap.data(), 2), w.data(), POSENC_ERROR_INVALID_ARGUMENT, "fmap");
+  refused(d, fmap.data(), nullptr, POSENC_ERROR_NULL_POINTER, "w_qkv");
+  bad = d;
+  bad.channels = int64_t(1) << 60;  // a workspace of no feature maps, but one's overflows
+  EXPECT_TRUE(fails_with(posenc_bottleneck_workspace_size(nullptr, &bad, &bytes),
+                         POSENC_ERROR_OVERFLOW, "desc->height * desc->width"));
+  EXPECT_TRUE(fails_with(posenc_bottleneck_workspace_size(nullptr, &d, nullptr),
+                         POSENC_ERROR_NULL_POINTER, "bytes"));
+  EXPECT_TRUE(out.payload_untouched());
 }
 
 }  // namespace

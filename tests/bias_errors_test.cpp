@@ -60,9 +60,9 @@ TEST(BiasErrors, PositionBias) {
   }
   EXPECT_TRUE(fails(k1d, [](auto& d) { store_enum(d.kind, 4); }, kInvalid, "desc->kind"));
   EXPECT_TRUE(fails(k1d, [](auto& d) { store_enum(d.kind, -1); }, kInvalid, "desc->kind"));
-  EXPECT_TRUE(fails(k1d, [](auto& d) { d.heads = 0; }, kInvalid, "desc->heads"));
+  EXPECT_TRUE(fails(k1d, [](auto& d) { d.heads = -1; }, kInvalid, "desc->heads"));
   EXPECT_TRUE(fails(t5, [](auto& d) { d.q_len = -1; }, kInvalid, "desc->q_len"));
-  EXPECT_TRUE(fails(alibi, [](auto& d) { d.kv_len = 0; }, kInvalid, "desc->kv_len"));
+  EXPECT_TRUE(fails(alibi, [](auto& d) { d.kv_len = -2; }, kInvalid, "desc->kv_len"));
   EXPECT_TRUE(fails(alibi, [](auto& d) { d.query_offset = (int64_t(1) << 40) + 1; }, kInvalid,
                     "desc->query_offset"));
   EXPECT_TRUE(fails(k1d, [](auto& d) { d.query_offset = -(int64_t(1) << 40) - 1; }, kInvalid,
@@ -122,7 +122,7 @@ TEST(BiasErrors, KindsOutOfRangeFromC) {
 
 TEST(BiasErrors, AlibiSlopes) {
   GuardedFloats out(8);
-  EXPECT_TRUE(fails_with(posenc_alibi_slopes(0, out.data()), kInvalid, "heads"));
+  EXPECT_TRUE(fails_with(posenc_alibi_slopes(-1, out.data()), kInvalid, "heads"));
   EXPECT_TRUE(fails_with(posenc_alibi_slopes(4, nullptr), kNull, "slopes"));
   EXPECT_TRUE(fails_with(posenc_alibi_slopes(INT64_MAX, out.data()), kOverflow, "slopes"));
   EXPECT_TRUE(out.payload_untouched());
@@ -156,7 +156,7 @@ TEST(BiasErrors, ResizeRelativeBiasTable2d) {
                   const float* src, float* dst) {
     return posenc_resize_relative_bias_table_2d(heads, wh, ww, nh, nw, ct, src, dst);
   };
-  EXPECT_TRUE(fails_with(call(0, 2, 2, 3, 3, 0, in.data(), o), kInvalid, "heads"));
+  EXPECT_TRUE(fails_with(call(-1, 2, 2, 3, 3, 0, in.data(), o), kInvalid, "heads"));
   EXPECT_TRUE(fails_with(call(1, 0, 2, 3, 3, 0, in.data(), o), kInvalid, "window_height"));
   EXPECT_TRUE(fails_with(call(1, 2, -2, 3, 3, 0, in.data(), o), kInvalid, "window_width"));
   EXPECT_TRUE(fails_with(call(1, 2, 2, 0, 3, 0, in.data(), o), kInvalid, "new_window_height"));

@@ -421,5 +421,115 @@ TEST(ResizeRelativeBiasTable2d, BicubicAsTorchInterpolate) {
   EXPECT_EQ(same, swin);
 }
 
+// Count axes of 0 (heads, q_len, kv_len, ALiBi's heads, new_rows, a 2D
+// table's heads): POSENC_OK with NULL or real tensors, nothing written; the
+// other arguments are still checked. Tables with elements stay required.
+TEST(BiasEmptyCalls, PositionBias) {
+  constexpr auto kInvalid = POSENC_ERROR_INVALID_ARGUMENT;
+  GuardedFloats table(512, 0.5f), out(64);
+  float* o = out.data();
+  auto desc_of = [](posenc_position_bias_kind kind, int64_t heads, int64_t q_len, int64_t kv_len) {
+    posenc_position_bias_desc d;
+    posenc_position_bias_desc_init(&d, kind, heads, q_len, kv_len);
+    if (kind == POSENC_POSITION_BIAS_TABLE_1D) d.max_distance = 3;
+    if (kind == POSENC_POSITION_BIAS_TABLE_2D) d.window_height = d.window_width = 2;
+    return d;
+  };
+  for (auto kind :
+       {POSENC_POSITION_BIAS_TABLE_1D, POSENC_POSITION_BIAS_T5, POSENC_POSITION_BIAS_ALIBI}) {
+    for (const auto& [q_len, kv_len] : {std::pair<int64_t, int64_t>{0, 9}, {5, 0}, {0, 0}}) {
+      const posenc_position_bias_desc d = desc_of(kind, 3, q_len, kv_len);
+      EXPECT_EQ(posenc_position_bias(nullptr, &d, table.data(), nullptr), POSENC_OK)
+          << posenc_last_error();
+      EXPECT_EQ(posenc_position_bias(nullptr, &d, table.data(), o), POSENC_OK);
+    }
+    const posenc_position_bias_desc no_heads = desc_of(kind, 0, 4, 4);
+    EXPECT_EQ(posenc_position_bias(nullptr, &no_heads, nullptr, nullptr), POSENC_OK)
+        << posenc_last_error();
+    EXPECT_EQ(posenc_position_bias(nullptr, &no_heads, table.data(), o), POSENC_OK);
+  }
+  const posenc_position_bias_desc alibi = desc_of(POSENC_POSITION_BIAS_ALIBI, 4, 0, 9);
+  EXPECT_EQ(posenc_position_bias(nullptr, &alibi, nullptr, nullptr), POSENC_OK);
+  const posenc_position_bias_desc swin = desc_of(POSENC_POSITION_BIAS_TABLE_2D, 0, 4, 4);
+  EXPECT_EQ(posenc_position_bias(nullptr, &swin, nullptr, nullptr), POSENC_OK);
+  EXPECT_EQ(posenc_position_bias(nullptr, &swin, table.data(), o), POSENC_OK);
+
+  auto fails = [&](posenc_position_bias_desc d, const float* t, float* dst, posenc_status want,
+                   const char* argument) {
+    return fails_with(posenc_position_bias(nullptr, &d, t, dst), want, argument);
+  };
+  const auto t5 = desc_of(POSENC_POSITION_BIAS_T5, 3, 5, 0);
+  EXPECT_TRUE(fails(t5, nullptr, nullptr, POSENC_ERROR_NULL_POINTER, "table"));
+  EXPECT_TRUE(fails(t5, offset_bytes(table.data(), 1), nullptr, kInvalid, "table"));
+  EXPECT_TRUE(fails(t5, table.data(), offset_bytes(o, 2), kInvalid, "out"));
+  auto bad = t5;
+  bad.num_buckets = 3;
+  EXPECT_TRUE(fails(bad, table.data(), nullptr, kInvalid, "desc->num_buckets"));
+  bad = t5;
+  store_enum(bad.kind, 9);
+  EXPECT_TRUE(fails(bad, table.data(), nullptr, kInvalid, "desc->kind"));
+  bad = t5;
+  bad.kv_len = -1;
+  EXPECT_TRUE(fails(bad, table.data(), nullptr, kInvalid, "desc->kv_len must be >= 0 (got -1)"));
+  bad = alibi;
+  bad.window_height = 2;
+  EXPECT_TRUE(fails(bad, nullptr, nullptr, kInvalid, "desc->window_height"));
+  bad = swin;
+  bad.q_len = bad.kv_len = 0;  // the window's tokens are 4
+  EXPECT_TRUE(fails(bad, nullptr, nullptr, POSENC_ERROR_SHAPE_MISMATCH, "desc->q_len"));
+  bad = desc_of(POSENC_POSITION_BIAS_TABLE_1D, 2, 0, 3);
+  bad.max_distance = -1;
+  EXPECT_TRUE(fails(bad, table.data(), nullptr, kInvalid, "desc->max_distance"));
+  EXPECT_TRUE(out.guards_intact());
+  EXPECT_TRUE(out.payload_untouched());
+  EXPECT_TRUE(table.payload_untouched());
+}
+
+TEST(BiasEmptyCalls, SlopesAndResizes) {
+  constexpr auto kInvalid = POSENC_ERROR_INVALID_ARGUMENT;
+  GuardedFloats in(256, 0.5f), out(256);
+  float* o = out.data();
+  EXPECT_EQ(posenc_alibi_slopes(0, nullptr), POSENC_OK);
+  EXPECT_EQ(posenc_alibi_slopes(0, o), POSENC_OK);
+  EXPECT_TRUE(fails_with(posenc_alibi_slopes(0, offset_bytes(o, 1)), kInvalid, "slopes"));
+  EXPECT_TRUE(
+      fails_with(posenc_alibi_slopes(-1, nullptr), kInvalid, "heads must be >= 0 (got -1)"));
+
+  EXPECT_EQ(posenc_resize_relative_table(5, 4, in.data(), 0, nullptr), POSENC_OK);
+  EXPECT_EQ(posenc_resize_relative_table(5, 4, in.data(), 0, o), POSENC_OK);
+  EXPECT_EQ(posenc_resize_relative_table(5, 4, in.data(), 0, in.data()),
+            POSENC_OK);  // an empty out overlaps nothing
+  EXPECT_TRUE(fails_with(posenc_resize_relative_table(5, 4, nullptr, 0, nullptr),
+                         POSENC_ERROR_NULL_POINTER, "in"));
+  EXPECT_TRUE(fails_with(posenc_resize_relative_table(0, 4, in.data(), 0, nullptr), kInvalid,
+                         "rows must be >= 1"));
+  EXPECT_TRUE(fails_with(posenc_resize_relative_table(5, 0, in.data(), 0, nullptr), kInvalid,
+                         "dim must be >= 1"));
+  EXPECT_TRUE(fails_with(posenc_resize_relative_table(5, 4, in.data(), 0, offset_bytes(o, 3)),
+                         kInvalid, "out"));
+
+  auto resize_2d = [&](int64_t heads, int64_t new_height, int ct, const float* src, float* dst) {
+    return posenc_resize_relative_bias_table_2d(heads, 2, 2, new_height, 3, ct, src, dst);
+  };
+  for (int ct : {0, 1}) {
+    EXPECT_EQ(resize_2d(0, 3, ct, nullptr, nullptr), POSENC_OK) << posenc_last_error();
+    EXPECT_EQ(resize_2d(0, 3, ct, in.data(), o), POSENC_OK);
+  }
+  EXPECT_TRUE(fails_with(resize_2d(0, 3, 2, nullptr, nullptr), kInvalid, "class_token"));
+  EXPECT_TRUE(
+      fails_with(resize_2d(0, 0, 0, nullptr, nullptr), kInvalid, "new_window_height must be >= 1"));
+  EXPECT_TRUE(fails_with(resize_2d(0, 3, 0, offset_bytes(in.data(), 2), nullptr), kInvalid, "in"));
+  EXPECT_TRUE(
+      fails_with(resize_2d(-2, 3, 0, nullptr, nullptr), kInvalid, "heads must be >= 0 (got -2)"));
+  // A table too large to address, with heads or without: rows of 2^62 floats.
+  EXPECT_TRUE(fails_with(resize_2d(0, int64_t(1) << 61, 0, nullptr, nullptr),
+                         POSENC_ERROR_OVERFLOW, "out"));
+  EXPECT_TRUE(fails_with(posenc_resize_relative_table(5, 4, in.data(), int64_t(1) << 61, nullptr),
+                         POSENC_ERROR_OVERFLOW, "out"));
+  EXPECT_TRUE(out.guards_intact());
+  EXPECT_TRUE(out.payload_untouched());
+  EXPECT_TRUE(in.payload_untouched());
+}
+
 }  // namespace
 }  // namespace posenc::test

@@ -31,8 +31,8 @@ struct FailingCase {
     problem.run = [this, status, fail_from](posenc_context*) {
       if (++calls < fail_from) return POSENC_OK;
       float out[4];
-      posenc_sinusoid_table(nullptr, 0, 4, 0, 10000.0, POSENC_SINCOS_INTERLEAVED, POSENC_F32,
-                            out);  // length 0: leaves a message naming "length"
+      posenc_sinusoid_table(nullptr, -1, 4, 0, 10000.0, POSENC_SINCOS_INTERLEAVED, POSENC_F32,
+                            out);  // length -1: leaves a message naming "length"
       message = posenc_last_error();
       return status;
     };

@@ -21,11 +21,11 @@ TEST(RelativeErrors, AbsoluteLogits) {
   GuardedFloats out(64);
   const std::vector<float> q(64, 1.0f), t(64, 1.0f);
   float* o = out.data();
-  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 0, 1, 2, 2, 2, q.data(), t.data(), 1, o),
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, -1, 1, 2, 2, 2, q.data(), t.data(), 1, o),
                          kInvalid, "batch"));
-  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 0, 2, 2, 2, q.data(), t.data(), 1, o),
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, -2, 2, 2, 2, q.data(), t.data(), 1, o),
                          kInvalid, "heads"));
-  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 1, 0, 2, 2, q.data(), t.data(), 1, o),
+  EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 1, -1, 2, 2, q.data(), t.data(), 1, o),
                          kInvalid, "queries"));
   EXPECT_TRUE(fails_with(posenc_absolute_logits(nullptr, 1, 1, 2, -1, 2, q.data(), t.data(), 1, o),
                          kInvalid, "keys"));
@@ -56,7 +56,7 @@ TEST(RelativeErrors, RelToAbs) {
   GuardedFloats out(64);
   const std::vector<float> in(64, 1.0f);
   float* o = out.data();
-  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, 0, in.data(), o), kInvalid, "length"));
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, -1, in.data(), o), kInvalid, "length"));
   EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, -1, 1, 2, in.data(), o), kInvalid, "batch"));
   EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, 2, nullptr, o), kNull, "in"));
   EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 1, 1, 2, in.data(), nullptr), kNull, "out"));
@@ -82,8 +82,8 @@ TEST(RelativeErrors, RelativeLogits1d) {
   };
   const posenc_relative_options negative_offset{-1, 0, 0}, negative_clip{0, -2, 0},
       bad_causal{0, 0, 2}, huge_offset{INT64_MAX - 3, 0, 0}, huge_clip{0, INT64_MAX / 2 + 1, 0};
-  EXPECT_TRUE(fails_with(call(1, 0, 2, 1, nullptr, t.data(), o), kInvalid, "queries"));
-  EXPECT_TRUE(fails_with(call(1, 2, 0, 1, nullptr, t.data(), o), kInvalid, "keys"));
+  EXPECT_TRUE(fails_with(call(1, -1, 2, 1, nullptr, t.data(), o), kInvalid, "queries"));
+  EXPECT_TRUE(fails_with(call(1, 2, -1, 1, nullptr, t.data(), o), kInvalid, "keys"));
   EXPECT_TRUE(fails_with(call(2, 2, 2, 3, nullptr, t.data(), o), kInvalid, "table_heads"));
   EXPECT_TRUE(fails_with(call(1, 2, 2, 1, &negative_offset, t.data(), o), kInvalid,
                          "options->query_offset"));
@@ -173,7 +173,7 @@ TEST(RelativeErrors, RelativeLogits2dMaps) {
   EXPECT_TRUE(fails_with(posenc_relative_logits_2d_maps(nullptr, nullptr, q.data(), t.data(),
                                                         t.data(), o, o + 48),
                          kNull, "desc"));
-  EXPECT_TRUE(fails_with(call(with([](D& d) { d.batch = 0; })), kInvalid, "desc->batch"));
+  EXPECT_TRUE(fails_with(call(with([](D& d) { d.batch = -1; })), kInvalid, "desc->batch"));
   EXPECT_TRUE(fails_with(call(with([](D& d) { d.heads = -1; })), kInvalid, "desc->heads"));
   EXPECT_TRUE(fails_with(call(with([](D& d) { d.map_height = 0; })), kInvalid,
                          "desc->map_height"));

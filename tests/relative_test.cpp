@@ -452,5 +452,165 @@ TEST_P(RelativeLogits2d, StreamedFullBias) {
 POSENC_INSTANTIATE_ISA_TESTS(RelativeLogits2d);
 POSENC_INSTANTIATE_ISA_TESTS(RelativeGatherKernels);
 
+// Count axes of 0 (batch, heads, queries, keys, length): POSENC_OK with NULL
+// or real tensors, nothing written; the other arguments are still checked.
+// The 2D map sides stay >= 1 (their tables have 2 size - 1 rows).
+TEST(RelativeEmptyCalls, Logits1d) {
+  constexpr auto kInvalid = POSENC_ERROR_INVALID_ARGUMENT;
+  GuardedFloats q(256, 0.5f), table(256, 0.25f), out(256);
+  float* o = out.data();
+  struct Sizes {
+    int64_t batch, heads, queries, keys;
+  };
+  for (const Sizes& s : {Sizes{0, 2, 5, 7}, Sizes{2, 0, 5, 7}, Sizes{2, 3, 0, 7}, Sizes{2, 3, 5, 0},
+                         Sizes{0, 0, 0, 0}}) {
+    for (bool null : {true, false}) {
+      // A tensor with elements stays required; one without may be NULL.
+      const float* qp = null && s.batch * s.heads * s.queries == 0 ? nullptr : q.data();
+      const float* tp = null && s.keys == 0 ? nullptr : table.data();
+      float* dst = null ? nullptr : o;
+      EXPECT_EQ(
+          posenc_absolute_logits(nullptr, s.batch, s.heads, s.queries, s.keys, 4, qp, tp, 1, dst),
+          POSENC_OK)
+          << posenc_last_error();
+      // Per head: heads 0 leaves the table no elements.
+      const float* tph = null && s.keys * s.heads == 0 ? nullptr : table.data();
+      EXPECT_EQ(posenc_absolute_logits(nullptr, s.batch, s.heads, s.queries, s.keys, 4, qp, tph,
+                                       s.heads, dst),
+                POSENC_OK)
+          << posenc_last_error();
+      // The 1D table has queries + keys - 1 rows (none for 0 and 0); clipped 2K+1.
+      const float* rp = null && s.queries + s.keys == 0 ? nullptr : table.data();
+      EXPECT_EQ(posenc_relative_logits_1d(nullptr, s.batch, s.heads, s.queries, s.keys, 4, qp, rp,
+                                          1, nullptr, dst),
+                POSENC_OK)
+          << posenc_last_error();
+      const posenc_relative_options clipped{2, 3, 1};
+      EXPECT_EQ(posenc_relative_logits_1d(nullptr, s.batch, s.heads, s.queries, s.keys, 4, qp,
+                                          table.data(), 1, &clipped, dst),
+                POSENC_OK)
+          << posenc_last_error();
+      const int64_t length = s.keys == 0 ? 0 : s.queries;  // an empty out
+      EXPECT_EQ(
+          posenc_rel_to_abs(nullptr, s.batch, s.heads, length,
+                            null && s.batch * s.heads * length == 0 ? nullptr : q.data(), dst),
+          POSENC_OK)
+          << posenc_last_error();
+    }
+  }
+  // Python's cases: no keys (a table of 5 + 0 - 1 rows) and no queries.
+  EXPECT_EQ(posenc_relative_logits_1d(nullptr, 1, 2, 5, 0, 4, q.data(), table.data(), 1, nullptr,
+                                      nullptr),
+            POSENC_OK);
+  EXPECT_EQ(posenc_relative_logits_1d(nullptr, 1, 2, 0, 10, 4, nullptr, table.data(), 1, nullptr,
+                                      nullptr),
+            POSENC_OK);
+  EXPECT_TRUE(
+      fails_with(posenc_absolute_logits(nullptr, 0, 2, 5, 7, 0, nullptr, table.data(), 1, nullptr),
+                 kInvalid, "dim must be >= 1"));
+  EXPECT_TRUE(
+      fails_with(posenc_absolute_logits(nullptr, 0, 3, 5, 7, 4, nullptr, table.data(), 2, nullptr),
+                 kInvalid, "table_heads"));
+  EXPECT_TRUE(
+      fails_with(posenc_absolute_logits(nullptr, 2, 3, 0, 7, 4, nullptr, nullptr, 1, nullptr),
+                 POSENC_ERROR_NULL_POINTER, "table"));
+  EXPECT_TRUE(fails_with(
+      posenc_absolute_logits(nullptr, 2, 3, 0, 7, 4, nullptr, table.data(), 1, offset_bytes(o, 1)),
+      kInvalid, "out"));
+  EXPECT_TRUE(
+      fails_with(posenc_absolute_logits(nullptr, 2, 3, -1, 7, 4, nullptr, table.data(), 1, nullptr),
+                 kInvalid, "queries must be >= 0 (got -1)"));
+  const posenc_relative_options bad_causal{0, 0, 2}, negative_offset{-1, 0, 0};
+  EXPECT_TRUE(fails_with(posenc_relative_logits_1d(nullptr, 0, 2, 5, 7, 4, nullptr, table.data(), 1,
+                                                   &bad_causal, nullptr),
+                         kInvalid, "options->causal"));
+  EXPECT_TRUE(fails_with(posenc_relative_logits_1d(nullptr, 2, 2, 5, 0, 4, nullptr, table.data(), 1,
+                                                   &negative_offset, nullptr),
+                         kInvalid, "options->query_offset"));
+  EXPECT_TRUE(fails_with(
+      posenc_relative_logits_1d(nullptr, 1, 2, 5, 0, 4, q.data(), nullptr, 1, nullptr, nullptr),
+      POSENC_ERROR_NULL_POINTER, "table"));
+  EXPECT_TRUE(fails_with(posenc_relative_logits_1d(nullptr, 1, 2, 5, -3, 4, q.data(), table.data(),
+                                                   1, nullptr, nullptr),
+                         kInvalid, "keys must be >= 0 (got -3)"));
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 0, 2, 3, offset_bytes(q.data(), 2), nullptr),
+                         kInvalid, "in"));
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 0, -2, 3, nullptr, nullptr), kInvalid,
+                         "heads must be >= 0 (got -2)"));
+  EXPECT_TRUE(fails_with(posenc_rel_to_abs(nullptr, 0, 1, INT64_MAX, nullptr, nullptr),
+                         POSENC_ERROR_OVERFLOW, "length"));
+  EXPECT_TRUE(out.guards_intact());
+  EXPECT_TRUE(out.payload_untouched());
+  EXPECT_TRUE(q.payload_untouched() && table.payload_untouched());
+}
+
+TEST(RelativeEmptyCalls, Logits2d) {
+  constexpr auto kInvalid = POSENC_ERROR_INVALID_ARGUMENT;
+  GuardedFloats q(256, 0.5f), rows(128, 0.25f), columns(128, 0.75f), out(512);
+  float* o = out.data();
+  for (const auto& [batch, heads] : {std::pair<int64_t, int64_t>{0, 2}, {2, 0}, {0, 0}}) {
+    for (bool null : {true, false}) {
+      // Tables shared by the heads have elements; per head with no heads, none.
+      for (int64_t table_heads : {int64_t(1), heads}) {
+        const bool empty_tables = null && table_heads == 0;
+        const float* r = empty_tables ? nullptr : rows.data();
+        const float* c = empty_tables ? nullptr : columns.data();
+        const float* qp = null ? nullptr : q.data();
+        float* h = null ? nullptr : o;
+        float* w = null ? nullptr : o + 256;
+        EXPECT_EQ(posenc_relative_logits_2d_decomposed(nullptr, batch, heads, 2, 3, 4, qp, r, c,
+                                                       table_heads, h, w),
+                  POSENC_OK)
+            << posenc_last_error();
+        EXPECT_EQ(
+            posenc_relative_logits_2d(nullptr, batch, heads, 2, 3, 4, qp, r, c, table_heads, h),
+            POSENC_OK)
+            << posenc_last_error();
+        posenc_relative_2d_desc desc;
+        posenc_relative_2d_desc_init(&desc, batch, heads, 2, 3, 4);
+        desc.table_heads = table_heads;
+        desc.kv_map_height = 4;
+        desc.kv_map_width = 5;
+        desc.relative_order = POSENC_RELATIVE_QUERY_MINUS_KEY;
+        EXPECT_EQ(posenc_relative_logits_2d_maps(nullptr, &desc, qp, r, c, h, w), POSENC_OK)
+            << posenc_last_error();
+      }
+    }
+  }
+  auto decomposed = [&](int64_t batch, int64_t height, const float* r, float* h) {
+    return posenc_relative_logits_2d_decomposed(nullptr, batch, 2, height, 3, 4, nullptr, r,
+                                                columns.data(), 1, h, nullptr);
+  };
+  EXPECT_TRUE(
+      fails_with(decomposed(0, 2, nullptr, nullptr), POSENC_ERROR_NULL_POINTER, "row_table"));
+  EXPECT_TRUE(fails_with(decomposed(0, 2, rows.data(), offset_bytes(o, 2)), kInvalid, "rel_h"));
+  EXPECT_TRUE(fails_with(decomposed(0, 0, rows.data(), nullptr), kInvalid, "height must be >= 1"));
+  EXPECT_TRUE(
+      fails_with(decomposed(-1, 2, rows.data(), nullptr), kInvalid, "batch must be >= 0 (got -1)"));
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d(nullptr, 0, 2, 2, 3, 0, nullptr, rows.data(),
+                                                   columns.data(), 1, nullptr),
+                         kInvalid, "dim must be >= 1"));
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d(nullptr, 0, 2, 2, 3, 4, nullptr, rows.data(),
+                                                   columns.data(), 3, nullptr),
+                         kInvalid, "table_heads"));
+  posenc_relative_2d_desc desc;
+  posenc_relative_2d_desc_init(&desc, 0, 2, 2, 3, 4);
+  store_enum(desc.relative_order, 5);
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d_maps(nullptr, &desc, nullptr, rows.data(),
+                                                        columns.data(), nullptr, nullptr),
+                         kInvalid, "desc->relative_order"));
+  posenc_relative_2d_desc_init(&desc, 0, 2, 2, 3, 4);
+  desc.kv_map_height = 4;
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d_maps(nullptr, &desc, nullptr, rows.data(),
+                                                        columns.data(), nullptr, nullptr),
+                         kInvalid, "desc->kv_map_width"));
+  posenc_relative_2d_desc_init(&desc, 2, -1, 2, 3, 4);
+  EXPECT_TRUE(fails_with(posenc_relative_logits_2d_maps(nullptr, &desc, nullptr, rows.data(),
+                                                        columns.data(), nullptr, nullptr),
+                         kInvalid, "desc->heads must be >= 0 (got -1)"));
+  EXPECT_TRUE(out.guards_intact());
+  EXPECT_TRUE(out.payload_untouched());
+}
+
 }  // namespace
 }  // namespace posenc::test

@@ -297,9 +297,9 @@ TEST_F(RopeErrors, ShapesEnumsAndPointers) {
   expect_rejected(posenc_rope(nullptr, c, nullptr, nullptr, kBthd, posenc_dtype(4), 1, 4, 2, 8, x,
                               out),
                   POSENC_ERROR_INVALID_ARGUMENT, "dtype");
-  expect_rejected(posenc_rope(nullptr, c, nullptr, nullptr, kBthd, POSENC_F32, 0, 4, 2, 8, x, out),
+  expect_rejected(posenc_rope(nullptr, c, nullptr, nullptr, kBthd, POSENC_F32, -1, 4, 2, 8, x, out),
                   POSENC_ERROR_INVALID_ARGUMENT, "batch");
-  expect_rejected(posenc_rope(nullptr, c, nullptr, nullptr, kBthd, POSENC_F32, 1, 4, 0, 8, x, out),
+  expect_rejected(posenc_rope(nullptr, c, nullptr, nullptr, kBthd, POSENC_F32, 1, 4, -1, 8, x, out),
                   POSENC_ERROR_INVALID_ARGUMENT, "heads");
   expect_rejected(posenc_rope(nullptr, c, nullptr, nullptr, kBthd, POSENC_F32, 1, 4, 2, 8,
                               nullptr, out),

@@ -578,5 +578,100 @@ TEST(RopeCpp, CacheConfigAndErrors) {
                posenc::Error);
 }
 
+// Count axes of 0 (batch, tokens, heads; rope_qk's q_heads and k_heads
+// together): POSENC_OK with NULL or real tensors, nothing written; the
+// config, cache, positions and the other arguments are still checked.
+TEST(RopeEmptyCalls, RopeAndRopeQk) {
+  constexpr auto kInvalid = POSENC_ERROR_INVALID_ARGUMENT;
+  constexpr auto kBthd = POSENC_ROPE_BTHD;
+  posenc_rope_config config;
+  ASSERT_EQ(posenc_rope_config_init(&config, 8), POSENC_OK);
+  posenc_rope_cache* cache = nullptr;
+  ASSERT_EQ(posenc_rope_cache_create(nullptr, &config, 8, &cache), POSENC_OK);
+  GuardedFloats x(256, 0.5f), out(256), k(256, 0.25f), k_out(256);
+  struct Sizes {
+    int64_t batch, tokens, heads;
+  };
+  // Tokens 0 at the cache's end.
+  const posenc_rope_positions at_end{8, nullptr, POSENC_ROPE_POSITIONS_INT64};
+  for (const Sizes& s : {Sizes{0, 5, 3}, Sizes{2, 0, 3}, Sizes{2, 5, 0}, Sizes{0, 0, 0}}) {
+    for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
+      for (bool null : {true, false}) {
+        const void* in = null ? nullptr : x.data();
+        void* dst = null ? nullptr : out.data();
+        EXPECT_EQ(posenc_rope(nullptr, &config, nullptr, nullptr, POSENC_ROPE_BHTD, dtype, s.batch,
+                              s.tokens, s.heads, 8, in, dst),
+                  POSENC_OK)
+            << posenc_last_error();
+        const posenc_rope_positions* where = s.tokens == 0 ? &at_end : nullptr;
+        EXPECT_EQ(posenc_rope(nullptr, nullptr, cache, where, kBthd, dtype, s.batch, s.tokens,
+                              s.heads, 8, in, dst),
+                  POSENC_OK)
+            << posenc_last_error();
+        const int64_t k_heads = s.heads == 0 ? 0 : 1;
+        EXPECT_EQ(posenc_rope_qk(nullptr, &config, nullptr, nullptr, kBthd, dtype, s.batch,
+                                 s.tokens, s.heads, k_heads, 8, in, dst, null ? nullptr : k.data(),
+                                 null ? nullptr : k_out.data()),
+                  POSENC_OK)
+            << posenc_last_error();
+      }
+    }
+  }
+  // In place; ids of no tokens may be NULL (offset 0) or real.
+  EXPECT_EQ(posenc_rope(nullptr, &config, nullptr, nullptr, kBthd, POSENC_F32, 0, 5, 3, 8, x.data(),
+                        x.data()),
+            POSENC_OK);
+  const int64_t ids[2] = {9, 9};  // never read: no tokens
+  const posenc_rope_positions by_ids{0, ids, POSENC_ROPE_POSITIONS_INT64};
+  EXPECT_EQ(posenc_rope(nullptr, nullptr, cache, &by_ids, kBthd, POSENC_F32, 2, 0, 3, 8, nullptr,
+                        nullptr),
+            POSENC_OK);
+
+  auto rope = [&](const posenc_rope_config* c, const posenc_rope_cache* ca,
+                  const posenc_rope_positions* p, posenc_rope_layout layout, posenc_dtype dtype,
+                  int64_t batch, int64_t head_dim, const void* in) {
+    return posenc_rope(nullptr, c, ca, p, layout, dtype, batch, 5, 3, head_dim, in, nullptr);
+  };
+  EXPECT_TRUE(fails_with(rope(nullptr, nullptr, nullptr, kBthd, POSENC_F32, 0, 8, nullptr),
+                         POSENC_ERROR_NULL_POINTER, "config"));
+  EXPECT_TRUE(
+      fails_with(rope(&config, nullptr, nullptr, posenc_rope_layout(3), POSENC_F32, 0, 8, nullptr),
+                 kInvalid, "layout"));
+  EXPECT_TRUE(fails_with(rope(&config, nullptr, nullptr, kBthd, posenc_dtype(7), 0, 8, nullptr),
+                         kInvalid, "dtype"));
+  EXPECT_TRUE(fails_with(rope(&config, nullptr, nullptr, kBthd, POSENC_F32, 0, 6, nullptr),
+                         kInvalid, "rotary_dim"));
+  EXPECT_TRUE(fails_with(rope(&config, nullptr, nullptr, kBthd, POSENC_F32, 0, 0, nullptr),
+                         kInvalid, "head_dim must be >= 1"));
+  posenc_rope_config odd = config;
+  odd.rotary_dim = 7;
+  EXPECT_TRUE(fails_with(rope(&odd, nullptr, nullptr, kBthd, POSENC_F32, 0, 8, nullptr), kInvalid,
+                         "rotary_dim"));
+  const posenc_rope_positions past{9, nullptr, POSENC_ROPE_POSITIONS_INT64};
+  EXPECT_TRUE(fails_with(rope(nullptr, cache, &past, kBthd, POSENC_F32, 0, 8, nullptr), kInvalid,
+                         "positions"));
+  EXPECT_TRUE(fails_with(
+      rope(&config, nullptr, nullptr, kBthd, POSENC_F32, 0, 8, offset_bytes(x.data(), 2)), kInvalid,
+      "x"));
+  EXPECT_TRUE(fails_with(rope(&config, nullptr, nullptr, kBthd, POSENC_F32, -1, 8, nullptr),
+                         kInvalid, "batch must be >= 0 (got -1)"));
+  const posenc_rope_positions misaligned{0, offset_bytes(ids, 4), POSENC_ROPE_POSITIONS_INT64};
+  EXPECT_TRUE(fails_with(posenc_rope(nullptr, &config, nullptr, &misaligned, kBthd, POSENC_F32, 0,
+                                     2, 3, 8, nullptr, nullptr),
+                         kInvalid, "positions.ids"));
+  // rope_qk: one of q_heads and k_heads 0 with the other positive is refused.
+  auto qk = [&](int64_t batch, int64_t q_heads, int64_t k_heads) {
+    return posenc_rope_qk(nullptr, &config, nullptr, nullptr, kBthd, POSENC_F32, batch, 5, q_heads,
+                          k_heads, 8, nullptr, nullptr, nullptr, nullptr);
+  };
+  EXPECT_TRUE(fails_with(qk(0, 4, 0), kInvalid, "q_heads and k_heads must both be 0 or both"));
+  EXPECT_TRUE(fails_with(qk(0, 0, 2), kInvalid, "q_heads and k_heads must both be 0 or both"));
+  EXPECT_TRUE(fails_with(qk(0, 4, -1), kInvalid, "k_heads must be >= 0 (got -1)"));
+  posenc_rope_cache_destroy(cache);
+  EXPECT_TRUE(out.guards_intact() && k_out.guards_intact());
+  EXPECT_TRUE(out.payload_untouched() && k_out.payload_untouched());
+  EXPECT_TRUE(x.payload_untouched() && k.payload_untouched());
+}
+
 }  // namespace
 }  // namespace posenc::test

@@ -12,6 +12,9 @@
  * fp32 for fp32 sin/cos, so values stay within 2e-7 (absolute) of the exact
  * ones for positions up to 2^30 (beyond, the double product k w_i's own
  * rounding, about k 2^-53, grows past it).
+ *
+ * Empty calls (posenc/core.h): length, height, width, batch and tokens may
+ * be 0; dim, x_dim, pos_dim and table_rows stay >= 1.
  */
 #ifndef POSENC_ABSOLUTE_H
 #define POSENC_ABSOLUTE_H
@@ -29,8 +32,8 @@ typedef enum posenc_sincos_layout {
 } posenc_sincos_layout;
 
 /* Sinusoidal table out[length, dim] for positions start .. start+length-1.
- * start >= 0; base >= 2^-64 and finite, not 1 (10000 is the usual value);
- * out_dtype F32 (float) or BF16 (uint16_t). */
+ * length >= 0, start >= 0; base >= 2^-64 and finite, not 1 (10000 is the
+ * usual value); out_dtype F32 (float) or BF16 (uint16_t). */
 POSENC_API posenc_status posenc_sinusoid_table(
     posenc_context* context, int64_t length, int64_t dim, int64_t start,
     double base, posenc_sincos_layout layout, posenc_dtype out_dtype, void* out);
@@ -38,31 +41,32 @@ POSENC_API posenc_status posenc_sinusoid_table(
 /* 2D sin-cos table out[height*width, dim] for an height-by-width feature map,
  * token n = x*width + y: columns [0, dim/2) are the 1D sinusoid (dim/2, base,
  * layout) of the row x, columns [dim/2, dim) that of the column y. dim must be
- * even. */
+ * even; height, width >= 0. */
 POSENC_API posenc_status posenc_sinusoid_table_2d(
     posenc_context* context, int64_t height, int64_t width, int64_t dim,
     double base, posenc_sincos_layout layout, posenc_dtype out_dtype, void* out);
 
 /* out[b,t,:] = x[b,t,:] + P[offset+t, :] for x, out of [batch, tokens, dim],
- * P the sinusoid above (computed on the fly, no table is built). offset >= 0
- * is the position of token 0 (decoding with a cache). out == x is allowed (in
- * place); any other overlap is POSENC_ERROR_ALIASING. */
+ * P the sinusoid above (computed on the fly, no table is built); batch,
+ * tokens >= 0. offset >= 0 is the position of token 0 (decoding with a
+ * cache). out == x is allowed (in place); any other overlap is
+ * POSENC_ERROR_ALIASING. */
 POSENC_API posenc_status posenc_add_sinusoid(
     posenc_context* context, int64_t batch, int64_t tokens, int64_t dim,
     int64_t offset, double base, posenc_sincos_layout layout, const float* x,
     float* out);
 
 /* out[b,t,:] = x[b,t,:] + table[offset+t, :], table of [table_rows, dim];
- * offset + tokens <= table_rows. out == x allowed; the table must not overlap
- * out. */
+ * batch, tokens >= 0, table_rows >= 1, offset + tokens <= table_rows. out == x
+ * allowed; the table must not overlap out. */
 POSENC_API posenc_status posenc_add_learned(
     posenc_context* context, int64_t batch, int64_t tokens, int64_t dim,
     int64_t offset, const float* table, int64_t table_rows, const float* x,
     float* out);
 
 /* out[b,t,:] = [x[b,t,:], P[offset+t,:]]: x of [batch, tokens, x_dim], the
- * sinusoid of pos_dim columns appended, out of [batch, tokens, x_dim+pos_dim].
- * out must not overlap x. */
+ * sinusoid of pos_dim columns appended, out of [batch, tokens, x_dim+pos_dim];
+ * batch, tokens >= 0. out must not overlap x. */
 POSENC_API posenc_status posenc_concat_sinusoid(
     posenc_context* context, int64_t batch, int64_t tokens, int64_t x_dim,
     int64_t pos_dim, int64_t offset, double base, posenc_sincos_layout layout,

@@ -8,6 +8,20 @@
  * q_len x kv_len per head is ever stored: queries are processed in blocks
  * against blocks of keys (online softmax), with the bias computed per block.
  *
+ * Empty calls: batch, heads and q_len may be 0 (no output rows: the call
+ * checks every other argument as usual and returns POSENC_OK having read
+ * and written nothing), and so may kv_len (no keys: every output row is
+ * zeros, written as out's layout and out_dtype place it). head_dim,
+ * value_head_dim and the other sizes keep their rules. With no heads,
+ * kv_heads must be 0. A tensor with no elements may be NULL (q, k, v, out,
+ * the mask, a table of no rows or, with tables_per_head, of no heads).
+ * Tables keep their shapes by the rules below (an unclipped 1D table over
+ * no queries and no keys has max(P - 1, 0) rows). The kinds that tie the
+ * lengths to a map need them: RELATIVE_2D (X*Y = q_len with X, Y >= 1,
+ * kv_len likewise) and TABLE_2D (q_len = kv_len = Wh*Ww + class_token)
+ * take only batch or heads 0. The workspace of a call with a size 0 among
+ * these four is 0 bytes.
+ *
  * Positions: key j sits at position j, query i at position query_offset + i
  * (query_offset > 0 when decoding with a KV cache; it may be negative). The
  * relative distance is key minus query: dist(i,j) = j - (query_offset + i).
@@ -245,7 +259,7 @@ typedef enum posenc_index_type {
 } posenc_index_type;
 
 typedef struct posenc_attention_desc {
-  int64_t batch, heads, q_len, kv_len, head_dim; /* each >= 1 */
+  int64_t batch, heads, q_len, kv_len, head_dim; /* head_dim >= 1, the others >= 0 */
   posenc_attention_layout layout;
   posenc_dtype dtype;     /* q, k, v and tables */
   posenc_dtype out_dtype;
@@ -309,7 +323,7 @@ POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t 
  * and values in oneDNN's layout, at most 8 MiB; never with batch x heads x
  * q_len x kv_len; a decode step, q_len <= 16, whose keys are split across
  * tasks adds their partial results: fewer than 128 of q_len rows of about
- * value_head_dim floats).
+ * value_head_dim floats; 0 for an empty call, above).
  * Valid as long as the context's thread count is: a context with
  * num_threads 0 follows OpenMP's default. Errors: as posenc_attention for
  * the desc, NULL `bytes`. */
@@ -337,16 +351,16 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * (posenc/bias.h's rules, naming map_height and map_width for the window),
  * query_offsets with TABLE_2D, map_height, map_width or max_distance not 0
  * with a bias (and no relative_values) that does not read them, kv_heads not 0
- * nor a divisor of heads, a negative value_head_dim, a negative stride or
- * a too short token stride, strides under BHTD or BTHD, relative_order or a
- * key map with a bias other than RELATIVE_2D, one of kv_map_height and
- * kv_map_width 0 (POSENC_ERROR_INVALID_ARGUMENT); map_height*map_width !=
- * q_len, or the key map's size (kv_map_height*kv_map_width, or the query
- * map's without them) != kv_len (POSENC_ERROR_SHAPE_MISMATCH); sizes whose product
- * overflows, or strided tensors whose extent does
- * (POSENC_ERROR_OVERFLOW); out overlapping an input or the workspace, or
- * itself (POSENC_ERROR_ALIASING); workspace_bytes too small
- * (POSENC_ERROR_INVALID_ARGUMENT naming workspace_bytes). */
+ * nor a divisor of heads (with heads 0: not 0), a negative value_head_dim,
+ * a negative stride or a too short token stride, strides under BHTD or BTHD,
+ * relative_order or a key map with a bias other than RELATIVE_2D, one of
+ * kv_map_height and kv_map_width 0 (POSENC_ERROR_INVALID_ARGUMENT);
+ * map_height*map_width != q_len, or the key map's size
+ * (kv_map_height*kv_map_width, or the query map's without them) != kv_len
+ * (POSENC_ERROR_SHAPE_MISMATCH); sizes whose product overflows, or strided
+ * tensors whose extent does (POSENC_ERROR_OVERFLOW); out overlapping an
+ * input or the workspace, or itself (POSENC_ERROR_ALIASING); workspace_bytes
+ * too small (POSENC_ERROR_INVALID_ARGUMENT naming workspace_bytes). */
 POSENC_API posenc_status posenc_attention(posenc_context* context,
                                           const posenc_attention_desc* desc,
                                           const posenc_attention_tensors* tensors,
@@ -377,9 +391,14 @@ POSENC_API posenc_status posenc_attention(posenc_context* context,
  * run in bf16 (qkv rounded to bf16). On every other CPU (AVX2, AVX-512
  * without BF16, Arm) the block widens fmap, w_qkv, qkv_bias and the tables
  * to fp32 in its workspace and runs the F32 block on them: bit for bit the
- * result of F32 inputs of the same values, at about fp32's speed. */
+ * result of F32 inputs of the same values, at about fp32's speed.
+ *
+ * A batch of 0 is an empty call: every other argument is checked as usual,
+ * nothing is read or written (fmap and out may be NULL), and the workspace
+ * is 0 bytes. The other sizes stay >= 1 (the tables have 2*height-1 and
+ * 2*width-1 rows, w_qkv projects channels). */
 typedef struct posenc_bottleneck_desc {
-  int64_t batch, channels, height, width, heads, head_dim; /* each >= 1 */
+  int64_t batch, channels, height, width, heads, head_dim; /* batch >= 0, the others >= 1 */
   posenc_dtype dtype;
   posenc_dtype out_dtype;
   float scale;         /* finite; posenc_bottleneck_desc_init sets 1/sqrt(head_dim) */

@@ -88,7 +88,7 @@ typedef enum posenc_position_bias_kind {
 
 typedef struct posenc_position_bias_desc {
   posenc_position_bias_kind kind;
-  int64_t heads, q_len, kv_len;        /* each >= 1 */
+  int64_t heads, q_len, kv_len;        /* each >= 0 (TABLE_2D: q_len, kv_len the window's) */
   int64_t query_offset;                /* TABLE_1D, T5, ALIBI */
   int64_t window_height, window_width; /* TABLE_2D: Wh, Ww >= 1 */
   int class_token;                     /* TABLE_2D: 0 or 1 (BEiT) */
@@ -105,12 +105,14 @@ POSENC_API void posenc_position_bias_desc_init(posenc_position_bias_desc* desc,
                                                int64_t q_len, int64_t kv_len);
 
 /* out [heads, q_len, kv_len] = the kind's bias (see above). table: the
- * kind's weights as described above; for ALIBI the slopes or NULL. */
+ * kind's weights as described above; for ALIBI the slopes or NULL. heads,
+ * q_len and kv_len may be 0 (posenc/core.h): every field is still checked,
+ * and a table with elements is still required. */
 POSENC_API posenc_status posenc_position_bias(posenc_context* context,
                                               const posenc_position_bias_desc* desc,
                                               const float* table, float* out);
 
-/* The standard ALiBi slopes of `heads` heads (>= 1) into slopes[heads]:
+/* The standard ALiBi slopes of `heads` heads (>= 0) into slopes[heads]:
  * with p the largest power of two <= heads, head h < p gets
  * 2^(-8(h+1)/p) and head p + k gets 2^(-4(2k+1)/p), the odd powers of
  * the slopes of 2p heads (Press et al.'s get_slopes; BLOOM's
@@ -126,8 +128,8 @@ POSENC_API posenc_status posenc_alibi_slopes(int64_t heads, float* slopes);
  * - 0.5, 0) of the input, between rows floor(s) and the next (the last row
  * repeated past the end). Computed in double and rounded once: torch's fp32
  * kernel differs from it by its own rounding of the source position (up to
- * about 1e-4 of the values' scale at a few hundred rows). out must not
- * overlap in. */
+ * about 1e-4 of the values' scale at a few hundred rows). rows, dim >= 1,
+ * new_rows >= 0. out must not overlap in. */
 POSENC_API posenc_status posenc_resize_relative_table(int64_t rows, int64_t dim,
                                                       const float* in, int64_t new_rows,
                                                       float* out);
@@ -142,7 +144,8 @@ POSENC_API posenc_status posenc_resize_relative_table(int64_t rows, int64_t dim,
  * code and of timm's resize_rel_pos_bias_table_simple (timm's
  * resize_rel_pos_bias_table, used by its checkpoint filters, is BEiT's
  * geometric-progression resampling instead, not provided here). Computed in
- * double and rounded once, as the linear resize. out must not overlap in. */
+ * double and rounded once, as the linear resize. heads >= 0, the windows'
+ * sides >= 1. out must not overlap in. */
 POSENC_API posenc_status posenc_resize_relative_bias_table_2d(
     int64_t heads, int64_t window_height, int64_t window_width, int64_t new_window_height,
     int64_t new_window_width, int class_token, const float* in, float* out);

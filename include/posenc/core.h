@@ -3,13 +3,13 @@
  * Conventions for every posenc function:
  * - Tensors are dense, row-major, fp32 unless a dtype argument says otherwise;
  *   bf16 values are passed as uint16_t bit patterns.
- * - Sizes are int64_t. An axis that only counts (batch, heads, tokens,
- *   queries, keys, rows written) may be 0, as each function documents: the
- *   call checks its other arguments as usual and, when its outputs have no
+ * - Sizes are int64_t. An axis that counts (batch, heads, tokens, queries,
+ *   keys, rows written) may be 0, as each function documents: the call
+ *   checks its other arguments as usual and, when its outputs have no
  *   elements, returns POSENC_OK having read and written nothing; a tensor
- *   with no elements may be NULL and overlaps nothing. Axes that are summed
- *   over or projected (dim, head_dim, channels) and every other size must
- *   be >= 1 unless documented otherwise.
+ *   with no elements may be NULL and overlaps nothing. Feature sizes (dim,
+ *   head_dim, channels) and every other size must be >= 1 unless documented
+ *   otherwise.
  * - Tensor pointers are aligned to their elements: 4 bytes for float and
  *   int32_t, 2 for bf16, 8 for int64_t and double (workspaces: any
  *   alignment). A misaligned one is POSENC_ERROR_INVALID_ARGUMENT naming it.

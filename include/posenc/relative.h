@@ -11,8 +11,12 @@
  * Relative distance is key minus query: the logit of query i and key j uses
  * the table row of distance j - i (1D), with the query position offset below.
  *
- * Errors (besides the conventions of core.h): sizes < 1 and bad options are
- * POSENC_ERROR_INVALID_ARGUMENT; NULL pointers POSENC_ERROR_NULL_POINTER;
+ * Empty calls (posenc/core.h): batch, heads, queries, keys and length may be
+ * 0; dim and the 2D map sides (height, width, map_height, map_width) stay
+ * >= 1. With heads = 0, table_heads may be 0 (per head: no tables).
+ *
+ * Errors (besides the conventions of core.h): sizes out of range and bad
+ * options are POSENC_ERROR_INVALID_ARGUMENT; NULL pointers POSENC_ERROR_NULL_POINTER;
  * sizes whose products overflow POSENC_ERROR_OVERFLOW; an output overlapping
  * an input (or another output) POSENC_ERROR_ALIASING.
  */
@@ -63,7 +67,7 @@ typedef struct posenc_relative_options {
  *
  * Unclipped (clip = 0): the table covers the distances
  * -(p + queries - 1) .. keys - 1 in order, so it has p + queries + keys - 1
- * rows (also the stride of per-head tables) and
+ * rows (none if that is -1; also the stride of per-head tables) and
  * row(i,j) = (j - (p + i)) + p + queries - 1 = j - i + queries - 1.
  * posenc_attention's RELATIVE_1D table (posenc/attention.h) is the same,
  * row for row.
@@ -114,7 +118,7 @@ POSENC_API posenc_status posenc_relative_logits_2d(
  * those of posenc_attention's RELATIVE_2D bias (posenc/attention.h):
  * a table order and a key map of another size. */
 typedef struct posenc_relative_2d_desc {
-  int64_t batch, heads;                /* each >= 1 */
+  int64_t batch, heads;                /* each >= 0 */
   int64_t map_height, map_width;       /* the query map X x Y, each >= 1; N = X*Y */
   int64_t kv_map_height, kv_map_width; /* the key map X' x Y': 0 and 0 (the query
                                           map's) or both >= 1 */

@@ -59,7 +59,9 @@
  *
  * Tensors. Layouts BTHD [batch, tokens, heads, head_dim] and BHTD
  * [batch, heads, tokens, head_dim], dense; dtype F32 (float) or BF16
- * (uint16_t, computed in fp32, rounded to nearest even).
+ * (uint16_t, computed in fp32, rounded to nearest even). batch, tokens and
+ * heads may be 0 (posenc/core.h: the config, cache and positions are still
+ * checked); head_dim >= 1.
  */
 #ifndef POSENC_ROPE_H
 #define POSENC_ROPE_H
@@ -149,7 +151,9 @@ typedef enum posenc_rope_position_type {
  * (decoding with a KV cache: offset is the number of cached tokens).
  * Otherwise ids is [batch, tokens] of ids_type and offset must be 0. Every
  * position must be >= 0 and inside the cache ([0, max_positions)), or
- * < 2^53 without a cache. A NULL posenc_rope_positions means offset 0. */
+ * < 2^53 without a cache. A NULL posenc_rope_positions means offset 0. With
+ * batch * tokens = 0, ids may be NULL (offset mode: offset + 0 tokens must
+ * still be in range). */
 typedef struct posenc_rope_positions {
   int64_t offset;
   const void* ids;
@@ -177,7 +181,9 @@ POSENC_API posenc_status posenc_rope(posenc_context* context, const posenc_rope_
 /* Rotates q ([batch, tokens, q_heads, head_dim] or BHTD) and k (k_heads, e.g.
  * fewer for grouped-query attention) with the same angles in one pass (each
  * cos/sin row is made once for both). q_out == q and k_out == k are allowed;
- * q_out and k_out must not overlap each other or the other input. */
+ * q_out and k_out must not overlap each other or the other input. q_heads
+ * and k_heads are both 0 or both >= 1: one of them 0 with the other positive
+ * is POSENC_ERROR_INVALID_ARGUMENT. */
 POSENC_API posenc_status posenc_rope_qk(posenc_context* context,
                                         const posenc_rope_config* config,
                                         const posenc_rope_cache* cache,

@@ -5,8 +5,8 @@ libposenc's C ABI (ctypes; nothing is compiled against torch).
 Every function checks shapes and dtypes, writes into a new tensor or the
 caller's `out`, and raises posenc.Error (with .status and posenc's message)
 when the library refuses a call. A result without elements (an empty batch,
-heads, tokens or queries axis) is returned as it is, as torch does; the C
-ABI, whose count axes are >= 1, is then not called. posenc computes no gradients: a tensor
+heads, tokens or queries axis) is returned as it is, as torch does; no
+keys give attention rows of zeros. posenc computes no gradients: a tensor
 requiring grad is refused while grad mode is on (use torch.no_grad() or
 torch.inference_mode()). `context=None` means a context with torch's
 intra-op thread count (torch.get_num_threads()), see posenc.context.

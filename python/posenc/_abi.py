@@ -54,8 +54,7 @@ def integer(value, argument, bits=64):
 
 
 def count(value, argument):
-    """A size as integer() takes it, and >= 0: an empty axis is one (the C
-    ABI, whose count axes are >= 1, is then not called)."""
+    """A size as integer() takes it, and >= 0: an empty axis is one."""
     value = integer(value, argument)
     if value < 0:
         raise ValueError(f"{argument}: must be >= 0, got {value}")

@@ -196,18 +196,6 @@ def output(out, like, shape, dtype, name="out"):
     return view(np.empty(shape, dtype=np.float32), name, kinds=FLOATS)
 
 
-def no_elements(*views):
-    """True when none of the views holds an element: the call has nothing to
-    read or write, and posenc (whose count axes are >= 1) is not called."""
-    return all(0 in v.shape for v in views)
-
-
-def zeros(v):
-    """v's tensor or array, filled with zeros."""
-    v.obj.zero_() if is_torch(v.obj) else v.obj.fill(0)
-    return v.obj
-
-
 def result_kind(dtype):
     """For functions without tensor inputs: a torch dtype asks for a torch
     result, anything else for numpy. Returns (`like` for output(), code)."""

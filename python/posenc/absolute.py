@@ -26,8 +26,6 @@ def sinusoid_table(length, dim, start=0, base=10000.0, layout="interleaved", dty
     o = _table_output(out, dtype, (length, dim))
     start, base = _abi.integer(start, "start"), _abi.real(base, "base")
     layout_code = _layout(layout)
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_sinusoid_table(handle(context), length, dim, start, base, layout_code,
                                     o.dtype, o.ptr))
     return o.obj
@@ -40,8 +38,6 @@ def sinusoid_table_2d(height, width, dim, base=10000.0, layout="interleaved", dt
     dim = _abi.count(dim, "dim")
     o = _table_output(out, dtype, (height * width, dim))
     base, layout_code = _abi.real(base, "base"), _layout(layout)
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_sinusoid_table_2d(handle(context), height, width, dim, base, layout_code,
                                        o.dtype, o.ptr))
     return o.obj
@@ -53,8 +49,6 @@ def add_sinusoid(x, offset=0, base=10000.0, layout="interleaved", out=None, cont
     o = _tensor.output(out, x, xv.shape, _abi.F32)
     offset, base = _abi.integer(offset, "offset"), _abi.real(base, "base")
     layout_code = _layout(layout)
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_add_sinusoid(handle(context), *xv.shape, offset, base, layout_code, xv.ptr,
                                   o.ptr))
     return o.obj
@@ -68,8 +62,6 @@ def add_learned(x, table, offset=0, out=None, context=None):
         raise ValueError(f"table: expected {xv.shape[2]} columns (x's), got {tv.shape[1]}")
     o = _tensor.output(out, x, xv.shape, _abi.F32)
     offset = _abi.integer(offset, "offset")
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_add_learned(handle(context), *xv.shape, offset, tv.ptr, tv.shape[0],
                                  xv.ptr, o.ptr))
     return o.obj
@@ -84,8 +76,6 @@ def concat_sinusoid(x, pos_dim, offset=0, base=10000.0, layout="interleaved", ou
     o = _tensor.output(out, x, (batch, tokens, x_dim + pos_dim), _abi.F32)
     offset, base = _abi.integer(offset, "offset"), _abi.real(base, "base")
     layout_code = _layout(layout)
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_concat_sinusoid(handle(context), batch, tokens, x_dim, pos_dim, offset,
                                      base, layout_code, xv.ptr, o.ptr))
     return o.obj

@@ -206,8 +206,11 @@ def _mask_and_length_fields(desc, tensors, mask, kv_lengths, q_lengths, query_of
             raise ValueError(f"mask: expected [m, 1 or {heads}, 1 or {q_len}, {kv_len}] with m "
                              f"dividing the batch {batch} (item b reads mask b % m), or fewer "
                              f"leading axes, got {list(mask.shape)}")
-        desc.mask_batch, desc.mask_heads, desc.mask_q_len = m.shape[:3]
-        desc.mask_dtype = m.dtype
+        if given_batch == 0:
+            del views["mask"]  # no items to mask: posenc's mask_batch 0 is "no mask"
+        else:
+            desc.mask_batch, desc.mask_heads, desc.mask_q_len = m.shape[:3]
+            desc.mask_dtype = m.dtype
     index_types = set()
     for name, x in (("kv_lengths", kv_lengths), ("q_lengths", q_lengths),
                     ("query_offsets", query_offsets)):
@@ -374,10 +377,6 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
         query_offsets, out, out_dtype, window, class_token, num_buckets, bidirectional,
         relative_order, kv_map_size)
     pointer, size = _tensor.workspace_buffer(workspace)
-    if desc.batch == 0 or desc.heads == 0 or desc.q_len == 0:
-        return ov.obj  # no rows: nothing to compute
-    if desc.kv_len == 0:
-        return _tensor.zeros(ov)  # rows that see no key
     check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                pointer, size))
     del keep
@@ -387,8 +386,6 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
 def attention_workspace_size(q, k, v, *, context=None, **options):
     """Bytes of the workspace attention(q, k, v, **options) needs."""
     desc, _, _, _ = _plan(q, k, v, **options)
-    if 0 in (desc.batch, desc.heads, desc.q_len, desc.kv_len):
-        return 0  # attention() does not call posenc
     size = ctypes.c_size_t()
     check(lib.posenc_attention_workspace_size(handle(context), ctypes.byref(desc),
                                               ctypes.byref(size)))
@@ -456,8 +453,6 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     tensors = _abi.BottleneckTensors(f.ptr, w.ptr, None if b is None else b.ptr, th.ptr, tw.ptr,
                                      o.ptr)
     pointer, size = _tensor.workspace_buffer(workspace)
-    if _tensor.no_elements(f, o):
-        return o.obj  # an empty batch
     check(lib.posenc_bottleneck(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                 pointer, size))
     return o.obj

@@ -128,8 +128,6 @@ def position_bias(kind, table=None, *, heads=None, q_len=None, kv_len=None, quer
     else:
         like, _ = _tensor.result_kind(dtype)
     o = _tensor.output(out, like, (f.heads, q_len, kv_len), _abi.F32)
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_position_bias(handle(context), ctypes.byref(desc),
                                    None if tv is None else tv.ptr, o.ptr))
     return o.obj
@@ -141,8 +139,6 @@ def alibi_slopes(heads, dtype=None, out=None):
     heads = _abi.count(heads, "heads")
     like, _ = _tensor.result_kind(dtype)
     o = _tensor.output(out, like, (heads,), _abi.F32)
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_alibi_slopes(heads, o.ptr))
     return o.obj
 
@@ -154,8 +150,6 @@ def resize_relative_table(table, new_rows, out=None):
     rows, dim = tv.shape
     new_rows = _abi.count(new_rows, "new_rows")
     o = _tensor.output(out, table, (new_rows, dim), _abi.F32)
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_resize_relative_table(rows, dim, tv.ptr, new_rows, o.ptr))
     return o.obj
 
@@ -169,8 +163,6 @@ def resize_relative_bias_table_2d(table, window, new_window, class_token=False, 
     (wh, ww), (nh, nw) = f.window, _abi.sizes(new_window, "new_window")
     rows = (2 * nh - 1) * (2 * nw - 1) + 3 * f.class_token
     o = _tensor.output(out, table, (rows, f.heads), _abi.F32)
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_resize_relative_bias_table_2d(f.heads, wh, ww, nh, nw, f.class_token,
                                                    tv.ptr, o.ptr))
     return o.obj

@@ -26,8 +26,6 @@ def absolute_logits(q, table, out=None, context=None):
     batch, heads, queries, dim = qv.shape
     keys = tv.shape[-2]
     o = _tensor.output(out, q, (batch, heads, queries, keys), _abi.F32)
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_absolute_logits(handle(context), batch, heads, queries, keys, dim,
                                      qv.ptr, tv.ptr, table_heads, o.ptr))
     return o.obj
@@ -40,8 +38,6 @@ def rel_to_abs(x, out=None, context=None):
     if width != 2 * length - 1:
         raise ValueError(f"x: expected a last axis of 2*{length}-1, got {width}")
     o = _tensor.output(out, x, (batch, heads, length, length), _abi.F32)
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_rel_to_abs(handle(context), batch, heads, length, xv.ptr, o.ptr))
     return o.obj
 
@@ -70,8 +66,6 @@ def relative_logits_1d(q, table, keys=None, query_offset=0, clip=0, causal=False
         raise ValueError(f"table: expected {expected} rows ({rule}), got {rows}")
     options = _abi.RelativeOptions(query_offset, clip, _abi.flag(causal, "causal"))
     o = _tensor.output(out, q, (batch, heads, queries, keys), _abi.F32)
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_relative_logits_1d(handle(context), batch, heads, queries, keys, dim,
                                         qv.ptr, tv.ptr, table_heads, ctypes.byref(options),
                                         o.ptr))
@@ -108,8 +102,6 @@ def relative_logits_2d_decomposed(q, row_table, column_table, height, width, out
     out_h, out_w = out if out is not None else (None, None)
     h = _tensor.output(out_h, q, (batch, heads, tokens, height), _abi.F32, "out[0]")
     w = _tensor.output(out_w, q, (batch, heads, tokens, width), _abi.F32, "out[1]")
-    if _tensor.no_elements(h, w):
-        return h.obj, w.obj
     check(lib.posenc_relative_logits_2d_decomposed(handle(context), batch, heads, height,
                                                    width, dim, qv.ptr, rv.ptr, cv.ptr,
                                                    table_heads, h.ptr, w.ptr))
@@ -145,8 +137,6 @@ def relative_logits_2d_maps(q, row_table, column_table, map_size, kv_map_size=No
     out_h, out_w = out if out is not None else (None, None)
     h = _tensor.output(out_h, q, (batch, heads, tokens, key_map[0]), _abi.F32, "out[0]")
     w = _tensor.output(out_w, q, (batch, heads, tokens, key_map[1]), _abi.F32, "out[1]")
-    if _tensor.no_elements(h, w):
-        return h.obj, w.obj
     check(lib.posenc_relative_logits_2d_maps(handle(context), ctypes.byref(desc), qv.ptr,
                                              rv.ptr, cv.ptr, h.ptr, w.ptr))
     return h.obj, w.obj
@@ -158,8 +148,6 @@ def relative_logits_2d(q, row_table, column_table, height, width, out=None, cont
                                                          width)
     batch, heads, tokens, dim = qv.shape
     o = _tensor.output(out, q, (batch, heads, tokens, tokens), _abi.F32)
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_relative_logits_2d(handle(context), batch, heads, height, width, dim,
                                         qv.ptr, rv.ptr, cv.ptr, table_heads, o.ptr))
     return o.obj

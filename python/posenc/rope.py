@@ -104,8 +104,6 @@ def rope(x, config=None, cache=None, offset=0, positions=None, layout="bthd", ou
     xv, batch, tokens, heads, head_dim = _rope_tensor(x, "x", layout.lower())
     o = _tensor.output(out, x, xv.shape, xv.dtype)
     config_p, cache_p, where, keep = _angles(config, cache, offset, positions, batch, tokens)
-    if _tensor.no_elements(o):
-        return o.obj
     check(lib.posenc_rope(handle(context), config_p, cache_p, ctypes.byref(where), layout_code,
                           xv.dtype, batch, tokens, heads, head_dim, xv.ptr, o.ptr))
     del keep
@@ -124,8 +122,6 @@ def rope_qk(q, k, config=None, cache=None, offset=0, positions=None, layout="bth
     qo = _tensor.output(q_out, q, qv.shape, qv.dtype, "q_out")
     ko = _tensor.output(k_out, k, kv.shape, kv.dtype, "k_out")
     config_p, cache_p, where, keep = _angles(config, cache, offset, positions, batch, tokens)
-    if _tensor.no_elements(qo, ko):
-        return qo.obj, ko.obj
     check(lib.posenc_rope_qk(handle(context), config_p, cache_p, ctypes.byref(where),
                              layout_code, qv.dtype, batch, tokens, q_heads, k_heads, head_dim,
                              qv.ptr, qo.ptr, kv.ptr, ko.ptr))

@@ -1,7 +1,8 @@
 """Empty batches, heads, tokens and queries: every function returns an empty
 result of the shape torch's own operations give (worked out here from the
-definitions), of the input's kind, or the caller's `out` untouched. A zero
-axis that leaves a result with elements is still posenc's to refuse."""
+definitions), of the input's kind, or the caller's `out` untouched. posenc's
+C ABI takes these calls itself (count axes may be 0). A zero axis that
+leaves a result with elements is still posenc's to refuse."""
 import numpy as np
 import pytest
 import torch
@@ -123,7 +124,7 @@ def test_empty_calls_still_check_what_python_checks():
 
 def test_a_zero_axis_that_leaves_elements_is_refused():
     """No reduction over an empty axis, no projection of no channels:
-    posenc's count axes are >= 1, and it says which one."""
+    posenc refuses those axes at 0, and says which one."""
     with pytest.raises(posenc.Error, match="dim must be >= 1"):
         posenc.absolute_logits(randn(2, 3, 5, 0), randn(7, 0))
     with pytest.raises(posenc.Error, match="channels must be >= 1"):
@@ -139,6 +140,27 @@ def test_a_zero_axis_that_leaves_elements_is_refused():
         posenc.attention(randn(1, 4, 5, 8), randn(1, 3, 0, 8), randn(1, 3, 0, 8))
     with pytest.raises(ValueError, match="k: 3 heads for q's 4"):
         posenc.attention(randn(0, 4, 5, 8), randn(0, 3, 5, 8), randn(0, 3, 5, 8))
+
+
+def test_an_empty_batch_takes_a_mask_of_no_items():
+    for module in (torch, np):
+        q = module.zeros((0, 2, 3, 4), dtype=module.float32)
+        mask = module.ones((0, 2, 3, 3), dtype=module.bool_ if module is np else torch.bool)
+        assert posenc.attention(q, q, q, mask=mask).shape == (0, 2, 3, 4)
+
+
+def test_no_keys_give_zeros_in_every_layout_and_dtype():
+    q, k = randn(2, 3, 5, 8), randn(2, 3, 0, 8)
+    padded = torch.full((2, 5, 3, 16), 7.0)
+    out = padded[..., :8]  # bthd rows with gaps between them
+    posenc.attention(q.transpose(1, 2), k.transpose(1, 2), k.transpose(1, 2), layout="bthd",
+                     causal=True, out=out)
+    assert torch.equal(out, torch.zeros(2, 5, 3, 8))
+    assert torch.equal(padded[..., 8:], torch.full((2, 5, 3, 8), 7.0))
+    result = posenc.attention(q, k, k, bias="alibi", bidirectional=False,
+                              out_dtype=torch.bfloat16)
+    assert result.dtype == torch.bfloat16 and torch.equal(result.float(), torch.zeros(2, 3, 5, 8))
+    assert posenc.attention_workspace_size(q, k, k) == 0
 
 
 def test_empty_numpy_arrays_are_dense():

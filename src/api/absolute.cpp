@@ -34,13 +34,14 @@ posenc_status posenc_sinusoid_table(posenc_context* context, int64_t length, int
                                     int64_t start, double base, posenc_sincos_layout layout,
                                     posenc_dtype out_dtype, void* out) {
   return guard("posenc_sinusoid_table", [&] {
-    require_positive(length, "length");
+    require_non_negative(length, "length");
     require_positive(dim, "dim");
     require_positions(start, length, "start", "length");
     require_sinusoid(base, layout);
     require_dtype(out_dtype, "out_dtype");
-    require_tensor(out, dtype_bytes(out_dtype), "out");
-    checked_bytes({length, dim}, dtype_bytes(out_dtype), "out");
+    const int64_t bytes = checked_bytes({length, dim}, dtype_bytes(out_dtype), "out");
+    require_tensor_or_empty(out, dtype_bytes(out_dtype), bytes, "out");
+    if (bytes == 0) return;
     ops::sinusoid_table(resolve_context(context), length, dim, start, base, layout, out_dtype,
                         out);
   });
@@ -50,8 +51,8 @@ posenc_status posenc_sinusoid_table_2d(posenc_context* context, int64_t height, 
                                        int64_t dim, double base, posenc_sincos_layout layout,
                                        posenc_dtype out_dtype, void* out) {
   return guard("posenc_sinusoid_table_2d", [&] {
-    require_positive(height, "height");
-    require_positive(width, "width");
+    require_non_negative(height, "height");
+    require_non_negative(width, "width");
     require_positive(dim, "dim");
     if (dim % 2 != 0) {
       invalid("dim must be even, half for rows and half for columns (got " +
@@ -59,8 +60,9 @@ posenc_status posenc_sinusoid_table_2d(posenc_context* context, int64_t height, 
     }
     require_sinusoid(base, layout);
     require_dtype(out_dtype, "out_dtype");
-    require_tensor(out, dtype_bytes(out_dtype), "out");
-    checked_bytes({height, width, dim}, dtype_bytes(out_dtype), "out");
+    const int64_t bytes = checked_bytes({height, width, dim}, dtype_bytes(out_dtype), "out");
+    require_tensor_or_empty(out, dtype_bytes(out_dtype), bytes, "out");
+    if (bytes == 0) return;
     ops::sinusoid_table_2d(resolve_context(context), height, width, dim, base, layout,
                            out_dtype, out);
   });
@@ -70,15 +72,16 @@ posenc_status posenc_add_sinusoid(posenc_context* context, int64_t batch, int64_
                                   int64_t dim, int64_t offset, double base,
                                   posenc_sincos_layout layout, const float* x, float* out) {
   return guard("posenc_add_sinusoid", [&] {
-    require_positive(batch, "batch");
-    require_positive(tokens, "tokens");
+    require_non_negative(batch, "batch");
+    require_non_negative(tokens, "tokens");
     require_positive(dim, "dim");
     require_positions(offset, tokens, "offset", "tokens");
     require_sinusoid(base, layout);
-    require_tensor(x, sizeof(float), "x");
-    require_tensor(out, sizeof(float), "out");
     const int64_t bytes = checked_bytes({batch, tokens, dim}, sizeof(float), "x");
+    require_tensor_or_empty(x, sizeof(float), bytes, "x");
+    require_tensor_or_empty(out, sizeof(float), bytes, "out");
     require_same_or_disjoint(out, bytes, "out", x, bytes, "x");
+    if (bytes == 0) return;
     ops::add_sinusoid(resolve_context(context), batch, tokens, dim, offset, base, layout, x,
                       out);
   });
@@ -88,8 +91,8 @@ posenc_status posenc_add_learned(posenc_context* context, int64_t batch, int64_t
                                  int64_t dim, int64_t offset, const float* table,
                                  int64_t table_rows, const float* x, float* out) {
   return guard("posenc_add_learned", [&] {
-    require_positive(batch, "batch");
-    require_positive(tokens, "tokens");
+    require_non_negative(batch, "batch");
+    require_non_negative(tokens, "tokens");
     require_positive(dim, "dim");
     require_non_negative(offset, "offset");
     require_positive(table_rows, "table_rows");
@@ -104,12 +107,13 @@ posenc_status posenc_add_learned(posenc_context* context, int64_t batch, int64_t
                                             std::to_string(table_rows) + ")");
     }
     require_tensor(table, sizeof(float), "table");
-    require_tensor(x, sizeof(float), "x");
-    require_tensor(out, sizeof(float), "out");
     const int64_t bytes = checked_bytes({batch, tokens, dim}, sizeof(float), "x");
+    require_tensor_or_empty(x, sizeof(float), bytes, "x");
+    require_tensor_or_empty(out, sizeof(float), bytes, "out");
     const int64_t table_bytes = checked_bytes({table_rows, dim}, sizeof(float), "table");
     require_same_or_disjoint(out, bytes, "out", x, bytes, "x");
     require_disjoint(out, bytes, "out", table, table_bytes, "table");
+    if (bytes == 0) return;
     ops::add_learned(resolve_context(context), batch, tokens, dim, offset, table, x, out);
   });
 }
@@ -119,18 +123,19 @@ posenc_status posenc_concat_sinusoid(posenc_context* context, int64_t batch, int
                                      double base, posenc_sincos_layout layout, const float* x,
                                      float* out) {
   return guard("posenc_concat_sinusoid", [&] {
-    require_positive(batch, "batch");
-    require_positive(tokens, "tokens");
+    require_non_negative(batch, "batch");
+    require_non_negative(tokens, "tokens");
     require_positive(x_dim, "x_dim");
     require_positive(pos_dim, "pos_dim");
     require_positions(offset, tokens, "offset", "tokens");
     require_sinusoid(base, layout);
-    require_tensor(x, sizeof(float), "x");
-    require_tensor(out, sizeof(float), "out");
     const int64_t out_dim = checked_sum(x_dim, pos_dim, "x_dim + pos_dim");
     const int64_t x_bytes = checked_bytes({batch, tokens, x_dim}, sizeof(float), "x");
     const int64_t out_bytes = checked_bytes({batch, tokens, out_dim}, sizeof(float), "out");
+    require_tensor_or_empty(x, sizeof(float), x_bytes, "x");
+    require_tensor_or_empty(out, sizeof(float), out_bytes, "out");
     require_disjoint(out, out_bytes, "out", x, x_bytes, "x");
+    if (out_bytes == 0) return;
     ops::concat_sinusoid(resolve_context(context), batch, tokens, x_dim, pos_dim, offset, base,
                          layout, x, out);
   });

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 
@@ -152,10 +153,10 @@ struct DescExtents {
 
 // Checks everything in the desc.
 DescExtents validate_desc(const posenc_attention_desc& d) {
-  require_positive(d.batch, "desc->batch");
-  require_positive(d.heads, "desc->heads");
-  require_positive(d.q_len, "desc->q_len");
-  require_positive(d.kv_len, "desc->kv_len");
+  require_non_negative(d.batch, "desc->batch");
+  require_non_negative(d.heads, "desc->heads");
+  require_non_negative(d.q_len, "desc->q_len");
+  require_non_negative(d.kv_len, "desc->kv_len");
   require_positive(d.head_dim, "desc->head_dim");
   require_enum(d.layout, "desc->layout",
                {POSENC_LAYOUT_BHTD, POSENC_LAYOUT_BTHD, POSENC_LAYOUT_STRIDED});
@@ -202,6 +203,9 @@ int64_t validate_sequence_values(const void* tensor, posenc_index_type type, int
                                  int64_t low, int64_t high, const char* name) {
   if (tensor == nullptr) return low;
   require_tensor(tensor, ops::index_bytes(type), name);
+  // (Before reading: where no other tensor has elements, batch is bounded
+  // only here.)
+  checked_bytes({batch}, ops::index_bytes(type), name);
   int64_t largest = low;
   for (int64_t b = 0; b < batch; ++b) {
     const int64_t value = ops::index_value(tensor, type, b);
@@ -236,24 +240,29 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
                          const DescExtents& desc_extents, int64_t& max_query_offset) {
   const AttentionExtents& extents = desc_extents.tensors;
   const size_t es = dtype_bytes(d.dtype);
-  require_tensor(t.q, es, "tensors->q");
-  require_tensor(t.k, es, "tensors->k");
-  require_tensor(t.v, es, "tensors->v");
-  require_tensor(t.out, dtype_bytes(d.out_dtype), "tensors->out");
-  const int64_t heads = d.tables_per_head ? d.heads : 1;
   // (The extents' bytes were checked for overflow.) q, k and v may overlap
   // each other: the three views of one packed qkv tensor do.
   Regions inputs{{t.q, extents.q * int64_t(es), "tensors->q"},
                  {t.k, extents.k * int64_t(es), "tensors->k"},
                  {t.v, extents.v * int64_t(es), "tensors->v"}};
+  for (const Region& r : inputs) require_tensor_or_empty(r.pointer, es, r.bytes, r.name);
+  const size_t out_es = dtype_bytes(d.out_dtype);
+  require_tensor_or_empty(t.out, out_es, extents.out * int64_t(out_es), "tensors->out");
+  const int64_t heads = d.tables_per_head ? d.heads : 1;
   // (Read once batch is known to be a real tensor's size.)
   max_query_offset = validate_sequences(d, t);
   const bool relative_1d = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values;
+  // (No queries and no keys: the formula's -1 rows unclipped, taken as 0.)
   const int64_t relative_rows =
-      relative_1d ? relative_index(max_query_offset, d.q_len, d.kv_len, d.max_distance).rows : 0;
+      relative_1d ? std::max<int64_t>(
+                        relative_index(max_query_offset, d.q_len, d.kv_len, d.max_distance).rows, 0)
+                  : 0;
+  // A table of rows x columns (per head with tables_per_head), which may be
+  // NULL when that is no elements.
   auto table = [&](const void* pointer, const char* name, int64_t rows, int64_t columns) {
-    require_tensor(pointer, es, name);
-    inputs.push_back({pointer, checked_bytes({heads, rows, columns}, es, name), name});
+    const int64_t bytes = checked_bytes({heads, rows, columns}, es, name);
+    require_tensor_or_empty(pointer, es, bytes, name);
+    inputs.push_back({pointer, bytes, name});
   };
   switch (d.bias) {
     case POSENC_BIAS_ABSOLUTE:
@@ -276,9 +285,9 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
   if (ops::is_position_bias(d.bias)) {
     // The table as the model stores it (ALiBi: the slopes, or NULL).
     if (d.bias != POSENC_BIAS_ALIBI || t.table != nullptr) {
-      require_tensor(t.table, es, "tensors->table");
-      inputs.push_back({t.table, checked_bytes({desc_extents.position_table}, es, "tensors->table"),
-                        "tensors->table"});
+      const int64_t bytes = checked_bytes({desc_extents.position_table}, es, "tensors->table");
+      require_tensor_or_empty(t.table, es, bytes, "tensors->table");
+      inputs.push_back({t.table, bytes, "tensors->table"});
     }
     if (d.bias == POSENC_BIAS_TABLE_2D && t.query_offsets != nullptr) {
       invalid("tensors->query_offsets must be NULL with bias TABLE_2D (a window has no offset)");
@@ -295,12 +304,11 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
     require_null(t.table_w, "tensors->table_w", "unless bias is RELATIVE_2D");
   }
   if (d.mask_batch > 0) {
-    const size_t mask_bytes = dtype_bytes(d.mask_dtype);
-    require_tensor(t.mask, mask_bytes, "tensors->mask");
-    inputs.push_back({t.mask,
-                      checked_bytes({d.mask_batch, d.mask_heads, d.mask_q_len, d.kv_len},
-                                    mask_bytes, "tensors->mask"),
-                      "tensors->mask"});
+    const size_t mask_es = dtype_bytes(d.mask_dtype);
+    const int64_t bytes = checked_bytes({d.mask_batch, d.mask_heads, d.mask_q_len, d.kv_len},
+                                        mask_es, "tensors->mask");
+    require_tensor_or_empty(t.mask, mask_es, bytes, "tensors->mask");
+    inputs.push_back({t.mask, bytes, "tensors->mask"});
   } else {
     require_null(t.mask, "tensors->mask", "unless mask_batch > 0");
   }
@@ -319,11 +327,12 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
   return inputs;
 }
 
-// Everything but the workspace; returns the problem and the output's size.
+// Everything but the workspace: the output's size, the inputs' regions and
+// the call's largest query offset.
 struct Validated {
-  ops::AttentionProblem problem;
   int64_t out_bytes;
   Regions inputs;
+  int64_t max_query_offset;
 };
 
 Validated validate(const posenc_attention_desc* desc, const posenc_attention_tensors* tensors) {
@@ -334,12 +343,36 @@ Validated validate(const posenc_attention_desc* desc, const posenc_attention_ten
   int64_t max_query_offset = 0;
   Regions inputs = validate_tensors(*desc, *tensors, extents, max_query_offset);
   const int64_t out_bytes = extents.tensors.out * int64_t(dtype_bytes(desc->out_dtype));
-  Validated v{ops::make_attention_problem(*desc, tensors, max_query_offset), out_bytes,
-              std::move(inputs)};
-  for (const Region& r : v.inputs) {
-    require_disjoint(tensors->out, v.out_bytes, "tensors->out", r.pointer, r.bytes, r.name);
+  for (const Region& r : inputs) {
+    require_disjoint(tensors->out, out_bytes, "tensors->out", r.pointer, r.bytes, r.name);
   }
-  return v;
+  return Validated{out_bytes, std::move(inputs), max_query_offset};
+}
+
+// A call without output rows or without keys, which the ops never see: it
+// writes nothing, or rows that see no key (zeros).
+bool is_empty(const posenc_attention_desc& d) {
+  return d.batch == 0 || d.heads == 0 || d.q_len == 0 || d.kv_len == 0;
+}
+
+// Zeros in every row of out (of out_bytes > 0), and nowhere between strided
+// rows; bf16's zero is 0x0000 too.
+void zero_rows(const posenc_attention_desc& d, void* out, int64_t out_bytes) {
+  if (d.layout != POSENC_LAYOUT_STRIDED) {
+    std::memset(out, 0, size_t(out_bytes));
+    return;
+  }
+  const int64_t es = int64_t(dtype_bytes(d.out_dtype));
+  const size_t row_bytes = size_t(ops::value_head_dim(d) * es);
+  const posenc_token_strides& s = d.out_strides;
+  for (int64_t b = 0; b < d.batch; ++b) {
+    for (int64_t h = 0; h < d.heads; ++h) {
+      for (int64_t i = 0; i < d.q_len; ++i) {
+        std::memset(static_cast<char*>(out) + (b * s.batch + h * s.head + i * s.token) * es, 0,
+                    row_bytes);
+      }
+    }
+  }
 }
 
 void require_workspace(const void* workspace, size_t workspace_bytes, size_t needed,
@@ -360,7 +393,7 @@ void require_workspace(const void* workspace, size_t workspace_bytes, size_t nee
 void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
   require_not_null(desc, "desc");
   const posenc_bottleneck_desc& d = *desc;
-  require_positive(d.batch, "desc->batch");
+  require_non_negative(d.batch, "desc->batch");
   require_positive(d.channels, "desc->channels");
   require_positive(d.height, "desc->height");
   require_positive(d.width, "desc->width");
@@ -389,8 +422,10 @@ void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
   const int64_t projections = checked_bytes({2, d.heads, head_sizes}, 1, per_token_name);
   const int64_t per_token =
       checked_sum(checked_sum(d.channels, projections, per_token_name), 4096, per_token_name);
-  checked_bytes({d.batch, d.height, d.width, per_token}, size_t(1) << 10,
-                "desc->batch * desc->height * desc->width (the workspace)");
+  // (Per feature map too, so that a batch of 0 bounds the other sizes.)
+  const int64_t per_map = checked_bytes({d.height, d.width, per_token}, size_t(1) << 10,
+                                        "desc->height * desc->width (the workspace)");
+  checked_bytes({d.batch, per_map}, 1, "desc->batch * desc->height * desc->width (the workspace)");
 }
 
 // How a bottleneck entry point names its tensors in errors.
@@ -408,35 +443,35 @@ void run_bottleneck(posenc_context* context, const posenc_bottleneck_desc* desc,
   validate_bottleneck_desc(desc);
   const posenc_bottleneck_desc& d = *desc;
   const size_t es = dtype_bytes(d.dtype);
-  require_tensor(t.fmap, es, names.fmap);
+  const int64_t fmap_bytes =
+      checked_bytes({d.batch, d.channels, d.height, d.width}, es, names.fmap);
+  require_tensor_or_empty(t.fmap, es, fmap_bytes, names.fmap);
   require_tensor(t.w_qkv, es, names.w_qkv);
   require_tensor(t.rel_h, es, names.rel_h);
   require_tensor(t.rel_w, es, names.rel_w);
-  require_tensor(t.out, dtype_bytes(d.out_dtype), names.out);
+  const size_t out_es = dtype_bytes(d.out_dtype);
+  const int64_t out_bytes = checked_bytes(
+      {d.batch, d.heads, ops::value_head_dim(d), d.height / d.stride, d.width / d.stride}, out_es,
+      names.out);
+  require_tensor_or_empty(t.out, out_es, out_bytes, names.out);
   const int64_t heads = d.tables_per_head ? d.heads : 1;
   // Channels of qkv per head: q's and k's head_dim, v's value_head_dim
   // (bounded by validate_bottleneck_desc).
   const int64_t qkv_head = 2 * d.head_dim + ops::value_head_dim(d);
   Regions inputs{
-      {t.fmap, checked_bytes({d.batch, d.channels, d.height, d.width}, es, names.fmap),
-       names.fmap},
+      {t.fmap, fmap_bytes, names.fmap},
       {t.w_qkv, checked_bytes({d.heads, qkv_head, d.channels}, es, names.w_qkv), names.w_qkv},
-      {t.rel_h, checked_bytes({heads, 2 * d.height - 1, d.head_dim}, es, names.rel_h),
-       names.rel_h},
-      {t.rel_w, checked_bytes({heads, 2 * d.width - 1, d.head_dim}, es, names.rel_w),
-       names.rel_w}};
+      {t.rel_h, checked_bytes({heads, 2 * d.height - 1, d.head_dim}, es, names.rel_h), names.rel_h},
+      {t.rel_w, checked_bytes({heads, 2 * d.width - 1, d.head_dim}, es, names.rel_w), names.rel_w}};
   if (t.qkv_bias != nullptr) {
     require_tensor(t.qkv_bias, es, names.qkv_bias);
     inputs.push_back({t.qkv_bias, checked_bytes({d.heads, qkv_head}, es, names.qkv_bias),
                       names.qkv_bias});
   }
-  const int64_t out_bytes =
-      checked_bytes({d.batch, d.heads, ops::value_head_dim(d), d.height / d.stride,
-                     d.width / d.stride},
-                    dtype_bytes(d.out_dtype), names.out);
   for (const Region& r : inputs) {
     require_disjoint(t.out, out_bytes, names.out, r.pointer, r.bytes, r.name);
   }
+  if (d.batch == 0) return;  // no feature maps
   const ExecContext ctx = resolve_context(context);
   const ops::BottleneckPlan plan = ops::plan_bottleneck(d, ctx.num_threads);
   require_workspace(workspace, workspace_bytes, plan.workspace_bytes, t.out, out_bytes, names.out,
@@ -481,6 +516,10 @@ posenc_status posenc_attention_workspace_size(posenc_context* context,
     require_not_null(desc, "desc");
     require_not_null(bytes, "bytes");
     validate_desc(*desc);  // also the sizes of q, k, v before the problem multiplies them
+    if (is_empty(*desc)) {
+      *bytes = 0;
+      return;
+    }
     const ExecContext ctx = resolve_context(context);
     *bytes = ops::plan_attention(ops::make_attention_problem(*desc), ctx.num_threads)
                  .workspace_bytes;
@@ -492,11 +531,17 @@ posenc_status posenc_attention(posenc_context* context, const posenc_attention_d
                                size_t workspace_bytes) {
   return guard("posenc_attention", [&] {
     const Validated v = validate(desc, tensors);
+    if (is_empty(*desc)) {
+      if (v.out_bytes > 0) zero_rows(*desc, tensors->out, v.out_bytes);
+      return;
+    }
     const ExecContext ctx = resolve_context(context);
-    const ops::AttentionPlan plan = ops::plan_attention(v.problem, ctx.num_threads);
+    const ops::AttentionProblem problem =
+        ops::make_attention_problem(*desc, tensors, v.max_query_offset);
+    const ops::AttentionPlan plan = ops::plan_attention(problem, ctx.num_threads);
     require_workspace(workspace, workspace_bytes, plan.workspace_bytes, tensors->out, v.out_bytes,
                       "tensors->out", v.inputs);
-    ops::attention(ctx, v.problem, plan, *tensors, workspace);
+    ops::attention(ctx, problem, plan, *tensors, workspace);
   });
 }
 
@@ -524,6 +569,10 @@ posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
   return guard("posenc_bottleneck_workspace_size", [&] {
     validate_bottleneck_desc(desc);
     require_not_null(bytes, "bytes");
+    if (desc->batch == 0) {
+      *bytes = 0;
+      return;
+    }
     *bytes = ops::plan_bottleneck(*desc, resolve_context(context).num_threads).workspace_bytes;
   });
 }

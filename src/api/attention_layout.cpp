@@ -41,7 +41,7 @@ int64_t dense_extent(const posenc_attention_desc& d, const Tensor& t) {
          int64_t(t.element_bytes);
 }
 
-// STRIDED: the last row's offset plus the row's elements.
+// STRIDED: the last row's offset plus the row's elements (0 without rows).
 int64_t strided_extent(const posenc_attention_desc& d, const Tensor& t) {
   const std::array<std::pair<int64_t, int64_t>, 3> dims{
       {{d.batch, t.strides.batch}, {t.heads, t.strides.head}, {t.tokens, t.strides.token}}};
@@ -57,6 +57,8 @@ int64_t strided_extent(const posenc_attention_desc& d, const Tensor& t) {
             ") must be at least " + t.row_name + " (" + std::to_string(t.row) +
             ") when there is more than one token: it is the row stride of a GEMM");
   }
+  checked_bytes({t.row}, t.element_bytes, t.tensor);  // a row fits, with rows or without
+  if (d.batch == 0 || t.heads == 0 || t.tokens == 0) return 0;
   int64_t extent = t.row;
   for (const auto& [count, stride] : dims) {
     extent = checked_sum(extent, checked_bytes({count - 1, stride}, 1, t.field), t.field);
@@ -92,7 +94,8 @@ void require_rows_disjoint(const posenc_attention_desc& d, int64_t row) {
 }  // namespace
 
 AttentionExtents validate_attention_layout(const posenc_attention_desc& d) {
-  if (d.kv_heads < 0 || (d.kv_heads > 0 && d.heads % d.kv_heads != 0)) {
+  // (k's heads divide q's: with no heads, kv_heads is 0.)
+  if (d.kv_heads < 0 || (d.kv_heads > 0 && (d.heads % d.kv_heads != 0 || d.kv_heads > d.heads))) {
     invalid("desc->kv_heads must be 0 or a divisor of desc->heads (" + std::to_string(d.heads) +
             "; got " + std::to_string(d.kv_heads) + ")");
   }
@@ -121,7 +124,8 @@ AttentionExtents validate_attention_layout(const posenc_attention_desc& d) {
     extents[i] = d.layout == POSENC_LAYOUT_STRIDED ? strided_extent(d, tensors[i])
                                                    : dense_extent(d, tensors[i]);
   }
-  if (d.layout == POSENC_LAYOUT_STRIDED) require_rows_disjoint(d, value_row);
+  // (out without rows overlaps nothing.)
+  if (d.layout == POSENC_LAYOUT_STRIDED && extents[3] > 0) require_rows_disjoint(d, value_row);
   return AttentionExtents{extents[0], extents[1], extents[2], extents[3]};
 }
 

@@ -12,7 +12,7 @@ namespace posenc {
 
 // Elements from each tensor's pointer to one past the last it holds (for
 // STRIDED: the largest row offset plus the row: head_dim for q and k,
-// value_head_dim for v and out).
+// value_head_dim for v and out; 0 for a tensor without rows).
 struct AttentionExtents {
   int64_t q, k, v, out;
 };

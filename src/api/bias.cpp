@@ -92,9 +92,9 @@ int64_t validate_position_bias_desc(const posenc_position_bias_desc& d,
   require_enum(d.kind, "desc->kind",
                {POSENC_POSITION_BIAS_TABLE_2D, POSENC_POSITION_BIAS_TABLE_1D,
                 POSENC_POSITION_BIAS_T5, POSENC_POSITION_BIAS_ALIBI});
-  require_positive(d.heads, "desc->heads");
-  require_positive(d.q_len, "desc->q_len");
-  require_positive(d.kv_len, "desc->kv_len");
+  require_non_negative(d.heads, "desc->heads");
+  require_non_negative(d.q_len, "desc->q_len");
+  require_non_negative(d.kv_len, "desc->kv_len");
   require_position_offset(d.query_offset, "desc->query_offset");
   const posenc_position_bias_kind kind = d.kind;
   if (kind != POSENC_POSITION_BIAS_TABLE_2D) {
@@ -127,14 +127,14 @@ int64_t validate_position_bias_desc(const posenc_position_bias_desc& d,
 
 namespace {
 
-// in and out of a resize: aligned, their sizes fit, and they do not overlap.
-void require_resize_tensors(const float* in, int64_t in_floats, const float* out,
-                            int64_t out_floats) {
-  require_tensor(in, sizeof(float), "in");
-  require_tensor(out, sizeof(float), "out");
-  const int64_t in_bytes = checked_bytes({in_floats}, sizeof(float), "in");
-  const int64_t out_bytes = checked_bytes({out_floats}, sizeof(float), "out");
+// in and out of a resize, of in_bytes and out_bytes: aligned (or empty) and
+// not overlapping. Whether out has elements.
+bool require_resize_tensors(const float* in, int64_t in_bytes, const float* out,
+                            int64_t out_bytes) {
+  require_tensor_or_empty(in, sizeof(float), in_bytes, "in");
+  require_tensor_or_empty(out, sizeof(float), out_bytes, "out");
   require_disjoint(out, out_bytes, "out", in, in_bytes, "in");
+  return out_bytes > 0;
 }
 
 }  // namespace
@@ -165,25 +165,24 @@ posenc_status posenc_position_bias(posenc_context* context,
     require_not_null(desc, "desc");
     const int64_t table_floats = validate_position_bias_desc(
         *desc, {"desc->window_height", "desc->window_width", "desc->window_height * window_width"});
-    if (desc->kind != POSENC_POSITION_BIAS_ALIBI || table != nullptr) {
-      require_tensor(table, sizeof(float), "table");
-    }
-    require_tensor(out, sizeof(float), "out");
     const int64_t out_bytes =
         checked_bytes({desc->heads, desc->q_len, desc->kv_len}, sizeof(float), "out");
-    if (table != nullptr) {
-      require_disjoint(out, out_bytes, "out", table,
-                       checked_bytes({table_floats}, sizeof(float), "table"), "table");
+    if (desc->kind != POSENC_POSITION_BIAS_ALIBI || table != nullptr) {
+      const int64_t table_bytes = checked_bytes({table_floats}, sizeof(float), "table");
+      require_tensor_or_empty(table, sizeof(float), table_bytes, "table");
+      require_disjoint(out, out_bytes, "out", table, table_bytes, "table");
     }
+    require_tensor_or_empty(out, sizeof(float), out_bytes, "out");
+    if (out_bytes == 0) return;
     ops::position_bias(resolve_context(context), *desc, table, out);
   });
 }
 
 posenc_status posenc_alibi_slopes(int64_t heads, float* slopes) {
   return guard("posenc_alibi_slopes", [&] {
-    require_positive(heads, "heads");
-    require_tensor(slopes, sizeof(float), "slopes");
-    checked_bytes({heads}, sizeof(float), "slopes");
+    require_non_negative(heads, "heads");
+    require_tensor_or_empty(slopes, sizeof(float), checked_bytes({heads}, sizeof(float), "slopes"),
+                            "slopes");
     for (int64_t h = 0; h < heads; ++h) slopes[h] = ops::alibi_slope(h, heads);
   });
 }
@@ -193,9 +192,10 @@ posenc_status posenc_resize_relative_table(int64_t rows, int64_t dim, const floa
   return guard("posenc_resize_relative_table", [&] {
     require_positive(rows, "rows");
     require_positive(dim, "dim");
-    require_positive(new_rows, "new_rows");
-    const int64_t in_floats = checked_bytes({rows, dim}, 1, "in");
-    require_resize_tensors(in, in_floats, out, checked_bytes({new_rows, dim}, 1, "out"));
+    require_non_negative(new_rows, "new_rows");
+    const int64_t in_bytes = checked_bytes({rows, dim}, sizeof(float), "in");
+    const int64_t out_bytes = checked_bytes({new_rows, dim}, sizeof(float), "out");
+    if (!require_resize_tensors(in, in_bytes, out, out_bytes)) return;
     ops::resize_rows_linear(rows, dim, in, new_rows, out);
   });
 }
@@ -205,7 +205,7 @@ posenc_status posenc_resize_relative_bias_table_2d(int64_t heads, int64_t window
                                                    int64_t new_window_width, int class_token,
                                                    const float* in, float* out) {
   return guard("posenc_resize_relative_bias_table_2d", [&] {
-    require_positive(heads, "heads");
+    require_non_negative(heads, "heads");
     require_positive(window_height, "window_height");
     require_positive(window_width, "window_width");
     require_positive(new_window_height, "new_window_height");
@@ -215,8 +215,9 @@ posenc_status posenc_resize_relative_bias_table_2d(int64_t heads, int64_t window
                                           "window_width", "in");
     const int64_t out_rows = table_2d_rows(new_window_height, new_window_width, class_token,
                                            "new_window_height", "new_window_width", "out");
-    const int64_t in_floats = checked_bytes({in_rows, heads}, 1, "in");
-    require_resize_tensors(in, in_floats, out, checked_bytes({out_rows, heads}, 1, "out"));
+    const int64_t in_bytes = checked_bytes({in_rows, heads}, sizeof(float), "in");
+    const int64_t out_bytes = checked_bytes({out_rows, heads}, sizeof(float), "out");
+    if (!require_resize_tensors(in, in_bytes, out, out_bytes)) return;
     const bool ct = class_token != 0;
     ops::resize_bias_table_2d(heads, ops::Window2d{window_height, window_width, ct},
                               ops::Window2d{new_window_height, new_window_width, ct}, in, out);

@@ -25,8 +25,8 @@ void require_table_heads(int64_t table_heads, int64_t heads, const char* name = 
 }
 
 void require_sizes(int64_t batch, int64_t heads, int64_t dim) {
-  require_positive(batch, "batch");
-  require_positive(heads, "heads");
+  require_non_negative(batch, "batch");
+  require_non_negative(heads, "heads");
   require_positive(dim, "dim");
 }
 
@@ -38,24 +38,26 @@ struct Logits1d {
 
 void require_logits_sizes(const Logits1d& s) {
   require_sizes(s.batch, s.heads, s.dim);
-  require_positive(s.queries, "queries");
-  require_positive(s.keys, "keys");
+  require_non_negative(s.queries, "queries");
+  require_non_negative(s.keys, "keys");
   require_table_heads(s.table_heads, s.heads);
 }
 
-// The tensors are set, their sizes fit, and out overlaps neither input.
-void require_logits_tensors(const Logits1d& s, const float* q, const float* table,
-                            int64_t table_rows, const float* out) {
-  require_tensor(q, sizeof(float), "q");
-  require_tensor(table, sizeof(float), "table");
-  require_tensor(out, sizeof(float), "out");
+// The tensors are set (or empty), their sizes fit, and out overlaps neither
+// input. Returns out's bytes.
+int64_t require_logits_tensors(const Logits1d& s, const float* q, const float* table,
+                               int64_t table_rows, const float* out) {
   const int64_t q_bytes = checked_bytes({s.batch, s.heads, s.queries, s.dim}, sizeof(float), "q");
   const int64_t table_bytes =
       checked_bytes({s.table_heads, table_rows, s.dim}, sizeof(float), "table");
   const int64_t out_bytes =
       checked_bytes({s.batch, s.heads, s.queries, s.keys}, sizeof(float), "out");
+  require_tensor_or_empty(q, sizeof(float), q_bytes, "q");
+  require_tensor_or_empty(table, sizeof(float), table_bytes, "table");
+  require_tensor_or_empty(out, sizeof(float), out_bytes, "out");
   require_disjoint(out, out_bytes, "out", q, q_bytes, "q");
   require_disjoint(out, out_bytes, "out", table, table_bytes, "table");
+  return out_bytes;
 }
 
 ops::Relative1dGeometry relative_1d_geometry(int64_t queries, int64_t keys, int64_t dim,
@@ -89,17 +91,19 @@ RelativeAxis checked_axis(int64_t q, int64_t k, bool query_minus_key, const char
   return RelativeAxis{q, k, query_minus_key};
 }
 
-// The inputs are set and their sizes fit; `tokens_name` names h.q * w.q.
+// The inputs are set (or empty) and their sizes fit; `tokens_name` names
+// h.q * w.q.
 Bytes2d require_inputs_2d(const Problem2d& p, const float* q, const float* row_table,
                           const float* column_table, const char* tokens_name) {
-  require_tensor(q, sizeof(float), "q");
-  require_tensor(row_table, sizeof(float), "row_table");
-  require_tensor(column_table, sizeof(float), "column_table");
   const int64_t tokens = checked_bytes({p.h.q, p.w.q}, 1, tokens_name);
-  return Bytes2d{checked_bytes({p.batch, p.heads, tokens, p.dim}, sizeof(float), "q"),
-                 checked_bytes({p.table_heads, p.h.rows(), p.dim}, sizeof(float), "row_table"),
-                 checked_bytes({p.table_heads, p.w.rows(), p.dim}, sizeof(float),
-                               "column_table")};
+  const Bytes2d in{
+      checked_bytes({p.batch, p.heads, tokens, p.dim}, sizeof(float), "q"),
+      checked_bytes({p.table_heads, p.h.rows(), p.dim}, sizeof(float), "row_table"),
+      checked_bytes({p.table_heads, p.w.rows(), p.dim}, sizeof(float), "column_table")};
+  require_tensor_or_empty(q, sizeof(float), in.q, "q");
+  require_tensor_or_empty(row_table, sizeof(float), in.row_table, "row_table");
+  require_tensor_or_empty(column_table, sizeof(float), in.column_table, "column_table");
+  return in;
 }
 
 // The 2D problem of one map (key minus query), as its functions name it.
@@ -115,8 +119,8 @@ Problem2d validate_2d(int64_t batch, int64_t heads, int64_t height, int64_t widt
 
 // posenc_relative_logits_2d_maps's desc, field by field.
 Problem2d validate_2d_desc(const posenc_relative_2d_desc& d) {
-  require_positive(d.batch, "desc->batch");
-  require_positive(d.heads, "desc->heads");
+  require_non_negative(d.batch, "desc->batch");
+  require_non_negative(d.heads, "desc->heads");
   require_positive(d.map_height, "desc->map_height");
   require_positive(d.map_width, "desc->map_width");
   require_key_map(d.kv_map_height, d.kv_map_width);
@@ -143,19 +147,21 @@ void require_disjoint_2d(const float* out, int64_t out_bytes, const char* out_na
   require_disjoint(out, out_bytes, out_name, column_table, in.column_table, "column_table");
 }
 
-// rel_h [.., tokens, h.k] and rel_w [.., tokens, w.k] are set, fit and
-// overlap nothing.
-void require_decomposed_outputs(const Problem2d& p, const Bytes2d& in, const float* q,
+// rel_h [.., tokens, h.k] and rel_w [.., tokens, w.k] are set (or empty), fit
+// and overlap nothing. Whether they have elements (batch * heads > 0: the
+// map sides are >= 1).
+bool require_decomposed_outputs(const Problem2d& p, const Bytes2d& in, const float* q,
                                 const float* row_table, const float* column_table,
                                 const float* rel_h, const float* rel_w) {
-  require_tensor(rel_h, sizeof(float), "rel_h");
-  require_tensor(rel_w, sizeof(float), "rel_w");
   const int64_t tokens = p.h.q * p.w.q;
   const int64_t h_bytes = checked_bytes({p.batch, p.heads, tokens, p.h.k}, sizeof(float), "rel_h");
   const int64_t w_bytes = checked_bytes({p.batch, p.heads, tokens, p.w.k}, sizeof(float), "rel_w");
+  require_tensor_or_empty(rel_h, sizeof(float), h_bytes, "rel_h");
+  require_tensor_or_empty(rel_w, sizeof(float), w_bytes, "rel_w");
   require_disjoint_2d(rel_h, h_bytes, "rel_h", q, row_table, column_table, in);
   require_disjoint_2d(rel_w, w_bytes, "rel_w", q, row_table, column_table, in);
   require_disjoint(rel_w, w_bytes, "rel_w", rel_h, h_bytes, "rel_h");
+  return h_bytes > 0;
 }
 
 }  // namespace
@@ -169,7 +175,7 @@ posenc_status posenc_absolute_logits(posenc_context* context, int64_t batch, int
   return guard("posenc_absolute_logits", [&] {
     const Logits1d sizes{batch, heads, queries, keys, dim, table_heads};
     require_logits_sizes(sizes);
-    require_logits_tensors(sizes, q, table, keys, out);
+    if (require_logits_tensors(sizes, q, table, keys, out) == 0) return;
     ops::absolute_logits(resolve_context(context), batch, heads, queries, keys, dim, q, table,
                          table_heads, out);
   });
@@ -178,15 +184,17 @@ posenc_status posenc_absolute_logits(posenc_context* context, int64_t batch, int
 posenc_status posenc_rel_to_abs(posenc_context* context, int64_t batch, int64_t heads,
                                 int64_t length, const float* in, float* out) {
   return guard("posenc_rel_to_abs", [&] {
-    require_positive(batch, "batch");
-    require_positive(heads, "heads");
-    require_positive(length, "length");
-    require_tensor(in, sizeof(float), "in");
-    require_tensor(out, sizeof(float), "out");
-    const int64_t in_bytes = checked_bytes(
-        {batch, heads, length, relative_rows(length, "length")}, sizeof(float), "in");
+    require_non_negative(batch, "batch");
+    require_non_negative(heads, "heads");
+    require_non_negative(length, "length");
+    // in's last axis, 2 length - 1, is taken as 0 for length 0: no rows.
+    const int64_t width = length == 0 ? 0 : relative_rows(length, "length");
+    const int64_t in_bytes = checked_bytes({batch, heads, length, width}, sizeof(float), "in");
     const int64_t out_bytes = checked_bytes({batch, heads, length, length}, sizeof(float), "out");
+    require_tensor_or_empty(in, sizeof(float), in_bytes, "in");
+    require_tensor_or_empty(out, sizeof(float), out_bytes, "out");
     require_disjoint(out, out_bytes, "out", in, in_bytes, "in");
+    if (out_bytes == 0) return;
     ops::rel_to_abs(resolve_context(context), batch, heads, length, in, out);
   });
 }
@@ -199,7 +207,10 @@ posenc_status posenc_relative_logits_1d(posenc_context* context, int64_t batch, 
     const Logits1d sizes{batch, heads, queries, keys, dim, table_heads};
     require_logits_sizes(sizes);
     const ops::Relative1dGeometry geometry = relative_1d_geometry(queries, keys, dim, options);
-    require_logits_tensors(sizes, q, table, ops::relative_1d_table_rows(geometry), out);
+    // Unclipped with query_offset = queries = keys = 0, the table's
+    // query_offset + queries + keys - 1 rows are none.
+    const int64_t table_rows = std::max<int64_t>(ops::relative_1d_table_rows(geometry), 0);
+    if (require_logits_tensors(sizes, q, table, table_rows, out) == 0) return;
     ops::relative_logits_1d(resolve_context(context), batch, heads, geometry, q, table,
                             table_heads, out);
   });
@@ -212,7 +223,7 @@ posenc_status posenc_relative_logits_2d_decomposed(
   return guard("posenc_relative_logits_2d_decomposed", [&] {
     const Problem2d p = validate_2d(batch, heads, height, width, dim, table_heads);
     const Bytes2d in = require_inputs_2d(p, q, row_table, column_table, "height * width");
-    require_decomposed_outputs(p, in, q, row_table, column_table, rel_h, rel_w);
+    if (!require_decomposed_outputs(p, in, q, row_table, column_table, rel_h, rel_w)) return;
     ops::relative_logits_2d_decomposed(resolve_context(context), batch, heads, height, width,
                                        dim, q, row_table, column_table, table_heads, rel_h,
                                        rel_w);
@@ -227,15 +238,16 @@ posenc_status posenc_relative_logits_2d(posenc_context* context, int64_t batch, 
   return guard("posenc_relative_logits_2d", [&] {
     const Problem2d p = validate_2d(batch, heads, height, width, dim, table_heads);
     const Bytes2d in = require_inputs_2d(p, q, row_table, column_table, "height * width");
-    require_tensor(out, sizeof(float), "out");
     const int64_t tokens = height * width;
     const int64_t out_bytes =
         checked_bytes({batch, heads, tokens, tokens}, sizeof(float), "out");
+    require_tensor_or_empty(out, sizeof(float), out_bytes, "out");
     // The decomposed logits the op keeps meanwhile: up to twice out's size
     // where a side is 1.
     checked_bytes({batch, heads, tokens, height + width}, sizeof(float),
                   "batch * heads * height * width * (height + width), the decomposed logits");
     require_disjoint_2d(out, out_bytes, "out", q, row_table, column_table, in);
+    if (out_bytes == 0) return;
     ops::relative_logits_2d(resolve_context(context), batch, heads, height, width, dim, q,
                             row_table, column_table, table_heads, out);
   });
@@ -263,7 +275,7 @@ posenc_status posenc_relative_logits_2d_maps(posenc_context* context,
     const Problem2d p = validate_2d_desc(*desc);
     const Bytes2d in =
         require_inputs_2d(p, q, row_table, column_table, "desc->map_height * desc->map_width");
-    require_decomposed_outputs(p, in, q, row_table, column_table, rel_h, rel_w);
+    if (!require_decomposed_outputs(p, in, q, row_table, column_table, rel_h, rel_w)) return;
     ops::relative_logits_2d_decomposed(resolve_context(context), p.batch, p.heads, p.h, p.w,
                                        p.dim, q, row_table, column_table, p.table_heads, rel_h,
                                        rel_w);

@@ -39,21 +39,26 @@ void rope_call(posenc_context* context, const posenc_rope_config* config,
   const posenc_rope_config& c = cache ? cache->angles.config : *config;
   require_enum(layout, "layout", {POSENC_ROPE_BTHD, POSENC_ROPE_BHTD});
   require_dtype(dtype, "dtype");
-  require_positive(batch, "batch");
-  require_positive(tokens, "tokens");
+  require_non_negative(batch, "batch");
+  require_non_negative(tokens, "tokens");
   require_positive(head_dim, "head_dim");
   if (c.rotary_dim > head_dim) {
     invalid("rotary_dim (" + std::to_string(c.rotary_dim) + ") must be <= head_dim (" +
             std::to_string(head_dim) + ")");
   }
+  for (int i = 0; i < count; ++i) require_non_negative(operands[i].heads, operands[i].heads_name);
+  if (count == 2 && (operands[0].heads == 0) != (operands[1].heads == 0)) {
+    invalid(std::string(operands[0].heads_name) + " and " + operands[1].heads_name +
+            " must both be 0 or both >= 1 (got " + std::to_string(operands[0].heads) + " and " +
+            std::to_string(operands[1].heads) + ")");
+  }
   int64_t bytes[2];
   for (int i = 0; i < count; ++i) {
     const Operand& o = operands[i];
-    require_positive(o.heads, o.heads_name);
-    require_tensor(o.in, dtype_bytes(dtype), o.in_name);
-    require_tensor(o.out, dtype_bytes(dtype), o.out_name);
     bytes[i] = checked_bytes({batch, tokens, o.heads, head_dim}, dtype_bytes(dtype),
                              o.in_name);
+    require_tensor_or_empty(o.in, dtype_bytes(dtype), bytes[i], o.in_name);
+    require_tensor_or_empty(o.out, dtype_bytes(dtype), bytes[i], o.out_name);
   }
   const int64_t ids_bytes = rope_ids_bytes(positions, batch, tokens);
   for (int i = 0; i < count; ++i) {
@@ -75,6 +80,8 @@ void rope_call(posenc_context* context, const posenc_rope_config* config,
   } else {
     require_rope_positions(positions, batch, tokens, kMaxExactPosition, "2^53 without a cache");
   }
+  // The operands' heads are all 0 or all >= 1, so one empty operand means all.
+  if (bytes[0] == 0) return;
 
   const ExecContext ctx = resolve_context(context);
   ops::RopeTensor tensors[2];

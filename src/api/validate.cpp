@@ -119,13 +119,18 @@ int64_t checked_bytes(std::initializer_list<int64_t> sizes, size_t element_bytes
                       const char* what) {
   const int64_t limit = std::numeric_limits<int64_t>::max() / int64_t(element_bytes);
   int64_t count = 1;
+  bool empty = false;
   for (int64_t size : sizes) {
-    if (size != 0 && count > limit / size) {
+    if (size == 0) {
+      empty = true;
+      continue;
+    }
+    if (count > limit / size) {
       fail(POSENC_ERROR_OVERFLOW, std::string(what) + ": the size overflows");
     }
     count *= size;
   }
-  return count * int64_t(element_bytes);
+  return empty ? 0 : count * int64_t(element_bytes);
 }
 
 void require_key_map(int64_t height, int64_t width) {

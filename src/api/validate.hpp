@@ -74,7 +74,9 @@ void require_enum(const Enum& value, const char* name, std::initializer_list<int
 void require_dtype(const posenc_dtype& dtype, const char* name);
 
 // The size in bytes of a tensor of these sizes and element_bytes per element,
-// throwing POSENC_ERROR_OVERFLOW (naming `what`) if it overflows.
+// throwing POSENC_ERROR_OVERFLOW (naming `what`) if it overflows. An empty
+// tensor (a size of 0) has 0 bytes, but its other sizes must still have a
+// product that fits: a 2^62-wide row is refused in an empty batch too.
 int64_t checked_bytes(std::initializer_list<int64_t> sizes, size_t element_bytes,
                       const char* what);
 // A 2D desc's key map, desc->kv_map_height x desc->kv_map_width: 0 x 0 (the

@@ -34,8 +34,8 @@ float scale(FuzzInput& in, float default_scale, int& invalid) {
 }
 
 // The workspace of a call whose output is `out`: none, the size posenc asks
-// for, one byte less (refused), or `out` itself (refused). `bad` is set for
-// the refused ones.
+// for, one byte less (refused), or `out` itself (refused unless the call
+// needs no workspace: an empty one). `bad` is set for the refused ones.
 struct Workspace {
   std::vector<unsigned char> buffer;
   void* pointer = nullptr;
@@ -49,7 +49,7 @@ Workspace draw_workspace(FuzzInput& in, posenc_status size_status, size_t needed
   const int kind = size_status == POSENC_OK ? in.choice(4) : 0;
   if (kind == 0) return w;
   w.bytes = kind == 2 && needed > 0 ? needed - 1 : needed;
-  w.bad = kind == 3 || w.bytes < needed;
+  w.bad = (kind == 3 && needed > 0) || w.bytes < needed;
   if (kind == 3) {
     w.pointer = out.data();
     w.bytes = std::max(needed, size_t(1));
@@ -63,8 +63,8 @@ Workspace draw_workspace(FuzzInput& in, posenc_status size_status, size_t needed
 // The per-sequence tensors of a call (posenc/attention.h), each drawn
 // sometimes: values mostly in range, sometimes one past it (refused), of
 // the desc's index type; query_offsets with a non-zero desc->query_offset
-// is refused. `bad` when posenc_attention must refuse them (the workspace
-// size, which has no tensors, does not).
+// is refused; with no batch, none. `bad` when posenc_attention must refuse
+// them (the workspace size, which has no tensors, does not).
 struct Sequences {
   std::vector<int64_t> wide[3];    // kv_lengths, q_lengths, query_offsets
   std::vector<int32_t> narrow[3];  // the same as int32
@@ -79,13 +79,12 @@ struct Sequences {
   }
 };
 
-Sequences draw_sequences(FuzzInput& in, const posenc_attention_desc& d, int64_t batch,
-                         int invalid) {
+Sequences draw_sequences(FuzzInput& in, const posenc_attention_desc& d, int64_t batch) {
   Sequences s;
   s.max_offset = d.query_offset;
-  const int64_t count = invalid > 0 ? 1 : batch;
+  const int64_t count = batch < 0 || batch > 4 ? 1 : batch;  // (an invalid batch: 1)
   for (int which = 0; which < 3; ++which) {
-    s.present[which] = in.choice(3) == 0;
+    s.present[which] = in.choice(3) == 0 && count > 0;
     for (int64_t b = 0; b < count; ++b) {
       const uint8_t byte = in.byte();
       int64_t value;
@@ -112,19 +111,16 @@ Sequences draw_sequences(FuzzInput& in, const posenc_attention_desc& d, int64_t 
   return s;
 }
 
-// kv_heads: 0 (= heads), 1 (multi-query), heads, or a drawn one (negative
-// or not dividing heads: refused).
+// kv_heads: 0 (= heads), 1 (multi-query), heads, or a drawn one (negative,
+// not dividing heads, or positive for no heads: refused).
 int64_t draw_kv_heads(FuzzInput& in, int64_t heads, int& invalid) {
-  switch (in.choice(4)) {
-    case 0: return 0;
-    case 1: return 1;
-    case 2: return heads;
-    default: {
-      const int64_t kv_heads = int64_t(in.byte() % 5) - 1;
-      if (kv_heads < 0 || (kv_heads > 0 && heads > 0 && heads % kv_heads != 0)) ++invalid;
-      return kv_heads;
-    }
-  }
+  const int choice = in.choice(4);
+  const int64_t kv_heads = choice == 0   ? 0
+                           : choice == 1 ? 1
+                           : choice == 2 ? heads
+                                         : int64_t(in.byte() % 5) - 1;
+  if (kv_heads < 0 || (kv_heads > 0 && (heads % kv_heads != 0 || kv_heads > heads))) ++invalid;
+  return kv_heads;
 }
 
 // value_head_dim: mostly 0 (= head_dim), else 1 to 24 (below, equal to or
@@ -137,10 +133,11 @@ int64_t draw_value_head_dim(FuzzInput& in, int& invalid) {
   return b % 2 == 0 ? -1 : int64_t(1) << 62;
 }
 
-// Elements a STRIDED tensor of rows of `row` elements spans, its negative
-// strides (refused) taken as 0.
+// Elements a STRIDED tensor of rows of `row` elements spans (none without
+// rows), its negative strides (refused) taken as 0.
 size_t extent(const posenc_token_strides& s, int64_t batch, int64_t heads, int64_t tokens,
               int64_t row) {
+  if (batch == 0 || heads == 0 || tokens == 0) return 0;
   return size_t((batch - 1) * std::max<int64_t>(s.batch, 0) +
                 (heads - 1) * std::max<int64_t>(s.head, 0) +
                 (tokens - 1) * std::max<int64_t>(s.token, 0) + row);
@@ -236,7 +233,7 @@ int64_t position_table_floats(const posenc_attention_desc& d) {
 void fuzz_attention(FuzzInput& in) {
   FuzzContext context(in);
   int invalid = 0;
-  const int64_t batch = in.size(4, invalid), heads = in.size(3, invalid),
+  const int64_t batch = in.count(4, invalid), heads = in.count(3, invalid),
                 head_dim = in.size(20, invalid);
   posenc_attention_desc desc;
   posenc_attention_desc_init(&desc, 1, 1, 1, 1, 1);
@@ -254,6 +251,11 @@ void fuzz_attention(FuzzInput& in) {
   desc.causal = in.choice(3);
   desc.tables_per_head = in.choice(2);
   desc.layout = posenc_attention_layout(in.choice(4));
+  // A STRIDED tensor without rows has no extent: with batch or heads 0, a
+  // huge count of the other addresses nothing, and posenc may take the call.
+  const int unbounded = desc.layout == POSENC_LAYOUT_STRIDED && (batch == 0 || heads == 0)
+                            ? int(batch > 4) + int(heads > 3)
+                            : 0;
   desc.kv_heads = draw_kv_heads(in, heads, invalid);
   desc.query_offset = int64_t(in.byte() % 16) - 4;
   desc.relative_values = in.choice(2);
@@ -299,12 +301,13 @@ void fuzz_attention(FuzzInput& in) {
     desc.q_len = invalid > 0 ? 1 : tokens + (in.choice(8) == 0 ? 1 : 0);
     desc.kv_len = invalid > 0 ? 1 : kv_height * kv_width + desc.class_token;
     if (invalid == 0 && desc.q_len != tokens) ++invalid;
-  } else {
-    desc.q_len = invalid > 0 ? 1 : height * 3;
-    desc.kv_len = invalid > 0 ? 1 : width * 3;
+  } else {  // sometimes no queries or no keys
+    const bool no_queries = in.choice(16) == 0, no_keys = in.choice(16) == 0;
+    desc.q_len = invalid > 0 ? 1 : no_queries ? 0 : height * 3;
+    desc.kv_len = invalid > 0 ? 1 : no_keys ? 0 : width * 3;
     desc.map_height = desc.map_width = 0;
   }
-  Sequences sequences = draw_sequences(in, desc, batch, invalid);
+  Sequences sequences = draw_sequences(in, desc, batch);
   // A window has no offset.
   if (desc.bias == POSENC_BIAS_TABLE_2D && sequences.present[2]) sequences.bad = true;
   desc.value_head_dim = draw_value_head_dim(in, invalid);
@@ -312,11 +315,14 @@ void fuzz_attention(FuzzInput& in) {
   const int64_t dv = desc.value_head_dim > 0 ? desc.value_head_dim : head_dim;
   const int64_t table_heads = desc.tables_per_head ? heads : 1;
   // attention.h: 2K + 1 rows when clipped, else q_len + kv_len - 1 + max(offset, 0),
-  // the largest offset of query_offsets when given (a huge one is refused).
+  // the largest offset of query_offsets when given (a huge one is refused),
+  // and no rows where that is -1 (no queries and no keys).
   const int64_t rows_1d =
       desc.max_distance > 0 ? 2 * desc.max_distance + 1
-      : invalid > 0 || sequences.bad ? 1
-                            : desc.q_len + desc.kv_len - 1 + std::max<int64_t>(sequences.max_offset, 0);
+      : invalid > 0 || sequences.bad
+          ? 1
+          : std::max<int64_t>(
+                desc.q_len + desc.kv_len - 1 + std::max<int64_t>(sequences.max_offset, 0), 0);
   const int64_t table_rows = desc.bias == POSENC_BIAS_ABSOLUTE ? desc.kv_len : rows_1d;
   // Buffers of floats, large enough for either dtype.
   size_t qn = elements({batch, heads, desc.q_len, head_dim}, invalid);
@@ -369,7 +375,8 @@ void fuzz_attention(FuzzInput& in) {
   t.query_offsets = sequences.tensor(2, desc.index_type);
   // Half the time a mask: mask_batch 1, batch, half of an even batch (a
   // window period) or -1; mask_heads 1, heads or 0; mask_q_len 1, q_len or
-  // q_len + 1; any dtype.
+  // q_len + 1; any dtype. (With no heads or queries, 0 and 1 are valid;
+  // with no batch, mask_batch 0 is no mask, whose other fields are not read.)
   std::vector<float> mask;
   if (in.flag()) {
     const int64_t period = batch % 2 == 0 ? batch / 2 : 1;
@@ -377,37 +384,51 @@ void fuzz_attention(FuzzInput& in) {
     const int64_t mask_heads[] = {1, heads, 0};
     const int64_t mask_q_lens[] = {1, desc.q_len, desc.q_len + 1};
     const int batch_choice = in.choice(4), heads_choice = in.choice(3), q_choice = in.choice(3);
-    if (batch_choice == 3 || heads_choice == 2 || q_choice == 2) ++invalid;
+    int bad_mask = batch_choice == 3 || (heads_choice == 2 && heads != 0) ||
+                   (q_choice == 2 && desc.q_len != 0);
     desc.mask_batch = mask_batches[batch_choice];
     desc.mask_heads = mask_heads[heads_choice];
     desc.mask_q_len = mask_q_lens[q_choice];
-    desc.mask_dtype = dtype(in, invalid);
+    desc.mask_dtype = dtype(in, bad_mask);
+    if (desc.mask_batch != 0) invalid += bad_mask;
     mask.assign(elements({desc.mask_batch, desc.mask_heads, desc.mask_q_len, desc.kv_len},
                          invalid),
                 in.flag() ? -std::numeric_limits<float>::infinity() : -0.5f);
-    t.mask = mask.data();
+    t.mask = desc.mask_batch == 0 ? nullptr : mask.data();
   }
-  // A pointer the desc does not use, a required one missing, or no tensors.
+  // A pointer the desc does not use, a required one missing (allowed where
+  // its tensor has no elements), or no tensors.
+  static const float stray = 0.0f;
   const int pointers = in.choice(16);
-  if (pointers == 0) t.value_table = desc.relative_values ? nullptr : values.data();
-  if (pointers == 1) t.v = nullptr;
-  if (pointers == 3) t.mask = desc.mask_batch > 0 ? nullptr : values.data();
+  bool bad_pointer = pointers == 2;
+  if (pointers == 0) {
+    t.value_table = desc.relative_values ? nullptr : &stray;
+    bad_pointer = !desc.relative_values || !values.empty();
+  }
+  if (pointers == 1) {
+    t.v = nullptr;
+    bad_pointer = vn > 0;
+  }
+  if (pointers == 3) {
+    t.mask = desc.mask_batch > 0 ? nullptr : &stray;
+    bad_pointer = desc.mask_batch <= 0 || !mask.empty();
+  }
   const posenc_attention_tensors* tensors = pointers == 2 ? nullptr : &t;
   size_t needed = 0;
   const posenc_status size_status = posenc_attention_workspace_size(context.get(), &desc, &needed);
-  if (invalid > 0) expect_outcome(size_status, true, {});
+  if (invalid > unbounded) expect_outcome(size_status, true, {});
   const Workspace w = draw_workspace(in, size_status, needed, out);
   const posenc_status status = posenc_attention(context.get(), &desc, tensors, w.pointer, w.bytes);
   // Other refusals (an offset the causal mask cannot use) leave the output
   // untouched.
-  expect_refusal_if(status, invalid > 0 || sequences.bad || pointers <= 3 || w.bad, out);
+  expect_refusal_if(status, invalid > unbounded || sequences.bad || bad_pointer || w.bad, out);
 }
 
 void fuzz_bottleneck(FuzzInput& in) {
   FuzzContext context(in);
   int invalid = 0;
   // (Named first: the order in which arguments are evaluated is unspecified.)
-  const int64_t batch = in.size(2, invalid), channels = in.size(12, invalid),
+  const int64_t batch = in.count(2, invalid), channels = in.size(12, invalid),
                 height = in.size(6, invalid), width = in.size(6, invalid),
                 heads = in.size(3, invalid), head_dim = in.size(8, invalid);
   posenc_bottleneck_desc desc;
@@ -455,7 +476,8 @@ void fuzz_bottleneck(FuzzInput& in) {
           ? posenc_bottleneck_mhsa(context.get(), &desc, tensors.fmap, tensors.w_qkv,
                                    tensors.rel_h, tensors.rel_w, tensors.out, w.pointer, w.bytes)
           : posenc_bottleneck(context.get(), &desc, &tensors, w.pointer, w.bytes);
-  expect_refusal_if(status, invalid > 0 || null_fmap || w.bad, out);
+  // (With no batch fmap has no elements: NULL is allowed.)
+  expect_refusal_if(status, invalid > 0 || (null_fmap && !fmap.empty()) || w.bad, out);
 }
 
 }  // namespace posenc::fuzz

@@ -115,11 +115,11 @@ void fuzz_position_bias(FuzzInput& in) {
   // Sometimes a valid kind's defaults (T5's buckets), which kind_fields
   // draws over.
   if (invalid == 0 && in.flag()) posenc_position_bias_desc_init(&d, d.kind, 0, 0, 0);
-  d.heads = in.size(6, heads_invalid);
+  d.heads = in.count(6, heads_invalid);
   invalid += heads_invalid;
   if (k != POSENC_POSITION_BIAS_TABLE_2D) {  // TABLE_2D: the window's tokens
-    d.q_len = in.size(40, invalid);
-    d.kv_len = in.size(40, invalid);
+    d.q_len = in.count(40, invalid);
+    d.kv_len = in.count(40, invalid);
     if (in.flag()) {  // a decode step's offset, sometimes past 2^40
       d.query_offset = in.choice(16) == 0 ? (int64_t(1) << 41) : int64_t(in.byte()) - 128;
       if (d.query_offset > (int64_t(1) << 40)) ++invalid;
@@ -140,20 +140,21 @@ void fuzz_position_bias(FuzzInput& in) {
     }
   }
   // The table and out in one buffer, out sometimes overlapping the table's
-  // last element.
+  // last element (when both have elements: an empty range overlaps nothing).
   const size_t table_floats =
       alibi ? slopes.size() : elements({invalid > 0 ? 1 : table_rows(d, k), d.heads}, invalid);
   const size_t out_floats = elements({d.heads, d.q_len, d.kv_len}, invalid);
   std::vector<float> buffer(table_floats + out_floats, 0.25f);
   if (given_slopes) std::copy(slopes.begin(), slopes.end(), buffer.begin());
-  const bool overlap = in.choice(12) == 0;
+  const bool overlap = in.choice(12) == 0 && table_floats > 0;
   float* out = buffer.data() + table_floats - (overlap ? 1 : 0);
   std::fill(out, out + out_floats, kUntouched);
   const int pointers = in.choice(16);  // 0: desc NULL, 1: out NULL, 2: table NULL
   const bool null_table = pointers == 2 || (alibi && !given_slopes && in.flag());
   const float* table = null_table ? nullptr : buffer.data();
-  const bool bad_pointers =
-      pointers <= 1 || (null_table && !alibi) || (overlap && table != nullptr);
+  const bool bad_pointers = pointers == 0 || (pointers == 1 && out_floats > 0) ||
+                            (null_table && !alibi && table_floats > 0) ||
+                            (overlap && table != nullptr && out_floats > 0);
   const posenc_status status = posenc_position_bias(
       context.get(), pointers == 0 ? nullptr : &d, table, pointers == 1 ? nullptr : out);
   expect_outcome(status, invalid > 0 || bad_pointers,
@@ -165,7 +166,7 @@ void fuzz_resize_table(FuzzInput& in) {
   const bool two_d = in.flag();
   if (!two_d) {
     const int64_t rows = in.size(64, invalid), dim = in.size(24, invalid),
-                  new_rows = in.size(64, invalid);
+                  new_rows = in.count(64, invalid);
     const size_t in_floats = elements({rows, dim}, invalid);
     const size_t out_floats = elements({new_rows, dim}, invalid);
     std::vector<float> buffer(in_floats + out_floats, 0.5f);
@@ -175,11 +176,12 @@ void fuzz_resize_table(FuzzInput& in) {
     const posenc_status status = posenc_resize_relative_table(
         rows, dim, pointers == 0 ? nullptr : buffer.data(), new_rows,
         pointers == 1 ? nullptr : out);
-    expect_outcome(status, invalid > 0 || pointers <= 2,
+    // in has elements; NULL out and an overlap need out to have some.
+    expect_outcome(status, invalid > 0 || pointers == 0 || (pointers <= 2 && out_floats > 0),
                    std::vector<float>(out, out + out_floats));
     return;
   }
-  const int64_t heads = in.size(4, invalid), height = in.size(9, invalid),
+  const int64_t heads = in.count(4, invalid), height = in.size(9, invalid),
                 width = in.size(9, invalid), new_height = in.size(9, invalid),
                 new_width = in.size(9, invalid);
   const int class_token = flag_field(in, invalid);
@@ -190,12 +192,14 @@ void fuzz_resize_table(FuzzInput& in) {
   const size_t out_floats = elements({rows(new_height, new_width), heads}, invalid);
   std::vector<float> buffer(in_floats + out_floats, -0.5f);
   const int pointers = in.choice(12);  // 0: in NULL, 1: out NULL, 2: overlap
-  float* out = buffer.data() + in_floats - (pointers == 2 ? 1 : 0);
+  float* out = buffer.data() + in_floats - (pointers == 2 && in_floats > 0 ? 1 : 0);
   std::fill(out, out + out_floats, kUntouched);
   const posenc_status status = posenc_resize_relative_bias_table_2d(
       heads, height, width, new_height, new_width, class_token,
       pointers == 0 ? nullptr : buffer.data(), pointers == 1 ? nullptr : out);
-  expect_outcome(status, invalid > 0 || pointers <= 2, std::vector<float>(out, out + out_floats));
+  // With no heads, in and out have no elements: NULL is allowed.
+  expect_outcome(status, invalid > 0 || (pointers <= 2 && out_floats > 0),
+                 std::vector<float>(out, out + out_floats));
 }
 
 }  // namespace posenc::fuzz

@@ -40,10 +40,13 @@ class FuzzInput {
   }
 
   // A count axis (batches, heads, tokens, rows), which may be 0: 0 one time
-  // in 16, else as size(max).
+  // in 16, else as size(max), whose 0 is valid here too.
   int64_t count(int64_t max, int& invalid) {
     if (choice(16) == 0) return 0;
-    return size(max, invalid);
+    int bad = 0;
+    const int64_t value = size(max, bad);
+    if (value != 0) invalid += bad;
+    return value;
   }
 
   // A key map's sides (its width 0 when height_only), each a size(max):

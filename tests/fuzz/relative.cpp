@@ -11,7 +11,8 @@
 namespace posenc::fuzz {
 namespace {
 
-// table_heads: 1 (shared) or heads are valid; 0 and heads + 1 are not.
+// table_heads: 1 (shared) or heads are valid; 0 and heads + 1 are not
+// (unless heads is 0 or 1).
 int64_t table_heads(FuzzInput& in, int64_t heads, int invalid, bool& bad) {
   const int choice = in.choice(4);
   const int64_t value = invalid > 0 ? 1 : choice == 0 ? 1 : choice == 1 ? heads
@@ -25,8 +26,8 @@ int64_t table_heads(FuzzInput& in, int64_t heads, int invalid, bool& bad) {
 void relative_2d_maps(FuzzInput& in, FuzzContext& context) {
   int invalid = 0;
   posenc_relative_2d_desc d;
-  posenc_relative_2d_desc_init(&d, in.size(2, invalid), in.size(3, invalid),
-                               in.size(9, invalid), in.size(9, invalid), in.size(20, invalid));
+  posenc_relative_2d_desc_init(&d, in.count(2, invalid), in.count(3, invalid), in.size(9, invalid),
+                               in.size(9, invalid), in.size(20, invalid));
   const int kv_choice = in.choice(6);  // 0: none, 1: height alone, 2 .. 5: a key map
   if (kv_choice > 0) {
     std::tie(d.kv_map_height, d.kv_map_width) = in.key_map(12, kv_choice == 1, invalid);
@@ -57,8 +58,8 @@ void relative_2d_maps(FuzzInput& in, FuzzContext& context) {
 void fuzz_absolute_logits(FuzzInput& in) {
   FuzzContext context(in);
   int invalid = 0;
-  const int64_t batch = in.size(3, invalid), heads = in.size(4, invalid),
-                queries = in.size(40, invalid), keys = in.size(40, invalid),
+  const int64_t batch = in.count(3, invalid), heads = in.count(4, invalid),
+                queries = in.count(40, invalid), keys = in.count(40, invalid),
                 dim = in.size(24, invalid);
   bool bad_heads = false;
   const int64_t t_heads = table_heads(in, heads, invalid, bad_heads);
@@ -69,29 +70,30 @@ void fuzz_absolute_logits(FuzzInput& in) {
   const posenc_status status =
       posenc_absolute_logits(context.get(), batch, heads, queries, keys, dim,
                              null_q ? nullptr : q.data(), table.data(), t_heads, out.data());
-  expect_outcome(status, invalid > 0 || bad_heads || null_q, out);
+  expect_outcome(status, invalid > 0 || bad_heads || (null_q && !q.empty()), out);
 }
 
 void fuzz_rel_to_abs(FuzzInput& in) {
   FuzzContext context(in);
   int invalid = 0;
-  const int64_t batch = in.size(3, invalid), heads = in.size(4, invalid),
-                length = in.size(48, invalid);
-  const int64_t rel_columns = invalid > 0 ? 1 : 2 * length - 1;
+  const int64_t batch = in.count(3, invalid), heads = in.count(4, invalid),
+                length = in.count(48, invalid);
+  const int64_t rel_columns = invalid > 0 ? 1 : std::max<int64_t>(2 * length - 1, 0);
   std::vector<float> rel(elements({batch, heads, length, rel_columns}, invalid), 0.5f);
   std::vector<float> out(elements({batch, heads, length, length}, invalid), kUntouched);
   const int pointers = in.choice(8);  // 0: in NULL, 1: out NULL, 2: out == in
   const float* in_ptr = pointers == 0 ? nullptr : pointers == 2 ? out.data() : rel.data();
   const posenc_status status = posenc_rel_to_abs(context.get(), batch, heads, length, in_ptr,
                                                  pointers == 1 ? nullptr : out.data());
-  expect_outcome(status, invalid > 0 || pointers <= 2, out);
+  // in and out have elements together; empty, NULL and out == in are allowed.
+  expect_outcome(status, invalid > 0 || (pointers <= 2 && !out.empty()), out);
 }
 
 void fuzz_relative_1d(FuzzInput& in) {
   FuzzContext context(in);
   int invalid = 0;
-  const int64_t batch = in.size(3, invalid), heads = in.size(4, invalid),
-                queries = in.size(40, invalid), keys = in.size(40, invalid),
+  const int64_t batch = in.count(3, invalid), heads = in.count(4, invalid),
+                queries = in.count(40, invalid), keys = in.count(40, invalid),
                 dim = in.size(24, invalid);
   posenc_relative_options options{int64_t(in.byte() % 48) - 4, int64_t(in.byte() % 40) - 2,
                                   in.choice(3)};
@@ -118,7 +120,7 @@ void fuzz_relative_2d(FuzzInput& in) {
     return;
   }
   int invalid = 0;
-  const int64_t batch = in.size(2, invalid), heads = in.size(3, invalid),
+  const int64_t batch = in.count(2, invalid), heads = in.count(3, invalid),
                 height = in.size(9, invalid), width = in.size(9, invalid),
                 dim = in.size(20, invalid);
   bool bad_heads = false;
@@ -130,7 +132,8 @@ void fuzz_relative_2d(FuzzInput& in) {
   std::vector<float> rw(elements({th, w_rows, dim}, invalid), -0.5f);
   const bool null_table = in.choice(16) == 0;
   const float* rh_ptr = null_table ? nullptr : rh.data();
-  const bool must_fail = invalid > 0 || bad_heads || null_table;
+  // Per-head tables of no heads have no elements: NULL is allowed.
+  const bool must_fail = invalid > 0 || bad_heads || (null_table && t_heads != 0);
   if (in.flag()) {
     std::vector<float> out(elements({batch, heads, tokens, tokens}, invalid), kUntouched);
     const posenc_status status =
@@ -142,7 +145,7 @@ void fuzz_relative_2d(FuzzInput& in) {
   // rel_h and rel_w in one buffer, sometimes overlapping (rel_w one row early).
   const size_t nh = elements({batch, heads, tokens, height}, invalid);
   std::vector<float> out(nh + elements({batch, heads, tokens, width}, invalid), kUntouched);
-  const bool overlap = in.choice(8) == 0;
+  const bool overlap = in.choice(8) == 0 && nh > 0;  // empty ranges overlap nothing
   const posenc_status status = posenc_relative_logits_2d_decomposed(
       context.get(), batch, heads, height, width, dim, q.data(), rh_ptr, rw.data(), t_heads,
       out.data(), out.data() + nh - (overlap ? 1 : 0));

@@ -59,10 +59,11 @@ bool config_accepted(const posenc_rope_config& config) {
 void fuzz_rope(FuzzInput& in) {
   FuzzContext context(in);
   int invalid = 0;
-  const int64_t batch = in.size(3, invalid), tokens = in.size(24, invalid),
-                heads = in.size(4, invalid), head_dim = in.size(40, invalid);
+  const int64_t batch = in.count(3, invalid), tokens = in.count(24, invalid),
+                heads = in.count(4, invalid), head_dim = in.size(40, invalid);
   int k_invalid = invalid;  // k_heads is only passed to posenc_rope_qk
-  const int64_t k_heads = in.size(3, k_invalid);
+  const int64_t k_heads = in.count(3, k_invalid);
+  if ((heads == 0) != (k_heads == 0)) ++k_invalid;  // both 0 or both >= 1
   int bad_config = 0;
   const posenc_rope_config config = draw_config(in, bad_config);
   const bool accepted = config_accepted(config);
@@ -111,6 +112,10 @@ void fuzz_rope(FuzzInput& in) {
     }
     positions.ids = kind == 1 ? static_cast<const void*>(ids32.data()) : ids64.data();
     positions.ids_type = posenc_rope_position_type(kind - 1);  // 2 is no type
+    // No tokens: an empty vector's ids may be NULL, which means an offset.
+    if (positions.ids == nullptr) {
+      bad_positions = positions.offset < 0 || (invalid == 0 && positions.offset + tokens > limit);
+    }
   }
   const auto layout = posenc_rope_layout(in.choice(3));
   const auto dtype = posenc_dtype(in.choice(5) % 3);
@@ -133,13 +138,15 @@ void fuzz_rope(FuzzInput& in) {
                     heads, head_dim, x.data(), q_out);
     expect_refusal_if(status, must_fail, in_place ? x : out, in_place ? 0.5f : kUntouched);
   } else {
-    // q_out's last element and k_out's first the same (bf16 has 2 bytes each).
+    // q_out's last element and k_out's first the same (bf16 has 2 bytes each);
+    // empty ranges overlap nothing.
     const size_t element = dtype == POSENC_BF16 ? 2 : 4;
-    if (pointers == 1) k_out = static_cast<char*>(q_out) + (nq - 1) * element;
+    const bool overlap = pointers == 1 && nq > 0 && nk > 0;
+    if (overlap) k_out = static_cast<char*>(q_out) + (nq - 1) * element;
     const posenc_status status = posenc_rope_qk(
         context.get(), config_ptr, cache, positions_ptr, layout, dtype, batch, tokens, heads,
         k_heads, head_dim, x.data(), q_out, x.data() + nq, k_out);
-    expect_refusal_if(status, must_fail || k_invalid > 0 || pointers == 1, in_place ? x : out,
+    expect_refusal_if(status, must_fail || k_invalid > 0 || overlap, in_place ? x : out,
                       in_place ? 0.5f : kUntouched);
   }
   posenc_rope_cache_destroy(cache);
