@@ -333,8 +333,13 @@ TEST(AbsoluteEmptyCalls, AddAndConcat) {
                          POSENC_ERROR_NULL_POINTER, "table"));
   EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 0, 3, 6, 3, table.data(), 5, nullptr, nullptr),
                          POSENC_ERROR_SHAPE_MISMATCH, "table_rows"));
-  EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 0, 0, 6, 0, table.data(), 0, nullptr, nullptr),
-                         POSENC_ERROR_INVALID_ARGUMENT, "table_rows"));
+  // A table of no rows serves no tokens, and may be NULL.
+  EXPECT_EQ(posenc_add_learned(nullptr, 2, 0, 6, 0, nullptr, 0, x.data(), o), POSENC_OK);
+  EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 2, 1, 6, 0, nullptr, 0, x.data(), o),
+                         POSENC_ERROR_SHAPE_MISMATCH, "tokens (1) exceeds table_rows (0)"));
+  EXPECT_TRUE(
+      fails_with(posenc_add_learned(nullptr, 0, 0, 6, 0, table.data(), -1, nullptr, nullptr),
+                 POSENC_ERROR_INVALID_ARGUMENT, "table_rows must be >= 0 (got -1)"));
   EXPECT_TRUE(
       fails_with(posenc_add_learned(nullptr, -1, 3, 6, 0, table.data(), 5, nullptr, nullptr),
                  POSENC_ERROR_INVALID_ARGUMENT, "batch must be >= 0 (got -1)"));

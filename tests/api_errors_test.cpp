@@ -78,9 +78,9 @@ TEST(ApiErrors, AddLearned) {
   EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 1, 4, 8, 0, nullptr, 4, x.data(),
                                             out.data()),
                          POSENC_ERROR_NULL_POINTER, "table"));
-  EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 1, 4, 8, 0, table.data(), 0, x.data(),
-                                            out.data()),
-                         POSENC_ERROR_INVALID_ARGUMENT, "table_rows"));
+  EXPECT_TRUE(
+      fails_with(posenc_add_learned(nullptr, 1, 4, 8, 0, table.data(), -1, x.data(), out.data()),
+                 POSENC_ERROR_INVALID_ARGUMENT, "table_rows"));
   EXPECT_TRUE(fails_with(posenc_add_learned(nullptr, 1, 4, 8, 1, table.data(), 4, x.data(),
                                             out.data()),
                          POSENC_ERROR_SHAPE_MISMATCH, "table_rows"));

@@ -325,7 +325,7 @@ TEST_F(RopeErrors, QkAliasingAndHeads) {
     return posenc_rope_qk(nullptr, &config_, nullptr, nullptr, kBthd, POSENC_F32, kBatch, kTokens,
                           kHeads, k_heads, kDim, q, q_o, k_in, k_o);
   };
-  expect_rejected(qk(0, k.data(), q_out, k.data()), POSENC_ERROR_INVALID_ARGUMENT, "k_heads");
+  expect_rejected(qk(-1, k.data(), q_out, k.data()), POSENC_ERROR_INVALID_ARGUMENT, "k_heads");
   expect_rejected(qk(1, nullptr, q_out, k.data()), POSENC_ERROR_NULL_POINTER, "k");
   expect_rejected(qk(1, k.data(), q_out, q), POSENC_ERROR_ALIASING, "k_out");      // over q
   expect_rejected(qk(1, k.data(), q_out, q_out + 8), POSENC_ERROR_ALIASING, "q_out");

@@ -659,18 +659,33 @@ TEST(RopeEmptyCalls, RopeAndRopeQk) {
   EXPECT_TRUE(fails_with(posenc_rope(nullptr, &config, nullptr, &misaligned, kBthd, POSENC_F32, 0,
                                      2, 3, 8, nullptr, nullptr),
                          kInvalid, "positions.ids"));
-  // rope_qk: one of q_heads and k_heads 0 with the other positive is refused.
-  auto qk = [&](int64_t batch, int64_t q_heads, int64_t k_heads) {
-    return posenc_rope_qk(nullptr, &config, nullptr, nullptr, kBthd, POSENC_F32, batch, 5, q_heads,
-                          k_heads, 8, nullptr, nullptr, nullptr, nullptr);
-  };
-  EXPECT_TRUE(fails_with(qk(0, 4, 0), kInvalid, "q_heads and k_heads must both be 0 or both"));
-  EXPECT_TRUE(fails_with(qk(0, 0, 2), kInvalid, "q_heads and k_heads must both be 0 or both"));
-  EXPECT_TRUE(fails_with(qk(0, 4, -1), kInvalid, "k_heads must be >= 0 (got -1)"));
+  EXPECT_TRUE(fails_with(posenc_rope_qk(nullptr, &config, nullptr, nullptr, kBthd, POSENC_F32, 0, 5,
+                                        4, -1, 8, nullptr, nullptr, nullptr, nullptr),
+                         kInvalid, "k_heads must be >= 0 (got -1)"));
   posenc_rope_cache_destroy(cache);
   EXPECT_TRUE(out.guards_intact() && k_out.guards_intact());
   EXPECT_TRUE(out.payload_untouched() && k_out.payload_untouched());
   EXPECT_TRUE(x.payload_untouched() && k.payload_untouched());
+}
+
+// rope_qk with q or k of no heads rotates the other one as posenc_rope does.
+TEST(RopeEmptyCalls, QkWithOneSideEmptyRotatesTheOther) {
+  posenc_rope_config config;
+  ASSERT_EQ(posenc_rope_config_init(&config, 8), POSENC_OK);
+  const std::vector<float> in = random_floats(2 * 5 * 3 * 8, 7);
+  std::vector<float> want(in.size()), got(in.size(), 9.0f);
+  ASSERT_EQ(posenc_rope(nullptr, &config, nullptr, nullptr, POSENC_ROPE_BTHD, POSENC_F32, 2, 5, 3,
+                        8, in.data(), want.data()),
+            POSENC_OK);
+  ASSERT_EQ(posenc_rope_qk(nullptr, &config, nullptr, nullptr, POSENC_ROPE_BTHD, POSENC_F32, 2, 5,
+                           0, 3, 8, nullptr, nullptr, in.data(), got.data()),
+            POSENC_OK);
+  EXPECT_EQ(got, want);
+  std::fill(got.begin(), got.end(), 9.0f);
+  ASSERT_EQ(posenc_rope_qk(nullptr, &config, nullptr, nullptr, POSENC_ROPE_BTHD, POSENC_F32, 2, 5,
+                           3, 0, 8, in.data(), got.data(), nullptr, nullptr),
+            POSENC_OK);
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace

@@ -13,8 +13,8 @@
  * ones for positions up to 2^30 (beyond, the double product k w_i's own
  * rounding, about k 2^-53, grows past it).
  *
- * Empty calls (posenc/core.h): length, height, width, batch and tokens may
- * be 0; dim, x_dim, pos_dim and table_rows stay >= 1.
+ * Empty calls (posenc/core.h): length, height, width, batch, tokens and
+ * table_rows may be 0; dim, x_dim and pos_dim stay >= 1.
  */
 #ifndef POSENC_ABSOLUTE_H
 #define POSENC_ABSOLUTE_H
@@ -57,7 +57,7 @@ POSENC_API posenc_status posenc_add_sinusoid(
     float* out);
 
 /* out[b,t,:] = x[b,t,:] + table[offset+t, :], table of [table_rows, dim];
- * batch, tokens >= 0, table_rows >= 1, offset + tokens <= table_rows. out == x
+ * batch, tokens, table_rows >= 0, offset + tokens <= table_rows. out == x
  * allowed; the table must not overlap out. */
 POSENC_API posenc_status posenc_add_learned(
     posenc_context* context, int64_t batch, int64_t tokens, int64_t dim,

@@ -292,14 +292,15 @@ typedef struct posenc_attention_desc {
 
 /* The tensors of one call. Pointers a desc does not use must be NULL. */
 typedef struct posenc_attention_tensors {
-  const void* q;           /* required */
-  const void* k;           /* required */
-  const void* v;           /* required */
+  const void* q;           /* required (NULL only without elements, above) */
+  const void* k;           /* required (likewise) */
+  const void* v;           /* required (likewise) */
   const void* table;       /* ABSOLUTE or RELATIVE_1D: R */
   const void* table_h;     /* RELATIVE_2D: Rh */
   const void* table_w;     /* RELATIVE_2D: Rw */
   const void* value_table; /* relative_values: RV */
-  void* out;               /* required; must not overlap any input or the workspace */
+  void* out;               /* required (likewise); must not overlap any input or the
+                              workspace */
   /* Added in 0.3. */
   const void* mask;          /* mask_batch > 0 */
   const void* kv_lengths;    /* optional, [batch] */
@@ -418,12 +419,13 @@ typedef struct posenc_bottleneck_desc {
 
 /* The tensors of posenc_bottleneck (added in 0.3). */
 typedef struct posenc_bottleneck_tensors {
-  const void* fmap;     /* required */
+  const void* fmap;     /* required (NULL only with batch 0) */
   const void* w_qkv;    /* required */
   const void* qkv_bias; /* optional (NULL: no bias; timm's qkv_bias=False) */
   const void* rel_h;    /* required */
   const void* rel_w;    /* required */
-  void* out;            /* required; must not overlap any input or the workspace */
+  void* out;            /* required (NULL only with batch 0); must not overlap any input
+                           or the workspace */
 } posenc_bottleneck_tensors;
 
 /* Fills *desc: the given sizes, F32 in and out, scale 1/sqrt(head_dim),

@@ -62,8 +62,8 @@
  * sets them so). query_offset: |query_offset| <= 2^40 (decoding with a KV
  * cache: query_offset = kv_len - q_len).
  *
- * Errors (besides the conventions of core.h, nothing written): NULL desc, out
- * or a required table (POSENC_ERROR_NULL_POINTER); a size, kind, flag or
+ * Errors (besides the conventions of core.h, nothing written): NULL desc, or
+ * a NULL out or required table with elements (POSENC_ERROR_NULL_POINTER); a size, kind, flag or
  * offset out of range, a field the kind does not use that is not 0
  * (POSENC_ERROR_INVALID_ARGUMENT); q_len or kv_len other than the window's
  * tokens (POSENC_ERROR_SHAPE_MISMATCH); sizes whose product overflows

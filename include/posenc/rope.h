@@ -152,8 +152,8 @@ typedef enum posenc_rope_position_type {
  * Otherwise ids is [batch, tokens] of ids_type and offset must be 0. Every
  * position must be >= 0 and inside the cache ([0, max_positions)), or
  * < 2^53 without a cache. A NULL posenc_rope_positions means offset 0. With
- * batch * tokens = 0, ids may be NULL (offset mode: offset + 0 tokens must
- * still be in range). */
+ * batch * tokens = 0, ids may be NULL, which is offset mode: offset +
+ * tokens must still be in range. */
 typedef struct posenc_rope_positions {
   int64_t offset;
   const void* ids;
@@ -182,8 +182,7 @@ POSENC_API posenc_status posenc_rope(posenc_context* context, const posenc_rope_
  * fewer for grouped-query attention) with the same angles in one pass (each
  * cos/sin row is made once for both). q_out == q and k_out == k are allowed;
  * q_out and k_out must not overlap each other or the other input. q_heads
- * and k_heads are both 0 or both >= 1: one of them 0 with the other positive
- * is POSENC_ERROR_INVALID_ARGUMENT. */
+ * or k_heads may be 0: the other is rotated alone. */
 POSENC_API posenc_status posenc_rope_qk(posenc_context* context,
                                         const posenc_rope_config* config,
                                         const posenc_rope_cache* cache,

@@ -37,6 +37,12 @@ def _torch_dtypes():
     return _torch_dtype_codes
 
 
+# The address an empty tensor without storage is passed as: aligned for any
+# element, and never read or written (it has no elements).
+_NOWHERE_BUFFER = ctypes.c_int64()
+_NOWHERE = ctypes.addressof(_NOWHERE_BUFFER)
+
+
 class View:
     """One tensor or array: obj (kept alive), ptr, dtype (posenc F32/BF16,
     "int32"/"int64", or None for any other), shape and strides in elements."""
@@ -52,7 +58,10 @@ class View:
                                    "call it under torch.no_grad() or torch.inference_mode(), "
                                    "or pass a detached tensor")
             dtype = _torch_dtypes().get(x.dtype)
-            self.ptr, self.strides = x.data_ptr(), x.stride()
+            # Only an empty tensor has no storage (data_ptr 0), which posenc
+            # would read as an optional tensor not given.
+            self.ptr = x.data_ptr() or _NOWHERE
+            self.strides = x.stride()
             self.contiguous = x.is_contiguous()
         elif isinstance(x, np.ndarray):
             dtype = _NUMPY_DTYPES.get(x.dtype)

@@ -98,7 +98,8 @@ def _expect_q_tables(desc, views, query_offsets):
         offset = desc.query_offset
         if query_offsets is not None and len(query_offsets) > 0:
             offset = int(query_offsets.max())
-        rows_1d = max(offset, 0) + desc.q_len + desc.kv_len - 1
+        # (No queries and no keys: the formula's -1 rows are none.)
+        rows_1d = max(max(offset, 0) + desc.q_len + desc.kv_len - 1, 0)
         rule_1d = "max(query offset, 0) + q_len + kv_len - 1"
     else:
         rows_1d, rule_1d = 2 * desc.max_distance + 1, "2 max_distance + 1"

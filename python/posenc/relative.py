@@ -35,7 +35,7 @@ def rel_to_abs(x, out=None, context=None):
     """The skew: [B, H, L, 2L-1] -> [B, H, L, L], out[..,i,j] = x[..,i,j-i+L-1]."""
     xv = _tensor.dense(x, "x", 4)
     batch, heads, length, width = xv.shape
-    if width != 2 * length - 1:
+    if width != max(2 * length - 1, 0):
         raise ValueError(f"x: expected a last axis of 2*{length}-1, got {width}")
     o = _tensor.output(out, x, (batch, heads, length, length), _abi.F32)
     check(lib.posenc_rel_to_abs(handle(context), batch, heads, length, xv.ptr, o.ptr))
@@ -60,7 +60,7 @@ def relative_logits_1d(q, table, keys=None, query_offset=0, clip=0, causal=False
         if keys < 0:
             raise ValueError(f"table: {rows} rows, fewer than query_offset + queries - 1 "
                              f"= {query_offset + queries - 1}")
-    expected = 2 * clip + 1 if clip else query_offset + queries + keys - 1
+    expected = 2 * clip + 1 if clip else max(query_offset + queries + keys - 1, 0)
     if rows != expected:
         rule = "2 clip + 1" if clip else "query_offset + queries + keys - 1"
         raise ValueError(f"table: expected {expected} rows ({rule}), got {rows}")

@@ -163,6 +163,38 @@ def test_no_keys_give_zeros_in_every_layout_and_dtype():
     assert posenc.attention_workspace_size(q, k, k) == 0
 
 
+def test_empty_index_tensors_are_given_tensors():
+    """An empty torch tensor has no storage; it is still a tensor given,
+    not the option left out, on torch as on numpy."""
+    cache = posenc.RopeCache(rope_config(), 4)
+    for module in (torch, np):
+        ids = module.zeros((0, 5), dtype=module.int64)
+        assert posenc.rope(randn(0, 5, 3, 8), cache=cache, positions=ids).shape == (0, 5, 3, 8)
+        with pytest.raises(posenc.Error, match="offset must be 0"):
+            posenc.rope(randn(2, 0, 3, 8), config=rope_config(), offset=3,
+                        positions=module.zeros((2, 0), dtype=module.int64))
+        q = randn(0, 2, 3, 4)
+        with pytest.raises(posenc.Error, match="query_offset must be 0"):
+            posenc.attention(q, q, q, query_offset=3,
+                             query_offsets=module.zeros((0,), dtype=module.int64))
+
+
+def test_tables_of_no_rows():
+    """The row rules give no rows (not -1) without queries and keys."""
+    q = randn(1, 2, 0, 8)
+    assert posenc.attention(q, q, q, bias="relative_1d", table=randn(0, 8)).shape == (1, 2, 0, 8)
+    assert posenc.relative_logits_1d(randn(1, 2, 0, 4), randn(0, 4), keys=0).shape == (1, 2, 0, 0)
+    assert posenc.rel_to_abs(randn(2, 2, 0, 0)).shape == (2, 2, 0, 0)
+    assert posenc.add_learned(randn(2, 0, 6), randn(0, 6)).shape == (2, 0, 6)
+
+
+def test_rope_qk_with_one_side_empty_rotates_the_other():
+    k = randn(2, 3, 2, 8)
+    q_out, k_out = posenc.rope_qk(randn(2, 3, 0, 8), k, config=rope_config())
+    assert q_out.shape == (2, 3, 0, 8)
+    assert torch.equal(k_out, posenc.rope(k, config=rope_config()))
+
+
 def test_empty_numpy_arrays_are_dense():
     """numpy gives an array without elements strides of 0; it is read as
     dense, as torch's is_contiguous calls such a tensor."""

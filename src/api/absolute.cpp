@@ -95,7 +95,7 @@ posenc_status posenc_add_learned(posenc_context* context, int64_t batch, int64_t
     require_non_negative(tokens, "tokens");
     require_positive(dim, "dim");
     require_non_negative(offset, "offset");
-    require_positive(table_rows, "table_rows");
+    require_non_negative(table_rows, "table_rows");
     if (tokens > table_rows) {
       fail(POSENC_ERROR_SHAPE_MISMATCH, "tokens (" + std::to_string(tokens) +
                                             ") exceeds table_rows (" +
@@ -106,11 +106,11 @@ posenc_status posenc_add_learned(posenc_context* context, int64_t batch, int64_t
                                             std::to_string(tokens) + ") exceeds table_rows (" +
                                             std::to_string(table_rows) + ")");
     }
-    require_tensor(table, sizeof(float), "table");
+    const int64_t table_bytes = checked_bytes({table_rows, dim}, sizeof(float), "table");
+    require_tensor_or_empty(table, sizeof(float), table_bytes, "table");
     const int64_t bytes = checked_bytes({batch, tokens, dim}, sizeof(float), "x");
     require_tensor_or_empty(x, sizeof(float), bytes, "x");
     require_tensor_or_empty(out, sizeof(float), bytes, "out");
-    const int64_t table_bytes = checked_bytes({table_rows, dim}, sizeof(float), "table");
     require_same_or_disjoint(out, bytes, "out", x, bytes, "x");
     require_disjoint(out, bytes, "out", table, table_bytes, "table");
     if (bytes == 0) return;

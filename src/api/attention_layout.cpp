@@ -52,13 +52,13 @@ int64_t strided_extent(const posenc_attention_desc& d, const Tensor& t) {
               std::to_string(dims[i].second) + ")");
     }
   }
+  checked_bytes({t.row}, t.element_bytes, t.tensor);  // a row fits, with rows or without
+  if (d.batch == 0 || t.heads == 0 || t.tokens == 0) return 0;
   if (t.gemm_operand && t.tokens > 1 && t.strides.token < t.row) {
     invalid(member(t.field, "token") + " (" + std::to_string(t.strides.token) +
             ") must be at least " + t.row_name + " (" + std::to_string(t.row) +
             ") when there is more than one token: it is the row stride of a GEMM");
   }
-  checked_bytes({t.row}, t.element_bytes, t.tensor);  // a row fits, with rows or without
-  if (d.batch == 0 || t.heads == 0 || t.tokens == 0) return 0;
   int64_t extent = t.row;
   for (const auto& [count, stride] : dims) {
     extent = checked_sum(extent, checked_bytes({count - 1, stride}, 1, t.field), t.field);

@@ -167,12 +167,12 @@ posenc_status posenc_position_bias(posenc_context* context,
         *desc, {"desc->window_height", "desc->window_width", "desc->window_height * window_width"});
     const int64_t out_bytes =
         checked_bytes({desc->heads, desc->q_len, desc->kv_len}, sizeof(float), "out");
+    require_tensor_or_empty(out, sizeof(float), out_bytes, "out");
     if (desc->kind != POSENC_POSITION_BIAS_ALIBI || table != nullptr) {
       const int64_t table_bytes = checked_bytes({table_floats}, sizeof(float), "table");
       require_tensor_or_empty(table, sizeof(float), table_bytes, "table");
       require_disjoint(out, out_bytes, "out", table, table_bytes, "table");
     }
-    require_tensor_or_empty(out, sizeof(float), out_bytes, "out");
     if (out_bytes == 0) return;
     ops::position_bias(resolve_context(context), *desc, table, out);
   });

@@ -47,11 +47,6 @@ void rope_call(posenc_context* context, const posenc_rope_config* config,
             std::to_string(head_dim) + ")");
   }
   for (int i = 0; i < count; ++i) require_non_negative(operands[i].heads, operands[i].heads_name);
-  if (count == 2 && (operands[0].heads == 0) != (operands[1].heads == 0)) {
-    invalid(std::string(operands[0].heads_name) + " and " + operands[1].heads_name +
-            " must both be 0 or both >= 1 (got " + std::to_string(operands[0].heads) + " and " +
-            std::to_string(operands[1].heads) + ")");
-  }
   int64_t bytes[2];
   for (int i = 0; i < count; ++i) {
     const Operand& o = operands[i];
@@ -80,18 +75,21 @@ void rope_call(posenc_context* context, const posenc_rope_config* config,
   } else {
     require_rope_positions(positions, batch, tokens, kMaxExactPosition, "2^53 without a cache");
   }
-  // The operands' heads are all 0 or all >= 1, so one empty operand means all.
-  if (bytes[0] == 0) return;
+  // Operands without elements (q or k of no heads) are left out.
+  ops::RopeTensor tensors[2];
+  int rotated = 0;
+  for (int i = 0; i < count; ++i) {
+    if (bytes[i] > 0) tensors[rotated++] = {operands[i].heads, operands[i].in, operands[i].out};
+  }
+  if (rotated == 0) return;
 
   const ExecContext ctx = resolve_context(context);
-  ops::RopeTensor tensors[2];
-  for (int i = 0; i < count; ++i) tensors[i] = {operands[i].heads, operands[i].in, operands[i].out};
   const ops::RopeProblem problem{layout, dtype, batch, tokens, head_dim,
                                  positions ? *positions : posenc_rope_positions{0, nullptr, {}}};
   if (cache != nullptr) {
-    ops::rope_apply(ctx, cache->angles, cache, problem, tensors, count);
+    ops::rope_apply(ctx, cache->angles, cache, problem, tensors, rotated);
   } else {
-    ops::rope_apply(ctx, ops::thread_rope_angles(c), nullptr, problem, tensors, count);
+    ops::rope_apply(ctx, ops::thread_rope_angles(c), nullptr, problem, tensors, rotated);
   }
 }
 

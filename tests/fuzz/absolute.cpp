@@ -71,7 +71,7 @@ void fuzz_add(FuzzInput& in) {
                                  out_ptr);
   } else {
     int table_invalid = 0;
-    const int64_t rows = in.size(64, table_invalid);
+    const int64_t rows = in.count(64, table_invalid);
     const bool too_short = table_invalid == 0 && invalid == 0 && first + tokens > rows;
     std::vector<float> table(elements({rows, dim}, table_invalid + invalid), 0.25f);
     invalid += table_invalid + (too_short ? 1 : 0);

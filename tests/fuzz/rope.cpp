@@ -63,7 +63,6 @@ void fuzz_rope(FuzzInput& in) {
                 heads = in.count(4, invalid), head_dim = in.size(40, invalid);
   int k_invalid = invalid;  // k_heads is only passed to posenc_rope_qk
   const int64_t k_heads = in.count(3, k_invalid);
-  if ((heads == 0) != (k_heads == 0)) ++k_invalid;  // both 0 or both >= 1
   int bad_config = 0;
   const posenc_rope_config config = draw_config(in, bad_config);
   const bool accepted = config_accepted(config);
