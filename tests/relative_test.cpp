@@ -194,12 +194,38 @@ TEST_P(RelativeLogits1d, StreamedOutput) {
 
 class RelativeGatherKernels : public IsaTest {};
 
+// `count` floats from a cache-line (64-byte) boundary on, so that an offset
+// from data() is one within a line: the streaming kernels take other paths
+// by it.
+class LineAlignedFloats {
+ public:
+  explicit LineAlignedFloats(size_t count)
+      : storage_(count + kLineFloats),
+        data_(storage_.data() +
+              (kLineBytes - reinterpret_cast<uintptr_t>(storage_.data()) % kLineBytes) %
+                  kLineBytes / sizeof(float)),
+        count_(count) {}
+  float* data() { return data_; }
+  const float* data() const { return data_; }
+  size_t size() const { return count_; }
+  void fill(float value) { std::fill(data_, data_ + count_, value); }
+  bool operator==(const LineAlignedFloats& other) const {
+    return count_ == other.count_ && std::memcmp(data_, other.data_, count_ * sizeof(float)) == 0;
+  }
+
+ private:
+  static constexpr size_t kLineBytes = 64, kLineFloats = kLineBytes / sizeof(float);
+  std::vector<float> storage_;
+  float* data_;
+  size_t count_;
+};
+
 // The streaming gather writes exactly what the ordinary one does, at every
 // alignment of the output, on the ISA's own path.
 TEST_P(RelativeGatherKernels, StreamingGatherEqualsGather) {
   const posenc::RelativeKernels& k = kernels().relative;
   const std::vector<float> s = random_floats(200, 7);
-  std::vector<float> want(300), got(300);
+  LineAlignedFloats want(300), got(300);
   for (int64_t n : {1, 5, 37, 200}) {
     for (int64_t shift : {-50, -3, 0, 4, 150}) {
       for (int64_t count : {0, 1, 3, 16, 17, 100, 250}) {
@@ -208,13 +234,13 @@ TEST_P(RelativeGatherKernels, StreamingGatherEqualsGather) {
             SCOPED_TRACE(testing::Message() << "n " << n << " shift " << shift << " count "
                                             << count << " visible " << visible << " at +"
                                             << misaligned);
-            std::fill(want.begin(), want.end(), 7.0f);
-            std::fill(got.begin(), got.end(), 7.0f);
+            want.fill(7.0f);
+            got.fill(7.0f);
             k.gather_row(s.data(), n, shift, visible, want.data() + misaligned, count);
             k.gather_row_stream(s.data(), n, shift, visible, got.data() + misaligned, count);
-            ASSERT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0);
+            ASSERT_TRUE(want == got);
             for (int64_t c = 0; c < visible; ++c) {
-              ASSERT_EQ(want[size_t(misaligned + c)],
+              ASSERT_EQ(want.data()[misaligned + c],
                         s[size_t(std::clamp<int64_t>(c + shift, 0, n - 1))]);
             }
           }
@@ -226,19 +252,23 @@ TEST_P(RelativeGatherKernels, StreamingGatherEqualsGather) {
 
 TEST_P(RelativeGatherKernels, StreamingBroadcastSumEqualsBroadcastSum) {
   const posenc::RelativeKernels& k = kernels().relative;
-  const std::vector<float> h = random_floats(40, 8), w = random_floats(40, 9);
-  std::vector<float> want(1700), got(1700);
-  for (int64_t h_count : {1, 3, 40}) {
-    for (int64_t w_count : {1, 5, 16, 17, 40}) {
-      for (int64_t misaligned = 0; misaligned < 16; misaligned += 5) {
+  // Widths and heights past the streamed kernel's stage of 2048 floats: a
+  // row of several stages, and segments longer than a stage.
+  const std::vector<float> h = random_floats(70, 8), w = random_floats(2100, 9);
+  LineAlignedFloats want(7000), got(7000);
+  for (int64_t h_count : {1, 3, 40, 70}) {
+    for (int64_t w_count : {1, 5, 16, 17, 40, 97, 2047, 2048, 2100}) {
+      if (h_count * w_count + 16 > int64_t(want.size())) continue;
+      // Line-aligned, batch-aligned on each ISA, and neither.
+      for (int64_t misaligned : {0, 1, 4, 5, 8, 12, 15}) {
         SCOPED_TRACE(testing::Message() << h_count << "x" << w_count << " at +" << misaligned);
-        std::fill(want.begin(), want.end(), 7.0f);
-        std::fill(got.begin(), got.end(), 7.0f);
+        want.fill(7.0f);
+        got.fill(7.0f);
         k.broadcast_sum_row(h.data(), h_count, w.data(), w_count, want.data() + misaligned);
         k.broadcast_sum_row_stream(h.data(), h_count, w.data(), w_count,
                                    got.data() + misaligned);
-        ASSERT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0);
-        ASSERT_EQ(want[size_t(misaligned + h_count * w_count - 1)],
+        ASSERT_TRUE(want == got);
+        ASSERT_EQ(want.data()[misaligned + h_count * w_count - 1],
                   h[size_t(h_count - 1)] + w[size_t(w_count - 1)]);
       }
     }

@@ -1,6 +1,7 @@
 // Relative-position kernels, templated on the xsimd arch.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -14,6 +15,9 @@
 #include "kernels/relative/relative_kernels.hpp"
 
 namespace posenc::kernels {
+
+// The cache line of the x86-64 and AArch64 CPUs posenc runs on.
+constexpr int64_t kCacheLineBytes = 64;
 
 // Stores one batch at an address aligned to Arch::alignment(). Stream:
 // non-temporal, bypassing the caches (no read-for-ownership of the lines),
@@ -44,15 +48,24 @@ void stream_fence() {
 
 // Writes out[j] = value_at(j) for j < n: whole batches from the first
 // aligned address on (stored by store_batch_aligned), single values around.
+// Streamed, the batches fill whole cache lines only: a line written partly
+// by non-temporal stores and partly by ordinary ones (here, or by the call
+// for the adjacent values) is read for ownership and leaves the write
+// combining in parts, several times slower than whole lines.
 template <class Arch, bool Stream, class BatchAt, class ValueAt>
 void write_floats(float* out, int64_t n, const BatchAt& batch_at, const ValueAt& value_at) {
   constexpr int64_t lanes = xsimd::batch<float, Arch>::size;
+  constexpr int64_t align =
+      (Stream ? kCacheLineBytes : int64_t(Arch::alignment())) / int64_t(sizeof(float));
   const auto address = reinterpret_cast<uintptr_t>(out);
-  const int64_t misaligned = int64_t(address % Arch::alignment() / sizeof(float));
-  const int64_t head = misaligned == 0 ? 0 : (lanes - misaligned < n ? lanes - misaligned : n);
+  const int64_t misaligned = int64_t(address / sizeof(float) % align);
+  const int64_t head = misaligned == 0 ? 0 : (align - misaligned < n ? align - misaligned : n);
+  const int64_t batches_end = Stream ? head + (n - head) / align * align : n;
   int64_t j = 0;
   for (; j < head; ++j) out[j] = value_at(j);
-  for (; j + lanes <= n; j += lanes) store_batch_aligned<Arch, Stream>(batch_at(j), out + j);
+  for (; j + lanes <= batches_end; j += lanes) {
+    store_batch_aligned<Arch, Stream>(batch_at(j), out + j);
+  }
   for (; j < n; ++j) out[j] = value_at(j);
 }
 
@@ -125,16 +138,38 @@ void broadcast_sum_row(const float* h, int64_t h_count, const float* w, int64_t 
   }
 }
 
+// Where every segment starts on an aligned batch and is whole batches, the
+// sums are streamed as they are made: each store is a non-temporal batch,
+// and a line split between segments is still written whole, by consecutive
+// stores. Elsewhere a segment's ends would share lines with its neighbours
+// (write_floats): the sums are made in a stage in the L1 cache (whole
+// segments, or pieces of a long one) and streamed from there in runs of
+// kStageFloats, whose ends alone share lines.
 template <class Arch>
 void broadcast_sum_row_stream(const float* h, int64_t h_count, const float* w, int64_t w_count,
                               float* out) {
   using batch = xsimd::batch<float, Arch>;
-  for (int64_t x = 0; x < h_count; ++x) {
-    const batch hx(h[x]);
-    write_floats<Arch, true>(
-        out + x * w_count, w_count,
-        [&](int64_t y) { return hx + batch::load_unaligned(w + y); },
-        [&](int64_t y) { return h[x] + w[y]; });
+  constexpr int64_t kStageFloats = 2048;
+  if (reinterpret_cast<uintptr_t>(out) % Arch::alignment() == 0 && w_count % batch::size == 0) {
+    for (int64_t x = 0; x < h_count; ++x) {
+      const batch hx(h[x]);
+      for (int64_t y = 0; y < w_count; y += batch::size) {
+        store_batch_aligned<Arch, true>(hx + batch::load_unaligned(w + y),
+                                        out + x * w_count + y);
+      }
+    }
+  } else {
+    alignas(kCacheLineBytes) float stage[kStageFloats];
+    const int64_t per_stage = std::max<int64_t>(1, kStageFloats / w_count);  // segments
+    const int64_t piece = std::min(w_count, kStageFloats);  // of a segment (per_stage 1)
+    for (int64_t x = 0; x < h_count; x += per_stage) {
+      const int64_t segments = std::min(per_stage, h_count - x);
+      for (int64_t y = 0; y < w_count; y += piece) {
+        const int64_t length = std::min(piece, w_count - y);
+        broadcast_sum_row<Arch>(h + x, segments, w + y, length, stage);
+        copy_floats<Arch, true>(stage, out + x * w_count + y, segments * length);
+      }
+    }
   }
   stream_fence<Arch, true>();
 }
