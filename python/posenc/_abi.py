@@ -96,15 +96,18 @@ def flag(value, argument):
 
 
 def sizes(value, argument, count=2):
-    """A tuple of `count` integers (a map's or window's height and width),
-    or an error naming the argument."""
+    """A tuple of `count` integers of at least 1 (a map's or window's height
+    and width), or an error naming the argument."""
     try:
         items = tuple(value)
     except TypeError:
         items = ()
     if len(items) != count:
         raise TypeError(f"{argument}: expected {count} integers, got {value!r}")
-    return tuple(integer(n, argument) for n in items)
+    values = tuple(integer(n, argument) for n in items)
+    if min(values) < 1:
+        raise ValueError(f"{argument}: sizes must be >= 1, got {value!r}")
+    return values
 
 
 class RelativeOptions(ctypes.Structure):  # posenc_relative_options

@@ -157,8 +157,12 @@ def workspace_buffer(workspace):
         return ctypes.addressof((ctypes.c_char * len(workspace)).from_buffer(workspace)), \
             len(workspace)
     if is_torch(workspace):
-        if not workspace.is_cpu or not workspace.is_contiguous():
+        # As an output: on the CPU, not requiring grad in grad mode, and
+        # written as by an in-place op.
+        v = View(workspace, "workspace")
+        if not v.contiguous:
             raise ValueError("workspace: must be a contiguous CPU tensor")
+        writable(v, "workspace")
         return workspace.data_ptr(), workspace.numel() * workspace.element_size()
     if isinstance(workspace, np.ndarray):
         if not workspace.flags.c_contiguous or not workspace.flags.writeable:

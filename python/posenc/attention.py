@@ -147,8 +147,9 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
                         (views["table_w"].shape[-2] + 1) // 2)
         desc.map_height, desc.map_width = _abi.sizes(map_size, "map_size")
         _relative_2d_options(desc, relative_order, kv_map_size)
-    elif relative_order != "key_minus_query" or kv_map_size is not None:
-        raise ValueError("relative_order, kv_map_size: for bias 'relative_2d' only")
+    elif relative_order != "key_minus_query" or kv_map_size is not None or \
+            map_size is not None:
+        raise ValueError("map_size, relative_order, kv_map_size: for bias 'relative_2d' only")
     desc.tables_per_head = int(any(len(t.shape) == 3 for t in views.values()))
     desc.relative_values = int("value_table" in views)
     if no_q:
@@ -303,7 +304,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     desc.causal = _abi.flag(causal, "causal")
     desc.query_offset = _abi.integer(query_offset, "query_offset")
     desc.bias_uses_scaled_q = _abi.flag(bias_uses_scaled_q, "bias_uses_scaled_q")
-    desc.max_distance = _abi.integer(max_distance or 0, "max_distance")
+    desc.max_distance = _abi.count(max_distance or 0, "max_distance")
     desc.kv_heads = kv_heads
     desc.value_head_dim = 0 if value_head_dim == head_dim else value_head_dim
     tensors = _abi.AttentionTensors(q=views[0].ptr, k=views[1].ptr, v=views[2].ptr, out=ov.ptr)
@@ -315,7 +316,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     # Every argument _bias_fields checks, so that one given alone is refused
     # (test_errors gives each alone).
     if bias is not None or tables or window is not None or class_token or \
-            num_buckets is not None or bidirectional is not None or \
+            num_buckets is not None or bidirectional is not None or map_size is not None or \
             relative_order != "key_minus_query" or kv_map_size is not None:
         keep = keep + _bias_fields(desc, tensors, bias, tables, qv.dtype, heads, map_size,
                                    relative_order, kv_map_size, window, class_token,

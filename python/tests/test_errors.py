@@ -67,6 +67,18 @@ def test_attention_options_are_checked_when_given():
         (ValueError, "window, class_token.*not of 'none'", dict(bidirectional=False)),
         (ValueError, "relative_order, kv_map_size", dict(relative_order="query_minus_key")),
         (ValueError, "relative_order, kv_map_size", dict(kv_map_size=(2, 3))),
+        (ValueError, "map_size, relative_order", dict(map_size=(2, 3))),
+        (ValueError, "map_size, relative_order",
+         dict(bias="relative_1d", table=torch.randn(11, 4), map_size=(2, 3))),
+        # Sizes that would make the tables' expected shapes negative.
+        (ValueError, "max_distance: must be >= 0, got -3",
+         dict(bias="relative_1d", table=torch.randn(7, 4), max_distance=-3)),
+        (ValueError, "max_distance: must be >= 0, got -3",
+         dict(value_table=torch.randn(7, 4), max_distance=-3)),
+        (ValueError, r"window: sizes must be >= 1, got \(0, 6\)",
+         dict(bias="table_2d", table=torch.randn(11, 2), window=(0, 6))),
+        (ValueError, r"map_size: sizes must be >= 1, got \(-2, -3\)",
+         dict(table_h=torch.randn(3, 4), table_w=torch.randn(5, 4), map_size=(-2, -3))),
         (ValueError, "bias: 'rope' is not one of", dict(bias="rope")),
         (TypeError, "table_h: must have q's dtype",
          dict(table_h=torch.randn(3, 4).bfloat16(), table_w=torch.randn(5, 4))),
@@ -104,9 +116,8 @@ def test_relative_logits_2d_maps_errors():
         posenc.relative_logits_2d_maps(q, rh, rw, (2, 4), (4, 6))
     with pytest.raises(ValueError, match="relative_order"):
         posenc.relative_logits_2d_maps(q, rh, rw, (2, 3), (4, 6), relative_order="sideways")
-    with pytest.raises(posenc.Error, match="desc->kv_map_height") as error:
+    with pytest.raises(ValueError, match=r"kv_map_size: sizes must be >= 1, got \(0, 6\)"):
         posenc.relative_logits_2d_maps(q, torch.randn(3, 4), rw, (2, 3), (0, 6))
-    assert error.value.status == 2
 
 
 def test_tables_are_checked_against_the_sizes_posenc_reads():
@@ -357,6 +368,22 @@ def test_gradients_are_refused_not_dropped():
         inference = torch.zeros(1, 4, 2, 8)
     with pytest.raises(RuntimeError, match="out: .*inference tensor"):
         posenc.rope(torch.randn(1, 4, 2, 8), posenc.rope_config(8), out=inference)
+
+    # A torch workspace is written as an output is.
+    q = torch.randn(1, 2, 6, 4)
+    size = posenc.attention_workspace_size(q, q, q) // 4
+    with pytest.raises(RuntimeError, match="workspace: requires grad"):
+        posenc.attention(q, q, q, workspace=torch.ones(size, requires_grad=True))
+    w = torch.ones(size, requires_grad=True)
+    y = (w * w).sum()  # saves w for its backward
+    with torch.no_grad():
+        posenc.attention(q, q, q, workspace=w)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    with torch.inference_mode():
+        inference = torch.zeros(size)
+    with pytest.raises(RuntimeError, match="workspace: .*inference tensor"):
+        posenc.attention(q, q, q, workspace=inference)
 
 
 def test_scalar_arguments_are_checked_and_named():

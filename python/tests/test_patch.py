@@ -330,6 +330,29 @@ def test_unpatch_restores_the_original_forward():
     assert "forward" not in vars(attention)
 
 
+def test_patching_again_takes_the_new_dtype():
+    torch.manual_seed(0)
+    attention = randomize_position_tables(
+        timm_sam.Attention(32, num_heads=2, use_rel_pos=True, input_size=(3, 5))).eval()
+    in_bf16 = copy.deepcopy(attention)
+    posenc_torch.patch(in_bf16, dtype=torch.bfloat16)
+    posenc_torch.patch(attention)
+    x = torch.randn(2, 3, 5, 32)
+    with torch.no_grad():
+        in_f32 = attention(x)
+        assert posenc_torch.patch(attention, dtype=torch.bfloat16) == [
+            posenc_torch.PatchedModule("", "sam_attention")]
+        assert posenc_torch.patch(attention, dtype=torch.bfloat16) == []
+        torch.testing.assert_close(attention(x), in_bf16(x), rtol=0, atol=0)
+        assert not torch.equal(attention(x), in_f32)
+
+
+def test_a_module_on_the_meta_device_is_refused_by_name():
+    window = timm_swin.WindowAttention(32, num_heads=2, window_size=(3, 5)).to("meta")
+    with pytest.raises(posenc_torch.PatchError, match="on the meta device"):
+        posenc_torch.patch(window)
+
+
 def test_refuses_a_forward_of_the_instance_own():
     """A wrapper set on the instance (accelerate's hooks are one) would be
     skipped by posenc's forward: refused, and left as it is."""
@@ -377,7 +400,8 @@ def test_patched_models_copy_pickle_and_save(tmp_path):
     with torch.no_grad():
         expected = model(x)
         torch.save(model, tmp_path / "model.pt")
-        loaded = torch.load(tmp_path / "model.pt")
+        # (A whole module, not weights: torch 2.6 and later load weights only by default.)
+        loaded = torch.load(tmp_path / "model.pt", weights_only=False)
         for twin in (copy.deepcopy(model), pickle.loads(pickle.dumps(model)), loaded):
             assert posenc_torch.is_patched(twin[0])
             # the copy's forward runs on the copy's own weights
@@ -395,6 +419,30 @@ def test_posenc_follows_torch_threads():
             assert posenc.default_context().num_threads == count
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
+                    reason="torch.library.custom_op came with torch 2.4")
+def test_the_custom_ops_fake_shapes_are_the_real_ones():
+    """torch.compile sizes the ops' outputs by their fake implementations:
+    v's head size, not q's, where they differ."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    inputs = {"q": torch.randn(1, 6, 2, 8), "v": torch.randn(1, 6, 2, 5),
+              "table_h": torch.randn(3, 8), "table_w": torch.randn(5, 8),
+              "table": torch.randn(5 * 3, 2)}  # a 2x3 map or window
+    calls = [
+        lambda q, v, **_: torch.ops.posenc.attention_2d(q, q, v, None, None, 0.3, True,
+                                                        torch.float32),
+        lambda q, v, table_h, table_w, **_: torch.ops.posenc.attention_2d(
+            q, q, v, table_h, table_w, 0.3, True, torch.bfloat16),
+        lambda q, v, table, **_: torch.ops.posenc.attention_table_2d(
+            q, q, v, table, [2, 3], False, None, 0.3, torch.float32),
+    ]
+    for call in calls:
+        real = call(**inputs)
+        with FakeTensorMode() as mode:
+            fake = call(**{name: mode.from_tensor(x) for name, x in inputs.items()})
+        assert (fake.shape, fake.dtype) == (real.shape, real.dtype)
 
 
 @pytest.mark.skipif(not hasattr(torch.library, "custom_op"),

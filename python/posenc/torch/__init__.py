@@ -26,7 +26,9 @@ module falls back to its original forward in
 training mode, when autograd would record it (grad enabled and the input or
 a parameter requires grad: run inference under torch.no_grad() or
 torch.inference_mode()), and for inputs posenc does not take (not on the
-CPU, or neither float32 nor bfloat16). A patched model can be copied,
+CPU, or neither float32 nor bfloat16). A module is checked when it is
+patched: a Swin or BEiT index or SAM's rope changed afterwards is not seen
+until it is unpatched and patched again. A patched model can be copied,
 pickled and saved as it is. dtype=torch.bfloat16 runs the attention in bf16
 (outputs keep the input's dtype); None runs it in the input's dtype.
 posenc's threads follow torch.get_num_threads() (posenc.set_default_context
@@ -38,7 +40,8 @@ import functools
 import torch
 
 from . import beit, botnet, sam, swin
-from ._original import has_own_forward, is_patched, mark_patched, original_forward, restore
+from ._original import (has_own_forward, is_patched, mark_patched, original_forward,
+                        patched_dtype, restore)
 
 PatchedModule = collections.namedtuple("PatchedModule", "name kind")
 
@@ -95,13 +98,15 @@ def _forward(module, kind, dtype, x, *args, **kwargs):
 
 def patch(model, dtype=None):
     """Replaces the forward of every known attention module in model (model
-    itself included); returns [PatchedModule(name, kind)]. Raises PatchError,
-    patching nothing, if any of them cannot be reproduced exactly."""
+    itself included); returns [PatchedModule(name, kind)] of those it
+    patched (one patched before is patched again for another dtype). Raises
+    PatchError, patching nothing, if any of them cannot be reproduced
+    exactly."""
     if dtype not in _DTYPES:
         raise ValueError(f"dtype: {dtype} is not None, torch.float32 or torch.bfloat16")
     found, refused = [], []
     for name, module, kind in known_modules(model):
-        if is_patched(module):
+        if is_patched(module) and patched_dtype(module) == dtype:
             continue
         reason = "it has a forward of its own (a wrapper), which posenc would skip" \
             if has_own_forward(module) else _IMPLEMENTATIONS[kind].cannot_reproduce(module)
@@ -111,7 +116,7 @@ def patch(model, dtype=None):
     if refused:
         raise PatchError(refused)
     for name, module, kind in found:
-        mark_patched(module)
+        mark_patched(module, dtype)
         module.forward = functools.partial(_forward, module, kind, dtype)
     return [PatchedModule(name, kind) for name, _, kind in found]
 

@@ -17,7 +17,7 @@ def _attention_2d(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   query_minus_key: bool = False) -> torch.Tensor:
     """Attention over [B, N, H, d] (BTHD) q, k, v, with the 2D relative bias
     when the tables are given (rows by query minus key with
-    query_minus_key); out [B, N, H, d] of out_dtype."""
+    query_minus_key); out [B, N, H, v's head size] of out_dtype."""
     options = {}
     if query_minus_key and table_h is not None:
         options["relative_order"] = "query_minus_key"
@@ -32,8 +32,8 @@ def _attention_table_2d(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     """Attention over [B, N, H, d] (BTHD) q, k, v with Swin's or BEiT's learned
     bias table [entries, H] (window (Wh, Ww), BEiT's class token) when it is
     given, and the mask as attention takes it ([m, 1 or H, N, N], batch item
-    b reading b % m, or fewer leading axes) when it is; out [B, N, H, d] of
-    out_dtype."""
+    b reading b % m, or fewer leading axes) when it is; out [B, N, H, v's
+    head size] of out_dtype."""
     options = dict(bias="table_2d", table=table, window=tuple(window),
                    class_token=class_token) if table is not None else {}
     return attention(q, k, v, layout="bthd", scale=scale, mask=mask, out_dtype=out_dtype,
@@ -57,14 +57,18 @@ if _CUSTOM_OPS:
     attention_table_2d = torch.library.custom_op("posenc::attention_table_2d", mutates_args=())(
         _attention_table_2d)
 
+    def _attention_out(q, v, out_dtype):
+        """[B, N, H, v's head size], as attention writes it."""
+        return q.new_empty((*q.shape[:-1], v.shape[-1]), dtype=out_dtype)
+
     @attention_table_2d.register_fake
     def _(q, k, v, table, window, class_token, mask, scale, out_dtype):
-        return q.new_empty(q.shape, dtype=out_dtype)
+        return _attention_out(q, v, out_dtype)
 
     @attention_2d.register_fake
     def _(q, k, v, table_h, table_w, scale, bias_uses_scaled_q, out_dtype,
           query_minus_key=False):
-        return q.new_empty(q.shape, dtype=out_dtype)
+        return _attention_out(q, v, out_dtype)
 
     @bottleneck.register_fake
     def _(fmap, w_qkv, qkv_bias, rel_h, rel_w, heads, scale, bias_uses_scaled_q, stride,

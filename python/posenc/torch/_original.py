@@ -15,8 +15,13 @@ def has_own_forward(module):
     return "forward" in module.__dict__ and not is_patched(module)
 
 
-def mark_patched(module):
-    setattr(module, _PATCHED, True)
+def mark_patched(module, dtype):
+    """Marks module patched to run in dtype (None: the input's)."""
+    setattr(module, _PATCHED, dtype)
+
+
+def patched_dtype(module):
+    return module.__dict__[_PATCHED]
 
 
 def original_forward(module):
