@@ -273,6 +273,13 @@ TEST_P(RelativeGatherKernels, StreamingBroadcastSumEqualsBroadcastSum) {
       }
     }
   }
+  // No rows or no columns: nothing written.
+  for (const auto& [h_count, w_count] : {std::pair<int64_t, int64_t>{0, 5}, {3, 0}}) {
+    got.fill(7.0f);
+    k.broadcast_sum_row_stream(h.data(), h_count, w.data(), w_count, got.data() + 5);
+    ASSERT_TRUE(std::all_of(got.data(), got.data() + got.size(),
+                            [](float value) { return value == 7.0f; }));
+  }
 }
 
 TEST_P(RelativeLogits1d, Clipped) {

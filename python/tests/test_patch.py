@@ -346,6 +346,12 @@ def test_patching_again_takes_the_new_dtype():
         torch.testing.assert_close(attention(x), in_bf16(x), rtol=0, atol=0)
         assert not torch.equal(attention(x), in_f32)
 
+    # A wrapper set since is refused, as one set before patching is.
+    patched = attention.forward
+    attention.forward = lambda x: patched(x)
+    with pytest.raises(posenc_torch.PatchError, match="a forward of its own"):
+        posenc_torch.patch(attention)
+
 
 def test_a_module_on_the_meta_device_is_refused_by_name():
     window = timm_swin.WindowAttention(32, num_heads=2, window_size=(3, 5)).to("meta")
@@ -407,6 +413,8 @@ def test_patched_models_copy_pickle_and_save(tmp_path):
             # the copy's forward runs on the copy's own weights
             assert twin[0].forward.args[0] is twin[0]
             torch.testing.assert_close(twin(x), expected, rtol=0, atol=0)
+            # (the copy's marker names its own forward: patch takes it again)
+            assert len(posenc_torch.patch(twin, dtype=torch.bfloat16)) == 1
             assert posenc_torch.unpatch(twin) == 1
             torch.testing.assert_close(twin(x), expected, rtol=1e-5, atol=1e-5)
 

@@ -40,8 +40,8 @@ import functools
 import torch
 
 from . import beit, botnet, sam, swin
-from ._original import (has_own_forward, is_patched, mark_patched, original_forward,
-                        patched_dtype, restore)
+from ._original import (has_own_forward, is_patched, original_forward, patched_dtype,
+                        restore, set_patched_forward)
 
 PatchedModule = collections.namedtuple("PatchedModule", "name kind")
 
@@ -116,8 +116,7 @@ def patch(model, dtype=None):
     if refused:
         raise PatchError(refused)
     for name, module, kind in found:
-        mark_patched(module, dtype)
-        module.forward = functools.partial(_forward, module, kind, dtype)
+        set_patched_forward(module, functools.partial(_forward, module, kind, dtype), dtype)
     return [PatchedModule(name, kind) for name, _, kind in found]
 
 

@@ -1,7 +1,8 @@
 """A patched module's original forward: its class's. patch refuses modules
 with a forward of their own (an instance attribute: a wrapper, accelerate's
-hooks), which posenc would skip. Patching leaves a marker and the forward,
-plain data, so that patched models copy and pickle."""
+hooks), which posenc would skip. Patching leaves the forward and a marker
+(its dtype and that forward), plain data, so that patched models copy and
+pickle."""
 
 _PATCHED = "_posenc_patched"
 
@@ -11,17 +12,21 @@ def is_patched(module):
 
 
 def has_own_forward(module):
-    """Whether module's forward is its instance's own, not its class's or patch's."""
-    return "forward" in module.__dict__ and not is_patched(module)
+    """Whether module's forward is its instance's own, not its class's or the
+    one patch set (a wrapper set before patching or since)."""
+    forward = module.__dict__.get("forward")
+    return forward is not None and not (is_patched(module) and
+                                        forward is module.__dict__[_PATCHED][1])
 
 
-def mark_patched(module, dtype):
-    """Marks module patched to run in dtype (None: the input's)."""
-    setattr(module, _PATCHED, dtype)
+def set_patched_forward(module, forward, dtype):
+    """Gives module patch's forward, which runs in dtype (None: the input's)."""
+    module.forward = forward
+    setattr(module, _PATCHED, (dtype, forward))
 
 
 def patched_dtype(module):
-    return module.__dict__[_PATCHED]
+    return module.__dict__[_PATCHED][0]
 
 
 def original_forward(module):

@@ -19,6 +19,14 @@ namespace posenc::kernels {
 // The cache line of the x86-64 and AArch64 CPUs posenc runs on.
 constexpr int64_t kCacheLineBytes = 64;
 
+// Whether store_batch_aligned's streamed stores are non-temporal (x86-64);
+// elsewhere they are ordinary stores.
+#if defined(__x86_64__)
+constexpr bool kNonTemporalStores = true;
+#else
+constexpr bool kNonTemporalStores = false;
+#endif
+
 // Stores one batch at an address aligned to Arch::alignment(). Stream:
 // non-temporal, bypassing the caches (no read-for-ownership of the lines),
 // where the ISA has such stores; then stream_fence() must follow the last.
@@ -55,12 +63,13 @@ void stream_fence() {
 template <class Arch, bool Stream, class BatchAt, class ValueAt>
 void write_floats(float* out, int64_t n, const BatchAt& batch_at, const ValueAt& value_at) {
   constexpr int64_t lanes = xsimd::batch<float, Arch>::size;
+  constexpr bool whole_lines = Stream && kNonTemporalStores;
   constexpr int64_t align =
-      (Stream ? kCacheLineBytes : int64_t(Arch::alignment())) / int64_t(sizeof(float));
+      (whole_lines ? kCacheLineBytes : int64_t(Arch::alignment())) / int64_t(sizeof(float));
   const auto address = reinterpret_cast<uintptr_t>(out);
   const int64_t misaligned = int64_t(address / sizeof(float) % align);
   const int64_t head = misaligned == 0 ? 0 : (align - misaligned < n ? align - misaligned : n);
-  const int64_t batches_end = Stream ? head + (n - head) / align * align : n;
+  const int64_t batches_end = whole_lines ? head + (n - head) / align * align : n;
   int64_t j = 0;
   for (; j < head; ++j) out[j] = value_at(j);
   for (; j + lanes <= batches_end; j += lanes) {
@@ -144,12 +153,18 @@ void broadcast_sum_row(const float* h, int64_t h_count, const float* w, int64_t 
 // stores. Elsewhere a segment's ends would share lines with its neighbours
 // (write_floats): the sums are made in a stage in the L1 cache (whole
 // segments, or pieces of a long one) and streamed from there in runs of
-// kStageFloats, whose ends alone share lines.
+// kStageFloats, whose ends alone share lines. Without non-temporal stores
+// this is broadcast_sum_row.
 template <class Arch>
 void broadcast_sum_row_stream(const float* h, int64_t h_count, const float* w, int64_t w_count,
                               float* out) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t kStageFloats = 2048;
+  if (!kNonTemporalStores) {
+    broadcast_sum_row<Arch>(h, h_count, w, w_count, out);
+    return;
+  }
+  if (h_count <= 0 || w_count <= 0) return;
   if (reinterpret_cast<uintptr_t>(out) % Arch::alignment() == 0 && w_count % batch::size == 0) {
     for (int64_t x = 0; x < h_count; ++x) {
       const batch hx(h[x]);
