@@ -293,16 +293,16 @@ const std::vector<OpCase>& op_cases() {
     for (const posenc_attention_bias bias :
          {POSENC_BIAS_NONE, POSENC_BIAS_RELATIVE_1D, POSENC_BIAS_RELATIVE_2D}) {
       posenc_attention_desc d;
-      posenc_attention_desc_init(&d, 2, 3, 42, 42, 16);
+      posenc_attention_desc_init(&d, 2, 3, 70, 70, 16);
       d.bias = bias;
       d.causal = bias == POSENC_BIAS_RELATIVE_1D;
-      d.map_height = bias == POSENC_BIAS_RELATIVE_2D ? 6 : 0;
-      d.map_width = bias == POSENC_BIAS_RELATIVE_2D ? 7 : 0;
+      d.map_height = bias == POSENC_BIAS_RELATIVE_2D ? 7 : 0;
+      d.map_width = bias == POSENC_BIAS_RELATIVE_2D ? 10 : 0;
       const std::string name = std::string("attention_") +
                                (bias == POSENC_BIAS_NONE        ? "plain"
                                 : bias == POSENC_BIAS_RELATIVE_1D ? "1d_causal"
                                                                   : "2d");
-      c.push_back({name, 2 * 3 * 42 * 16, [d](posenc_context* ctx, float* out) {
+      c.push_back({name, 2 * 3 * 70 * 16, [d](posenc_context* ctx, float* out) {
                      return attention(ctx, d, posenc_attention_tensors{}, out);
                    }});
     }
@@ -310,10 +310,10 @@ const std::vector<OpCase>& op_cases() {
     for (const posenc_attention_bias bias : {POSENC_BIAS_TABLE_2D, POSENC_BIAS_TABLE_1D,
                                              POSENC_BIAS_T5, POSENC_BIAS_ALIBI}) {
       posenc_attention_desc d;
-      posenc_attention_desc_init(&d, 2, 3, 42, 42, 16);
+      posenc_attention_desc_init(&d, 2, 3, 70, 70, 16);
       d.bias = bias;
-      d.map_height = bias == POSENC_BIAS_TABLE_2D ? 6 : 0;
-      d.map_width = bias == POSENC_BIAS_TABLE_2D ? 7 : 0;
+      d.map_height = bias == POSENC_BIAS_TABLE_2D ? 7 : 0;
+      d.map_width = bias == POSENC_BIAS_TABLE_2D ? 10 : 0;
       d.max_distance = bias == POSENC_BIAS_TABLE_1D ? 9 : bias == POSENC_BIAS_T5 ? 128 : 0;
       d.num_buckets = bias == POSENC_BIAS_T5 ? 32 : 0;
       d.causal = bias == POSENC_BIAS_ALIBI;
@@ -322,7 +322,7 @@ const std::vector<OpCase>& op_cases() {
                                 : bias == POSENC_BIAS_TABLE_1D ? "table_1d"
                                 : bias == POSENC_BIAS_T5       ? "t5"
                                                                : "alibi");
-      c.push_back({name, 2 * 3 * 42 * 16, [d](posenc_context* ctx, float* out) {
+      c.push_back({name, 2 * 3 * 70 * 16, [d](posenc_context* ctx, float* out) {
                      return attention(ctx, d, posenc_attention_tensors{}, out);
                    }});
     }
@@ -332,23 +332,23 @@ const std::vector<OpCase>& op_cases() {
     // query heads, or one reader's widened per key block. The inputs' fp32
     // bits serve as bf16 pairs (the values do not matter here).
     posenc_attention_desc bf16_packed;
-    posenc_attention_desc_init(&bf16_packed, 2, 3, 42, 42, 16);
+    posenc_attention_desc_init(&bf16_packed, 2, 3, 70, 70, 16);
     bf16_packed.dtype = POSENC_BF16;
     bf16_packed.kv_heads = 1;
     bf16_packed.bias = POSENC_BIAS_RELATIVE_1D;
     bf16_packed.max_distance = 8;
     bf16_packed.relative_values = 1;
     bf16_packed.causal = 1;
-    c.push_back({"attention_bf16_packed_1d", 2 * 3 * 42 * 16,
+    c.push_back({"attention_bf16_packed_1d", 2 * 3 * 70 * 16,
                  [bf16_packed](posenc_context* ctx, float* out) {
                    posenc_attention_tensors t{};
                    t.value_table = input(3).data() + 2048;
                    return attention(ctx, bf16_packed, t, out);
                  }});
     posenc_attention_desc bf16_per_block;
-    posenc_attention_desc_init(&bf16_per_block, 4, 2, 42, 42, 16);
+    posenc_attention_desc_init(&bf16_per_block, 4, 2, 70, 70, 16);
     bf16_per_block.dtype = POSENC_BF16;
-    c.push_back({"attention_bf16_per_block", 4 * 2 * 42 * 16,
+    c.push_back({"attention_bf16_per_block", 4 * 2 * 70 * 16,
                  [bf16_per_block](posenc_context* ctx, float* out) {
                    return attention(ctx, bf16_per_block, posenc_attention_tensors{}, out);
                  }});
@@ -396,12 +396,12 @@ const std::vector<OpCase>& op_cases() {
                   }});
     // Grouped kv heads (packed once per kv head), read in place from a
     // packed qkv (GEMM row strides of 8 heads of 16), out BTHD.
-    c.push_back({"attention_gqa_packed_qkv", 2 * 4 * 42 * 16,
+    c.push_back({"attention_gqa_packed_qkv", 2 * 4 * 70 * 16,
                  [](posenc_context* ctx, float* out) {
-                   posenc_attention_desc d = posenc::attention_desc(2, 4, 42, 42, 16);
+                   posenc_attention_desc d = posenc::attention_desc(2, 4, 70, 70, 16);
                    d.kv_heads = 2;
                    d = posenc::packed_qkv_desc(d, POSENC_LAYOUT_BTHD);
-                   const posenc::PackedQkv packed = posenc::packed_qkv(42, 4, 2, 16);
+                   const posenc::PackedQkv packed = posenc::packed_qkv(70, 4, 2, 16);
                    size_t bytes = 0;
                    const posenc_status sized = posenc_attention_workspace_size(ctx, &d, &bytes);
                    if (sized != POSENC_OK) return sized;
@@ -411,6 +411,16 @@ const std::vector<OpCase>& op_cases() {
                    t.v = x.data() + packed.v_offset;
                    t.out = out;
                    return posenc_attention(ctx, &d, &t, workspace(ctx, bytes), bytes);
+                 }});
+    // A small problem (Swin's 7x7 windows, its 2D table): no GEMMs on any
+    // path but the baseline (plan.cpp's small_problem_products).
+    posenc_attention_desc window;
+    posenc_attention_desc_init(&window, 4, 2, 49, 49, 16);
+    window.bias = POSENC_BIAS_TABLE_2D;
+    window.map_height = window.map_width = 7;
+    c.push_back({"attention_small_window", 4 * 2 * 49 * 16,
+                 [window](posenc_context* ctx, float* out) {
+                   return attention(ctx, window, posenc_attention_tensors{}, out);
                  }});
     c.push_back({"bottleneck_mhsa", 2 * 16 * 30, [](posenc_context* ctx, float* out) {
                    posenc_bottleneck_desc d;
@@ -517,6 +527,7 @@ TEST(AllocationFailure, OnWorkerThreadsIsRecovered) {
     // the test has failed something, or it has tested nothing.
     const bool runs_gemms = op.name.find("sinusoid") == std::string::npos &&
                             op.name != "rel_to_abs" && op.name != "rope" &&
+                            op.name != "attention_small_window" &&
                             op.name.find("position_bias") == std::string::npos;
     if (runs_gemms) {
       EXPECT_GT(failed, 0) << op.name << ": no allocation failed";

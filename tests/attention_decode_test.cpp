@@ -122,7 +122,8 @@ std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
 }
 
 int64_t key_splits(const posenc_attention_desc& d, int threads) {
-  return ops::plan_attention(ops::make_attention_problem(d), threads).blocking.key_splits;
+  return ops::plan_attention(ops::make_attention_problem(d), threads, POSENC_ISA_AVX2)
+      .blocking.key_splits;
 }
 
 class AttentionDecode : public IsaTest {};
@@ -191,7 +192,8 @@ TEST(AttentionDecodePlan, SplitsLongKeysOfFewQueryBlocks) {
   // B1 H8 decode: 8 tasks become 64 ranges of 1024 keys (65536 keys), or
   // ranges of whole 1024-key blocks (8192).
   posenc_attention_desc d = attention_desc(1, 8, 1, 65536, 128);
-  const ops::AttentionPlan plan = ops::plan_attention(ops::make_attention_problem(d), 2);
+  const ops::AttentionPlan plan =
+      ops::plan_attention(ops::make_attention_problem(d), 2, POSENC_ISA_AVX2);
   EXPECT_EQ(plan.blocking.key_splits, 8);
   EXPECT_EQ(plan.blocking.keys_per_split, 8192);
   EXPECT_EQ(plan.blocking.tasks, 64);
@@ -219,7 +221,8 @@ TEST(AttentionDecodePlan, NeverSplitsOtherShapes) {
 // ranges, not with the thread count's share of them.
 TEST(AttentionDecodePlan, WorkspaceHoldsThePartials) {
   const posenc_attention_desc d = attention_desc(1, 8, 16, 65536, 128);
-  const ops::AttentionPlan plan = ops::plan_attention(ops::make_attention_problem(d), 1);
+  const ops::AttentionPlan plan =
+      ops::plan_attention(ops::make_attention_problem(d), 1, POSENC_ISA_AVX2);
   ASSERT_TRUE(plan.blocking.splits_keys());
   EXPECT_GE(plan.workspace_bytes - plan.partials,
             size_t(plan.blocking.tasks) * 16 * (128 + 2) * sizeof(float));

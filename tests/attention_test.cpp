@@ -443,6 +443,26 @@ std::vector<posenc_attention_desc> each_bias(const posenc_attention_desc& d) {
           causal(values, d.kv_len - d.q_len)};
 }
 
+// Small problems, whose products run the decode kernels at any row count on
+// every path but the baseline (plan.cpp): Swin's windows of 49 tokens, 64
+// keys, odd sizes; every bias kind, causal, both dense layouts, bf16.
+TEST_P(Attention, SmallProblems) {
+  for (const posenc_attention_desc& base :
+       {desc(3, 49, 49, 32, 5), desc(2, 61, 64, 64), desc(1, 7, 13, 5, 3)}) {
+    for (posenc_attention_layout layout : {POSENC_LAYOUT_BHTD, POSENC_LAYOUT_BTHD}) {
+      posenc_attention_desc shaped = base;
+      shaped.layout = layout;
+      for (const posenc_attention_desc& d : each_bias(shaped)) {
+        EXPECT_TRUE(matches_reference(context(), d));
+        EXPECT_TRUE(matches_reference(context(), as_bf16(d)));
+      }
+    }
+  }
+  const posenc_attention_desc window = relative_2d(4, 7, 7, 32, 1, 3);
+  EXPECT_TRUE(matches_reference(context(), window));
+  EXPECT_TRUE(matches_reference(context(), as_bf16(window, POSENC_BF16)));
+}
+
 // heads / kv_heads = 1, 4 and heads (multi-query), both dense layouts, every
 // bias kind and causal; shapes of one and of several query blocks per head
 // and of several key blocks, so that packed keys serve a group's heads.
@@ -878,13 +898,34 @@ TEST(AttentionPlan, ScoresArePaddedOnlyAtBrokenBf16Widths) {
       posenc_attention_desc d = desc(8, keys, keys, 32);
       d.dtype = d.out_dtype = dtype;
       const ops::AttentionProblem problem = ops::make_attention_problem(d);
-      const ops::AttentionPlan plan = ops::plan_attention(problem, 1);
+      const ops::AttentionPlan plan = ops::plan_attention(problem, 1, POSENC_ISA_AVX2);
       const bool bf16_gemms = problem.gemm_dtype == POSENC_BF16;
       EXPECT_EQ(bf16_gemms, dtype == POSENC_BF16 && onednn_bf16_gemm_is_native());
       const bool padded = bf16_gemms && keys >= 49 && keys <= 63;
       EXPECT_EQ(plan.layout.scores_ld, padded ? 64 : keys) << "keys " << keys << " dtype " << dtype;
     }
   }
+}
+
+// Small problems (at most 64 keys, heads of at most 64) run their products
+// with the decode kernels at any row count, except on the baseline path
+// and where oneDNN multiplies bf16 in hardware (plan.cpp).
+TEST(AttentionPlan, SmallProblemsRunTheDecodeKernels) {
+  const auto own_products = [](const posenc_attention_desc& d, posenc_isa isa) {
+    return ops::plan_attention(ops::make_attention_problem(d), 2, isa).blocking.decode_products;
+  };
+  const posenc_attention_desc window = desc(4, 49, 49, 32, 64);  // Swin's 7x7 windows
+  for (posenc_isa isa : {POSENC_ISA_AVX512, POSENC_ISA_AVX2, POSENC_ISA_NEON}) {
+    EXPECT_TRUE(own_products(window, isa)) << isa;
+  }
+  EXPECT_FALSE(own_products(window, POSENC_ISA_BASELINE));
+  EXPECT_EQ(own_products(as_bf16(window), POSENC_ISA_AVX2), !onednn_bf16_gemm_is_native());
+  EXPECT_TRUE(own_products(desc(4, 64, 64, 64), POSENC_ISA_AVX2));
+  EXPECT_FALSE(own_products(desc(4, 64, 65, 64), POSENC_ISA_AVX2));
+  EXPECT_FALSE(own_products(desc(4, 64, 64, 65), POSENC_ISA_AVX2));
+  posenc_attention_desc wide_values = desc(4, 64, 64, 32);
+  wide_values.value_head_dim = 65;
+  EXPECT_FALSE(own_products(wide_values, POSENC_ISA_AVX2));
 }
 
 // Query blocks are whole multiples of 32 rows where that keeps their
@@ -900,7 +941,7 @@ TEST(AttentionPlan, QueryBlocksAreWholeRowQuantaWhereTheirNumberStays) {
   for (const Case c : {Case{32, 2000, 64, 32}, Case{2, 250, 64, 4}, Case{1, 100, 17, 6}}) {
     const ops::AttentionProblem problem =
         ops::make_attention_problem(causal(desc(c.heads, c.tokens, c.tokens, 64)));
-    const ops::AttentionPlan plan = ops::plan_attention(problem, 2);
+    const ops::AttentionPlan plan = ops::plan_attention(problem, 2, POSENC_ISA_AVX2);
     SCOPED_TRACE("tokens " + std::to_string(c.tokens));
     EXPECT_EQ(plan.blocking.query_block, c.query_block);
     EXPECT_EQ(plan.blocking.query_blocks, c.query_blocks);
@@ -930,7 +971,8 @@ TEST(AttentionPlan, BlockKeysAreWholeQuantaWithinKvLen) {
 // head's keys and values are packed even for the one task that reads them
 // (one query block of heads without groups) where its GEMMs have rows
 // enough to repay the copy and the keys are not split; decoding's few rows
-// read q in place.
+// and a small problem's (plan.cpp's small_problem_products, on the AVX2
+// path) read q in place.
 TEST(AttentionPlan, StridedInputsReachTheGemmsDenseOrPacked) {
   struct Case {
     int64_t q_len, kv_len;
@@ -938,14 +980,15 @@ TEST(AttentionPlan, StridedInputsReachTheGemmsDenseOrPacked) {
   };
   const Case cases[] = {{128, 128, true, true},    // one reader of 128 rows
                         {300, 300, true, true},    // two readers
-                        {49, 49, true, false},     // one reader of 49 rows (Swin)
+                        {49, 80, true, false},     // one reader of 49 rows
+                        {49, 49, false, false},    // a small problem (Swin's window)
                         {16, 8192, true, false},   // keys split
                         {2, 8192, false, false}};  // decode kernels
   for (const Case& c : cases) {
     const posenc_attention_desc d =
         packed_qkv_desc(desc(8, c.q_len, c.kv_len, 32), POSENC_LAYOUT_BTHD);
     const ops::AttentionProblem problem = ops::make_attention_problem(d);
-    const ops::AttentionPlan plan = ops::plan_attention(problem, 1);
+    const ops::AttentionPlan plan = ops::plan_attention(problem, 1, POSENC_ISA_AVX2);
     SCOPED_TRACE("q_len " + std::to_string(c.q_len) + " kv_len " + std::to_string(c.kv_len));
     EXPECT_EQ(plan.blocking.copies_queries, c.copies_queries);
     EXPECT_EQ(plan.layout.packed.key_block_bytes > 0, c.packs);
@@ -953,7 +996,7 @@ TEST(AttentionPlan, StridedInputsReachTheGemmsDenseOrPacked) {
   }
   const posenc_attention_desc dense = desc(8, 128, 128, 32);
   const ops::AttentionProblem problem = ops::make_attention_problem(dense);
-  const ops::AttentionPlan plan = ops::plan_attention(problem, 1);
+  const ops::AttentionPlan plan = ops::plan_attention(problem, 1, POSENC_ISA_AVX2);
   EXPECT_FALSE(plan.blocking.copies_queries);
   EXPECT_EQ(plan.layout.packed.bytes(), 0u);  // one reader of dense keys: as stored
 }

@@ -30,18 +30,19 @@
 namespace posenc::test {
 namespace {
 
-// Whether the bf16 attention of d packs each kv head's widened keys and
-// values (else a task widens them per key block).
-bool packs_key_values(posenc_attention_desc d) {
+// Whether the bf16 attention of d on the path `isa` packs each kv head's
+// widened keys and values (else a task widens them per key block).
+bool packs_key_values(posenc_attention_desc d, posenc_isa isa) {
   d.dtype = POSENC_BF16;
-  return ops::plan_attention(ops::make_attention_problem(d), 1).layout.packed.bytes() > 0;
+  return ops::plan_attention(ops::make_attention_problem(d), 1, isa).layout.packed.bytes() > 0;
 }
 
-// Whether d's tasks run the decode kernels and widen q for the bias alone.
-bool widens_bias_q(posenc_attention_desc d) {
+// Whether d's tasks on the path `isa` run the decode kernels and widen q for
+// the bias alone.
+bool widens_bias_q(posenc_attention_desc d, posenc_isa isa) {
   d.dtype = POSENC_BF16;
   const ops::AttentionProblem p = ops::make_attention_problem(d);
-  return ops::plan_attention(p, 1).blocking.widens_bias_q(p);
+  return ops::plan_attention(p, 1, isa).blocking.widens_bias_q(p);
 }
 
 class AttentionWidened : public IsaTest {
@@ -101,12 +102,13 @@ class AttentionWidened : public IsaTest {
 TEST_P(AttentionWidened, PlainAndCausal) {
   // Two query blocks per head: the keys and values packed per kv head.
   posenc_attention_desc d = attention_desc(2, 3, 300, 300, 64);
-  EXPECT_TRUE(packs_key_values(d));
+  EXPECT_TRUE(packs_key_values(d, GetParam()));
   expect_fp32_accuracy(d, "packed, BHTD");
-  // One query block, q's rows strided (BTHD): keys and values widened per block.
-  d = attention_desc(4, 2, 49, 49, 32);
+  // One query block, q's rows strided (BTHD): keys and values widened per
+  // block. (Heads of 96: not a small problem, which runs no GEMMs.)
+  d = attention_desc(4, 2, 49, 49, 96);
   d.layout = POSENC_LAYOUT_BTHD;
-  EXPECT_FALSE(packs_key_values(d));
+  EXPECT_FALSE(packs_key_values(d, GetParam()));
   expect_fp32_accuracy(d, "per block, BTHD");
   d = attention_desc(1, 4, 37, 100, 16);
   d.causal = 1;
@@ -121,14 +123,14 @@ TEST_P(AttentionWidened, PlainAndCausal) {
 TEST_P(AttentionWidened, ValuesPastTheLengthAreNeverRead) {
   // One query block per kv head: widened per block.
   posenc_attention_desc d = attention_desc(3, 2, 20, 97, 16);
-  EXPECT_FALSE(packs_key_values(d));
+  EXPECT_FALSE(packs_key_values(d, GetParam()));
   expect_fp32_accuracy(d, "per block", Sequences{{97, 33, 1}, {}, {}});
   // Two query heads per kv head, or two query blocks per head: packed.
   d.kv_heads = 1;
-  EXPECT_TRUE(packs_key_values(d));
+  EXPECT_TRUE(packs_key_values(d, GetParam()));
   expect_fp32_accuracy(d, "packed, grouped heads", Sequences{{97, 33, 1}, {}, {}});
   d = attention_desc(2, 2, 300, 300, 16);
-  EXPECT_TRUE(packs_key_values(d));
+  EXPECT_TRUE(packs_key_values(d, GetParam()));
   expect_fp32_accuracy(d, "packed", Sequences{{300, 111}, {}, {}});
 }
 
@@ -167,7 +169,7 @@ TEST_P(AttentionWidened, DecodeSteps) {
     d.max_distance = 16;
     d.relative_values = 1;
     if (q_len != 3) {  // (3 rows: either, as heads are stacked or not)
-      EXPECT_EQ(widens_bias_q(d), q_len == 1);
+      EXPECT_EQ(widens_bias_q(d, GetParam()), q_len == 1);
     }
     expect_fp32_accuracy(d, "relative 1D, " + std::to_string(q_len) + " rows");
   }

@@ -20,9 +20,9 @@ namespace posenc::test {
 namespace {
 
 constexpr float kGuard = 12345.0f;
-constexpr int64_t kRows[] = {1, 2, 3, 4, 5, 7, 8};
+constexpr int64_t kRows[] = {1, 2, 3, 4, 5, 7, 8, 13, 49};
 // (Tails of 16 fp32 lanes and of 32 bf16.)
-constexpr int64_t kDims[] = {1, 5, 16, 31, 33, 63, 64, 96, 128, 129};
+constexpr int64_t kDims[] = {1, 5, 16, 31, 33, 63, 64, 96, 128, 129, 300};
 
 // The bf16 decode kernels of a path: the portable ones, then those with
 // AVX512-BF16's pair products where the path has them and the CPU can run

@@ -473,7 +473,7 @@ void run_bottleneck(posenc_context* context, const posenc_bottleneck_desc* desc,
   }
   if (d.batch == 0) return;  // no feature maps
   const ExecContext ctx = resolve_context(context);
-  const ops::BottleneckPlan plan = ops::plan_bottleneck(d, ctx.num_threads);
+  const ops::BottleneckPlan plan = ops::plan_bottleneck(d, ctx.num_threads, ctx.isa);
   require_workspace(workspace, workspace_bytes, plan.workspace_bytes, t.out, out_bytes, names.out,
                     inputs);
   ops::bottleneck_mhsa(ctx, plan, t, workspace);
@@ -521,7 +521,7 @@ posenc_status posenc_attention_workspace_size(posenc_context* context,
       return;
     }
     const ExecContext ctx = resolve_context(context);
-    *bytes = ops::plan_attention(ops::make_attention_problem(*desc), ctx.num_threads)
+    *bytes = ops::plan_attention(ops::make_attention_problem(*desc), ctx.num_threads, ctx.isa)
                  .workspace_bytes;
   });
 }
@@ -538,7 +538,7 @@ posenc_status posenc_attention(posenc_context* context, const posenc_attention_d
     const ExecContext ctx = resolve_context(context);
     const ops::AttentionProblem problem =
         ops::make_attention_problem(*desc, tensors, v.max_query_offset);
-    const ops::AttentionPlan plan = ops::plan_attention(problem, ctx.num_threads);
+    const ops::AttentionPlan plan = ops::plan_attention(problem, ctx.num_threads, ctx.isa);
     require_workspace(workspace, workspace_bytes, plan.workspace_bytes, tensors->out, v.out_bytes,
                       "tensors->out", v.inputs);
     ops::attention(ctx, problem, plan, *tensors, workspace);
@@ -573,7 +573,8 @@ posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
       *bytes = 0;
       return;
     }
-    *bytes = ops::plan_bottleneck(*desc, resolve_context(context).num_threads).workspace_bytes;
+    const ExecContext ctx = resolve_context(context);
+    *bytes = ops::plan_bottleneck(*desc, ctx.num_threads, ctx.isa).workspace_bytes;
   });
 }
 

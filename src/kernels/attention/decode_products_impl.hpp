@@ -1,9 +1,11 @@
-// The two products of the fused attention for a few query rows (decoding),
-// templated on the xsimd arch: scores = alpha q k^T and acc (+)= p v, with
-// the keys and values read as stored. A GEMM library relayouts (packs) its
-// B operand for every call; with a few rows each key is used a few times
-// only, so that copy costs more than the products, and these read each key
-// and value once per call instead.
+// The two products of the fused attention for a few query rows (decoding)
+// or a small problem (a window of a few dozen tokens), templated on the xsimd
+// arch: scores = alpha q k^T and acc (+)= p v, with the keys and values read
+// as stored. A GEMM library relayouts (packs) its B operand for every call
+// and has a fixed cost per call; with a few rows each key is used a few
+// times only, and a small problem's products take a few microseconds, so
+// that those cost more than the products; these read each key and value
+// once per call instead.
 #pragma once
 
 #include <algorithm>
@@ -13,7 +15,9 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/attention/partial_batch_impl.hpp"
+#include "kernels/attention/transpose_impl.hpp"
 #include "kernels/elementwise/bf16_impl.hpp"
+#include "runtime/ceil_div.hpp"
 
 namespace posenc::kernels {
 
@@ -126,11 +130,148 @@ void decode_scores_rows(const T* q, int64_t ldq, int64_t rows, const T* k, int64
   }
 }
 
+// Vector registers of the arch: 32 on AVX-512 and NEON, 16 elsewhere.
+template <class Arch>
+constexpr int vector_registers() {
+  return xsimd::batch<float, Arch>::size == 16 || std::is_base_of_v<xsimd::neon, Arch> ? 32 : 16;
+}
+
+// Rows up to which decode_scores runs the tiles above (a row's key batches
+// folded into scores), and past which outer_scores.
+constexpr int64_t kMaxFoldedRows = 4;
+
+// Rows of an outer_scores tile: kRows x 2 accumulators, two batches of keys
+// and a broadcast in registers.
+template <class Arch>
+constexpr int64_t outer_tile_rows() {
+  return vector_registers<Arch>() == 32 ? 12 : 6;
+}
+
+// The scores of rows [0, rows) (rows <= kRows; qt holds kRows rows, those
+// past `rows` not stored) by the `count` keys of a chunk of kBatches
+// batches' lanes: out[r * ld_scores + i] (+)= alpha sum_c qt[r * ld_qt + c]
+// kt[c * ld_kt + i] for c < width, adding to what is there when `add`. kt
+// holds zeros past `count`.
+template <class Arch, class T, int64_t kBatches>
+void outer_tile(const float* qt, int64_t ld_qt, int64_t rows, const T* kt, int64_t ld_kt,
+                int64_t count, int64_t width, float alpha, bool add, float* out,
+                int64_t ld_scores) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  constexpr int64_t kRows = outer_tile_rows<Arch>();
+  batch sums[kRows][kBatches];
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t h = 0; h < kBatches; ++h) sums[r][h] = batch(0.0f);
+  }
+  for (int64_t c = 0; c < width; ++c) {
+    batch keys[kBatches];
+    for (int64_t h = 0; h < kBatches; ++h) keys[h] = load_floats<Arch>(kt + c * ld_kt + h * lanes);
+    for (int64_t r = 0; r < kRows; ++r) {
+      const batch a(qt[r * ld_qt + c]);
+      for (int64_t h = 0; h < kBatches; ++h) sums[r][h] = xsimd::fma(a, keys[h], sums[r][h]);
+    }
+  }
+  // (Each batch passed by value, in loops of constant bounds: indexing the
+  // sums by a count known at run time put them on the stack.)
+  const auto put = [&](batch sum, float* to, int64_t n) {
+    batch value = sum * batch(alpha);
+    if (n == lanes) {
+      if (add) value += batch::load_unaligned(to);
+      value.store_unaligned(to);
+    } else if (n > 0) {
+      if (add) value += load_partial<Arch>(to, n, 0.0f);
+      store_partial<Arch>(value, to, n);
+    }
+  };
+  for (int64_t r = 0; r < std::min(kRows, rows); ++r) {
+    for (int64_t h = 0; h < kBatches; ++h) {
+      put(sums[r][h], out + r * ld_scores + h * lanes,
+          std::clamp<int64_t>(count - h * lanes, 0, lanes));
+    }
+  }
+}
+
+// decode_scores for more than kMaxFoldedRows rows, as outer products: for
+// a group of keys and a slice of dim, the keys are transposed into kt (per
+// chunk of two batches' lanes, kt[chunk][c]: the chunk's elements c, zeros
+// past the last key) and each tile of rows of q is copied (widened) into
+// qt; a tile's scores then accumulate, per c, qt[r][c] broadcast once per
+// row against kt's batches (outer_tile; one batch for a last chunk of at
+// most one batch's keys). No lanes are folded (with dims of 32 to 128 the
+// folds of decode_scores_rows cost as much as the products), each key is
+// transposed once for all the rows, and the broadcasts read qt at fixed
+// offsets. A slice of dim past the first adds its products to the scores
+// written.
+template <class Arch, class T>
+void outer_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ldk, int64_t keys,
+                  int64_t dim, float alpha, float* scores, int64_t ld_scores) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  constexpr int64_t kChunk = 2 * lanes;
+  constexpr int64_t kGroupKeys = 64;  // whole chunks (lanes: 16 at most)
+  constexpr int64_t kSlice = 64;      // kt: 16 KiB in fp32
+  constexpr int64_t kRows = outer_tile_rows<Arch>();
+  alignas(64) T kt[kGroupKeys * kSlice];
+  alignas(64) float qt[kRows * kSlice];
+  for (int64_t g0 = 0; g0 < keys; g0 += kGroupKeys) {
+    const int64_t group_keys = std::min(kGroupKeys, keys - g0);
+    const int64_t chunks = ceil_div(group_keys, kChunk);
+    for (int64_t c0 = 0; c0 < dim; c0 += kSlice) {
+      const int64_t width = std::min(kSlice, dim - c0);
+      for (int64_t t = 0; t < chunks; ++t) {
+        const int64_t count = std::min(kChunk, group_keys - t * kChunk);
+        const T* from = k + (g0 + t * kChunk) * ldk + c0;
+        T* to = kt + t * kSlice * kChunk;
+        if constexpr (sizeof(T) == 4) {
+          transpose_32<Arch>(reinterpret_cast<const uint32_t*>(from), count, width, ldk,
+                             reinterpret_cast<uint32_t*>(to), kChunk);
+        } else {
+          transpose_16<Arch>(from, count, width, ldk, to, kChunk);
+        }
+        if (count < kChunk) {
+          for (int64_t c = 0; c < width; ++c) {
+            std::fill(to + c * kChunk + count, to + (c + 1) * kChunk, T(0));
+          }
+        }
+      }
+      for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
+        const int64_t tile_rows = std::min(kRows, rows - r0);
+        // (A tile short of rows repeats its last.)
+        for (int64_t r = 0; r < kRows; ++r) {
+          const T* row = q + (r0 + std::min(r, tile_rows - 1)) * ldq + c0;
+          for (int64_t c = 0; c < width; c += lanes) {
+            const batch part = c + lanes <= width ? load_floats<Arch>(row + c)
+                                                  : load_floats_partial<Arch>(row + c, width - c);
+            part.store_aligned(qt + r * kSlice + c);
+          }
+        }
+        for (int64_t t = 0; t < chunks; ++t) {
+          const int64_t count = std::min(kChunk, group_keys - t * kChunk);
+          const T* kc = kt + t * kSlice * kChunk;
+          float* out = scores + r0 * ld_scores + g0 + t * kChunk;
+          if (count <= lanes) {
+            outer_tile<Arch, T, 1>(qt, kSlice, tile_rows, kc, kChunk, count, width, alpha, c0 > 0,
+                                   out, ld_scores);
+          } else {
+            outer_tile<Arch, T, 2>(qt, kSlice, tile_rows, kc, kChunk, count, width, alpha, c0 > 0,
+                                   out, ld_scores);
+          }
+        }
+      }
+    }
+  }
+}
+
 // scores[r * ld_scores + j] = alpha sum_c q[r * ldq + c] k[j * ldk + c] for
-// r < rows, j < keys, c < dim: rows in tiles of up to 4.
+// r < rows, j < keys, c < dim: rows in tiles of up to 4 (Products'), or
+// outer_scores for more rows.
 template <class Arch, class T, class Products = WidenedProducts<Arch, T>>
 void decode_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ldk, int64_t keys,
                    int64_t dim, float alpha, float* scores, int64_t ld_scores) {
+  if (rows > kMaxFoldedRows) {
+    outer_scores<Arch, T>(q, ldq, rows, k, ldk, keys, dim, alpha, scores, ld_scores);
+    return;
+  }
   for (int64_t r0 = 0; r0 < rows; r0 += 4) {
     const T* qr = q + r0 * ldq;
     float* out = scores + r0 * ld_scores;
@@ -206,11 +347,8 @@ struct WidenedValues {
   template <int kRows>
   static void rows(const float* probs, int64_t ld_probs, const T* v, int64_t ldv, int64_t keys,
                    int64_t dim, float* acc, int64_t ld_acc) {
-    // Accumulators and value batches in registers: 32 on AVX-512 and NEON, 16
-    // elsewhere.
-    constexpr int registers =
-        xsimd::batch<float, Arch>::size == 16 || std::is_base_of_v<xsimd::neon, Arch> ? 32 : 16;
-    constexpr int kColumns = registers == 32 ? 4 : 2;
+    // Accumulators and value batches in registers.
+    constexpr int kColumns = vector_registers<Arch>() == 32 ? 4 : 2;
     constexpr int64_t tile = kColumns * int64_t(xsimd::batch<float, Arch>::size);
     int64_t c0 = 0;
     for (; c0 + tile <= dim; c0 += tile) {

@@ -193,7 +193,7 @@ void average_pool_2x2(const ExecContext& ctx, const posenc_bottleneck_desc& d, f
 
 }  // namespace
 
-BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads) {
+BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads, posenc_isa isa) {
   BottleneckPlan plan;
   plan.block = desc;
   plan.block.dtype = attention_gemm_dtype(desc.dtype);
@@ -202,7 +202,7 @@ BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads) 
   const size_t tokens = size_t(d.batch * d.height * d.width);
   const size_t inner = size_t(v_channels(d)), es = dtype_bytes(d.dtype);
   plan.attention = attention_problem(d);
-  plan.attention_plan = plan_attention(plan.attention, threads);
+  plan.attention_plan = plan_attention(plan.attention, threads, isa);
   plan.tokens_in = 0;
   plan.qkv = plan.tokens_in + workspace_aligned(tokens * size_t(d.channels) * es);
   plan.tokens_out =

@@ -54,8 +54,9 @@ struct AttentionBlocking {
   // their query blocks stacked as the rows of one pair of GEMMs, so that
   // each key and value is read once for all of them. 1: one head per task.
   int64_t stacked_heads;
-  // The task's two products run the decode kernels (a few rows against keys
-  // and values as stored), not GEMMs: for at most kMaxDecodeRows rows.
+  // The task's two products run the decode kernels (rows against keys and
+  // values as stored), not GEMMs: for at most kMaxDecodeRows rows, or a
+  // small problem's (plan.cpp's small_problem_products).
   bool decode_products;
   // The task copies its rows of q into its scratch, dense (row stride
   // head_dim), for its GEMMs: with stacked heads (one GEMM's rows), when
@@ -154,6 +155,8 @@ struct AttentionPlan {
   size_t workspace_bytes;  // all of these, and the slack to align the caller's pointer
 };
 
-AttentionPlan plan_attention(const AttentionProblem& problem, int threads);
+// The plan of `problem` on `threads` threads and the ISA path `isa` (whose
+// kernels run some products that oneDNN's GEMMs run on others).
+AttentionPlan plan_attention(const AttentionProblem& problem, int threads, posenc_isa isa);
 
 }  // namespace posenc::ops
