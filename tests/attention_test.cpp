@@ -445,7 +445,8 @@ std::vector<posenc_attention_desc> each_bias(const posenc_attention_desc& d) {
 
 // Small problems, whose products run the decode kernels at any row count on
 // every path but the baseline (plan.cpp): Swin's windows of 49 tokens, 64
-// keys, odd sizes; every bias kind, causal, both dense layouts, bf16.
+// keys, odd sizes; every bias kind, causal, both dense layouts, bf16;
+// grouped heads stacked into tasks of 12 rows.
 TEST_P(Attention, SmallProblems) {
   for (const posenc_attention_desc& base :
        {desc(3, 49, 49, 32, 5), desc(2, 61, 64, 64), desc(1, 7, 13, 5, 3)}) {
@@ -461,6 +462,13 @@ TEST_P(Attention, SmallProblems) {
   const posenc_attention_desc window = relative_2d(4, 7, 7, 32, 1, 3);
   EXPECT_TRUE(matches_reference(context(), window));
   EXPECT_TRUE(matches_reference(context(), as_bf16(window, POSENC_BF16)));
+  // 4 query heads of 3 queries per kv head, stacked (256 heads in all).
+  const posenc_attention_desc stacked = causal(grouped(desc(8, 3, 40, 32, 32), 2), 37);
+  ASSERT_EQ(ops::plan_attention(ops::make_attention_problem(stacked), 2, GetParam())
+                .blocking.stacked_heads,
+            4);
+  EXPECT_TRUE(matches_reference(context(), stacked));
+  EXPECT_TRUE(matches_reference(context(), as_bf16(stacked)));
 }
 
 // heads / kv_heads = 1, 4 and heads (multi-query), both dense layouts, every
@@ -907,9 +915,9 @@ TEST(AttentionPlan, ScoresArePaddedOnlyAtBrokenBf16Widths) {
   }
 }
 
-// Small problems (at most 64 keys, heads of at most 64) run their products
-// with the decode kernels at any row count, except on the baseline path
-// and where oneDNN multiplies bf16 in hardware (plan.cpp).
+// Small problems (at most 64 keys, heads of at most 64, tasks of at most 64
+// rows) run their products with the decode kernels, except on the baseline
+// path and where oneDNN multiplies bf16 in hardware (plan.cpp).
 TEST(AttentionPlan, SmallProblemsRunTheDecodeKernels) {
   const auto own_products = [](const posenc_attention_desc& d, posenc_isa isa) {
     return ops::plan_attention(ops::make_attention_problem(d), 2, isa).blocking.decode_products;
@@ -926,6 +934,8 @@ TEST(AttentionPlan, SmallProblemsRunTheDecodeKernels) {
   posenc_attention_desc wide_values = desc(4, 64, 64, 32);
   wide_values.value_head_dim = 65;
   EXPECT_FALSE(own_products(wide_values, POSENC_ISA_AVX2));
+  // 8 heads of 100 queries: tasks of one block of 100 rows.
+  EXPECT_FALSE(own_products(desc(8, 100, 40, 32), POSENC_ISA_AVX2));
 }
 
 // Query blocks are whole multiples of 32 rows where that keeps their

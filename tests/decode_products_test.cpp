@@ -20,7 +20,7 @@ namespace posenc::test {
 namespace {
 
 constexpr float kGuard = 12345.0f;
-constexpr int64_t kRows[] = {1, 2, 3, 4, 5, 7, 8, 13, 49};
+constexpr int64_t kRows[] = {1, 2, 3, 4, 5, 7, 8, 12, 13, 49, 64};
 // (Tails of 16 fp32 lanes and of 32 bf16.)
 constexpr int64_t kDims[] = {1, 5, 16, 31, 33, 63, 64, 96, 128, 129, 300};
 
@@ -104,7 +104,7 @@ TEST_P(DecodeProducts, ScoresMatchDoubleLoops) {
   for (size_t variant = 0; variant <= bf16_kernels.size(); ++variant) {
     const bool bf16 = variant > 0;
     for (int64_t rows : kRows) {
-      for (int64_t keys : {1, 3, 4, 15, 16, 17, 33, 100}) {
+      for (int64_t keys : {1, 3, 4, 15, 16, 17, 32, 33, 64, 65, 100}) {
         for (int64_t dim : kDims) {
           SCOPED_TRACE(testing::Message()
                        << (bf16 ? "bf16 kernel " + std::to_string(variant) : "f32") << " rows "

@@ -325,9 +325,10 @@ POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t 
  * q_len x kv_len; a decode step, q_len <= 16, whose keys are split across
  * tasks adds their partial results: fewer than 128 of q_len rows of about
  * value_head_dim floats; 0 for an empty call, above).
- * Valid as long as the context's thread count is: a context with
- * num_threads 0 follows OpenMP's default. Errors: as posenc_attention for
- * the desc, NULL `bytes`. */
+ * Valid as long as the context's thread count and ISA path are: a context
+ * with num_threads 0 follows OpenMP's default, a NULL context the process's
+ * ISA cap (posenc_set_max_isa). Errors: as posenc_attention for the desc,
+ * NULL `bytes`. */
 POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context,
                                                          const posenc_attention_desc* desc,
                                                          size_t* bytes);

@@ -1,5 +1,5 @@
 // Kernels of the fused attention: the online softmax, row scaling, transposes,
-// and the products of decoding's few query rows.
+// and the products of decoding's few query rows and of small problems.
 #pragma once
 
 #include <cstdint>
@@ -28,10 +28,11 @@ struct AttentionKernels {
                        uint32_t* dst, int64_t ld_dst);
   void (*transpose_16)(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld_src,
                        uint16_t* dst, int64_t ld_dst);
-  // The products of a few query rows (decoding) with keys and values read as
-  // stored, fp32 or bf16, accumulated in fp32 (decode_products_impl.hpp; the
-  // AVX512-BF16 table's decode_values_bf16 rounds the probabilities to bf16,
-  // decode_pairs_impl.hpp):
+  // The products of a few query rows (decoding) or of a small problem's
+  // with keys and values read as stored, fp32 or bf16, accumulated in fp32
+  // (decode_products_impl.hpp; the AVX512-BF16 table's decode_values_bf16
+  // rounds the probabilities to bf16, and its decode_scores_bf16 takes
+  // their pair products up to 4 rows, decode_pairs_impl.hpp):
   // scores[r * ld_scores + j] = alpha sum_c q[r * ldq + c] k[j * ldk + c] and
   // acc[r * ld_acc + c] = (accumulate ? acc[..] : 0)
   //                       + sum_j probs[r * ld_probs + j] v[j * ldv + c]

@@ -183,8 +183,8 @@ void outer_tile(const float* qt, int64_t ld_qt, int64_t rows, const T* kt, int64
       store_partial<Arch>(value, to, n);
     }
   };
-  for (int64_t r = 0; r < std::min(kRows, rows); ++r) {
-    for (int64_t h = 0; h < kBatches; ++h) {
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t h = 0; h < kBatches && r < rows; ++h) {
       put(sums[r][h], out + r * ld_scores + h * lanes,
           std::clamp<int64_t>(count - h * lanes, 0, lanes));
     }
@@ -201,36 +201,38 @@ void outer_tile(const float* qt, int64_t ld_qt, int64_t rows, const T* kt, int64
 // folds of decode_scores_rows cost as much as the products), each key is
 // transposed once for all the rows, and the broadcasts read qt at fixed
 // offsets. A slice of dim past the first adds its products to the scores
-// written.
+// written (dim 0: one empty slice, which writes zeros).
 template <class Arch, class T>
 void outer_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ldk, int64_t keys,
                   int64_t dim, float alpha, float* scores, int64_t ld_scores) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
   constexpr int64_t kChunk = 2 * lanes;
-  constexpr int64_t kGroupKeys = 64;  // whole chunks (lanes: 16 at most)
-  constexpr int64_t kSlice = 64;      // kt: 16 KiB in fp32
+  constexpr int64_t kGroupKeys = 64;
+  constexpr int64_t kSlice = 64;  // kt: 16 KiB in fp32
   constexpr int64_t kRows = outer_tile_rows<Arch>();
-  alignas(64) T kt[kGroupKeys * kSlice];
+  static_assert(kGroupKeys % kChunk == 0, "a group is whole chunks");
+  // kt as the bits the transposes move (loaded as T by load_floats).
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>;
+  alignas(64) Bits kt[kGroupKeys * kSlice];
   alignas(64) float qt[kRows * kSlice];
   for (int64_t g0 = 0; g0 < keys; g0 += kGroupKeys) {
     const int64_t group_keys = std::min(kGroupKeys, keys - g0);
     const int64_t chunks = ceil_div(group_keys, kChunk);
-    for (int64_t c0 = 0; c0 < dim; c0 += kSlice) {
+    for (int64_t c0 = 0; c0 == 0 || c0 < dim; c0 += kSlice) {
       const int64_t width = std::min(kSlice, dim - c0);
       for (int64_t t = 0; t < chunks; ++t) {
         const int64_t count = std::min(kChunk, group_keys - t * kChunk);
-        const T* from = k + (g0 + t * kChunk) * ldk + c0;
-        T* to = kt + t * kSlice * kChunk;
+        const Bits* from = reinterpret_cast<const Bits*>(k + (g0 + t * kChunk) * ldk + c0);
+        Bits* to = kt + t * kSlice * kChunk;
         if constexpr (sizeof(T) == 4) {
-          transpose_32<Arch>(reinterpret_cast<const uint32_t*>(from), count, width, ldk,
-                             reinterpret_cast<uint32_t*>(to), kChunk);
+          transpose_32<Arch>(from, count, width, ldk, to, kChunk);
         } else {
           transpose_16<Arch>(from, count, width, ldk, to, kChunk);
         }
         if (count < kChunk) {
           for (int64_t c = 0; c < width; ++c) {
-            std::fill(to + c * kChunk + count, to + (c + 1) * kChunk, T(0));
+            std::fill(to + c * kChunk + count, to + (c + 1) * kChunk, Bits(0));
           }
         }
       }
@@ -247,7 +249,7 @@ void outer_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ldk
         }
         for (int64_t t = 0; t < chunks; ++t) {
           const int64_t count = std::min(kChunk, group_keys - t * kChunk);
-          const T* kc = kt + t * kSlice * kChunk;
+          const T* kc = reinterpret_cast<const T*>(kt + t * kSlice * kChunk);
           float* out = scores + r0 * ld_scores + g0 + t * kChunk;
           if (count <= lanes) {
             outer_tile<Arch, T, 1>(qt, kSlice, tile_rows, kc, kChunk, count, width, alpha, c0 > 0,

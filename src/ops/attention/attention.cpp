@@ -83,8 +83,8 @@ struct PackedOperand {
 // heads of one kv head: its GEMMs take their rows stacked (head after head,
 // q copied into the scratch, as q rows further apart than head_dim are
 // too), the rest runs per head's block. With
-// blocking.decode_products (a few rows) the two products run the decode
-// kernels instead of GEMMs. Where the problem's GEMMs run in fp32 on bf16
+// blocking.decode_products (a few rows, or a small problem) the two products
+// run the decode kernels instead of GEMMs. Where the problem's GEMMs run in fp32 on bf16
 // (gemm_dtype), the GEMMs read q, keys, values and table rows widened into
 // the scratch (widen.hpp).
 // With shapes_only it runs each GEMM of the task dry (GemmSlots::Use) and
@@ -579,13 +579,14 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     return int64_t(b);
   };
   const AttentionProblem& p = problem;
-  const PreparedProblem<struct AttentionTag, 25> prepared(
+  const PreparedProblem<struct AttentionTag, 26> prepared(
       {p.q_len, p.kv_len, p.head_dim, p.q.token, p.k.token, p.v.token, int64_t(p.dtype),
        bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.query_offset, int64_t(p.bias),
        p.max_distance, p.map_height, p.map_width, p.kv_map_height, p.kv_map_width,
        int64_t(p.relative_values), blocking.slots,
        blocking.query_block, blocking.key_block, blocking.keys_per_split,
-       int64_t(layout.packed.bytes()), p.value_head_dim, blocking.stacked_heads});
+       int64_t(layout.packed.bytes()), p.value_head_dim, blocking.stacked_heads,
+       int64_t(blocking.decode_products)});
   const int64_t head_tasks = blocking.query_blocks * blocking.key_splits;
   if (p.per_sequence() || !prepared.before()) {
     const QueryBlockRunner dry_runner(ctx, problem, tensors, blocking, layout, position_bias,

@@ -41,12 +41,13 @@ constexpr int64_t kMaxStackedRows = 64;
 // values costs more than a few rows' products. At 8 rows the GEMMs were as
 // fast (fp32) or faster (bf16) on a 2-core Zen 4.
 constexpr int64_t kMaxDecodeRows = 4;
-// A small problem, whose keys are at most kMaxSmallKeys and whose heads have
-// at most kMaxSmallHeadDim elements (a window of a few dozen tokens, such as
-// Swin's 7 x 7), runs its products with the decode kernels at any row count
-// (small_problem_products).
+// A small problem, whose keys are at most kMaxSmallKeys, whose heads have at
+// most kMaxSmallHeadDim elements and whose tasks at most kMaxSmallRows rows
+// (a window of a few dozen tokens, such as Swin's 7 x 7), runs its products
+// with the decode kernels (small_problem_products).
 constexpr int64_t kMaxSmallKeys = 64;
 constexpr int64_t kMaxSmallHeadDim = 64;
+constexpr int64_t kMaxSmallRows = 64;
 // Rows of a single reader's GEMMs from which packing its strided keys and
 // values pays (packing_pays).
 constexpr int64_t kMinRowsToPack = 64;
@@ -113,17 +114,16 @@ bool packing_pays(const AttentionProblem& p, const AttentionBlocking& b) {
          (!kv_rows_dense && b.rows() >= kMinRowsToPack && !b.splits_keys());
 }
 
-// Whether a small problem's tasks run their products with the decode kernels
-// rather than oneDNN's GEMMs, each of which then takes a few microseconds,
-// a large part of them its fixed cost per call and its relayout of B. On a
-// 2-core Zen 3 (AVX2, one thread) that made B256 H4 T49 d32 1.18x faster,
-// T64 d32 1.12x, T49 and T64 d64 1.03-1.06x, while T49 d128 ran 0.84x
-// and keys of 144 to 512 0.92-1.0x. Not on the baseline path (SSE2 without
-// FMA), whose kernels ran slower than oneDNN's GEMMs, nor where oneDNN
-// multiplies bf16 in hardware (AMX, AVX512-BF16).
-bool small_problem_products(const AttentionProblem& p, posenc_isa isa) {
+// Whether the tasks of `rows` rows of a small problem run their products
+// with the decode kernels rather than oneDNN's GEMMs, each of which then
+// takes a few microseconds, a large part of them its fixed cost per call and
+// its relayout of B (docs/design.md section 5 has the measurements). Not on
+// the baseline path (SSE2 without FMA), whose kernels ran slower than
+// oneDNN's GEMMs, nor where oneDNN multiplies bf16 in hardware (AMX,
+// AVX512-BF16).
+bool small_problem_products(const AttentionProblem& p, int64_t rows, posenc_isa isa) {
   return isa != POSENC_ISA_BASELINE && p.gemm_dtype == POSENC_F32 && p.kv_len <= kMaxSmallKeys &&
-         std::max(p.head_dim, p.value_head_dim) <= kMaxSmallHeadDim;
+         std::max(p.head_dim, p.value_head_dim) <= kMaxSmallHeadDim && rows <= kMaxSmallRows;
 }
 
 // The blocks depend on the problem and the ISA path only; threads sets the
@@ -149,7 +149,7 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads, pos
   }
   b.query_blocks = ceil_div(p.q_len, b.query_block);
   b.stacked_heads = stacked_heads(p, b.query_blocks);
-  b.decode_products = b.rows() <= kMaxDecodeRows || small_problem_products(p, isa);
+  b.decode_products = b.rows() <= kMaxDecodeRows || small_problem_products(p, b.rows(), isa);
   b.copies_queries = b.stacked_heads > 1 ||
                      (!b.decode_products && (p.q.token != p.head_dim || p.gemms_widen_bf16()));
   const int64_t query_tasks = heads_total / b.stacked_heads * b.query_blocks;

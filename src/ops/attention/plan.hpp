@@ -92,7 +92,7 @@ struct AttentionBlocking {
   // key block's keys and values into its scratch (widen.hpp).
   bool widens_products(const AttentionProblem& p) const { return products_dtype(p) != p.dtype; }
   // Decode kernels that read bf16 q as stored, beside a bias whose GEMMs
-  // read q widened: the task widens its rows of q for them (a few rows).
+  // read q widened: the task widens its rows of q for them.
   // (Table rows are widened wherever the problem's GEMMs widen bf16.)
   bool widens_bias_q(const AttentionProblem& p) const {
     return decode_products && p.gemms_widen_bf16() && p.bias_reads_q();
