@@ -171,8 +171,9 @@ void outer_tile(const float* qt, int64_t ld_qt, int64_t rows, const T* kt, int64
       for (int64_t h = 0; h < kBatches; ++h) sums[r][h] = xsimd::fma(a, keys[h], sums[r][h]);
     }
   }
-  // (Each batch passed by value, in loops of constant bounds: indexing the
-  // sums by a count known at run time put them on the stack.)
+  // (Each batch passed by value, in a loop of constant bound over the
+  // batches: indexing the sums by a count known at run time put them on the
+  // stack.)
   const auto put = [&](batch sum, float* to, int64_t n) {
     batch value = sum * batch(alpha);
     if (n == lanes) {
@@ -183,8 +184,8 @@ void outer_tile(const float* qt, int64_t ld_qt, int64_t rows, const T* kt, int64
       store_partial<Arch>(value, to, n);
     }
   };
-  for (int64_t r = 0; r < kRows; ++r) {
-    for (int64_t h = 0; h < kBatches && r < rows; ++h) {
+  for (int64_t r = 0; r < std::min(kRows, rows); ++r) {
+    for (int64_t h = 0; h < kBatches; ++h) {
       put(sums[r][h], out + r * ld_scores + h * lanes,
           std::clamp<int64_t>(count - h * lanes, 0, lanes));
     }
@@ -201,7 +202,7 @@ void outer_tile(const float* qt, int64_t ld_qt, int64_t rows, const T* kt, int64
 // folds of decode_scores_rows cost as much as the products), each key is
 // transposed once for all the rows, and the broadcasts read qt at fixed
 // offsets. A slice of dim past the first adds its products to the scores
-// written (dim 0: one empty slice, which writes zeros).
+// written.
 template <class Arch, class T>
 void outer_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ldk, int64_t keys,
                   int64_t dim, float alpha, float* scores, int64_t ld_scores) {
@@ -216,10 +217,16 @@ void outer_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ldk
   using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>;
   alignas(64) Bits kt[kGroupKeys * kSlice];
   alignas(64) float qt[kRows * kSlice];
+  if (dim == 0) {  // (no slice: sums of no products)
+    for (int64_t r = 0; r < rows; ++r) {
+      std::fill(scores + r * ld_scores, scores + r * ld_scores + keys, 0.0f);
+    }
+    return;
+  }
   for (int64_t g0 = 0; g0 < keys; g0 += kGroupKeys) {
     const int64_t group_keys = std::min(kGroupKeys, keys - g0);
     const int64_t chunks = ceil_div(group_keys, kChunk);
-    for (int64_t c0 = 0; c0 == 0 || c0 < dim; c0 += kSlice) {
+    for (int64_t c0 = 0; c0 < dim; c0 += kSlice) {
       const int64_t width = std::min(kSlice, dim - c0);
       for (int64_t t = 0; t < chunks; ++t) {
         const int64_t count = std::min(kChunk, group_keys - t * kChunk);
