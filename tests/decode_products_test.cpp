@@ -148,7 +148,9 @@ TEST_P(DecodeProducts, ValuesMatchDoubleLoops) {
     for (bool accumulate : {false, true}) {
       for (int64_t rows : kRows) {
         for (int64_t keys : {1, 5, 40, 63, 64, 65, 130}) {
-          for (int64_t dim : {1, 7, 16, 17, 33, 50, 64, 65, 96, 128, 200}) {
+          // (123: tiles of 8, 4, 2 and 1 batches of 8 lanes and a partial
+          // batch, as one row takes them.)
+          for (int64_t dim : {1, 7, 16, 17, 33, 50, 64, 65, 96, 123, 128, 200}) {
             SCOPED_TRACE(testing::Message()
                          << (bf16 ? "bf16 kernel " + std::to_string(variant) : "f32")
                          << (accumulate ? " accumulate" : "") << " rows " << rows << " keys "

@@ -272,8 +272,8 @@ void outer_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ldk
 }
 
 // scores[r * ld_scores + j] = alpha sum_c q[r * ldq + c] k[j * ldk + c] for
-// r < rows, j < keys, c < dim: rows in tiles of up to 4 (Products'), or
-// outer_scores for more rows.
+// r < rows, j < keys, c < dim: up to kMaxFoldedRows rows in one tile
+// (Products'), more as outer_scores.
 template <class Arch, class T, class Products = WidenedProducts<Arch, T>>
 void decode_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ldk, int64_t keys,
                    int64_t dim, float alpha, float* scores, int64_t ld_scores) {
@@ -281,22 +281,20 @@ void decode_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ld
     outer_scores<Arch, T>(q, ldq, rows, k, ldk, keys, dim, alpha, scores, ld_scores);
     return;
   }
-  for (int64_t r0 = 0; r0 < rows; r0 += 4) {
-    const T* qr = q + r0 * ldq;
-    float* out = scores + r0 * ld_scores;
-    switch (std::min<int64_t>(4, rows - r0)) {
-      case 1:
-        decode_scores_rows<Arch, T, 1, Products>(qr, ldq, 1, k, ldk, keys, dim, alpha, out,
-                                                 ld_scores);
-        break;
-      case 2:
-        decode_scores_rows<Arch, T, 2, Products>(qr, ldq, 2, k, ldk, keys, dim, alpha, out,
-                                                 ld_scores);
-        break;
-      default:
-        decode_scores_rows<Arch, T, 4, Products>(qr, ldq, std::min<int64_t>(4, rows - r0), k, ldk,
-                                                 keys, dim, alpha, out, ld_scores);
-    }
+  switch (rows) {
+    case 0:
+      break;
+    case 1:
+      decode_scores_rows<Arch, T, 1, Products>(q, ldq, 1, k, ldk, keys, dim, alpha, scores,
+                                               ld_scores);
+      break;
+    case 2:
+      decode_scores_rows<Arch, T, 2, Products>(q, ldq, 2, k, ldk, keys, dim, alpha, scores,
+                                               ld_scores);
+      break;
+    default:  // 3 or kMaxFoldedRows
+      decode_scores_rows<Arch, T, kMaxFoldedRows, Products>(q, ldq, rows, k, ldk, keys, dim,
+                                                            alpha, scores, ld_scores);
   }
 }
 
@@ -321,16 +319,15 @@ void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_
   }
   for (int64_t j = 0; j < keys; ++j) {
     const T* vj = v + j * ldv + c0;
-    batch value[kColumns];
+    batch p[kRows];
+    for (int r = 0; r < kRows; ++r) p[r] = batch(probs[r * ld_probs + j]);
     for (int t = 0; t < kColumns; ++t) {
       // (kWhole first: a test the compiler folds, which keeps the batches
       // in registers.)
-      value[t] = kWhole || width[t] == lanes ? load_floats<Arch>(vj + t * lanes)
-                                             : load_floats_partial<Arch>(vj + t * lanes, width[t]);
-    }
-    for (int r = 0; r < kRows; ++r) {
-      const batch p(probs[r * ld_probs + j]);
-      for (int t = 0; t < kColumns; ++t) sums[r][t] = xsimd::fma(p, value[t], sums[r][t]);
+      const batch value = kWhole || width[t] == lanes
+                              ? load_floats<Arch>(vj + t * lanes)
+                              : load_floats_partial<Arch>(vj + t * lanes, width[t]);
+      for (int r = 0; r < kRows; ++r) sums[r][t] = xsimd::fma(p[r], value, sums[r][t]);
     }
   }
   for (int r = 0; r < kRows; ++r) {
@@ -349,24 +346,47 @@ void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_
 // every column tile reads them.
 constexpr int64_t kDecodeChunkKeys = 64;
 
+// Column batches of decode_values' widest tile for kRows rows: kRows x
+// kColumns accumulators and kRows probabilities in registers, at least 8
+// (16 with 32 registers) accumulators where the rows allow, so that the
+// FMAs' latency is hidden (one row with 2 batches waited on it).
+template <class Arch, int kRows>
+constexpr int value_columns() {
+  constexpr int chains = vector_registers<Arch>() / 2;
+  return std::clamp(chains / kRows, chains / 4, 8);
+}
+
 // Rows [0, kRows) of decode_values over keys [0, keys) (a chunk), tile by
-// tile.
+// tile: whole tiles of value_columns batches, then of half as many and so
+// on, then one partial batch.
 template <class Arch, class T>
 struct WidenedValues {
   template <int kRows>
   static void rows(const float* probs, int64_t ld_probs, const T* v, int64_t ldv, int64_t keys,
                    int64_t dim, float* acc, int64_t ld_acc) {
-    // Accumulators and value batches in registers.
-    constexpr int kColumns = vector_registers<Arch>() == 32 ? 4 : 2;
+    const int64_t c0 = whole_tiles<kRows, value_columns<Arch, kRows>()>(probs, ld_probs, v, ldv,
+                                                                        keys, 0, dim, acc, ld_acc);
+    if (c0 < dim) {
+      decode_values_tile<Arch, T, kRows, 1, false>(probs, ld_probs, v, ldv, keys, c0, dim, acc,
+                                                   ld_acc);
+    }
+  }
+
+ private:
+  // Whole tiles of kColumns batches from c0 on, then of kColumns / 2...;
+  // returns where they end.
+  template <int kRows, int kColumns>
+  static int64_t whole_tiles(const float* probs, int64_t ld_probs, const T* v, int64_t ldv,
+                             int64_t keys, int64_t c0, int64_t dim, float* acc, int64_t ld_acc) {
     constexpr int64_t tile = kColumns * int64_t(xsimd::batch<float, Arch>::size);
-    int64_t c0 = 0;
     for (; c0 + tile <= dim; c0 += tile) {
       decode_values_tile<Arch, T, kRows, kColumns, true>(probs, ld_probs, v, ldv, keys, c0, dim,
                                                          acc, ld_acc);
     }
-    if (c0 < dim) {
-      decode_values_tile<Arch, T, kRows, kColumns, false>(probs, ld_probs, v, ldv, keys, c0, dim,
-                                                          acc, ld_acc);
+    if constexpr (kColumns > 1) {
+      return whole_tiles<kRows, kColumns / 2>(probs, ld_probs, v, ldv, keys, c0, dim, acc, ld_acc);
+    } else {
+      return c0;
     }
   }
 };
