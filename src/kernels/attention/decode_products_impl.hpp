@@ -298,45 +298,48 @@ void decode_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ld
   }
 }
 
-// Columns [c0, c0 + kColumns * lanes) of acc's rows [0, kRows) (within dim:
-// all of them when kWhole) += sum_j probs[r * ld_probs + j] v[j * ldv + c]
-// over keys [0, keys): kRows x kColumns accumulators held in registers
-// across the keys, each value batch loaded (widened from bf16) once for all
-// the rows.
-template <class Arch, class T, int kRows, int kColumns, bool kWhole>
+// Columns [c0, c0 + kColumns * lanes) of acc's rows [0, kRows), or with
+// kPartial the dim - c0 < lanes columns of one batch (kColumns 1), += sum_j
+// probs[r * ld_probs + j] v[j * ldv + c] over keys [0, keys): kRows x
+// kColumns accumulators held in registers across the keys, each value
+// batch loaded (widened from bf16) once for all the rows.
+template <class Arch, class T, int kRows, int kColumns, bool kPartial>
 void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_t ldv, int64_t keys,
                         int64_t c0, int64_t dim, float* acc, int64_t ld_acc) {
+  static_assert(!kPartial || kColumns == 1, "a partial tile is one batch");
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
-  // Lanes of each column batch within dim (the last may be partial or none).
-  int64_t width[kColumns];
-  for (int t = 0; t < kColumns; ++t) {
-    width[t] = kWhole ? lanes : std::clamp<int64_t>(dim - c0 - t * lanes, 0, lanes);
-  }
+  const int64_t count = dim - c0;  // (with kPartial)
+  // (Every loop over the sums is unrolled: GCC 12 for aarch64 otherwise
+  // kept a row's 8 sums, or every tile's, in memory across the keys.)
   batch sums[kRows][kColumns];
+#pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 8
     for (int t = 0; t < kColumns; ++t) sums[r][t] = batch(0.0f);
   }
   for (int64_t j = 0; j < keys; ++j) {
     const T* vj = v + j * ldv + c0;
     batch p[kRows];
+#pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) p[r] = batch(probs[r * ld_probs + j]);
+#pragma GCC unroll 8
     for (int t = 0; t < kColumns; ++t) {
-      // (kWhole first: a test the compiler folds, which keeps the batches
-      // in registers.)
-      const batch value = kWhole || width[t] == lanes
-                              ? load_floats<Arch>(vj + t * lanes)
-                              : load_floats_partial<Arch>(vj + t * lanes, width[t]);
+      const batch value = kPartial ? load_floats_partial<Arch>(vj, count)
+                                   : load_floats<Arch>(vj + t * lanes);
+#pragma GCC unroll 8
       for (int r = 0; r < kRows; ++r) sums[r][t] = xsimd::fma(p[r], value, sums[r][t]);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
-    for (int t = 0; t < kColumns && width[t] > 0; ++t) {
+#pragma GCC unroll 8
+    for (int t = 0; t < kColumns; ++t) {
       float* out = acc + r * ld_acc + c0 + t * lanes;
-      if (width[t] == lanes) {
-        (batch::load_unaligned(out) + sums[r][t]).store_unaligned(out);
+      if (kPartial) {
+        store_partial<Arch>(load_partial<Arch>(out, count, 0.0f) + sums[r][t], out, count);
       } else {
-        store_partial<Arch>(load_partial<Arch>(out, width[t], 0.0f) + sums[r][t], out, width[t]);
+        (batch::load_unaligned(out) + sums[r][t]).store_unaligned(out);
       }
     }
   }
@@ -347,13 +350,15 @@ void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_
 constexpr int64_t kDecodeChunkKeys = 64;
 
 // Column batches of decode_values' widest tile for kRows rows: kRows x
-// kColumns accumulators and kRows probabilities in registers, at least 8
-// (16 with 32 registers) accumulators where the rows allow, so that the
-// FMAs' latency is hidden (one row with 2 batches waited on it).
+// kColumns accumulators, kRows probabilities and a value batch in
+// registers. Two FMA pipes of 4 cycles' latency need 8 independent sums
+// (one row of 2 batches waited on its FMAs): 8, 4, 3 and 2 batches for 1
+// to 4 rows with 16 vector registers; with 32, 8 (a head of 128 floats in
+// one pass at 16 lanes), 8, 6 and 4.
 template <class Arch, int kRows>
 constexpr int value_columns() {
   constexpr int chains = vector_registers<Arch>() / 2;
-  return std::clamp(chains / kRows, chains / 4, 8);
+  return std::clamp((chains + kRows - 1) / kRows, chains / 4, 8);
 }
 
 // Rows [0, kRows) of decode_values over keys [0, keys) (a chunk), tile by
@@ -367,8 +372,8 @@ struct WidenedValues {
     const int64_t c0 = whole_tiles<kRows, value_columns<Arch, kRows>()>(probs, ld_probs, v, ldv,
                                                                         keys, 0, dim, acc, ld_acc);
     if (c0 < dim) {
-      decode_values_tile<Arch, T, kRows, 1, false>(probs, ld_probs, v, ldv, keys, c0, dim, acc,
-                                                   ld_acc);
+      decode_values_tile<Arch, T, kRows, 1, true>(probs, ld_probs, v, ldv, keys, c0, dim, acc,
+                                                  ld_acc);
     }
   }
 
@@ -380,8 +385,8 @@ struct WidenedValues {
                              int64_t keys, int64_t c0, int64_t dim, float* acc, int64_t ld_acc) {
     constexpr int64_t tile = kColumns * int64_t(xsimd::batch<float, Arch>::size);
     for (; c0 + tile <= dim; c0 += tile) {
-      decode_values_tile<Arch, T, kRows, kColumns, true>(probs, ld_probs, v, ldv, keys, c0, dim,
-                                                         acc, ld_acc);
+      decode_values_tile<Arch, T, kRows, kColumns, false>(probs, ld_probs, v, ldv, keys, c0, dim,
+                                                          acc, ld_acc);
     }
     if constexpr (kColumns > 1) {
       return whole_tiles<kRows, kColumns / 2>(probs, ld_probs, v, ldv, keys, c0, dim, acc, ld_acc);
