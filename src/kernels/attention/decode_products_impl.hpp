@@ -159,15 +159,21 @@ void outer_tile(const float* qt, int64_t ld_qt, int64_t rows, const T* kt, int64
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
   constexpr int64_t kRows = outer_tile_rows<Arch>();
+  // (Loops over the sums unrolled, as in decode_values_tile.)
   batch sums[kRows][kBatches];
+#pragma GCC unroll 12
   for (int64_t r = 0; r < kRows; ++r) {
+#pragma GCC unroll 2
     for (int64_t h = 0; h < kBatches; ++h) sums[r][h] = batch(0.0f);
   }
   for (int64_t c = 0; c < width; ++c) {
     batch keys[kBatches];
+#pragma GCC unroll 2
     for (int64_t h = 0; h < kBatches; ++h) keys[h] = load_floats<Arch>(kt + c * ld_kt + h * lanes);
+#pragma GCC unroll 12
     for (int64_t r = 0; r < kRows; ++r) {
       const batch a(qt[r * ld_qt + c]);
+#pragma GCC unroll 2
       for (int64_t h = 0; h < kBatches; ++h) sums[r][h] = xsimd::fma(a, keys[h], sums[r][h]);
     }
   }
