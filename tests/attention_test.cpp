@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -806,6 +807,59 @@ TEST_P(Bottleneck, ValueHeadDim) {
   d.bias_uses_scaled_q = 0;
   d.stride = 2;
   EXPECT_TRUE(bottleneck_matches(context(), d, true));
+}
+
+// The same bits at 1, 2 and 3 threads, on blocks whose projection oneDNN,
+// made for the team, split by the team's size (so its sums' order followed
+// the thread count): 56 tokens of 4 channels; 63 of 32 channels into 3
+// heads; a batch of 3 maps; bf16 with a qkv bias and stride 2.
+TEST_P(Bottleneck, SameBitsAtEveryThreadCount) {
+  posenc_bottleneck_desc bf16 = bottleneck_desc(2, 24, 9, 8, 2, 16);
+  bf16.dtype = bf16.out_dtype = POSENC_BF16;
+  bf16.stride = 2;
+  const posenc_bottleneck_desc descs[] = {bottleneck_desc(1, 4, 7, 8, 1, 1),
+                                          bottleneck_desc(1, 32, 7, 9, 3, 9),
+                                          bottleneck_desc(3, 20, 11, 6, 2, 8), bf16};
+  for (const posenc_bottleneck_desc& d : descs) {
+    SCOPED_TRACE(testing::Message() << d.batch << " x " << d.channels << " x " << d.height
+                                    << "x" << d.width);
+    const int64_t dv = d.value_head_dim == 0 ? d.head_dim : d.value_head_dim;
+    const int64_t qkv = d.heads * (2 * d.head_dim + dv);
+    // An input's bytes in the block's dtype.
+    const auto in = [&](size_t count, uint32_t seed) {
+      const std::vector<float> x = random_floats(count, seed);
+      if (d.dtype == POSENC_F32) {
+        const auto* bytes = reinterpret_cast<const unsigned char*>(x.data());
+        return std::vector<unsigned char>(bytes, bytes + x.size() * sizeof(float));
+      }
+      const std::vector<uint16_t> bits = to_bf16(x);
+      const auto* bytes = reinterpret_cast<const unsigned char*>(bits.data());
+      return std::vector<unsigned char>(bytes, bytes + bits.size() * sizeof(uint16_t));
+    };
+    const auto fmap = in(size_t(d.batch * d.channels * d.height * d.width), 1);
+    const auto w = in(size_t(qkv * d.channels), 2), bias = in(size_t(qkv), 3);
+    const auto rel_h = in(size_t((2 * d.height - 1) * d.head_dim), 4);
+    const auto rel_w = in(size_t((2 * d.width - 1) * d.head_dim), 5);
+    const size_t out_bytes = size_t(d.batch * d.heads * dv * (d.height / d.stride) *
+                                    (d.width / d.stride)) *
+                             (d.out_dtype == POSENC_BF16 ? 2 : 4);
+    std::vector<unsigned char> first;
+    for (int threads : {1, 2, 3}) {
+      posenc_context* raw = nullptr;
+      ASSERT_EQ(posenc_context_create(GetParam(), threads, &raw), POSENC_OK);
+      const std::unique_ptr<posenc_context, void (*)(posenc_context*)> context(
+          raw, posenc_context_destroy);
+      std::vector<unsigned char> out(out_bytes);
+      const posenc_bottleneck_tensors t{fmap.data(), w.data(), bias.data(), rel_h.data(),
+                                        rel_w.data(), out.data()};
+      ASSERT_EQ(posenc_bottleneck(raw, &d, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
+      if (threads == 1) {
+        first = out;
+      } else {
+        EXPECT_TRUE(out == first) << threads << " threads";
+      }
+    }
+  }
 }
 
 POSENC_INSTANTIATE_ISA_TESTS(Bottleneck);

@@ -11,6 +11,7 @@
 #include "compare.hpp"
 #include "posenc/core.h"
 #include "runtime/matmul.hpp"
+#include "runtime/parallel_matmul.hpp"
 
 namespace posenc::test {
 namespace {
@@ -81,6 +82,43 @@ TEST(Matmul, MatchesNaiveLoop) {
         const size_t row = size_t(bi * s.batch_stride_c + i * s.ldc);
         std::vector<double> want_row(want.begin() + row, want.begin() + row + s.n);
         ASSERT_TRUE(all_close(out.data() + row, want_row, 1e-5, 1e-5));
+      }
+    }
+  }
+}
+
+// parallel_matmul's tiles (128 x 256 of C, tails in both dims) against the
+// naive loop, C's padding untouched, and the same bits at 1, 2 and 3
+// threads.
+TEST(Matmul, ParallelMatmulHasTheSameBitsAtEveryThreadCount) {
+  const Case cases[] = {
+      {1, 1, 1, 1, true, false, false, 1.0f},    {1, 300, 600, 64, true, false, false, 1.0f},
+      {1, 129, 257, 5, false, false, true, 0.5f}, {1, 128, 256, 130, true, false, true, 1.0f},
+      {1, 56, 3, 4, true, false, false, 1.0f},
+  };
+  for (const Case& c : cases) {
+    const MatmulShape s = shape_of(c);
+    SCOPED_TRACE(testing::Message() << c.m << "x" << c.n << "x" << c.k);
+    const auto a = random_floats(size_t(s.batch_stride_a), 1);
+    const auto b = random_floats(size_t((c.transpose_b ? c.n : c.k) * s.ldb), 2);
+    const auto c_in = random_floats(size_t(s.batch_stride_c), 3);
+    const auto want = naive_matmul(s, a.data(), b.data(), c_in.data());
+    std::vector<float> first;
+    for (int threads : {1, 2, 3}) {
+      std::vector<float> out = c_in;
+      parallel_matmul(threads, s, a.data(), b.data(), out.data());
+      if (threads > 1) {
+        EXPECT_TRUE(out == first) << threads << " threads";
+        continue;
+      }
+      first = out;
+      for (int64_t i = 0; i < s.m; ++i) {
+        const size_t row = size_t(i * s.ldc);
+        const std::vector<double> want_row(want.begin() + row, want.begin() + row + s.n);
+        ASSERT_TRUE(all_close(out.data() + row, want_row, 1e-5, 1e-5)) << "row " << i;
+        ASSERT_TRUE(std::equal(out.begin() + row + s.n, out.begin() + row + s.ldc,
+                               c_in.begin() + row + s.n))
+            << "padding of row " << i;
       }
     }
   }

@@ -48,10 +48,11 @@ struct MatmulShape {
   // (a region runs one per thread, and the serial path one at a time): made
   // for more, oneDNN fixes a split of the work at creation that it then runs
   // outside a region, on that many threads, but not inside one, so the bits
-  // would depend on the thread count. More for a GEMM that runs alone on
-  // oneDNN's own threads (the bottleneck block's projection, the
-  // benchmarks' references), as many as OpenMP promises
-  // (onednn_team_threads, runtime/parallel.hpp).
+  // would depend on the thread count (as they do on oneDNN's own split:
+  // an op's GEMM alone on its threads is parallel_matmul's tiles). More
+  // only for the benchmarks' references, which run alone on oneDNN's own
+  // threads, as many as OpenMP promises (onednn_team_threads,
+  // runtime/parallel.hpp).
   int onednn_threads = 1;
 
   bool operator==(const MatmulShape& other) const;

@@ -9,6 +9,7 @@
 #include "runtime/ceil_div.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/parallel_matmul.hpp"
 #include "runtime/dtype.hpp"
 #include "runtime/workspace.hpp"
 
@@ -236,8 +237,9 @@ void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
   const int64_t tokens = d.height * d.width, inner = v_channels(d);
   const size_t es = dtype_bytes(d.dtype);
 
-  // NCHW to token-major (widened: with the other inputs), then qkv[b] =
-  // tokens[b] W_qkv^T (+ bias): the 1x1 convolution.
+  // NCHW to token-major (widened: with the other inputs), then qkv =
+  // tokens W_qkv^T (+ bias) over the whole batch's tokens: the 1x1
+  // convolution.
   posenc_bottleneck_tensors in = tensors;
   if (plan.widens) {
     in = widen_inputs(ctx, plan, tensors, base);
@@ -245,18 +247,14 @@ void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
     transpose_batch(ctx, d.batch, d.channels, tokens, es, tensors.fmap, base + plan.tokens_in);
   }
   MatmulShape s;
-  s.batch = d.batch;
-  s.m = tokens;
+  s.m = d.batch * tokens;
   s.n = qkv_channels(d);
   s.k = d.channels;
   s.lda = s.ldb = d.channels;
   s.ldc = gemm_output_stride(s.n, d.dtype);
-  s.batch_stride_a = tokens * d.channels;
-  s.batch_stride_c = tokens * s.ldc;
   s.transpose_b = true;
   s.ab_type = s.c_type = d.dtype;
-  s.onednn_threads = onednn_team_threads(ctx.num_threads);
-  matmul(s, base + plan.tokens_in, in.w_qkv, base + plan.qkv);
+  parallel_matmul(ctx.num_threads, s, base + plan.tokens_in, in.w_qkv, base + plan.qkv);
   if (in.qkv_bias != nullptr) {
     add_bias_rows(ctx, d.batch * tokens, s.n, s.ldc, d.dtype, in.qkv_bias, base + plan.qkv);
   }

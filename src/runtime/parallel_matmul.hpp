@@ -1,0 +1,16 @@
+// One GEMM on a context's threads with the same bits at every thread count.
+// oneDNN made for a team splits a GEMM's work by the team's size, and some
+// sums' order (hence their rounding) follows the split, on x86 as on
+// aarch64; here the split is fixed tiles, each tile's GEMM on one thread.
+#pragma once
+
+#include "runtime/matmul.hpp"
+
+namespace posenc {
+
+// matmul(shape, a, b, c) for a batch of 1 with B as stored (not b_packed),
+// in tiles of C over `threads` threads.
+void parallel_matmul(int threads, const MatmulShape& shape, const void* a, const void* b,
+                     void* c);
+
+}  // namespace posenc
