@@ -16,6 +16,7 @@
 #include "attention_tensors.hpp"
 #include "compare.hpp"
 #include "isa_test.hpp"
+#include "ops/attention/plan.hpp"
 #include "ops/attention/problem.hpp"
 #include "ops/relative/relative_axis.hpp"
 #include "posenc/posenc.h"
@@ -230,6 +231,19 @@ TEST_P(AttentionSam, WithTheOtherOptions) {
   e.mask_heads = 1;
   e.mask_q_len = 1;
   expect_matches(GetParam(), e, {15, 9}, {});
+}
+
+// Grouped heads stacked in a task (decoding) against keys of more than one
+// key block: each head's logits, made at the first key block, serve its
+// later ones. 2 query heads of a 1 x 2 map stack against a 3 x 700 key map.
+TEST_P(AttentionSam, StackedHeadsPastOneKeyBlock) {
+  posenc_attention_desc d = map_desc(2, 64, 1, 2, 3, 700, 8, false);
+  d.kv_heads = 16;
+  d.tables_per_head = 1;
+  ASSERT_EQ(ops::plan_attention(ops::make_attention_problem(d), 2, GetParam())
+                .blocking.stacked_heads,
+            2);
+  expect_matches(GetParam(), d, {}, {}, true);
 }
 
 POSENC_INSTANTIATE_ISA_TESTS(AttentionSam);

@@ -54,6 +54,8 @@ class AttentionBias {
 
   // The block's position logits (its GEMMs), into scratch; absolute logits
   // go straight into scores (row stride ld), which must hold q k^T already.
+  // A 2D bias's are made at the first key block only: the block's later key
+  // blocks must pass the same scratch (one per stacked head).
   // The GEMMs read the table in place, or widened into wide_table_rows
   // (null in a dry run: nothing widened).
   BlockLogits prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
