@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -186,6 +187,38 @@ TEST_P(AttentionDecode, SameBitsAtAnyThreadCount) {
   }
 }
 
+// A NaN reaches the outputs through the merge of the key ranges as it does
+// without them: a NaN in one query element (every score of its row NaN,
+// whose range maxima are then -inf or NaN), and one in a key of a later
+// range; the other heads' rows and the other queries stay finite.
+TEST_P(AttentionDecode, NonFiniteInputsPropagateThroughTheMerge) {
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
+    const posenc_attention_desc d = decode_desc(3, 5000, Bias::none, 4997, true, false, dtype);
+    SCOPED_TRACE(name_of(d));
+    ASSERT_GT(key_splits(d, 2), 1);
+    DecodeTensors in(d);
+    const auto set = [&](size_t tensor, int64_t element) {
+      in.f32[tensor][size_t(element)] = kNaN;
+      in.bf16[tensor][size_t(element)] = posenc_f32_to_bf16(kNaN);
+    };
+    set(0, 1 * kDim + 5);                      // head 0, query 1
+    set(1, (d.kv_len + 3000) * kDim + 2);      // head 1's key 3000
+    const std::vector<float> got = run(context(), d, in);
+    const std::vector<double> want = in.reference(d);
+    for (int64_t row = 0; row < kHeads * d.q_len; ++row) {
+      const bool nan_row = row == 1 || row >= d.q_len;  // head 0 query 1, all of head 1
+      for (int64_t c = 0; c < kDim; ++c) {
+        const size_t at = size_t(row * kDim + c);
+        ASSERT_EQ(std::isnan(want[at]), nan_row) << "the reference, row " << row;
+        EXPECT_EQ(std::isnan(got[at]), nan_row) << "row " << row << " column " << c;
+      }
+    }
+    EXPECT_TRUE(all_close(got.data(), want, dtype == POSENC_BF16 ? 2e-2 : 1e-5,
+                          dtype == POSENC_BF16 ? 2e-2 : 1e-4));
+  }
+}
+
 POSENC_INSTANTIATE_ISA_TESTS(AttentionDecode);
 
 TEST(AttentionDecodePlan, SplitsLongKeysOfFewQueryBlocks) {
@@ -254,6 +287,42 @@ TEST(AttentionDecodeMerge, WeightsBelowTwoToTheMinus64AreZero) {
   for (int64_t c = 0; c < kColumns; ++c) {
     EXPECT_NEAR(acc[c], double(c + 1) * (1.0 + kept), 1e-5 * acc[c]) << c;
   }
+}
+
+// Ranges whose scores were all NaN (maximum -inf or NaN, sum NaN) make
+// their row NaN; a range that saw no key (sum 0) is left out whatever its
+// acc holds (it is not written).
+TEST(AttentionDecodeMerge, NaNRangesMakeTheirRowNaN) {
+  constexpr int64_t kRows = 3, kColumns = 2;
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN(),
+                  kInf = std::numeric_limits<float>::infinity();
+  const ops::PartialLayout layout = ops::partial_layout(kRows, kColumns);
+  std::vector<uint8_t> records(2 * layout.bytes + 64);
+  uint8_t* base = records.data() + (64 - reinterpret_cast<uintptr_t>(records.data()) % 64) % 64;
+  // Range 0 saw keys in every row; range 1 saw only NaN scores (row 0, its
+  // maximum -inf; row 1, NaN) or no key (row 2).
+  const float maxima[kRows] = {-kInf, kNaN, -kInf}, sums[kRows] = {kNaN, kNaN, 0.0f};
+  for (int64_t r = 0; r < kRows; ++r) {
+    const ops::Partial first = ops::partial_at(base, layout, 0);
+    first.row_max[r] = 1.0f;
+    first.row_sum[r] = 2.0f;
+    const ops::Partial second = ops::partial_at(base, layout, 1);
+    second.row_max[r] = maxima[r];
+    second.row_sum[r] = sums[r];
+    for (int64_t c = 0; c < kColumns; ++c) {
+      first.acc[r * kColumns + c] = 4.0f;
+      second.acc[r * kColumns + c] = r == 2 ? kInf : kNaN;  // (row 2: never written)
+    }
+  }
+  float acc[kRows * kColumns], row_sum[kRows];
+  ops::merge_partials(base, layout, 0, 2, kRows, kColumns, kColumns, 0.5f, acc, row_sum);
+  for (int64_t r = 0; r < 2; ++r) {
+    EXPECT_TRUE(std::isnan(row_sum[r])) << r;
+    for (int64_t c = 0; c < kColumns; ++c) EXPECT_TRUE(std::isnan(acc[r * kColumns + c])) << r;
+  }
+  EXPECT_EQ(row_sum[2], 2.0f);
+  EXPECT_EQ(acc[4], 4.0f);
+  EXPECT_EQ(acc[5], 4.0f);
 }
 
 }  // namespace

@@ -209,7 +209,10 @@
  * softmax(scores + mask) v, a key masked by the mask or by causality has
  * its v row multiplied by a zero weight, so a NaN or Inf there can reach
  * the rows of queries processed together with it (a key past kv_lengths[b]
- * cannot, above); rows that see no key are always zero.
+ * cannot, above); rows that see no key are always zero, except that a NaN
+ * score outlasts the mask's -inf (NaN + -inf is NaN): a row masked by -inf
+ * everywhere whose scores hold a NaN (from q, k or a table) is NaN, as in
+ * the unfused way.
  */
 #ifndef POSENC_ATTENTION_H
 #define POSENC_ATTENTION_H

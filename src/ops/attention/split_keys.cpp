@@ -24,17 +24,25 @@ void merge_partials(uint8_t* records, const PartialLayout& layout, int64_t first
                     float softmax_scale, float* acc, float* row_sum) {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
+    // The ranges that saw a key have a sum: one of 0 saw none, or only -inf
+    // scores, and its acc may be unset. A NaN maximum among them is kept
+    // (std::max would drop it), and so are ranges of NaN scores alone
+    // (maximum -inf, sum NaN: their weight is NaN): the row is NaN, as
+    // without split keys.
     float top = neg_inf;
     for (int64_t i = 0; i < splits; ++i) {
-      top = std::max(top, partial_at(records, layout, first_task + i).row_max[r]);
+      const Partial part = partial_at(records, layout, first_task + i);
+      if (part.row_sum[r] == 0.0f) continue;
+      const float row_max = part.row_max[r];
+      top = row_max != row_max ? row_max : std::max(top, row_max);
     }
     float* out = acc + r * acc_ld;
     std::fill(out, out + columns, 0.0f);
     float sum = 0.0f;
-    for (int64_t i = 0; top != neg_inf && i < splits; ++i) {
+    for (int64_t i = 0; i < splits; ++i) {
       const Partial part = partial_at(records, layout, first_task + i);
-      if (part.row_max[r] == neg_inf) continue;  // no key, and its acc unset
-      // Flushed as the online softmax's corrections are; the top split's is 1.
+      if (part.row_sum[r] == 0.0f) continue;
+      // Flushed as the online softmax's corrections are; the top range's is 1.
       float weight = std::exp(softmax_scale * (part.row_max[r] - top));
       if (weight < kMinProbability) weight = 0.0f;
       sum += weight * part.row_sum[r];
