@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -93,6 +94,29 @@ TEST_P(SinusoidTable, RowKernelAtTheLargestAngles) {
     for (int64_t j = 0; j < pairs; ++j) {
       const double s = row[size_t(j)], c = row[size_t(pairs + j)];
       ASSERT_NEAR(s * s + c * c, 1.0, 1e-5) << "position " << position << " pair " << j;
+    }
+  }
+}
+
+// The accuracy posenc/absolute.h states, against sin and cos in long double
+// (frequencies too) at random positions: 2.5e-7 below 2^28, 5e-7 below
+// 2^30 (the highest frequencies, of the largest angles, err the most).
+TEST_P(SinusoidTable, StatedAccuracyAtLargePositions) {
+  const int64_t dim = 64;
+  std::mt19937_64 random(7);
+  std::vector<float> row(static_cast<size_t>(dim));
+  for (const auto& [bits, bound] : {std::pair{28, 2.5e-7}, std::pair{30, 5e-7}}) {
+    for (int i = 0; i < 400; ++i) {
+      const int64_t k = int64_t(random() >> (64 - bits));
+      ASSERT_EQ(posenc_sinusoid_table(context(), 1, dim, k, 10000.0, POSENC_SINCOS_INTERLEAVED,
+                                      POSENC_F32, row.data()),
+                POSENC_OK);
+      for (int64_t c = 0; c < dim; ++c) {
+        const long double w = std::pow(10000.0L, -2.0L * (c / 2) / dim);
+        const long double exact = c % 2 == 0 ? std::sin(k * w) : std::cos(k * w);
+        ASSERT_LE(double(std::abs(row[size_t(c)] - exact)), bound)
+            << "position " << k << " column " << c;
+      }
     }
   }
 }
