@@ -342,7 +342,7 @@ void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_
 #pragma GCC unroll 8
     for (int t = 0; t < kColumns; ++t) {
       float* out = acc + r * ld_acc + c0 + t * lanes;
-      if (kPartial) {
+      if constexpr (kPartial) {
         store_partial<Arch>(load_partial<Arch>(out, count, 0.0f) + sums[r][t], out, count);
       } else {
         (batch::load_unaligned(out) + sums[r][t]).store_unaligned(out);
