@@ -811,8 +811,8 @@ TEST_P(Bottleneck, ValueHeadDim) {
 
 // The same bits at 1, 2 and 3 threads, on blocks whose projection oneDNN,
 // made for the team, split by the team's size (so its sums' order followed
-// the thread count): 56 tokens of 4 channels; 63 of 32 channels into 3
-// heads; a batch of 3 maps; bf16 with a qkv bias and stride 2.
+// the thread count), with a qkv bias: 56 tokens of 4 channels; 63 of 32
+// channels into 3 heads; a batch of 3 maps; bf16 with stride 2.
 TEST_P(Bottleneck, SameBitsAtEveryThreadCount) {
   posenc_bottleneck_desc bf16 = bottleneck_desc(2, 24, 9, 8, 2, 16);
   bf16.dtype = bf16.out_dtype = POSENC_BF16;

@@ -124,6 +124,66 @@ TEST(Matmul, ParallelMatmulHasTheSameBitsAtEveryThreadCount) {
   }
 }
 
+// parallel_matmul with alpha 0 (zeros written), with no rows or columns (C
+// untouched), and in bf16 (C in fp32 and in bf16: A, B and C offsets of
+// their own sizes).
+TEST(Matmul, ParallelMatmulEdgesAndBf16) {
+  MatmulShape zero = shape_of({1, 129, 300, 8, true, false, false, 0.0f});
+  const auto za = random_floats(size_t(zero.batch_stride_a), 9);
+  const auto zb = random_floats(size_t(zero.n * zero.ldb), 10);
+  std::vector<float> zeroed(size_t(zero.batch_stride_c), 5.0f);
+  parallel_matmul(2, zero, za.data(), zb.data(), zeroed.data());
+  for (int64_t i = 0; i < zero.m; ++i) {
+    for (int64_t j = 0; j < zero.ldc; ++j) {
+      ASSERT_EQ(zeroed[size_t(i * zero.ldc + j)], j < zero.n ? 0.0f : 5.0f) << i << "," << j;
+    }
+  }
+  for (int64_t empty : {0, 1}) {
+    MatmulShape none = zero;
+    none.alpha = 1.0f;
+    (empty == 0 ? none.m : none.n) = 0;
+    std::vector<float> untouched(size_t(zero.batch_stride_c), 5.0f);
+    parallel_matmul(2, none, za.data(), zb.data(), untouched.data());
+    EXPECT_TRUE(std::all_of(untouched.begin(), untouched.end(), [](float x) { return x == 5.0f; }));
+  }
+  // (Last: it skips where oneDNN has no bf16 GEMM.)
+  MatmulShape s = shape_of({1, 129, 257, 40, true, false, false, 1.0f});
+  s.ab_type = POSENC_BF16;
+  const std::vector<uint16_t> a16 = to_bf16(random_floats(size_t(s.batch_stride_a), 7));
+  const std::vector<uint16_t> b16 = to_bf16(random_floats(size_t(s.n * s.ldb), 8));
+  const std::vector<float> a = from_bf16(a16), b = from_bf16(b16);
+  const auto want = naive_matmul(s, a.data(), b.data(), nullptr);
+  for (posenc_dtype c_type : {POSENC_F32, POSENC_BF16}) {
+    SCOPED_TRACE(testing::Message() << "C of dtype " << c_type);
+    s.c_type = c_type;
+    std::vector<float> first;
+    for (int threads : {1, 2, 3}) {
+      std::vector<float> out(size_t(s.batch_stride_c), 0.0f);  // (bf16 C: its first half)
+      try {
+        parallel_matmul(threads, s, a16.data(), b16.data(), out.data());
+      } catch (const std::exception& e) {
+        GTEST_SKIP() << "no bf16 GEMM on this CPU: " << e.what();
+      }
+      if (threads > 1) {
+        EXPECT_TRUE(out == first) << threads << " threads";
+        continue;
+      }
+      first = out;
+      std::vector<float> got(out.begin(), out.end());
+      if (c_type == POSENC_BF16) {
+        const auto* bits = reinterpret_cast<const uint16_t*>(out.data());
+        got = from_bf16(std::vector<uint16_t>(bits, bits + out.size()));
+      }
+      for (int64_t i = 0; i < s.m; ++i) {
+        const size_t row = size_t(i * s.ldc);
+        const std::vector<double> want_row(want.begin() + row, want.begin() + row + s.n);
+        const double rtol = c_type == POSENC_BF16 ? 1e-2 : 1e-4;
+        ASSERT_TRUE(all_close(got.data() + row, want_row, 1e-4, rtol)) << "row " << i;
+      }
+    }
+  }
+}
+
 // Dense bf16 GEMMs of these widths, including 49..63 columns, which oneDNN
 // 2.6.3's AMX path computes wrong unless posenc routes them around it.
 TEST(Matmul, Bf16InputsAccumulateInF32) {

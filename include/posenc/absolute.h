@@ -12,7 +12,8 @@
  * fp32 for fp32 sin/cos, so values stay within 2.5e-7 (absolute) of the
  * exact ones for positions up to 2^28 and 5e-7 up to 2^30 (the reduced
  * angle's fp32 rounding and sin/cos's own error, about 1.8e-7, plus the
- * double product k w_i's rounding, which grows as k 2^-53).
+ * double reduction's, which grows with k: w_i's and k w_i's roundings and
+ * the multiple of 2 pi taken off, each about k 2^-53).
  *
  * Empty calls (posenc/core.h): length, height, width, batch, tokens and
  * table_rows may be 0; dim, x_dim and pos_dim stay >= 1.

@@ -168,7 +168,7 @@
  *   causal masks and relative biases alike. An unclipped 1D table then has
  *   q_len + kv_len - 1 + P rows with P = max(max_b query_offsets[b], 0).
  * A row that sees no key (past kv_lengths, causal, or masked by -inf)
- * is zeros. A query block's keys are computed in multiples of 32 (within
+ * is zeros (but see NaN inputs below). A query block's keys are computed in multiples of 32 (within
  * kv_len): the scores of up to 31 keys past kv_lengths[b] are computed from
  * their k rows and dropped, and their v rows never reach the outputs, so
  * the padding may hold anything, NaN included (a cache's unwritten rows).
@@ -191,7 +191,8 @@
  * some code pads with) gives a key weight 0 at any scale in a row that has
  * another key; a row masked everywhere by it is zeros where
  * 2^-24 <= scale < 1 (the division made it -inf) and the mean of v at
- * other scales, as torch's fp32 softmax gives. With -inf it is zeros.
+ * other scales, as torch's fp32 softmax gives. With -inf it is zeros
+ * (unless a score is NaN: below).
  *
  * Types: q, k, v and all tables are of `dtype` (F32, or BF16 as uint16_t
  * bit patterns); out is of out_dtype. With BF16 where oneDNN multiplies bf16

@@ -350,11 +350,10 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     axis is read in place. A row that sees no key (masked everywhere, past
     kv_lengths, causal) is zeros, where torch gives NaN (one masked
     everywhere whose scores hold a NaN of q, k or a table is NaN, as in
-    torch). causal: key j is
-    seen by query i when j <= query_offset + i, so with query_offset 0 the
-    mask is aligned top-left as torch's is_causal; kv_len - q_len aligns it
-    bottom-right (decoding after a KV cache). kv_lengths,
-    q_lengths, query_offsets: [batch] int32 or int64. k and v may have fewer
+    torch). causal: key j is seen by query i when j <= query_offset + i, so
+    with query_offset 0 the mask is aligned top-left as torch's is_causal;
+    kv_len - q_len aligns it bottom-right (decoding after a KV cache).
+    kv_lengths, q_lengths, query_offsets: [batch] int32 or int64. k and v may have fewer
     heads than q (grouped-query). v may have another head size than q and k
     (value_head_dim), which out and value_table then have. out_dtype:
     default q's. workspace: a buffer

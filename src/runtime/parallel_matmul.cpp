@@ -5,6 +5,7 @@
 
 #include "runtime/ceil_div.hpp"
 #include "runtime/dtype.hpp"
+#include "runtime/error.hpp"
 #include "runtime/parallel.hpp"
 
 namespace posenc {
@@ -22,6 +23,7 @@ constexpr int64_t kTileColumns = 256;
 
 void parallel_matmul(int threads, const MatmulShape& shape, const void* a, const void* b,
                      void* c) {
+  if (shape.b_packed) throw Error(POSENC_ERROR_INTERNAL, "parallel_matmul: B is packed");
   const int64_t row_tiles = ceil_div(shape.m, kTileRows);
   const int64_t column_tiles = ceil_div(shape.n, kTileColumns);
   const int64_t tasks = row_tiles * column_tiles;

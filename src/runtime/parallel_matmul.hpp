@@ -8,8 +8,8 @@
 
 namespace posenc {
 
-// matmul(shape, a, b, c) for a batch of 1 with B as stored (not b_packed),
-// in tiles of C over `threads` threads.
+// matmul(shape, a, b, c) in tiles of C (of each batch item) over `threads`
+// threads. B as stored: a b_packed shape is refused (an internal error).
 void parallel_matmul(int threads, const MatmulShape& shape, const void* a, const void* b,
                      void* c);
 

@@ -401,7 +401,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
     const QueryBlock head_block = stacked_block(qb, j);
     const BlockLogits logits =
         bias_.prepare(bias_block(head_block, j, s), kb, s.scores + j * qb.rows * ld, ld,
-                      s.bias + j * layout_.bias_floats, wide_table_rows(s));
+                      s.bias + j * layout_.bias_head_stride, wide_table_rows(s));
     for (int64_t r = 0; r < qb.rows && !shapes_only_; ++r) {
       const int64_t row_index = j * qb.rows + r;  // among the task's rows
       float* row = s.scores + row_index * ld;

@@ -82,9 +82,8 @@ void transpose_batch(const ExecContext& ctx, int64_t batch, int64_t rows, int64_
 }
 
 // Every row of qkv [rows, ld] (of dtype) plus bias [n], after the
-// projection: oneDNN's GEMM accumulating onto a C set to the bias does not
-// give the same bits at every thread count (its aarch64 GEMM), this does.
-// bf16 rows are widened, summed in fp32 and rounded again.
+// projection, as timm adds it (to the rounded product). bf16 rows are
+// widened, summed in fp32 and rounded again.
 void add_bias_rows(const ExecContext& ctx, int64_t rows, int64_t n, int64_t ld,
                    posenc_dtype dtype, const void* bias, void* qkv) {
   constexpr int64_t band = 64, chunk = 256;

@@ -186,8 +186,11 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   s.scores = reserve(offset, block * sizeof(float));
   // The decode kernels take fp32 probabilities.
   s.probs_bf16 = reserve(offset, bf16_gemms && !b.decode_products ? block * sizeof(uint16_t) : 0);
-  s.bias_floats = AttentionBias::scratch_floats(p, b.query_block, b.key_block);
-  s.bias = reserve(offset, size_t(b.stacked_heads * s.bias_floats) * sizeof(float));
+  const int64_t bias_floats = AttentionBias::scratch_floats(p, b.query_block, b.key_block);
+  const bool bias_per_head = p.bias == POSENC_BIAS_RELATIVE_2D && b.stacked_heads > 1;
+  s.bias_head_stride = bias_per_head ? round_up(bias_floats, 16) : 0;  // (64-byte lines)
+  s.bias = reserve(offset, size_t(std::max(b.stacked_heads * s.bias_head_stride, bias_floats)) *
+                               sizeof(float));
   s.acc = reserve(offset, rows * size_t(task.acc_ld) * sizeof(float));
   s.row_max = reserve(offset, rows * sizeof(float));
   s.row_sum = reserve(offset, rows * sizeof(float));

@@ -114,8 +114,9 @@ struct AttentionBlocking {
 
 // Byte offsets of one thread's scratch inside its slot, each 64-byte aligned.
 struct SlotLayout {
-  // Rows: blocking.rows(); the bias's scratch is one per stacked head (a 2D
-  // bias's logits, made at a block's first key block, serve its later ones).
+  // Rows: blocking.rows(); the bias's scratch serves one head's block at a
+  // time, except a 2D bias's: its logits, made at a block's first key block,
+  // serve the later ones, so each stacked head keeps its own.
   int64_t scores_ld; // the longest row stride of scores and probs_bf16
   size_t dense_q;    // [rows, head_dim] in products_dtype (copies_queries only)
   size_t value_tail;   // [kKeyQuantum, value_head_dim] in the problem's dtype (GEMMs
@@ -125,8 +126,8 @@ struct SlotLayout {
   size_t wide_values;  // float [key_block, value_head_dim] (widens_products only)
   size_t scores;     // float [rows, scores_ld]
   size_t probs_bf16;  // uint16 [rows, scores_ld] (GEMMs in bf16 only)
-  size_t bias;       // float [stacked_heads, bias_floats]: AttentionBias scratch
-  int64_t bias_floats;  // one stacked head's
+  size_t bias;       // AttentionBias scratch
+  int64_t bias_head_stride;  // floats from a stacked head's scratch to the next's (or 0)
   size_t acc;        // float [rows, TaskGemms::acc_ld]: unnormalized output
   size_t row_max;    // float [rows]
   size_t row_sum;    // float [rows]

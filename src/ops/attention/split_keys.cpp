@@ -25,10 +25,11 @@ void merge_partials(uint8_t* records, const PartialLayout& layout, int64_t first
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
     // The ranges that saw a key have a sum: one of 0 saw none, or only -inf
-    // scores, and its acc may be unset. A NaN maximum among them is kept
-    // (std::max would drop it), and so are ranges of NaN scores alone
-    // (maximum -inf, sum NaN: their weight is NaN): the row is NaN, as
-    // without split keys.
+    // scores, and its acc may be unset. A range of NaN scores alone (maximum
+    // -inf, sum NaN) makes the row NaN, as without split keys: its weight
+    // times its sum is 0 * NaN, or NaN when no range has a finite maximum.
+    // (A NaN maximum is kept, std::max would drop it; softmax_block never
+    // stores one.)
     float top = neg_inf;
     for (int64_t i = 0; i < splits; ++i) {
       const Partial part = partial_at(records, layout, first_task + i);

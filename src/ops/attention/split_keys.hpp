@@ -37,8 +37,8 @@ inline KeyRange key_range(int64_t split, int64_t keys_per_split, int64_t visible
 // aligned; a task's record is `bytes` long, task t's at t * bytes.
 struct PartialLayout {
   size_t acc;      // float [query_block, acc_ld]: unnormalized output
-  size_t row_max;  // float [query_block]; -inf: the range saw no key (acc unset)
-  size_t row_sum;  // float [query_block]
+  size_t row_max;  // float [query_block]
+  size_t row_sum;  // float [query_block]; 0: the range saw no key (acc unset)
   size_t bytes;
 };
 PartialLayout partial_layout(int64_t query_block, int64_t acc_ld);
