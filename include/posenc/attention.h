@@ -168,10 +168,11 @@
  *   causal masks and relative biases alike. An unclipped 1D table then has
  *   q_len + kv_len - 1 + P rows with P = max(max_b query_offsets[b], 0).
  * A row that sees no key (past kv_lengths, causal, or masked by -inf)
- * is zeros (but see NaN inputs below). A query block's keys are computed in multiples of 32 (within
- * kv_len): the scores of up to 31 keys past kv_lengths[b] are computed from
- * their k rows and dropped, and their v rows never reach the outputs, so
- * the padding may hold anything, NaN included (a cache's unwritten rows).
+ * is zeros (but see NaN inputs below). A query block's keys are computed
+ * in multiples of 32 (within kv_len): the scores of up to 31 keys past
+ * kv_lengths[b] are computed from their k rows and dropped, and their v
+ * rows never reach the outputs, so the padding may hold anything, NaN
+ * included (a cache's unwritten rows).
  * Rows past kv_lengths[b] up to kv_len may also be read by the copy that
  * packs a kv head's keys and values, and not used. The q rows past
  * q_lengths[b] in the block of the last one are read but not used. Nothing

@@ -353,10 +353,10 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     torch). causal: key j is seen by query i when j <= query_offset + i, so
     with query_offset 0 the mask is aligned top-left as torch's is_causal;
     kv_len - q_len aligns it bottom-right (decoding after a KV cache).
-    kv_lengths, q_lengths, query_offsets: [batch] int32 or int64. k and v may have fewer
-    heads than q (grouped-query). v may have another head size than q and k
-    (value_head_dim), which out and value_table then have. out_dtype:
-    default q's. workspace: a buffer
+    kv_lengths, q_lengths, query_offsets: [batch] int32 or int64. k and v
+    may have fewer heads than q (grouped-query). v may have another head
+    size than q and k (value_head_dim), which out and value_table then have.
+    out_dtype: default q's. workspace: a buffer
     of at least attention_workspace_size(...) bytes, or None. An empty batch,
     heads or queries axis gives an empty result, no keys a result of zeros.
 
