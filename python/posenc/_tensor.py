@@ -74,6 +74,19 @@ class View:
             raise TypeError(f"{name}: expected a torch tensor or a numpy array, "
                             f"got {type(x).__name__}")
         self.obj, self.dtype, self.shape = x, dtype, tuple(x.shape)
+        if 0 in self.shape:
+            # No element is ever reached by a stride: given the dense ones,
+            # where numpy may give 0 (which reads as a broadcast axis).
+            self.strides = _dense_strides(self.shape)
+
+
+def _dense_strides(shape):
+    """The element strides of a row-major array of `shape`."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
 
 
 def _row_major(shape, strides):

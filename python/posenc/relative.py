@@ -52,7 +52,7 @@ def relative_logits_1d(q, table, keys=None, query_offset=0, clip=0, causal=False
     rows = tv.shape[-2]
     query_offset, clip = _abi.integer(query_offset, "query_offset"), _abi.integer(clip, "clip")
     if keys is not None:
-        keys = _abi.integer(keys, "keys")
+        keys = _abi.count(keys, "keys")
     else:
         if clip:
             raise ValueError("keys: needed with a clipped table")

@@ -197,8 +197,16 @@ def test_rope_qk_with_one_side_empty_rotates_the_other():
 
 def test_empty_numpy_arrays_are_dense():
     """numpy gives an array without elements strides of 0; it is read as
-    dense, as torch's is_contiguous calls such a tensor."""
+    dense, as torch's is_contiguous calls such a tensor, also where another
+    tensor of the call is passed with its strides (q, v and out here)."""
     q, k = np.zeros((1, 4, 5, 8), np.float32), np.zeros((1, 2, 0, 8), np.float32)
     assert np.array_equal(posenc.attention(q, k, k), np.zeros((1, 4, 5, 8), np.float32))
+    q_bthd = np.ones((1, 5, 4, 8), np.float32).transpose(0, 2, 1, 3)
+    for keys in (k, torch.from_numpy(k)):
+        assert np.array_equal(posenc.attention(q_bthd, keys, keys),
+                              np.zeros((1, 4, 5, 8), np.float32))
+    v = np.ones((1, 3, 2, 8), np.float32).transpose(0, 2, 1, 3)
+    out = np.zeros((1, 2, 0, 8), np.float32)
+    assert posenc.attention(np.zeros((1, 2, 0, 8), np.float32), v, v, out=out) is out
     assert posenc.attention(q[:0], q[:0], q[:0]).shape == (0, 4, 5, 8)
     assert posenc.add_sinusoid(np.zeros((0, 3, 6), np.float32)).shape == (0, 3, 6)

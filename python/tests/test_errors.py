@@ -132,6 +132,8 @@ def test_tables_are_checked_against_the_sizes_posenc_reads():
         (r"table: expected 5 rows \(2 clip \+ 1\), got 7",
          lambda: posenc.relative_logits_1d(q, torch.randn(7, 4), keys=6, clip=2)),
         ("table: 4 rows, fewer than", lambda: posenc.relative_logits_1d(q, torch.randn(4, 4))),
+        ("keys: must be >= 0, got -1",
+         lambda: posenc.relative_logits_1d(q, torch.randn(5, 4), keys=-1, clip=2, out=out)),
         ("row_table: expected 2.2-1 = 3 rows, got 5", lambda: posenc.relative_logits_2d(
             q, torch.randn(5, 4), torch.randn(5, 4), 2, 3)),
         ("column_table: expected 2.3-1 = 5 rows, got 3",

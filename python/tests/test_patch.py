@@ -395,6 +395,80 @@ def test_inputs_posenc_does_not_take_fall_back():
                                        atol=0)
 
 
+def test_masks_posenc_does_not_add_as_timm_does_fall_back():
+    """timm adds Swin's mask and BEiT's shared_rel_pos_bias to the scores,
+    a bool one as 0 and 1 (not as torch's attn_mask reads it): the original
+    forward, exactly."""
+    torch.manual_seed(0)
+    swin = randomize_bias_tables(timm_swin.WindowAttention(16, num_heads=2,
+                                                           window_size=(3, 4))).eval()
+    beit = randomize_bias_tables(timm_beit.Attention(16, num_heads=2, qkv_bias=True,
+                                                     window_size=(3, 3))).eval()
+    cases = [(swin, torch.randn(4, 12, 16), "mask", torch.rand(2, 12, 12) < 0.7),
+             (beit, torch.randn(2, 10, 16), "shared_rel_pos_bias", torch.rand(2, 10, 10) < 0.7)]
+    for module, x, name, mask in cases:
+        reference = copy.deepcopy(module)
+        posenc_torch.patch(module)
+        with torch.no_grad():
+            torch.testing.assert_close(module(x, **{name: mask}), reference(x, **{name: mask}),
+                                       rtol=0, atol=0)
+        posenc_torch.unpatch(module)
+
+
+def test_beit_shared_bias_that_torch_would_not_broadcast_is_timm_refusal():
+    """A batch of 2 biases for 4 inputs: timm's addition refuses it, where
+    posenc's mask would read item b's as b % 2."""
+    module = timm_beit.Attention(16, num_heads=2, qkv_bias=True, window_size=(3, 3)).eval()
+    posenc_torch.patch(module)
+    with torch.no_grad(), pytest.raises(RuntimeError, match="must match the size"):
+        module(torch.randn(4, 10, 16), shared_rel_pos_bias=torch.randn(2, 2, 10, 10))
+
+
+def test_autocast_and_global_forward_hooks_fall_back():
+    """Under torch.autocast timm's layers run in its dtype, and global
+    forward hooks run on the BoTNet block's qkv convolution (which posenc
+    runs itself): the original forward, exactly."""
+    torch.manual_seed(0)
+    module = timm_botnet.BottleneckAttn(8, 16, feat_size=(4, 5), num_heads=2).eval()
+    reference = copy.deepcopy(module)
+    posenc_torch.patch(module)
+    x = torch.randn(2, 8, 4, 5)
+    with torch.no_grad():
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            actual, expected = module(x), reference(x)
+        assert actual.dtype == torch.bfloat16
+        torch.testing.assert_close(actual, expected, rtol=0, atol=0)
+        hook = torch.nn.modules.module.register_module_forward_hook(
+            lambda m, inputs, out: out * 1.5 if isinstance(m, torch.nn.Conv2d) else None)
+        try:
+            actual, expected = module(x), reference(x)
+        finally:
+            hook.remove()
+        torch.testing.assert_close(actual, expected, rtol=0, atol=0)
+
+
+@pytest.mark.skipif(not hasattr(torch.nn.functional, "scaled_dot_product_attention"),
+                    reason="timm's fused path needs torch 2")
+def test_fused_path_scale_is_sdpa_default():
+    """timm's fused path (fused_attn) scales by head_dim^-1/2 whatever
+    module.scale says; the explicit path reads module.scale."""
+    torch.manual_seed(0)
+    cases = [(timm_sam.Attention(16, num_heads=2, use_rel_pos=True, input_size=(3, 4)),
+              torch.randn(2, 3, 4, 16)),
+             (timm_swin.WindowAttention(16, num_heads=2, window_size=(3, 4)),
+              torch.randn(2, 12, 16)),
+             (timm_beit.Attention(16, num_heads=2, window_size=(3, 3)), torch.randn(2, 10, 16))]
+    for module, x in cases:
+        for fused in (True, False):
+            module = randomize_bias_tables(randomize_position_tables(module)).eval()
+            module.fused_attn, module.scale = fused, 0.1
+            reference = copy.deepcopy(module)
+            posenc_torch.patch(module)
+            with torch.no_grad():
+                torch.testing.assert_close(module(x), reference(x), rtol=1e-5, atol=1e-5)
+            posenc_torch.unpatch(module)
+
+
 def test_patched_models_copy_pickle_and_save(tmp_path):
     torch.manual_seed(0)
     model = torch.nn.Sequential(

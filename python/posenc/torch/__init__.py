@@ -25,8 +25,9 @@ attribute such as a wrapper, among them: posenc would skip it). A patched
 module falls back to its original forward in
 training mode, when autograd would record it (grad enabled and the input or
 a parameter requires grad: run inference under torch.no_grad() or
-torch.inference_mode()), and for inputs posenc does not take (not on the
-CPU, or neither float32 nor bfloat16). A module is checked when it is
+torch.inference_mode()), under torch.autocast, and for inputs posenc does
+not take (an input or mask not on the CPU, or neither float32 nor
+bfloat16). A module is checked when it is
 patched: a Swin or BEiT index or SAM's rope changed afterwards is not seen
 until it is unpatched and patched again. A patched model can be copied,
 pickled and saved as it is. dtype=torch.bfloat16 runs the attention in bf16
@@ -85,13 +86,25 @@ def _needs_autograd(module, inputs):
         any(p.requires_grad for p in module.parameters())
 
 
+def _autocast():
+    """Whether torch.autocast is on for the CPU (its layers would then run
+    in its dtype, which posenc does not follow)."""
+    try:
+        return torch.is_autocast_enabled("cpu")
+    except TypeError:  # before torch 2.4
+        return torch.is_autocast_cpu_enabled()
+
+
 def _forward(module, kind, dtype, x, *args, **kwargs):
     """The patched forward; the extra arguments are those of the module's own
-    (Swin's mask, BEiT's shared_rel_pos_bias). Plain arguments only (the
-    kind, not its implementation's Python module), so that a patched model
-    can be copied, pickled and saved."""
-    if module.training or not x.is_cpu or x.dtype not in _INPUT_DTYPES or \
-            _needs_autograd(module, (x,) + args + tuple(kwargs.values())):
+    (Swin's mask, BEiT's shared_rel_pos_bias: timm adds them to the scores,
+    as posenc adds a float32 or bfloat16 mask, but a bool one as 0 and 1).
+    Plain arguments only (the kind, not its implementation's Python
+    module), so that a patched model can be copied, pickled and saved."""
+    inputs = (x,) + args + tuple(kwargs.values())
+    if module.training or _autocast() or \
+            any(isinstance(t, torch.Tensor) and (not t.is_cpu or t.dtype not in _INPUT_DTYPES)
+                for t in inputs) or _needs_autograd(module, inputs):
         return original_forward(module)(x, *args, **kwargs)
     return _IMPLEMENTATIONS[kind].forward(module, dtype, x, *args, **kwargs)
 

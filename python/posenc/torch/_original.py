@@ -33,6 +33,13 @@ def original_forward(module):
     return type(module).forward.__get__(module)
 
 
+def original_scale(module, head_dim):
+    """The scale of q k^T in the module's original forward: timm's fused path
+    (fused_attn, scaled_dot_product_attention's default) is head_dim^-1/2
+    whatever module.scale says; its explicit path reads module.scale."""
+    return head_dim ** -0.5 if getattr(module, "fused_attn", False) else module.scale
+
+
 def restore(module):
     """Gives a patched module its class's forward back."""
     del module.__dict__[_PATCHED]

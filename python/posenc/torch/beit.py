@@ -9,12 +9,13 @@ runs as timm writes it. A shared_rel_pos_bias (the model's
 use_shared_rel_pos_bias: [heads, N, N]; any shape broadcast to [B, heads, N,
 N]) is added after the module's own bias: posenc's mask, read in place.
 timm's fused path (SDPA with the biases as attn_mask) and its explicit one
-compute the same.
+compute the same, but for the scale, as in swin.py.
 """
 import torch
 import torch.nn.functional as F
 
 from . import _ops
+from ._original import original_forward, original_scale
 from .swin import index_mismatch
 
 
@@ -27,8 +28,14 @@ def cannot_reproduce(module):
 
 def forward(module, dtype, x, shared_rel_pos_bias=None):
     """The patched forward: x [B, N, C], shared_rel_pos_bias broadcast to
-    [B, heads, N, N] or None."""
+    [B, heads, N, N] or None. One that torch would not broadcast so (a
+    batch other than 1 and B, which posenc would read as items b % its
+    batch; more than 4 axes) goes to timm's forward."""
     batch, tokens, channels = x.shape
+    shared = shared_rel_pos_bias
+    if shared is not None and (shared.dim() > 4 or
+                               (shared.dim() == 4 and shared.shape[0] not in (1, batch))):
+        return original_forward(module)(x, shared)
     run_dtype = dtype or x.dtype
     if module.q_bias is None:
         qkv = module.qkv(x)
@@ -50,6 +57,6 @@ def forward(module, dtype, x, shared_rel_pos_bias=None):
     if mask is not None:  # attention broadcasts every axis as timm adds it but the keys'
         mask = mask.expand(*mask.shape[:-1], tokens)
     out = _ops.attention_table_2d(q, k, v, table, window, table is not None, mask,
-                                  module.scale, x.dtype)
+                                  original_scale(module, q.shape[-1]), x.dtype)
     out = module.proj(out.reshape(batch, tokens, channels))
     return module.proj_drop(out)

@@ -13,6 +13,15 @@ from . import _ops
 from ._original import original_forward
 
 
+def _global_hooks():
+    """Whether forward hooks of every module are registered
+    (torch.nn.modules.module.register_module_forward_hook and _pre_hook):
+    timm's forward would run them on qkv and pool, which run in posenc."""
+    module = torch.nn.modules.module
+    return bool(getattr(module, "_global_forward_hooks", None) or
+                getattr(module, "_global_forward_pre_hooks", None))
+
+
 def _qkv_is_plain(qkv):
     """Whether qkv computes what its weight and bias say: an nn.Conv2d itself
     (not a subclass such as timm's StdConv2d), 1x1, stride 1, no groups,
@@ -35,10 +44,12 @@ def cannot_reproduce(module):
 
 def forward(module, dtype, x):
     """The patched forward; other map sizes go to timm's (which refuses
-    them), and so does a qkv given hooks or replaced after patching."""
+    them), and so does a qkv given hooks or replaced after patching, and
+    every call while global forward hooks are registered."""
     batch, channels, height, width = x.shape
     pos = module.pos_embed
-    if (height, width) != (pos.height, pos.width) or not _qkv_is_plain(module.qkv):
+    if (height, width) != (pos.height, pos.width) or not _qkv_is_plain(module.qkv) or \
+            _global_hooks():
         return original_forward(module)(x)
     run_dtype = dtype or x.dtype
     weight = module.qkv.weight.reshape(module.qkv.weight.shape[0], channels)

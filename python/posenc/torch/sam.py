@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _ops
+from ._original import original_scale
 
 
 def _table(rel_pos, size, dtype):
@@ -51,7 +52,8 @@ def forward(module, dtype, x):
     if module.use_rel_pos:
         table_h = _table(module.rel_pos_h, height, run_dtype)
         table_w = _table(module.rel_pos_w, width, run_dtype)
-    out = _ops.attention_2d(q, k, v, table_h, table_w, module.scale, False, x.dtype, True)
+    out = _ops.attention_2d(q, k, v, table_h, table_w, original_scale(module, head_dim), False,
+                            x.dtype, True)
     out = module.proj(out.view(batch, tokens, channels))
     proj_drop = getattr(module, "proj_drop", None)
     if proj_drop is not None:

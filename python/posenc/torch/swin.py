@@ -10,11 +10,13 @@ key (relative_position_index): posenc's TABLE_2D as the table is stored. The
 shifted windows' mask [nW, N, N] (0 or -100) is posenc's mask with
 mask_batch nW, batch item b reading mask b % nW. timm's fused path (SDPA
 with the bias and mask as attn_mask) and its explicit one (q * scale @ k^T
-+ bias + mask) compute the same.
++ bias + mask) compute the same, but that the fused one's scale is
+head_dim^-1/2 whatever module.scale says (original_scale).
 """
 import torch
 
 from . import _ops
+from ._original import original_scale
 
 
 def relative_position_index(window_height, window_width, class_token=False):
@@ -74,6 +76,6 @@ def forward(module, dtype, x, mask=None):
         mask = mask.reshape(mask.shape[0], 1, tokens, tokens).contiguous()
     table = module.relative_position_bias_table.to(run_dtype).contiguous()
     out = _ops.attention_table_2d(q, k, v, table, list(module.window_size), False, mask,
-                                  module.scale, x.dtype)
+                                  original_scale(module, q.shape[-1]), x.dtype)
     out = module.proj(out.reshape(windows, tokens, -1))
     return module.proj_drop(out)
