@@ -29,8 +29,9 @@ torch.inference_mode()), under torch.autocast, and for inputs posenc does
 not take (an input or mask not on the CPU, or neither float32 nor
 bfloat16). A module is checked when it is
 patched: a Swin or BEiT index or SAM's rope changed afterwards is not seen
-until it is unpatched and patched again. A patched model can be copied,
-pickled and saved as it is. dtype=torch.bfloat16 runs the attention in bf16
+until it is unpatched and patched again. A patched model can be deep-copied,
+pickled and saved as it is (a shallow copy.copy's forward stays the
+original module's). dtype=torch.bfloat16 runs the attention in bf16
 (outputs keep the input's dtype); None runs it in the input's dtype.
 posenc's threads follow torch.get_num_threads() (posenc.set_default_context
 overrides it).
