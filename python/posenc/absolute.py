@@ -10,11 +10,14 @@ def _layout(layout):
 
 
 def _table_output(out, dtype, shape):
-    """A table's output: `out` (its own dtype) or a new one of `dtype`."""
-    if out is not None:
-        return _tensor.output(out, None, shape,
-                              _tensor.view(out, "out", kinds=_tensor.FLOATS).dtype)
+    """A table's output: `out` (its own dtype, which a dtype given must be)
+    or a new one of `dtype`."""
     like, code = _tensor.result_kind(dtype)
+    if out is not None:
+        out_code = _tensor.view(out, "out", kinds=_tensor.FLOATS).dtype
+        if dtype is not None and code != out_code:
+            raise TypeError(f"dtype: {dtype} is not out's dtype")
+        return _tensor.output(out, None, shape, out_code)
     return _tensor.output(None, like, shape, code)
 
 

@@ -98,14 +98,24 @@ def kind_fields(kind, table, heads=None, window=None, class_token=False, max_dis
     return f
 
 
+def _float32_result(dtype):
+    """result_kind's `like` for a result that is float32: another dtype is
+    refused, not ignored."""
+    like, code = _tensor.result_kind(dtype)
+    if code != _abi.F32:
+        raise TypeError(f"dtype: the result is float32, got {dtype}")
+    return like
+
+
 def position_bias(kind, table=None, *, heads=None, q_len=None, kv_len=None, query_offset=0,
                   window=None, class_token=False, max_distance=None, num_buckets=None,
                   bidirectional=None, out=None, dtype=None, context=None):
     """The dense bias [heads, q_len, kv_len] of `kind` (see the module's
     doc). q_len defaults to the window's tokens (table_2d), kv_len to
-    q_len; heads to the table's. dtype (a torch dtype: a torch result) only
-    matters for alibi without slopes; the result is otherwise of the kind
-    of `table` (a torch tensor or a numpy array)."""
+    q_len; heads to the table's. The result is float32 (a dtype other than
+    float32 is refused); dtype (a torch dtype: a torch result) only matters
+    for alibi without slopes, the result being otherwise of the kind of
+    `table` (a torch tensor or a numpy array)."""
     kind_name = str(kind).lower()
     code = _abi.enum_value(_abi.POSITION_BIAS_KIND, kind_name, "kind")
     tv = None if table is None else _tensor.dense(table, "table", None, _tensor.F32_ONLY)
@@ -123,10 +133,9 @@ def position_bias(kind, table=None, *, heads=None, q_len=None, kv_len=None, quer
     desc.window_height, desc.window_width = f.window
     desc.class_token, desc.max_distance = f.class_token, f.max_distance
     desc.num_buckets, desc.bidirectional = f.num_buckets, f.bidirectional
+    like = _float32_result(dtype)
     if tv is not None:
         like = table
-    else:
-        like, _ = _tensor.result_kind(dtype)
     o = _tensor.output(out, like, (f.heads, q_len, kv_len), _abi.F32)
     check(lib.posenc_position_bias(handle(context), ctypes.byref(desc),
                                    None if tv is None else tv.ptr, o.ptr))
@@ -134,11 +143,10 @@ def position_bias(kind, table=None, *, heads=None, q_len=None, kv_len=None, quer
 
 
 def alibi_slopes(heads, dtype=None, out=None):
-    """ALiBi's standard slopes [heads] (float32; a torch tensor for a torch
-    dtype, else numpy)."""
+    """ALiBi's standard slopes [heads] (float32, another dtype refused; a
+    torch tensor for a torch dtype, else numpy)."""
     heads = _abi.count(heads, "heads")
-    like, _ = _tensor.result_kind(dtype)
-    o = _tensor.output(out, like, (heads,), _abi.F32)
+    o = _tensor.output(out, _float32_result(dtype), (heads,), _abi.F32)
     check(lib.posenc_alibi_slopes(heads, o.ptr))
     return o.obj
 

@@ -53,6 +53,25 @@ def test_package_checks_name_the_argument():
         posenc.sinusoid_table(4, 8, layout="diagonal")
 
 
+def test_a_dtype_the_result_cannot_have_is_refused_not_ignored():
+    """Slopes and position biases are float32; a table given out is of
+    out's dtype."""
+    out = torch.full((3, 4), 7.0)
+    refusals = [
+        ("dtype: the result is float32", lambda: posenc.alibi_slopes(4, dtype=torch.bfloat16)),
+        ("dtype: the result is float32", lambda: posenc.alibi_slopes(4, dtype="bfloat16")),
+        ("dtype: the result is float32", lambda: posenc.position_bias(
+            "alibi", heads=2, q_len=3, kv_len=3, bidirectional=True, dtype=torch.bfloat16)),
+        ("dtype: torch.bfloat16 is not out's", lambda: posenc.sinusoid_table(
+            3, 4, dtype=torch.bfloat16, out=out)),
+    ]
+    for message, call in refusals:
+        with pytest.raises(TypeError, match=message):
+            call()
+    assert torch.equal(out, torch.full((3, 4), 7.0))
+    assert posenc.sinusoid_table(3, 4, dtype=torch.float32, out=out) is out
+
+
 
 def test_attention_options_are_checked_when_given():
     # A call without a bias, mask or lengths skips their fields: each option
