@@ -165,7 +165,8 @@
  * - q_lengths[b] in [0, q_len]: output rows i >= q_lengths[b] are zeros.
  * - query_offsets[b] (|value| <= 2^40): the position of query 0 of
  *   sequence b, in place of desc->query_offset (which must then be 0), for
- *   causal masks and relative biases alike. An unclipped 1D table then has
+ *   causal masks and the biases of distances alike (RELATIVE_2D's map
+ *   coordinates take no offset). An unclipped 1D table then has
  *   q_len + kv_len - 1 + P rows with P = max(max_b query_offsets[b], 0).
  * A row that sees no key (past kv_lengths, causal, or masked by -inf)
  * is zeros (but see NaN inputs below). A query block's keys are computed
