@@ -468,9 +468,10 @@ def test_fused_path_scale_is_sdpa_default():
               torch.randn(2, 12, 16)),
              (timm_beit.Attention(16, num_heads=2, window_size=(3, 3)), torch.randn(2, 10, 16))]
     for module, x in cases:
+        module = randomize_bias_tables(randomize_position_tables(module)).eval()
+        module.scale = 0.1
         for fused in (True, False):
-            module = randomize_bias_tables(randomize_position_tables(module)).eval()
-            module.fused_attn, module.scale = fused, 0.1
+            module.fused_attn = fused
             reference = copy.deepcopy(module)
             posenc_torch.patch(module)
             with torch.no_grad():

@@ -32,10 +32,10 @@ def forward(module, dtype, x, shared_rel_pos_bias=None):
     batch other than 1 and B, which posenc would read as items b % its
     batch; more than 4 axes) goes to timm's forward."""
     batch, tokens, channels = x.shape
-    shared = shared_rel_pos_bias
-    if shared is not None and (shared.dim() > 4 or
-                               (shared.dim() == 4 and shared.shape[0] not in (1, batch))):
-        return original_forward(module)(x, shared)
+    mask = shared_rel_pos_bias
+    if mask is not None and (mask.dim() > 4 or
+                             (mask.dim() == 4 and mask.shape[0] not in (1, batch))):
+        return original_forward(module)(x, mask)
     run_dtype = dtype or x.dtype
     if module.q_bias is None:
         qkv = module.qkv(x)
@@ -53,7 +53,6 @@ def forward(module, dtype, x, shared_rel_pos_bias=None):
     table, window = module.relative_position_bias_table, [0, 0]
     if table is not None:
         table, window = table.to(run_dtype).contiguous(), list(module.window_size)
-    mask = shared_rel_pos_bias
     if mask is not None:  # attention broadcasts every axis as timm adds it but the keys'
         mask = mask.expand(*mask.shape[:-1], tokens)
     out = _ops.attention_table_2d(q, k, v, table, window, table is not None, mask,
