@@ -43,14 +43,14 @@ def cannot_reproduce(module):
 
 
 def forward(module, dtype, x):
-    """The patched forward; other map sizes, or an input of another dtype
-    than qkv's weight, go to timm's (which refuses them), and so does a qkv
-    given hooks or replaced after patching, and every call while global
-    forward hooks are registered."""
+    """The patched forward; other map sizes, an empty batch, or an input of
+    another dtype than qkv's weight go to timm's (which refuses them), and so
+    does a qkv given hooks or replaced after patching, and every call while
+    global forward hooks are registered."""
     batch, channels, height, width = x.shape
     pos = module.pos_embed
-    if (height, width) != (pos.height, pos.width) or not _qkv_is_plain(module.qkv) or \
-            x.dtype != module.qkv.weight.dtype or _global_hooks():
+    if (height, width) != (pos.height, pos.width) or batch == 0 or \
+            not _qkv_is_plain(module.qkv) or x.dtype != module.qkv.weight.dtype or _global_hooks():
         return original_forward(module)(x)
     run_dtype = dtype or x.dtype
     weight = module.qkv.weight.reshape(module.qkv.weight.shape[0], channels)
