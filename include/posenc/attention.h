@@ -329,8 +329,9 @@ POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t 
  * value_head_dim): score blocks, and each thread's copy of one head's keys
  * and values in oneDNN's layout, at most 8 MiB; never with batch x heads x
  * q_len x kv_len; a decode step, q_len <= 16, whose keys are split across
- * tasks adds their partial results: fewer than 128 of q_len rows of about
- * value_head_dim floats; 0 for an empty call, above).
+ * tasks adds their partial results: fewer than 128 of at most 64 rows (q_len
+ * times the query heads computed together) of about value_head_dim floats;
+ * 0 for an empty call, above).
  * Valid as long as the context's thread count and ISA path are: a context
  * with num_threads 0 follows OpenMP's default, a NULL context the process's
  * ISA cap (posenc_set_max_isa). Errors: as posenc_attention for the desc,

@@ -348,7 +348,8 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     mask b % m: Swin's windows folded into the batch; torch would refuse an
     m other than 1 or batch), or fewer leading axes; an expanded (stride 0)
     axis is read in place. A row that sees no key (masked everywhere, past
-    kv_lengths, causal) is zeros, where torch gives NaN (one masked
+    kv_lengths, causal) is zeros, as torch's scaled_dot_product_attention
+    gives from torch 2.5, where an explicit softmax gives NaN (one masked
     everywhere whose scores hold a NaN of q, k or a table is NaN, as in
     torch). causal: key j is seen by query i when j <= query_offset + i, so
     with query_offset 0 the mask is aligned top-left as torch's is_causal;

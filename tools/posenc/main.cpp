@@ -49,8 +49,9 @@ void print_usage(std::FILE* to) {
   }
   std::fputs(
       "\n"
-      "environment: POSENC_MAX_ISA=avx512|avx2|baseline|neon caps posenc and\n"
-      "oneDNN; OMP_NUM_THREADS sets the default thread count.\n",
+      "environment: POSENC_MAX_ISA=avx512|avx2|baseline|neon caps posenc and,\n"
+      "on x86-64, oneDNN (auto: no cap); OMP_NUM_THREADS sets the default\n"
+      "thread count.\n",
       to);
 }
 

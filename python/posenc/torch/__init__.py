@@ -27,7 +27,13 @@ training mode, when autograd would record it (grad enabled and the input or
 a parameter requires grad: run inference under torch.no_grad() or
 torch.inference_mode()), under torch.autocast, and for inputs posenc does
 not take (an input or mask not on the CPU, or neither float32 nor
-bfloat16). A module is checked when it is
+bfloat16), and where timm's forward would refuse the call or run more than
+posenc does: a BottleneckAttn given another map size, an empty batch or an
+input of another dtype than its qkv weight, or called while global forward
+hooks are registered (they would run on its qkv convolution); a BEiT shared
+bias torch would not broadcast. A query whose mask row is -inf for every
+key gets attention output zeros, where timm's explicit softmax gives NaN.
+A module is checked when it is
 patched: a Swin or BEiT index or SAM's rope changed afterwards is not seen
 until it is unpatched and patched again. A patched model can be deep-copied,
 pickled and saved as it is (a shallow copy.copy's forward stays the
