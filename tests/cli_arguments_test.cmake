@@ -21,6 +21,14 @@ set(cases
   "bench|--isa|avx3=>--isa"
   "bench|--jsn=>'--jsn'"
   "viz|--length|zero=>--length"
+  "viz|--out\==>--out"
+  "viz|--base|0x10=>--base"
+  "viz|--base| 5=>--base"
+  "viz|--base|+5=>--base"
+  "viz|--base|inf=>--base"
+  "viz|--only|table|--table|t.f32|--table-dim|2=>--table: drawn in the similarity figure"
+  "viz|--only|similarity|--table|/nonexistent/t.f32|--table-dim|2=>--table: /nonexistent"
+  "viz|--only|similarity|--table|.|--table-dim|2=>--table: .: not a regular file"
   "info|-h|extra=>'-h'"
   "nosuch=>'nosuch'")
 foreach(case IN LISTS cases)
@@ -50,3 +58,11 @@ foreach(command IN ITEMS info demo check bench viz)
     endif()
   endforeach()
 endforeach()
+
+# Output that does not reach stdout (here a full disk) fails the command.
+execute_process(COMMAND ${POSENC} info OUTPUT_FILE /dev/full TIMEOUT 20
+                RESULT_VARIABLE status ERROR_VARIABLE error)
+if(NOT status EQUAL 1 OR NOT error MATCHES "cannot write the standard output")
+  message(FATAL_ERROR "posenc info >/dev/full: status ${status}, stderr '${error}' "
+                      "(expected status 1 and a message)")
+endif()

@@ -38,3 +38,44 @@ execute_process(COMMAND ${POSENC} viz --out ${OUT} --length zero
 if(NOT status EQUAL 2 OR NOT error MATCHES "--length")
   message(FATAL_ERROR "a bad option gave status ${status} and '${error}'")
 endif()
+
+# A --table of more rows than the figure takes (4096) is refused before it is
+# read, and before the output folder is made.
+set(big ${OUT}/big)
+string(REPEAT "????" 4097 rows)
+file(WRITE ${OUT}/rows4097.f32 "${rows}")
+execute_process(COMMAND ${POSENC} viz --out ${big} --table ${OUT}/rows4097.f32 --table-dim 1
+                RESULT_VARIABLE status ERROR_VARIABLE error)
+if(NOT status EQUAL 2 OR NOT error MATCHES "--table: .*4097 rows.*more than 4096" OR
+   EXISTS ${big})
+  message(FATAL_ERROR "a table of 4097 rows gave status ${status} and '${error}'")
+endif()
+
+# Every figure or none: a folder where the last figure goes fails the run
+# before any file is put in place, and an old figure stays as it was.
+set(taken ${OUT}/taken)
+file(MAKE_DIRECTORY ${taken}/relative_bias_cols.png)
+file(WRITE ${taken}/sinusoid_table.png "old")
+execute_process(COMMAND ${POSENC} viz --out ${taken} RESULT_VARIABLE status
+                OUTPUT_VARIABLE printed ERROR_VARIABLE error)
+file(READ ${taken}/sinusoid_table.png kept)
+file(GLOB written ${taken}/*.png ${taken}/*.partial)
+list(LENGTH written count)
+if(NOT status EQUAL 1 OR NOT error MATCHES "relative_bias_cols.png: a folder is there" OR
+   NOT printed STREQUAL "" OR NOT kept STREQUAL "old" OR NOT count EQUAL 2)
+  message(FATAL_ERROR "a folder in a figure's place gave status ${status}, '${error}', "
+                      "printed '${printed}', left ${written}")
+endif()
+
+# A write that fails (files limited to 512 bytes) names the system's reason
+# and leaves nothing behind.
+set(limited ${OUT}/limited)
+file(MAKE_DIRECTORY ${limited})
+execute_process(COMMAND sh -c "trap '' XFSZ; ulimit -f 1; exec \"$0\" viz --out \"$1\" --only table"
+                        ${POSENC} ${limited}
+                RESULT_VARIABLE status ERROR_VARIABLE error)
+file(GLOB written ${limited}/*)
+if(NOT status EQUAL 1 OR NOT error MATCHES "File too large" OR written)
+  message(FATAL_ERROR "a write past the file size limit gave status ${status}, '${error}', "
+                      "left ${written}")
+endif()

@@ -78,5 +78,60 @@ TEST(VizPng, FailedWriteLeavesNoPartialFile) {
   EXPECT_TRUE(fs::is_directory(path));
 }
 
+// A file or link already at the partial name is neither followed nor
+// replaced: the write fails naming it, and what the link points to is kept.
+TEST(VizPng, AnExistingPartialFileOrLinkIsNotWrittenThrough) {
+  const fs::path dir = fresh_dir("partial_link");
+  const fs::path path = dir / "p.png", victim = dir / "victim";
+  std::ofstream(victim) << "keep";
+  fs::create_symlink(victim, path.string() + ".partial");
+  try {
+    write_png(path.string(), pattern(2, 2));
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(".partial exists"), std::string::npos) << e.what();
+  }
+  std::string kept;
+  std::ifstream(victim) >> kept;
+  EXPECT_EQ(kept, "keep");
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_TRUE(fs::is_symlink(path.string() + ".partial"));
+}
+
+// A set is put in place whole or not at all: a folder at the second path
+// fails its stage, and the first path keeps its old contents.
+TEST(VizPng, AFailedSetLeavesEveryPathAsItWas) {
+  const fs::path dir = fresh_dir("set");
+  const fs::path first = dir / "a.png", second = dir / "b.png", third = dir / "c.png";
+  std::ofstream(first) << "old";
+  fs::create_directories(second);
+  {
+    PngFiles files;
+    files.stage(first.string(), pattern(3, 2));
+    EXPECT_THROW(files.stage(second.string(), pattern(3, 2)), std::runtime_error);
+  }
+  std::string kept;
+  std::ifstream(first) >> kept;
+  EXPECT_EQ(kept, "old");
+  EXPECT_TRUE(fs::is_directory(second));
+  EXPECT_FALSE(fs::exists(first.string() + ".partial"));
+
+  {  // Staged and dropped without commit: nothing changes either.
+    PngFiles files;
+    files.stage(third.string(), pattern(1, 1));
+    EXPECT_TRUE(fs::exists(third.string() + ".partial"));
+  }
+  EXPECT_FALSE(fs::exists(third));
+  EXPECT_FALSE(fs::exists(third.string() + ".partial"));
+
+  PngFiles files;
+  files.stage(first.string(), pattern(3, 2));
+  files.stage(third.string(), pattern(2, 3));
+  files.commit();
+  EXPECT_EQ(test::read_png(first.string()).width, 3);
+  EXPECT_EQ(test::read_png(third.string()).width, 2);
+  EXPECT_FALSE(fs::exists(first.string() + ".partial"));
+}
+
 }  // namespace
 }  // namespace posenc::viz

@@ -61,7 +61,7 @@ std::string write_file(const std::string& name, const std::vector<float>& values
 
 TEST(VizRawTable, LoadsRowsOfTheGivenDim) {
   const std::vector<float> values = random_table(6, 5, 3);
-  const RawTable t = load_raw_table(write_file("table.f32", values), 5);
+  const RawTable t = load_raw_table(write_file("table.f32", values), 5, 6);
   EXPECT_EQ(t.rows, 6);
   EXPECT_EQ(t.dim, 5);
   EXPECT_EQ(t.values, values);
@@ -69,16 +69,33 @@ TEST(VizRawTable, LoadsRowsOfTheGivenDim) {
 
 TEST(VizRawTable, RejectsBadFilesWithTheirPath) {
   const std::string ragged = write_file("ragged.f32", random_table(1, 7, 4));
-  EXPECT_THROW(load_raw_table(ragged, 5), std::runtime_error);
+  EXPECT_THROW(load_raw_table(ragged, 5, 100), std::runtime_error);
   const std::string empty = write_file("empty.f32", {});
-  EXPECT_THROW(load_raw_table(empty, 1), std::runtime_error);
+  EXPECT_THROW(load_raw_table(empty, 1, 100), std::runtime_error);
   const std::string nan = write_file("nan.f32", {1.0f, std::nanf("")});
-  EXPECT_THROW(load_raw_table(nan, 2), std::runtime_error);
+  EXPECT_THROW(load_raw_table(nan, 2, 100), std::runtime_error);
   try {
-    load_raw_table("/nonexistent/posenc_table.f32", 4);
+    load_raw_table("/nonexistent/posenc_table.f32", 4, 100);
     FAIL() << "expected an error";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/posenc_table.f32"), std::string::npos);
+  }
+}
+
+// Refused before anything is read: more rows than the caller takes (their
+// similarity figure would be rows x rows), and anything but a regular file
+// (a folder's size means nothing; a FIFO would block the read).
+TEST(VizRawTable, RejectsTooManyRowsAndFilesThatAreNotRegular) {
+  const std::string table = write_file("seven_rows.f32", random_table(7, 2, 5));
+  EXPECT_EQ(load_raw_table(table, 2, 7).rows, 7);
+  for (const std::string& path : {table, ::testing::TempDir()}) {
+    try {
+      load_raw_table(path, 2, 6);
+      FAIL() << "expected an error for " << path;
+    } catch (const std::runtime_error& e) {
+      const std::string why = path == table ? "more than 6" : "not a regular file";
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
   }
 }
 

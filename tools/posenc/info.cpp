@@ -25,8 +25,13 @@ int run_info(int, char**) {
   if (cap == POSENC_ISA_AUTO) {
     std::printf("  why: the best path the CPU supports (no cap; set POSENC_MAX_ISA to cap)\n");
   } else {
-    std::printf("  why: capped at %s by %s\n", posenc_isa_name(cap),
-                env != nullptr ? "POSENC_MAX_ISA" : "posenc_set_max_isa");
+    const char* by = env != nullptr ? "POSENC_MAX_ISA" : "posenc_set_max_isa";
+    if (best == cap) {
+      std::printf("  why: capped at %s by %s\n", posenc_isa_name(cap), by);
+    } else {
+      std::printf("  why: the best path the CPU supports, below the cap %s set by %s\n",
+                  posenc_isa_name(cap), by);
+    }
   }
   std::printf("\noneDNN %s\n", onednn_version_string());
   std::printf("  dispatches to: %s\n", onednn_isa_string());

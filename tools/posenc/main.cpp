@@ -1,4 +1,5 @@
 // posenc: command-line front end of the library.
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -66,9 +67,16 @@ const Command* find_command(const char* name) {
   return nullptr;
 }
 
-}  // namespace
+// status, unless what was printed to stdout did not all reach it (a full
+// disk, a closed pipe): then 1, with a message.
+int with_stdout_written(const char* command, int status) {
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+  std::fprintf(stderr, "posenc%s%s: cannot write the standard output: %s\n", *command ? " " : "",
+               command, std::strerror(errno));
+  return 1;
+}
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   if (argc < 2 || is_help(argv[1])) {
     print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
@@ -101,4 +109,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "posenc %s: %s\n", name, e.what());
     return 1;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int status = run(argc, argv);
+  return with_stdout_written(argc >= 2 && find_command(argv[1]) ? argv[1] : "", status);
 }

@@ -18,19 +18,24 @@ int run_viz(int argc, char** argv) {
     print_viz_help();
     return 0;
   }
+  // Every figure is computed (and --table read) before the folder is made,
+  // and every file written before any is put in place.
+  std::vector<NamedFigure> figures = absolute_figures(options);
+  for (NamedFigure& figure : relative_figures(options)) figures.push_back(std::move(figure));
+  std::vector<std::string> paths;
   try {
     std::filesystem::create_directories(options.out_dir);
-    std::vector<NamedFigure> figures = absolute_figures(options);
-    for (NamedFigure& figure : relative_figures(options)) figures.push_back(std::move(figure));
+    viz::PngFiles files;
     for (const NamedFigure& figure : figures) {
-      const std::string path = options.out_dir + "/" + options.prefix + figure.file;
-      viz::write_png(path, viz::render_heatmap(figure.heatmap));
-      std::printf("%s\n", path.c_str());
+      paths.push_back(options.out_dir + "/" + options.prefix + figure.file);
+      files.stage(paths.back(), viz::render_heatmap(figure.heatmap));
     }
+    files.commit();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "posenc viz: %s\n", e.what());
     return 1;
   }
+  for (const std::string& path : paths) std::printf("%s\n", path.c_str());
   return 0;
 }
 

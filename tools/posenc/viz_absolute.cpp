@@ -2,8 +2,10 @@
 // position-wise cosine similarity of encodings (Wang and Chen 2020).
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 
+#include "arguments.hpp"
 #include "posenc/posenc.hpp"
 #include "viz/raw_table.hpp"
 #include "viz/similarity.hpp"
@@ -30,6 +32,15 @@ viz::Heatmap similarity_heatmap(const float* table, int64_t rows, int64_t dim,
   for (float v : h.values) lo = std::min(lo, v);
   h.scale = {&viz::ColorMap::sequential(), lo < 1.0f ? double(lo) : 0.0, 1.0};
   return h;
+}
+
+// A bad --table file is a bad argument.
+viz::RawTable load_table(const VizOptions& o) {
+  try {
+    return viz::load_raw_table(o.table_path, o.table_dim, kMaxVizLength);
+  } catch (const std::runtime_error& e) {
+    throw BadArgument(std::string("--table: ") + e.what());
+  }
 }
 
 }  // namespace
@@ -62,7 +73,7 @@ std::vector<NamedFigure> absolute_figures(const VizOptions& o) {
          similarity_heatmap(table.data(), o.length, o.dim,
                             "cosine similarity of the sinusoid, " + shape_text(o.length, o.dim))});
     if (!o.table_path.empty()) {
-      const viz::RawTable learned = viz::load_raw_table(o.table_path, o.table_dim);
+      const viz::RawTable learned = load_table(o);
       const std::string name = o.table_path.substr(o.table_path.find_last_of('/') + 1);
       figures.push_back({"table_similarity.png",
                          similarity_heatmap(learned.values.data(), learned.rows, learned.dim,

@@ -1,5 +1,6 @@
 #include "viz_options.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 
@@ -11,10 +12,15 @@ namespace {
 
 const std::set<std::string> kGroups = {"table", "similarity", "logits", "bias"};
 
+// A decimal number: strtod alone would also take leading blanks, a '+',
+// hexadecimal, inf and nan.
 double parse_base(const std::string& text) {
+  const bool decimal = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) ||
+                                         text[0] == '.') &&
+                       text.find_first_not_of("0123456789.eE+-") == std::string::npos;
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !is_frequency_base(value)) {
+  if (!decimal || *end != '\0' || !is_frequency_base(value)) {
     throw BadArgument("--base: expected a finite number >= 2^-64 other than 1, got '" + text +
                       "'");
   }
@@ -45,13 +51,14 @@ void parse_only(const std::string& text, VizOptions& o) {
 
 void apply(const std::string& name, const std::string& value, VizOptions& o) {
   if (name == "--out") {
+    if (value.empty()) throw BadArgument("--out: expected a folder, got ''");
     o.out_dir = value;
   } else if (name == "--prefix") {
     o.prefix = value;
   } else if (name == "--only") {
     parse_only(value, o);
   } else if (name == "--length") {
-    o.length = parse_int(name, value, 1, 4096);
+    o.length = parse_int(name, value, 1, kMaxVizLength);
   } else if (name == "--dim") {
     o.dim = parse_int(name, value, 1, 8192);
   } else if (name == "--base") {
@@ -104,6 +111,9 @@ void finish(VizOptions& o) {
   }
   if (o.table_path.empty() != (o.table_dim == 0)) {
     throw BadArgument("--table and --table-dim go together");
+  }
+  if (!o.table_path.empty() && !o.only.empty() && !o.only.count("similarity")) {
+    throw BadArgument("--table: drawn in the similarity figure, which --only leaves out");
   }
 }
 
@@ -165,11 +175,13 @@ void print_viz_help() {
       "                     matrix is constant along diagonals) or independent\n"
       "                     (a random q per query) (default: shared)\n"
       "  --seed S           random seed for q and the tables (default: 1)\n"
-      "  --table FILE       a learned table as raw float32 [rows, D] (numpy tofile)\n"
+      "  --table FILE       a learned table as raw float32 [rows, D] (numpy tofile),\n"
+      "                     at most 4096 rows, for the similarity figure\n"
       "  --table-dim D      its D (required with --table)\n"
       "  -h, --help         this text\n"
       "\n"
-      "exit status: 0 on success, 1 if a file could not be written, 2 on bad options.");
+      "exit status: 0 on success, 1 if a file could not be written (then none is),\n"
+      "2 on bad options (a --table file that cannot be read among them).");
 }
 
 }  // namespace posenc::cli

@@ -9,6 +9,10 @@
 
 namespace posenc::cli {
 
+// The most positions a figure shows: --length's bound, and the rows of a
+// --table (its similarity figure is rows x rows).
+constexpr int64_t kMaxVizLength = 4096;
+
 struct VizOptions {
   std::string out_dir = ".";
   std::string prefix;                 // prepended to every file name

@@ -1,11 +1,16 @@
 #include "png_writer.hpp"
 
+#include <fcntl.h>
 #include <png.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
+#include <system_error>
 
 namespace posenc::viz {
 namespace {
@@ -14,9 +19,14 @@ struct ErrorSlot {
   char message[256];
 };
 
+// libpng's "Write Error" comes from a failed fwrite, whose errno says why.
 [[noreturn]] void on_png_error(png_structp png, png_const_charp message) {
   auto* slot = static_cast<ErrorSlot*>(png_get_error_ptr(png));
-  std::snprintf(slot->message, sizeof slot->message, "%s", message);
+  if (errno != 0) {
+    std::snprintf(slot->message, sizeof slot->message, "%s (%s)", message, std::strerror(errno));
+  } else {
+    std::snprintf(slot->message, sizeof slot->message, "%s", message);
+  }
   png_longjmp(png, 1);
 }
 
@@ -55,15 +65,28 @@ bool encode(std::FILE* file, const Image& image, ErrorSlot& slot) {
   return true;
 }
 
-}  // namespace
+std::string partial_path(const std::string& path) { return path + ".partial"; }
 
-void write_png(const std::string& path, const Image& image) {
-  const std::string partial = path + ".partial";
-  std::FILE* file = std::fopen(partial.c_str(), "wb");
+[[noreturn]] void fail(const std::string& path, const std::string& why) {
+  throw std::runtime_error("cannot write " + path + ": " + why);
+}
+
+// Encodes image into a file created at partial, which must not exist (O_EXCL
+// also refuses a link there rather than follow it).
+void encode_new_file(const std::string& partial, const std::string& path, const Image& image) {
+  const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    fail(path, errno == EEXIST ? partial + " exists (left by another run?)" : std::strerror(errno));
+  }
+  std::FILE* file = ::fdopen(fd, "wb");
   if (!file) {
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+    const int open_errno = errno;
+    ::close(fd);
+    std::remove(partial.c_str());
+    fail(path, std::strerror(open_errno));
   }
   ErrorSlot slot{};
+  errno = 0;
   const bool encoded = encode(file, image, slot);
   const bool flushed = std::fflush(file) == 0 && !std::ferror(file);
   const int flush_errno = errno;
@@ -73,13 +96,52 @@ void write_png(const std::string& path, const Image& image) {
     failure = std::string("libpng: ") + slot.message;
   } else if (!flushed || !closed) {
     failure = std::strerror(flushed ? errno : flush_errno);
-  } else if (std::rename(partial.c_str(), path.c_str()) != 0) {
-    failure = std::strerror(errno);
   }
   if (!failure.empty()) {
     std::remove(partial.c_str());
-    throw std::runtime_error("cannot write " + path + ": " + failure);
+    fail(path, failure);
   }
+}
+
+}  // namespace
+
+PngFiles::~PngFiles() { remove_partial_files(); }
+
+void PngFiles::remove_partial_files() noexcept {
+  for (const std::string& path : staged_) std::remove(partial_path(path).c_str());
+  staged_.clear();
+}
+
+void PngFiles::stage(const std::string& path, const Image& image) {
+  try {
+    std::error_code error;
+    if (std::filesystem::is_directory(std::filesystem::symlink_status(path, error))) {
+      fail(path, "a folder is there");
+    }
+    encode_new_file(partial_path(path), path, image);
+  } catch (...) {
+    remove_partial_files();
+    throw;
+  }
+  staged_.push_back(path);
+}
+
+void PngFiles::commit() {
+  for (size_t i = 0; i < staged_.size(); ++i) {
+    if (std::rename(partial_path(staged_[i]).c_str(), staged_[i].c_str()) != 0) {
+      const std::string path = staged_[i], why = std::strerror(errno);
+      staged_.erase(staged_.begin(), staged_.begin() + std::ptrdiff_t(i));
+      remove_partial_files();
+      fail(path, why);
+    }
+  }
+  staged_.clear();
+}
+
+void write_png(const std::string& path, const Image& image) {
+  PngFiles file;
+  file.stage(path, image);
+  file.commit();
 }
 
 }  // namespace posenc::viz

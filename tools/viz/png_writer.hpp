@@ -1,15 +1,39 @@
-// Writes an Image as an 8-bit RGB PNG through libpng.
+// Writes Images as 8-bit RGB PNG files through libpng, all of a set or none.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "image.hpp"
 
 namespace posenc::viz {
 
-// Encodes into "<path>.partial" and renames it to path once complete, so a
-// failure never leaves a partial file at path. Throws std::runtime_error
-// naming the path and the cause (the system's or libpng's message).
+// The PNG files of one command, put in place together: stage() encodes each
+// into a new "<path>.partial" (an existing file or link of that name is an
+// error, never followed or replaced) and commit() renames them all to their
+// paths. A failed stage(), or a set destroyed before commit(), removes every
+// partial file and leaves the paths as they were (a rename failing in
+// commit(), once stage() has refused folders, leaves the files before it in
+// place). Errors throw std::runtime_error naming the path and the cause (the
+// system's or libpng's message).
+class PngFiles {
+ public:
+  PngFiles() = default;
+  PngFiles(const PngFiles&) = delete;
+  PngFiles& operator=(const PngFiles&) = delete;
+  ~PngFiles();
+
+  // A folder at path is refused here, before anything is renamed.
+  void stage(const std::string& path, const Image& image);
+  void commit();
+
+ private:
+  void remove_partial_files() noexcept;
+
+  std::vector<std::string> staged_;  // the final paths
+};
+
+// One file, as a set of one.
 void write_png(const std::string& path, const Image& image);
 
 }  // namespace posenc::viz

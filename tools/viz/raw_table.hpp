@@ -16,8 +16,9 @@ struct RawTable {
 };
 
 // rows = file size / (4 * dim). Throws std::runtime_error naming the path if
-// the file cannot be read, is empty, its size is not a multiple of 4 * dim,
-// or a value is not finite.
-RawTable load_raw_table(const std::string& path, int64_t dim);
+// the file is not a regular file or cannot be read, is empty, its size is
+// not a multiple of 4 * dim, it has more than max_rows rows (checked before
+// reading), or a value is not finite.
+RawTable load_raw_table(const std::string& path, int64_t dim, int64_t max_rows);
 
 }  // namespace posenc::viz
