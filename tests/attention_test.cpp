@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "attention_tensors.hpp"
@@ -177,6 +179,17 @@ std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
 posenc_attention_desc desc(int64_t heads, int64_t q_len, int64_t kv_len, int64_t head_dim,
                            int64_t batch = 1) {
   return attention_desc(batch, heads, q_len, kv_len, head_dim);
+}
+
+// q, k and v as strided views of one packed buffer of kv_len tokens per
+// batch item (the queries its first q_len), out dense in out_layout: the
+// strides of packed_qkv_desc, for decode-sized q_len too.
+posenc_attention_desc packed_views(posenc_attention_desc d, posenc_attention_layout out_layout) {
+  const PackedQkv packed = posenc::packed_qkv(d.kv_len, d.heads, kv_heads_of(d), d.head_dim);
+  d.layout = POSENC_LAYOUT_STRIDED;
+  d.q_strides = d.k_strides = d.v_strides = packed.strides;
+  d.out_strides = dense_strides(out_layout, d.heads, d.q_len, d.head_dim);
+  return d;
 }
 
 posenc_attention_desc relative_1d(posenc_attention_desc d, int64_t max_distance,
@@ -637,9 +650,9 @@ TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
       {packed_qkv_desc(causal(desc(2, 200, 200, 16, 2)), POSENC_LAYOUT_BTHD), true},
       {packed_qkv_desc(causal(desc(2, 256, 256, 128)), POSENC_LAYOUT_BTHD), true},
       {as_bf16(packed_qkv_desc(causal(desc(2, 256, 256, 128)), POSENC_LAYOUT_BTHD)), true},
-      {packed_qkv_desc(desc(4, 1, 2600, 16), POSENC_LAYOUT_BTHD), true},
-      {packed_qkv_desc(grouped(desc(8, 2, 3000, 16), 2), POSENC_LAYOUT_BTHD), true},
-      {packed_qkv_desc(causal(desc(2, 8, 2600, 16), 2592), POSENC_LAYOUT_BHTD), true}};
+      {packed_views(desc(4, 1, 2600, 16), POSENC_LAYOUT_BTHD), true},
+      {packed_views(grouped(desc(8, 2, 3000, 16), 2), POSENC_LAYOUT_BTHD), true},
+      {packed_views(causal(desc(2, 8, 2600, 16), 2592), POSENC_LAYOUT_BHTD), true}};
   for (const Call& call : calls) {
     const posenc_attention_desc& d = call.desc;
     AttentionTensors inputs = inputs_of(d, call.packed_qkv);
@@ -1050,7 +1063,7 @@ TEST(AttentionPlan, StridedInputsReachTheGemmsDenseOrPacked) {
                         {2, 8192, false, false}};  // decode kernels
   for (const Case& c : cases) {
     const posenc_attention_desc d =
-        packed_qkv_desc(desc(8, c.q_len, c.kv_len, 32), POSENC_LAYOUT_BTHD);
+        packed_views(desc(8, c.q_len, c.kv_len, 32), POSENC_LAYOUT_BTHD);
     const ops::AttentionProblem problem = ops::make_attention_problem(d);
     const ops::AttentionPlan plan = ops::plan_attention(problem, 1, POSENC_ISA_AVX2);
     SCOPED_TRACE("q_len " + std::to_string(c.q_len) + " kv_len " + std::to_string(c.kv_len));
@@ -1082,6 +1095,57 @@ TEST(AttentionCppApi, WorkspaceObjectAndErrors) {
     EXPECT_EQ(e.status(), POSENC_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(e.what()).find("head_dim"), std::string::npos);
   }
+}
+
+// A workspace runs on a context of its own, of the given one's path and
+// threads: the given object may be a temporary, moved or destroyed (it ran
+// on the process default after a move, and read freed memory after a
+// destruction). It moves, and assigns by moving.
+TEST(AttentionCppApi, WorkspaceOutlivesTheContextItWasMadeFrom) {
+  const posenc_attention_desc d = relative_1d(desc(2, 33, 33, 16), 0, 0);
+  AttentionTensors inputs = inputs_of(d);
+  const size_t size = size_t(2 * 33 * 16);
+  std::vector<float> expected(size);
+  posenc::attention(Context(Isa::baseline, 1), d, inputs.tensors(expected.data()));
+
+  auto owner = std::make_unique<Context>(Isa::baseline, 1);
+  AttentionWorkspace workspace(*owner, d);
+  { const Context moved = std::move(*owner); }
+  owner.reset();
+  std::vector<float> out(size);
+  workspace.run(inputs.tensors(out.data()));
+  EXPECT_EQ(out, expected);
+
+  AttentionWorkspace from_temporary(Context(Isa::baseline, 1), d);
+  AttentionWorkspace assigned(Context(), desc(1, 1, 1, 8));
+  assigned = std::move(from_temporary);
+  std::fill(out.begin(), out.end(), 0.0f);
+  assigned.run(inputs.tensors(out.data()));
+  EXPECT_EQ(out, expected);
+  static_assert(std::is_nothrow_move_constructible<AttentionWorkspace>::value, "");
+  static_assert(std::is_nothrow_move_assignable<AttentionWorkspace>::value, "");
+}
+
+// The packing helpers describe only what they can: one head size, as many
+// keys as queries, a dense out of BHTD or BTHD (a packed qkv's views with
+// value_head_dim 4 of 8 read 16 floats past each row).
+TEST(AttentionCppApi, PackedQkvDescRefusesWhatItWouldMisdescribe) {
+  const auto refuses = [](const std::function<void()>& call, const char* named) {
+    try {
+      call();
+      ADD_FAILURE() << "expected posenc::Error naming " << named;
+    } catch (const posenc::Error& e) {
+      EXPECT_EQ(e.status(), POSENC_ERROR_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
+    }
+  };
+  posenc_attention_desc values = desc(2, 5, 5, 8);
+  values.value_head_dim = 4;
+  refuses([&] { packed_qkv_desc(values, POSENC_LAYOUT_BHTD); }, "value_head_dim");
+  refuses([&] { packed_qkv_desc(desc(2, 4, 5, 8), POSENC_LAYOUT_BHTD); }, "q_len");
+  refuses([&] { packed_qkv_desc(desc(2, 5, 5, 8), POSENC_LAYOUT_STRIDED); }, "layout");
+  values.value_head_dim = 8;
+  EXPECT_EQ(packed_qkv_desc(values, POSENC_LAYOUT_BTHD).layout, POSENC_LAYOUT_STRIDED);
 }
 
 TEST(AttentionCppApi, BottleneckWrapper) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "posenc/attention.h"
@@ -22,12 +23,14 @@ inline posenc_attention_desc attention_desc(int64_t batch, int64_t heads, int64_
 
 // Strides for POSENC_LAYOUT_STRIDED (desc.q_strides .. out_strides).
 
-// A dense tensor of `tokens` tokens in the BHTD or BTHD layout, to mix
-// layouts in one call (a packed qkv in, a BTHD out).
+// A dense tensor of `tokens` tokens in the BHTD or BTHD layout (another
+// layout throws), to mix layouts in one call (a packed qkv in, a BTHD out).
 inline posenc_token_strides dense_strides(posenc_attention_layout layout, int64_t heads,
                                           int64_t tokens, int64_t head_dim) {
   if (layout == POSENC_LAYOUT_BTHD) return {tokens * heads * head_dim, head_dim, heads * head_dim};
-  return {heads * tokens * head_dim, tokens * head_dim, head_dim};
+  if (layout == POSENC_LAYOUT_BHTD) return {heads * tokens * head_dim, tokens * head_dim, head_dim};
+  throw Error(POSENC_ERROR_INVALID_ARGUMENT,
+              "dense_strides: layout must be POSENC_LAYOUT_BHTD or POSENC_LAYOUT_BTHD");
 }
 
 // A KV cache [batch, kv_heads, capacity, head_dim] holding kv_len <=
@@ -51,10 +54,24 @@ inline PackedQkv packed_qkv(int64_t tokens, int64_t heads, int64_t kv_heads, int
 }
 
 // desc (self-attention: q_len = kv_len tokens) made STRIDED for a packed qkv
-// (packed_qkv of its heads and kv_heads), with out dense in out_layout. For
-// one head size: desc.value_head_dim 0 (or head_dim).
+// (packed_qkv of its heads and kv_heads), with out dense in out_layout (BHTD
+// or BTHD). For one head size: desc.value_head_dim 0 (or head_dim). Throws
+// for a desc of other lengths or head sizes, which that packing would not
+// describe.
 inline posenc_attention_desc packed_qkv_desc(posenc_attention_desc desc,
                                              posenc_attention_layout out_layout) {
+  if (desc.q_len != desc.kv_len) {
+    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
+                "packed_qkv_desc: desc.q_len (" + std::to_string(desc.q_len) +
+                    ") differs from desc.kv_len (" + std::to_string(desc.kv_len) +
+                    "): a packed qkv holds as many keys as queries");
+  }
+  if (desc.value_head_dim != 0 && desc.value_head_dim != desc.head_dim) {
+    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
+                "packed_qkv_desc: desc.value_head_dim (" + std::to_string(desc.value_head_dim) +
+                    ") differs from desc.head_dim (" + std::to_string(desc.head_dim) +
+                    "): packed_qkv has one head size");
+  }
   const int64_t kv_heads = desc.kv_heads == 0 ? desc.heads : desc.kv_heads;
   const PackedQkv packed = packed_qkv(desc.q_len, desc.heads, kv_heads, desc.head_dim);
   desc.layout = POSENC_LAYOUT_STRIDED;
@@ -78,22 +95,27 @@ inline void attention(const Context& context, const posenc_attention_desc& desc,
 
 // A workspace sized once for a desc on a context, for calls that allocate
 // nothing: AttentionWorkspace ws(context, desc); ws.run(tensors). It runs on
-// that context object, which must outlive it (so not a temporary one).
+// a context of its own with the given one's ISA path and thread count, so
+// the given one may be moved or destroyed (a default Context: the process
+// default). Sized for the thread count at construction: with num_threads 0
+// (OpenMP's default at call time), a later larger default makes run()
+// throw. One call at a time (one workspace per thread). Move-only; a
+// moved-from workspace runs as attention() does, allocating per call.
 class AttentionWorkspace {
  public:
   AttentionWorkspace(const Context& context, const posenc_attention_desc& desc)
-      : context_(context), desc_(desc) {
-    detail::allocate(bytes_, attention_workspace_size(context, desc), "the attention workspace");
+      : context_(context.get() ? Context(context.isa(), context.num_threads()) : Context()),
+        desc_(desc) {
+    detail::allocate(bytes_, attention_workspace_size(context_, desc), "the attention workspace");
   }
-  AttentionWorkspace(Context&&, const posenc_attention_desc&) = delete;
 
   void run(const posenc_attention_tensors& tensors) {
     check(posenc_attention(context_.get(), &desc_, &tensors, bytes_.data(), bytes_.size()));
   }
-  size_t size() const { return bytes_.size(); }
+  size_t size() const noexcept { return bytes_.size(); }
 
  private:
-  const Context& context_;
+  Context context_;
   posenc_attention_desc desc_;
   std::vector<unsigned char> bytes_;
 };
