@@ -1169,6 +1169,12 @@ TEST(AttentionCppApi, BottleneckWrapper) {
                         reference::bottleneck_mhsa(d, fmap.data(), w.data(), bias.data(),
                                                    rel_h.data(), rel_w.data()),
                         kF32Atol, kF32Rtol));
+  // The same call on a workspace kept for it.
+  BottleneckWorkspace workspace(context, d);
+  EXPECT_EQ(workspace.size(), bottleneck_workspace_size(context, d));
+  std::vector<float> kept_out(out.size());
+  workspace.run({fmap.data(), w.data(), bias.data(), rel_h.data(), rel_w.data(), kept_out.data()});
+  EXPECT_EQ(kept_out, out);
 }
 
 }  // namespace

@@ -93,32 +93,46 @@ inline void attention(const Context& context, const posenc_attention_desc& desc,
   check(posenc_attention(context.get(), &desc, &tensors, nullptr, 0));
 }
 
+namespace detail {
+
 // A workspace sized once for a desc on a context, for calls that allocate
-// nothing: AttentionWorkspace ws(context, desc); ws.run(tensors). It runs on
-// a context of its own with the given one's ISA path and thread count, so
-// the given one may be moved or destroyed (a default Context: the process
-// default). Sized for the thread count at construction: with num_threads 0
-// (OpenMP's default at call time), a later larger default makes run()
-// throw. One call at a time (one workspace per thread). Move-only; a
-// moved-from workspace runs as attention() does, allocating per call.
-class AttentionWorkspace {
+// nothing: AttentionWorkspace ws(context, desc); ws.run(tensors) (likewise
+// BottleneckWorkspace). It runs on a context of its own with the given one's
+// ISA path and thread count, so the given one may be moved or destroyed (a
+// default Context: the process default). Sized for the thread count at
+// construction: with num_threads 0 (OpenMP's default at call time), a later
+// larger default makes run() throw. One call at a time (one workspace per
+// thread). Move-only; a moved-from workspace runs as attention() or
+// bottleneck() do, allocating per call.
+template <class Desc, class Tensors,
+          posenc_status (*kSize)(posenc_context*, const Desc*, size_t*),
+          posenc_status (*kRun)(posenc_context*, const Desc*, const Tensors*, void*, size_t)>
+class Workspace {
  public:
-  AttentionWorkspace(const Context& context, const posenc_attention_desc& desc)
+  Workspace(const Context& context, const Desc& desc)
       : context_(context.get() ? Context(context.isa(), context.num_threads()) : Context()),
         desc_(desc) {
-    detail::allocate(bytes_, attention_workspace_size(context_, desc), "the attention workspace");
+    size_t bytes = 0;
+    check(kSize(context_.get(), &desc_, &bytes));
+    allocate(bytes_, bytes, "the workspace");
   }
 
-  void run(const posenc_attention_tensors& tensors) {
-    check(posenc_attention(context_.get(), &desc_, &tensors, bytes_.data(), bytes_.size()));
+  void run(const Tensors& tensors) {
+    check(kRun(context_.get(), &desc_, &tensors, bytes_.data(), bytes_.size()));
   }
   size_t size() const noexcept { return bytes_.size(); }
 
  private:
   Context context_;
-  posenc_attention_desc desc_;
+  Desc desc_;
   std::vector<unsigned char> bytes_;
 };
+
+}  // namespace detail
+
+// posenc_attention's workspace, kept (detail::Workspace above).
+using AttentionWorkspace = detail::Workspace<posenc_attention_desc, posenc_attention_tensors,
+                                             posenc_attention_workspace_size, posenc_attention>;
 
 inline posenc_bottleneck_desc bottleneck_desc(int64_t batch, int64_t channels, int64_t height,
                                               int64_t width, int64_t heads, int64_t head_dim) {
@@ -142,10 +156,14 @@ inline void bottleneck_mhsa(const Context& context, const posenc_bottleneck_desc
                                0));
 }
 
-// Allocates its own workspace.
+// Allocates its own workspace (a BottleneckWorkspace keeps one).
 inline void bottleneck(const Context& context, const posenc_bottleneck_desc& desc,
                        const posenc_bottleneck_tensors& tensors) {
   check(posenc_bottleneck(context.get(), &desc, &tensors, nullptr, 0));
 }
+
+// posenc_bottleneck's workspace, kept (detail::Workspace above).
+using BottleneckWorkspace = detail::Workspace<posenc_bottleneck_desc, posenc_bottleneck_tensors,
+                                              posenc_bottleneck_workspace_size, posenc_bottleneck>;
 
 }  // namespace posenc
