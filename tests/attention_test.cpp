@@ -1127,8 +1127,8 @@ TEST(AttentionCppApi, WorkspaceOutlivesTheContextItWasMadeFrom) {
 }
 
 // The packing helpers describe only what they can: one head size, as many
-// keys as queries, a dense out of BHTD or BTHD (a packed qkv's views with
-// value_head_dim 4 of 8 read 16 floats past each row).
+// keys as queries, a dense out of BHTD or BTHD (with value_head_dim 4 of 8
+// the views took rows of 48 floats where the packing has 40).
 TEST(AttentionCppApi, PackedQkvDescRefusesWhatItWouldMisdescribe) {
   const auto refuses = [](const std::function<void()>& call, const char* named) {
     try {

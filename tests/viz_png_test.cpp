@@ -44,7 +44,7 @@ TEST(VizPng, RoundTripKeepsEveryPixel) {
     EXPECT_EQ(back.bit_depth, 8);
     const std::vector<uint8_t> want(image.data(), image.data() + size_t(w) * h * 3);
     EXPECT_EQ(back.rgb, want) << w << "x" << h;
-    EXPECT_FALSE(fs::exists(path.string() + ".partial"));
+    EXPECT_FALSE(fs::exists(partial_path(path.string())));
   }
 }
 
@@ -66,15 +66,15 @@ TEST(VizPng, MissingFolderIsAnErrorNamingThePath) {
   EXPECT_FALSE(fs::exists(path.parent_path()));
 }
 
-// The encoded file cannot replace the target (a non-empty folder): the error
-// names the path and the partial file is removed.
+// A folder at the target, which the file could not replace, is refused: the
+// error names the path, and no partial file is left.
 TEST(VizPng, FailedWriteLeavesNoPartialFile) {
   const fs::path dir = fresh_dir("failed");
   const fs::path path = dir / "taken.png";
   fs::create_directories(path);
   std::ofstream(path / "keep") << "x";
   EXPECT_THROW(write_png(path.string(), pattern(3, 3)), std::runtime_error);
-  EXPECT_FALSE(fs::exists(path.string() + ".partial"));
+  EXPECT_FALSE(fs::exists(partial_path(path.string())));
   EXPECT_TRUE(fs::is_directory(path));
 }
 
@@ -84,7 +84,7 @@ TEST(VizPng, AnExistingPartialFileOrLinkIsNotWrittenThrough) {
   const fs::path dir = fresh_dir("partial_link");
   const fs::path path = dir / "p.png", victim = dir / "victim";
   std::ofstream(victim) << "keep";
-  fs::create_symlink(victim, path.string() + ".partial");
+  fs::create_symlink(victim, partial_path(path.string()));
   try {
     write_png(path.string(), pattern(2, 2));
     FAIL() << "expected an error";
@@ -95,7 +95,18 @@ TEST(VizPng, AnExistingPartialFileOrLinkIsNotWrittenThrough) {
   std::ifstream(victim) >> kept;
   EXPECT_EQ(kept, "keep");
   EXPECT_FALSE(fs::exists(path));
-  EXPECT_TRUE(fs::is_symlink(path.string() + ".partial"));
+  EXPECT_TRUE(fs::is_symlink(partial_path(path.string())));
+}
+
+// A partial file left by another run (a process killed while writing) does
+// not stand in the way.
+TEST(VizPng, APartialFileOfAnotherRunIsLeftAlone) {
+  const fs::path path = fresh_dir("stale") / "p.png";
+  const std::string stale = path.string() + ".4194305.partial";  // above Linux's largest pid
+  std::ofstream(stale) << "stale";
+  write_png(path.string(), pattern(2, 2));
+  EXPECT_EQ(test::read_png(path.string()).error, "");
+  EXPECT_TRUE(fs::exists(stale));
 }
 
 // A set is put in place whole or not at all: a folder at the second path
@@ -114,15 +125,15 @@ TEST(VizPng, AFailedSetLeavesEveryPathAsItWas) {
   std::ifstream(first) >> kept;
   EXPECT_EQ(kept, "old");
   EXPECT_TRUE(fs::is_directory(second));
-  EXPECT_FALSE(fs::exists(first.string() + ".partial"));
+  EXPECT_FALSE(fs::exists(partial_path(first.string())));
 
   {  // Staged and dropped without commit: nothing changes either.
     PngFiles files;
     files.stage(third.string(), pattern(1, 1));
-    EXPECT_TRUE(fs::exists(third.string() + ".partial"));
+    EXPECT_TRUE(fs::exists(partial_path(third.string())));
   }
   EXPECT_FALSE(fs::exists(third));
-  EXPECT_FALSE(fs::exists(third.string() + ".partial"));
+  EXPECT_FALSE(fs::exists(partial_path(third.string())));
 
   PngFiles files;
   files.stage(first.string(), pattern(3, 2));
@@ -130,7 +141,7 @@ TEST(VizPng, AFailedSetLeavesEveryPathAsItWas) {
   files.commit();
   EXPECT_EQ(test::read_png(first.string()).width, 3);
   EXPECT_EQ(test::read_png(third.string()).width, 2);
-  EXPECT_FALSE(fs::exists(first.string() + ".partial"));
+  EXPECT_FALSE(fs::exists(partial_path(first.string())));
 }
 
 }  // namespace

@@ -101,9 +101,10 @@ namespace detail {
 // ISA path and thread count, so the given one may be moved or destroyed (a
 // default Context: the process default). Sized for the thread count at
 // construction: with num_threads 0 (OpenMP's default at call time), a later
-// larger default makes run() throw. One call at a time (one workspace per
-// thread). Move-only; a moved-from workspace runs as attention() or
-// bottleneck() do, allocating per call.
+// larger default makes run() throw. Its context is made as Context(isa,
+// num_threads) is, so a path above a cap lowered since throws. One call at a
+// time (one workspace per thread). Move-only; a moved-from workspace runs on
+// the process default context, allocating per call.
 template <class Desc, class Tensors,
           posenc_status (*kSize)(posenc_context*, const Desc*, size_t*),
           posenc_status (*kRun)(posenc_context*, const Desc*, const Tensors*, void*, size_t)>

@@ -20,17 +20,26 @@ int run_info(int, char**) {
   }
   const posenc_isa cap = posenc_max_isa();
   const posenc_isa best = posenc_best_isa();
+  posenc_isa best_uncapped = best;  // the first path of this build the CPU has
+  for (posenc_isa isa : kCompiledIsas) {
+    int available = 0;
+    posenc_isa_available(isa, &available);
+    if (available) {
+      best_uncapped = isa;
+      break;
+    }
+  }
   const char* env = std::getenv("POSENC_MAX_ISA");
   std::printf("\npath in use: %s\n", posenc_isa_name(best));
   if (cap == POSENC_ISA_AUTO) {
     std::printf("  why: the best path the CPU supports (no cap; set POSENC_MAX_ISA to cap)\n");
   } else {
     const char* by = env != nullptr ? "POSENC_MAX_ISA" : "posenc_set_max_isa";
-    if (best == cap) {
-      std::printf("  why: capped at %s by %s\n", posenc_isa_name(cap), by);
-    } else {
-      std::printf("  why: the best path the CPU supports, below the cap %s set by %s\n",
+    if (best == best_uncapped) {
+      std::printf("  why: the best path the CPU supports (the cap %s set by %s is not below it)\n",
                   posenc_isa_name(cap), by);
+    } else {
+      std::printf("  why: capped at %s by %s\n", posenc_isa_name(cap), by);
     }
   }
   std::printf("\noneDNN %s\n", onednn_version_string());

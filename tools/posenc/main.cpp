@@ -68,7 +68,7 @@ const Command* find_command(const char* name) {
 }
 
 // status, unless what was printed to stdout did not all reach it (a full
-// disk, a closed pipe): then 1, with a message.
+// disk; a closed pipe where SIGPIPE is ignored): then 1, with a message.
 int with_stdout_written(const char* command, int status) {
   if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
   std::fprintf(stderr, "posenc%s%s: cannot write the standard output: %s\n", *command ? " " : "",

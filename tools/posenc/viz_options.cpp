@@ -88,7 +88,7 @@ void apply(const std::string& name, const std::string& value, VizOptions& o) {
   } else if (name == "--table") {
     o.table_path = value;
   } else if (name == "--table-dim") {
-    o.table_dim = parse_int(name, value, 1, 1 << 20);
+    o.table_dim = parse_int(name, value, 1, kMaxVizTableDim);
   } else {
     throw BadArgument("unknown option '" + name + "' (see posenc viz --help)");
   }
@@ -177,11 +177,12 @@ void print_viz_help() {
       "  --seed S           random seed for q and the tables (default: 1)\n"
       "  --table FILE       a learned table as raw float32 [rows, D] (numpy tofile),\n"
       "                     at most 4096 rows, for the similarity figure\n"
-      "  --table-dim D      its D (required with --table)\n"
+      "  --table-dim D      its D, 1..16384 (required with --table)\n"
       "  -h, --help         this text\n"
       "\n"
-      "exit status: 0 on success, 1 if a file could not be written (then none is),\n"
-      "2 on bad options (a --table file that cannot be read among them).");
+      "exit status: 0 on success, 1 if a file could not be written (figures are put\n"
+      "in place once all are written), 2 on bad options (a --table file that cannot\n"
+      "be read among them).");
 }
 
 }  // namespace posenc::cli

@@ -10,8 +10,10 @@
 namespace posenc::cli {
 
 // The most positions a figure shows: --length's bound, and the rows of a
-// --table (its similarity figure is rows x rows).
+// --table (its similarity figure is rows x rows, of dot products of up to
+// kMaxVizTableDim values).
 constexpr int64_t kMaxVizLength = 4096;
+constexpr int64_t kMaxVizTableDim = 16384;
 
 struct VizOptions {
   std::string out_dir = ".";

@@ -65,18 +65,18 @@ bool encode(std::FILE* file, const Image& image, ErrorSlot& slot) {
   return true;
 }
 
-std::string partial_path(const std::string& path) { return path + ".partial"; }
-
 [[noreturn]] void fail(const std::string& path, const std::string& why) {
   throw std::runtime_error("cannot write " + path + ": " + why);
 }
 
 // Encodes image into a file created at partial, which must not exist (O_EXCL
-// also refuses a link there rather than follow it).
+// also refuses a link there rather than follow it). On failure, removes the
+// file it created.
 void encode_new_file(const std::string& partial, const std::string& path, const Image& image) {
   const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) {
-    fail(path, errno == EEXIST ? partial + " exists (left by another run?)" : std::strerror(errno));
+    const int open_errno = errno;
+    fail(path, open_errno == EEXIST ? partial + " exists" : std::strerror(open_errno));
   }
   std::FILE* file = ::fdopen(fd, "wb");
   if (!file) {
@@ -91,24 +91,24 @@ void encode_new_file(const std::string& partial, const std::string& path, const 
   const bool flushed = std::fflush(file) == 0 && !std::ferror(file);
   const int flush_errno = errno;
   const bool closed = std::fclose(file) == 0;
-  std::string failure;
-  if (!encoded) {
-    failure = std::string("libpng: ") + slot.message;
-  } else if (!flushed || !closed) {
-    failure = std::strerror(flushed ? errno : flush_errno);
-  }
-  if (!failure.empty()) {
+  const int close_errno = errno;
+  if (!encoded || !flushed || !closed) {
     std::remove(partial.c_str());
-    fail(path, failure);
+    fail(path, !encoded ? std::string("libpng: ") + slot.message
+                        : std::strerror(flushed ? close_errno : flush_errno));
   }
 }
 
 }  // namespace
 
+std::string partial_path(const std::string& path) {
+  return path + "." + std::to_string(::getpid()) + ".partial";
+}
+
 PngFiles::~PngFiles() { remove_partial_files(); }
 
 void PngFiles::remove_partial_files() noexcept {
-  for (const std::string& path : staged_) std::remove(partial_path(path).c_str());
+  for (const Staged& file : staged_) std::remove(file.partial.c_str());
   staged_.clear();
 }
 
@@ -118,21 +118,28 @@ void PngFiles::stage(const std::string& path, const Image& image) {
     if (std::filesystem::is_directory(std::filesystem::symlink_status(path, error))) {
       fail(path, "a folder is there");
     }
-    encode_new_file(partial_path(path), path, image);
+    // Recorded before the file exists, so that no allocation can lose it.
+    staged_.push_back({path, partial_path(path)});
+    try {
+      encode_new_file(staged_.back().partial, path, image);
+    } catch (...) {
+      staged_.pop_back();  // nothing of ours there (or not ours to remove)
+      throw;
+    }
   } catch (...) {
     remove_partial_files();
     throw;
   }
-  staged_.push_back(path);
 }
 
 void PngFiles::commit() {
   for (size_t i = 0; i < staged_.size(); ++i) {
-    if (std::rename(partial_path(staged_[i]).c_str(), staged_[i].c_str()) != 0) {
-      const std::string path = staged_[i], why = std::strerror(errno);
+    if (std::rename(staged_[i].partial.c_str(), staged_[i].path.c_str()) != 0) {
+      const int rename_errno = errno;
+      const std::string path = staged_[i].path;
       staged_.erase(staged_.begin(), staged_.begin() + std::ptrdiff_t(i));
       remove_partial_files();
-      fail(path, why);
+      fail(path, std::strerror(rename_errno));
     }
   }
   staged_.clear();

@@ -9,9 +9,9 @@
 namespace posenc::viz {
 
 // The PNG files of one command, put in place together: stage() encodes each
-// into a new "<path>.partial" (an existing file or link of that name is an
-// error, never followed or replaced) and commit() renames them all to their
-// paths. A failed stage(), or a set destroyed before commit(), removes every
+// into a new file at partial_path(path) (an existing file or link of that
+// name is an error, never followed or replaced) and commit() renames them
+// all to their paths. A failed stage(), or a set destroyed before commit(), removes every
 // partial file and leaves the paths as they were (a rename failing in
 // commit(), once stage() has refused folders, leaves the files before it in
 // place). Errors throw std::runtime_error naming the path and the cause (the
@@ -28,10 +28,17 @@ class PngFiles {
   void commit();
 
  private:
+  struct Staged {
+    std::string path, partial;
+  };
   void remove_partial_files() noexcept;
 
-  std::vector<std::string> staged_;  // the final paths
+  std::vector<Staged> staged_;
 };
+
+// "<path>.<process id>.partial": a file left by a run that was killed does
+// not stand in the way of the next.
+std::string partial_path(const std::string& path);
 
 // One file, as a set of one.
 void write_png(const std::string& path, const Image& image);

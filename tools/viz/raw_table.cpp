@@ -1,25 +1,31 @@
 #include "raw_table.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
+#include <cstring>
 #include <stdexcept>
-#include <system_error>
 
 namespace posenc::viz {
 
 RawTable load_raw_table(const std::string& path, int64_t dim, int64_t max_rows) {
-  auto fail = [&](const std::string& why) { throw std::runtime_error(path + ": " + why); };
+  int fd = -1;
+  auto fail = [&](const std::string& why) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error(path + ": " + why);
+  };
   if (dim < 1) fail("dim must be >= 1");
-  // Not a folder, FIFO or device, whose size means nothing (a FIFO would
-  // block the read).
-  std::error_code error;
-  const std::filesystem::file_status status = std::filesystem::status(path, error);
-  if (error) fail(error.message());
-  if (!std::filesystem::is_regular_file(status)) fail("not a regular file");
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) fail("cannot open");
-  const std::streamoff bytes = file.tellg();
+  // Opened without blocking and checked on the open file: a folder's size
+  // means nothing, and a FIFO or device would block the read.
+  fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) fail(std::strerror(errno));
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) fail(std::strerror(errno));
+  if (!S_ISREG(status.st_mode)) fail("not a regular file");
+  const int64_t bytes = int64_t(status.st_size);
   const int64_t row_bytes = dim * int64_t(sizeof(float));
   if (bytes <= 0) fail("is empty");
   if (bytes % row_bytes != 0) {
@@ -32,8 +38,15 @@ RawTable load_raw_table(const std::string& path, int64_t dim, int64_t max_rows) 
          std::to_string(max_rows));
   }
   RawTable table{rows, dim, std::vector<float>(size_t(bytes) / sizeof(float))};
-  file.seekg(0);
-  if (!file.read(reinterpret_cast<char*>(table.values.data()), bytes)) fail("read failed");
+  char* to = reinterpret_cast<char*>(table.values.data());
+  for (int64_t read = 0; read < bytes;) {
+    const ssize_t got = ::read(fd, to + read, size_t(bytes - read));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) fail(got < 0 ? std::strerror(errno) : "shorter than its size");
+    read += got;
+  }
+  ::close(fd);
+  fd = -1;
   for (size_t i = 0; i < table.values.size(); ++i) {
     if (!std::isfinite(table.values[i])) fail("value " + std::to_string(i) + " is not finite");
   }
