@@ -7,7 +7,8 @@
 #      temporary prefix with the examples built against it; the Python
 #      package's tests (pytest, Debian's python3) on that build, and its
 #      install command into a temporary virtual environment;
-#   2. the suite under AddressSanitizer and UndefinedBehaviorSanitizer;
+#   2. the suite, and the posenc program's tests, under AddressSanitizer and
+#      UndefinedBehaviorSanitizer;
 #   3. the suite under ThreadSanitizer with 2-thread OpenMP regions (clang,
 #      LLVM's libomp and its Archer tool);
 #   4. libFuzzer over the C ABI, the library instrumented for coverage;
@@ -39,8 +40,7 @@ rm -rf "$venv"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPOSENC_SANITIZE=address,undefined \
-  -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_TOOLS=OFF >/dev/null
+  -DPOSENC_SANITIZE=address,undefined -DPOSENC_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "$root/build-asan" -j "$jobs"
 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs"
 
