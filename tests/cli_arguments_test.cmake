@@ -1,6 +1,7 @@
 # ctest script: every posenc command refuses a bad argument with status 2 and
 # a message naming it, before doing any work (bench measures nothing first),
-# and prints its usage with status 0 for -h and --help.
+# and prints its usage with status 0 for -h and --help; --version prints the
+# version.
 # Variables: POSENC (the CLI).
 # Each case: the arguments (separated by "|"), then "=>", then text the
 # message must contain.
@@ -30,6 +31,7 @@ set(cases
   "viz|--only|similarity|--table|/nonexistent/t.f32|--table-dim|2=>--table: /nonexistent"
   "viz|--only|similarity|--table|.|--table-dim|2=>--table: .: not a regular file"
   "info|-h|extra=>'-h'"
+  "--version|extra=>'extra'"
   "nosuch=>'nosuch'")
 foreach(case IN LISTS cases)
   string(FIND "${case}" "=>" arrow)
@@ -58,6 +60,13 @@ foreach(command IN ITEMS info demo check bench viz)
     endif()
   endforeach()
 endforeach()
+
+execute_process(COMMAND ${POSENC} --version TIMEOUT 20
+                RESULT_VARIABLE status OUTPUT_VARIABLE printed ERROR_VARIABLE error)
+if(NOT status EQUAL 0 OR NOT printed MATCHES "^posenc [0-9]+\\.[0-9]+\\.[0-9]+\n$")
+  message(FATAL_ERROR "posenc --version: status ${status}, stdout '${printed}', "
+                      "stderr '${error}' (expected status 0 and 'posenc X.Y.Z')")
+endif()
 
 # Output that does not reach stdout (here a full disk) fails the command.
 if(EXISTS /dev/full)

@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -91,6 +93,70 @@ TEST(CppApi, NothingKeptFromTemporaries) {
   posenc::rope(context, posenc::rope_config(4, posenc::RopePairing::interleaved),
                posenc::RopeLayout::bthd, 1, 2, 1, 4, x.data(), out.data());
   EXPECT_EQ(kept_out, out);
+}
+
+// The wrappers of the C ABI's small functions return what the C calls do.
+TEST(CppApi, VersionNamesAndBf16Conversions) {
+  EXPECT_STREQ(posenc::version(), posenc_version());
+  EXPECT_STREQ(posenc::status_string(POSENC_ERROR_OVERFLOW), "size overflow");
+  EXPECT_EQ(posenc::isa_from_name("AVX2"), posenc::Isa::avx2);
+  EXPECT_EQ(posenc::isa_from_name("baseline"), posenc::Isa::baseline);
+  try {
+    posenc::isa_from_name("sse9");
+    FAIL() << "expected posenc::Error";
+  } catch (const posenc::Error& e) {
+    EXPECT_EQ(e.status(), POSENC_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("sse9"), std::string::npos);
+  }
+  // 1 + 2^-8 lies halfway between bf16's 1 and 1 + 2^-7: even is 1.
+  EXPECT_EQ(posenc::f32_to_bf16(1.0f + 0x1p-8f), 0x3F80);
+  EXPECT_EQ(posenc::f32_to_bf16(1.0f + 3 * 0x1p-8f), 0x3F82);
+  EXPECT_EQ(posenc::bf16_to_f32(0xC040), -3.0f);
+  EXPECT_TRUE(std::isnan(posenc::bf16_to_f32(posenc::f32_to_bf16(std::nanf("")))));
+}
+
+// Worked from RoPE's definition: w_j = base^(-2j / rotary_dim), divided by
+// the factor under linear scaling; YaRN's default attention factor is
+// 0.1 ln(s) + 1.
+TEST(CppApi, RopeFrequenciesAndACachesConfig) {
+  posenc_rope_config config = posenc::rope_config(8);
+  posenc::RopeFrequencies f = posenc::rope_frequencies(config);
+  ASSERT_EQ(f.inverse_frequencies.size(), 4u);
+  for (int j = 0; j < 4; ++j) {
+    EXPECT_NEAR(f.inverse_frequencies[size_t(j)], std::pow(10.0, -j), 1e-15) << j;
+  }
+  EXPECT_EQ(f.attention_factor, 1.0);
+  config.scaling = POSENC_ROPE_SCALING_LINEAR;
+  config.factor = 4.0;
+  f = posenc::rope_frequencies(config);
+  EXPECT_NEAR(f.inverse_frequencies[1], 0.025, 1e-15);
+
+  posenc_rope_config yarn = posenc::rope_config(8);
+  yarn.scaling = POSENC_ROPE_SCALING_YARN;
+  yarn.factor = 4.0;
+  yarn.original_max_positions = 1024;
+  EXPECT_NEAR(posenc::rope_frequencies(yarn).attention_factor, 0.1 * std::log(4.0) + 1.0, 1e-12);
+
+  for (int64_t rotary_dim : {int64_t(0), int64_t(7), int64_t(1) << 40}) {
+    posenc_rope_config bad = config;
+    bad.rotary_dim = rotary_dim;
+    try {
+      posenc::rope_frequencies(bad);
+      FAIL() << "expected posenc::Error for rotary_dim " << rotary_dim;
+    } catch (const posenc::Error& e) {
+      EXPECT_EQ(e.status(), POSENC_ERROR_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(e.what()).find("rotary_dim"), std::string::npos);
+    }
+  }
+
+  const posenc::Context context;
+  posenc::RopeCache cache(context, config, 16);
+  const posenc_rope_config kept = cache.config();
+  EXPECT_EQ(kept.rotary_dim, 8);
+  EXPECT_EQ(kept.scaling, POSENC_ROPE_SCALING_LINEAR);
+  EXPECT_EQ(kept.factor, 4.0);
+  posenc::RopeCache moved = std::move(cache);
+  EXPECT_THROW(cache.config(), posenc::Error);
 }
 
 // A size the wrapper cannot allocate is a posenc::Error, as every failure.

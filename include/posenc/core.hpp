@@ -44,7 +44,17 @@ enum class Isa {
   neon = POSENC_ISA_NEON,
 };
 
+// "0.3.0", and a status's static name ("invalid argument").
+inline const char* version() { return posenc_version(); }
+inline const char* status_string(posenc_status status) { return posenc_status_string(status); }
+
 inline const char* isa_name(Isa isa) { return posenc_isa_name(posenc_isa(isa)); }
+// The path a name stands for, as POSENC_MAX_ISA reads it ("avx2", "AVX512", ...).
+inline Isa isa_from_name(const std::string& name) {
+  posenc_isa isa = POSENC_ISA_AUTO;
+  check(posenc_isa_from_name(name.c_str(), &isa));
+  return Isa(isa);
+}
 inline bool isa_available(Isa isa) {
   int available = 0;
   check(posenc_isa_available(posenc_isa(isa), &available));
@@ -60,6 +70,10 @@ inline void set_primitive_cache_capacity(int64_t capacity) {
 }
 inline int64_t primitive_cache_capacity() { return posenc_primitive_cache_capacity(); }
 inline int64_t primitive_cache_size() { return posenc_primitive_cache_size(); }
+
+// bf16 bits of a float, rounded to nearest even (NaN stays NaN), and back.
+inline uint16_t f32_to_bf16(float value) { return posenc_f32_to_bf16(value); }
+inline float bf16_to_f32(uint16_t value) { return posenc_bf16_to_f32(value); }
 
 // Owns a posenc_context: the ISA path and thread count of the calls made with
 // it. A default-constructed Context, and one moved from, uses the process

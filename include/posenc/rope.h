@@ -93,10 +93,14 @@ typedef enum posenc_rope_scaling {
   POSENC_ROPE_SCALING_MAX_ENUM = 0x7FFFFFFF
 } posenc_rope_scaling;
 
+/* Far above any model's head (a few hundred); bounds the frequency tables. */
+#define POSENC_ROPE_MAX_ROTARY_DIM 65536
+
 /* How angles are made. Fill with posenc_rope_config_init, then change what
  * the model needs. Fields a scaling does not use are ignored. */
 typedef struct posenc_rope_config {
-  int64_t rotary_dim;           /* even, in [2, 65536]; a multiple of 4 when grid_width > 0 */
+  int64_t rotary_dim;           /* even, in [2, POSENC_ROPE_MAX_ROTARY_DIM]; a multiple of 4
+                                   when grid_width > 0 */
   posenc_rope_pairing pairing;  /* default HALF_SPLIT */
   double base;                  /* theta: finite, >= 2^-64, != 1; default 10000 */
   int64_t grid_width;           /* 0 (default): 1D; W >= 1: 2D axial, see above */

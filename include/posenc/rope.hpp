@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "posenc/core.hpp"
 #include "posenc/rope.h"
@@ -32,6 +33,26 @@ inline posenc_rope_config rope_config(int64_t rotary_dim,
   return config;
 }
 
+// A config's angles after scaling (posenc_rope_inverse_frequencies): pair
+// j's angle at 1D position p is p * inverse_frequencies[j], rotary_dim / 2
+// of them (2D: the second half repeats the first); cos and sin are
+// multiplied by attention_factor.
+struct RopeFrequencies {
+  std::vector<double> inverse_frequencies;
+  double attention_factor = 1.0;
+};
+inline RopeFrequencies rope_frequencies(const posenc_rope_config& config) {
+  RopeFrequencies f;
+  // A rotary_dim out of range is refused by the call, which writes nothing.
+  const int64_t pairs = config.rotary_dim >= 2 && config.rotary_dim <= POSENC_ROPE_MAX_ROTARY_DIM
+                            ? config.rotary_dim / 2
+                            : 1;
+  detail::allocate(f.inverse_frequencies, uint64_t(pairs), "the inverse frequencies");
+  check(posenc_rope_inverse_frequencies(&config, f.inverse_frequencies.data(),
+                                        &f.attention_factor));
+  return f;
+}
+
 // Owns a posenc_rope_cache (immutable, shareable across threads). One moved
 // from holds none (calls with it fail).
 class RopeCache {
@@ -52,6 +73,12 @@ class RopeCache {
   ~RopeCache() { posenc_rope_cache_destroy(handle_); }
 
   int64_t max_positions() const { return posenc_rope_cache_max_positions(handle_); }
+  // The config it was built from.
+  posenc_rope_config config() const {
+    posenc_rope_config config{};
+    check(posenc_rope_cache_config(handle_, &config));
+    return config;
+  }
   const posenc_rope_cache* get() const { return handle_; }
 
  private:

@@ -8,9 +8,6 @@
 namespace posenc {
 namespace {
 
-// Far above any model's head (a few hundred); bounds the frequency tables.
-constexpr int64_t kMaxRotaryDim = int64_t(1) << 16;
-
 // The smallest scaling factor s: frequencies w_j / s (w_j <= 2^64, the
 // base's bound) times positions below 2^53 stay finite (a subnormal s gave
 // infinite frequencies and NaN rows), and so are reduced to finite angles.
@@ -73,7 +70,7 @@ void require_ids_in_range(const Id* ids, int64_t batch, int64_t tokens, int64_t 
 }  // namespace
 
 void require_rope_config(const posenc_rope_config& c) {
-  if (c.rotary_dim < 2 || c.rotary_dim % 2 != 0 || c.rotary_dim > kMaxRotaryDim) {
+  if (c.rotary_dim < 2 || c.rotary_dim % 2 != 0 || c.rotary_dim > POSENC_ROPE_MAX_ROTARY_DIM) {
     invalid("rotary_dim must be even and in [2, 2^16] (got " + std::to_string(c.rotary_dim) +
             ")");
   }

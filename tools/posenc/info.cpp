@@ -13,20 +13,17 @@ namespace posenc::cli {
 
 int run_info(int, char**) {
   std::printf("posenc %s\n\nISA paths of this build and CPU:\n", posenc_version());
+  const posenc_isa cap = posenc_max_isa();
+  const posenc_isa best = posenc_best_isa();
+  posenc_isa best_uncapped = best;  // the first path of this build (best first) the CPU has
+  bool found = false;
   for (posenc_isa isa : kCompiledIsas) {
     int available = 0;
     posenc_isa_available(isa, &available);
     std::printf("  %-9s %s\n", posenc_isa_name(isa), available ? "yes" : "no (CPU lacks it)");
-  }
-  const posenc_isa cap = posenc_max_isa();
-  const posenc_isa best = posenc_best_isa();
-  posenc_isa best_uncapped = best;  // the first path of this build the CPU has
-  for (posenc_isa isa : kCompiledIsas) {
-    int available = 0;
-    posenc_isa_available(isa, &available);
-    if (available) {
+    if (available && !found) {
       best_uncapped = isa;
-      break;
+      found = true;
     }
   }
   const char* env = std::getenv("POSENC_MAX_ISA");

@@ -6,6 +6,7 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "posenc/core.h"
 
 namespace {
 
@@ -43,7 +44,7 @@ void print_lines(std::FILE* to, const char* text, const char* indent) {
 }
 
 void print_usage(std::FILE* to) {
-  std::fputs("usage: posenc <command> [options]\n\ncommands:\n", to);
+  std::fputs("usage: posenc <command> [options]\n       posenc --version\n\ncommands:\n", to);
   for (const Command& command : kCommands) {
     std::fprintf(to, "  %-7s ", command.name);
     print_lines(to, command.summary, "          ");
@@ -80,6 +81,14 @@ int run(int argc, char** argv) {
   if (argc < 2 || is_help(argv[1])) {
     print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    if (argc > 2) {
+      std::fprintf(stderr, "posenc --version: unexpected argument '%s' (none taken)\n", argv[2]);
+      return 2;
+    }
+    std::printf("posenc %s\n", posenc_version());
+    return 0;
   }
   const char* name = argv[1];
   const Command* command = find_command(name);
