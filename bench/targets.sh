@@ -7,6 +7,10 @@
 #                                   server targets' rows again at 1 thread
 #   bench/targets.sh sdpa   [OUT]   bench/torch_attention.py, 1 and all threads
 #   bench/targets.sh models [OUT]   bench/torch_models.py, 2 and all threads
+#   bench/targets.sh all    [OUT]   tests, cases and sdpa in one command (for
+#                                   a time-limited device session), each
+#                                   stage's seconds in OUT/all.txt; a failing
+#                                   stage does not stop the next
 #
 # Each stage prints its table and writes it to OUT/<stage>.txt (OUT: the
 # current directory). It needs only what was built: the programs are taken
@@ -45,7 +49,16 @@ case "$stage" in
   models)
     python3 "$root/bench/torch_models.py" --threads 2,all --markdown 2>&1 |
       tee "$out/models.txt" ;;
+  all)
+    status=0
+    : >"$out/all.txt"
+    for each in tests cases sdpa; do
+      start=$SECONDS
+      "$0" "$each" "$out" || status=1
+      echo "$each: $((SECONDS - start)) s" | tee -a "$out/all.txt"
+    done
+    exit "$status" ;;
   *)
-    sed -n 2,17p "$0" >&2
+    sed -n 2,21p "$0" >&2
     exit 2 ;;
 esac
