@@ -56,7 +56,10 @@
  *       Keys after the query get positive values: masking them is the
  *       attention's causal flag, not the bias.
  *     bidirectional = 1 (encoders): bias = -slope[h] * |d(i,j)|.
- *   Computed as slope * d in fp32.
+ *   Computed as slope * d in fp32: where |slope * d| reaches the
+ *   thousands (long distances, or keys after the query without a causal
+ *   mask) its rounding, about |slope * d| * 2^-24, outweighs the error of
+ *   q k^T, as in any fp32 implementation (BLOOM's slope * j alike).
  *
  * Fields a kind does not use must be 0 (posenc_position_bias_desc_init
  * sets them so). query_offset: |query_offset| <= 2^40 (decoding with a KV
