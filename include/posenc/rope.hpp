@@ -2,6 +2,7 @@
 // documented there. Every function throws posenc::Error on bad input.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -43,10 +44,9 @@ struct RopeFrequencies {
 };
 inline RopeFrequencies rope_frequencies(const posenc_rope_config& config) {
   RopeFrequencies f;
-  // A rotary_dim out of range is refused by the call, which writes nothing.
-  const int64_t pairs = config.rotary_dim >= 2 && config.rotary_dim <= POSENC_ROPE_MAX_ROTARY_DIM
-                            ? config.rotary_dim / 2
-                            : 1;
+  // Room for any valid config; the call refuses the others and writes nothing.
+  const int64_t pairs =
+      std::max<int64_t>(1, std::min<int64_t>(config.rotary_dim, POSENC_ROPE_MAX_ROTARY_DIM) / 2);
   detail::allocate(f.inverse_frequencies, uint64_t(pairs), "the inverse frequencies");
   check(posenc_rope_inverse_frequencies(&config, f.inverse_frequencies.data(),
                                         &f.attention_factor));

@@ -71,8 +71,8 @@ void require_ids_in_range(const Id* ids, int64_t batch, int64_t tokens, int64_t 
 
 void require_rope_config(const posenc_rope_config& c) {
   if (c.rotary_dim < 2 || c.rotary_dim % 2 != 0 || c.rotary_dim > POSENC_ROPE_MAX_ROTARY_DIM) {
-    invalid("rotary_dim must be even and in [2, 2^16] (got " + std::to_string(c.rotary_dim) +
-            ")");
+    invalid("rotary_dim must be even and in [2, " + std::to_string(POSENC_ROPE_MAX_ROTARY_DIM) +
+            "] (got " + std::to_string(c.rotary_dim) + ")");
   }
   require_enum(c.pairing, "pairing", {POSENC_ROPE_INTERLEAVED, POSENC_ROPE_HALF_SPLIT});
   require_frequency_base(c.base, "base");

@@ -15,16 +15,14 @@ int run_info(int, char**) {
   std::printf("posenc %s\n\nISA paths of this build and CPU:\n", posenc_version());
   const posenc_isa cap = posenc_max_isa();
   const posenc_isa best = posenc_best_isa();
-  posenc_isa best_uncapped = best;  // the first path of this build (best first) the CPU has
-  bool found = false;
+  // The first path of this build (best first) the CPU has; the last, the
+  // baseline, every CPU has.
+  posenc_isa best_uncapped = POSENC_ISA_AUTO;
   for (posenc_isa isa : kCompiledIsas) {
     int available = 0;
     posenc_isa_available(isa, &available);
     std::printf("  %-9s %s\n", posenc_isa_name(isa), available ? "yes" : "no (CPU lacks it)");
-    if (available && !found) {
-      best_uncapped = isa;
-      found = true;
-    }
+    if (available && best_uncapped == POSENC_ISA_AUTO) best_uncapped = isa;
   }
   const char* env = std::getenv("POSENC_MAX_ISA");
   std::printf("\npath in use: %s\n", posenc_isa_name(best));
