@@ -79,3 +79,34 @@ if(NOT status EQUAL 1 OR NOT error MATCHES "File too large" OR written)
   message(FATAL_ERROR "a write past the file size limit gave status ${status}, '${error}', "
                       "left ${written}")
 endif()
+
+# The same failure in folders the run made removes them again.
+set(made ${OUT}/made)
+execute_process(COMMAND sh -c "trap '' XFSZ; ulimit -f 1; exec \"$0\" viz --out \"$1\" --only table"
+                        ${POSENC} ${made}/deeper
+                RESULT_VARIABLE status ERROR_VARIABLE error)
+if(NOT status EQUAL 1 OR NOT error MATCHES "File too large" OR EXISTS ${made})
+  message(FATAL_ERROR "a failed write into new folders gave status ${status}, '${error}', "
+                      "and left ${made}: exists")
+endif()
+
+# A prefix that makes the longest figure name 255 bytes, the system's limit,
+# is written (the partial files' names do not grow with it).
+set(longest "")
+foreach(name IN LISTS expected)
+  string(LENGTH "${name}" length)
+  string(LENGTH "${longest}" longest_length)
+  if(length GREATER longest_length)
+    set(longest ${name})
+  endif()
+endforeach()
+string(LENGTH "${longest}" longest_length)
+math(EXPR prefix_length "255 - ${longest_length}")
+string(REPEAT "p" ${prefix_length} prefix)
+set(long ${OUT}/long)
+execute_process(COMMAND ${POSENC} viz --out ${long} --prefix ${prefix} --length 8 --dim 4
+                        --height 3 --width 3
+                RESULT_VARIABLE status OUTPUT_VARIABLE printed ERROR_VARIABLE error)
+if(NOT status EQUAL 0 OR NOT EXISTS ${long}/${prefix}${longest})
+  message(FATAL_ERROR "a 255-byte figure name gave status ${status}, '${error}'")
+endif()

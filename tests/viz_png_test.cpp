@@ -6,6 +6,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "png_reader.hpp"
 #include "viz/png_writer.hpp"
@@ -20,6 +21,16 @@ fs::path fresh_dir(const std::string& name) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
+}
+
+// The partial files in dir (the writer's, or any other run's).
+std::vector<std::string> partial_files(const fs::path& dir) {
+  std::vector<std::string> found;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() >= 8 && name.compare(name.size() - 8, 8, ".partial") == 0) found.push_back(name);
+  }
+  return found;
 }
 
 Image pattern(int width, int height) {
@@ -44,8 +55,17 @@ TEST(VizPng, RoundTripKeepsEveryPixel) {
     EXPECT_EQ(back.bit_depth, 8);
     const std::vector<uint8_t> want(image.data(), image.data() + size_t(w) * h * 3);
     EXPECT_EQ(back.rgb, want) << w << "x" << h;
-    EXPECT_FALSE(fs::exists(partial_path(path.string())));
+    EXPECT_TRUE(partial_files(path.parent_path()).empty());
   }
+}
+
+// The partial file's name does not grow with the figure's: a name at the
+// system's limit of 255 bytes is written.
+TEST(VizPng, ANameOfTheLongestLengthIsWritten) {
+  const fs::path path = fresh_dir("long_name") / (std::string(251, 'n') + ".png");
+  write_png(path.string(), pattern(2, 2));
+  EXPECT_EQ(test::read_png(path.string()).error, "");
+  EXPECT_TRUE(partial_files(path.parent_path()).empty());
 }
 
 TEST(VizPng, OverwritesAnExistingFile) {
@@ -74,7 +94,7 @@ TEST(VizPng, FailedWriteLeavesNoPartialFile) {
   fs::create_directories(path);
   std::ofstream(path / "keep") << "x";
   EXPECT_THROW(write_png(path.string(), pattern(3, 3)), std::runtime_error);
-  EXPECT_FALSE(fs::exists(partial_path(path.string())));
+  EXPECT_TRUE(partial_files(dir).empty());
   EXPECT_TRUE(fs::is_directory(path));
 }
 
@@ -84,7 +104,7 @@ TEST(VizPng, AnExistingPartialFileOrLinkIsNotWrittenThrough) {
   const fs::path dir = fresh_dir("partial_link");
   const fs::path path = dir / "p.png", victim = dir / "victim";
   std::ofstream(victim) << "keep";
-  fs::create_symlink(victim, partial_path(path.string()));
+  fs::create_symlink(victim, partial_path(path.string(), 0));
   try {
     write_png(path.string(), pattern(2, 2));
     FAIL() << "expected an error";
@@ -95,14 +115,15 @@ TEST(VizPng, AnExistingPartialFileOrLinkIsNotWrittenThrough) {
   std::ifstream(victim) >> kept;
   EXPECT_EQ(kept, "keep");
   EXPECT_FALSE(fs::exists(path));
-  EXPECT_TRUE(fs::is_symlink(partial_path(path.string())));
+  EXPECT_TRUE(fs::is_symlink(partial_path(path.string(), 0)));
 }
 
 // A partial file left by another run (a process killed while writing) does
 // not stand in the way.
 TEST(VizPng, APartialFileOfAnotherRunIsLeftAlone) {
   const fs::path path = fresh_dir("stale") / "p.png";
-  const std::string stale = path.string() + ".4194305.partial";  // above Linux's largest pid
+  // Named as by a process whose id is above Linux's largest.
+  const fs::path stale = path.parent_path() / "posenc-4194305-0.partial";
   std::ofstream(stale) << "stale";
   write_png(path.string(), pattern(2, 2));
   EXPECT_EQ(test::read_png(path.string()).error, "");
@@ -125,15 +146,15 @@ TEST(VizPng, AFailedSetLeavesEveryPathAsItWas) {
   std::ifstream(first) >> kept;
   EXPECT_EQ(kept, "old");
   EXPECT_TRUE(fs::is_directory(second));
-  EXPECT_FALSE(fs::exists(partial_path(first.string())));
+  EXPECT_TRUE(partial_files(dir).empty());
 
   {  // Staged and dropped without commit: nothing changes either.
     PngFiles files;
     files.stage(third.string(), pattern(1, 1));
-    EXPECT_TRUE(fs::exists(partial_path(third.string())));
+    EXPECT_TRUE(fs::exists(partial_path(third.string(), 0)));
   }
   EXPECT_FALSE(fs::exists(third));
-  EXPECT_FALSE(fs::exists(partial_path(third.string())));
+  EXPECT_TRUE(partial_files(dir).empty());
 
   PngFiles files;
   files.stage(first.string(), pattern(3, 2));
@@ -141,7 +162,7 @@ TEST(VizPng, AFailedSetLeavesEveryPathAsItWas) {
   files.commit();
   EXPECT_EQ(test::read_png(first.string()).width, 3);
   EXPECT_EQ(test::read_png(third.string()).width, 2);
-  EXPECT_FALSE(fs::exists(partial_path(first.string())));
+  EXPECT_TRUE(partial_files(dir).empty());
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include "commands.hpp"
 #include "viz/png_writer.hpp"
@@ -11,6 +13,31 @@
 #include "viz_options.hpp"
 
 namespace posenc::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The folders of dir that do not exist yet, deepest first: those
+// create_directories(dir) makes.
+std::vector<fs::path> missing_folders(const fs::path& dir) {
+  std::vector<fs::path> missing;
+  std::error_code error;
+  for (fs::path p = dir; !p.empty() && !fs::exists(fs::symlink_status(p, error));
+       p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  return missing;
+}
+
+// Removes the folders it was given, deepest first, unless they hold something
+// (a run that fails leaves no empty output folder behind).
+void remove_if_empty(const std::vector<fs::path>& folders) noexcept {
+  std::error_code error;
+  for (const fs::path& folder : folders) fs::remove(folder, error);
+}
+
+}  // namespace
 
 int run_viz(int argc, char** argv) {
   VizOptions options;
@@ -23,8 +50,10 @@ int run_viz(int argc, char** argv) {
   std::vector<NamedFigure> figures = absolute_figures(options);
   for (NamedFigure& figure : relative_figures(options)) figures.push_back(std::move(figure));
   std::vector<std::string> paths;
+  std::vector<fs::path> made;
   try {
-    std::filesystem::create_directories(options.out_dir);
+    made = missing_folders(options.out_dir);
+    fs::create_directories(options.out_dir);
     viz::PngFiles files;
     for (const NamedFigure& figure : figures) {
       paths.push_back(options.out_dir + "/" + options.prefix + figure.file);
@@ -32,6 +61,7 @@ int run_viz(int argc, char** argv) {
     }
     files.commit();
   } catch (const std::exception& e) {
+    remove_if_empty(made);
     std::fprintf(stderr, "posenc viz: %s\n", e.what());
     return 1;
   }

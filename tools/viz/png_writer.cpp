@@ -101,8 +101,10 @@ void encode_new_file(const std::string& partial, const std::string& path, const 
 
 }  // namespace
 
-std::string partial_path(const std::string& path) {
-  return path + "." + std::to_string(::getpid()) + ".partial";
+std::string partial_path(const std::string& path, size_t index) {
+  const std::string name =
+      "posenc-" + std::to_string(::getpid()) + "-" + std::to_string(index) + ".partial";
+  return (std::filesystem::path(path).parent_path() / name).string();
 }
 
 PngFiles::~PngFiles() { remove_partial_files(); }
@@ -119,7 +121,7 @@ void PngFiles::stage(const std::string& path, const Image& image) {
       fail(path, "a folder is there");
     }
     // Recorded before the file exists, so that no allocation can lose it.
-    staged_.push_back({path, partial_path(path)});
+    staged_.push_back({path, partial_path(path, staged_.size())});
     try {
       encode_new_file(staged_.back().partial, path, image);
     } catch (...) {

@@ -1,6 +1,7 @@
 // Writes Images as 8-bit RGB PNG files through libpng, all of a set or none.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -8,9 +9,9 @@
 
 namespace posenc::viz {
 
-// The PNG files of one command, put in place together: stage() encodes each
-// into a new file at partial_path(path) (an existing file or link of that
-// name is an error, never followed or replaced) and commit() renames them
+// The PNG files of one command, put in place together: stage() encodes the
+// i-th into a new file at partial_path(path, i) (an existing file or link of
+// that name is an error, never followed or replaced) and commit() renames them
 // all to their paths. A failed stage(), or a set destroyed before commit(), removes every
 // partial file and leaves the paths as they were (a rename failing in
 // commit(), once stage() has refused folders, leaves the files before it in
@@ -36,9 +37,10 @@ class PngFiles {
   std::vector<Staged> staged_;
 };
 
-// "<path>.<process id>.partial": a file left by a run that was killed does
-// not stand in the way of the next.
-std::string partial_path(const std::string& path);
+// "posenc-<process id>-<index>.partial" in path's folder: a file left by a
+// run that was killed does not stand in the way of the next, and the name
+// stays short whatever path's (a name at the system's limit still gets one).
+std::string partial_path(const std::string& path, size_t index);
 
 // One file, as a set of one.
 void write_png(const std::string& path, const Image& image);
