@@ -20,10 +20,15 @@ inline void check(posenc_status status) {
 
 namespace detail {
 
-// Resizes v to n elements, or throws posenc::Error (OUT_OF_MEMORY) naming
-// `what` where std::vector would throw std::bad_alloc or std::length_error.
+// Resizes v to n elements, or throws posenc::Error naming `what`: OVERFLOW
+// where n elements are more bytes than int64 counts (as the C functions say
+// of such a size), OUT_OF_MEMORY where std::vector would throw
+// std::bad_alloc or std::length_error.
 template <class T>
 void allocate(std::vector<T>& v, uint64_t n, const char* what) {
+  if (n > uint64_t(INT64_MAX) / sizeof(T)) {
+    throw Error(POSENC_ERROR_OVERFLOW, std::string(what) + ": the size overflows");
+  }
   try {
     if (n > v.max_size()) throw std::bad_alloc();
     v.resize(size_t(n));
