@@ -599,6 +599,24 @@ posenc_attention_desc alibi(int64_t heads, int64_t length, int64_t head_dim) {
   d.causal = 1;
   return d;
 }
+// BEiT's windows: a class token before the map's tokens.
+posenc_attention_desc with_class_token(posenc_attention_desc d) {
+  d.class_token = 1;
+  d.q_len = d.kv_len = d.map_height * d.map_width + 1;
+  return d;
+}
+// T5's decoder: buckets of the keys before the query only, causal.
+posenc_attention_desc t5_decoder(posenc_attention_desc d) {
+  d.bidirectional = 0;
+  d.causal = 1;
+  return d;
+}
+// An encoder's ALiBi (-slope |i - j|), without the causal mask.
+posenc_attention_desc bidirectional(posenc_attention_desc d) {
+  d.bidirectional = 1;
+  d.causal = 0;
+  return d;
+}
 // The same shape, mask and causal flag without the bias.
 posenc_attention_desc without_bias(posenc_attention_desc d) {
   d.bias = POSENC_BIAS_NONE;
@@ -613,6 +631,11 @@ posenc_attention_desc plain(int64_t batch, int64_t heads, int64_t q_len, int64_t
   posenc_attention_desc d;
   posenc_attention_desc_init(&d, batch, heads, q_len, kv_len, head_dim);
   d.dtype = dtype;
+  return d;
+}
+// Learned absolute logits q R^T, R [kv_len, head_dim] shared by the heads.
+posenc_attention_desc absolute_bias(posenc_attention_desc d) {
+  d.bias = POSENC_BIAS_ABSOLUTE;
   return d;
 }
 posenc_attention_desc causal(posenc_attention_desc d) {
@@ -753,6 +776,18 @@ std::vector<Case> attention_cases() {
       kAttention2dBf16({"check"}, per_head(desc_2d(2, 4, 9, 11, 32, bf16))),
       kBottleneck({"check"}, bottleneck(2, 24, 7, 5, 2, 8)),
       kBottleneck({"check"}, timm_first_block(bottleneck(2, 24, 7, 6, 2, 8))),
+      kBottleneckBf16({"check"}, in_bf16(bottleneck(2, 24, 5, 7, 2, 8))),
+      kAttentionF32({"check"}, absolute_bias(plain(2, 3, 37, 41, 16))),
+      // The bias kinds without q, each on a model's options: Swin's window
+      // (per-query masks), BEiT's class token, a 1D table, T5's encoder and
+      // decoder, ALiBi for a decoder and for an encoder.
+      kAttentionFamilyF32({"check"}, with_mask(table_2d(4, 3, 5, 6, 16), 2, 1, true)),
+      kAttentionFamilyF32({"check"}, with_class_token(table_2d(2, 3, 4, 5, 16))),
+      kAttentionFamilyF32({"check"}, table_1d(3, 45, 16)),
+      kAttentionFamilyF32({"check"}, t5(2, 3, 150, 16)),
+      kAttentionFamilyF32({"check"}, t5_decoder(t5(1, 3, 150, 16))),
+      kAttentionFamilyF32({"check"}, alibi(6, 70, 16)),
+      kAttentionFamilyF32({"check"}, bidirectional(alibi(5, 70, 16))),
       // BoTNet26t's last stage (16x16, 4 heads) with 512 channels in and out.
       kBottleneck({"bench"}, bottleneck(1, 512, 16, 16, 4, 128), bottleneck(1, 16, 5, 3, 2, 8)),
       kBottleneck({"bench"}, timm_first_block(bottleneck(1, 512, 16, 16, 4, 128)),
@@ -833,8 +868,7 @@ std::vector<Case> attention_cases() {
       // sizes), a 1D table over 4096 tokens, Swin's shifted 7x7 windows of a
       // 56x56 map (64 windows folded into the batch, one mask per window:
       // mask_batch 64; the cases' random mask values, timed as the shift
-      // mask), T5's encoder, a causal ALiBi decoder. Then BEiT's class token
-      // and T5's decoder checked.
+      // mask), T5's encoder, a causal ALiBi decoder.
       kAttentionFamilyF32({"bench"}, table_2d(1, 12, 64, 64, 64), table_2d(1, 2, 5, 7, 16)),
       kAttentionFamilyPlainF32({"bench"}, without_bias(table_2d(1, 12, 64, 64, 64)),
                                without_bias(table_2d(1, 2, 5, 7, 16))),
