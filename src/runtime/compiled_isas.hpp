@@ -101,7 +101,8 @@ inline constexpr IsaPath kIsaPaths[] = {
                        kCpuAvx2 | kCpuFma,
                    dnnl_cpu_isa_avx512_core_amx, kCpuAvx512Bf16),
     // Advanced SIMD, which every aarch64 has; posenc does not cap oneDNN there.
-    isa_table::row(POSENC_ISA_NEON, "neon", 1, 0, dnnl_cpu_isa_all),
+    // On x86-64 a neon cap is the baseline's rank, and caps oneDNN as it does.
+    isa_table::row(POSENC_ISA_NEON, "neon", 1, 0, dnnl_cpu_isa_sse41),
 };
 
 // The row of `isa` (every path of the C enum, compiled or not); null for AUTO
