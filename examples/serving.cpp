@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -50,11 +51,30 @@ double percentile(std::vector<double> values, double p) {
   return values[at];
 }
 
+// argv[i] as a whole number in [1, most], fallback where it is not given;
+// -1 (with a message) where it is not such a number.
+int count_argument(int argc, char** argv, int i, const char* name, int fallback, long most) {
+  if (i >= argc) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(argv[i], &end, 10);
+  if (errno != 0 || end == argv[i] || *end != '\0' || value < 1 || value > most) {
+    std::fprintf(stderr, "serving: %s: expected a whole number in 1..%ld, got '%s'\n", name, most,
+                 argv[i]);
+    return -1;
+  }
+  return int(value);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int workers = argc > 1 ? std::max(1, std::atoi(argv[1])) : 2;
-  const int requests = argc > 2 ? std::max(1, std::atoi(argv[2])) : 400;
+  const int workers = count_argument(argc, argv, 1, "workers", 2, 1024);
+  const int requests = count_argument(argc, argv, 2, "requests", 400, 10000000);
+  if (workers < 0 || requests < 0 || argc > 3) {
+    std::fprintf(stderr, "usage: serving [workers] [requests]\n");
+    return 2;
+  }
 
   // One context for the process: each request runs on one thread, and the
   // workers give the parallelism, as a server with many small requests does.

@@ -19,6 +19,9 @@ set(cases
   "bench|--tag|benchmark=>--tag"
   "bench|--filter|no case has this=>--filter"
   "bench|--tag|check|--filter|T2048 d128=>--filter"
+  "bench|--filter|T2048 d128,=>--filter: an empty part"
+  "bench|--filter|,T2048=>--filter: an empty part"
+  "bench|--filter|rope,,skew=>--filter: an empty part"
   "bench|--isa|avx3=>--isa"
   "bench|--jsn=>'--jsn'"
   "viz|--length|zero=>--length"
@@ -30,7 +33,8 @@ set(cases
   "viz|--only|table|--table|t.f32|--table-dim|2=>--table: drawn in the similarity figure"
   "viz|--only|similarity|--table|/nonexistent/t.f32|--table-dim|2=>--table: /nonexistent"
   "viz|--only|similarity|--table|.|--table-dim|2=>--table: .: not a regular file"
-  "info|-h|extra=>'-h'"
+  "info|-h|extra=>'extra'"
+  "info|--help|--help=>'--help'"
   "--version|extra=>'extra'"
   "nosuch=>'nosuch'")
 foreach(case IN LISTS cases)

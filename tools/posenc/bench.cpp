@@ -30,7 +30,7 @@ struct Options {
 };
 
 const char* const kUsage =
-    "usage: posenc bench [--json] [--isa avx512|avx2|baseline|neon] [--filter TEXT[,TEXT...]] "
+    "usage: posenc bench [--json] [--isa auto|avx512|avx2|baseline|neon] [--filter TEXT[,TEXT...]] "
     "[--tag bench|demo|check] [--repeats N]";
 
 Options parse(int argc, char** argv) {
@@ -47,7 +47,14 @@ Options parse(int argc, char** argv) {
     if (i + 1 == argc) throw BadArgument(arg + ": missing value\n" + kUsage);
     const std::string value = argv[++i];
     if (arg == "--isa") o.isa = value;
-    if (arg == "--filter") o.filter = value;
+    if (arg == "--filter") {
+      // An empty part would match every case (a stray comma starting the whole table).
+      if (value.empty() || value.front() == ',' || value.back() == ',' ||
+          value.find(",,") != std::string::npos) {
+        throw BadArgument("--filter: an empty part in '" + value + "'");
+      }
+      o.filter = value;
+    }
     if (arg == "--tag") {
       if (value != "bench" && value != "demo" && value != "check") {
         throw BadArgument("--tag: expected bench, demo or check, got '" + value + "'");

@@ -21,8 +21,9 @@ constexpr Command kCommands[] = {
     {"info", posenc::cli::run_info, false,
      "the CPU's ISA paths, the path in use and why, oneDNN, threads"},
     {"demo", posenc::cli::run_demo, false,
-     "runs every op family on built-in inputs on each ISA path and\n"
-     "compares it with the reference loops and the naive way"},
+     "each op family on built-in inputs: its checks against the\n"
+     "reference loops, then its cases timed on each ISA path against\n"
+     "the naive way"},
     {"check", posenc::cli::run_check, false,
      "self-test: every op on every ISA path against the reference"},
     {"bench", posenc::cli::run_bench, true,
@@ -103,7 +104,9 @@ int run(int argc, char** argv) {
       print_lines(stdout, command->summary, "  ");
       return 0;
     }
-    std::fprintf(stderr, "posenc %s: unexpected argument '%s' (none taken)\n", name, argv[2]);
+    // The first argument that is not a request for help (info --help extra).
+    const char* unexpected = argv[is_help(argv[2]) ? 3 : 2];
+    std::fprintf(stderr, "posenc %s: unexpected argument '%s' (none taken)\n", name, unexpected);
     return 2;
   }
   // A bad argument ends the command with status 2; a failure it does not
