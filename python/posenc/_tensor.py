@@ -53,6 +53,8 @@ class View:
         if is_torch(x):
             if not x.is_cpu:
                 raise ValueError(f"{name}: posenc runs on the CPU, got a {x.device} tensor")
+            if x.layout != torch_module().strided:
+                raise TypeError(f"{name}: expected a strided (dense) tensor, got {x.layout}")
             if x.requires_grad and torch_module().is_grad_enabled():
                 raise RuntimeError(f"{name}: requires grad, and posenc computes no gradients: "
                                    "call it under torch.no_grad() or torch.inference_mode(), "

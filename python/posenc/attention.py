@@ -59,10 +59,10 @@ def _sizes(v, layout):
     return (b, first, second, d) if layout == "bhtd" else (b, second, first, d)
 
 
-def _table(table, name, dtype):
+def _table(table, name, dtype, input_name="q"):
     t = _tensor.dense(table, name, (2, 3), _tensor.FLOATS)
     if t.dtype != dtype:
-        raise TypeError(f"{name}: must have q's dtype")
+        raise TypeError(f"{name}: must have {input_name}'s dtype")
     return t
 
 
@@ -185,7 +185,7 @@ def _mask_as_read(mask):
     if in_torch:
         torch = _tensor.torch_module()
         if mask.dtype == torch.bool:
-            return torch.zeros(mask.shape).masked_fill_(mask.logical_not(), -math.inf)
+            return torch.zeros(mask.shape, dtype=torch.float32).masked_fill_(mask.logical_not(), -math.inf)
     elif mask.dtype == np.bool_:
         return np.where(mask, np.float32(0), np.float32(-np.inf))
     return mask
@@ -313,6 +313,11 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     tables = {name: t for name, t in (("table", table), ("table_h", table_h),
                                        ("table_w", table_w), ("value_table", value_table))
               if t is not None}
+    # The lengths and offsets first: the 1D tables' rows follow query_offsets.
+    if mask is not None or kv_lengths is not None or q_lengths is not None or \
+            query_offsets is not None:
+        keep = keep + _mask_and_length_fields(desc, tensors, mask, kv_lengths, q_lengths,
+                                              query_offsets)
     # Every argument _bias_fields checks, so that one given alone is refused
     # (test_errors gives each alone).
     if bias is not None or tables or window is not None or class_token or \
@@ -321,10 +326,6 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
         keep = keep + _bias_fields(desc, tensors, bias, tables, qv.dtype, heads, map_size,
                                    relative_order, kv_map_size, window, class_token,
                                    max_distance, num_buckets, bidirectional, query_offsets)
-    if mask is not None or kv_lengths is not None or q_lengths is not None or \
-            query_offsets is not None:
-        keep = keep + _mask_and_length_fields(desc, tensors, mask, kv_lengths, q_lengths,
-                                              query_offsets)
     return desc, tensors, ov, keep
 
 
@@ -416,7 +417,7 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     w = _tensor.dense(w_qkv, "w_qkv", (2, 4), _tensor.FLOATS)
     batch, channels, height, width = f.shape
     rows = w.shape[0]
-    th, tw = _table(rel_h, "rel_h", f.dtype), _table(rel_w, "rel_w", f.dtype)
+    th, tw = _table(rel_h, "rel_h", f.dtype, "fmap"), _table(rel_w, "rel_w", f.dtype, "fmap")
     head_dim = th.shape[-1]
     for name, table, size in (("rel_h", th, height), ("rel_w", tw, width)):
         _tensor.expect_table(table, 2 * size - 1, head_dim, heads, name,

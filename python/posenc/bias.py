@@ -42,6 +42,10 @@ def kind_fields(kind, table, heads=None, window=None, class_token=False, max_dis
     refused."""
     f = Fields()
     class_token = _abi.flag(class_token, "class_token")
+    if num_buckets is not None:
+        num_buckets = _abi.integer(num_buckets, "num_buckets")
+    if max_distance is not None:
+        max_distance = _abi.integer(max_distance, "max_distance")
     given = {"window": window is not None, "class_token": bool(class_token),
              "num_buckets": num_buckets is not None, "bidirectional": bidirectional is not None}
     takes = {"table_2d": ("window", "class_token"), "table_1d": (), "t5":
@@ -79,8 +83,7 @@ def kind_fields(kind, table, heads=None, window=None, class_token=False, max_dis
             buckets = "num_buckets" if num_buckets is None else f"num_buckets = {num_buckets}"
             raise _shape_error(kind, f"[{buckets}, heads]", table)
         f.heads, f.num_buckets = shape[1], shape[0]
-        f.max_distance = T5_MAX_DISTANCE if max_distance is None else \
-            _abi.integer(max_distance, "max_distance")
+        f.max_distance = T5_MAX_DISTANCE if max_distance is None else max_distance
         f.bidirectional = _abi.flag(bidirectional, "bidirectional")
     else:
         if shape is not None:

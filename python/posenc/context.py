@@ -45,6 +45,9 @@ def set_default_context(context):
     """Makes every call without a context= argument use `context`; None goes
     back to following torch's thread count."""
     global _override
+    if context is not None and not isinstance(context, Context):
+        raise TypeError(f"context: expected a posenc.Context or None, got "
+                        f"{type(context).__name__}")
     _override = context
 
 

@@ -50,7 +50,7 @@ def relative_logits_1d(q, table, keys=None, query_offset=0, clip=0, causal=False
     qv, tv, table_heads = _q_and_table(q, table)
     batch, heads, queries, dim = qv.shape
     rows = tv.shape[-2]
-    query_offset, clip = _abi.integer(query_offset, "query_offset"), _abi.integer(clip, "clip")
+    query_offset, clip = _abi.integer(query_offset, "query_offset"), _abi.count(clip, "clip")
     if keys is not None:
         keys = _abi.count(keys, "keys")
     else:
@@ -92,6 +92,15 @@ def _map_inputs(q, row_table, column_table, height, width):
     return qv, rv, cv, table_heads, height, width
 
 
+def _output_pair(out):
+    """out as the pair (rel_h, rel_w), (None, None) for None."""
+    if out is None:
+        return None, None
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"out: expected the pair (rel_h, rel_w), got {type(out).__name__}")
+    return out
+
+
 def relative_logits_2d_decomposed(q, row_table, column_table, height, width, out=None,
                                   context=None):
     """(rel_h [B, H, N, height], rel_w [B, H, N, width]) of the 2D relative
@@ -99,7 +108,7 @@ def relative_logits_2d_decomposed(q, row_table, column_table, height, width, out
     qv, rv, cv, table_heads, height, width = _map_inputs(q, row_table, column_table, height,
                                                          width)
     batch, heads, tokens, dim = qv.shape
-    out_h, out_w = out if out is not None else (None, None)
+    out_h, out_w = _output_pair(out)
     h = _tensor.output(out_h, q, (batch, heads, tokens, height), _abi.F32, "out[0]")
     w = _tensor.output(out_w, q, (batch, heads, tokens, width), _abi.F32, "out[1]")
     check(lib.posenc_relative_logits_2d_decomposed(handle(context), batch, heads, height,
@@ -134,7 +143,7 @@ def relative_logits_2d_maps(q, row_table, column_table, map_size, kv_map_size=No
             raise ValueError(f"{name}: {2 * max(q_size, k_size) - 1} rows for a query map of "
                              f"{q_size} and a key map of {k_size} along its axis, got "
                              f"{table.shape[-2]}")
-    out_h, out_w = out if out is not None else (None, None)
+    out_h, out_w = _output_pair(out)
     h = _tensor.output(out_h, q, (batch, heads, tokens, key_map[0]), _abi.F32, "out[0]")
     w = _tensor.output(out_w, q, (batch, heads, tokens, key_map[1]), _abi.F32, "out[1]")
     check(lib.posenc_relative_logits_2d_maps(handle(context), ctypes.byref(desc), qv.ptr,

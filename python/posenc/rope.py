@@ -9,6 +9,9 @@ from . import _abi, _tensor
 from ._lib import Handle, check, lib
 from .context import handle
 
+# posenc/rope.h's POSENC_ROPE_MAX_ROTARY_DIM.
+ROPE_MAX_ROTARY_DIM = 65536
+
 _ENUM_FIELDS = {"pairing": _abi.ROPE_PAIRING, "scaling": _abi.ROPE_SCALING}
 _INT64_FIELDS = {name for name, kind in _abi.RopeConfig._fields_ if kind is ctypes.c_int64}
 _DOUBLE_FIELDS = {name for name, kind in _abi.RopeConfig._fields_ if kind is ctypes.c_double}
@@ -36,9 +39,18 @@ def rope_config(rotary_dim, **fields):
     return config
 
 
+def _config(config):
+    """config, a posenc_rope_config (rope_config), or a TypeError naming it."""
+    if not isinstance(config, _abi.RopeConfig):
+        raise TypeError(f"config: expected a posenc.rope_config(...), got {type(config).__name__}")
+    return config
+
+
 def inverse_frequencies(config):
     """(inv_freq [rotary_dim/2] float64, attention factor) after scaling."""
-    inv_freq = np.empty(config.rotary_dim // 2, dtype=np.float64)
+    # A rotary_dim out of range gets a buffer of 1, and posenc's refusal.
+    in_range = 2 <= _config(config).rotary_dim <= ROPE_MAX_ROTARY_DIM
+    inv_freq = np.empty(config.rotary_dim // 2 if in_range else 1, dtype=np.float64)
     factor = ctypes.c_double()
     check(lib.posenc_rope_inverse_frequencies(ctypes.byref(config), inv_freq.ctypes.data,
                                               ctypes.byref(factor)))
@@ -52,7 +64,7 @@ class RopeCache(Handle):
 
     def __init__(self, config, max_positions, context=None):
         cache = ctypes.c_void_p()
-        check(lib.posenc_rope_cache_create(handle(context), ctypes.byref(config),
+        check(lib.posenc_rope_cache_create(handle(context), ctypes.byref(_config(config)),
                                            _abi.integer(max_positions, "max_positions"),
                                            ctypes.byref(cache)))
         super().__init__(cache)
@@ -76,7 +88,9 @@ def _angles(config, cache, offset, positions, batch, tokens):
     (positions [batch, tokens]), and what must stay alive."""
     if (config is None) == (cache is None):
         raise ValueError("config, cache: give exactly one")
-    config_p = ctypes.byref(config) if config is not None else None
+    if cache is not None and not isinstance(cache, RopeCache):
+        raise TypeError(f"cache: expected a posenc.RopeCache, got {type(cache).__name__}")
+    config_p = ctypes.byref(_config(config)) if config is not None else None
     cache_p = cache.handle if cache is not None else None
     offset = _abi.integer(offset, "offset")
     if positions is None:

@@ -430,12 +430,44 @@ def test_scalar_arguments_are_checked_and_named():
         ("causal", lambda: posenc.attention(q, q, q, causal="yes")),
         ("factor", lambda: posenc.rope_config(4, factor="2")),
         ("context", lambda: posenc.attention(q, q, q, context=2)),
+        ("context", lambda: posenc.set_default_context(4)),
+        ("num_buckets", lambda: posenc.position_bias("t5", torch.randn(32, 2), q_len=3,
+                                                     bidirectional=True, num_buckets="32")),
+        ("max_distance", lambda: posenc.position_bias("table_1d", torch.randn(2, 5), q_len=3,
+                                                      max_distance=2.0)),
+        ("max_distance", lambda: posenc.attention(q, q, q, bias="table_1d",
+                                                  table=torch.randn(2, 5), max_distance="2")),
+        # The cache where the config goes (the second positional argument), and the
+        # other way round.
+        ("config", lambda: posenc.rope(q, posenc.RopeCache(posenc.rope_config(4), 8))),
+        ("cache", lambda: posenc.rope(q, cache=posenc.rope_config(4))),
+        ("config", lambda: posenc.RopeCache({"rotary_dim": 4}, 8)),
+        ("config", lambda: posenc.inverse_frequencies({"rotary_dim": 4})),
+        ("out", lambda: posenc.relative_logits_2d_decomposed(torch.randn(1, 1, 9, 4), rel,
+                                                             rel, 3, 3,
+                                                             out=torch.zeros(1, 1, 9, 3))),
+        ("out", lambda: posenc.relative_logits_2d_maps(torch.randn(1, 1, 9, 4), rel, rel,
+                                                       (3, 3), out=[torch.zeros(1, 1, 9, 3)])),
+        ("q", lambda: posenc.attention(q.to_sparse(), q, q)),
+        ("query_offsets", lambda: posenc.attention(q, q, q, bias="relative_1d",
+                                                   table=torch.randn(11, 4), query_offsets=[0])),
     ]
     for name, call in calls:
         with pytest.raises(TypeError, match=f"^{name}: "):
             call()
     with pytest.raises(ValueError, match="heads: must be at least 1"):
         posenc.bottleneck_mhsa(fmap, w, rel, rel, heads=0)
+    with pytest.raises(TypeError, match="^rel_h: must have fmap's dtype"):
+        posenc.bottleneck_mhsa(fmap.bfloat16(), w.bfloat16(), rel, rel, heads=2)
+    with pytest.raises(ValueError, match="^clip: must be >= 0"):
+        posenc.relative_logits_1d(q, torch.randn(7, 4), keys=6, clip=-1)
+    with pytest.raises(ValueError, match="^query_offsets: expected 1 dimensions"):
+        posenc.attention(q, q, q, bias="relative_1d", table=torch.randn(11, 4),
+                         query_offsets=torch.tensor(0))
+    # rotary_dim out of range is posenc's refusal, before a buffer of its size.
+    for rotary_dim in (-2, 2**40):
+        with pytest.raises(posenc.Error, match="rotary_dim"):
+            posenc.inverse_frequencies(posenc.rope_config(rotary_dim))
     with pytest.raises(ValueError, match="q: a head size of 0"):
         posenc.attention(q[..., :0], q[..., :0], q)
     with pytest.raises(ValueError, match="layout: None"):

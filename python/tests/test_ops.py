@@ -387,6 +387,13 @@ def test_attention_masks_as_torch_takes_them():
     assert attention_module._mask_as_read(expanded).shape == (1, 1, 1, 6)
     with pytest.raises(ValueError, match="mask: expected"):
         posenc.attention(tq, tk, tv, mask=torch.zeros(3, 1, 4, 6))  # 3 does not divide 2
+    # A bool mask becomes float32 whatever torch's default dtype.
+    default = torch.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.float64)
+        close(posenc.attention(tq, tk, tv, mask=torch.from_numpy(keep)), expected)
+    finally:
+        torch.set_default_dtype(default)
 
 
 def test_attention_without_rows_or_keys():
