@@ -127,6 +127,10 @@ TEST(ApiErrors, NegativeEnums) {
   int available = 7;
   EXPECT_TRUE(fails_with(c_isa_available(-1, &available), POSENC_ERROR_INVALID_ARGUMENT, "isa"));
   EXPECT_EQ(available, 7);
+  // AUTO is a known value that names no path.
+  EXPECT_TRUE(fails_with(posenc_isa_available(POSENC_ISA_AUTO, &available),
+                         POSENC_ERROR_INVALID_ARGUMENT, "isa: AUTO is not a path"));
+  EXPECT_EQ(available, 7);
   const posenc_isa cap = posenc_max_isa();
   EXPECT_TRUE(fails_with(c_set_max_isa(-1), POSENC_ERROR_INVALID_ARGUMENT, "isa"));
   EXPECT_EQ(posenc_max_isa(), cap);

@@ -13,7 +13,9 @@
  * exact ones for positions up to 2^28 and 5e-7 up to 2^30 (the reduced
  * angle's fp32 rounding and sin/cos's own error, about 1.8e-7, plus the
  * double reduction's, which grows with k: w_i's and k w_i's roundings and
- * the multiple of 2 pi taken off, each about k 2^-53).
+ * the multiple of 2 pi taken off, each about k 2^-53). These bounds are for
+ * base >= 1, where every w_i <= 1; a base below 1 has frequencies up to
+ * 1/base, and the reduction's error then grows with k / base instead.
  *
  * Empty calls (posenc/core.h): length, height, width, batch, tokens and
  * table_rows may be 0; dim, x_dim and pos_dim stay >= 1.
@@ -43,7 +45,8 @@ POSENC_API posenc_status posenc_sinusoid_table(
 /* 2D sin-cos table out[height*width, dim] for an height-by-width feature map,
  * token n = x*width + y: columns [0, dim/2) are the 1D sinusoid (dim/2, base,
  * layout) of the row x, columns [dim/2, dim) that of the column y. dim must be
- * even; height, width >= 0. */
+ * even; height, width >= 0. MAE's get_2d_sincos_pos_embed (SPLIT) puts the
+ * column's half first: its table is this one with each row's halves swapped. */
 POSENC_API posenc_status posenc_sinusoid_table_2d(
     posenc_context* context, int64_t height, int64_t width, int64_t dim,
     double base, posenc_sincos_layout layout, posenc_dtype out_dtype, void* out);

@@ -88,7 +88,7 @@
  *   map_height x map_width (Wh x Ww), q_len = kv_len = Wh*Ww + class_token;
  *   table [(2Wh-1)(2Ww-1) + 3*class_token, heads]; query_offset 0, no
  *   per-sequence query_offsets.
- * - TABLE_1D: table [heads, 2K+1], K = max_distance >= 0.
+ * - TABLE_1D: table [heads, 2K+1], K = max_distance in [0, 2^40].
  * - T5: table [num_buckets, heads], T5's buckets of num_buckets,
  *   max_distance and bidirectional.
  * - ALIBI: table = the slopes [heads], or NULL for posenc_alibi_slopes';

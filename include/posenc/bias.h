@@ -25,7 +25,8 @@
  *   L + 1 for token to class (query i > 0, key 0), L + 2 for class to class.
  *   query_offset must be 0.
  * - TABLE_1D (per-head scalars, no q): table [heads, 2K+1] with
- *   K = max_distance >= 0 (a table over 2T-1 distances has K = T - 1):
+ *   K = max_distance in [0, 2^40] (a table over 2T-1 distances has
+ *   K = T - 1):
  *     bias[h,i,j] = table[h, clamp(d(i,j), -K, K) + K];
  *   row K is distance 0, row K + 1 the key one position after the query;
  *   distances beyond +-K take the edge rows (Shaw et al.'s clipping). The

@@ -115,7 +115,7 @@ POSENC_API const char* posenc_isa_name(posenc_isa isa);
 POSENC_API posenc_status posenc_isa_from_name(const char* name, posenc_isa* isa);
 
 /* *available = 1 if this build has the path and the CPU (and OS) support it,
- * regardless of the cap. */
+ * regardless of the cap. AUTO, which names no path, is refused. */
 POSENC_API posenc_status posenc_isa_available(posenc_isa isa, int* available);
 
 /* Process-wide cap on posenc's kernels and on oneDNN. Initialized from the

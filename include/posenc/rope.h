@@ -55,7 +55,9 @@
  * each angle is reduced to [-pi, pi] in double and its sine and cosine taken
  * in fp32. Both are accurate to a few 1e-7 for positions up to about 10^8
  * (where the double product p * w_j still has an error below 1e-8); larger
- * positions (< 2^53) are accepted with a proportionally larger error.
+ * positions (< 2^53) are accepted with a proportionally larger error. This
+ * holds for frequencies w_j <= 1 (theta >= 1); a theta below 1 has them up
+ * to 1/theta, and the bound is then for p / theta up to about 10^8.
  *
  * Tensors. Layouts BTHD [batch, tokens, heads, head_dim] and BHTD
  * [batch, heads, tokens, head_dim], dense; dtype F32 (float) or BF16

@@ -33,9 +33,10 @@ namespace {
 // rejected before isa is loaded (the enum's range is [0, INT32_MAX]).
 void require_isa(const posenc_isa& isa, bool allow_auto) {
   const int32_t value = enum_value(isa);
-  if (value < 0 || posenc_isa_name(isa) == nullptr || (value == POSENC_ISA_AUTO && !allow_auto)) {
+  if (value < 0 || posenc_isa_name(isa) == nullptr) {
     invalid("isa: unknown ISA value " + std::to_string(value));
   }
+  if (value == POSENC_ISA_AUTO && !allow_auto) invalid("isa: AUTO is not a path; name one");
 }
 
 }  // namespace
