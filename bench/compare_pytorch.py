@@ -285,12 +285,16 @@ def max_difference(got, want):
     return float((got - want).abs().max())
 
 
-def blas_name():
-    """The BLAS library torch's GEMMs load (Debian picks it by alternatives)."""
+def blas_paths():
+    """The BLAS libraries torch's GEMMs load (Debian picks one by alternatives:
+    OpenBLAS's libblas.so.3 lies in an openblas folder)."""
     torch.randn(64, 64) @ torch.randn(64, 64)
     with open("/proc/self/maps") as maps:
-        names = {line.split()[-1].rsplit("/", 1)[-1] for line in maps if "blas" in line.lower()}
-    return ", ".join(sorted(names)) or "none found"
+        return sorted({line.split()[-1] for line in maps if "blas" in line.lower()})
+
+
+def blas_name():
+    return ", ".join(path.rsplit("/", 1)[-1] for path in blas_paths()) or "none found"
 
 
 def peak_rss_mib():
@@ -344,7 +348,14 @@ def main():
         return 0
 
     lib = load_posenc(args.lib)
+    if not any("openblas" in path.lower() for path in blas_paths()):
+        print(f"warning: torch's BLAS is {blas_name()}, not OpenBLAS: its GEMMs are the "
+              "reference BLAS's, and the timings say nothing (libopenblas0-openmp)",
+              file=sys.stderr)
     names = [n for n in args.only.split(",") if n] or list(CASES)
+    unknown = sorted(set(names) - set(CASES))
+    if unknown:
+        parser.error(f"--only: unknown {', '.join(unknown)}: choose from {', '.join(CASES)}")
     print(f"torch {torch.__version__} ({torch.get_num_threads()} threads, BLAS: {blas_name()}), "
           f"posenc {lib.posenc_version().decode()} on "
           f"{lib.posenc_isa_name(lib.posenc_best_isa()).decode()}, "

@@ -15,6 +15,16 @@ def cpu_name():
     return platform.processor() or "unknown CPU"
 
 
+# How far posenc's output may be from torch's, as a fraction of the largest
+# |output| (torch's own bf16 rounding is part of the difference).
+RELATIVE_TOLERANCE = {"fp32": 1e-4, "bf16": 5e-2}
+
+
+def agrees(max_abs_diff, max_abs_out, dtype):
+    """Whether a difference is within RELATIVE_TOLERANCE[dtype] (NaN is not)."""
+    return max_abs_diff <= RELATIVE_TOLERANCE[dtype] * max_abs_out
+
+
 def median_seconds(fn, repeats, warmup=1):
     """The median wall time of `repeats` calls of fn() after `warmup` calls."""
     for _ in range(warmup):

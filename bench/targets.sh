@@ -59,6 +59,6 @@ case "$stage" in
     done
     exit "$status" ;;
   *)
-    sed -n 2,21p "$0" >&2
+    sed -n 2,20p "$0" >&2
     exit 2 ;;
 esac

@@ -4,8 +4,10 @@
 The peer of each case is what timm runs: SDPA, with the 2D relative bias
 built by timm's get_decomposed_rel_pos_bias and passed as attn_mask (SAM ViT's
 fused path). For each case, dtype and thread count both sides get the same
-q, k, v and tables; the script prints the median wall time of --repeats calls
-after --warmup, the speedup, and the largest difference of the outputs.
+q, k, v and tables; the outputs are compared first (within measure.py's
+RELATIVE_TOLERANCE of the largest output, else the script ends with status
+1 after its table), then the script prints the median wall time of
+--repeats calls after --warmup, the speedup, and the largest difference.
 posenc follows torch.set_num_threads (posenc.context). Needs torch 2.0 or
 later (SDPA), timm, and a built libposenc (found as the package says:
 POSENC_LIBRARY, else the build tree).
@@ -30,7 +32,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
-from measure import cpu_name, median_seconds, print_table  # noqa: E402
+from measure import agrees, cpu_name, median_seconds, print_table  # noqa: E402
 
 # case -> (heads, tokens or (height, width), head_dim)
 CASES = {
@@ -110,21 +112,24 @@ def posenc_way(case, q, k, v, table_h, table_w):
 
 
 def measure(case, dtype, threads, args):
+    """The case's table row, and whether the outputs agree."""
     import torch
     torch.set_num_threads(threads)
     inputs = make_inputs(case, getattr(torch, DTYPES[dtype]))
     ours, theirs = posenc_way(case, *inputs), torch_way(case, *inputs)
     with torch.no_grad():
+        want, got = theirs().float(), ours().float()
+        diff, scale = (got - want).abs().max().item(), want.abs().max().item()
         torch_s = median_seconds(theirs, args.repeats, args.warmup)
         posenc_s = median_seconds(ours, args.repeats, args.warmup)
-        want, got = theirs().float(), ours().float()
     heads, size, head_dim = CASES[case]
     shape = f"H{heads} {'T%d' % size if isinstance(size, int) else '%dx%d' % size} d{head_dim}"
     if case == "decode":
         shape = f"H{heads}/{DECODE_KV_HEADS} q1 kv{size} d{head_dim}"
+    ok = agrees(diff, scale, dtype)
     return [case, shape, dtype, str(threads), f"{torch_s * 1e3:.2f}", f"{posenc_s * 1e3:.2f}",
             f"{torch_s / posenc_s:.2f}x",
-            f"{(got - want).abs().max().item():.2g} (of {want.abs().max().item():.2g})"]
+            f"{diff:.2g} (of {scale:.2g}){'' if ok else ' DIFFERS'}"], ok
 
 
 def main():
@@ -152,12 +157,16 @@ def main():
     threads = [every if t == "all" else int(t) for t in args.threads.split(",")]
     print(f"{cpu_name()}, {every} CPUs; torch {torch.__version__}, timm {timm.__version__}, "
           f"posenc {posenc.version()} ({posenc.best_isa()}, {posenc.library_path})")
-    lines = [measure(case, dtype, count, args) for case in args.cases.split(",")
-             for dtype in args.dtypes.split(",") for count in dict.fromkeys(threads)]
+    results = [measure(case, dtype, count, args) for case in args.cases.split(",")
+               for dtype in args.dtypes.split(",") for count in dict.fromkeys(threads)]
     header = ["case", "shape", "dtype", "threads", "torch SDPA ms", "posenc ms", "speedup",
               "max abs diff"]
-    print_table(header, lines, args.markdown)
+    print_table(header, [line for line, _ in results], args.markdown)
+    if not all(ok for _, ok in results):
+        print("OUTPUTS DIFFER BEYOND TOLERANCE", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

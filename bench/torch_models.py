@@ -7,10 +7,12 @@ is downloaded), runs timm's forward, then the patched one, and reports for
 each: the median time of --repeats forwards after --warmup, the time spent
 inside the attention modules (forward hooks) and outside them, the peak
 resident memory the forwards added, and the largest difference between the
-two outputs. --clock cpu times with the process's CPU time instead of the
-wall clock: on a machine shared with other jobs, one-thread runs then count
-their own work only. Needs Debian's python3-torch, timm and a built libposenc
-(found as the package says: POSENC_LIBRARY, else the build tree).
+two outputs, which must be within measure.py's RELATIVE_TOLERANCE of the
+largest output (else the script ends with status 1 after its table).
+--clock cpu times with the process's CPU time instead of the wall clock: on
+a machine shared with other jobs, one-thread runs then count their own work
+only. Needs torch (Debian's python3-torch or a later one), timm and a built
+libposenc (found as the package says: POSENC_LIBRARY, else the build tree).
 
     /usr/bin/python3 bench/torch_models.py [--models sam,botnet,swin,beit] [--sam-size 1024]
         [--dtypes fp32,bf16] [--threads 1,all] [--repeats 3] [--warmup 1] [--clock wall|cpu]
@@ -27,7 +29,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
-from measure import cpu_name, print_table  # noqa: E402
+from measure import RELATIVE_TOLERANCE, agrees, cpu_name, print_table  # noqa: E402
 
 # --models name -> (timm model, the option giving its image size, or its fixed size)
 MODELS = {
@@ -157,7 +159,8 @@ def table(rows, markdown):
             f"{r['posenc_attn_s']:.3f}", f"{r['timm_attn_s'] / r['posenc_attn_s']:.1f}x",
             f"{r['timm_s'] - r['timm_attn_s']:.3f}", f"{r['posenc_s'] - r['posenc_attn_s']:.3f}",
             f"{r['timm_mib']:.0f}", f"{r['posenc_mib']:.0f}",
-            f"{r['max_abs_diff']:.2g} (of {r['max_abs_out']:.2g})"])
+            f"{r['max_abs_diff']:.2g} (of {r['max_abs_out']:.2g})"
+            f"{'' if agrees(r['max_abs_diff'], r['max_abs_out'], r['dtype']) else ' DIFFERS'}"])
     print_table(header, lines, markdown)
 
 
@@ -178,6 +181,12 @@ def main():
     if args.child:
         args.model, args.threads = args.child, args.child_threads
         return child(args)
+    for option, names, known in (("--models", args.models, MODELS),
+                                 ("--dtypes", args.dtypes, RELATIVE_TOLERANCE)):
+        unknown = set(names.split(",")) - set(known)
+        if unknown:
+            parser.error(f"{option}: unknown {', '.join(sorted(unknown))}: choose from "
+                         f"{', '.join(known)}")
 
     import timm
     import torch
@@ -191,7 +200,12 @@ def main():
     rows = [run_child(args, model, dtype, count) for model in args.models.split(",")
             for dtype in args.dtypes.split(",") for count in dict.fromkeys(threads)]
     table(rows, args.markdown)
+    if not all("error" not in r and agrees(r["max_abs_diff"], r["max_abs_out"], r["dtype"])
+               for r in rows):
+        print("OUTPUTS DIFFER BEYOND TOLERANCE (or a model failed)", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -3,7 +3,9 @@
 // (attention_unfused.hpp), bf16 against the fused fp32 call; strided layouts
 // (a packed qkv, a KV cache) against the same call on dense BHTD tensors.
 //
-// FLOPs counted: 4*B*H*Tq*Tk*d for q k^T and a v, plus the position logits
+// FLOPs counted: 4*B*H*d per (query, key) pair a query sees for q k^T and
+// a v (Tq*Tk pairs; with causal, the keys up to each query's position, about
+// half: the work a causal kernel has to do), plus the position logits
 // at the size the unfused way computes them (1D: q R^T with R of Tq+Tk-1 rows,
 // 2*B*H*Tq*(Tq+Tk-1)*d; 2D: 2*B*H*N*(2X-1 + 2Y-1)*d). Bytes: what the call
 // reads and writes (with grouped kv heads, k and v of kv_heads heads: a
@@ -161,6 +163,17 @@ int64_t table_rows(const posenc_attention_desc& d) {
   return d.max_distance > 0 ? 2 * d.max_distance + 1 : d.q_len + d.kv_len - 1;
 }
 
+// The (query, key) pairs of a head that take part: key j <= query_offset + i
+// where causal.
+double visible_pairs(const posenc_attention_desc& d) {
+  if (!d.causal) return double(d.q_len) * double(d.kv_len);
+  double pairs = 0.0;
+  for (int64_t i = 0; i < d.q_len; ++i) {
+    pairs += double(std::clamp<int64_t>(d.query_offset + i + 1, 0, d.kv_len));
+  }
+  return pairs;
+}
+
 double flops_of(const posenc_attention_desc& d) {
   const double bh = double(d.batch * d.heads), dh = double(d.head_dim);
   double position_rows = 0.0;
@@ -169,7 +182,7 @@ double flops_of(const posenc_attention_desc& d) {
   } else if ((d.bias != POSENC_BIAS_NONE && !ops::is_position_bias(d.bias)) || d.relative_values) {
     position_rows = double(table_rows(d));
   }
-  return bh * double(d.q_len) * dh * (4.0 * double(d.kv_len) + 2.0 * position_rows);
+  return bh * dh * (4.0 * visible_pairs(d) + 2.0 * double(d.q_len) * position_rows);
 }
 
 
