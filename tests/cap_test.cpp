@@ -1,5 +1,5 @@
-// Run once per compiled ISA path with POSENC_MAX_ISA set to it, and on
-// x86-64 with neon (tests/CMakeLists.txt): the cap holds for posenc's kernels and for oneDNN,
+// Cap.*: run once per compiled ISA path with POSENC_MAX_ISA set to it, and
+// on x86-64 with neon (tests/CMakeLists.txt): the cap holds for posenc's kernels and for oneDNN,
 // at the level the ISA table gives (runtime/compiled_isas.hpp), and it is what
 // `posenc info` reports (oneDNN's ISA and matmul implementation).
 #include <gtest/gtest.h>
@@ -58,6 +58,23 @@ TEST(Cap, EnvironmentCapsPosencAndOnednn) {
   // oneDNN has made a primitive: the cap can no longer move.
   EXPECT_EQ(posenc_set_max_isa(POSENC_ISA_AUTO), POSENC_ERROR_UNSUPPORTED);
   EXPECT_EQ(posenc_max_isa(), cap);
+}
+
+// Run with POSENC_MAX_ISA=auto: the environment caps nothing, so the process
+// may set oneDNN's one cap, once.
+TEST(CapSetOnce, AutoInTheEnvironmentLeavesTheCapToTheFirstCall) {
+  const char* env = std::getenv("POSENC_MAX_ISA");
+  ASSERT_TRUE(env != nullptr && std::string(env) == "auto") << "run with POSENC_MAX_ISA=auto";
+  EXPECT_EQ(posenc_max_isa(), POSENC_ISA_AUTO);
+  ASSERT_EQ(posenc_set_max_isa(kBaselineIsa), POSENC_OK) << posenc_last_error();
+  EXPECT_EQ(posenc_set_max_isa(kBaselineIsa), POSENC_OK);  // the cap it has: nothing to change
+  EXPECT_EQ(posenc_best_isa(), kBaselineIsa);
+#if defined(__x86_64__)
+  EXPECT_EQ(posenc_set_max_isa(POSENC_ISA_AUTO), POSENC_ERROR_UNSUPPORTED);
+  EXPECT_NE(std::string(posenc_last_error()).find("one cap per process"), std::string::npos)
+      << posenc_last_error();
+  EXPECT_EQ(posenc_max_isa(), kBaselineIsa);
+#endif
 }
 
 }  // namespace

@@ -40,9 +40,11 @@ class CapState {
                    isa_names().c_str());
       return;
     }
-    if (!apply_onednn_cap(isa)) {
+    // AUTO caps nothing, and leaves oneDNN's one cap per process to
+    // posenc_set_max_isa.
+    if (isa != POSENC_ISA_AUTO && !apply_onednn_cap(isa)) {
       std::fprintf(stderr, "posenc: POSENC_MAX_ISA=%s could not cap oneDNN, which already "
-                   "created a primitive in this process\n", env);
+                   "had a cap or a primitive in this process\n", env);
     }
     cap_.store(isa);
   }
@@ -53,8 +55,9 @@ class CapState {
     std::lock_guard<std::mutex> lock(mutex_);
     if (isa != cap_.load() && !apply_onednn_cap(isa)) {
       throw Error(POSENC_ERROR_UNSUPPORTED,
-                  "isa: oneDNN cannot be capped after its first primitive was created; "
-                  "set POSENC_MAX_ISA or call posenc_set_max_isa before any other posenc call");
+                  "isa: oneDNN takes one cap per process, before its first primitive, and this "
+                  "process has capped it or made a primitive already; set POSENC_MAX_ISA, or call "
+                  "posenc_set_max_isa once before any other posenc call");
     }
     cap_.store(isa);
   }
