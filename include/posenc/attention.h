@@ -193,8 +193,12 @@
  * some code pads with) gives a key weight 0 at any scale in a row that has
  * another key; a row masked everywhere by it is zeros where
  * 2^-24 <= scale < 1 (the division made it -inf) and the mean of v at
- * other scales, as torch's fp32 softmax gives. With -inf it is zeros
- * (unless a score is NaN: below).
+ * other scales. torch's fp32 softmax gives the mean of v at every scale
+ * (scale q.k - FLT_MAX rounds to -FLT_MAX for each key), so at the usual
+ * scale 1/sqrt(head_dim) such a row differs from torch's: zeros against
+ * the mean of v. With -inf it is zeros, as torch's
+ * scaled_dot_product_attention gives from torch 2.5 (unless a score is
+ * NaN: below).
  *
  * Types: q, k, v and all tables are of `dtype` (F32, or BF16 as uint16_t
  * bit patterns); out is of out_dtype. With BF16 where oneDNN multiplies bf16

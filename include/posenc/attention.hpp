@@ -1,5 +1,8 @@
 // C++ wrappers of posenc/attention.h; shapes, layouts and errors as
-// documented there. Every function throws posenc::Error on bad input.
+// documented there. Every function that calls posenc throws posenc::Error
+// on bad input; the builders of descs and strides only fill structs (beyond
+// the layouts they are given), and posenc checks what they made where the
+// desc is used.
 #pragma once
 
 #include <cstddef>
@@ -76,6 +79,10 @@ inline posenc_attention_desc packed_qkv_desc(posenc_attention_desc desc,
   const PackedQkv packed = packed_qkv(desc.q_len, desc.heads, kv_heads, desc.head_dim);
   desc.layout = POSENC_LAYOUT_STRIDED;
   desc.q_strides = desc.k_strides = desc.v_strides = packed.strides;
+  if (out_layout != POSENC_LAYOUT_BHTD && out_layout != POSENC_LAYOUT_BTHD) {
+    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
+                "packed_qkv_desc: out_layout must be POSENC_LAYOUT_BHTD or POSENC_LAYOUT_BTHD");
+  }
   desc.out_strides = dense_strides(out_layout, desc.heads, desc.q_len, desc.head_dim);
   return desc;
 }
