@@ -22,6 +22,9 @@ set(cases
   "bench|--filter|T2048 d128,=>--filter: an empty part"
   "bench|--filter|,T2048=>--filter: an empty part"
   "bench|--filter|rope,,skew=>--filter: an empty part"
+  "bench|--filter==>--filter: an empty part"
+  "bench|--repeats=0=>--repeats"
+  "bench|--jsn=1=>'--jsn=1'"
   "bench|--isa|avx3=>--isa"
   "bench|--jsn=>'--jsn'"
   "viz|--length|zero=>--length"
@@ -95,4 +98,14 @@ endif()
 if(NOT uncapped MATCHES "path in use: baseline" AND
    NOT bottom MATCHES "why: capped at baseline by POSENC_MAX_ISA")
   message(FATAL_ERROR "info under a cap at baseline said:\n${bottom}")
+endif()
+
+# bench takes --name=VALUE as well as --name VALUE (as viz does).
+execute_process(COMMAND ${POSENC} bench --tag=check --filter=rel_to_abs --isa=baseline
+                        --repeats=1 --json
+                TIMEOUT 60 RESULT_VARIABLE status OUTPUT_VARIABLE printed ERROR_VARIABLE error)
+if(NOT status EQUAL 0 OR NOT printed MATCHES "\"op\": *\"rel_to_abs\"" OR
+   NOT printed MATCHES "baseline")
+  message(FATAL_ERROR "posenc bench --name=VALUE: status ${status}, stdout '${printed}', "
+                      "stderr '${error}'")
 endif()

@@ -31,21 +31,26 @@ struct Options {
 
 const char* const kUsage =
     "usage: posenc bench [--json] [--isa auto|avx512|avx2|baseline|neon] [--filter TEXT[,TEXT...]] "
-    "[--tag bench|demo|check] [--repeats N]";
+    "[--tag bench|demo|check] [--repeats N] (--name=VALUE also)";
 
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
+    std::string arg = argv[i];
     if (arg == "--json" || arg == "-h" || arg == "--help") {
       (arg == "--json" ? o.json : o.help) = true;
       continue;
     }
+    // --name VALUE or --name=VALUE, as viz takes them.
+    const size_t equals = arg.rfind("--", 0) == 0 ? arg.find('=') : std::string::npos;
+    const bool joined = equals != std::string::npos;
+    const std::string joined_value = joined ? arg.substr(equals + 1) : std::string();
+    if (joined) arg.resize(equals);
     if (arg != "--isa" && arg != "--filter" && arg != "--tag" && arg != "--repeats") {
-      throw BadArgument("unexpected argument '" + arg + "'\n" + kUsage);
+      throw BadArgument("unexpected argument '" + std::string(argv[i]) + "'\n" + kUsage);
     }
-    if (i + 1 == argc) throw BadArgument(arg + ": missing value\n" + kUsage);
-    const std::string value = argv[++i];
+    if (!joined && i + 1 == argc) throw BadArgument(arg + ": missing value\n" + kUsage);
+    const std::string value = joined ? joined_value : argv[++i];
     if (arg == "--isa") o.isa = value;
     if (arg == "--filter") {
       // An empty part would match every case (a stray comma starting the whole table).
