@@ -1100,7 +1100,7 @@ TEST(AttentionCppApi, WorkspaceObjectAndErrors) {
 // A workspace runs on a context of its own, of the given one's path and
 // threads: the given object may be a temporary, moved or destroyed (it ran
 // on the process default after a move, and read freed memory after a
-// destruction). It moves, and assigns by moving.
+// destruction). It moves, and assigns by moving (itself included).
 TEST(AttentionCppApi, WorkspaceOutlivesTheContextItWasMadeFrom) {
   const posenc_attention_desc d = relative_1d(desc(2, 33, 33, 16), 0, 0);
   AttentionTensors inputs = inputs_of(d);
@@ -1122,6 +1122,11 @@ TEST(AttentionCppApi, WorkspaceOutlivesTheContextItWasMadeFrom) {
   std::fill(out.begin(), out.end(), 0.0f);
   assigned.run(inputs.tensors(out.data()));
   EXPECT_EQ(out, expected);
+  // Moved into itself, it keeps its buffer (a vector moved into itself empties).
+  const size_t bytes = assigned.size();
+  AttentionWorkspace& same = assigned;
+  assigned = std::move(same);
+  EXPECT_EQ(assigned.size(), bytes);
   static_assert(std::is_nothrow_move_constructible<AttentionWorkspace>::value, "");
   static_assert(std::is_nothrow_move_assignable<AttentionWorkspace>::value, "");
 }

@@ -109,6 +109,14 @@ TEST(CppApi, VersionNamesAndBf16Conversions) {
     EXPECT_EQ(e.status(), POSENC_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(e.what()).find("sse9"), std::string::npos);
   }
+  // The C function would stop at the NUL and read "avx2".
+  try {
+    posenc::isa_from_name(std::string("avx2\0junk", 9));
+    FAIL() << "expected posenc::Error";
+  } catch (const posenc::Error& e) {
+    EXPECT_EQ(e.status(), POSENC_ERROR_INVALID_ARGUMENT);
+    EXPECT_STREQ(e.what(), "posenc::isa_from_name: name holds a NUL");
+  }
   // 1 + 2^-8 lies halfway between bf16's 1 and 1 + 2^-7: even is 1.
   EXPECT_EQ(posenc::f32_to_bf16(1.0f + 0x1p-8f), 0x3F80);
   EXPECT_EQ(posenc::f32_to_bf16(1.0f + 3 * 0x1p-8f), 0x3F82);
@@ -183,7 +191,7 @@ TEST(CppApi, AllocationFailuresArePosencErrors) {
       FAIL() << "expected posenc::Error for " << heads << " heads";
     } catch (const posenc::Error& e) {
       EXPECT_EQ(e.status(), status) << heads;
-      EXPECT_NE(std::string(e.what()).find("slopes"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("posenc::alibi_slopes: slopes: ", 0), 0u) << e.what();
     }
   }
   EXPECT_EQ(posenc_alibi_slopes(int64_t(1) << 62, nullptr), POSENC_ERROR_OVERFLOW);

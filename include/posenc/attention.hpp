@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "posenc/attention.h"
@@ -122,7 +123,16 @@ class Workspace {
         desc_(desc) {
     size_t bytes = 0;
     check(kSize(context_.get(), &desc_, &bytes));
-    allocate(bytes_, bytes, "the workspace");
+    allocate(bytes_, bytes, "posenc workspace constructor: workspace");
+  }
+  Workspace(Workspace&&) noexcept = default;
+  Workspace& operator=(Workspace&& other) noexcept {
+    if (this != &other) {  // a vector moved into itself would be emptied
+      context_ = std::move(other.context_);
+      desc_ = other.desc_;
+      bytes_ = std::move(other.bytes_);
+    }
+    return *this;
   }
 
   void run(const Tensors& tensors) {

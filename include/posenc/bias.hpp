@@ -28,7 +28,7 @@ inline void position_bias(const Context& context, const posenc_position_bias_des
 
 inline std::vector<float> alibi_slopes(int64_t heads) {
   std::vector<float> slopes;
-  if (heads > 0) detail::allocate(slopes, uint64_t(heads), "the slopes");
+  if (heads > 0) detail::allocate(slopes, uint64_t(heads), "posenc::alibi_slopes: slopes");
   check(posenc_alibi_slopes(heads, slopes.data()));
   return slopes;
 }

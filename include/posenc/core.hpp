@@ -20,7 +20,8 @@ inline void check(posenc_status status) {
 
 namespace detail {
 
-// Resizes v to n elements, or throws posenc::Error naming `what`: OVERFLOW
+// Resizes v to n elements, or throws posenc::Error whose message starts
+// with `what` ("function: argument", as the C ABI's messages do): OVERFLOW
 // where n elements are more bytes than int64 counts (as the C functions say
 // of such a size), OUT_OF_MEMORY where std::vector would throw
 // std::bad_alloc or std::length_error.
@@ -33,8 +34,8 @@ void allocate(std::vector<T>& v, uint64_t n, const char* what) {
     if (n > v.max_size()) throw std::bad_alloc();
     v.resize(size_t(n));
   } catch (const std::bad_alloc&) {
-    throw Error(POSENC_ERROR_OUT_OF_MEMORY,
-                std::string("no memory for ") + what + " (" + std::to_string(n) + " elements)");
+    throw Error(POSENC_ERROR_OUT_OF_MEMORY, std::string(what) + ": no memory for " +
+                                                std::to_string(n) + " elements");
   }
 }
 
@@ -56,6 +57,9 @@ inline const char* status_string(posenc_status status) { return posenc_status_st
 inline const char* isa_name(Isa isa) { return posenc_isa_name(posenc_isa(isa)); }
 // The path a name stands for, as POSENC_MAX_ISA reads it ("avx2", "AVX512", ...).
 inline Isa isa_from_name(const std::string& name) {
+  if (name.find('\0') != std::string::npos) {  // the C function would read up to it
+    throw Error(POSENC_ERROR_INVALID_ARGUMENT, "posenc::isa_from_name: name holds a NUL");
+  }
   posenc_isa isa = POSENC_ISA_AUTO;
   check(posenc_isa_from_name(name.c_str(), &isa));
   return Isa(isa);

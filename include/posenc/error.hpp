@@ -11,7 +11,8 @@
 namespace posenc {
 
 // Thrown by every C++ wrapper when the C call fails; what() is the C ABI's
-// message, which names the bad argument.
+// message, which names the function and the bad argument (a wrapper's own
+// refusals, of sizes it cannot allocate, are worded the same way).
 class Error : public std::runtime_error {
  public:
   Error(posenc_status status, const std::string& message)

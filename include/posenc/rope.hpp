@@ -47,7 +47,8 @@ inline RopeFrequencies rope_frequencies(const posenc_rope_config& config) {
   // Room for any valid config; the call refuses the others and writes nothing.
   const int64_t pairs =
       std::max<int64_t>(1, std::min<int64_t>(config.rotary_dim, POSENC_ROPE_MAX_ROTARY_DIM) / 2);
-  detail::allocate(f.inverse_frequencies, uint64_t(pairs), "the inverse frequencies");
+  detail::allocate(f.inverse_frequencies, uint64_t(pairs),
+                   "posenc::rope_frequencies: inverse_frequencies");
   check(posenc_rope_inverse_frequencies(&config, f.inverse_frequencies.data(),
                                         &f.attention_factor));
   return f;
