@@ -7,7 +7,8 @@
 // a v (Tq*Tk pairs; with causal, the keys up to each query's position, about
 // half: the work a causal kernel has to do), plus the position logits
 // at the size the unfused way computes them (1D: q R^T with R of Tq+Tk-1 rows,
-// 2*B*H*Tq*(Tq+Tk-1)*d; 2D: 2*B*H*N*(2X-1 + 2Y-1)*d). Bytes: what the call
+// 2*B*H*Tq*(Tq+Tk-1)*d; 2D: 2*B*H*N*(2X-1 + 2Y-1)*d); the BoTNet block adds
+// its 1x1 qkv projection, 2*B*N*C*3*H*d. Bytes: what the call
 // reads and writes (with grouped kv heads, k and v of kv_heads heads: a
 // decode step's bytes are its keys and values, so "of memcpy" is its read
 // bandwidth against the copy's).
@@ -740,6 +741,12 @@ Problem bottleneck_problem(const BottleneckSpec& spec) {
   Problem p;
   p.write_bytes = double(b->out.size()) * sizeof(float);
   p.bytes = elements * (d.dtype == POSENC_BF16 ? 2 : 4) + p.write_bytes;
+  // The 1x1 qkv projection, then the attention of the map's tokens with its
+  // 2D position logits counted as for the 2D attention cases.
+  const double projection = 2.0 * double(d.batch * tokens * d.channels) * double(3 * inner);
+  const double attention = double(d.batch * d.heads) * double(tokens) * double(d.head_dim) *
+                           (4.0 * double(tokens) + 2.0 * double(2 * d.height - 1 + 2 * d.width - 1));
+  p.flops = projection + attention;
   // bf16 widened to fp32 GEMMs where oneDNN's bf16 GEMM is not native.
   p.gemm_type = ops::attention_gemm_dtype(d.dtype);
   p.run = [b, d, qkv_bias](posenc_context* ctx) { return b->run(ctx, d, d.dtype, qkv_bias); };
