@@ -178,6 +178,35 @@ TEST_P(SinusoidTable2d, MatchesReference) {
   }
 }
 
+// MAE's get_2d_sincos_pos_embed (and timm's, after it), worked out from its
+// definition: a grid of meshgrid(w, h), so that the first half of token
+// (x, y)'s D columns is the 1D embedding of the column y and the second that
+// of the row x; each 1D embedding of D/2 columns is [sin, cos] of pos * w_k,
+// w_k = 10000^(-k / (D/4)), k < D/4. That is posenc's SPLIT table with the
+// halves of each row swapped (absolute.h).
+TEST_P(SinusoidTable2d, IsMaesWithItsHalvesSwapped) {
+  const int64_t height = 5, width = 7, dim = 24, half = dim / 2, quarter = dim / 4;
+  GuardedFloats out(size_t(height * width * dim));
+  ASSERT_EQ(posenc_sinusoid_table_2d(context(), height, width, dim, 10000.0,
+                                     POSENC_SINCOS_SPLIT, POSENC_F32, out.data()),
+            POSENC_OK);
+  const auto mae_1d = [&](double pos, int64_t c) {  // column c of a 1D embedding of D/2
+    const int64_t k = c % quarter;
+    const double angle = pos / std::pow(10000.0, double(k) / double(quarter));
+    return c < quarter ? std::sin(angle) : std::cos(angle);
+  };
+  for (int64_t x = 0; x < height; ++x) {
+    for (int64_t y = 0; y < width; ++y) {
+      const float* row = out.data() + (x * width + y) * dim;
+      for (int64_t c = 0; c < half; ++c) {
+        // MAE's column c is the column's embedding; its column half + c the row's.
+        EXPECT_NEAR(row[half + c], mae_1d(double(y), c), kSinusoidAtol) << x << "," << y;
+        EXPECT_NEAR(row[c], mae_1d(double(x), c), kSinusoidAtol) << x << "," << y;
+      }
+    }
+  }
+}
+
 TEST_P(SinusoidTable2d, Bf16) {
   std::vector<uint16_t> out(size_t(3 * 7 * 8));
   ASSERT_EQ(posenc_sinusoid_table_2d(context(), 3, 7, 8, 10000.0, POSENC_SINCOS_SPLIT,
@@ -195,25 +224,26 @@ TEST_P(AddSinusoid, OutOfPlaceAndInPlace) {
     for (int64_t tokens : {1, 17}) {
       for (int64_t dim : {1, 3, 64, 129}) {
         for (int64_t offset : {0, 100000}) {
-          SCOPED_TRACE(testing::Message() << "B " << batch << " T " << tokens << " D " << dim
-                                          << " offset " << offset);
-          const size_t n = size_t(batch * tokens * dim);
-          const std::vector<float> x = random_floats(n, uint32_t(n + offset));
-          const auto want = ref::add_sinusoid(batch, tokens, dim, offset, 10000.0,
-                                              POSENC_SINCOS_INTERLEAVED, x.data());
-          GuardedFloats out(n);
-          ASSERT_EQ(posenc_add_sinusoid(context(), batch, tokens, dim, offset, 10000.0,
-                                        POSENC_SINCOS_INTERLEAVED, x.data(), out.data()),
-                    POSENC_OK);
-          EXPECT_TRUE(all_close(out.data(), want, 4e-6, 1e-6));
-          EXPECT_TRUE(out.guards_intact());
+          for (auto layout : kLayouts) {
+            SCOPED_TRACE(testing::Message() << "B " << batch << " T " << tokens << " D " << dim
+                                            << " offset " << offset << " layout " << layout);
+            const size_t n = size_t(batch * tokens * dim);
+            const std::vector<float> x = random_floats(n, uint32_t(n + offset));
+            const auto want =
+                ref::add_sinusoid(batch, tokens, dim, offset, 10000.0, layout, x.data());
+            GuardedFloats out(n);
+            ASSERT_EQ(posenc_add_sinusoid(context(), batch, tokens, dim, offset, 10000.0, layout,
+                                          x.data(), out.data()),
+                      POSENC_OK);
+            EXPECT_TRUE(all_close(out.data(), want, 4e-6, 1e-6));
+            EXPECT_TRUE(out.guards_intact());
 
-          std::vector<float> in_place = x;
-          ASSERT_EQ(posenc_add_sinusoid(context(), batch, tokens, dim, offset, 10000.0,
-                                        POSENC_SINCOS_INTERLEAVED, in_place.data(),
-                                        in_place.data()),
-                    POSENC_OK);
-          EXPECT_TRUE(all_close(in_place.data(), want, 4e-6, 1e-6));
+            std::vector<float> in_place = x;
+            ASSERT_EQ(posenc_add_sinusoid(context(), batch, tokens, dim, offset, 10000.0, layout,
+                                          in_place.data(), in_place.data()),
+                      POSENC_OK);
+            EXPECT_TRUE(all_close(in_place.data(), want, 4e-6, 1e-6));
+          }
         }
       }
     }
@@ -274,17 +304,21 @@ class ConcatSinusoid : public IsaTest {};
 TEST_P(ConcatSinusoid, MatchesReference) {
   for (int64_t x_dim : {1, 5, 64}) {
     for (int64_t pos_dim : {1, 4, 33}) {
-      const int64_t batch = 2, tokens = 7, offset = 5;
-      const std::vector<float> x = random_floats(size_t(batch * tokens * x_dim), 5);
-      GuardedFloats out(size_t(batch * tokens * (x_dim + pos_dim)));
-      ASSERT_EQ(posenc_concat_sinusoid(context(), batch, tokens, x_dim, pos_dim, offset, 10000.0,
-                                       POSENC_SINCOS_INTERLEAVED, x.data(), out.data()),
-                POSENC_OK);
-      EXPECT_TRUE(all_close(out.data(),
-                            ref::concat_sinusoid(batch, tokens, x_dim, pos_dim, offset, 10000.0,
-                                                 POSENC_SINCOS_INTERLEAVED, x.data()),
-                            kSinusoidAtol, 0.0));
-      EXPECT_TRUE(out.guards_intact());
+      for (auto layout : kLayouts) {
+        SCOPED_TRACE(testing::Message() << "x_dim " << x_dim << " pos_dim " << pos_dim
+                                        << " layout " << layout);
+        const int64_t batch = 2, tokens = 7, offset = 5;
+        const std::vector<float> x = random_floats(size_t(batch * tokens * x_dim), 5);
+        GuardedFloats out(size_t(batch * tokens * (x_dim + pos_dim)));
+        ASSERT_EQ(posenc_concat_sinusoid(context(), batch, tokens, x_dim, pos_dim, offset,
+                                         10000.0, layout, x.data(), out.data()),
+                  POSENC_OK);
+        EXPECT_TRUE(all_close(out.data(),
+                              ref::concat_sinusoid(batch, tokens, x_dim, pos_dim, offset,
+                                                   10000.0, layout, x.data()),
+                              kSinusoidAtol, 0.0));
+        EXPECT_TRUE(out.guards_intact());
+      }
     }
   }
 }

@@ -283,6 +283,35 @@ TEST_P(AttentionMask, LowestFloatMasksAsMinusInfinity) {
   for (int64_t c = 0; c < 16; ++c) ASSERT_EQ(got[size_t(7 * 16 + c)], 0.0f) << c;
 }
 
+// attention.h: at scale 1 and above, and below 2^-24, the mask is not
+// divided by scale and -FLT_MAX stays finite: a row masked everywhere by it
+// weighs every key alike (the mean of v, as torch's fp32 softmax and the
+// double reference give), and other rows weigh its keys 0.
+TEST_P(AttentionMask, LowestFloatWhereTheMaskIsNotDivided) {
+  for (float scale : {1.0f, 2.0f, 0x1p-25f}) {
+    posenc_attention_desc d = masked(1, 2, 20, 40, 16, 1, 2, 20);
+    d.scale = scale;
+    std::vector<float> mask(mask_count(d), 0.0f);
+    for (size_t r = 0; r < mask.size() / 40; ++r) {
+      for (int64_t j = 0; j < 40; ++j) {
+        if (r % 20 == 7 || (j + int64_t(r)) % 3 == 0) {
+          mask[r * 40 + size_t(j)] = std::numeric_limits<float>::lowest();
+        }
+      }
+    }
+    const AttentionTensors inputs = masked_inputs(d, mask);
+    const std::vector<float> got = run(context(), inputs, false);
+    EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kF32Atol, kF32Rtol))
+        << "scale " << scale;
+    const float* v = inputs.get(Tensor::v);  // head 0: [40, 16]
+    for (int64_t c = 0; c < 16; ++c) {
+      double mean = 0.0;
+      for (int64_t j = 0; j < 40; ++j) mean += v[j * 16 + c] / 40.0;
+      EXPECT_NEAR(got[size_t(7 * 16 + c)], mean, 1e-5) << "scale " << scale << ", column " << c;
+    }
+  }
+}
+
 // Scale 0 in bf16 with -inf in the mask and 63 keys (bf16 scores 64 apart,
 // oneDNN's older gemm): softmax(mask) v, the same at 1 and 2 threads, with
 // a kv head's keys packed once for two query heads. Its output scale of 0

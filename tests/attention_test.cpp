@@ -432,6 +432,38 @@ TEST_P(Attention, ShortLastKeyBlock) {
   }
 }
 
+// Every key reaches the output, in bf16 too, where the suite's tolerance
+// (2e-2) would not see one key of thousands lost: value row j is one-hot at
+// channel j % 64, so output channel c is the sum of the probabilities of the
+// keys j = c (mod 64), kv_len / 64 nearly equal ones (q is small). A key
+// lost or counted twice moves its channel by about 64 / kv_len (3% at 2049
+// keys) of its value, 4 times what the probabilities' rounding to bf16
+// (2^-9 relative) may: checked to 2^-7 of each channel. Decode steps (3
+// rows) and query blocks (130 rows); key blocks of up to 2048 keys, then of
+// 1024 with a short last one.
+TEST_P(Attention, Bf16EveryKeyReachesTheOutput) {
+  constexpr int64_t kHeads = 2, kDim = 64;
+  for (int64_t q_len : {3, 130}) {
+    for (int64_t kv_len : {257, 1025, 2049, 3073}) {
+      const posenc_attention_desc d = as_bf16(desc(kHeads, q_len, kv_len, kDim));
+      AttentionTensors x = inputs_of(d);
+      x.fill(Tensor::q, size_t(kHeads * q_len * kDim), 11, -0.25f, 0.25f);
+      std::vector<float> v(size_t(kHeads * kv_len * kDim), 0.0f);
+      for (int64_t h = 0; h < kHeads; ++h) {
+        for (int64_t j = 0; j < kv_len; ++j) v[size_t((h * kv_len + j) * kDim + j % kDim)] = 1.0f;
+      }
+      x.set(Tensor::v, std::move(v));
+      const std::vector<float> got = run(context(), d, x, false);
+      const std::vector<double> want = reference::attention(d, x.reference());
+      double worst = 0.0;
+      for (size_t i = 0; i < want.size(); ++i) {
+        worst = std::max(worst, std::abs(double(got[i]) - want[i]) / want[i]);
+      }
+      EXPECT_LE(worst, 0x1p-7) << "q_len " << q_len << ", kv_len " << kv_len;
+    }
+  }
+}
+
 TEST_P(Attention, Bf16OutputOfFp32Inputs) {
   posenc_attention_desc d = relative_1d(desc(1, 33, 33, 8), 2, 0);
   d.out_dtype = POSENC_BF16;  // fp32 inputs, bf16 output

@@ -8,8 +8,8 @@
 
 #include "ops/bias/attention_bias_desc.hpp"
 #include "ops/relative/relative_axis.hpp"
-#include "ops/relative/relative_index.hpp"
 #include "reference/bias.hpp"
+#include "reference/relative.hpp"
 
 namespace posenc::reference {
 namespace {
@@ -59,7 +59,7 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
   if (in.query_offsets != nullptr) {
     max_offset = *std::max_element(in.query_offsets, in.query_offsets + d.batch);
   }
-  const int64_t table_rows = relative_index(max_offset, d.q_len, d.kv_len, d.max_distance).rows;
+  const int64_t table_rows = table_rows_1d(max_offset, d.q_len, d.kv_len, d.max_distance);
   // RELATIVE_2D's axes: the key map is the query map's without kv_map_*.
   const bool query_minus_key = d.relative_order == POSENC_RELATIVE_QUERY_MINUS_KEY;
   const RelativeAxis axis_h{d.map_height, d.kv_map_height ? d.kv_map_height : d.map_height,
@@ -85,7 +85,9 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
     const int64_t kv_length = in.kv_lengths ? in.kv_lengths[b] : d.kv_len;
     const int64_t q_length = in.q_lengths ? in.q_lengths[b] : d.q_len;
     const int64_t offset = in.query_offsets ? in.query_offsets[b] : d.query_offset;
-    const RelativeIndex relative = relative_index(offset, d.q_len, d.kv_len, d.max_distance);
+    const auto relative_row = [&](int64_t i, int64_t j) {
+      return table_row_1d(offset, d.q_len, d.max_distance, i, j);
+    };
     // The bias of the kinds without q, in softmax-input units like the mask.
     const std::vector<double> position =
         has_position_bias(d) ? dense_position_bias(d, in.table, offset) : std::vector<double>();
@@ -110,7 +112,7 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
               bias = dot(qi, table_of(in.table, d.kv_len, h, j, dh), dh);
               break;
             case POSENC_BIAS_RELATIVE_1D:
-              bias = dot(qi, table_of(in.table, table_rows, h, relative.row(i, j), dh), dh);
+              bias = dot(qi, table_of(in.table, table_rows, h, relative_row(i, j), dh), dh);
               break;
             case POSENC_BIAS_RELATIVE_2D: {
               // Query (x1, y1) of the X x Y map, key (x2, y2) of the X' x Y' one.
@@ -144,7 +146,7 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
           const double a = scores[size_t(j)] / sum;
           for (int64_t c = 0; c < dv; ++c) o[c] += a * vs[size_t(j * dv + c)];
           if (d.relative_values) {
-            const float* rv = table_of(in.value_table, table_rows, h, relative.row(i, j), dv);
+            const float* rv = table_of(in.value_table, table_rows, h, relative_row(i, j), dv);
             for (int64_t c = 0; c < dv; ++c) o[c] += a * double(rv[c]);
           }
         }

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <limits>
 
-#include "ops/relative/relative_index.hpp"
 
 namespace posenc::reference {
 namespace {
@@ -57,11 +56,11 @@ std::vector<double> relative_logits_1d(int64_t batch, int64_t heads, int64_t que
                                        int64_t keys, int64_t dim, const float* q,
                                        const float* table, int64_t table_heads,
                                        const RelativeOptions& o) {
-  const RelativeIndex index = relative_index(o.query_offset, queries, keys, o.clip);
-  return logits(batch, heads, queries, keys, dim, q, table, table_heads, index.rows,
+  return logits(batch, heads, queries, keys, dim, q, table, table_heads,
+                table_rows_1d(o.query_offset, queries, keys, o.clip),
                 [&](int64_t i, int64_t j) {
                   if (o.causal && j > o.query_offset + i) return int64_t(-1);
-                  return index.row(i, j);
+                  return table_row_1d(o.query_offset, queries, o.clip, i, j);
                 });
 }
 

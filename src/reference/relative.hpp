@@ -5,12 +5,27 @@
 // (docs/design.md section 4).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "ops/relative/relative_axis.hpp"
 
 namespace posenc::reference {
+
+// The 1D relative table's rows as posenc/relative.h and posenc/attention.h
+// state them, written out here rather than taken from the ops'
+// RelativeIndex, so that the reference does not share the rule it checks.
+// Query i sits at position p + i, key j at j. Clipped (K > 0): 2K + 1 rows,
+// the distance j - (p + i) clamped to [-K, K], plus K. Unclipped: row
+// j - i + queries - 1, of queries + keys - 1 + max(p, 0) rows.
+inline int64_t table_rows_1d(int64_t p, int64_t queries, int64_t keys, int64_t clip) {
+  return clip > 0 ? 2 * clip + 1 : queries + keys - 1 + std::max<int64_t>(p, 0);
+}
+inline int64_t table_row_1d(int64_t p, int64_t queries, int64_t clip, int64_t i, int64_t j) {
+  if (clip > 0) return std::clamp<int64_t>(j - (p + i), -clip, clip) + clip;
+  return j - i + queries - 1;
+}
 
 // [batch, heads, queries, keys]; table of [table_heads, keys, dim].
 std::vector<double> absolute_logits(int64_t batch, int64_t heads, int64_t queries,

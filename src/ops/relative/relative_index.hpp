@@ -1,5 +1,6 @@
 // The 1D relative table of posenc/relative.h and posenc/attention.h, the one
-// rule shared by the ops, the API's validation and the reference loops.
+// rule shared by the ops and the API's validation (the reference loops write
+// it out apart: src/reference/relative.hpp).
 //
 // Query i sits at position p + i (p = query_offset), key j at position j; the
 // distance is j - (p + i). Unclipped, row 0 is the distance -(p + queries - 1)
