@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "kernels/attention/decode_products_impl.hpp"
 
@@ -66,7 +65,8 @@ struct Bf16PairValues {
   // keys <= kDecodeChunkKeys (decode_values' chunk).
   template <int kRows>
   static void rows(const float* probs, int64_t ld_probs, const uint16_t* v, int64_t ldv,
-                   int64_t keys, int64_t dim, float* acc, int64_t ld_acc) {
+                   int64_t keys, int64_t dim, float* acc, int64_t ld_acc,
+                   const NextRows<uint16_t>& next) {
     // Row r's probabilities as bf16 pairs (an odd last key's pair ends in
     // a zero).
     int32_t pairs[kRows][kDecodeChunkKeys / 2];
@@ -82,15 +82,17 @@ struct Bf16PairValues {
       }
     }
     for (int64_t c0 = 0; c0 < dim; c0 += kTile) {
-      tile<kRows>(pairs, v, ldv, keys, c0, dim, acc, ld_acc);
+      tile<kRows>(pairs, v, ldv, keys, c0, dim, acc, ld_acc, next);
     }
   }
 
  private:
-  // Columns [c0, c0 + kTile) within dim of acc's rows [0, kRows).
+  // Columns [c0, c0 + kTile) within dim of acc's rows [0, kRows); the first
+  // tile asks for the next chunk's rows.
   template <int kRows>
   static void tile(const int32_t (*pairs)[kDecodeChunkKeys / 2], const uint16_t* v, int64_t ldv,
-                   int64_t keys, int64_t c0, int64_t dim, float* acc, int64_t ld_acc) {
+                   int64_t keys, int64_t c0, int64_t dim, float* acc, int64_t ld_acc,
+                   const NextRows<uint16_t>& next) {
     // Each group's columns within dim, and its offset (0 for a group past
     // dim, which reads and writes nothing).
     __mmask32 lanes[kGroups];
@@ -104,15 +106,22 @@ struct Bf16PairValues {
     for (int r = 0; r < kRows; ++r) {
       for (int g = 0; g < kGroups; ++g) lo[r][g] = hi[r][g] = _mm512_setzero_ps();
     }
-    // Keys j and j + 1, or j and a zero row (kPair false: an odd last key).
-    const auto step = [&](int64_t j, auto pair) {
-      constexpr bool kPair = decltype(pair)::value;
+    // Keys j and j + 1; an odd last key pairs with a zero row (the second
+    // load's mask is empty: it reads nothing). One loop body, with no lambda
+    // holding the accumulators: GCC kept lo and hi in memory through one,
+    // storing all 16 each step, which tripled the time of 4 rows.
+    for (int64_t j = 0; j < keys; j += 2) {
+      if (c0 == 0) {
+        next.prefetch(j);
+        next.prefetch(j + 1);
+      }
       const uint16_t* first = v + j * ldv + c0;
+      const bool pair = j + 1 < keys;
       __m512bh vlo[kGroups], vhi[kGroups];
       for (int g = 0; g < kGroups; ++g) {
         const __m512i a = _mm512_maskz_loadu_epi16(lanes[g], first + offset[g]);
-        const __m512i b = kPair ? _mm512_maskz_loadu_epi16(lanes[g], first + ldv + offset[g])
-                                : _mm512_setzero_si512();
+        const __m512i b =
+            _mm512_maskz_loadu_epi16(pair ? lanes[g] : __mmask32(0), first + ldv + offset[g]);
         vlo[g] = reinterpret_cast<__m512bh>(_mm512_unpacklo_epi16(a, b));
         vhi[g] = reinterpret_cast<__m512bh>(_mm512_unpackhi_epi16(a, b));
       }
@@ -123,10 +132,7 @@ struct Bf16PairValues {
           hi[r][g] = _mm512_dpbf16_ps(hi[r][g], vhi[g], p);
         }
       }
-    };
-    int64_t j = 0;
-    for (; j + 1 < keys; j += 2) step(j, std::true_type());
-    if (j < keys) step(j, std::false_type());
+    }
     // Columns in order: blocks of 4 from lo and hi in turn.
     const __m512i first_16 =
         _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);

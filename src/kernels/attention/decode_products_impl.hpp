@@ -21,6 +21,51 @@
 
 namespace posenc::kernels {
 
+// Software prefetch of the keys and values a decode product reads next: a
+// decode step is bound by reading them once, and the hardware prefetchers
+// alone let a core read them at a fraction of its bandwidth where a value
+// tile reads part of each row, or a key tile few rows (several query rows
+// per key). With it, 4 query rows of a grouped kv head ran 4.4x faster
+// (bf16 on AVX512-BF16, one Zen 5 core).
+
+// Asks the caches for the line of p; reads nothing. An instruction of its
+// own: GCC 12 deleted __builtin_prefetch from the value tiles' key loops.
+inline void prefetch_line(const char* p) {
+#if defined(__x86_64__)
+  asm volatile("prefetcht0 %0" : : "m"(*p));
+#elif defined(__aarch64__)
+  asm volatile("prfm pldl1keep, [%0]" : : "r"(p));
+#else
+  __builtin_prefetch(p, 0, 3);
+#endif
+}
+
+// Asks the caches for a row of `bytes`.
+inline void prefetch_row(const void* row, int64_t bytes) {
+  const char* p = static_cast<const char*>(row);
+  for (int64_t b = 0; b < bytes; b += 64) prefetch_line(p + b);
+}
+
+// Rows [first, end) of a matrix (row_bytes each, ld elements apart).
+template <class T>
+void prefetch_rows(const T* matrix, int64_t ld, int64_t first, int64_t end, int64_t row_bytes) {
+  for (int64_t j = first; j < end; ++j) prefetch_row(matrix + j * ld, row_bytes);
+}
+
+// The value rows of the next chunk, asked for one per key while a chunk's
+// first column tile reads its own: count rows of row_bytes, ld elements
+// apart, from rows (count 0: none).
+template <class T>
+struct NextRows {
+  const T* rows;
+  int64_t ld, count, row_bytes;
+
+  // Row j of the next chunk, if it has one.
+  void prefetch(int64_t j) const {
+    if (j < count) prefetch_row(rows + j * ld, row_bytes);
+  }
+};
+
 // sum_c a[c] b[c] over the dim's tail [whole, dim), lane by lane.
 template <class Arch, class T>
 xsimd::batch<float, Arch> tail_products(const T* a, const T* b, int64_t whole, int64_t dim) {
@@ -108,7 +153,17 @@ void decode_scores_rows(const T* q, int64_t ldq, int64_t rows, const T* k, int64
   constexpr int64_t kKeys = lanes / kRows;
   const T* query[kRows];
   for (int64_t r = 0; r < kRows; ++r) query[r] = q + std::min(r, rows - 1) * ldq;
+  // The keys kAhead on, asked for with several rows; one row's tiles read
+  // lanes whole keys in a row, which the hardware follows (asking as well
+  // cost a few percent there).
+  constexpr int64_t kAhead = 16;
+  const int64_t row_bytes = dim * int64_t(sizeof(T));
+  if (kRows > 1) prefetch_rows(k, ldk, 0, std::min(kAhead, keys), row_bytes);
   for (int64_t j0 = 0; j0 < keys; j0 += kKeys) {
+    if (kRows > 1) {
+      prefetch_rows(k, ldk, std::min(j0 + kAhead, keys), std::min(j0 + kAhead + kKeys, keys),
+                    row_bytes);
+    }
     // A tile short of keys repeats its first key (not stored), so that
     // every tile runs the same unrolled loops.
     const int64_t count = std::min(kKeys, keys - j0);
@@ -311,7 +366,8 @@ void decode_scores(const T* q, int64_t ldq, int64_t rows, const T* k, int64_t ld
 // batch loaded (widened from bf16) once for all the rows.
 template <class Arch, class T, int kRows, int kColumns, bool kPartial>
 void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_t ldv, int64_t keys,
-                        int64_t c0, int64_t dim, float* acc, int64_t ld_acc) {
+                        int64_t c0, int64_t dim, float* acc, int64_t ld_acc,
+                        const NextRows<T>& next) {
   static_assert(!kPartial || kColumns == 1, "a partial tile is one batch");
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
@@ -325,6 +381,7 @@ void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_
     for (int t = 0; t < kColumns; ++t) sums[r][t] = batch(0.0f);
   }
   for (int64_t j = 0; j < keys; ++j) {
+    if (c0 == 0) next.prefetch(j);
     const T* vj = v + j * ldv + c0;
     batch p[kRows];
 #pragma GCC unroll 8
@@ -369,17 +426,17 @@ constexpr int value_columns() {
 
 // Rows [0, kRows) of decode_values over keys [0, keys) (a chunk), tile by
 // tile: whole tiles of value_columns batches, then of half as many and so
-// on, then one partial batch.
+// on, then one partial batch; the first tile asks for the next chunk's rows.
 template <class Arch, class T>
 struct WidenedValues {
   template <int kRows>
   static void rows(const float* probs, int64_t ld_probs, const T* v, int64_t ldv, int64_t keys,
-                   int64_t dim, float* acc, int64_t ld_acc) {
-    const int64_t c0 = whole_tiles<kRows, value_columns<Arch, kRows>()>(probs, ld_probs, v, ldv,
-                                                                        keys, 0, dim, acc, ld_acc);
+                   int64_t dim, float* acc, int64_t ld_acc, const NextRows<T>& next) {
+    const int64_t c0 = whole_tiles<kRows, value_columns<Arch, kRows>()>(
+        probs, ld_probs, v, ldv, keys, 0, dim, acc, ld_acc, next);
     if (c0 < dim) {
       decode_values_tile<Arch, T, kRows, 1, true>(probs, ld_probs, v, ldv, keys, c0, dim, acc,
-                                                  ld_acc);
+                                                  ld_acc, next);
     }
   }
 
@@ -388,14 +445,16 @@ struct WidenedValues {
   // returns where they end.
   template <int kRows, int kColumns>
   static int64_t whole_tiles(const float* probs, int64_t ld_probs, const T* v, int64_t ldv,
-                             int64_t keys, int64_t c0, int64_t dim, float* acc, int64_t ld_acc) {
+                             int64_t keys, int64_t c0, int64_t dim, float* acc, int64_t ld_acc,
+                             const NextRows<T>& next) {
     constexpr int64_t tile = kColumns * int64_t(xsimd::batch<float, Arch>::size);
     for (; c0 + tile <= dim; c0 += tile) {
       decode_values_tile<Arch, T, kRows, kColumns, false>(probs, ld_probs, v, ldv, keys, c0, dim,
-                                                          acc, ld_acc);
+                                                          acc, ld_acc, next);
     }
     if constexpr (kColumns > 1) {
-      return whole_tiles<kRows, kColumns / 2>(probs, ld_probs, v, ldv, keys, c0, dim, acc, ld_acc);
+      return whole_tiles<kRows, kColumns / 2>(probs, ld_probs, v, ldv, keys, c0, dim, acc, ld_acc,
+                                              next);
     } else {
       return c0;
     }
@@ -412,24 +471,35 @@ void decode_values(const float* probs, int64_t ld_probs, int64_t rows, const T* 
   if (!accumulate) {
     for (int64_t r = 0; r < rows; ++r) std::fill(acc + r * ld_acc, acc + r * ld_acc + dim, 0.0f);
   }
+  const int64_t row_bytes = dim * int64_t(sizeof(T));
+  prefetch_rows(v, ldv, 0, std::min(kDecodeChunkKeys, keys), row_bytes);
   for (int64_t j0 = 0; j0 < keys; j0 += kDecodeChunkKeys) {
     const int64_t chunk = std::min(kDecodeChunkKeys, keys - j0);
     const T* vc = v + j0 * ldv;
+    // The next chunk's rows, asked for while this one's are read (by the
+    // first group of rows only).
+    const int64_t next_keys = std::min(kDecodeChunkKeys, keys - j0 - chunk);
+    const NextRows<T> next{next_keys > 0 ? vc + chunk * ldv : vc, ldv, next_keys, row_bytes};
+    const NextRows<T> none{vc, ldv, 0, row_bytes};
     for (int64_t r0 = 0; r0 < rows; r0 += kMaxRows) {
       const float* pr = probs + r0 * ld_probs + j0;
       float* ar = acc + r0 * ld_acc;
       switch (std::min<int64_t>(kMaxRows, rows - r0)) {
         case 1:
-          Values::template rows<1>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
+          Values::template rows<1>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc,
+                                          r0 == 0 ? next : none);
           break;
         case 2:
-          Values::template rows<2>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
+          Values::template rows<2>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc,
+                                          r0 == 0 ? next : none);
           break;
         case 3:
-          Values::template rows<3>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
+          Values::template rows<3>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc,
+                                          r0 == 0 ? next : none);
           break;
         default:
-          Values::template rows<4>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc);
+          Values::template rows<4>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc,
+                                          r0 == 0 ? next : none);
       }
     }
   }
