@@ -348,10 +348,11 @@ def main():
         return 0
 
     lib = load_posenc(args.lib)
-    if not any("openblas" in path.lower() for path in blas_paths()):
-        print(f"warning: torch's BLAS is {blas_name()}, not OpenBLAS: its GEMMs are the "
-              "reference BLAS's, and the timings say nothing (libopenblas0-openmp)",
-              file=sys.stderr)
+    paths = blas_paths()
+    if paths and not any("openblas" in path.lower() for path in paths):
+        print(f"warning: torch's BLAS is {blas_name()}, not OpenBLAS: Debian's torch then runs "
+              "its GEMMs on the reference BLAS, and the timings say nothing "
+              "(libopenblas0-openmp)", file=sys.stderr)
     names = [n for n in args.only.split(",") if n] or list(CASES)
     unknown = sorted(set(names) - set(CASES))
     if unknown:

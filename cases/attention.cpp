@@ -744,8 +744,9 @@ Problem bottleneck_problem(const BottleneckSpec& spec) {
   // The 1x1 qkv projection, then the attention of the map's tokens with its
   // 2D position logits counted as for the 2D attention cases.
   const double projection = 2.0 * double(d.batch * tokens * d.channels) * double(3 * inner);
+  const double table_rows = double(2 * d.height - 1 + 2 * d.width - 1);
   const double attention = double(d.batch * d.heads) * double(tokens) * double(d.head_dim) *
-                           (4.0 * double(tokens) + 2.0 * double(2 * d.height - 1 + 2 * d.width - 1));
+                           (4.0 * double(tokens) + 2.0 * table_rows);
   p.flops = projection + attention;
   // bf16 widened to fp32 GEMMs where oneDNN's bf16 GEMM is not native.
   p.gemm_type = ops::attention_gemm_dtype(d.dtype);

@@ -38,6 +38,8 @@ set(cases
   "viz|--only|similarity|--table|.|--table-dim|2=>--table: .: not a regular file"
   "info|-h|extra=>'extra'"
   "info|--help|--help=>'--help'"
+  "info|-h|-h|extra=>'extra'"
+  "bench|--isa==>--isa: expected a path name"
   "--version|extra=>'extra'"
   "nosuch=>'nosuch'")
 foreach(case IN LISTS cases)

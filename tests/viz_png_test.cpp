@@ -28,7 +28,8 @@ std::vector<std::string> partial_files(const fs::path& dir) {
   std::vector<std::string> found;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    if (name.size() >= 8 && name.compare(name.size() - 8, 8, ".partial") == 0) found.push_back(name);
+    const bool partial = name.size() >= 8 && name.compare(name.size() - 8, 8, ".partial") == 0;
+    if (partial) found.push_back(name);
   }
   return found;
 }
@@ -104,9 +105,11 @@ TEST(VizPng, AnExistingPartialFileOrLinkIsNotWrittenThrough) {
   const fs::path dir = fresh_dir("partial_link");
   const fs::path path = dir / "p.png", victim = dir / "victim";
   std::ofstream(victim) << "keep";
-  fs::create_symlink(victim, partial_path(path.string(), 0));
+  PngFiles files;
+  const std::string partial = partial_path(path.string(), files.id(), 0);
+  fs::create_symlink(victim, partial);
   try {
-    write_png(path.string(), pattern(2, 2));
+    files.stage(path.string(), pattern(2, 2));
     FAIL() << "expected an error";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find(".partial exists"), std::string::npos) << e.what();
@@ -115,7 +118,23 @@ TEST(VizPng, AnExistingPartialFileOrLinkIsNotWrittenThrough) {
   std::ifstream(victim) >> kept;
   EXPECT_EQ(kept, "keep");
   EXPECT_FALSE(fs::exists(path));
-  EXPECT_TRUE(fs::is_symlink(partial_path(path.string(), 0)));
+  EXPECT_TRUE(fs::is_symlink(partial));
+}
+
+// Two sets staged at once in one folder (two threads, or a write_png while
+// a set is staged) have partial files of their own.
+TEST(VizPng, SetsStagedTogetherDoNotCollide) {
+  const fs::path dir = fresh_dir("two_sets");
+  PngFiles first, second;
+  first.stage((dir / "a.png").string(), pattern(2, 2));
+  second.stage((dir / "b.png").string(), pattern(3, 3));
+  write_png((dir / "c.png").string(), pattern(4, 4));
+  first.commit();
+  second.commit();
+  EXPECT_EQ(test::read_png((dir / "a.png").string()).width, 2);
+  EXPECT_EQ(test::read_png((dir / "b.png").string()).width, 3);
+  EXPECT_EQ(test::read_png((dir / "c.png").string()).width, 4);
+  EXPECT_TRUE(partial_files(dir).empty());
 }
 
 // A partial file left by another run (a process killed while writing) does
@@ -123,7 +142,7 @@ TEST(VizPng, AnExistingPartialFileOrLinkIsNotWrittenThrough) {
 TEST(VizPng, APartialFileOfAnotherRunIsLeftAlone) {
   const fs::path path = fresh_dir("stale") / "p.png";
   // Named as by a process whose id is above Linux's largest.
-  const fs::path stale = path.parent_path() / "posenc-4194305-0.partial";
+  const fs::path stale = path.parent_path() / "posenc-4194305-0-0.partial";
   std::ofstream(stale) << "stale";
   write_png(path.string(), pattern(2, 2));
   EXPECT_EQ(test::read_png(path.string()).error, "");
@@ -151,7 +170,7 @@ TEST(VizPng, AFailedSetLeavesEveryPathAsItWas) {
   {  // Staged and dropped without commit: nothing changes either.
     PngFiles files;
     files.stage(third.string(), pattern(1, 1));
-    EXPECT_TRUE(fs::exists(partial_path(third.string(), 0)));
+    EXPECT_TRUE(fs::exists(partial_path(third.string(), files.id(), 0)));
   }
   EXPECT_FALSE(fs::exists(third));
   EXPECT_TRUE(partial_files(dir).empty());

@@ -1,8 +1,9 @@
 // C++ wrappers of posenc/attention.h; shapes, layouts and errors as
 // documented there. Every function that calls posenc throws posenc::Error
-// on bad input; the builders of descs and strides only fill structs (beyond
-// the layouts they are given), and posenc checks what they made where the
-// desc is used.
+// on bad input; the builders of descs and strides fill structs, refusing only
+// what they cannot describe (dense_strides' and packed_qkv_desc's layouts,
+// packed_qkv_desc's lengths and head sizes), and posenc checks the rest
+// where the desc is used.
 #pragma once
 
 #include <cstddef>
@@ -123,7 +124,7 @@ class Workspace {
         desc_(desc) {
     size_t bytes = 0;
     check(kSize(context_.get(), &desc_, &bytes));
-    allocate(bytes_, bytes, "posenc workspace constructor: workspace");
+    allocate(bytes_, bytes, "posenc::AttentionWorkspace or BottleneckWorkspace: workspace");
   }
   Workspace(Workspace&&) noexcept = default;
   Workspace& operator=(Workspace&& other) noexcept {

@@ -119,11 +119,12 @@ POSENC_API posenc_status posenc_isa_from_name(const char* name, posenc_isa* isa)
 POSENC_API posenc_status posenc_isa_available(posenc_isa isa, int* available);
 
 /* Process-wide cap on posenc's kernels and on oneDNN. Initialized from the
- * environment variable POSENC_MAX_ISA; AUTO removes posenc's cap. oneDNN
- * takes one cap per process, and only before its first primitive is
- * created: once POSENC_MAX_ISA (other than auto) or a posenc_set_max_isa
- * call has capped it, or a primitive exists, any other cap (lower, higher
- * or AUTO) returns POSENC_ERROR_UNSUPPORTED and changes nothing.
+ * environment variable POSENC_MAX_ISA; AUTO removes posenc's cap. On
+ * x86-64 oneDNN takes one cap per process, and only before its first
+ * primitive is created: once POSENC_MAX_ISA (other than auto) or a
+ * posenc_set_max_isa call has capped it, or a primitive exists, any other
+ * cap (lower, higher or AUTO) returns POSENC_ERROR_UNSUPPORTED and changes
+ * nothing. (On aarch64 oneDNN is not capped, and the cap may change.)
  * On x86-64 the caps map to oneDNN's avx512_core_amx, avx2 and sse41 (oneDNN's
  * lowest level); on aarch64 oneDNN is not capped. */
 POSENC_API posenc_status posenc_set_max_isa(posenc_isa isa);

@@ -31,6 +31,7 @@ ROPE_PAIRING = {"interleaved": 0, "half_split": 1}
 ROPE_LAYOUT = {"bthd": 0, "bhtd": 1}
 ROPE_SCALING = {"none": 0, "linear": 1, "dynamic_ntk": 2, "yarn": 3, "llama3": 4}
 ROPE_POSITIONS = {"int32": 0, "int64": 1}
+ROPE_MAX_ROTARY_DIM = 65536  # POSENC_ROPE_MAX_ROTARY_DIM
 
 
 def enum_value(table, name, argument):

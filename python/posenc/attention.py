@@ -185,7 +185,8 @@ def _mask_as_read(mask):
     if in_torch:
         torch = _tensor.torch_module()
         if mask.dtype == torch.bool:
-            return torch.zeros(mask.shape, dtype=torch.float32).masked_fill_(mask.logical_not(), -math.inf)
+            additive = torch.zeros(mask.shape, dtype=torch.float32)
+            return additive.masked_fill_(mask.logical_not(), -math.inf)
     elif mask.dtype == np.bool_:
         return np.where(mask, np.float32(0), np.float32(-np.inf))
     return mask

@@ -9,9 +9,6 @@ from . import _abi, _tensor
 from ._lib import Handle, check, lib
 from .context import handle
 
-# posenc/rope.h's POSENC_ROPE_MAX_ROTARY_DIM.
-ROPE_MAX_ROTARY_DIM = 65536
-
 _ENUM_FIELDS = {"pairing": _abi.ROPE_PAIRING, "scaling": _abi.ROPE_SCALING}
 _INT64_FIELDS = {name for name, kind in _abi.RopeConfig._fields_ if kind is ctypes.c_int64}
 _DOUBLE_FIELDS = {name for name, kind in _abi.RopeConfig._fields_ if kind is ctypes.c_double}
@@ -49,7 +46,7 @@ def _config(config):
 def inverse_frequencies(config):
     """(inv_freq [rotary_dim/2] float64, attention factor) after scaling."""
     # A rotary_dim out of range gets a buffer of 1, and posenc's refusal.
-    in_range = 2 <= _config(config).rotary_dim <= ROPE_MAX_ROTARY_DIM
+    in_range = 2 <= _config(config).rotary_dim <= _abi.ROPE_MAX_ROTARY_DIM
     inv_freq = np.empty(config.rotary_dim // 2 if in_range else 1, dtype=np.float64)
     factor = ctypes.c_double()
     check(lib.posenc_rope_inverse_frequencies(ctypes.byref(config), inv_freq.ctypes.data,

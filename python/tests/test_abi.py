@@ -33,6 +33,7 @@ def expected_lines():
     yield "POSENC_F32", _abi.F32
     yield "POSENC_BF16", _abi.BF16
     yield "POSENC_ERROR_UNSUPPORTED", _abi.UNSUPPORTED
+    yield "POSENC_ROPE_MAX_ROTARY_DIM", _abi.ROPE_MAX_ROTARY_DIM
 
 
 def test_structs_and_enums_match_the_headers(tmp_path):

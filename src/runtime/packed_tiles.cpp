@@ -5,6 +5,8 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "runtime/prefetch.hpp"
+
 namespace posenc {
 
 std::optional<PackedTiles> packed_tiles(const dnnl_memory_desc_t& md) {
@@ -45,13 +47,6 @@ std::optional<PackedTiles> packed_tiles(const dnnl_memory_desc_t& md) {
 
 namespace {
 
-// Asks for the cache lines of `bytes` at p: rows far apart defeat the
-// hardware's prefetchers, and a kv head's rows come from L3 or memory.
-inline void prefetch_row(const void* p, size_t bytes) {
-  const char* at = static_cast<const char*>(p);
-  for (size_t line = 0; line < bytes; line += 64) __builtin_prefetch(at + line);
-}
-
 // Stored rows ahead of those being packed whose lines are asked for.
 constexpr int64_t kRowsAhead = 16;
 
@@ -62,7 +57,9 @@ void pack_rows(const PackedTiles& t, const MatmulShape& s, const T* b, T* packed
   for (int64_t k = 0; k < s.k; k += t.pair) {
     const T* row = b + k * s.ldb;
     for (int64_t ahead = kRowsAhead; ahead < kRowsAhead + t.pair && k + ahead < s.k; ++ahead) {
-      prefetch_row(row + ahead * s.ldb, size_t(s.n) * sizeof(T));
+      // (Rows far apart defeat the hardware's prefetchers, and a kv
+      // head's rows come from L3 or memory.)
+      prefetch_bytes(row + ahead * s.ldb, s.n * int64_t(sizeof(T)));
     }
     T* tile_row = packed + k / t.rows * t.k_stride + k % t.rows * t.cols;
     for (int64_t nt = 0; nt * t.cols < s.n; ++nt) {
@@ -134,7 +131,7 @@ void pack_columns(const PackedTiles& t, const MatmulShape& s, const T* b, T* pac
       const int64_t n0 = nt * t.cols + c, count = std::min(kStoredRows, nc - c);
       const T* stored = b + n0 * s.ldb;
       for (int64_t j = kRowsAhead; j < kRowsAhead + count && n0 + j < s.n; ++j) {
-        prefetch_row(stored + j * s.ldb, size_t(s.k) * sizeof(T));
+        prefetch_bytes(stored + j * s.ldb, s.k * int64_t(sizeof(T)));
       }
       for (int64_t u0 = 0; u0 < units; u0 += unit_rows) {
         T* tile = packed + u0 / unit_rows * t.k_stride + nt * t.n_stride;

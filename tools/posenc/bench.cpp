@@ -51,7 +51,10 @@ Options parse(int argc, char** argv) {
     }
     if (!joined && i + 1 == argc) throw BadArgument(arg + ": missing value\n" + kUsage);
     const std::string value = joined ? joined_value : argv[++i];
-    if (arg == "--isa") o.isa = value;
+    if (arg == "--isa") {
+      if (value.empty()) throw BadArgument("--isa: expected a path name, got ''");
+      o.isa = value;
+    }
     if (arg == "--filter") {
       // An empty part would match every case (a stray comma starting the whole table).
       if (value.empty() || value.front() == ',' || value.back() == ',' ||

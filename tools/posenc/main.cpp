@@ -104,8 +104,11 @@ int run(int argc, char** argv) {
       print_lines(stdout, command->summary, "  ");
       return 0;
     }
-    // The first argument that is not a request for help (info --help extra).
-    const char* unexpected = argv[is_help(argv[2]) ? 3 : 2];
+    // The first argument that is not a request for help (info --help extra),
+    // else the second request (info --help --help).
+    int first = 2;
+    while (first < argc && is_help(argv[first])) ++first;
+    const char* unexpected = argv[first < argc ? first : 3];
     std::fprintf(stderr, "posenc %s: unexpected argument '%s' (none taken)\n", name, unexpected);
     return 2;
   }

@@ -4,6 +4,7 @@
 #include <png.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
@@ -101,10 +102,15 @@ void encode_new_file(const std::string& partial, const std::string& path, const 
 
 }  // namespace
 
-std::string partial_path(const std::string& path, size_t index) {
-  const std::string name =
-      "posenc-" + std::to_string(::getpid()) + "-" + std::to_string(index) + ".partial";
+std::string partial_path(const std::string& path, uint64_t set, size_t index) {
+  const std::string name = "posenc-" + std::to_string(::getpid()) + "-" + std::to_string(set) +
+                           "-" + std::to_string(index) + ".partial";
   return (std::filesystem::path(path).parent_path() / name).string();
+}
+
+PngFiles::PngFiles() {
+  static std::atomic<uint64_t> sets{0};
+  id_ = sets.fetch_add(1);
 }
 
 PngFiles::~PngFiles() { remove_partial_files(); }
@@ -121,7 +127,7 @@ void PngFiles::stage(const std::string& path, const Image& image) {
       fail(path, "a folder is there");
     }
     // Recorded before the file exists, so that no allocation can lose it.
-    staged_.push_back({path, partial_path(path, staged_.size())});
+    staged_.push_back({path, partial_path(path, id_, staged_.size())});
     try {
       encode_new_file(staged_.back().partial, path, image);
     } catch (...) {

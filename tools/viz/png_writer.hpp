@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,8 +11,8 @@
 namespace posenc::viz {
 
 // The PNG files of one command, put in place together: stage() encodes the
-// i-th into a new file at partial_path(path, i) (an existing file or link of
-// that name is an error, never followed or replaced) and commit() renames them
+// i-th into a new file at partial_path(path, id(), i) (an existing file or
+// link of that name is an error, never followed or replaced) and commit() renames them
 // all to their paths. A failed stage(), or a set destroyed before commit(), removes every
 // partial file and leaves the paths as they were (a rename failing in
 // commit(), once stage() has refused folders, leaves the files before it in
@@ -19,7 +20,7 @@ namespace posenc::viz {
 // system's or libpng's message).
 class PngFiles {
  public:
-  PngFiles() = default;
+  PngFiles();
   PngFiles(const PngFiles&) = delete;
   PngFiles& operator=(const PngFiles&) = delete;
   ~PngFiles();
@@ -28,19 +29,25 @@ class PngFiles {
   void stage(const std::string& path, const Image& image);
   void commit();
 
+  // The set's number in the process (each set has its own partial files,
+  // even in one folder).
+  uint64_t id() const { return id_; }
+
  private:
   struct Staged {
     std::string path, partial;
   };
   void remove_partial_files() noexcept;
 
+  uint64_t id_;
   std::vector<Staged> staged_;
 };
 
-// "posenc-<process id>-<index>.partial" in path's folder: a file left by a
-// run that was killed does not stand in the way of the next, and the name
-// stays short whatever path's (a name at the system's limit still gets one).
-std::string partial_path(const std::string& path, size_t index);
+// "posenc-<process id>-<set>-<index>.partial" in path's folder: a file left
+// by a run that was killed does not stand in the way of the next, and the
+// name stays short whatever path's (a name at the system's limit still gets
+// one).
+std::string partial_path(const std::string& path, uint64_t set, size_t index);
 
 // One file, as a set of one.
 void write_png(const std::string& path, const Image& image);

@@ -18,51 +18,36 @@
 #include "kernels/attention/transpose_impl.hpp"
 #include "kernels/elementwise/bf16_impl.hpp"
 #include "runtime/ceil_div.hpp"
+#include "runtime/prefetch.hpp"
 
 namespace posenc::kernels {
 
-// Software prefetch of the keys and values a decode product reads next: a
-// decode step is bound by reading them once, and the hardware prefetchers
-// alone let a core read them at a fraction of its bandwidth where a value
-// tile reads part of each row, or a key tile few rows (several query rows
-// per key). With it, 4 query rows of a grouped kv head ran 4.4x faster
-// (bf16 on AVX512-BF16, one Zen 5 core).
-
-// Asks the caches for the line of p; reads nothing. An instruction of its
-// own: GCC 12 deleted __builtin_prefetch from the value tiles' key loops.
-inline void prefetch_line(const char* p) {
-#if defined(__x86_64__)
-  asm volatile("prefetcht0 %0" : : "m"(*p));
-#elif defined(__aarch64__)
-  asm volatile("prfm pldl1keep, [%0]" : : "r"(p));
-#else
-  __builtin_prefetch(p, 0, 3);
-#endif
-}
-
-// Asks the caches for a row of `bytes`.
-inline void prefetch_row(const void* row, int64_t bytes) {
-  const char* p = static_cast<const char*>(row);
-  for (int64_t b = 0; b < bytes; b += 64) prefetch_line(p + b);
-}
+// Software prefetch of the keys and values a decode product reads next
+// (runtime/prefetch.hpp): a decode step is bound by reading them once, and
+// the hardware prefetchers alone let a core read them at a fraction of its
+// bandwidth where a value tile reads part of each row, or a key tile few
+// keys (several query rows per key). A step of 4 query rows per grouped kv
+// head in bf16 on AVX512-BF16 (B1 H32 kv8 kv8192 d128, one Zen 5 core):
+// 3.8 -> 0.9 ms, after the pair kernel kept its sums in registers (5.05 ->
+// 3.83 ms).
 
 // Rows [first, end) of a matrix (row_bytes each, ld elements apart).
 template <class T>
 void prefetch_rows(const T* matrix, int64_t ld, int64_t first, int64_t end, int64_t row_bytes) {
-  for (int64_t j = first; j < end; ++j) prefetch_row(matrix + j * ld, row_bytes);
+  for (int64_t j = first; j < end; ++j) prefetch_bytes(matrix + j * ld, row_bytes);
 }
 
 // The value rows of the next chunk, asked for one per key while a chunk's
 // first column tile reads its own: count rows of row_bytes, ld elements
-// apart, from rows (count 0: none).
+// apart, from rows (count 0, as value-initialized: none).
 template <class T>
 struct NextRows {
-  const T* rows;
-  int64_t ld, count, row_bytes;
+  const T* rows = nullptr;
+  int64_t ld = 0, count = 0, row_bytes = 0;
 
   // Row j of the next chunk, if it has one.
   void prefetch(int64_t j) const {
-    if (j < count) prefetch_row(rows + j * ld, row_bytes);
+    if (j < count) prefetch_bytes(rows + j * ld, row_bytes);
   }
 };
 
@@ -154,8 +139,8 @@ void decode_scores_rows(const T* q, int64_t ldq, int64_t rows, const T* k, int64
   const T* query[kRows];
   for (int64_t r = 0; r < kRows; ++r) query[r] = q + std::min(r, rows - 1) * ldq;
   // The keys kAhead on, asked for with several rows; one row's tiles read
-  // lanes whole keys in a row, which the hardware follows (asking as well
-  // cost a few percent there).
+  // `lanes` whole keys in a row, which the hardware follows (asking as
+  // well cost a few percent there).
   constexpr int64_t kAhead = 16;
   const int64_t row_bytes = dim * int64_t(sizeof(T));
   if (kRows > 1) prefetch_rows(k, ldk, 0, std::min(kAhead, keys), row_bytes);
@@ -432,11 +417,16 @@ struct WidenedValues {
   template <int kRows>
   static void rows(const float* probs, int64_t ld_probs, const T* v, int64_t ldv, int64_t keys,
                    int64_t dim, float* acc, int64_t ld_acc, const NextRows<T>& next) {
+    // One tile reading whole rows asks for nothing: the hardware follows it
+    // (asking as well slowed one query row of fp32 by 5-15%).
+    constexpr int64_t widest =
+        value_columns<Arch, kRows>() * int64_t(xsimd::batch<float, Arch>::size);
+    const NextRows<T> ask = dim > widest ? next : NextRows<T>{};
     const int64_t c0 = whole_tiles<kRows, value_columns<Arch, kRows>()>(
-        probs, ld_probs, v, ldv, keys, 0, dim, acc, ld_acc, next);
+        probs, ld_probs, v, ldv, keys, 0, dim, acc, ld_acc, ask);
     if (c0 < dim) {
       decode_values_tile<Arch, T, kRows, 1, true>(probs, ld_probs, v, ldv, keys, c0, dim, acc,
-                                                  ld_acc, next);
+                                                  ld_acc, ask);
     }
   }
 
@@ -480,7 +470,7 @@ void decode_values(const float* probs, int64_t ld_probs, int64_t rows, const T* 
     // first group of rows only).
     const int64_t next_keys = std::min(kDecodeChunkKeys, keys - j0 - chunk);
     const NextRows<T> next{next_keys > 0 ? vc + chunk * ldv : vc, ldv, next_keys, row_bytes};
-    const NextRows<T> none{vc, ldv, 0, row_bytes};
+    const NextRows<T> none{};
     for (int64_t r0 = 0; r0 < rows; r0 += kMaxRows) {
       const float* pr = probs + r0 * ld_probs + j0;
       float* ar = acc + r0 * ld_acc;

@@ -13,11 +13,9 @@
 #endif
 
 #include "kernels/relative/relative_kernels.hpp"
+#include "runtime/prefetch.hpp"
 
 namespace posenc::kernels {
-
-// The cache line of the x86-64 and AArch64 CPUs posenc runs on.
-constexpr int64_t kCacheLineBytes = 64;
 
 // Whether store_batch_aligned's streamed stores are non-temporal (x86-64);
 // elsewhere they are ordinary stores.
