@@ -461,35 +461,32 @@ void decode_values(const float* probs, int64_t ld_probs, int64_t rows, const T* 
   if (!accumulate) {
     for (int64_t r = 0; r < rows; ++r) std::fill(acc + r * ld_acc, acc + r * ld_acc + dim, 0.0f);
   }
+  // The first chunk's rows at once, then each next chunk's as the one
+  // before it is read.
   const int64_t row_bytes = dim * int64_t(sizeof(T));
   prefetch_rows(v, ldv, 0, std::min(kDecodeChunkKeys, keys), row_bytes);
   for (int64_t j0 = 0; j0 < keys; j0 += kDecodeChunkKeys) {
     const int64_t chunk = std::min(kDecodeChunkKeys, keys - j0);
     const T* vc = v + j0 * ldv;
-    // The next chunk's rows, asked for while this one's are read (by the
-    // first group of rows only).
+    // (by the first group of rows only).
     const int64_t next_keys = std::min(kDecodeChunkKeys, keys - j0 - chunk);
     const NextRows<T> next{next_keys > 0 ? vc + chunk * ldv : vc, ldv, next_keys, row_bytes};
-    const NextRows<T> none{};
     for (int64_t r0 = 0; r0 < rows; r0 += kMaxRows) {
       const float* pr = probs + r0 * ld_probs + j0;
       float* ar = acc + r0 * ld_acc;
+      const NextRows<T> ask = r0 == 0 ? next : NextRows<T>{};
       switch (std::min<int64_t>(kMaxRows, rows - r0)) {
         case 1:
-          Values::template rows<1>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc,
-                                          r0 == 0 ? next : none);
+          Values::template rows<1>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc, ask);
           break;
         case 2:
-          Values::template rows<2>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc,
-                                          r0 == 0 ? next : none);
+          Values::template rows<2>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc, ask);
           break;
         case 3:
-          Values::template rows<3>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc,
-                                          r0 == 0 ? next : none);
+          Values::template rows<3>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc, ask);
           break;
         default:
-          Values::template rows<4>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc,
-                                          r0 == 0 ? next : none);
+          Values::template rows<4>(pr, ld_probs, vc, ldv, chunk, dim, ar, ld_acc, ask);
       }
     }
   }
