@@ -741,13 +741,9 @@ Problem bottleneck_problem(const BottleneckSpec& spec) {
   Problem p;
   p.write_bytes = double(b->out.size()) * sizeof(float);
   p.bytes = elements * (d.dtype == POSENC_BF16 ? 2 : 4) + p.write_bytes;
-  // The 1x1 qkv projection, then the attention of the map's tokens with its
-  // 2D position logits counted as for the 2D attention cases.
+  // The 1x1 qkv projection, then the 2D attention of the map's tokens.
   const double projection = 2.0 * double(d.batch * tokens * d.channels) * double(3 * inner);
-  const double table_rows = double(2 * d.height - 1 + 2 * d.width - 1);
-  const double attention = double(d.batch * d.heads) * double(tokens) * double(d.head_dim) *
-                           (4.0 * double(tokens) + 2.0 * table_rows);
-  p.flops = projection + attention;
+  p.flops = projection + flops_of(desc_2d(d.batch, d.heads, d.height, d.width, d.head_dim));
   // bf16 widened to fp32 GEMMs where oneDNN's bf16 GEMM is not native.
   p.gemm_type = ops::attention_gemm_dtype(d.dtype);
   p.run = [b, d, qkv_bias](posenc_context* ctx) { return b->run(ctx, d, d.dtype, qkv_bias); };

@@ -45,10 +45,7 @@ def set_default_context(context):
     """Makes every call without a context= argument use `context`; None goes
     back to following torch's thread count."""
     global _override
-    if context is not None and not isinstance(context, Context):
-        raise TypeError(f"context: expected a posenc.Context or None, got "
-                        f"{type(context).__name__}")
-    _override = context
+    _override = None if context is None else _expect_context(context)
 
 
 def default_context():
@@ -66,13 +63,18 @@ def default_context():
         return context
 
 
+def _expect_context(context):
+    """context, or a TypeError naming the argument when it is no Context."""
+    if not isinstance(context, Context):
+        raise TypeError(f"context: expected a posenc.Context, got {type(context).__name__}")
+    return context
+
+
 def handle(context):
     """The C handle for a context argument (None: the default), holding the
     Context: the C call keeps its arguments, so the context outlives the call
     even when another thread sets a new default meanwhile."""
-    context = context if context is not None else default_context()
-    if not isinstance(context, Context):
-        raise TypeError(f"context: expected a posenc.Context, got {type(context).__name__}")
+    context = _expect_context(context if context is not None else default_context())
     pointer = ctypes.c_void_p(context.handle.value)
     pointer.context = context
     return pointer

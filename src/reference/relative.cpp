@@ -4,7 +4,6 @@
 #include <cstring>
 #include <limits>
 
-
 namespace posenc::reference {
 namespace {
 

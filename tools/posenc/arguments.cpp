@@ -20,4 +20,10 @@ int64_t parse_int(const std::string& option, const std::string& text, int64_t lo
   return value;
 }
 
+std::optional<std::pair<std::string, std::string>> joined_option(const std::string& arg) {
+  const size_t equals = arg.find('=');
+  if (arg.rfind("--", 0) != 0 || equals == std::string::npos) return std::nullopt;
+  return std::make_pair(arg.substr(0, equals), arg.substr(equals + 1));
+}
+
 }  // namespace posenc::cli

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace posenc::cli {
 
@@ -14,5 +16,9 @@ struct BadArgument : std::runtime_error {
 
 // text as a decimal integer in [lo, hi]; otherwise BadArgument naming option.
 int64_t parse_int(const std::string& option, const std::string& text, int64_t lo, int64_t hi);
+
+// "--name=value" as {"--name", "value"}; nothing for any other argument
+// (the commands also take "--name value" as two).
+std::optional<std::pair<std::string, std::string>> joined_option(const std::string& arg);
 
 }  // namespace posenc::cli

@@ -36,21 +36,18 @@ const char* const kUsage =
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--json" || arg == "-h" || arg == "--help") {
-      (arg == "--json" ? o.json : o.help) = true;
+    const std::string given = argv[i];
+    if (given == "--json" || given == "-h" || given == "--help") {
+      (given == "--json" ? o.json : o.help) = true;
       continue;
     }
-    // --name VALUE or --name=VALUE, as viz takes them.
-    const size_t equals = arg.rfind("--", 0) == 0 ? arg.find('=') : std::string::npos;
-    const bool joined = equals != std::string::npos;
-    const std::string joined_value = joined ? arg.substr(equals + 1) : std::string();
-    if (joined) arg.resize(equals);
+    const auto joined = joined_option(given);
+    const std::string arg = joined ? joined->first : given;
     if (arg != "--isa" && arg != "--filter" && arg != "--tag" && arg != "--repeats") {
-      throw BadArgument("unexpected argument '" + std::string(argv[i]) + "'\n" + kUsage);
+      throw BadArgument("unexpected argument '" + given + "'\n" + kUsage);
     }
     if (!joined && i + 1 == argc) throw BadArgument(arg + ": missing value\n" + kUsage);
-    const std::string value = joined ? joined_value : argv[++i];
+    const std::string value = joined ? joined->second : argv[++i];
     if (arg == "--isa") {
       if (value.empty()) throw BadArgument("--isa: expected a path name, got ''");
       o.isa = value;

@@ -123,9 +123,8 @@ bool parse_viz_options(int argc, char** argv, VizOptions& options) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") return false;
-    const size_t equals = arg.find('=');
-    if (arg.rfind("--", 0) == 0 && equals != std::string::npos) {
-      apply(arg.substr(0, equals), arg.substr(equals + 1), options);
+    if (const auto joined = joined_option(arg)) {
+      apply(joined->first, joined->second, options);
     } else if (i + 1 < argc) {
       apply(arg, argv[++i], options);
     } else {

@@ -12,11 +12,11 @@ namespace posenc::viz {
 
 // The PNG files of one command, put in place together: stage() encodes the
 // i-th into a new file at partial_path(path, id(), i) (an existing file or
-// link of that name is an error, never followed or replaced) and commit() renames them
-// all to their paths. A failed stage(), or a set destroyed before commit(), removes every
-// partial file and leaves the paths as they were (a rename failing in
-// commit(), once stage() has refused folders, leaves the files before it in
-// place). Errors throw std::runtime_error naming the path and the cause (the
+// link of that name is an error, never followed or replaced) and commit()
+// renames them all to their paths. A failed stage(), or a set destroyed
+// before commit(), removes every partial file and leaves the paths as they
+// were (a rename failing in commit(), once stage() has refused folders,
+// leaves the files before it in place). Errors throw std::runtime_error naming the path and the cause (the
 // system's or libpng's message).
 class PngFiles {
  public:

@@ -143,9 +143,9 @@ void decode_scores_rows(const T* q, int64_t ldq, int64_t rows, const T* k, int64
   // well cost a few percent there).
   constexpr int64_t kAhead = 16;
   const int64_t row_bytes = dim * int64_t(sizeof(T));
-  if (kRows > 1) prefetch_rows(k, ldk, 0, std::min(kAhead, keys), row_bytes);
+  if constexpr (kRows > 1) prefetch_rows(k, ldk, 0, std::min(kAhead, keys), row_bytes);
   for (int64_t j0 = 0; j0 < keys; j0 += kKeys) {
-    if (kRows > 1) {
+    if constexpr (kRows > 1) {
       prefetch_rows(k, ldk, std::min(j0 + kAhead, keys), std::min(j0 + kAhead + kKeys, keys),
                     row_bytes);
     }
@@ -468,7 +468,7 @@ void decode_values(const float* probs, int64_t ld_probs, int64_t rows, const T* 
   for (int64_t j0 = 0; j0 < keys; j0 += kDecodeChunkKeys) {
     const int64_t chunk = std::min(kDecodeChunkKeys, keys - j0);
     const T* vc = v + j0 * ldv;
-    // (by the first group of rows only).
+    // The next chunk's rows, asked for by the first group of rows.
     const int64_t next_keys = std::min(kDecodeChunkKeys, keys - j0 - chunk);
     const NextRows<T> next{next_keys > 0 ? vc + chunk * ldv : vc, ldv, next_keys, row_bytes};
     for (int64_t r0 = 0; r0 < rows; r0 += kMaxRows) {
