@@ -5,13 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
 #include "compare.hpp"
 #include "isa_test.hpp"
+#include "kernels/kernel_table.hpp"
 #include "ops/bias/bias_rows.hpp"
 #include "ops/bias/t5_bucket.hpp"
 #include "posenc/bias.hpp"
@@ -323,28 +326,126 @@ TEST_P(PositionBias, EveryKindMatchesTheReference) {
 
 POSENC_INSTANTIATE_ISA_TESTS(PositionBias);
 
-// The per-row rule the fused attention will call per key block: blocks of 5
-// keys (with a tail) from any first key add what the dense bias holds.
-TEST(BiasRows, KeyBlocksAddTheDenseBias) {
-  uint32_t seed = 70;
-  for (const posenc_position_bias_desc& d : reference_descs()) {
+// Outputs of 32 MiB and more are written with non-temporal stores, row by
+// row: rows of 1024 keys on whole cache lines, and of 1023 keys at every
+// alignment (one float past the allocation's). Sampled rows against the
+// reference (one query's desc each), the guards around the output intact.
+TEST_P(PositionBias, StreamedOutputsMatchTheReference) {
+  std::vector<posenc_position_bias_desc> descs;
+  for (const auto& [q, kv] : {std::pair<int64_t, int64_t>{1024, 1024}, {1027, 1023}}) {
+    for (posenc_position_bias_kind kind :
+         {POSENC_POSITION_BIAS_TABLE_1D, POSENC_POSITION_BIAS_T5, POSENC_POSITION_BIAS_ALIBI}) {
+      posenc_position_bias_desc d = position_bias_desc(kind, 8, q, kv);
+      d.query_offset = kv == 1024 ? 0 : -300;
+      if (kind == POSENC_POSITION_BIAS_TABLE_1D) d.max_distance = 600;
+      if (kind == POSENC_POSITION_BIAS_T5) d.max_distance = 128;
+      d.bidirectional = kind != POSENC_POSITION_BIAS_TABLE_1D && kv == 1023;
+      descs.push_back(d);
+    }
+  }
+  // Swin's windows of 24 x 24 with 27 heads: rows of 576 keys.
+  posenc_position_bias_desc window =
+      position_bias_desc(POSENC_POSITION_BIAS_TABLE_2D, 27, 576, 576);
+  window.window_height = window.window_width = 24;
+  descs.push_back(window);
+  uint32_t seed = 60;
+  for (const posenc_position_bias_desc& d : descs) {
+    SCOPED_TRACE("kind " + std::to_string(d.kind) + " q " + std::to_string(d.q_len) + " kv " +
+                 std::to_string(d.kv_len));
+    ASSERT_GE(d.heads * d.q_len * d.kv_len * int64_t(sizeof(float)), int64_t(32) << 20);
     const std::vector<float> table = random_floats(size_t(table_floats(d)), ++seed);
     const float* t = d.kind == POSENC_POSITION_BIAS_ALIBI ? nullptr : table.data();
-    const std::vector<float> dense = dense_bias(d, t);
-    std::vector<float> prepared(size_t(ops::BiasRows::prepared_floats(d)));
-    const ops::BiasRows rows(d, t, prepared.data());
+    GuardedFloats out(size_t(d.heads * d.q_len * d.kv_len));
+    ASSERT_EQ(posenc_position_bias(context(), &d, t, out.data()), POSENC_OK)
+        << posenc_last_error();
+    EXPECT_TRUE(out.guards_intact());
+    if (d.kind == POSENC_POSITION_BIAS_TABLE_2D) {
+      EXPECT_TRUE(all_close(out.data(), reference::position_bias(d, t), 0.0, 0.0));
+      continue;
+    }
+    const auto expect_row = [&](int64_t r) {
+      const int64_t h = r / d.q_len, i = r % d.q_len;
+      posenc_position_bias_desc one = d;
+      one.q_len = 1;
+      one.query_offset = d.query_offset + i;
+      const std::vector<double> want = reference::position_bias(one, t);
+      EXPECT_TRUE(all_close(out.data() + r * d.kv_len,
+                            std::vector<double>(want.begin() + h * d.kv_len,
+                                                want.begin() + (h + 1) * d.kv_len),
+                            0.0, d.kind == POSENC_POSITION_BIAS_ALIBI ? 3e-7 : 0))
+          << "head " << h << " query " << i;
+    };
+    const int64_t rows = d.heads * d.q_len;
+    for (int64_t r = 0; r < rows; r += 97) expect_row(r);
+    expect_row(rows - 1);
+  }
+}
+
+// ALiBi's row kernels on the ISA's own path, both variants, at every
+// alignment of the output, against slope * float(d) computed here, bit for
+// bit: distances across zero, next to the int32 limits (the vector path
+// holds d0 > INT32_MIN and d0 + count <= INT32_MAX) and past them.
+class AlibiRowKernels : public IsaTest {};
+
+TEST_P(AlibiRowKernels, EveryDistanceIsSlopeTimesDistance) {
+  const PositionBiasKernels& k = kernels().position_bias;
+  const int64_t int32_min = INT32_MIN, int32_max = INT32_MAX;
+  std::vector<float> got(400);
+  for (const float slope : {0.0625f, -1.5f, 0.00390625f * 3.0f}) {
+    for (const bool bidirectional : {false, true}) {
+      for (const int64_t count : {0, 1, 3, 15, 16, 17, 33, 300}) {
+        for (const int64_t d0 : {int64_t(-50), int64_t(0), int64_t(-count / 2), int32_min,
+                                 int32_min + 1, int32_max - count, int32_max - count + 1,
+                                 (int64_t(1) << 40) + 3, -(int64_t(1) << 40)}) {
+          for (int64_t misaligned = 0; misaligned < 16; misaligned += 5) {
+            for (const auto row : {k.alibi_row, k.alibi_row_stream}) {
+              SCOPED_TRACE(testing::Message() << "slope " << slope << " bidirectional "
+                                              << bidirectional << " count " << count << " d0 "
+                                              << d0 << " at +" << misaligned);
+              std::fill(got.begin(), got.end(), 7.0f);
+              row(slope, bidirectional, d0, count, got.data() + misaligned);
+              for (int64_t c = 0; c < count; ++c) {
+                const int64_t d = d0 + c;
+                const float want = slope * float(bidirectional ? -std::llabs(d) : d);
+                ASSERT_EQ(got[size_t(misaligned + c)], want) << "c " << c;
+              }
+              ASSERT_EQ(got[size_t(misaligned + count)], 7.0f);
+              if (misaligned > 0) {
+                ASSERT_EQ(got[size_t(misaligned - 1)], 7.0f);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+POSENC_INSTANTIATE_ISA_TESTS(AlibiRowKernels);
+
+// The fused attention's ALiBi rows (add_alibi_row, per key block) add what
+// the dense bias holds: blocks of 5 keys from every first key, each desc of
+// reference_descs (int32's limits and the 64-bit path among them).
+TEST(AlibiRowAdder, KeyBlocksAddTheDenseBias) {
+  for (const posenc_position_bias_desc& d : reference_descs()) {
+    if (d.kind != POSENC_POSITION_BIAS_ALIBI) continue;
+    const std::vector<float> dense = dense_bias(d, nullptr);
+    std::vector<float> slopes(size_t(d.heads));
+    ASSERT_EQ(posenc_alibi_slopes(d.heads, slopes.data()), POSENC_OK);
     for (int64_t h = 0; h < d.heads; ++h) {
       for (int64_t i = 0; i < d.q_len; ++i) {
         std::vector<float> row(size_t(d.kv_len), 1.0f);
         for (int64_t first = 0; first < d.kv_len; first += 5) {
-          rows.add_row(h, i, first, std::min<int64_t>(5, d.kv_len - first), row.data() + first);
+          ops::add_alibi_row(slopes[size_t(h)], d.bidirectional != 0,
+                             first - (d.query_offset + i), std::min<int64_t>(5, d.kv_len - first),
+                             row.data() + first);
         }
         // Within a few ulps of the addends: a compiler may fuse slope * d +
-        // row into one FMA in one path and not the other (GCC does on aarch64).
+        // row into one FMA (GCC does on aarch64).
         for (int64_t j = 0; j < d.kv_len; ++j) {
           const float bias = dense[size_t((h * d.q_len + i) * d.kv_len + j)];
           ASSERT_NEAR(row[size_t(j)], 1.0f + bias, 5e-7 * (1.0 + std::abs(bias)))
-              << "kind " << d.kind << " head " << h << " query " << i << " key " << j;
+              << "head " << h << " query " << i << " key " << j;
         }
       }
     }

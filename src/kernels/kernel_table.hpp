@@ -6,6 +6,7 @@
 #include "kernels/absolute/absolute_kernels.hpp"
 #include "kernels/attention/attention_bias_kernels.hpp"
 #include "kernels/attention/attention_kernels.hpp"
+#include "kernels/bias/position_bias_kernels.hpp"
 #include "kernels/elementwise/elementwise_kernels.hpp"
 #include "kernels/relative/relative_kernels.hpp"
 #include "kernels/rope/rope_kernels.hpp"
@@ -17,6 +18,7 @@ struct KernelTable {
   AbsoluteKernels absolute;
   AttentionKernels attention;
   AttentionBiasKernels attention_bias;
+  PositionBiasKernels position_bias;
   RelativeKernels relative;
   RopeKernels rope;
 };

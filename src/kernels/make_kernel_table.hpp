@@ -5,6 +5,7 @@
 #include "kernels/absolute/absolute_impl.hpp"
 #include "kernels/attention/attention_bias_impl.hpp"
 #include "kernels/attention/attention_impl.hpp"
+#include "kernels/bias/position_bias_impl.hpp"
 #include "kernels/elementwise/elementwise_impl.hpp"
 #include "kernels/kernel_table.hpp"
 #include "kernels/relative/relative_impl.hpp"
@@ -18,6 +19,7 @@ constexpr KernelTable make_kernel_table() {
                      kernels::make_absolute_kernels<Arch>(),
                      kernels::make_attention_kernels<Arch>(),
                      kernels::make_attention_bias_kernels<Arch>(),
+                     kernels::make_position_bias_kernels<Arch>(),
                      kernels::make_relative_kernels<Arch>(),
                      kernels::make_rope_kernels<Arch>()};
 }

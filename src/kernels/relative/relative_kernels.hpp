@@ -16,7 +16,7 @@ struct RelativeKernels {
                      int64_t count);
   // The same with non-temporal stores (where the ISA has them), for outputs
   // far larger than the caches that nothing reads soon: the lines are not
-  // read before being written. Ends with a store fence.
+  // read before being written. The caller fences them (runtime/store_fence.hpp).
   void (*gather_row_stream)(const float* s, int64_t n, int64_t shift, int64_t visible,
                             float* out, int64_t count);
   // out[x * w_count + y] = h[x] + w[y] for x < h_count, y < w_count.

@@ -1,8 +1,8 @@
-// The position biases of posenc/bias.h row by row: add_row(h, i, first_key,
-// count, row) adds bias[h, i, first_key .. first_key + count) to row, so the
-// dense op writes whole rows with it and a fused attention can add a block
-// of keys to its scores in cache. Header-only for that reuse; the index rules
-// live in table_2d_index.hpp, t5_bucket.hpp and alibi_slopes.hpp.
+// The position biases of posenc/bias.h row by row: DistanceLine and
+// add_alibi_row add a block of keys' biases to a row of scores (the fused
+// attention's, ops/attention/position_bias.cpp); BiasRows writes the dense
+// op's whole rows. The index rules live in table_2d_index.hpp, t5_bucket.hpp
+// and alibi_slopes.hpp.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "kernels/kernel_table.hpp"
 #include "ops/bias/alibi_slopes.hpp"
 #include "ops/bias/t5_bucket.hpp"
 #include "ops/bias/table_2d_index.hpp"
@@ -124,15 +125,28 @@ class BiasRows {
     }
   }
 
-  void add_row(int64_t h, int64_t i, int64_t first_key, int64_t count, float* row) const {
-    const int64_t d0 = first_key - (desc_.query_offset + i);
+  // Writes bias[h, i, 0 .. kv_len) to row with the kernels' vector rows:
+  // the distance lines' (TABLE_1D, T5) gathered, ALiBi's computed, both
+  // with non-temporal stores if stream. TABLE_2D's runs of Ww entries are
+  // added to zeros, in the caches.
+  void write_row(const KernelTable& kernels, bool stream, int64_t h, int64_t i,
+                 float* row) const {
+    const int64_t count = desc_.kv_len, d0 = -(desc_.query_offset + i);
     switch (desc_.kind) {
       case POSENC_POSITION_BIAS_TABLE_2D:
-        return add_window_row(window_, table_ + h * window_.table_rows(), i, first_key, count, row);
-      case POSENC_POSITION_BIAS_ALIBI:
-        return add_alibi_row(table_[h], desc_.bidirectional != 0, d0, count, row);
-      default:
-        return line_.add_row(h, d0, count, row);
+        std::fill_n(row, count, 0.0f);
+        return add_window_row(window_, table_ + h * window_.table_rows(), i, 0, count, row);
+      case POSENC_POSITION_BIAS_ALIBI: {
+        const auto& k = kernels.position_bias;
+        return (stream ? k.alibi_row_stream : k.alibi_row)(table_[h], desc_.bidirectional != 0,
+                                                            d0, count, row);
+      }
+      default: {  // value(h, d0 + c) = values[clamp(d0 + c - lo, 0, hi - lo)]
+        const auto& k = kernels.relative;
+        return (stream ? k.gather_row_stream : k.gather_row)(
+            line_.values + h * line_.stride, line_.hi - line_.lo + 1, d0 - line_.lo, count,
+            row, count);
+      }
     }
   }
 

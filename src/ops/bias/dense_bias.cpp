@@ -3,8 +3,10 @@
 #include <algorithm>
 
 #include "ops/bias/bias_rows.hpp"
+#include "ops/stream_output.hpp"
 #include "runtime/ceil_div.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/store_fence.hpp"
 #include "runtime/workspace.hpp"
 
 namespace posenc::ops {
@@ -19,14 +21,14 @@ void position_bias(const ExecContext& ctx, const posenc_position_bias_desc& desc
       thread_buffer<PreparedTag>(size_t(BiasRows::prepared_floats(desc)) * sizeof(float)));
   const BiasRows rows(desc, table, prepared);
   const int64_t count = desc.heads * desc.q_len, width = desc.kv_len;
+  const bool stream = stream_output(count * width * int64_t(sizeof(float)));
   constexpr int64_t kRowsPerTask = 16;
   parallel_for(ctx.num_threads, ceil_div(count, kRowsPerTask), [&](int64_t task) {
     const int64_t end = std::min(count, (task + 1) * kRowsPerTask);
     for (int64_t r = task * kRowsPerTask; r < end; ++r) {
-      float* row = out + r * width;
-      std::fill_n(row, width, 0.0f);
-      rows.add_row(r / desc.q_len, r % desc.q_len, 0, width, row);
+      rows.write_row(*ctx.kernels, stream, r / desc.q_len, r % desc.q_len, out + r * width);
     }
+    if (stream) store_fence();
   });
 }
 

@@ -4,9 +4,10 @@
 #include <vector>
 
 #include "ops/relative/gemm.hpp"
-#include "ops/relative/stream.hpp"
+#include "ops/stream_output.hpp"
 #include "runtime/ceil_div.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/store_fence.hpp"
 #include "runtime/workspace.hpp"
 
 namespace posenc::ops {
@@ -34,7 +35,7 @@ void relative_logits_1d(const ExecContext& ctx, int64_t batch, int64_t heads,
   // A large output is gathered from tiles with non-temporal stores; a
   // smaller one, likely read again from the caches, is mostly written in
   // place by the skewed GEMMs.
-  const bool stream = stream_relative_output(batch * heads * g.queries * g.keys * 4);
+  const bool stream = stream_output(batch * heads * g.queries * g.keys * 4);
   const int64_t key_tiles = stream ? ceil_div(g.keys, tiling.tile_keys) : 1;
   const int64_t tasks = batch * heads * query_tiles * key_tiles;
   const int threads = region_threads(ctx.num_threads, tasks);
@@ -53,6 +54,7 @@ void relative_logits_1d(const ExecContext& ctx, int64_t batch, int64_t heads,
       relative_1d_tile(kernels, tiling, q + row0 * g.dim, g.dim, head_table, i0, m, j0,
                        std::min(tiling.tile_keys, g.keys - j0), out + out_row0 * g.keys + j0,
                        g.keys, scratch.slot(slot), true);
+      store_fence();
     } else {
       relative_1d_rows(kernels, tiling, q + row0 * g.dim, g.dim, head_table, i0, m,
                        out + out_row0 * g.keys, g.keys, scratch.slot(slot));

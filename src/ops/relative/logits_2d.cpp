@@ -4,9 +4,10 @@
 #include <vector>
 
 #include "ops/relative/gemm.hpp"
-#include "ops/relative/stream.hpp"
+#include "ops/stream_output.hpp"
 #include "runtime/ceil_div.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/store_fence.hpp"
 #include "runtime/workspace.hpp"
 
 namespace posenc::ops {
@@ -133,11 +134,12 @@ void relative_logits_2d(const ExecContext& ctx, int64_t batch, int64_t heads, in
   relative_logits_2d_decomposed(ctx, batch, heads, height, width, dim, q, row_table,
                                 column_table, table_heads, rel_h, rel_w);
   const RelativeKernels& kernels = ctx.kernels->relative;
-  const auto broadcast_sum_row = stream_relative_output(rows * N * 4)
-                                     ? kernels.broadcast_sum_row_stream
-                                     : kernels.broadcast_sum_row;
+  const bool stream = stream_output(rows * N * 4);
+  const auto broadcast_sum_row =
+      stream ? kernels.broadcast_sum_row_stream : kernels.broadcast_sum_row;
   parallel_for(ctx.num_threads, rows, [&](int64_t row) {
     broadcast_sum_row(rel_h + row * X, X, rel_w + row * Y, Y, out + row * N);
+    if (stream) store_fence();
   });
 }
 

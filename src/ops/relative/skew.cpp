@@ -2,9 +2,10 @@
 
 #include <algorithm>
 
-#include "ops/relative/stream.hpp"
+#include "ops/stream_output.hpp"
 #include "runtime/ceil_div.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/store_fence.hpp"
 
 namespace posenc::ops {
 
@@ -17,8 +18,8 @@ void rel_to_abs(const ExecContext& ctx, int64_t batch, int64_t heads, int64_t le
   const int64_t in_cols = 2 * length - 1;
   constexpr int64_t kRowsPerTask = 16;
   const RelativeKernels& kernels = ctx.kernels->relative;
-  const auto gather_row = stream_relative_output(rows * length * 4) ? kernels.gather_row_stream
-                                                                    : kernels.gather_row;
+  const bool stream = stream_output(rows * length * 4);
+  const auto gather_row = stream ? kernels.gather_row_stream : kernels.gather_row;
   parallel_for(ctx.num_threads, ceil_div(rows, kRowsPerTask), [&](int64_t task) {
     const int64_t end = std::min(rows, (task + 1) * kRowsPerTask);
     for (int64_t row = task * kRowsPerTask; row < end; ++row) {
@@ -26,6 +27,7 @@ void rel_to_abs(const ExecContext& ctx, int64_t batch, int64_t heads, int64_t le
       gather_row(in + row * in_cols, in_cols, length - 1 - i, length, out + row * length,
                  length);
     }
+    if (stream) store_fence();
   });
 }
 

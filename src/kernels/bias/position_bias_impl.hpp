@@ -1,0 +1,49 @@
+// Position-bias kernels, templated on the xsimd arch.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+
+#include <xsimd/xsimd.hpp>
+
+#include "kernels/bias/position_bias_kernels.hpp"
+#include "kernels/elementwise/stream_store_impl.hpp"
+
+namespace posenc::kernels {
+
+template <class Arch, bool Stream>
+void alibi_row(float slope, bool bidirectional, int64_t d0, int64_t count, float* out) {
+  // Distances within int32 (every row of a sequence below 2^31 tokens)
+  // convert to float in vector instructions; the values are the same.
+  // Above INT32_MIN, whose absolute value int32 does not hold.
+  if (d0 > INT32_MIN && count <= INT32_MAX && d0 + count <= INT32_MAX) {
+    using batch = xsimd::batch<float, Arch>;
+    using ibatch = xsimd::batch<int32_t, Arch>;
+    alignas(64) static constexpr int32_t kLane[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                      8, 9, 10, 11, 12, 13, 14, 15};
+    static_assert(ibatch::size <= 16);
+    const ibatch first = ibatch(int32_t(d0)) + ibatch::load_aligned(kLane);
+    const batch s(slope);
+    const auto at = [&](int32_t d) { return slope * float(bidirectional ? -std::abs(d) : d); };
+    write_floats<Arch, Stream>(
+        out, count,
+        [&](int64_t c) {
+          const ibatch d = first + ibatch(int32_t(c));
+          return s * xsimd::to_float(bidirectional ? xsimd::min(d, -d) : d);
+        },
+        [&](int64_t c) { return at(int32_t(d0 + c)); });
+  } else {
+    for (int64_t c = 0; c < count; ++c) {
+      const int64_t d = d0 + c;
+      out[c] = slope * float(bidirectional ? -std::llabs(d) : d);
+    }
+  }
+}
+
+template <class Arch>
+constexpr PositionBiasKernels make_position_bias_kernels() {
+  return PositionBiasKernels{&alibi_row<Arch, false>, &alibi_row<Arch, true>};
+}
+
+}  // namespace posenc::kernels
