@@ -172,6 +172,19 @@ TEST_F(AttentionErrors, FieldsTheBiasDoesNotRead) {
     without_table(bias);
     d_.max_distance = 5;
     EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT, "desc->max_distance"));
+    // The fields of the kinds without q name the kinds that read them.
+    without_table(bias);
+    d_.class_token = 1;
+    EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT,
+                        "desc->class_token must be 0 unless bias is TABLE_2D (got 1)"));
+    without_table(bias);
+    d_.num_buckets = 32;
+    EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT,
+                        "desc->num_buckets must be 0 unless bias is T5 (got 32)"));
+    without_table(bias);
+    d_.bidirectional = 1;
+    EXPECT_TRUE(rejects(POSENC_ERROR_INVALID_ARGUMENT,
+                        "desc->bidirectional must be 0 unless bias is T5 or ALIBI (got 1)"));
   }
   d_.bias = POSENC_BIAS_RELATIVE_2D;
   d_.map_height = 2;

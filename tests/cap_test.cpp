@@ -77,5 +77,26 @@ TEST(CapSetOnce, AutoInTheEnvironmentLeavesTheCapToTheFirstCall) {
 #endif
 }
 
+// Run with POSENC_MAX_ISA=AVX2x: an unknown name caps nothing (stderr says
+// so), and reading it leaves no last-error message on the calling thread.
+TEST(CapUnknown, AnUnknownNameIsIgnoredWithoutALastError) {
+  const char* env = std::getenv("POSENC_MAX_ISA");
+  ASSERT_TRUE(env != nullptr && std::string(env) == "AVX2x") << "run with POSENC_MAX_ISA=AVX2x";
+  posenc_context* context = nullptr;
+  ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 1, &context), POSENC_OK);
+  EXPECT_EQ(std::string(posenc_last_error()), "");
+  EXPECT_EQ(posenc_max_isa(), POSENC_ISA_AUTO);
+  posenc_context_destroy(context);
+  // The same parse as posenc_isa_from_name's, case-insensitively.
+  posenc_isa isa = POSENC_ISA_AUTO;
+  EXPECT_TRUE(isa_of_name("AvX2", &isa));
+  EXPECT_EQ(isa, POSENC_ISA_AVX2);
+  EXPECT_FALSE(isa_of_name("avx", &isa));
+  EXPECT_FALSE(isa_of_name("avx22", &isa));
+  EXPECT_FALSE(isa_of_name("", &isa));
+  EXPECT_TRUE(isa_of_name("AUTO", &isa));
+  EXPECT_EQ(isa, POSENC_ISA_AUTO);
+}
+
 }  // namespace
 }  // namespace posenc::test

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -124,6 +125,38 @@ TEST(Fork, ChildOfAThreadThatRanAOnednnTeamRunsOnOneThread) {
   });
   fresh.join();
   EXPECT_EQ(verdict, kPassed);
+}
+
+// A child forked while another thread makes primitives and holds the
+// primitive cache (a capacity of 4, so each of its shapes is made again)
+// makes a primitive of its own: the locks are held across fork()
+// (runtime/matmul.cpp), where a copy of a held one would never be released.
+TEST(Fork, ChildForkedWhileAnotherThreadMakesPrimitivesMakesItsOwn) {
+  if (!kChildMayStartThreads) GTEST_SKIP() << "ThreadSanitizer: no fork beside running threads";
+  const int64_t capacity = primitive_cache_capacity();
+  set_primitive_cache_capacity(4);
+  constexpr int64_t kRows = 64, kMaxRows = 128;
+  const std::vector<float> a(kMaxRows * 8, 1.0f), b(8 * 8, 1.0f);
+  std::atomic<bool> stop{false};
+  std::thread maker([&] {
+    std::vector<float> c(kRows * 8);
+    for (int64_t m = 1; !stop.load(); m = m % kRows + 1) {
+      matmul(dense_a_bt(m, 8, 8), a.data(), b.data(), c.data());
+    }
+  });
+  for (int64_t child = 0; child < 40; ++child) {
+    const int verdict = run_in_child(
+        [&] {
+          std::vector<float> c(kMaxRows * 8);
+          matmul(dense_a_bt(kRows + 1 + child, 8, 8), a.data(), b.data(), c.data());
+          return c[0] == 8.0f ? kPassed : kOtherBits;
+        },
+        std::chrono::seconds(30));
+    EXPECT_EQ(verdict, kPassed) << "child " << child;
+  }
+  stop.store(true);
+  maker.join();
+  set_primitive_cache_capacity(capacity);
 }
 
 }  // namespace

@@ -16,6 +16,9 @@
  * the multiple of 2 pi taken off, each about k 2^-53). These bounds are for
  * base >= 1, where every w_i <= 1; a base below 1 has frequencies up to
  * 1/base, and the reduction's error then grows with k / base instead.
+ * Positions are below 2^53 (double holds every integer there): a sinusoid's
+ * start + length, or offset + tokens, above 2^53 is
+ * POSENC_ERROR_INVALID_ARGUMENT.
  *
  * Empty calls (posenc/core.h): length, height, width, batch, tokens and
  * table_rows may be 0; dim, x_dim and pos_dim stay >= 1.

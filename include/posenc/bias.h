@@ -149,7 +149,9 @@ POSENC_API posenc_status posenc_resize_relative_table(int64_t rows, int64_t dim,
  * resize_rel_pos_bias_table, used by its checkpoint filters, is BEiT's
  * geometric-progression resampling instead, not provided here). Computed in
  * double and rounded once, as the linear resize. heads >= 0, the windows'
- * sides >= 1. out must not overlap in. */
+ * sides >= 1. out must not overlap in. In both resizes a non-finite entry
+ * reaches every output that weighs it, even by 0 (inf * 0 is NaN): an equal
+ * size is interpolated too, not copied. */
 POSENC_API posenc_status posenc_resize_relative_bias_table_2d(
     int64_t heads, int64_t window_height, int64_t window_width, int64_t new_window_height,
     int64_t new_window_width, int class_token, const float* in, float* out);

@@ -38,8 +38,11 @@
  *   others finish; only if that fails too (or a shape another thread dropped
  *   from the primitive cache meanwhile cannot be made again) is
  *   POSENC_ERROR_OUT_OF_MEMORY returned with part of the output written.
- *   oneDNN 2.6 itself can crash when its own allocation fails while it
- *   creates a primitive (a first call), which posenc cannot prevent.
+ *   Two exceptions posenc cannot prevent: oneDNN 2.6 itself can crash when
+ *   its own allocation fails while it makes a primitive, a stream or the
+ *   memory objects of a GEMM shape (the first call of a shape, on each
+ *   thread), and glibc ends the process when it has no memory to register
+ *   the destructor of a thread's kept state (a thread's first call).
  */
 #ifndef POSENC_CORE_H
 #define POSENC_CORE_H
@@ -134,6 +137,9 @@ POSENC_API posenc_isa posenc_max_isa(void);
 POSENC_API posenc_isa posenc_best_isa(void);
 
 /* A context fixes the ISA path and thread count of the calls made with it.
+ * The path is posenc's kernels'; the oneDNN GEMMs follow the process-wide
+ * cap only (one per process, below), so a context on the avx2 path of an
+ * AVX512-BF16 CPU still multiplies bf16 in hardware.
  * isa: AUTO for the best under the cap, or a specific path, which must be
  * available and not above the cap. num_threads: 0 for OpenMP's default at call
  * time (at most POSENC_MAX_THREADS), else 1 to POSENC_MAX_THREADS (larger:

@@ -57,7 +57,12 @@
  * (where the double product p * w_j still has an error below 1e-8); larger
  * positions (< 2^53) are accepted with a proportionally larger error. This
  * holds for frequencies w_j <= 1 (theta >= 1); a theta below 1 has them up
- * to 1/theta, and the bound is then for p / theta up to about 10^8.
+ * to 1/theta, and the bound is then for p / theta up to about 10^8 (past
+ * it a cache, whose angles are exact in double, and the per-call rows
+ * differ, by up to O(1) at theta = 2^-64).
+ * Non-finite inputs follow IEEE arithmetic as the models' x cos + rot(x) sin
+ * does: an infinite or NaN element makes both outputs of its pair NaN
+ * (inf * 0 is NaN even where the rotation is the identity).
  *
  * Tensors. Layouts BTHD [batch, tokens, heads, head_dim] and BHTD
  * [batch, heads, tokens, head_dim], dense; dtype F32 (float) or BF16

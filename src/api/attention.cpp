@@ -51,12 +51,15 @@ class Regions {
 // kind's table (ALiBi: its slopes, when given), 0 without such a bias.
 int64_t validate_position_bias_fields(const posenc_attention_desc& d) {
   if (!ops::is_position_bias(d.bias)) {
-    const char* why = " must be 0 unless bias is TABLE_2D, TABLE_1D, T5 or ALIBI (got ";
-    if (d.class_token != 0) invalid("desc->class_token" + (why + std::to_string(d.class_token) + ")"));
-    if (d.num_buckets != 0) invalid("desc->num_buckets" + (why + std::to_string(d.num_buckets) + ")"));
-    if (d.bidirectional != 0) {
-      invalid("desc->bidirectional" + (why + std::to_string(d.bidirectional) + ")"));
-    }
+    const auto unused = [](int64_t value, const char* field, const char* kinds) {
+      if (value != 0) {
+        invalid(std::string("desc->") + field + " must be 0 unless bias is " + kinds + " (got " +
+                std::to_string(value) + ")");
+      }
+    };
+    unused(d.class_token, "class_token", "TABLE_2D");
+    unused(d.num_buckets, "num_buckets", "T5");
+    unused(d.bidirectional, "bidirectional", "T5 or ALIBI");
     return 0;
   }
   const int64_t table_floats = validate_position_bias_desc(

@@ -1,5 +1,4 @@
 // C ABI: errors, versions, ISA selection, contexts, bf16 scalars.
-#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -75,18 +74,7 @@ posenc_status posenc_isa_from_name(const char* name, posenc_isa* isa) {
   return guard("posenc_isa_from_name", [&] {
     require_not_null(name, "name");
     require_not_null(isa, "isa");
-    std::string lower(name);
-    for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
-    if (lower == "auto") {
-      *isa = POSENC_ISA_AUTO;
-      return;
-    }
-    for (const IsaPath& path : kIsaPaths) {
-      if (lower == path.name) {
-        *isa = path.isa;
-        return;
-      }
-    }
+    if (isa_of_name(name, isa)) return;
     invalid("name: unknown ISA \"" + std::string(name) + "\" (expected one of " + isa_names() +
             ")");
   });

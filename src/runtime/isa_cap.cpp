@@ -1,6 +1,7 @@
 #include "runtime/isa_cap.hpp"
 
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -29,22 +30,33 @@ bool apply_onednn_cap(posenc_isa isa) {
 #endif
 }
 
+// The same for the first call's cap, which must not throw (the calls that
+// read the cap return no status): oneDNN's C call lets std::bad_alloc out.
+bool apply_onednn_cap_noexcept(posenc_isa isa) noexcept {
+  try {
+    return apply_onednn_cap(isa);
+  } catch (...) {
+    return false;
+  }
+}
+
 class CapState {
  public:
   CapState() {
     const char* env = std::getenv("POSENC_MAX_ISA");
     if (env == nullptr || *env == '\0') return;
     posenc_isa isa;
-    if (posenc_isa_from_name(env, &isa) != POSENC_OK) {
-      std::fprintf(stderr, "posenc: ignoring POSENC_MAX_ISA=%s (expected one of %s)\n", env,
-                   isa_names().c_str());
+    if (!isa_of_name(env, &isa)) {
+      std::fprintf(stderr, "posenc: ignoring POSENC_MAX_ISA=%s (expected auto", env);
+      for (const IsaPath& path : kIsaPaths) std::fprintf(stderr, ", %s", path.name);
+      std::fprintf(stderr, ")\n");
       return;
     }
     // AUTO caps nothing, and leaves oneDNN's one cap per process to
-    // posenc_set_max_isa.
-    if (isa != POSENC_ISA_AUTO && !apply_onednn_cap(isa)) {
+    // posenc_set_max_isa. posenc's cap holds even where oneDNN's fails.
+    if (isa != POSENC_ISA_AUTO && !apply_onednn_cap_noexcept(isa)) {
       std::fprintf(stderr, "posenc: POSENC_MAX_ISA=%s could not cap oneDNN, which already "
-                   "had a cap or a primitive in this process\n", env);
+                   "had a cap or a primitive in this process, or had no memory\n", env);
     }
     cap_.store(isa);
   }
@@ -77,6 +89,27 @@ CapState& cap_state() {
 int isa_rank(posenc_isa isa) {
   const IsaPath* path = find_isa_path(isa);
   return path != nullptr ? path->rank : std::numeric_limits<int>::max();
+}
+
+bool isa_of_name(const char* name, posenc_isa* isa) noexcept {
+  const auto equals = [name](const char* known) {
+    size_t i = 0;
+    for (; name[i] != '\0' && known[i] != '\0'; ++i) {
+      if (std::tolower(static_cast<unsigned char>(name[i])) != known[i]) return false;
+    }
+    return name[i] == known[i];
+  };
+  if (equals("auto")) {
+    *isa = POSENC_ISA_AUTO;
+    return true;
+  }
+  for (const IsaPath& path : kIsaPaths) {
+    if (equals(path.name)) {
+      *isa = path.isa;
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string isa_names() {

@@ -15,6 +15,10 @@ int isa_rank(posenc_isa isa);
 // "auto, baseline, avx2, ...".
 std::string isa_names();
 
+// The path named `name` (AUTO for "auto"), case-insensitively; false for
+// an unknown name. Allocates nothing and sets no last-error message.
+bool isa_of_name(const char* name, posenc_isa* isa) noexcept;
+
 // The cap in force (AUTO when uncapped). The first call reads POSENC_MAX_ISA
 // and applies it to oneDNN; an unknown value there is reported on stderr once
 // and ignored.

@@ -1,5 +1,7 @@
 #include "runtime/matmul.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -7,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -141,11 +144,13 @@ class OnednnCacheOff {
   OnednnCacheOff(const OnednnCacheOff&) = delete;
   OnednnCacheOff& operator=(const OnednnCacheOff&) = delete;
 
- private:
+  // Held while a primitive is made (and across fork(): ForkLocks below).
   static std::mutex& mutex() {
     static std::mutex m;
     return m;
   }
+
+ private:
   std::lock_guard<std::mutex> lock_;
   int capacity_ = 0;
 };
@@ -270,6 +275,9 @@ class MatmulCache {
   }
   int64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
 
+  // Held across fork() (ForkLocks below).
+  std::shared_mutex& mutex() { return mutex_; }
+
  private:
   static int64_t capacity_from_environment() {
     const char* text = std::getenv("POSENC_PRIMITIVE_CACHE_CAPACITY");
@@ -303,17 +311,55 @@ class MatmulCache {
   int64_t capacity_;
 };
 
+MatmulCache& matmul_cache();
+
+// fork() copies a lock as it is: a child forked while another thread made a
+// primitive or held the cache would wait for it forever at its first GEMM.
+// Both are taken before the fork (in the order no thread nests them) and
+// released after it in the parent. The child, on one thread, makes them
+// anew: glibc releases a write-locked rwlock only for the thread id that
+// locked it, which the child's thread does not have.
+void lock_before_fork() {
+  OnednnCacheOff::mutex().lock();
+  matmul_cache().mutex().lock();
+}
+void unlock_after_fork_in_parent() {
+  matmul_cache().mutex().unlock();
+  OnednnCacheOff::mutex().unlock();
+}
+void remake_locks_in_child() {
+  new (&matmul_cache().mutex()) std::shared_mutex;
+  new (&OnednnCacheOff::mutex()) std::mutex;
+}
+
+// Never destroyed (as cpu_engine), and in static storage: making it
+// allocates nothing but the fork handlers' entry, so the calls that only
+// read it cannot fail. (pthread_atfork fails only without memory for the
+// entry: forks are then as before.)
 MatmulCache& matmul_cache() {
-  static MatmulCache& cache = *new MatmulCache;  // never destroyed (cpu_engine)
+  alignas(MatmulCache) static unsigned char storage[sizeof(MatmulCache)];
+  static MatmulCache& cache = [] () -> MatmulCache& {
+    MatmulCache& made = *new (storage) MatmulCache;
+    static_cast<void>(
+        pthread_atfork(lock_before_fork, unlock_after_fork_in_parent, remake_locks_in_child));
+    return made;
+  }();
   return cache;
+}
+
+// oneDNN's C++ errors as posenc's: out of memory as std::bad_alloc (the
+// guard's POSENC_ERROR_OUT_OF_MEMORY), anything else as `status`.
+[[noreturn]] void rethrow_onednn_error(const dnnl::error& e, posenc_status status,
+                                       const char* what) {
+  if (e.status == dnnl_out_of_memory) throw std::bad_alloc();
+  throw Error(status, std::string(what) + ": " + e.what());
 }
 
 std::shared_ptr<const CachedMatmul> cached_matmul(const MatmulShape& shape) {
   try {
     return matmul_cache().get(shape);
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_out_of_memory) throw std::bad_alloc();
-    throw Error(POSENC_ERROR_UNSUPPORTED, std::string("oneDNN matmul: ") + e.what());
+    rethrow_onednn_error(e, POSENC_ERROR_UNSUPPORTED, "oneDNN matmul");
   }
 }
 
@@ -353,9 +399,13 @@ class BoundArgsByGemm {
       prune_at_ = std::max<size_t>(kMinPruneAt, 2 * bound_.size());
     }
     BoundArgs bound{mm, {}, {}};
-    for (const auto& [arg, desc] : make()) {
-      bound.memories.emplace_back(desc, cpu_engine(), nullptr);
-      bound.args.push_back(dnnl_exec_arg_t{arg, bound.memories.back().get()});
+    try {
+      for (const auto& [arg, desc] : make()) {
+        bound.memories.emplace_back(desc, cpu_engine(), nullptr);
+        bound.args.push_back(dnnl_exec_arg_t{arg, bound.memories.back().get()});
+      }
+    } catch (const dnnl::error& e) {
+      rethrow_onednn_error(e, POSENC_ERROR_INTERNAL, "oneDNN memory");
     }
     return bound_.emplace(mm.get(), std::move(bound)).first->second;
   }
@@ -445,7 +495,12 @@ void execute(const dnnl::primitive& primitive, GemmSlot& slot, const BoundArgs& 
 }
 
 void make_stream(GemmSlot& slot) {
-  if (!slot.stream) slot.stream = dnnl::stream(cpu_engine());
+  if (slot.stream) return;
+  try {
+    slot.stream = dnnl::stream(cpu_engine());
+  } catch (const dnnl::error& e) {
+    rethrow_onednn_error(e, POSENC_ERROR_INTERNAL, "oneDNN stream");
+  }
 }
 
 BoundArgs& gemm_args(GemmSlot& slot, const std::shared_ptr<const CachedMatmul>& mm) {

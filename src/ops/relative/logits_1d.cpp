@@ -1,7 +1,6 @@
 #include "ops/relative/logits_1d.hpp"
 
 #include <algorithm>
-#include <vector>
 
 #include "ops/relative/gemm.hpp"
 #include "ops/stream_output.hpp"
@@ -68,10 +67,13 @@ void relative_logits_1d(const ExecContext& ctx, int64_t batch, int64_t heads,
       {g.queries, g.keys, g.dim, g.query_offset, g.clip, int64_t(g.causal), batch * heads,
        int64_t(stream), table_heads, threads});
   if (!problem.before()) {
-    std::vector<float> tile_rows(size_t(std::min(tiling.tile_queries, g.queries) * g.keys));
+    // In the thread's kept buffer: a problem made again (after more than a
+    // few others, or after the primitive cache dropped one) allocates nothing.
+    float* tile_rows = reinterpret_cast<float*>(thread_buffer<struct Relative1dDryRunTag>(
+        size_t(std::min(tiling.tile_queries, g.queries) * g.keys) * sizeof(float)));
     const GemmSlots::Use dry(gemms, 0, false, true);
     for (int64_t index = 0; index < query_tiles * key_tiles; ++index) {
-      run(index, 0, tile_rows.data(), true);
+      run(index, 0, tile_rows, true);
     }
     problem.remember();
   }
