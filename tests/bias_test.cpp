@@ -381,13 +381,14 @@ TEST_P(PositionBias, StreamedOutputsMatchTheReference) {
   }
 }
 
-// ALiBi's row kernels on the ISA's own path, both variants, at every
-// alignment of the output, against slope * float(d) computed here, bit for
-// bit: distances across zero, next to the int32 limits (the vector path
-// holds d0 > INT32_MIN and d0 + count <= INT32_MAX) and past them.
-class AlibiRowKernels : public IsaTest {};
+// The dense bias's row kernels on the ISA's own path.
+class BiasRowKernels : public IsaTest {};
 
-TEST_P(AlibiRowKernels, EveryDistanceIsSlopeTimesDistance) {
+// ALiBi's, both variants, at every alignment of the output, against
+// slope * float(d) computed here, bit for bit: distances across zero, next
+// to the int32 limits (the vector path holds d0 > INT32_MIN and d0 + count
+// <= INT32_MAX) and past them.
+TEST_P(BiasRowKernels, AlibiIsSlopeTimesDistance) {
   const PositionBiasKernels& k = kernels().position_bias;
   const int64_t int32_min = INT32_MIN, int32_max = INT32_MAX;
   std::vector<float> got(400);
@@ -421,7 +422,30 @@ TEST_P(AlibiRowKernels, EveryDistanceIsSlopeTimesDistance) {
   }
 }
 
-POSENC_INSTANTIATE_ISA_TESTS(AlibiRowKernels);
+// TABLE_2D's runs: runs shorter than a batch, as long, longer with a tail;
+// each run from its own place (strides past the run, as a window's 2Ww - 1),
+// the floats around the output untouched.
+TEST_P(BiasRowKernels, CopyRunsCopiesEachRun) {
+  const PositionBiasKernels& k = kernels().position_bias;
+  const std::vector<float> from = random_floats(4000, 12);
+  std::vector<float> got(1200);
+  for (const int64_t length : {1, 3, 7, 8, 12, 15, 16, 17, 24, 33, 64}) {
+    for (const int64_t runs : {0, 1, 2, 7, 13}) {
+      for (const int64_t stride : {length, 2 * length - 1, length + 40}) {
+        SCOPED_TRACE(testing::Message() << runs << " runs of " << length << ", stride " << stride);
+        std::fill(got.begin(), got.end(), 7.0f);
+        k.copy_runs(from.data() + 5, stride, runs, length, got.data() + 3);
+        for (int64_t j = 0; j < int64_t(got.size()); ++j) {
+          const int64_t at = j - 3, r = at / std::max<int64_t>(length, 1), c = at % length;
+          const float want = at >= 0 && r < runs ? from[size_t(5 + r * stride + c)] : 7.0f;
+          ASSERT_EQ(got[size_t(j)], want) << "at " << at;
+        }
+      }
+    }
+  }
+}
+
+POSENC_INSTANTIATE_ISA_TESTS(BiasRowKernels);
 
 // The fused attention's ALiBi rows (add_alibi_row, per key block) add what
 // the dense bias holds: blocks of 5 keys from every first key, each desc of

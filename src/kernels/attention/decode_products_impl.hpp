@@ -14,9 +14,9 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "kernels/attention/partial_batch_impl.hpp"
 #include "kernels/attention/transpose_impl.hpp"
 #include "kernels/elementwise/bf16_impl.hpp"
+#include "kernels/elementwise/partial_batch_impl.hpp"
 #include "runtime/ceil_div.hpp"
 #include "runtime/prefetch.hpp"
 

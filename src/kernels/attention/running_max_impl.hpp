@@ -10,7 +10,7 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "kernels/attention/partial_batch_impl.hpp"
+#include "kernels/elementwise/partial_batch_impl.hpp"
 
 namespace posenc::kernels {
 

@@ -8,6 +8,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/bias/position_bias_kernels.hpp"
+#include "kernels/elementwise/partial_batch_impl.hpp"
 #include "kernels/elementwise/stream_store_impl.hpp"
 
 namespace posenc::kernels {
@@ -42,8 +43,29 @@ void alibi_row(float slope, bool bidirectional, int64_t d0, int64_t count, float
 }
 
 template <class Arch>
+void copy_runs(const float* from, int64_t stride, int64_t runs, int64_t length, float* out) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
+  for (int64_t r = 0; r < runs; ++r) {
+    const float* src = from + r * stride;
+    float* dst = out + r * length;
+    if (length < lanes) {  // Swin's 7 and 12 columns: one partial batch
+      store_partial<Arch>(load_partial<Arch>(src, length, 0.0f), dst, length);
+      continue;
+    }
+    int64_t c = 0;
+    for (; c + lanes <= length; c += lanes) batch::load_unaligned(src + c).store_unaligned(dst + c);
+    // The tail as one more batch ending at the run's end (it copies a few
+    // values again).
+    if (c < length) {
+      batch::load_unaligned(src + length - lanes).store_unaligned(dst + length - lanes);
+    }
+  }
+}
+
+template <class Arch>
 constexpr PositionBiasKernels make_position_bias_kernels() {
-  return PositionBiasKernels{&alibi_row<Arch, false>, &alibi_row<Arch, true>};
+  return PositionBiasKernels{&alibi_row<Arch, false>, &alibi_row<Arch, true>, &copy_runs<Arch>};
 }
 
 }  // namespace posenc::kernels

@@ -1,6 +1,6 @@
-// Kernels of the dense position biases without q (posenc/bias.h) that
-// compute their values rather than look them up (the tables' and T5's rows
-// are gathers: RelativeKernels::gather_row).
+// Kernels of the dense position biases without q (posenc/bias.h): ALiBi's
+// rows, computed, and a 2D window's, copied in runs (the 1D tables' and
+// T5's rows are gathers: RelativeKernels::gather_row).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,10 @@ struct PositionBiasKernels {
   // (fenced by the caller).
   void (*alibi_row_stream)(float slope, bool bidirectional, int64_t d0, int64_t count,
                            float* out);
+  // out[r * length + c] = from[r * stride + c] for r < runs, c < length:
+  // TABLE_2D's row, a run of Ww entries per key row of the window
+  // (ops/bias/table_2d_index.hpp). Reads and writes nothing else.
+  void (*copy_runs)(const float* from, int64_t stride, int64_t runs, int64_t length, float* out);
 };
 
 }  // namespace posenc

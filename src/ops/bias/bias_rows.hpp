@@ -128,14 +128,14 @@ class BiasRows {
   // Writes bias[h, i, 0 .. kv_len) to row with the kernels' vector rows:
   // the distance lines' (TABLE_1D, T5) gathered, ALiBi's computed, both
   // with non-temporal stores if stream. TABLE_2D's runs of Ww entries are
-  // added to zeros, in the caches.
+  // copied in the caches.
   void write_row(const KernelTable& kernels, bool stream, int64_t h, int64_t i,
                  float* row) const {
     const int64_t count = desc_.kv_len, d0 = -(desc_.query_offset + i);
     switch (desc_.kind) {
       case POSENC_POSITION_BIAS_TABLE_2D:
-        std::fill_n(row, count, 0.0f);
-        return add_window_row(window_, table_ + h * window_.table_rows(), i, 0, count, row);
+        return write_window_row(window_, table_ + h * window_.table_rows(), i, row,
+                                kernels.position_bias.copy_runs);
       case POSENC_POSITION_BIAS_ALIBI: {
         const auto& k = kernels.position_bias;
         return (stream ? k.alibi_row_stream : k.alibi_row)(table_[h], desc_.bidirectional != 0,

@@ -78,4 +78,25 @@ inline void add_window_row(const Window2d& window, const float* entries, int64_t
   }
 }
 
+// row[c] = the bias of query token i and key token c for every token c of
+// the window: a whole row of the dense bias, its runs copied by
+// copy_runs(from, stride, runs, length, to) (PositionBiasKernels::copy_runs).
+template <class CopyRuns>
+void write_window_row(const Window2d& window, const float* entries, int64_t i, float* row,
+                      const CopyRuns& copy_runs) {
+  const int64_t relative = window.relative_rows();
+  if (window.class_token) {  // BEiT: the class token's own three entries
+    if (i == 0) {
+      std::fill_n(row, window.height * window.width + 1, entries[relative]);
+      row[0] = entries[relative + 2];
+      return;
+    }
+    *row++ = entries[relative + 1];
+    --i;
+  }
+  const int64_t width = window.width;
+  copy_runs(entries + relative - 1 - window.cell_index(i / width, i % width, 0, 0),
+            2 * width - 1, window.height, width, row);
+}
+
 }  // namespace posenc::ops
