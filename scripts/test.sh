@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds posenc and runs every test:
 #   1. native build: the GoogleTest suite on every ISA path the CPU has, the
-#      whole suite again under POSENC_MAX_ISA=avx2 (AVX-512 tests skip, the cap
-#      test checks oneDNN too), the cases' thread-count comparison with a
-#      default of 4 OpenMP threads, `posenc check`, then an install into a
+#      whole suite again under POSENC_MAX_ISA=avx2 (AVX-512 tests skip; ctest's
+#      cap.* processes check oneDNN's cap), the cases' thread-count comparison
+#      with a default of 4 OpenMP threads, `posenc check`, then an install into a
 #      temporary prefix with the examples built against it; the Python
 #      package's tests (pytest, Debian's python3) on that build, and its
 #      install command into a temporary virtual environment;
