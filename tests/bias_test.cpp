@@ -326,10 +326,11 @@ TEST_P(PositionBias, EveryKindMatchesTheReference) {
 
 POSENC_INSTANTIATE_ISA_TESTS(PositionBias);
 
-// Outputs of 32 MiB and more are written with non-temporal stores, row by
-// row: rows of 1024 keys on whole cache lines, and of 1023 keys at every
-// alignment (one float past the allocation's). Sampled rows against the
-// reference (one query's desc each), the guards around the output intact.
+// Outputs of 32 MiB and more of the distance kinds are written with
+// non-temporal stores, row by row: rows of 1024 keys on whole cache lines,
+// and of 1023 keys at every alignment (one float past the allocation's).
+// Sampled rows against the reference (one query's desc each), the guards
+// around the output intact.
 TEST_P(PositionBias, StreamedOutputsMatchTheReference) {
   std::vector<posenc_position_bias_desc> descs;
   for (const auto& [q, kv] : {std::pair<int64_t, int64_t>{1024, 1024}, {1027, 1023}}) {
@@ -343,7 +344,8 @@ TEST_P(PositionBias, StreamedOutputsMatchTheReference) {
       descs.push_back(d);
     }
   }
-  // Swin's windows of 24 x 24 with 27 heads: rows of 576 keys.
+  // And Swin's windows of 24 x 24 with 27 heads, rows of 576 keys: a
+  // TABLE_2D output that size, written with ordinary stores.
   posenc_position_bias_desc window =
       position_bias_desc(POSENC_POSITION_BIAS_TABLE_2D, 27, 576, 576);
   window.window_height = window.window_width = 24;
@@ -447,29 +449,51 @@ TEST_P(BiasRowKernels, CopyRunsCopiesEachRun) {
 
 POSENC_INSTANTIATE_ISA_TESTS(BiasRowKernels);
 
-// The fused attention's ALiBi rows (add_alibi_row, per key block) add what
-// the dense bias holds: blocks of 5 keys from every first key, each desc of
-// reference_descs (int32's limits and the 64-bit path among them).
-TEST(AlibiRowAdder, KeyBlocksAddTheDenseBias) {
+// The fused attention's row adders (ops/bias: add_window_row, the distance
+// line's add_row, add_alibi_row) add what the dense bias holds, per block of
+// 5 keys from every first key: reference_descs's windows (class tokens
+// among them: blocks after key 0 start inside a key row), 1D tables and
+// ALiBi rows (int32's limits and the 64-bit path among them).
+TEST(AttentionRowAdders, KeyBlocksAddTheDenseBias) {
+  uint32_t seed = 70;
   for (const posenc_position_bias_desc& d : reference_descs()) {
-    if (d.kind != POSENC_POSITION_BIAS_ALIBI) continue;
-    const std::vector<float> dense = dense_bias(d, nullptr);
+    if (d.kind == POSENC_POSITION_BIAS_T5) continue;  // T5's line is the 1D table's code
+    const std::vector<float> table = random_floats(size_t(table_floats(d)), ++seed);
+    const float* t = d.kind == POSENC_POSITION_BIAS_ALIBI ? nullptr : table.data();
+    const std::vector<float> dense = dense_bias(d, t);
+    const ops::Window2d window{d.window_height, d.window_width, d.class_token != 0};
+    std::vector<float> entries;
+    if (d.kind == POSENC_POSITION_BIAS_TABLE_2D) {
+      entries.resize(size_t(d.heads * window.table_rows()));
+      ops::window_entries(window, d.heads, [&](int64_t k) { return table[size_t(k)]; },
+                          entries.data());
+    }
+    const ops::DistanceLine line{table.data(), 2 * d.max_distance + 1, -d.max_distance,
+                                 d.max_distance};
     std::vector<float> slopes(size_t(d.heads));
     ASSERT_EQ(posenc_alibi_slopes(d.heads, slopes.data()), POSENC_OK);
     for (int64_t h = 0; h < d.heads; ++h) {
       for (int64_t i = 0; i < d.q_len; ++i) {
         std::vector<float> row(size_t(d.kv_len), 1.0f);
         for (int64_t first = 0; first < d.kv_len; first += 5) {
-          ops::add_alibi_row(slopes[size_t(h)], d.bidirectional != 0,
-                             first - (d.query_offset + i), std::min<int64_t>(5, d.kv_len - first),
-                             row.data() + first);
+          const int64_t count = std::min<int64_t>(5, d.kv_len - first);
+          const int64_t d0 = first - (d.query_offset + i);
+          float* block = row.data() + first;
+          if (d.kind == POSENC_POSITION_BIAS_TABLE_2D) {
+            ops::add_window_row(window, entries.data() + h * window.table_rows(), i, first, count,
+                                block);
+          } else if (d.kind == POSENC_POSITION_BIAS_TABLE_1D) {
+            line.add_row(h, d0, count, block);
+          } else {
+            ops::add_alibi_row(slopes[size_t(h)], d.bidirectional != 0, d0, count, block);
+          }
         }
         // Within a few ulps of the addends: a compiler may fuse slope * d +
         // row into one FMA (GCC does on aarch64).
         for (int64_t j = 0; j < d.kv_len; ++j) {
           const float bias = dense[size_t((h * d.q_len + i) * d.kv_len + j)];
           ASSERT_NEAR(row[size_t(j)], 1.0f + bias, 5e-7 * (1.0 + std::abs(bias)))
-              << "head " << h << " query " << i << " key " << j;
+              << "kind " << d.kind << " head " << h << " query " << i << " key " << j;
         }
       }
     }

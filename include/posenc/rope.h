@@ -61,8 +61,10 @@
  * it a cache, whose angles are exact in double, and the per-call rows
  * differ, by up to O(1) at theta = 2^-64).
  * Non-finite inputs follow IEEE arithmetic as the models' x cos + rot(x) sin
- * does: an infinite or NaN element makes both outputs of its pair NaN
- * (inf * 0 is NaN even where the rotation is the identity).
+ * does: a NaN element makes both outputs of its pair NaN; an infinite one
+ * makes them infinite, or NaN where it meets a sine or cosine of 0 (inf * 0:
+ * its partner's output at position 0, where the rotation is the identity)
+ * or the pair's other element is infinite too (inf - inf).
  *
  * Tensors. Layouts BTHD [batch, tokens, heads, head_dim] and BHTD
  * [batch, heads, tokens, head_dim], dense; dtype F32 (float) or BF16

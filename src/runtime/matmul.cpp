@@ -144,7 +144,7 @@ class OnednnCacheOff {
   OnednnCacheOff(const OnednnCacheOff&) = delete;
   OnednnCacheOff& operator=(const OnednnCacheOff&) = delete;
 
-  // Held while a primitive is made (and across fork(): ForkLocks below).
+  // Held while a primitive is made, and across fork() (lock_before_fork).
   static std::mutex& mutex() {
     static std::mutex m;
     return m;
@@ -177,8 +177,11 @@ dnnl::memory::desc rows_spread(const dnnl::memory::desc& b) {
 }
 
 std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
+  // What oneDNN makes the primitive for; set before the lock, as its first
+  // team registers a fork handler, which under the lock would wait for a
+  // fork whose handlers wait for the lock.
+  const OpenMpThreads threads(s.onednn_threads);
   const OnednnCacheOff onednn_cache_off;
-  const OpenMpThreads threads(s.onednn_threads);  // what oneDNN makes the primitive for
   const auto [a, b, c] = operand_descs(s);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -275,7 +278,7 @@ class MatmulCache {
   }
   int64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
 
-  // Held across fork() (ForkLocks below).
+  // Held across fork() (lock_before_fork).
   std::shared_mutex& mutex() { return mutex_; }
 
  private:

@@ -1,7 +1,6 @@
 // Position-bias kernels, templated on the xsimd arch.
 #pragma once
 
-#include <climits>
 #include <cstdint>
 #include <cstdlib>
 
@@ -15,10 +14,7 @@ namespace posenc::kernels {
 
 template <class Arch, bool Stream>
 void alibi_row(float slope, bool bidirectional, int64_t d0, int64_t count, float* out) {
-  // Distances within int32 (every row of a sequence below 2^31 tokens)
-  // convert to float in vector instructions; the values are the same.
-  // Above INT32_MIN, whose absolute value int32 does not hold.
-  if (d0 > INT32_MIN && count <= INT32_MAX && d0 + count <= INT32_MAX) {
+  if (alibi_distances_fit_int32(d0, count)) {
     using batch = xsimd::batch<float, Arch>;
     using ibatch = xsimd::batch<int32_t, Arch>;
     alignas(64) static constexpr int32_t kLane[16] = {0, 1, 2,  3,  4,  5,  6,  7,
@@ -49,7 +45,7 @@ void copy_runs(const float* from, int64_t stride, int64_t runs, int64_t length, 
   for (int64_t r = 0; r < runs; ++r) {
     const float* src = from + r * stride;
     float* dst = out + r * length;
-    if (length < lanes) {  // Swin's 7 and 12 columns: one partial batch
+    if (length < lanes) {  // a run narrower than a batch (Swin's 7 columns)
       store_partial<Arch>(load_partial<Arch>(src, length, 0.0f), dst, length);
       continue;
     }

@@ -3,9 +3,19 @@
 // T5's rows are gathers: RelativeKernels::gather_row).
 #pragma once
 
+#include <climits>
 #include <cstdint>
 
 namespace posenc {
+
+// Whether ALiBi's distances d0 .. d0 + count - 1 take int32 arithmetic,
+// which converts to float in vector instructions (the same values): every
+// row of a sequence below 2^31 tokens. Above INT32_MIN, whose absolute
+// value int32 does not hold; count within int32 too (a negative d0 lets it
+// pass 2^31).
+inline bool alibi_distances_fit_int32(int64_t d0, int64_t count) {
+  return d0 > INT32_MIN && count <= INT32_MAX && d0 + count <= INT32_MAX;
+}
 
 struct PositionBiasKernels {
   // ALiBi's row: out[c] = slope * float(d0 + c) for c < count, or

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <cstdlib>
 
@@ -41,11 +40,7 @@ struct DistanceLine {
 // bidirectional; the distance converted to fp32, then multiplied.
 inline void add_alibi_row(float slope, bool bidirectional, int64_t d0, int64_t count,
                           float* row) {
-  // Distances within int32 (every row of a sequence below 2^31 tokens)
-  // convert to float in vector instructions; the values are the same.
-  // Above INT32_MIN, whose absolute value int32 does not hold; count
-  // within int32 too (a negative first distance lets it pass 2^31).
-  if (d0 > INT32_MIN && count <= INT32_MAX && d0 + count <= INT32_MAX) {
+  if (alibi_distances_fit_int32(d0, count)) {
     const auto first = int32_t(d0);
     const auto n = int32_t(count);
     if (bidirectional) {
@@ -86,7 +81,7 @@ inline DistanceRange t5_line_range(const posenc_position_bias_desc& d) {
 class BiasRows {
  public:
   // The floats a desc needs prepared before its rows: the 2D table's entries
-  // per head (add_window_row), T5's lines ([heads, distances]), ALiBi's
+  // per head (write_window_row), T5's lines ([heads, distances]), ALiBi's
   // standard slopes; 0 for the 1D table.
   static int64_t prepared_floats(const posenc_position_bias_desc& d) {
     if (d.kind == POSENC_POSITION_BIAS_TABLE_2D) {
@@ -128,7 +123,7 @@ class BiasRows {
   // Writes bias[h, i, 0 .. kv_len) to row with the kernels' vector rows:
   // the distance lines' (TABLE_1D, T5) gathered, ALiBi's computed, both
   // with non-temporal stores if stream. TABLE_2D's runs of Ww entries are
-  // copied in the caches.
+  // copied with ordinary stores (stream false).
   void write_row(const KernelTable& kernels, bool stream, int64_t h, int64_t i,
                  float* row) const {
     const int64_t count = desc_.kv_len, d0 = -(desc_.query_offset + i);

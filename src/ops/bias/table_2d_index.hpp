@@ -26,9 +26,9 @@ struct Window2d {
     return (qy - ky + height - 1) * (2 * width - 1) + (qx - kx + width - 1);
   }
 
-  // A head's entries, the order add_window_row reads: the relative rows
-  // reversed, then the class token's three. Entry e holds table row
-  // stored_row(e).
+  // A head's entries, the order the rows read them (add_window_row,
+  // write_window_row): the relative rows reversed, then the class token's
+  // three. Entry e holds table row stored_row(e).
   int64_t stored_row(int64_t e) const { return e < relative_rows() ? relative_rows() - 1 - e : e; }
 };
 

@@ -21,6 +21,9 @@ constexpr int64_t kTileQueries = 64;
 constexpr int64_t kTileKeys = 2048;
 constexpr int64_t kDirectColumns = 512;
 
+// RelativeKernels::gather_row of the dry run (below).
+void skip_gather_row(const float*, int64_t, int64_t, int64_t, float*, int64_t) {}
+
 }  // namespace
 
 void relative_logits_1d(const ExecContext& ctx, int64_t batch, int64_t heads,
@@ -39,46 +42,40 @@ void relative_logits_1d(const ExecContext& ctx, int64_t batch, int64_t heads,
   const int64_t tasks = batch * heads * query_tiles * key_tiles;
   const int threads = region_threads(ctx.num_threads, tasks);
   const RegionScratch<float, struct Relative1dTileTag> scratch(threads, tiling.scratch_floats());
-  // With into_tile_buffer the tile's rows go to the start of `out`, a buffer
-  // of one tile's rows, instead of to their place in the output.
-  auto run = [&](int64_t index, int slot, float* out, bool into_tile_buffer) {
+  auto run = [&](const RelativeKernels& with, int64_t index, int slot) {
     const int64_t head_index = index / (query_tiles * key_tiles);  // b * heads + h
     const int64_t i0 = index / key_tiles % query_tiles * tiling.tile_queries;
     const int64_t m = std::min(tiling.tile_queries, g.queries - i0);
     const int64_t row0 = head_index * g.queries + i0;
-    const int64_t out_row0 = into_tile_buffer ? 0 : row0;
     const float* head_table = table + head_index % heads * table_stride;
     if (stream) {
       const int64_t j0 = index % key_tiles * tiling.tile_keys;
-      relative_1d_tile(kernels, tiling, q + row0 * g.dim, g.dim, head_table, i0, m, j0,
-                       std::min(tiling.tile_keys, g.keys - j0), out + out_row0 * g.keys + j0,
+      relative_1d_tile(with, tiling, q + row0 * g.dim, g.dim, head_table, i0, m, j0,
+                       std::min(tiling.tile_keys, g.keys - j0), out + row0 * g.keys + j0,
                        g.keys, scratch.slot(slot), true);
       store_fence();
     } else {
-      relative_1d_rows(kernels, tiling, q + row0 * g.dim, g.dim, head_table, i0, m,
-                       out + out_row0 * g.keys, g.keys, scratch.slot(slot));
+      relative_1d_rows(with, tiling, q + row0 * g.dim, g.dim, head_table, i0, m,
+                       out + row0 * g.keys, g.keys, scratch.slot(slot));
     }
   };
   // The GEMM shapes (window widths, skewed columns) follow the tiles: the
-  // first call of a problem runs the first head's tiles dry, each into a
-  // buffer of one tile's rows, to make them all before the region.
+  // first call of a problem runs the first head's tiles dry to make them
+  // all before the region. A dry GEMM computes nothing, and the gathers are
+  // skipped too: the dry run writes nothing, to out or elsewhere.
   const GemmSlots gemms(threads);
   const PreparedProblem<struct Relative1dTag, 10> problem(
       {g.queries, g.keys, g.dim, g.query_offset, g.clip, int64_t(g.causal), batch * heads,
        int64_t(stream), table_heads, threads});
   if (!problem.before()) {
-    // In the thread's kept buffer: a problem made again (after more than a
-    // few others, or after the primitive cache dropped one) allocates nothing.
-    float* tile_rows = reinterpret_cast<float*>(thread_buffer<struct Relative1dDryRunTag>(
-        size_t(std::min(tiling.tile_queries, g.queries) * g.keys) * sizeof(float)));
+    RelativeKernels no_gathers = kernels;
+    no_gathers.gather_row = no_gathers.gather_row_stream = &skip_gather_row;
     const GemmSlots::Use dry(gemms, 0, false, true);
-    for (int64_t index = 0; index < query_tiles * key_tiles; ++index) {
-      run(index, 0, tile_rows, true);
-    }
+    for (int64_t index = 0; index < query_tiles * key_tiles; ++index) run(no_gathers, index, 0);
     problem.remember();
   }
   parallel_for(ctx.num_threads, tasks,
-               [&](int64_t index, int slot) { run(index, slot, out, false); });
+               [&](int64_t index, int slot) { run(kernels, index, slot); });
 }
 
 }  // namespace posenc::ops
