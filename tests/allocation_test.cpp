@@ -603,8 +603,8 @@ TEST(Allocations, RepeatedShapesAllocateNothingInPosenc) {
 // A server alternating a few shapes of one op on a thread (its models'
 // sequence lengths), or every op family in turn: once each has run, posenc
 // allocates nothing. (relative_logits_1d's GEMMs follow its tiles, found by
-// a dry run for a shape not among the thread's last four, into the thread's
-// kept buffer: six shapes in turn run it every call.)
+// a dry run, which writes nothing, for a shape not among the thread's last
+// four: six shapes in turn run it every call.)
 TEST(Allocations, AlternatingShapesAllocateNothingInPosenc) {
   std::vector<std::vector<float>> outs;
   for (const OpCase& op : op_cases()) {
