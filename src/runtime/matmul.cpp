@@ -341,7 +341,7 @@ void remake_locks_in_child() {
 // entry: forks are then as before.)
 MatmulCache& matmul_cache() {
   alignas(MatmulCache) static unsigned char storage[sizeof(MatmulCache)];
-  static MatmulCache& cache = [] () -> MatmulCache& {
+  static MatmulCache& cache = []() -> MatmulCache& {
     MatmulCache& made = *new (storage) MatmulCache;
     static_cast<void>(
         pthread_atfork(lock_before_fork, unlock_after_fork_in_parent, remake_locks_in_child));
