@@ -14,28 +14,30 @@ namespace posenc::kernels {
 
 template <class Arch, bool Stream>
 void alibi_row(float slope, bool bidirectional, int64_t d0, int64_t count, float* out) {
-  if (alibi_distances_fit_int32(d0, count)) {
-    using batch = xsimd::batch<float, Arch>;
-    using ibatch = xsimd::batch<int32_t, Arch>;
-    alignas(64) static constexpr int32_t kLane[16] = {0, 1, 2,  3,  4,  5,  6,  7,
-                                                      8, 9, 10, 11, 12, 13, 14, 15};
-    static_assert(ibatch::size <= 16);
-    const ibatch first = ibatch(int32_t(d0)) + ibatch::load_aligned(kLane);
-    const batch s(slope);
-    const auto at = [&](int32_t d) { return slope * float(bidirectional ? -std::abs(d) : d); };
-    write_floats<Arch, Stream>(
-        out, count,
-        [&](int64_t c) {
-          const ibatch d = first + ibatch(int32_t(c));
-          return s * xsimd::to_float(bidirectional ? xsimd::min(d, -d) : d);
-        },
-        [&](int64_t c) { return at(int32_t(d0 + c)); });
-  } else {
-    for (int64_t c = 0; c < count; ++c) {
-      const int64_t d = d0 + c;
-      out[c] = slope * float(bidirectional ? -std::llabs(d) : d);
-    }
+  // One value (the tails, and distances past int32): an integer converts to
+  // the same float from int64 as from int32.
+  const auto at = [&](int64_t c) {
+    const int64_t d = d0 + c;
+    return slope * float(bidirectional ? -std::llabs(d) : d);
+  };
+  if (!alibi_distances_fit_int32(d0, count)) {
+    for (int64_t c = 0; c < count; ++c) out[c] = at(c);
+    return;
   }
+  using batch = xsimd::batch<float, Arch>;
+  using ibatch = xsimd::batch<int32_t, Arch>;
+  alignas(64) static constexpr int32_t kLane[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                    8, 9, 10, 11, 12, 13, 14, 15};
+  static_assert(ibatch::size <= 16);
+  const ibatch first = ibatch(int32_t(d0)) + ibatch::load_aligned(kLane);
+  const batch s(slope);
+  write_floats<Arch, Stream>(
+      out, count,
+      [&](int64_t c) {
+        const ibatch d = first + ibatch(int32_t(c));
+        return s * xsimd::to_float(bidirectional ? xsimd::min(d, -d) : d);
+      },
+      at);
 }
 
 template <class Arch>
