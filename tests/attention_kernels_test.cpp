@@ -344,7 +344,8 @@ TEST_P(AttentionKernels, BiasKernelsReturnTheRowMaximum) {
 
 // The mask kernels: scores[j] + alpha * mask[j] (fp32, and bf16 widened)
 // as one fused multiply-add (or a product and a sum where the ISA has no
-// FMA: within one rounding of it), -inf entries, tails, the row maximum.
+// FMA: within one rounding of it), -inf entries, tails, the row maximum;
+// with a bias row, bit for bit the same kernel on scores[j] + bias[j].
 TEST_P(AttentionKernels, MaskKernelsAddAndReturnTheRowMaximum) {
   for (int64_t n : {int64_t(0), int64_t(1), int64_t(7), int64_t(16), int64_t(17), int64_t(31),
                     int64_t(257), int64_t(1030)}) {
@@ -355,12 +356,20 @@ TEST_P(AttentionKernels, MaskKernelsAddAndReturnTheRowMaximum) {
       const std::vector<uint16_t> mask_bf16 = to_bf16(mask);
       const std::vector<float> widened = from_bf16(mask_bf16);
       const std::vector<float> scores = random_floats(size_t(n) + 1, 17, -3.0f, 3.0f);
+      const std::vector<float> position = random_floats(size_t(n), 18, -2.0f, 2.0f);
+      std::vector<float> scores_plus_position = scores;
+      for (int64_t j = 0; j < n; ++j) scores_plus_position[size_t(j)] += position[size_t(j)];
       for (bool bf16 : {false, true}) {
+        const auto add = [&](const float* bias_row, std::vector<float>& row) {
+          row[size_t(n)] = 7.0f;  // guard
+          const float row_max =
+              bf16 ? bias().add_mask_bf16(mask_bf16.data(), alpha, bias_row, row.data(), n)
+                   : bias().add_mask_f32(mask.data(), alpha, bias_row, row.data(), n);
+          EXPECT_EQ(row[size_t(n)], 7.0f);
+          return row_max;
+        };
         std::vector<float> got = scores;
-        got[size_t(n)] = 7.0f;  // guard
-        const float got_max = bf16 ? bias().add_mask_bf16(mask_bf16.data(), alpha, got.data(), n)
-                                   : bias().add_mask_f32(mask.data(), alpha, got.data(), n);
-        ASSERT_EQ(got[size_t(n)], 7.0f);
+        const float got_max = add(nullptr, got);
         for (int64_t j = 0; j < n; ++j) {
           const double m = bf16 ? widened[size_t(j)] : mask[size_t(j)];
           const double want = double(scores[size_t(j)]) + double(alpha) * m;
@@ -372,6 +381,13 @@ TEST_P(AttentionKernels, MaskKernelsAddAndReturnTheRowMaximum) {
           }
         }
         ASSERT_EQ(double(got_max), max_of(got, n));
+        std::vector<float> with_bias = scores, summed_first = scores_plus_position;
+        const float with_bias_max = add(position.data(), with_bias);
+        const float summed_first_max = add(nullptr, summed_first);
+        ASSERT_EQ(with_bias_max, summed_first_max);
+        for (int64_t j = 0; j < n; ++j) {
+          ASSERT_EQ(with_bias[size_t(j)], summed_first[size_t(j)]) << j;
+        }
       }
     }
   }

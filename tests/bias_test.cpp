@@ -386,14 +386,14 @@ TEST_P(PositionBias, StreamedOutputsMatchTheReference) {
 // The dense bias's row kernels on the ISA's own path.
 class BiasRowKernels : public IsaTest {};
 
-// ALiBi's, both variants, at every alignment of the output, against
-// slope * float(d) computed here, bit for bit: distances across zero, next
-// to the int32 limits (the vector path holds d0 > INT32_MIN and d0 + count
-// <= INT32_MAX) and past them.
-TEST_P(BiasRowKernels, AlibiIsSlopeTimesDistance) {
-  const PositionBiasKernels& k = kernels().position_bias;
+// ALiBi's rows for its kernels: check(slope, bidirectional, count, d0,
+// misaligned) for distances across zero, next to the int32 limits (the
+// vector path holds d0 > INT32_MIN and d0 + count <= INT32_MAX) and past
+// them, at four alignments of the output (misaligned floats past an
+// aligned start); stops at the first fatal failure.
+template <class Check>
+void for_each_alibi_row(const Check& check) {
   const int64_t int32_min = INT32_MIN, int32_max = INT32_MAX;
-  std::vector<float> got(400);
   for (const float slope : {0.0625f, -1.5f, 0.00390625f * 3.0f}) {
     for (const bool bidirectional : {false, true}) {
       for (const int64_t count : {0, 1, 3, 15, 16, 17, 33, 300}) {
@@ -401,27 +401,70 @@ TEST_P(BiasRowKernels, AlibiIsSlopeTimesDistance) {
                                  int32_min + 1, int32_max - count, int32_max - count + 1,
                                  (int64_t(1) << 40) + 3, -(int64_t(1) << 40)}) {
           for (int64_t misaligned = 0; misaligned < 16; misaligned += 5) {
-            for (const auto row : {k.alibi_row, k.alibi_row_stream}) {
-              SCOPED_TRACE(testing::Message() << "slope " << slope << " bidirectional "
-                                              << bidirectional << " count " << count << " d0 "
-                                              << d0 << " at +" << misaligned);
-              std::fill(got.begin(), got.end(), 7.0f);
-              row(slope, bidirectional, d0, count, got.data() + misaligned);
-              for (int64_t c = 0; c < count; ++c) {
-                const int64_t d = d0 + c;
-                const float want = slope * float(bidirectional ? -std::llabs(d) : d);
-                ASSERT_EQ(got[size_t(misaligned + c)], want) << "c " << c;
-              }
-              ASSERT_EQ(got[size_t(misaligned + count)], 7.0f);
-              if (misaligned > 0) {
-                ASSERT_EQ(got[size_t(misaligned - 1)], 7.0f);
-              }
-            }
+            SCOPED_TRACE(testing::Message() << "slope " << slope << " bidirectional "
+                                            << bidirectional << " count " << count << " d0 "
+                                            << d0 << " at +" << misaligned);
+            check(slope, bidirectional, count, d0, misaligned);
+            if (testing::Test::HasFatalFailure()) return;
           }
         }
       }
     }
   }
+}
+
+// ALiBi's distance d as the float its bias multiplies.
+float alibi_distance(bool bidirectional, int64_t d) {
+  return float(bidirectional ? -std::llabs(d) : d);
+}
+
+// ALiBi's, both variants, against slope * float(d) computed here, bit for
+// bit, the floats around the row untouched.
+TEST_P(BiasRowKernels, AlibiIsSlopeTimesDistance) {
+  const PositionBiasKernels& k = kernels().position_bias;
+  std::vector<float> got(400);
+  for_each_alibi_row([&](float slope, bool bidirectional, int64_t count, int64_t d0,
+                         int64_t misaligned) {
+    for (const auto row : {k.alibi_row, k.alibi_row_stream}) {
+      std::fill(got.begin(), got.end(), 7.0f);
+      row(slope, bidirectional, d0, count, got.data() + misaligned);
+      for (int64_t c = 0; c < count; ++c) {
+        ASSERT_EQ(got[size_t(misaligned + c)], slope * alibi_distance(bidirectional, d0 + c))
+            << "c " << c;
+      }
+      ASSERT_EQ(got[size_t(misaligned + count)], 7.0f);
+      if (misaligned > 0) {
+        ASSERT_EQ(got[size_t(misaligned - 1)], 7.0f);
+      }
+    }
+  });
+}
+
+// The fused attention's ALiBi row: scores + slope * float(d), one fused
+// multiply-add where the ISA has FMA (else a product and a sum: within one
+// rounding of it); the row's maximum returned, the floats around the row
+// untouched.
+TEST_P(BiasRowKernels, AlibiAddsSlopeTimesDistanceAndReturnsTheMaximum) {
+  const PositionBiasKernels& k = kernels().position_bias;
+  const std::vector<float> scores = random_floats(400, 13, -3.0f, 3.0f);
+  for_each_alibi_row([&](float slope, bool bidirectional, int64_t count, int64_t d0,
+                         int64_t misaligned) {
+    std::vector<float> got = scores;
+    float* row = got.data() + misaligned;
+    const float got_max = k.add_alibi_row(slope, bidirectional, d0, row, count);
+    double want_max = -INFINITY;
+    for (int64_t c = 0; c < count; ++c) {
+      const double product = double(slope) * alibi_distance(bidirectional, d0 + c);
+      const double want = double(scores[size_t(misaligned + c)]) + product;
+      ASSERT_NEAR(row[c], want, 6e-8 * (std::abs(want) + std::abs(product))) << "c " << c;
+      want_max = std::max(want_max, double(row[c]));
+    }
+    ASSERT_EQ(double(got_max), want_max);
+    ASSERT_EQ(got[size_t(misaligned + count)], scores[size_t(misaligned + count)]);
+    if (misaligned > 0) {
+      ASSERT_EQ(got[size_t(misaligned - 1)], scores[size_t(misaligned - 1)]);
+    }
+  });
 }
 
 // TABLE_2D's runs: runs shorter than a batch, as long, longer with a tail;
@@ -447,14 +490,15 @@ TEST_P(BiasRowKernels, CopyRunsCopiesEachRun) {
   }
 }
 
-POSENC_INSTANTIATE_ISA_TESTS(BiasRowKernels);
-
-// The fused attention's row adders (ops/bias: add_window_row, the distance
-// line's add_row, add_alibi_row) add what the dense bias holds, per block of
-// 5 keys from every first key: reference_descs's windows (class tokens
-// among them: blocks after key 0 start inside a key row), 1D tables and
-// ALiBi rows (int32's limits and the 64-bit path among them).
-TEST(AttentionRowAdders, KeyBlocksAddTheDenseBias) {
+// The fused attention's rows of the kinds without q (ops/attention/
+// position_bias.cpp) add what the dense bias holds, per block of 5 keys
+// from every first key, and return the block's maximum: TABLE_2D's windows
+// (add_window_row, then max_of; class tokens among them: blocks after key 0
+// start inside a key row), the 1D tables' lines
+// (gather_add) and ALiBi's rows (add_alibi_row; int32's limits and the
+// 64-bit path among them), reference_descs's.
+TEST_P(BiasRowKernels, AttentionBlocksAddTheDenseBias) {
+  const KernelTable& k = kernels();
   uint32_t seed = 70;
   for (const posenc_position_bias_desc& d : reference_descs()) {
     if (d.kind == POSENC_POSITION_BIAS_T5) continue;  // T5's line is the 1D table's code
@@ -465,11 +509,10 @@ TEST(AttentionRowAdders, KeyBlocksAddTheDenseBias) {
     std::vector<float> entries;
     if (d.kind == POSENC_POSITION_BIAS_TABLE_2D) {
       entries.resize(size_t(d.heads * window.table_rows()));
-      ops::window_entries(window, d.heads, [&](int64_t k) { return table[size_t(k)]; },
+      ops::window_entries(window, d.heads, [&](int64_t e) { return table[size_t(e)]; },
                           entries.data());
     }
-    const ops::DistanceLine line{table.data(), 2 * d.max_distance + 1, -d.max_distance,
-                                 d.max_distance};
+    const int64_t K = d.max_distance;
     std::vector<float> slopes(size_t(d.heads));
     ASSERT_EQ(posenc_alibi_slopes(d.heads, slopes.data()), POSENC_OK);
     for (int64_t h = 0; h < d.heads; ++h) {
@@ -479,17 +522,22 @@ TEST(AttentionRowAdders, KeyBlocksAddTheDenseBias) {
           const int64_t count = std::min<int64_t>(5, d.kv_len - first);
           const int64_t d0 = first - (d.query_offset + i);
           float* block = row.data() + first;
+          float block_max;
           if (d.kind == POSENC_POSITION_BIAS_TABLE_2D) {
             ops::add_window_row(window, entries.data() + h * window.table_rows(), i, first, count,
                                 block);
+            block_max = k.attention_bias.max_of(block, count);
           } else if (d.kind == POSENC_POSITION_BIAS_TABLE_1D) {
-            line.add_row(h, d0, count, block);
+            block_max = k.attention_bias.gather_add(table.data() + h * (2 * K + 1), d0 + K, 0,
+                                                    2 * K, block, count);
           } else {
-            ops::add_alibi_row(slopes[size_t(h)], d.bidirectional != 0, d0, count, block);
+            block_max = k.position_bias.add_alibi_row(slopes[size_t(h)], d.bidirectional != 0, d0,
+                                                      block, count);
           }
+          ASSERT_EQ(block_max, *std::max_element(block, block + count)) << "first key " << first;
         }
-        // Within a few ulps of the addends: a compiler may fuse slope * d +
-        // row into one FMA (GCC does on aarch64).
+        // Within a few ulps of the addends: ALiBi's slope * d + row is one
+        // FMA where the ISA has it.
         for (int64_t j = 0; j < d.kv_len; ++j) {
           const float bias = dense[size_t((h * d.q_len + i) * d.kv_len + j)];
           ASSERT_NEAR(row[size_t(j)], 1.0f + bias, 5e-7 * (1.0 + std::abs(bias)))
@@ -499,6 +547,8 @@ TEST(AttentionRowAdders, KeyBlocksAddTheDenseBias) {
     }
   }
 }
+
+POSENC_INSTANTIATE_ISA_TESTS(BiasRowKernels);
 
 // Linear resizes worked out from torch's rule, source s = max((r + 0.5) *
 // rows / new_rows - 0.5, 0) between rows floor(s) and the next.

@@ -27,11 +27,14 @@ struct AttentionBiasKernels {
   // The largest of scores[0, n), as gather_add, for rows without a bias of
   // their own.
   float (*max_of)(const float* scores, int64_t n);
-  // scores[j] += alpha * mask[j] for j < n (one fused multiply-add), the
-  // mask fp32 or bf16 (widened exactly); returns the largest new score, as
-  // gather_add.
-  float (*add_mask_f32)(const float* mask, float alpha, float* scores, int64_t n);
-  float (*add_mask_bf16)(const uint16_t* mask, float alpha, float* scores, int64_t n);
+  // scores[j] = fma(alpha, mask[j], scores[j] + bias[j]) for j < n, the
+  // mask fp32 or bf16 (widened exactly), bias a row of position bias or
+  // NULL (then scores[j] + alpha * mask[j], one fused multiply-add where the
+  // ISA has FMA); returns the largest new score, as gather_add.
+  float (*add_mask_f32)(const float* mask, float alpha, const float* bias, float* scores,
+                        int64_t n);
+  float (*add_mask_bf16)(const uint16_t* mask, float alpha, const float* bias, float* scores,
+                         int64_t n);
 };
 
 }  // namespace posenc

@@ -1,43 +1,87 @@
 // Position-bias kernels, templated on the xsimd arch.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/attention/running_max_impl.hpp"
 #include "kernels/bias/position_bias_kernels.hpp"
 #include "kernels/elementwise/partial_batch_impl.hpp"
 #include "kernels/elementwise/stream_store_impl.hpp"
 
 namespace posenc::kernels {
 
+// ALiBi's distances as floats, a batch from any column c (int32
+// arithmetic: alibi_distances_fit_int32), and one value from int64 (the
+// tails, and distances past int32: an integer converts to the same float
+// from int64 as from int32): d0 + c, or -|d0 + c| bidirectional.
+template <class Arch>
+struct AlibiDistances {
+  using batch = xsimd::batch<float, Arch>;
+  using ibatch = xsimd::batch<int32_t, Arch>;
+
+  AlibiDistances(bool bidirectional, int64_t d0) : bidirectional_(bidirectional), d0_(d0) {
+    alignas(64) static constexpr int32_t kLane[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                      8, 9, 10, 11, 12, 13, 14, 15};
+    static_assert(ibatch::size <= 16);
+    first_ = ibatch(int32_t(d0)) + ibatch::load_aligned(kLane);
+  }
+
+  batch at_column(int64_t c) const {
+    const ibatch d = first_ + ibatch(int32_t(c));
+    return xsimd::to_float(bidirectional_ ? xsimd::min(d, -d) : d);
+  }
+  float value(int64_t c) const {
+    const int64_t d = d0_ + c;
+    return float(bidirectional_ ? -std::llabs(d) : d);
+  }
+
+ private:
+  bool bidirectional_;
+  int64_t d0_;
+  ibatch first_;
+};
+
 template <class Arch, bool Stream>
 void alibi_row(float slope, bool bidirectional, int64_t d0, int64_t count, float* out) {
-  // One value (the tails, and distances past int32): an integer converts to
-  // the same float from int64 as from int32.
-  const auto at = [&](int64_t c) {
-    const int64_t d = d0 + c;
-    return slope * float(bidirectional ? -std::llabs(d) : d);
-  };
+  const AlibiDistances<Arch> distances(bidirectional, d0);
+  const auto at = [&](int64_t c) { return slope * distances.value(c); };
   if (!alibi_distances_fit_int32(d0, count)) {
     for (int64_t c = 0; c < count; ++c) out[c] = at(c);
     return;
   }
-  using batch = xsimd::batch<float, Arch>;
-  using ibatch = xsimd::batch<int32_t, Arch>;
-  alignas(64) static constexpr int32_t kLane[16] = {0, 1, 2,  3,  4,  5,  6,  7,
-                                                    8, 9, 10, 11, 12, 13, 14, 15};
-  static_assert(ibatch::size <= 16);
-  const ibatch first = ibatch(int32_t(d0)) + ibatch::load_aligned(kLane);
-  const batch s(slope);
+  const xsimd::batch<float, Arch> s(slope);
   write_floats<Arch, Stream>(
-      out, count,
-      [&](int64_t c) {
-        const ibatch d = first + ibatch(int32_t(c));
-        return s * xsimd::to_float(bidirectional ? xsimd::min(d, -d) : d);
-      },
-      at);
+      out, count, [&](int64_t c) { return s * distances.at_column(c); }, at);
+}
+
+template <class Arch>
+float add_alibi_row(float slope, bool bidirectional, int64_t d0, float* scores, int64_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  const AlibiDistances<Arch> distances(bidirectional, d0);
+  RunningMax<Arch> m;
+  int64_t c = 0;
+  if (alibi_distances_fit_int32(d0, n)) {
+    const batch s(slope);
+    const auto add_at = [&](int64_t j) {
+      const batch v = xsimd::fma(s, distances.at_column(j), batch::load_unaligned(scores + j));
+      v.store_unaligned(scores + j);
+      return v;
+    };
+    c = see_whole_batches<Arch>(n, add_at, m);
+    if (c < n) {
+      const batch v =
+          xsimd::fma(s, distances.at_column(c), load_partial<Arch>(scores + c, n - c, 0.0f));
+      store_partial<Arch>(v, scores + c, n - c);
+      for (; c < n; ++c) m.see(scores[c]);  // (the lanes past n hold no score)
+    }
+    return m.value();
+  }
+  for (; c < n; ++c) m.see(scores[c] = std::fma(slope, distances.value(c), scores[c]));
+  return m.value();
 }
 
 template <class Arch>
@@ -63,7 +107,8 @@ void copy_runs(const float* from, int64_t stride, int64_t runs, int64_t length, 
 
 template <class Arch>
 constexpr PositionBiasKernels make_position_bias_kernels() {
-  return PositionBiasKernels{&alibi_row<Arch, false>, &alibi_row<Arch, true>, &copy_runs<Arch>};
+  return PositionBiasKernels{&alibi_row<Arch, false>, &alibi_row<Arch, true>, &add_alibi_row<Arch>,
+                             &copy_runs<Arch>};
 }
 
 }  // namespace posenc::kernels

@@ -1,6 +1,7 @@
-// Kernels of the dense position biases without q (posenc/bias.h): ALiBi's
-// rows, computed, and a 2D window's, copied in runs (the 1D tables' and
-// T5's rows are gathers: RelativeKernels::gather_row).
+// Kernels of the position biases without q (posenc/bias.h): ALiBi's rows,
+// computed (written for the dense bias, added to the fused attention's
+// scores), and a 2D window's, copied in runs (the 1D tables' and T5's rows
+// are gathers: RelativeKernels::gather_row, AttentionBiasKernels::gather_add).
 #pragma once
 
 #include <climits>
@@ -26,6 +27,11 @@ struct PositionBiasKernels {
   // (fenced by the caller).
   void (*alibi_row_stream)(float slope, bool bidirectional, int64_t d0, int64_t count,
                            float* out);
+  // The fused attention's ALiBi row: scores[c] += the value alibi_row
+  // writes, as fma(slope, float(distance), scores[c]) (one rounding where
+  // the ISA has FMA) for c < n; returns the largest new score (-inf for
+  // n = 0; a NaN may or may not win).
+  float (*add_alibi_row)(float slope, bool bidirectional, int64_t d0, float* scores, int64_t n);
   // out[r * length + c] = from[r * stride + c] for r < runs, c < length:
   // TABLE_2D's row, a run of Ww entries per key row of the window
   // (ops/bias/table_2d_index.hpp). Reads and writes nothing else.

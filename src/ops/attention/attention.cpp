@@ -554,7 +554,7 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
   uint8_t* base = memory.base();
   // The bias kinds without q: their tables laid out once, before the region.
   auto* position_bias = reinterpret_cast<float*>(base + plan.position_bias);
-  PositionBias::prepare(problem, tensors.table, position_bias);
+  PositionBias::prepare(problem, tensors.table, *ctx.kernels, position_bias);
   const QueryBlockRunner runner(ctx, problem, tensors, blocking, layout, position_bias);
   auto scratch = [&](int slot) { return Scratch(base + size_t(slot) * layout.bytes, layout); };
   uint8_t* records = base + plan.partials;

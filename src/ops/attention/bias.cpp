@@ -114,7 +114,7 @@ AttentionBias::AttentionBias(const AttentionProblem& problem,
       t_(tensors),
       kernels_(kernels.attention_bias),
       elementwise_(kernels.elementwise),
-      position_(problem, tensors.table, position_bias) {}
+      position_(problem, tensors.table, position_bias, kernels) {}
 
 int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_block,
                                       int64_t key_block) {
@@ -199,14 +199,16 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
     case POSENC_BIAS_ALIBI: {
       const int64_t i = qb.first + r;
       // An expanded window's row is a run: the mask kernel adds it (times
-      // 1: the same bits) and finds the maximum in the same pass.
+      // 1 without a mask: the same bits) and finds the maximum in the same
+      // pass, with the mask's row when there is one.
       if (const float* expanded = position_.expanded_row(qb.head, i, kb.first)) {
-        const float row_max = kernels_.add_mask_f32(expanded, 1.0f, row, valid);
-        if (!masked) return row_max;
-        break;
+        if (masked) return add_mask_row(qb, kb, r, valid, row, expanded);
+        return kernels_.add_mask_f32(expanded, 1.0f, nullptr, row, valid);
       }
-      position_.add_row(qb.head, i, qb.query_offset + i, kb.first, valid, row);
-      break;  // then the mask's pass (or the maximum's)
+      const float row_max =
+          position_.add_row(qb.head, i, qb.query_offset + i, kb.first, valid, row);
+      if (!masked) return row_max;
+      break;
     }
     case POSENC_BIAS_RELATIVE_1D: {
       const auto c = window_columns(logits.index, qb.query_offset + qb.first + r, kb.first,
@@ -230,7 +232,7 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
       break;
     }
   }
-  return add_mask_row(qb, kb, r, valid, row);
+  return add_mask_row(qb, kb, r, valid, row, nullptr);
 }
 
 BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb, float* scratch,
@@ -269,15 +271,15 @@ BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb, 
 }
 
 float AttentionBias::add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r,
-                                  int64_t valid, float* row) const {
+                                  int64_t valid, float* row, const float* bias) const {
   if (p_.mask.batch == 0) return kernels_.max_of(row, valid);
   const int64_t start = p_.mask.row_start(qb.batch, qb.head, qb.first + r, p_.kv_len) + kb.first;
   if (p_.mask.dtype == POSENC_BF16) {
     return kernels_.add_mask_bf16(static_cast<const uint16_t*>(t_.mask) + start, p_.mask_alpha,
-                                  row, valid);
+                                  bias, row, valid);
   }
-  return kernels_.add_mask_f32(static_cast<const float*>(t_.mask) + start, p_.mask_alpha, row,
-                               valid);
+  return kernels_.add_mask_f32(static_cast<const float*>(t_.mask) + start, p_.mask_alpha, bias,
+                               row, valid);
 }
 
 RelativeValues::RelativeValues(const AttentionProblem& problem,

@@ -61,7 +61,8 @@ int64_t PositionBias::prepared_floats(const AttentionProblem& p) {
   }
 }
 
-void PositionBias::prepare(const AttentionProblem& p, const void* table, float* prepared) {
+void PositionBias::prepare(const AttentionProblem& p, const void* table,
+                           const KernelTable& kernels, float* prepared) {
   const float alpha = p.mask_alpha;
   const int64_t heads = p.heads;
   switch (p.bias) {
@@ -73,10 +74,10 @@ void PositionBias::prepare(const AttentionProblem& p, const void* table, float* 
       if (expands_window(p)) {
         float* expanded = prepared + heads * rows;
         const int64_t n = p.q_len;
-        std::fill(expanded, expanded + heads * n * n, 0.0f);
         for (int64_t h = 0; h < heads; ++h) {
           for (int64_t i = 0; i < n; ++i) {
-            add_window_row(window, prepared + h * rows, i, 0, n, expanded + (h * n + i) * n);
+            write_window_row(window, prepared + h * rows, i, expanded + (h * n + i) * n,
+                             kernels.position_bias.copy_runs);
           }
         }
       }
@@ -112,9 +113,11 @@ void PositionBias::prepare(const AttentionProblem& p, const void* table, float* 
   }
 }
 
-PositionBias::PositionBias(const AttentionProblem& p, const void* table, const float* prepared)
-    : p_(p), table_(table), prepared_(prepared), window_(window_of(p)), stride_(0),
-      buckets_{p.num_buckets, p.max_distance, p.bidirectional}, line_{}, line_has_ends_(false) {
+PositionBias::PositionBias(const AttentionProblem& p, const void* table, const float* prepared,
+                           const KernelTable& kernels)
+    : p_(p), kernels_(kernels), table_(table), prepared_(prepared), window_(window_of(p)),
+      stride_(0), buckets_{p.num_buckets, p.max_distance, p.bidirectional}, line_{},
+      line_has_ends_(false) {
   if (p.bias == POSENC_BIAS_TABLE_2D) {
     stride_ = window_.table_rows();
     if (expands_window(p)) expanded_ = prepared + p.heads * stride_;
@@ -127,32 +130,33 @@ PositionBias::PositionBias(const AttentionProblem& p, const void* table, const f
   }
 }
 
-void PositionBias::add_row(int64_t h, int64_t i, int64_t query_pos, int64_t first_key,
-                           int64_t count, float* row) const {
+float PositionBias::add_row(int64_t h, int64_t i, int64_t query_pos, int64_t first_key,
+                            int64_t count, float* row) const {
   const int64_t d0 = first_key - query_pos;
   switch (p_.bias) {
     case POSENC_BIAS_TABLE_2D:
-      if (expanded_ != nullptr) {
-        const float* from = expanded_row(h, i, first_key);
-        for (int64_t c = 0; c < count; ++c) row[c] += from[c];
-        return;
-      }
-      return add_window_row(window_, prepared_ + h * stride_, i, first_key, count, row);
+      add_window_row(window_, prepared_ + h * stride_, i, first_key, count, row);
+      return kernels_.attention_bias.max_of(row, count);
     case POSENC_BIAS_ALIBI:
-      return add_alibi_row(prepared_[h], p_.bidirectional, d0, count, row);
+      return kernels_.position_bias.add_alibi_row(prepared_[h], p_.bidirectional, d0, row, count);
     default:
       return add_row_line(h, d0, count, row);
   }
 }
 
-void PositionBias::add_row_line(int64_t h, int64_t d0, int64_t count, float* row) const {
-  if (line_has_ends_) return line_.add_row(h, d0, count, row);
+float PositionBias::add_row_line(int64_t h, int64_t d0, int64_t count, float* row) const {
+  // value(h, d) = line[clamp(d - lo, 0, hi - lo)]
+  const float* line = line_.values + h * line_.stride;
+  const auto& k = kernels_.attention_bias;
+  if (line_has_ends_) return k.gather_add(line, d0 - line_.lo, 0, line_.hi - line_.lo, row, count);
   // Distances below -L for c < lo, within the line for c < hi, above after.
   const int64_t lo = std::clamp(line_.lo - d0, int64_t(0), count);
   const int64_t hi = std::clamp(line_.hi - d0 + 1, lo, count);
   for (int64_t c = 0; c < lo; ++c) row[c] += far_value(h, d0 + c);
-  line_.add_row(h, d0 + lo, hi - lo, row + lo);
   for (int64_t c = hi; c < count; ++c) row[c] += far_value(h, d0 + c);
+  const float line_max =
+      k.gather_add(line, d0 + lo - line_.lo, 0, line_.hi - line_.lo, row + lo, hi - lo);
+  return std::max({line_max, k.max_of(row, lo), k.max_of(row + hi, count - hi)});
 }
 
 float PositionBias::far_value(int64_t h, int64_t d) const {

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 
+#include "kernels/kernel_table.hpp"
 #include "ops/attention/problem.hpp"
 #include "ops/bias/bias_rows.hpp"
 #include "ops/bias/t5_bucket.hpp"
@@ -40,14 +41,18 @@ class PositionBias {
   static int64_t prepared_floats(const AttentionProblem& problem);
   // Fills `prepared` from the table (tensors->table, of problem.dtype; NULL
   // for ALiBi's standard slopes). Serial: it is small.
-  static void prepare(const AttentionProblem& problem, const void* table, float* prepared);
+  static void prepare(const AttentionProblem& problem, const void* table,
+                      const KernelTable& kernels, float* prepared);
 
-  PositionBias(const AttentionProblem& problem, const void* table, const float* prepared);
+  PositionBias(const AttentionProblem& problem, const void* table, const float* prepared,
+               const KernelTable& kernels);
 
   // row[c] += bias(head h, query i at position query_pos, key first_key + c)
-  // for c < count, in the scores' units.
-  void add_row(int64_t h, int64_t i, int64_t query_pos, int64_t first_key, int64_t count,
-               float* row) const;
+  // for c < count, in the scores' units, by the kernels' vector rows;
+  // returns the largest of row[0, count) (-inf for count 0; a NaN may or
+  // may not win).
+  float add_row(int64_t h, int64_t i, int64_t query_pos, int64_t first_key, int64_t count,
+                float* row) const;
 
   // TABLE_2D expanded: where the bias of head h, query i, keys first_key..
   // starts (the same values add_row adds); else null.
@@ -57,11 +62,12 @@ class PositionBias {
 
  private:
   // T5 and TABLE_1D: the line within [-L, L], the stored table past it.
-  void add_row_line(int64_t h, int64_t d0, int64_t count, float* row) const;
+  float add_row_line(int64_t h, int64_t d0, int64_t count, float* row) const;
   // The value of distance d outside the line (L < K only).
   float far_value(int64_t h, int64_t d) const;
 
   const AttentionProblem& p_;
+  const KernelTable& kernels_;
   const void* table_;
   const float* prepared_;
   Window2d window_;

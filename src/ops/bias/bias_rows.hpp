@@ -1,13 +1,11 @@
-// The position biases of posenc/bias.h row by row: DistanceLine and
-// add_alibi_row add a block of keys' biases to a row of scores (the fused
-// attention's, ops/attention/position_bias.cpp); BiasRows writes the dense
-// op's whole rows. The index rules live in table_2d_index.hpp, t5_bucket.hpp
-// and alibi_slopes.hpp.
+// The position biases of posenc/bias.h row by row: BiasRows writes the
+// dense op's whole rows (the fused attention adds blocks of them:
+// ops/attention/position_bias.cpp). The index rules live in
+// table_2d_index.hpp, t5_bucket.hpp and alibi_slopes.hpp.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 
 #include "kernels/kernel_table.hpp"
 #include "ops/bias/alibi_slopes.hpp"
@@ -19,43 +17,13 @@ namespace posenc::ops {
 
 // A bias that depends on the distance d only, as one line of values per
 // head: value(h, d) = values[h * stride + clamp(d, lo, hi) - lo] (the 1D
-// table's rows, T5's buckets looked up once per distance).
+// table's rows, T5's buckets looked up once per distance), gathered by
+// RelativeKernels::gather_row (the dense op) and
+// AttentionBiasKernels::gather_add (the fused attention).
 struct DistanceLine {
   const float* values;
   int64_t stride, lo, hi;
-
-  // row[c] += value(h, d0 + c): the clamped ends, then a contiguous run.
-  void add_row(int64_t h, int64_t d0, int64_t count, float* row) const {
-    const float* line = values + h * stride;
-    const int64_t below = std::clamp<int64_t>(lo - d0, 0, count);
-    const int64_t above = std::clamp<int64_t>(hi - d0 + 1, below, count);
-    for (int64_t c = 0; c < below; ++c) row[c] += line[0];
-    const int64_t first = d0 - lo;  // the line's index at c = 0 (negative if clamped)
-    for (int64_t c = below; c < above; ++c) row[c] += line[first + c];
-    for (int64_t c = above; c < count; ++c) row[c] += line[hi - lo];
-  }
 };
-
-// ALiBi's row: row[c] += slope * (d0 + c), or -= slope * |d0 + c|
-// bidirectional; the distance converted to fp32, then multiplied.
-inline void add_alibi_row(float slope, bool bidirectional, int64_t d0, int64_t count,
-                          float* row) {
-  if (alibi_distances_fit_int32(d0, count)) {
-    const auto first = int32_t(d0);
-    const auto n = int32_t(count);
-    if (bidirectional) {
-      for (int32_t c = 0; c < n; ++c) row[c] -= slope * float(std::abs(first + c));
-    } else {
-      for (int32_t c = 0; c < n; ++c) row[c] += slope * float(first + c);
-    }
-    return;
-  }
-  if (bidirectional) {
-    for (int64_t c = 0; c < count; ++c) row[c] -= slope * float(std::llabs(d0 + c));
-  } else {
-    for (int64_t c = 0; c < count; ++c) row[c] += slope * float(d0 + c);
-  }
-}
 
 // The distances d = j - (query_offset + i) of a desc, lowest and highest.
 struct DistanceRange {
