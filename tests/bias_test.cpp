@@ -326,9 +326,9 @@ TEST_P(PositionBias, EveryKindMatchesTheReference) {
 
 POSENC_INSTANTIATE_ISA_TESTS(PositionBias);
 
-// Outputs of 32 MiB and more of the distance kinds are written with
-// non-temporal stores, row by row: rows of 1024 keys on whole cache lines,
-// and of 1023 keys at every alignment (one float past the allocation's).
+// Outputs of 32 MiB and more are written with non-temporal stores, row by
+// row: rows of 1024 keys on whole cache lines, and of 1023 keys at every
+// alignment (one float past the allocation's); 2D windows' rows likewise.
 // Sampled rows against the reference (one query's desc each), the guards
 // around the output intact.
 TEST_P(PositionBias, StreamedOutputsMatchTheReference) {
@@ -344,12 +344,16 @@ TEST_P(PositionBias, StreamedOutputsMatchTheReference) {
       descs.push_back(d);
     }
   }
-  // And Swin's windows of 24 x 24 with 27 heads, rows of 576 keys: a
-  // TABLE_2D output that size, written with ordinary stores.
-  posenc_position_bias_desc window =
-      position_bias_desc(POSENC_POSITION_BIAS_TABLE_2D, 27, 576, 576);
-  window.window_height = window.window_width = 24;
-  descs.push_back(window);
+  // And Swin's windows of 24 x 24 with 27 heads, rows of 576 keys (whole
+  // lines), and BEiT's with the class token, rows of 577 (every alignment).
+  for (const int class_token : {0, 1}) {
+    const int64_t tokens = 576 + class_token;
+    posenc_position_bias_desc window =
+        position_bias_desc(POSENC_POSITION_BIAS_TABLE_2D, 27, tokens, tokens);
+    window.window_height = window.window_width = 24;
+    window.class_token = class_token;
+    descs.push_back(window);
+  }
   uint32_t seed = 60;
   for (const posenc_position_bias_desc& d : descs) {
     SCOPED_TRACE("kind " + std::to_string(d.kind) + " q " + std::to_string(d.q_len) + " kv " +
@@ -467,23 +471,28 @@ TEST_P(BiasRowKernels, AlibiAddsSlopeTimesDistanceAndReturnsTheMaximum) {
   });
 }
 
-// TABLE_2D's runs: runs shorter than a batch, as long, longer with a tail;
-// each run from its own place (strides past the run, as a window's 2Ww - 1),
-// the floats around the output untouched.
+// TABLE_2D's runs, both variants: runs shorter than a batch, as long,
+// longer with a tail, longer than the streamed variant's stage (2048
+// floats: copied in pieces), more than a stage holds; each run from its
+// own place (strides past the run, as a window's 2Ww - 1), the floats
+// around the output untouched.
 TEST_P(BiasRowKernels, CopyRunsCopiesEachRun) {
   const PositionBiasKernels& k = kernels().position_bias;
-  const std::vector<float> from = random_floats(4000, 12);
-  std::vector<float> got(1200);
-  for (const int64_t length : {1, 3, 7, 8, 12, 15, 16, 17, 24, 33, 64}) {
-    for (const int64_t runs : {0, 1, 2, 7, 13}) {
+  const std::vector<float> from = random_floats(12000, 12);
+  std::vector<float> got(6000);
+  for (const int64_t length : {1, 3, 7, 8, 12, 15, 16, 17, 24, 33, 64, 2100}) {
+    for (const int64_t runs : {0, 1, 2, 7, 13, 40}) {
       for (const int64_t stride : {length, 2 * length - 1, length + 40}) {
+        if (3 + runs * length > int64_t(got.size())) continue;
         SCOPED_TRACE(testing::Message() << runs << " runs of " << length << ", stride " << stride);
-        std::fill(got.begin(), got.end(), 7.0f);
-        k.copy_runs(from.data() + 5, stride, runs, length, got.data() + 3);
-        for (int64_t j = 0; j < int64_t(got.size()); ++j) {
-          const int64_t at = j - 3, r = at / std::max<int64_t>(length, 1), c = at % length;
-          const float want = at >= 0 && r < runs ? from[size_t(5 + r * stride + c)] : 7.0f;
-          ASSERT_EQ(got[size_t(j)], want) << "at " << at;
+        for (const auto copy : {k.copy_runs, k.copy_runs_stream}) {
+          std::fill(got.begin(), got.end(), 7.0f);
+          copy(from.data() + 5, stride, runs, length, got.data() + 3);
+          for (int64_t j = 0; j < int64_t(got.size()); ++j) {
+            const int64_t at = j - 3, r = at / length, c = at % length;
+            const float want = at >= 0 && r < runs ? from[size_t(5 + r * stride + c)] : 7.0f;
+            ASSERT_EQ(got[size_t(j)], want) << "at " << at;
+          }
         }
       }
     }

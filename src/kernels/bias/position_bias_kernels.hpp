@@ -36,6 +36,10 @@ struct PositionBiasKernels {
   // TABLE_2D's row, a run of Ww entries per key row of the window
   // (ops/bias/table_2d_index.hpp). Reads and writes nothing else.
   void (*copy_runs)(const float* from, int64_t stride, int64_t runs, int64_t length, float* out);
+  // The same with non-temporal stores (fenced by the caller), the runs
+  // staged in the L1 cache so that whole lines are streamed.
+  void (*copy_runs_stream)(const float* from, int64_t stride, int64_t runs, int64_t length,
+                           float* out);
 };
 
 }  // namespace posenc

@@ -4,6 +4,7 @@
 // xsimd arch; shared by the kernel families that write such outputs.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -82,6 +83,28 @@ void copy_floats(const float* x, float* out, int64_t n) {
   write_floats<Arch, Stream>(
       out, n, [&](int64_t j) { return xsimd::batch<float, Arch>::load_unaligned(x + j); },
       [&](int64_t j) { return x[j]; });
+}
+
+// Streams `segments` consecutive segments of `length` floats to out, made
+// in a stage in the L1 cache by make(first, count, offset, part, stage):
+// the floats [offset, offset + part) of segments [first, first + count),
+// packed. Whole segments are staged together (pieces of a long one), and
+// streamed in stretches of at most kStageFloats, whose ends alone share
+// lines with ordinary stores (write_floats).
+template <class Arch, class Make>
+void stream_through_stage(int64_t segments, int64_t length, float* out, const Make& make) {
+  constexpr int64_t kStageFloats = 2048;
+  alignas(kCacheLineBytes) float stage[kStageFloats];
+  const int64_t per_stage = std::max<int64_t>(1, kStageFloats / length);  // segments
+  const int64_t piece = std::min(length, kStageFloats);  // of a segment (per_stage 1)
+  for (int64_t first = 0; first < segments; first += per_stage) {
+    const int64_t count = std::min(per_stage, segments - first);
+    for (int64_t offset = 0; offset < length; offset += piece) {
+      const int64_t part = std::min(piece, length - offset);
+      make(first, count, offset, part, stage);
+      copy_floats<Arch, true>(stage, out + first * length + offset, count * part);
+    }
+  }
 }
 
 }  // namespace posenc::kernels

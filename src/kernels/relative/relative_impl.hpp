@@ -1,7 +1,6 @@
 // Relative-position kernels, templated on the xsimd arch.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -9,7 +8,6 @@
 
 #include "kernels/elementwise/stream_store_impl.hpp"
 #include "kernels/relative/relative_kernels.hpp"
-#include "runtime/prefetch.hpp"
 
 namespace posenc::kernels {
 
@@ -71,15 +69,13 @@ void broadcast_sum_row(const float* h, int64_t h_count, const float* w, int64_t 
 // sums are streamed as they are made: each store is a non-temporal batch,
 // and a line split between segments is still written whole, by consecutive
 // stores. Elsewhere a segment's ends would share lines with its neighbours
-// (write_floats): the sums are made in a stage in the L1 cache (whole
-// segments, or pieces of a long one) and streamed from there in runs of
-// kStageFloats, whose ends alone share lines. Without non-temporal stores
-// this is broadcast_sum_row.
+// (write_floats): the sums are made in a stage in the L1 cache and streamed
+// from there (stream_through_stage). Without non-temporal stores this is
+// broadcast_sum_row.
 template <class Arch>
 void broadcast_sum_row_stream(const float* h, int64_t h_count, const float* w, int64_t w_count,
                               float* out) {
   using batch = xsimd::batch<float, Arch>;
-  constexpr int64_t kStageFloats = 2048;
   if (!kNonTemporalStores) {
     broadcast_sum_row<Arch>(h, h_count, w, w_count, out);
     return;
@@ -94,17 +90,11 @@ void broadcast_sum_row_stream(const float* h, int64_t h_count, const float* w, i
       }
     }
   } else {
-    alignas(kCacheLineBytes) float stage[kStageFloats];
-    const int64_t per_stage = std::max<int64_t>(1, kStageFloats / w_count);  // segments
-    const int64_t piece = std::min(w_count, kStageFloats);  // of a segment (per_stage 1)
-    for (int64_t x = 0; x < h_count; x += per_stage) {
-      const int64_t segments = std::min(per_stage, h_count - x);
-      for (int64_t y = 0; y < w_count; y += piece) {
-        const int64_t length = std::min(piece, w_count - y);
-        broadcast_sum_row<Arch>(h + x, segments, w + y, length, stage);
-        copy_floats<Arch, true>(stage, out + x * w_count + y, segments * length);
-      }
-    }
+    stream_through_stage<Arch>(
+        h_count, w_count, out,
+        [&](int64_t x, int64_t segments, int64_t y, int64_t length, float* stage) {
+          broadcast_sum_row<Arch>(h + x, segments, w + y, length, stage);
+        });
   }
 }
 

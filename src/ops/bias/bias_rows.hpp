@@ -88,17 +88,18 @@ class BiasRows {
     }
   }
 
-  // Writes bias[h, i, 0 .. kv_len) to row with the kernels' vector rows:
-  // the distance lines' (TABLE_1D, T5) gathered, ALiBi's computed, both
-  // with non-temporal stores if stream. TABLE_2D's runs of Ww entries are
-  // copied with ordinary stores (stream false).
+  // Writes bias[h, i, 0 .. kv_len) to row with the kernels' vector rows,
+  // with non-temporal stores if stream: the distance lines' (TABLE_1D, T5)
+  // gathered, ALiBi's computed, TABLE_2D's runs of Ww entries copied.
   void write_row(const KernelTable& kernels, bool stream, int64_t h, int64_t i,
                  float* row) const {
     const int64_t count = desc_.kv_len, d0 = -(desc_.query_offset + i);
     switch (desc_.kind) {
-      case POSENC_POSITION_BIAS_TABLE_2D:
+      case POSENC_POSITION_BIAS_TABLE_2D: {
+        const auto& k = kernels.position_bias;
         return write_window_row(window_, table_ + h * window_.table_rows(), i, row,
-                                kernels.position_bias.copy_runs);
+                                stream ? k.copy_runs_stream : k.copy_runs);
+      }
       case POSENC_POSITION_BIAS_ALIBI: {
         const auto& k = kernels.position_bias;
         return (stream ? k.alibi_row_stream : k.alibi_row)(table_[h], desc_.bidirectional != 0,

@@ -21,10 +21,7 @@ void position_bias(const ExecContext& ctx, const posenc_position_bias_desc& desc
       thread_buffer<PreparedTag>(size_t(BiasRows::prepared_floats(desc)) * sizeof(float)));
   const BiasRows rows(desc, table, prepared);
   const int64_t count = desc.heads * desc.q_len, width = desc.kv_len;
-  // TABLE_2D's runs are copied with ordinary stores (a row is many short
-  // runs, whose ends would share lines).
-  const bool stream = desc.kind != POSENC_POSITION_BIAS_TABLE_2D &&
-                      stream_output(count * width * int64_t(sizeof(float)));
+  const bool stream = stream_output(count * width * int64_t(sizeof(float)));
   constexpr int64_t kRowsPerTask = 16;
   parallel_for(ctx.num_threads, ceil_div(count, kRowsPerTask), [&](int64_t task) {
     const int64_t end = std::min(count, (task + 1) * kRowsPerTask);

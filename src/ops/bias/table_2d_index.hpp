@@ -81,7 +81,8 @@ inline void add_window_row(const Window2d& window, const float* entries, int64_t
 
 // row[c] = the bias of query token i and key token c for every token c of
 // the window: a whole row of the dense bias, its runs copied by
-// copy_runs(from, stride, runs, length, to) (PositionBiasKernels::copy_runs).
+// copy_runs(from, stride, runs, length, to) (PositionBiasKernels::copy_runs
+// or copy_runs_stream).
 template <class CopyRuns>
 void write_window_row(const Window2d& window, const float* entries, int64_t i, float* row,
                       const CopyRuns& copy_runs) {
