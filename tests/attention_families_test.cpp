@@ -154,19 +154,33 @@ class AttentionFamilies : public IsaTest {};
 TEST_P(AttentionFamilies, Table2dWindows) {
   for (const posenc_dtype dtype : kDtypes) {
     // Non-square, Swin's 7x7, a single cell, BEiT's class token, tails of
-    // the vector width (d 24, 33 tokens).
-    for (const auto& [wh, ww, cls] : std::vector<std::tuple<int64_t, int64_t, int>>{
-             {3, 5, 0}, {7, 7, 0}, {1, 1, 0}, {4, 8, 1}, {5, 3, 1}, {1, 1, 1}}) {
-      posenc_attention_desc d = table_2d(2, 3, wh, ww, cls, 24);
-      d.dtype = dtype;
-      d.scale = 0.3f;
-      EXPECT_TRUE(matches_reference(context(), call_of(d)));
+    // the vector width (d 24, 33 tokens); two windows (the bias expanded
+    // once, shared) and one (each row's runs written whole per block).
+    for (const int64_t batch : {2, 1}) {
+      for (const auto& [wh, ww, cls] : std::vector<std::tuple<int64_t, int64_t, int>>{
+               {3, 5, 0}, {7, 7, 0}, {1, 1, 0}, {4, 8, 1}, {5, 3, 1}, {1, 1, 1}}) {
+        posenc_attention_desc d = table_2d(batch, 3, wh, ww, cls, 24);
+        d.dtype = dtype;
+        d.scale = 0.3f;
+        EXPECT_TRUE(matches_reference(context(), call_of(d)));
+      }
     }
     // A large window (several key rows per vector, 64-key blocks): 12x20.
     posenc_attention_desc d = table_2d(1, 2, 12, 20, 0, 16);
     d.dtype = dtype;
     EXPECT_TRUE(matches_reference(context(), call_of(d)));
+    // One window with a mask, which the row's bias joins in one pass.
+    posenc_attention_desc masked = table_2d(1, 2, 7, 7, 1, 16);
+    masked.dtype = dtype;
+    masked.mask_batch = masked.mask_heads = 1;
+    masked.mask_q_len = masked.q_len;
+    std::vector<float> mask(size_t(masked.q_len * masked.kv_len));
+    for (size_t e = 0; e < mask.size(); ++e) mask[e] = float(e * 7 % 11) - 5.0f;
+    EXPECT_TRUE(matches_reference(context(), call_of(masked, {}, false, mask)));
   }
+  // A window past 2048 tokens (45 x 47 and the class token): key blocks of
+  // 1024, each row's runs added in place.
+  EXPECT_TRUE(matches_reference(context(), call_of(table_2d(1, 1, 45, 47, 1, 8))));
 }
 
 TEST_P(AttentionFamilies, SwinShiftedWindows) {

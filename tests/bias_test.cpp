@@ -15,6 +15,8 @@
 #include "compare.hpp"
 #include "isa_test.hpp"
 #include "kernels/kernel_table.hpp"
+#include "ops/attention/position_bias.hpp"
+#include "ops/attention/problem.hpp"
 #include "ops/bias/bias_rows.hpp"
 #include "ops/bias/t5_bucket.hpp"
 #include "posenc/bias.hpp"
@@ -444,26 +446,38 @@ TEST_P(BiasRowKernels, AlibiIsSlopeTimesDistance) {
   });
 }
 
-// The fused attention's ALiBi row: scores + slope * float(d), one fused
-// multiply-add where the ISA has FMA (else a product and a sum: within one
-// rounding of it); the row's maximum returned, the floats around the row
-// untouched.
+// Whether the path's vector fma is one fused operation (SSE2's is a product
+// and a sum).
+bool fuses_multiply_add(posenc_isa isa) {
+#if defined(__x86_64__)
+  return isa != POSENC_ISA_BASELINE;
+#else
+  (void)isa;
+  return true;
+#endif
+}
+
+// The fused attention's ALiBi row: fma(slope, float(d), score), bit for bit
+// one fused multiply-add where the path has FMA, else a product and a sum,
+// the same in every column and on both sides of int32's limits; the row's
+// maximum returned, the floats around the row untouched.
 TEST_P(BiasRowKernels, AlibiAddsSlopeTimesDistanceAndReturnsTheMaximum) {
   const PositionBiasKernels& k = kernels().position_bias;
+  const bool fused = fuses_multiply_add(GetParam());
   const std::vector<float> scores = random_floats(400, 13, -3.0f, 3.0f);
   for_each_alibi_row([&](float slope, bool bidirectional, int64_t count, int64_t d0,
                          int64_t misaligned) {
     std::vector<float> got = scores;
     float* row = got.data() + misaligned;
     const float got_max = k.add_alibi_row(slope, bidirectional, d0, row, count);
-    double want_max = -INFINITY;
+    float want_max = -INFINITY;
     for (int64_t c = 0; c < count; ++c) {
-      const double product = double(slope) * alibi_distance(bidirectional, d0 + c);
-      const double want = double(scores[size_t(misaligned + c)]) + product;
-      ASSERT_NEAR(row[c], want, 6e-8 * (std::abs(want) + std::abs(product))) << "c " << c;
-      want_max = std::max(want_max, double(row[c]));
+      const float d = alibi_distance(bidirectional, d0 + c), score = scores[size_t(misaligned + c)];
+      const float want = fused ? std::fma(slope, d, score) : slope * d + score;
+      ASSERT_EQ(row[c], want) << "c " << c;
+      want_max = std::max(want_max, want);
     }
-    ASSERT_EQ(double(got_max), want_max);
+    ASSERT_EQ(got_max, want_max);
     ASSERT_EQ(got[size_t(misaligned + count)], scores[size_t(misaligned + count)]);
     if (misaligned > 0) {
       ASSERT_EQ(got[size_t(misaligned - 1)], scores[size_t(misaligned - 1)]);
@@ -499,13 +513,12 @@ TEST_P(BiasRowKernels, CopyRunsCopiesEachRun) {
   }
 }
 
-// The fused attention's rows of the kinds without q (ops/attention/
-// position_bias.cpp) add what the dense bias holds, per block of 5 keys
-// from every first key, and return the block's maximum: TABLE_2D's windows
-// (add_window_row, then max_of; class tokens among them: blocks after key 0
-// start inside a key row), the 1D tables' lines
-// (gather_add) and ALiBi's rows (add_alibi_row; int32's limits and the
-// 64-bit path among them), reference_descs's.
+// The row adders the fused attention builds on add what the dense bias
+// holds, per block of 5 keys from every first key, and return the block's
+// maximum: TABLE_2D's windows (add_window_row, then max_of; class tokens
+// among them: blocks after key 0 start inside a key row), the 1D tables'
+// lines (gather_add) and ALiBi's rows (add_alibi_row; int32's limits and
+// the 64-bit path among them), reference_descs's.
 TEST_P(BiasRowKernels, AttentionBlocksAddTheDenseBias) {
   const KernelTable& k = kernels();
   uint32_t seed = 70;
@@ -551,6 +564,76 @@ TEST_P(BiasRowKernels, AttentionBlocksAddTheDenseBias) {
           const float bias = dense[size_t((h * d.q_len + i) * d.kv_len + j)];
           ASSERT_NEAR(row[size_t(j)], 1.0f + bias, 5e-7 * (1.0 + std::abs(bias)))
               << "kind " << d.kind << " head " << h << " query " << i << " key " << j;
+        }
+      }
+    }
+  }
+}
+
+// The fused attention's rows of those kinds as ops/attention/
+// position_bias.cpp lays them out and adds them: per block of 7 keys the
+// values the whole row gets (bit for bit) and the block's maximum;
+// window_row's run the values add_row adds. The lines past the prepared
+// distances (K past q_len + kv_len, far offsets: their ends added one by
+// one), a lone window with the class token, ALiBi's standard slopes.
+TEST_P(BiasRowKernels, AttentionRowsAddTheirBiasAndReturnTheMaximum) {
+  // 5 queries at the offset against 30 keys (a window: 16 tokens).
+  const auto desc = [](posenc_attention_bias kind, int64_t offset, int64_t max_distance) {
+    posenc_attention_desc d;
+    const bool window = kind == POSENC_BIAS_TABLE_2D;
+    posenc_attention_desc_init(&d, 1, 2, window ? 16 : 5, window ? 16 : 30, 8);
+    d.bias = kind;
+    d.query_offset = offset;
+    d.max_distance = max_distance;
+    return d;
+  };
+  std::vector<posenc_attention_desc> descs;
+  for (const int64_t offset : {70, -60, 0}) {
+    descs.push_back(desc(POSENC_BIAS_TABLE_1D, offset, 100));
+    posenc_attention_desc t5 = desc(POSENC_BIAS_T5, offset, 200);
+    t5.num_buckets = 32;
+    t5.bidirectional = 1;
+    descs.push_back(t5);
+    descs.push_back(desc(POSENC_BIAS_ALIBI, offset, 0));
+  }
+  posenc_attention_desc window = desc(POSENC_BIAS_TABLE_2D, 0, 0);
+  window.map_height = 3;
+  window.map_width = 5;
+  window.class_token = 1;
+  descs.push_back(window);
+  uint32_t seed = 80;
+  for (const posenc_attention_desc& d : descs) {
+    SCOPED_TRACE(testing::Message() << "bias " << d.bias << " offset " << d.query_offset);
+    const ops::AttentionProblem p = ops::make_attention_problem(d);
+    const int64_t table_floats = d.bias == POSENC_BIAS_TABLE_2D ? (5 * 9 + 3) * d.heads
+                                 : d.bias == POSENC_BIAS_TABLE_1D ? d.heads * (2 * 100 + 1)
+                                                                  : d.heads * 32;
+    const std::vector<float> table = random_floats(size_t(table_floats), ++seed, -2.0f, 2.0f);
+    const void* t = d.bias == POSENC_BIAS_ALIBI ? nullptr : table.data();
+    std::vector<float> prepared(size_t(ops::PositionBias::prepared_floats(p)));
+    ops::PositionBias::prepare(p, t, kernels(), prepared.data());
+    const ops::PositionBias bias(p, t, prepared.data(), kernels());
+    for (int64_t h = 0; h < d.heads; ++h) {
+      for (int64_t i = 0; i < d.q_len; ++i) {
+        const int64_t position = d.query_offset + i;
+        const std::vector<float> scores = random_floats(size_t(d.kv_len), ++seed, -3.0f, 3.0f);
+        std::vector<float> whole = scores, blocks = scores;
+        const float whole_max = bias.add_row(h, i, position, 0, d.kv_len, whole.data());
+        ASSERT_EQ(whole_max, *std::max_element(whole.begin(), whole.end()));
+        for (int64_t first = 0; first < d.kv_len; first += 7) {
+          const int64_t count = std::min<int64_t>(7, d.kv_len - first);
+          float* block = blocks.data() + first;
+          const float block_max = bias.add_row(h, i, position, first, count, block);
+          ASSERT_EQ(block_max, *std::max_element(block, block + count)) << "first key " << first;
+        }
+        ASSERT_EQ(blocks, whole) << "head " << h << " query " << i;
+        if (d.bias == POSENC_BIAS_TABLE_2D) {
+          std::vector<float> added(size_t(d.kv_len), 0.0f), stage(ops::PositionBias::kStageFloats);
+          bias.add_row(h, i, position, 0, d.kv_len, added.data());
+          const float* run = bias.window_row(h, i, 0, d.kv_len, stage.data());
+          ASSERT_NE(run, nullptr);
+          ASSERT_EQ(std::vector<float>(run, run + d.kv_len), added) << "query " << i;
+          ASSERT_EQ(bias.window_row(h, i, 7, d.kv_len - 7, stage.data()), nullptr);
         }
       }
     }

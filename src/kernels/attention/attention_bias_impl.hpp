@@ -11,8 +11,8 @@
 
 #include "kernels/attention/attention_bias_kernels.hpp"
 #include "kernels/attention/mask_add_impl.hpp"
-#include "kernels/attention/running_max_impl.hpp"
 #include "kernels/elementwise/elementwise_impl.hpp"
+#include "kernels/elementwise/running_max_impl.hpp"
 
 namespace posenc::kernels {
 

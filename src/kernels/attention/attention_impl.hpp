@@ -11,11 +11,11 @@
 
 #include "kernels/attention/attention_kernels.hpp"
 #include "kernels/attention/decode_products_impl.hpp"
-#include "kernels/attention/running_max_impl.hpp"
 #include "kernels/attention/softmax_exp_impl.hpp"
 #include "kernels/attention/transpose_impl.hpp"
 #include "kernels/elementwise/bf16_impl.hpp"
 #include "kernels/elementwise/partial_batch_impl.hpp"
+#include "kernels/elementwise/running_max_impl.hpp"
 
 namespace posenc::kernels {
 

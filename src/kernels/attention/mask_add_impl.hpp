@@ -10,9 +10,9 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "kernels/attention/running_max_impl.hpp"
 #include "kernels/elementwise/bf16_impl.hpp"
 #include "kernels/elementwise/partial_batch_impl.hpp"
+#include "kernels/elementwise/running_max_impl.hpp"
 
 namespace posenc::kernels {
 

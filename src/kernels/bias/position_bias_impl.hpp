@@ -1,86 +1,91 @@
 // Position-bias kernels, templated on the xsimd arch.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 
 #include <xsimd/xsimd.hpp>
 
-#include "kernels/attention/running_max_impl.hpp"
 #include "kernels/bias/position_bias_kernels.hpp"
 #include "kernels/elementwise/partial_batch_impl.hpp"
+#include "kernels/elementwise/running_max_impl.hpp"
 #include "kernels/elementwise/stream_store_impl.hpp"
 
 namespace posenc::kernels {
 
-// ALiBi's distances as floats, a batch from any column c (int32
-// arithmetic: alibi_distances_fit_int32), and one value from int64 (the
-// tails, and distances past int32: an integer converts to the same float
-// from int64 as from int32): d0 + c, or -|d0 + c| bidirectional.
+// ALiBi's distances d0 + c, or -|d0 + c| bidirectional, as floats, of
+// columns c < n: in int32 vector arithmetic where they fit
+// (alibi_distances_fit_int32), else one by one from int64 (an integer
+// converts to the same float from either).
 template <class Arch>
-struct AlibiDistances {
+class AlibiDistances {
+ public:
   using batch = xsimd::batch<float, Arch>;
   using ibatch = xsimd::batch<int32_t, Arch>;
+  static constexpr int64_t lanes = batch::size;
 
-  AlibiDistances(bool bidirectional, int64_t d0) : bidirectional_(bidirectional), d0_(d0) {
+  AlibiDistances(bool bidirectional, int64_t d0, int64_t n)
+      : bidirectional_(bidirectional), fits_int32_(alibi_distances_fit_int32(d0, n)), d0_(d0) {
     alignas(64) static constexpr int32_t kLane[16] = {0, 1, 2,  3,  4,  5,  6,  7,
                                                       8, 9, 10, 11, 12, 13, 14, 15};
-    static_assert(ibatch::size <= 16);
-    first_ = ibatch(int32_t(d0)) + ibatch::load_aligned(kLane);
+    static_assert(lanes <= 16);
+    first_ = ibatch(int32_t(d0)) + ibatch::load_aligned(kLane);  // (unused past int32)
   }
 
-  batch at_column(int64_t c) const {
-    const ibatch d = first_ + ibatch(int32_t(c));
-    return xsimd::to_float(bidirectional_ ? xsimd::min(d, -d) : d);
-  }
   float value(int64_t c) const {
     const int64_t d = d0_ + c;
     return float(bidirectional_ ? -std::llabs(d) : d);
   }
 
+  // The distances of columns [c, c + count), count <= lanes; 0 in the
+  // lanes past count.
+  batch at_columns(int64_t c, int64_t count = lanes) const {
+    if (fits_int32_ && count == lanes) {
+      const ibatch d = first_ + ibatch(int32_t(c));
+      return xsimd::to_float(bidirectional_ ? xsimd::min(d, -d) : d);
+    }
+    alignas(64) float d[lanes];
+    for (int64_t l = 0; l < lanes; ++l) d[l] = l < count ? value(c + l) : 0.0f;
+    return batch::load_aligned(d);
+  }
+
  private:
-  bool bidirectional_;
+  bool bidirectional_, fits_int32_;
   int64_t d0_;
   ibatch first_;
 };
 
 template <class Arch, bool Stream>
 void alibi_row(float slope, bool bidirectional, int64_t d0, int64_t count, float* out) {
-  const AlibiDistances<Arch> distances(bidirectional, d0);
-  const auto at = [&](int64_t c) { return slope * distances.value(c); };
-  if (!alibi_distances_fit_int32(d0, count)) {
-    for (int64_t c = 0; c < count; ++c) out[c] = at(c);
-    return;
-  }
+  const AlibiDistances<Arch> distances(bidirectional, d0, count);
   const xsimd::batch<float, Arch> s(slope);
   write_floats<Arch, Stream>(
-      out, count, [&](int64_t c) { return s * distances.at_column(c); }, at);
+      out, count, [&](int64_t c) { return s * distances.at_columns(c); },
+      [&](int64_t c) { return slope * distances.value(c); });
 }
 
+// One xsimd::fma per score, the tail's too, so that a distance gets the
+// same bits in any column and on either side of int32's limits.
 template <class Arch>
 float add_alibi_row(float slope, bool bidirectional, int64_t d0, float* scores, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
-  const AlibiDistances<Arch> distances(bidirectional, d0);
+  const AlibiDistances<Arch> distances(bidirectional, d0, n);
+  const batch s(slope);
+  const auto add_at = [&](int64_t c) {
+    const batch v = xsimd::fma(s, distances.at_columns(c), batch::load_unaligned(scores + c));
+    v.store_unaligned(scores + c);
+    return v;
+  };
   RunningMax<Arch> m;
-  int64_t c = 0;
-  if (alibi_distances_fit_int32(d0, n)) {
-    const batch s(slope);
-    const auto add_at = [&](int64_t j) {
-      const batch v = xsimd::fma(s, distances.at_column(j), batch::load_unaligned(scores + j));
-      v.store_unaligned(scores + j);
-      return v;
-    };
-    c = see_whole_batches<Arch>(n, add_at, m);
-    if (c < n) {
-      const batch v =
-          xsimd::fma(s, distances.at_column(c), load_partial<Arch>(scores + c, n - c, 0.0f));
-      store_partial<Arch>(v, scores + c, n - c);
-      for (; c < n; ++c) m.see(scores[c]);  // (the lanes past n hold no score)
-    }
-    return m.value();
+  const int64_t c = see_whole_batches<Arch>(n, add_at, m);
+  if (c < n) {  // lanes past n: slope * 0 + -inf, which no max takes
+    const batch v = xsimd::fma(
+        s, distances.at_columns(c, n - c),
+        load_partial<Arch>(scores + c, n - c, -std::numeric_limits<float>::infinity()));
+    store_partial<Arch>(v, scores + c, n - c);
+    m.see(v);
   }
-  for (; c < n; ++c) m.see(scores[c] = std::fma(slope, distances.value(c), scores[c]));
   return m.value();
 }
 
@@ -108,22 +113,21 @@ void copy_runs(const float* from, int64_t stride, int64_t runs, int64_t length, 
 // copy_runs with non-temporal stores: a run's ends would share lines with
 // its neighbours', so the runs are copied into a stage in the L1 cache and
 // streamed from there (stream_through_stage). With batches narrower than
-// 16 floats, and without non-temporal stores, this is copy_runs: the
-// stage's extra pass then costs more than streaming saves (Swin's 24x24
-// windows, 48 heads, one Zen 5 core: 78% of memset's rate with ordinary
-// stores on AVX2, 74-77% staged; SSE2 71-73%, 48%; AVX-512 68-69%, 78-83%).
+// 16 floats, or without non-temporal stores, this is copy_runs: the stage's
+// extra pass then costs more than streaming saves (Swin's 24x24 windows, 48
+// heads, one Zen 5 core: 78% of memset's rate with ordinary stores on AVX2,
+// 74-77% staged; SSE2 71-73%, 48%; AVX-512 68-69%, 78-83%).
 template <class Arch>
 void copy_runs_stream(const float* from, int64_t stride, int64_t runs, int64_t length,
                       float* out) {
-  if (!kNonTemporalStores || xsimd::batch<float, Arch>::size < 16) {
+  if constexpr (!kNonTemporalStores || xsimd::batch<float, Arch>::size < 16) {
     copy_runs<Arch>(from, stride, runs, length, out);
-    return;
+  } else {
+    stream_through_stage<Arch>(
+        runs, length, out, [&](int64_t r, int64_t count, int64_t c, int64_t part, float* stage) {
+          copy_runs<Arch>(from + r * stride + c, stride, count, part, stage);
+        });
   }
-  if (runs <= 0 || length <= 0) return;
-  stream_through_stage<Arch>(
-      runs, length, out, [&](int64_t r, int64_t count, int64_t c, int64_t part, float* stage) {
-        copy_runs<Arch>(from + r * stride + c, stride, count, part, stage);
-      });
 }
 
 template <class Arch>

@@ -27,17 +27,19 @@ struct PositionBiasKernels {
   // (fenced by the caller).
   void (*alibi_row_stream)(float slope, bool bidirectional, int64_t d0, int64_t count,
                            float* out);
-  // The fused attention's ALiBi row: scores[c] += the value alibi_row
-  // writes, as fma(slope, float(distance), scores[c]) (one rounding where
-  // the ISA has FMA) for c < n; returns the largest new score (-inf for
-  // n = 0; a NaN may or may not win).
+  // The fused attention's ALiBi row: scores[c] = fma(slope, float(d),
+  // scores[c]) for c < n, d the distance alibi_row takes: one rounding
+  // where the ISA has FMA, else a product and a sum, in every column
+  // alike; returns the largest new score (-inf for n = 0; a NaN may or may
+  // not win).
   float (*add_alibi_row)(float slope, bool bidirectional, int64_t d0, float* scores, int64_t n);
   // out[r * length + c] = from[r * stride + c] for r < runs, c < length:
   // TABLE_2D's row, a run of Ww entries per key row of the window
   // (ops/bias/table_2d_index.hpp). Reads and writes nothing else.
   void (*copy_runs)(const float* from, int64_t stride, int64_t runs, int64_t length, float* out);
   // The same with non-temporal stores (fenced by the caller), the runs
-  // staged in the L1 cache so that whole lines are streamed.
+  // staged in the L1 cache so that whole lines are streamed; on AVX-512
+  // only (elsewhere the stage cost more than it saved: copy_runs).
   void (*copy_runs_stream)(const float* from, int64_t stride, int64_t runs, int64_t length,
                            float* out);
 };

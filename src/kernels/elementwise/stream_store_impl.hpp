@@ -90,10 +90,12 @@ void copy_floats(const float* x, float* out, int64_t n) {
 // the floats [offset, offset + part) of segments [first, first + count),
 // packed. Whole segments are staged together (pieces of a long one), and
 // streamed in stretches of at most kStageFloats, whose ends alone share
-// lines with ordinary stores (write_floats).
+// lines with ordinary stores (write_floats). Nothing with no segments or
+// segments of no floats.
 template <class Arch, class Make>
 void stream_through_stage(int64_t segments, int64_t length, float* out, const Make& make) {
   constexpr int64_t kStageFloats = 2048;
+  if (segments <= 0 || length <= 0) return;
   alignas(kCacheLineBytes) float stage[kStageFloats];
   const int64_t per_stage = std::max<int64_t>(1, kStageFloats / length);  // segments
   const int64_t piece = std::min(length, kStageFloats);  // of a segment (per_stage 1)

@@ -198,12 +198,10 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
     case POSENC_BIAS_T5:
     case POSENC_BIAS_ALIBI: {
       const int64_t i = qb.first + r;
-      // An expanded window's row is a run: the mask kernel adds it (times
-      // 1 without a mask: the same bits) and finds the maximum in the same
-      // pass, with the mask's row when there is one.
-      if (const float* expanded = position_.expanded_row(qb.head, i, kb.first)) {
-        if (masked) return add_mask_row(qb, kb, r, valid, row, expanded);
-        return kernels_.add_mask_f32(expanded, 1.0f, nullptr, row, valid);
+      // A window's row as one run: the mask's pass adds it.
+      float stage[PositionBias::kStageFloats];
+      if (const float* run = position_.window_row(qb.head, i, kb.first, kb.count, stage)) {
+        return add_mask_row(qb, kb, r, valid, run, row);
       }
       const float row_max =
           position_.add_row(qb.head, i, qb.query_offset + i, kb.first, valid, row);
@@ -232,7 +230,7 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
       break;
     }
   }
-  return add_mask_row(qb, kb, r, valid, row, nullptr);
+  return add_mask_row(qb, kb, r, valid, nullptr, row);
 }
 
 BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb, float* scratch,
@@ -271,8 +269,12 @@ BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb, 
 }
 
 float AttentionBias::add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r,
-                                  int64_t valid, float* row, const float* bias) const {
-  if (p_.mask.batch == 0) return kernels_.max_of(row, valid);
+                                  int64_t valid, const float* bias, float* row) const {
+  if (p_.mask.batch == 0) {
+    // The bias by the mask kernel, as a mask times 1 (the same bits as a sum).
+    return bias != nullptr ? kernels_.add_mask_f32(bias, 1.0f, nullptr, row, valid)
+                           : kernels_.max_of(row, valid);
+  }
   const int64_t start = p_.mask.row_start(qb.batch, qb.head, qb.first + r, p_.kv_len) + kb.first;
   if (p_.mask.dtype == POSENC_BF16) {
     return kernels_.add_mask_bf16(static_cast<const uint16_t*>(t_.mask) + start, p_.mask_alpha,

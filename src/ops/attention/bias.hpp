@@ -72,10 +72,10 @@ class AttentionBias {
   // prepare() for RELATIVE_2D: the logits GEMMs at the first key block.
   BlockLogits prepare_2d(const QueryBlock& qb, const KeyBlock& kb, float* scratch,
                          float* wide_table_rows) const;
-  // The mask's part of add_row (read in place), with bias's run (null: none)
-  // added in the same pass; or just the row's maximum without a mask.
+  // The mask's part of add_row (read in place), with a run of bias (null:
+  // none) added in the same pass; returns the row's maximum.
   float add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r, int64_t valid,
-                     float* row, const float* bias) const;
+                     const float* bias, float* row) const;
 
   const AttentionProblem& p_;
   const posenc_attention_tensors& t_;

@@ -48,17 +48,25 @@ class PositionBias {
                const KernelTable& kernels);
 
   // row[c] += bias(head h, query i at position query_pos, key first_key + c)
-  // for c < count, in the scores' units, by the kernels' vector rows;
-  // returns the largest of row[0, count) (-inf for count 0; a NaN may or
-  // may not win).
+  // for c < count, in the scores' units; returns the largest of
+  // row[0, count) (-inf for count 0; a NaN may or may not win). ALiBi's
+  // kernel and the lines' gather add and find it in one pass; TABLE_2D's
+  // runs (when window_row gives none) and the lines' far distances are
+  // added one by one, and max_of finds it.
   float add_row(int64_t h, int64_t i, int64_t query_pos, int64_t first_key, int64_t count,
                 float* row) const;
 
-  // TABLE_2D expanded: where the bias of head h, query i, keys first_key..
-  // starts (the same values add_row adds); else null.
-  const float* expanded_row(int64_t h, int64_t i, int64_t first_key) const {
-    return expanded_ == nullptr ? nullptr : expanded_ + (h * p_.q_len + i) * p_.q_len + first_key;
-  }
+  // Floats of the stage window_row may write.
+  static constexpr int64_t kStageFloats = 2048;
+
+  // TABLE_2D: the bias of head h, query i, keys first_key .. first_key +
+  // count as one contiguous run (the values add_row adds), for the mask
+  // kernel to add in its pass: the expanded bias's row, or the window's row
+  // written into stage (kStageFloats floats) when the block is the whole row
+  // (the runs copied by the vector kernel: a window row's up to Wh runs,
+  // added in place, cost more). Else null.
+  const float* window_row(int64_t h, int64_t i, int64_t first_key, int64_t count,
+                          float* stage) const;
 
  private:
   // T5 and TABLE_1D: the line within [-L, L], the stored table past it.

@@ -89,8 +89,9 @@ class BiasRows {
   }
 
   // Writes bias[h, i, 0 .. kv_len) to row with the kernels' vector rows,
-  // with non-temporal stores if stream: the distance lines' (TABLE_1D, T5)
-  // gathered, ALiBi's computed, TABLE_2D's runs of Ww entries copied.
+  // with their streamed variants if stream: the distance lines' (TABLE_1D,
+  // T5) gathered, ALiBi's computed, TABLE_2D's runs of Ww entries copied
+  // (streamed on AVX-512 only; BEiT's class-token row is a fill).
   void write_row(const KernelTable& kernels, bool stream, int64_t h, int64_t i,
                  float* row) const {
     const int64_t count = desc_.kv_len, d0 = -(desc_.query_offset + i);
