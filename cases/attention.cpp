@@ -885,10 +885,16 @@ std::vector<Case> attention_cases() {
       // sizes), a 1D table over 4096 tokens, Swin's shifted 7x7 windows of a
       // 56x56 map (64 windows folded into the batch, one mask per window:
       // mask_batch 64; the cases' random mask values, timed as the shift
-      // mask), T5's encoder, a causal ALiBi decoder.
+      // mask), BEiT's 14x14 map and class token for one image, T5's
+      // encoder, a causal ALiBi decoder.
       kAttentionFamilyF32({"bench"}, table_2d(1, 12, 64, 64, 64), table_2d(1, 2, 5, 7, 16)),
       kAttentionFamilyPlainF32({"bench"}, without_bias(table_2d(1, 12, 64, 64, 64)),
                                without_bias(table_2d(1, 2, 5, 7, 16))),
+      kAttentionFamilyF32({"bench"}, with_class_token(table_2d(1, 12, 14, 14, 64)),
+                          with_class_token(table_2d(1, 2, 3, 4, 16))),
+      kAttentionFamilyPlainF32({"bench"},
+                               without_bias(with_class_token(table_2d(1, 12, 14, 14, 64))),
+                               without_bias(with_class_token(table_2d(1, 2, 3, 4, 16)))),
       kAttentionFamilyF32({"bench"}, table_1d(12, 4096, 64), table_1d(2, 70, 16)),
       kAttentionFamilyPlainF32({"bench"}, without_bias(table_1d(12, 4096, 64)),
                                without_bias(table_1d(2, 70, 16))),
