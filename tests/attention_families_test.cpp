@@ -165,7 +165,8 @@ TEST_P(AttentionFamilies, Table2dWindows) {
         EXPECT_TRUE(matches_reference(context(), call_of(d)));
       }
     }
-    // A large window (several key rows per vector, 64-key blocks): 12x20.
+    // A large window (several key rows per vector; one 240-key block, its
+    // rows staged): 12x20.
     posenc_attention_desc d = table_2d(1, 2, 12, 20, 0, 16);
     d.dtype = dtype;
     EXPECT_TRUE(matches_reference(context(), call_of(d)));
@@ -181,6 +182,17 @@ TEST_P(AttentionFamilies, Table2dWindows) {
   // A window past 2048 tokens (45 x 47 and the class token): key blocks of
   // 1024, each row's runs added in place.
   EXPECT_TRUE(matches_reference(context(), call_of(table_2d(1, 1, 45, 47, 1, 8))));
+  // Batches of windows too large to expand (heads x N x N past 2^20
+  // floats; N past 1024), their rows staged: 24x24 with a mask per
+  // window, 33x33.
+  posenc_attention_desc large = table_2d(2, 4, 24, 24, 0, 8);
+  large.mask_batch = 2;
+  large.mask_heads = 1;
+  large.mask_q_len = large.q_len;
+  std::vector<float> mask(size_t(2 * large.q_len * large.kv_len));
+  for (size_t e = 0; e < mask.size(); ++e) mask[e] = float(e * 5 % 13) - 6.0f;
+  EXPECT_TRUE(matches_reference(context(), call_of(large, {}, false, mask)));
+  EXPECT_TRUE(matches_reference(context(), call_of(table_2d(2, 1, 33, 33, 0, 8))));
 }
 
 TEST_P(AttentionFamilies, SwinShiftedWindows) {

@@ -612,7 +612,7 @@ TEST_P(BiasRowKernels, AttentionRowsAddTheirBiasAndReturnTheMaximum) {
     const void* t = d.bias == POSENC_BIAS_ALIBI ? nullptr : table.data();
     std::vector<float> prepared(size_t(ops::PositionBias::prepared_floats(p)));
     ops::PositionBias::prepare(p, t, kernels(), prepared.data());
-    const ops::PositionBias bias(p, t, prepared.data(), kernels());
+    const ops::PositionBias bias(p, t, kernels(), prepared.data());
     for (int64_t h = 0; h < d.heads; ++h) {
       for (int64_t i = 0; i < d.q_len; ++i) {
         const int64_t position = d.query_offset + i;

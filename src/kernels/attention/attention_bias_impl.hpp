@@ -66,10 +66,14 @@ float gather_add(const float* window, int64_t shift, int64_t lo, int64_t hi, flo
                  int64_t n) {
   const ClampSegments s = clamp_segments<Arch>(shift, lo, hi, n);
   RunningMax<Arch> m;
-  // window[lo] and window[hi] are only read where the clamp produces them.
+  // window[lo] and window[hi] are only read where the clamp produces them,
+  // and the window's middle only addressed where it is read (a far shift
+  // would point far outside it).
   if (s.low_end > 0) add_and_track<Arch>(scores, nullptr, window[lo], s.low_end, m);
-  add_and_track<Arch>(scores + s.low_end, window + s.low_end + shift, 0.0f,
-                      s.high_begin - s.low_end, m);
+  if (s.high_begin > s.low_end) {
+    add_and_track<Arch>(scores + s.low_end, window + s.low_end + shift, 0.0f,
+                        s.high_begin - s.low_end, m);
+  }
   if (s.high_begin < n) {
     add_and_track<Arch>(scores + s.high_begin, nullptr, window[hi], n - s.high_begin, m);
   }

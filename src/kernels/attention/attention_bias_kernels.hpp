@@ -1,7 +1,10 @@
 // Kernels that add positional logits to a block of attention scores, and
 // the reverse scatter of relative values (docs/design.md section 4): the logits
 // of a query against a contiguous window of table rows are computed by one
-// GEMM per query block; these kernels move them to the keys' columns.
+// GEMM per query block; these kernels move them to the keys' columns. The
+// biases without q use them too: a 1D table's or T5's line of values per
+// distance is such a window (gather_add), a 2D window's row a run the mask's
+// kernel adds.
 #pragma once
 
 #include <cstdint>

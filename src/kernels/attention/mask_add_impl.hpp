@@ -4,7 +4,6 @@
 // the xsimd arch.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <limits>
 

@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <limits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -79,12 +78,14 @@ float add_alibi_row(float slope, bool bidirectional, int64_t d0, float* scores, 
   };
   RunningMax<Arch> m;
   const int64_t c = see_whole_batches<Arch>(n, add_at, m);
-  if (c < n) {  // lanes past n: slope * 0 + -inf, which no max takes
-    const batch v = xsimd::fma(
-        s, distances.at_columns(c, n - c),
-        load_partial<Arch>(scores + c, n - c, -std::numeric_limits<float>::infinity()));
+  if (c < n) {  // the lanes below n - c seen one by one (an infinite slope
+                // would make the others NaN)
+    const batch v =
+        xsimd::fma(s, distances.at_columns(c, n - c), load_partial<Arch>(scores + c, n - c, 0.0f));
     store_partial<Arch>(v, scores + c, n - c);
-    m.see(v);
+    alignas(64) float tail[AlibiDistances<Arch>::lanes];
+    v.store_aligned(tail);
+    for (int64_t l = 0; l < n - c; ++l) m.see(tail[l]);
   }
   return m.value();
 }
@@ -115,8 +116,8 @@ void copy_runs(const float* from, int64_t stride, int64_t runs, int64_t length, 
 // streamed from there (stream_through_stage). With batches narrower than
 // 16 floats, or without non-temporal stores, this is copy_runs: the stage's
 // extra pass then costs more than streaming saves (Swin's 24x24 windows, 48
-// heads, one Zen 5 core: 78% of memset's rate with ordinary stores on AVX2,
-// 74-77% staged; SSE2 71-73%, 48%; AVX-512 68-69%, 78-83%).
+// heads, one Zen 5 core, of memset's rate with ordinary stores, then staged:
+// AVX2 76-79%, 74-77%; SSE2 71-74%, 48%; AVX-512 68-75%, 78-85%).
 template <class Arch>
 void copy_runs_stream(const float* from, int64_t stride, int64_t runs, int64_t length,
                       float* out) {

@@ -92,8 +92,8 @@ void broadcast_sum_row_stream(const float* h, int64_t h_count, const float* w, i
   } else {
     stream_through_stage<Arch>(
         h_count, w_count, out,
-        [&](int64_t x, int64_t segments, int64_t y, int64_t length, float* stage) {
-          broadcast_sum_row<Arch>(h + x, segments, w + y, length, stage);
+        [&](int64_t x, int64_t count, int64_t y, int64_t part, float* stage) {
+          broadcast_sum_row<Arch>(h + x, count, w + y, part, stage);
         });
   }
 }

@@ -114,7 +114,7 @@ AttentionBias::AttentionBias(const AttentionProblem& problem,
       t_(tensors),
       kernels_(kernels.attention_bias),
       elementwise_(kernels.elementwise),
-      position_(problem, tensors.table, position_bias, kernels) {}
+      position_(problem, tensors.table, kernels, position_bias) {}
 
 int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_block,
                                       int64_t key_block) {
@@ -193,16 +193,20 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
     case POSENC_BIAS_ABSOLUTE:  // already in the scores
     case POSENC_BIAS_MAX_ENUM:  // rejected by the C ABI
       break;  // the mask's pass (or the maximum's) is the only one
-    case POSENC_BIAS_TABLE_2D:
+    case POSENC_BIAS_TABLE_2D: {
+      // A window's row as one run (expanded, or staged here): the mask's
+      // pass adds it. Else (past a block) as the other kinds.
+      float stage[PositionBias::kStageFloats];
+      const float* run =
+          valid > 0 ? position_.window_row(qb.head, qb.first + r, kb.first, kb.count, stage)
+                    : nullptr;
+      if (run != nullptr) return add_mask_row(qb, kb, r, valid, run, row);
+      [[fallthrough]];
+    }
     case POSENC_BIAS_TABLE_1D:
     case POSENC_BIAS_T5:
     case POSENC_BIAS_ALIBI: {
       const int64_t i = qb.first + r;
-      // A window's row as one run: the mask's pass adds it.
-      float stage[PositionBias::kStageFloats];
-      if (const float* run = position_.window_row(qb.head, i, kb.first, kb.count, stage)) {
-        return add_mask_row(qb, kb, r, valid, run, row);
-      }
       const float row_max =
           position_.add_row(qb.head, i, qb.query_offset + i, kb.first, valid, row);
       if (!masked) return row_max;

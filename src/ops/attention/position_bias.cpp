@@ -30,8 +30,9 @@ Window2d window_of(const AttentionProblem& p) {
 // Whether a TABLE_2D bias is expanded once per call to [heads, N, N] (N the
 // window's tokens): when several batch items (windows) share it and it is
 // small, as Swin's and BEiT's are. Each row's bias is then one contiguous
-// run; else a row is Wh runs of Ww entries (which for Swin's 7x7 windows
-// cost more than the row's share of its small GEMMs).
+// run; else window_row copies a row's Wh runs of Ww entries into a stage
+// for each of its blocks (which for Swin's 7x7 windows cost more than the
+// row's share of its small GEMMs).
 constexpr int64_t kMaxExpandedFloats = int64_t(1) << 20;
 bool expands_window(const AttentionProblem& p) {
   // (q_len first: q_len * q_len * heads can overflow for a valid desc.)
@@ -113,8 +114,8 @@ void PositionBias::prepare(const AttentionProblem& p, const void* table,
   }
 }
 
-PositionBias::PositionBias(const AttentionProblem& p, const void* table, const float* prepared,
-                           const KernelTable& kernels)
+PositionBias::PositionBias(const AttentionProblem& p, const void* table,
+                           const KernelTable& kernels, const float* prepared)
     : p_(p), kernels_(kernels), table_(table), prepared_(prepared), window_(window_of(p)),
       stride_(0), buckets_{p.num_buckets, p.max_distance, p.bidirectional}, line_{},
       line_has_ends_(false) {

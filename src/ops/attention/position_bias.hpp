@@ -44,8 +44,8 @@ class PositionBias {
   static void prepare(const AttentionProblem& problem, const void* table,
                       const KernelTable& kernels, float* prepared);
 
-  PositionBias(const AttentionProblem& problem, const void* table, const float* prepared,
-               const KernelTable& kernels);
+  PositionBias(const AttentionProblem& problem, const void* table, const KernelTable& kernels,
+               const float* prepared);
 
   // row[c] += bias(head h, query i at position query_pos, key first_key + c)
   // for c < count, in the scores' units; returns the largest of
@@ -56,7 +56,8 @@ class PositionBias {
   float add_row(int64_t h, int64_t i, int64_t query_pos, int64_t first_key, int64_t count,
                 float* row) const;
 
-  // Floats of the stage window_row may write.
+  // Floats of the stage window_row may write: a whole row of a window that
+  // is one key block (plan.cpp's single blocks reach 2048 keys).
   static constexpr int64_t kStageFloats = 2048;
 
   // TABLE_2D: the bias of head h, query i, keys first_key .. first_key +
