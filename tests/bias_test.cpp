@@ -446,43 +446,66 @@ TEST_P(BiasRowKernels, AlibiIsSlopeTimesDistance) {
   });
 }
 
-// Whether the path's vector fma is one fused operation (SSE2's is a product
-// and a sum).
-bool fuses_multiply_add(posenc_isa isa) {
+// How the path's vector fma rounds: once (AVX2's FMA3, NEON), as a product
+// and a sum (SSE2), or either (AVX-512: xsimd 8.1's fma there is x * y + z,
+// which GCC contracts into one instruction at -O2 and above, but not in the
+// sanitizers' builds).
+enum class FmaRounding { fused, separate, either };
+FmaRounding fma_rounding(posenc_isa isa) {
 #if defined(__x86_64__)
-  return isa != POSENC_ISA_BASELINE;
+  if (isa == POSENC_ISA_BASELINE) return FmaRounding::separate;
+  return isa == POSENC_ISA_AVX512 ? FmaRounding::either : FmaRounding::fused;
 #else
   (void)isa;
-  return true;
+  return FmaRounding::fused;
 #endif
 }
 
 // The fused attention's ALiBi row: fma(slope, float(d), score), bit for bit
-// one fused multiply-add where the path has FMA, else a product and a sum,
-// the same in every column and on both sides of int32's limits; the row's
+// one fused multiply-add or a product and a sum as the path's fma rounds,
+// at every alignment, next to int32's limits and past them; the row's
 // maximum returned, the floats around the row untouched.
 TEST_P(BiasRowKernels, AlibiAddsSlopeTimesDistanceAndReturnsTheMaximum) {
   const PositionBiasKernels& k = kernels().position_bias;
-  const bool fused = fuses_multiply_add(GetParam());
+  const FmaRounding rounding = fma_rounding(GetParam());
   const std::vector<float> scores = random_floats(400, 13, -3.0f, 3.0f);
   for_each_alibi_row([&](float slope, bool bidirectional, int64_t count, int64_t d0,
                          int64_t misaligned) {
     std::vector<float> got = scores;
     float* row = got.data() + misaligned;
     const float got_max = k.add_alibi_row(slope, bidirectional, d0, row, count);
-    float want_max = -INFINITY;
     for (int64_t c = 0; c < count; ++c) {
       const float d = alibi_distance(bidirectional, d0 + c), score = scores[size_t(misaligned + c)];
-      const float want = fused ? std::fma(slope, d, score) : slope * d + score;
-      ASSERT_EQ(row[c], want) << "c " << c;
-      want_max = std::max(want_max, want);
+      volatile float product = slope * d;  // (not contracted with the sum)
+      const float fused = std::fma(slope, d, score), separate = product + score;
+      if (rounding == FmaRounding::either) {
+        ASSERT_TRUE(row[c] == fused || row[c] == separate) << "c " << c << ": " << row[c];
+      } else {
+        ASSERT_EQ(row[c], rounding == FmaRounding::fused ? fused : separate) << "c " << c;
+      }
     }
-    ASSERT_EQ(got_max, want_max);
+    ASSERT_EQ(got_max, count == 0 ? -INFINITY : *std::max_element(row, row + count));
     ASSERT_EQ(got[size_t(misaligned + count)], scores[size_t(misaligned + count)]);
     if (misaligned > 0) {
       ASSERT_EQ(got[size_t(misaligned - 1)], scores[size_t(misaligned - 1)]);
     }
   });
+}
+
+// A distance and a score get the same bits from the int32 path (d0 past
+// INT32_MIN) as from the int64 one (d0 = INT32_MIN), in batches and tails.
+TEST_P(BiasRowKernels, AlibiAddIsTheSameOnEitherSideOfInt32) {
+  const PositionBiasKernels& k = kernels().position_bias;
+  const std::vector<float> scores = random_floats(400, 14, -3.0f, 3.0f);
+  for (const float slope : {-1.5f, 0.0625f, 0.3f}) {
+    for (const bool bidirectional : {false, true}) {
+      std::vector<float> wide = scores, narrow = scores;
+      k.add_alibi_row(slope, bidirectional, INT32_MIN, wide.data(), 300);
+      k.add_alibi_row(slope, bidirectional, int64_t(INT32_MIN) + 1, narrow.data() + 1, 299);
+      wide[0] = narrow[0];  // (distance INT32_MIN: the int64 path only)
+      EXPECT_EQ(wide, narrow) << "slope " << slope << " bidirectional " << bidirectional;
+    }
+  }
 }
 
 // TABLE_2D's runs, both variants: runs shorter than a batch, as long,

@@ -16,9 +16,9 @@
 namespace posenc::kernels {
 
 // scores[j] = fma(mask[j], alpha, scores[j] + bias[j]) for j < n, or
-// without the sum when bias is null (one rounding each where the ISA has
-// FMA; -inf in the mask gives -inf); returns the largest new score (-inf for
-// n = 0; a NaN may or may not win).
+// without the sum when bias is null (xsimd's fma, as
+// AttentionBiasKernels::add_mask_f32 says; -inf in the mask gives -inf);
+// returns the largest new score (-inf for n = 0; a NaN may or may not win).
 template <class Arch, class Mask, bool WithBias>
 float add_mask_to(const Mask* mask, float alpha, const float* bias, float* scores, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
