@@ -8,6 +8,7 @@
 // threads; and the errors of bad fields.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -18,6 +19,8 @@
 #include "attention_tensors.hpp"
 #include "compare.hpp"
 #include "isa_test.hpp"
+#include "ops/attention/position_bias.hpp"
+#include "ops/attention/problem.hpp"
 #include "posenc/posenc.h"
 #include "posenc/posenc.hpp"
 #include "reference/attention.hpp"
@@ -350,6 +353,59 @@ TEST_P(AttentionFamilies, ThreadCountIndependent) {
       } else {
         ASSERT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0)
             << threads << " threads " << describe(d);
+      }
+    }
+  }
+}
+
+// The fused attention's rows of those kinds as ops/attention/
+// position_bias.cpp lays them out and adds them: per block of 7 keys the
+// values the whole row gets (bit for bit) and the block's maximum;
+// window_row's run the values add_row adds. The lines past the prepared
+// distances (K past q_len + kv_len, far offsets: their ends added one by
+// one), a lone window with the class token, ALiBi's standard slopes.
+TEST_P(AttentionFamilies, PositionBiasRowsAddTheirBiasAndReturnTheMaximum) {
+  // 5 queries at the offset against 30 keys.
+  std::vector<posenc_attention_desc> descs;
+  for (const int64_t offset : {70, -60, 0}) {
+    for (posenc_attention_desc d : {table_1d(1, 2, 5, 30, 100, 8), t5(1, 2, 5, 30, 32, 200, 1, 8),
+                                    alibi(1, 2, 5, 30, 0, 8)}) {
+      d.query_offset = offset;
+      descs.push_back(d);
+    }
+  }
+  descs.push_back(table_2d(1, 2, 3, 5, 1, 8));
+  uint32_t seed = 80;
+  for (const posenc_attention_desc& d : descs) {
+    SCOPED_TRACE(testing::Message() << "bias " << d.bias << " offset " << d.query_offset);
+    const ops::AttentionProblem p = ops::make_attention_problem(d);
+    const std::vector<float> table = random_floats(table_floats(d, false), ++seed, -2.0f, 2.0f);
+    const void* t = d.bias == POSENC_BIAS_ALIBI ? nullptr : table.data();
+    std::vector<float> prepared(size_t(ops::PositionBias::prepared_floats(p)));
+    ops::PositionBias::prepare(p, t, kernels(), prepared.data());
+    const ops::PositionBias bias(p, t, kernels(), prepared.data());
+    for (int64_t h = 0; h < d.heads; ++h) {
+      for (int64_t i = 0; i < d.q_len; ++i) {
+        const int64_t position = d.query_offset + i;
+        const std::vector<float> scores = random_floats(size_t(d.kv_len), ++seed, -3.0f, 3.0f);
+        std::vector<float> whole = scores, blocks = scores;
+        const float whole_max = bias.add_row(h, i, position, 0, d.kv_len, whole.data());
+        ASSERT_EQ(whole_max, *std::max_element(whole.begin(), whole.end()));
+        for (int64_t first = 0; first < d.kv_len; first += 7) {
+          const int64_t count = std::min<int64_t>(7, d.kv_len - first);
+          float* block = blocks.data() + first;
+          const float block_max = bias.add_row(h, i, position, first, count, block);
+          ASSERT_EQ(block_max, *std::max_element(block, block + count)) << "first key " << first;
+        }
+        ASSERT_EQ(blocks, whole) << "head " << h << " query " << i;
+        if (d.bias == POSENC_BIAS_TABLE_2D) {
+          std::vector<float> added(size_t(d.kv_len), 0.0f), stage(ops::PositionBias::kStageFloats);
+          bias.add_row(h, i, position, 0, d.kv_len, added.data());
+          const float* run = bias.window_row(h, i, 0, d.kv_len, stage.data());
+          ASSERT_NE(run, nullptr);
+          ASSERT_EQ(std::vector<float>(run, run + d.kv_len), added) << "query " << i;
+          ASSERT_EQ(bias.window_row(h, i, 7, d.kv_len - 7, stage.data()), nullptr);
+        }
       }
     }
   }

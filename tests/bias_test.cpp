@@ -15,8 +15,6 @@
 #include "compare.hpp"
 #include "isa_test.hpp"
 #include "kernels/kernel_table.hpp"
-#include "ops/attention/position_bias.hpp"
-#include "ops/attention/problem.hpp"
 #include "ops/bias/bias_rows.hpp"
 #include "ops/bias/t5_bucket.hpp"
 #include "posenc/bias.hpp"
@@ -587,76 +585,6 @@ TEST_P(BiasRowKernels, AttentionBlocksAddTheDenseBias) {
           const float bias = dense[size_t((h * d.q_len + i) * d.kv_len + j)];
           ASSERT_NEAR(row[size_t(j)], 1.0f + bias, 5e-7 * (1.0 + std::abs(bias)))
               << "kind " << d.kind << " head " << h << " query " << i << " key " << j;
-        }
-      }
-    }
-  }
-}
-
-// The fused attention's rows of those kinds as ops/attention/
-// position_bias.cpp lays them out and adds them: per block of 7 keys the
-// values the whole row gets (bit for bit) and the block's maximum;
-// window_row's run the values add_row adds. The lines past the prepared
-// distances (K past q_len + kv_len, far offsets: their ends added one by
-// one), a lone window with the class token, ALiBi's standard slopes.
-TEST_P(BiasRowKernels, AttentionRowsAddTheirBiasAndReturnTheMaximum) {
-  // 5 queries at the offset against 30 keys (a window: 16 tokens).
-  const auto desc = [](posenc_attention_bias kind, int64_t offset, int64_t max_distance) {
-    posenc_attention_desc d;
-    const bool window = kind == POSENC_BIAS_TABLE_2D;
-    posenc_attention_desc_init(&d, 1, 2, window ? 16 : 5, window ? 16 : 30, 8);
-    d.bias = kind;
-    d.query_offset = offset;
-    d.max_distance = max_distance;
-    return d;
-  };
-  std::vector<posenc_attention_desc> descs;
-  for (const int64_t offset : {70, -60, 0}) {
-    descs.push_back(desc(POSENC_BIAS_TABLE_1D, offset, 100));
-    posenc_attention_desc t5 = desc(POSENC_BIAS_T5, offset, 200);
-    t5.num_buckets = 32;
-    t5.bidirectional = 1;
-    descs.push_back(t5);
-    descs.push_back(desc(POSENC_BIAS_ALIBI, offset, 0));
-  }
-  posenc_attention_desc window = desc(POSENC_BIAS_TABLE_2D, 0, 0);
-  window.map_height = 3;
-  window.map_width = 5;
-  window.class_token = 1;
-  descs.push_back(window);
-  uint32_t seed = 80;
-  for (const posenc_attention_desc& d : descs) {
-    SCOPED_TRACE(testing::Message() << "bias " << d.bias << " offset " << d.query_offset);
-    const ops::AttentionProblem p = ops::make_attention_problem(d);
-    const int64_t table_floats = d.bias == POSENC_BIAS_TABLE_2D ? (5 * 9 + 3) * d.heads
-                                 : d.bias == POSENC_BIAS_TABLE_1D ? d.heads * (2 * 100 + 1)
-                                                                  : d.heads * 32;
-    const std::vector<float> table = random_floats(size_t(table_floats), ++seed, -2.0f, 2.0f);
-    const void* t = d.bias == POSENC_BIAS_ALIBI ? nullptr : table.data();
-    std::vector<float> prepared(size_t(ops::PositionBias::prepared_floats(p)));
-    ops::PositionBias::prepare(p, t, kernels(), prepared.data());
-    const ops::PositionBias bias(p, t, kernels(), prepared.data());
-    for (int64_t h = 0; h < d.heads; ++h) {
-      for (int64_t i = 0; i < d.q_len; ++i) {
-        const int64_t position = d.query_offset + i;
-        const std::vector<float> scores = random_floats(size_t(d.kv_len), ++seed, -3.0f, 3.0f);
-        std::vector<float> whole = scores, blocks = scores;
-        const float whole_max = bias.add_row(h, i, position, 0, d.kv_len, whole.data());
-        ASSERT_EQ(whole_max, *std::max_element(whole.begin(), whole.end()));
-        for (int64_t first = 0; first < d.kv_len; first += 7) {
-          const int64_t count = std::min<int64_t>(7, d.kv_len - first);
-          float* block = blocks.data() + first;
-          const float block_max = bias.add_row(h, i, position, first, count, block);
-          ASSERT_EQ(block_max, *std::max_element(block, block + count)) << "first key " << first;
-        }
-        ASSERT_EQ(blocks, whole) << "head " << h << " query " << i;
-        if (d.bias == POSENC_BIAS_TABLE_2D) {
-          std::vector<float> added(size_t(d.kv_len), 0.0f), stage(ops::PositionBias::kStageFloats);
-          bias.add_row(h, i, position, 0, d.kv_len, added.data());
-          const float* run = bias.window_row(h, i, 0, d.kv_len, stage.data());
-          ASSERT_NE(run, nullptr);
-          ASSERT_EQ(std::vector<float>(run, run + d.kv_len), added) << "query " << i;
-          ASSERT_EQ(bias.window_row(h, i, 7, d.kv_len - 7, stage.data()), nullptr);
         }
       }
     }

@@ -133,7 +133,6 @@ PositionBias::PositionBias(const AttentionProblem& p, const void* table,
 
 const float* PositionBias::window_row(int64_t h, int64_t i, int64_t first_key, int64_t count,
                                      float* stage) const {
-  if (p_.bias != POSENC_BIAS_TABLE_2D) return nullptr;
   if (expanded_ != nullptr) return expanded_ + (h * p_.q_len + i) * p_.q_len + first_key;
   if (first_key != 0 || count != p_.kv_len || count > kStageFloats) return nullptr;
   write_window_row(window_, prepared_ + h * stride_, i, stage, kernels_.position_bias.copy_runs);

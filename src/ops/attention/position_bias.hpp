@@ -60,7 +60,7 @@ class PositionBias {
   // is one key block (plan.cpp's single blocks reach 2048 keys).
   static constexpr int64_t kStageFloats = 2048;
 
-  // TABLE_2D: the bias of head h, query i, keys first_key .. first_key +
+  // TABLE_2D only: the bias of head h, query i, keys first_key .. first_key +
   // count as one contiguous run (the values add_row adds), for the mask
   // kernel to add in its pass: the expanded bias's row, or the window's row
   // written into stage (kStageFloats floats) when the block is the whole row
