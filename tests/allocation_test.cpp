@@ -7,7 +7,10 @@
 // - repeated calls of one shape, or of a few alternating ones, allocate
 //   nothing in posenc after the first (with a caller workspace where the op
 //   takes one); oneDNN's execute builds a small argument map per GEMM,
-//   counted apart.
+//   counted apart;
+// - with every byte posenc allocates and every caller workspace filled with
+//   0xFF, each op gives the bits of a normal call: no scratch is read before
+//   it is written.
 // An allocation is attributed to the object whose code called it:
 // posenc (linked into this binary), oneDNN, or other (libstdc++, libgomp).
 #include <link.h>
@@ -48,12 +51,16 @@ enum class Mode {
   kCount,          // count by origin
   kFailWorkers,    // fail posenc's and oneDNN's allocations on other threads than the caller
   kFailNthCaller,  // fail the caller's fail_at-th allocation made by posenc
+  kPoison,         // fill posenc's allocations (and the callers' workspaces) with poison_byte
 };
 
 std::atomic<Mode> mode{Mode::kOff};
 std::atomic<std::thread::id> caller{};
 std::atomic<long> counts[3];
 std::atomic<long> caller_allocations{0}, fail_at{0}, failures{0};
+// Whether the ops' callers pass no workspace (the op allocates its own).
+std::atomic<bool> ops_own_workspaces{false};
+std::atomic<int> poison_byte{0xFF};
 thread_local bool in_hook = false;
 
 // The executable code of this binary (posenc is linked in) and of oneDNN,
@@ -98,7 +105,7 @@ Origin origin_of(const void* code) {
 // Whether the allocation asked for by code at `code` fails (and counts it).
 bool fails(const void* code) {
   const Mode m = mode.load(std::memory_order_relaxed);
-  if (m == Mode::kOff || in_hook) return false;
+  if (m == Mode::kOff || m == Mode::kPoison || in_hook) return false;
   in_hook = true;
   const Origin origin = origin_of(code);
   bool fail = false;
@@ -119,18 +126,29 @@ bool fails(const void* code) {
   return fail;
 }
 
+// p, filled with poison_byte in Mode::kPoison where posenc's code at `code`
+// asked for its `size` bytes.
+void* poisoned(void* p, size_t size, const void* code) {
+  if (p != nullptr && mode.load(std::memory_order_relaxed) == Mode::kPoison && !in_hook) {
+    in_hook = true;
+    if (origin_of(code) == Origin::kPosenc) std::memset(p, poison_byte, size);
+    in_hook = false;
+  }
+  return p;
+}
+
 void* checked_new(size_t size, const void* code) {
   if (fails(code)) throw std::bad_alloc();
   void* p = __libc_malloc(size == 0 ? 1 : size);
   if (p == nullptr) throw std::bad_alloc();
-  return p;
+  return poisoned(p, size, code);
 }
 
 void* checked_new_aligned(size_t size, size_t alignment, const void* code) {
   if (fails(code)) throw std::bad_alloc();
   void* p = __libc_memalign(alignment, size == 0 ? 1 : size);
   if (p == nullptr) throw std::bad_alloc();
-  return p;
+  return poisoned(p, size, code);
 }
 
 }  // namespace
@@ -161,7 +179,9 @@ void operator delete(void* p, size_t, std::align_val_t) noexcept { __libc_free(p
 void operator delete[](void* p, size_t, std::align_val_t) noexcept { __libc_free(p); }
 
 extern "C" {
-void* malloc(size_t size) { return fails(POSENC_CALLER) ? nullptr : __libc_malloc(size); }
+void* malloc(size_t size) {
+  return fails(POSENC_CALLER) ? nullptr : poisoned(__libc_malloc(size), size, POSENC_CALLER);
+}
 void* calloc(size_t count, size_t size) {
   return fails(POSENC_CALLER) ? nullptr : __libc_calloc(count, size);
 }
@@ -198,8 +218,10 @@ struct OpCase {
 std::vector<float> inputs(size_t count, uint32_t seed) { return random_floats(count, seed); }
 
 // The caller's workspace of a context and size, made once, outside the
-// hooks (the test's own allocations would count as posenc's).
+// hooks (the test's own allocations would count as posenc's); filled with
+// poison_byte in Mode::kPoison; none with ops_own_workspaces.
 void* workspace(posenc_context* context, size_t bytes) {
+  if (ops_own_workspaces) return nullptr;
   struct Space {
     posenc_context* context;
     size_t bytes;
@@ -208,7 +230,10 @@ void* workspace(posenc_context* context, size_t bytes) {
   static std::array<Space, 32> spaces{};
   for (Space& s : spaces) {
     if (s.memory == nullptr) s = Space{context, bytes, __libc_malloc(bytes)};
-    if (s.context == context && s.bytes == bytes) return s.memory;
+    if (s.context == context && s.bytes == bytes) {
+      if (mode == Mode::kPoison) std::memset(s.memory, poison_byte, bytes);
+      return s.memory;
+    }
   }
   return nullptr;
 }
@@ -563,6 +588,36 @@ TEST(AllocationFailure, OnTheCallingThreadWritesNothing) {
                                                     << posenc_last_error();
       ASSERT_TRUE(out.payload_untouched()) << op.name << " n=" << n;
       EXPECT_NE(std::string(posenc_last_error()).find("out of memory"), std::string::npos);
+    }
+  }
+}
+
+// Every op on a thread of its own (its scratch and GEMM slots made in the
+// call, its OpenMP team new) with every byte posenc allocates 0xFF (NaN as
+// floats, -1 as integers) or 0x7F (3.4e38, a huge index), and with each
+// caller workspace the same or with none (the op's own, not zeroed): the
+// bits of a normal call.
+TEST(Allocations, ScratchIsWrittenBeforeItIsRead) {
+  for (const int byte : {0xFF, 0x7F}) {
+    poison_byte = byte;
+    for (const bool own : {false, true}) {
+      for (const OpCase& op : op_cases()) {
+        const std::vector<float> normal = output_of(op);
+        std::vector<float> out(op.floats);
+        posenc_status status = POSENC_ERROR_INTERNAL;
+        std::string error;
+        std::thread([&] {
+          ops_own_workspaces = own;
+          const Hook hook(Mode::kPoison);
+          status = op.call(two_threads(), out.data());
+          error = posenc_last_error();
+          ops_own_workspaces = false;
+        }).join();
+        const std::string whose = std::string(own ? " (the op's own workspace)" : "") +
+                                  " poisoned with " + std::to_string(byte);
+        ASSERT_EQ(status, POSENC_OK) << op.name << whose << ": " << error;
+        EXPECT_TRUE(same_bits(out.data(), normal)) << op.name << whose;
+      }
     }
   }
 }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace posenc {
@@ -24,13 +25,15 @@ inline uint8_t* workspace_aligned(uint8_t* p) {
 
 // The caller's workspace, or `bytes` allocated for this call if it gave none,
 // advanced to the next 64-byte boundary. `bytes` includes kWorkspaceAlign of
-// slack for that.
+// slack for that. The allocation is left as it comes, as a caller's
+// workspace is: zeroing it would be a serial pass over every thread's
+// scratch (tens of MB for an attention on 16 threads) on each call.
 class Workspace {
  public:
   Workspace(void* given, size_t bytes) {
     if (given == nullptr) {
-      owned_.resize(bytes);
-      given = owned_.data();
+      owned_.reset(new uint8_t[bytes]);
+      given = owned_.get();
     }
     base_ = workspace_aligned(static_cast<uint8_t*>(given));
   }
@@ -40,7 +43,7 @@ class Workspace {
   uint8_t* base() const { return base_; }
 
  private:
-  std::vector<uint8_t> owned_;
+  std::unique_ptr<uint8_t[]> owned_;
   uint8_t* base_;
 };
 
