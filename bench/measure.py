@@ -38,13 +38,16 @@ def median_seconds(fn, repeats, warmup=1):
 
 
 def print_table(header, lines, markdown):
-    """Rows of cells (strings) as a markdown table or as aligned columns."""
+    """Rows of cells (strings) as a markdown table, each row printed as
+    `lines` yields it (a run cut short keeps its rows), or as aligned
+    columns once all are in."""
     if markdown:
         print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
+        print("|" + "---|" * len(header), flush=True)
         for line in lines:
-            print("| " + " | ".join(line) + " |")
+            print("| " + " | ".join(line) + " |", flush=True)
         return
+    lines = list(lines)
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
     for line in [header] + lines:
         print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)))

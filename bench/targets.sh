@@ -6,11 +6,17 @@
 #   bench/targets.sh cases  [OUT]   posenc bench rows at all threads, then the
 #                                   server targets' rows again at 1 thread
 #   bench/targets.sh sdpa   [OUT]   bench/torch_attention.py, 1 and all threads
+#                                   (SDPA_THREADS: others, e.g. "all")
+#   bench/targets.sh share  [OUT]   bench/gemm_share.py: the GEMMs' share of
+#                                   the attention cases, all threads
 #   bench/targets.sh models [OUT]   bench/torch_models.py, 2 and all threads
-#   bench/targets.sh all    [OUT]   tests, cases and sdpa in one command (for
-#                                   a time-limited device session), each
-#                                   stage's seconds in OUT/all.txt; a failing
-#                                   stage does not stop the next
+#   bench/targets.sh all    [OUT]   cases, share, sdpa at all threads only,
+#                                   then tests, in one command (for a
+#                                   time-limited device session: the figures
+#                                   first; on a 16-core Xeon with AMX the
+#                                   suite took over 90 s), each stage's
+#                                   seconds in OUT/all.txt; a failing stage
+#                                   does not stop the next
 #
 # Each stage prints its table and writes it to OUT/<stage>.txt (OUT: the
 # current directory). It needs only what was built: the programs are taken
@@ -44,21 +50,23 @@ case "$stage" in
       OMP_NUM_THREADS=1 "$cli" bench --isa avx512 --filter "$one_thread"
     } 2>&1 | tee "$out/cases.txt" ;;
   sdpa)
-    python3 "$root/bench/torch_attention.py" --threads 1,all --markdown 2>&1 |
+    python3 "$root/bench/torch_attention.py" --threads "${SDPA_THREADS:-1,all}" --markdown 2>&1 |
       tee "$out/sdpa.txt" ;;
+  share)
+    python3 "$root/bench/gemm_share.py" 2>&1 | tee "$out/share.txt" ;;
   models)
     python3 "$root/bench/torch_models.py" --threads 2,all --markdown 2>&1 |
       tee "$out/models.txt" ;;
   all)
     status=0
     : >"$out/all.txt"
-    for each in tests cases sdpa; do
+    for each in cases share sdpa tests; do
       start=$SECONDS
-      "$0" "$each" "$out" || status=1
+      SDPA_THREADS=all "$0" "$each" "$out" || status=1
       echo "$each: $((SECONDS - start)) s" | tee -a "$out/all.txt"
     done
     exit "$status" ;;
   *)
-    sed -n 2,20p "$0" >&2
+    sed -n 2,26p "$0" >&2
     exit 2 ;;
 esac

@@ -157,12 +157,20 @@ def main():
     threads = [every if t == "all" else int(t) for t in args.threads.split(",")]
     print(f"{cpu_name()}, {every} CPUs; torch {torch.__version__}, timm {timm.__version__}, "
           f"posenc {posenc.version()} ({posenc.best_isa()}, {posenc.library_path})")
-    results = [measure(case, dtype, count, args) for case in args.cases.split(",")
-               for dtype in args.dtypes.split(",") for count in dict.fromkeys(threads)]
+    agreed = []
+
+    def lines():
+        for case in args.cases.split(","):
+            for dtype in args.dtypes.split(","):
+                for count in dict.fromkeys(threads):
+                    line, ok = measure(case, dtype, count, args)
+                    agreed.append(ok)
+                    yield line
+
     header = ["case", "shape", "dtype", "threads", "torch SDPA ms", "posenc ms", "speedup",
               "max abs diff"]
-    print_table(header, [line for line, _ in results], args.markdown)
-    if not all(ok for _, ok in results):
+    print_table(header, lines(), args.markdown)
+    if not all(agreed):
         print("OUTPUTS DIFFER BEYOND TOLERANCE", file=sys.stderr)
         return 1
     return 0

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "runtime/error.hpp"
@@ -35,31 +36,89 @@ void split_over_threads(size_t bytes, const Chunk& chunk) {
   }
 }
 
-// A and B of `type` (their fp32 bits serve as bf16 pairs: the values do not
-// matter), C in fp32; B packed for the GEMM where oneDNN packs it. 0 where
-// oneDNN has no such GEMM on this CPU or cap.
-double gemm_gflops(posenc_dtype type, int64_t n) {
-  std::vector<float> a(size_t(n * n), 0.5f), b(size_t(n * n), 0.25f), c(size_t(n * n));
+// The operands of a GEMM of `plain`'s shape: A and B of its type (their fp32
+// bits serve as bf16 pairs: the values do not matter), C in fp32; B packed
+// for the GEMM where oneDNN packs it (once, as the attention packs a head's
+// keys).
+struct GemmOperands {
+  explicit GemmOperands(const MatmulShape& plain)
+      : a(size_t(plain.m * plain.k), 0.5f),
+        b(size_t(plain.k * plain.n), 0.25f),
+        c(size_t(plain.m * plain.n)),
+        run(plain) {
+    run.b_packed = true;
+    packed_b.resize(packed_b_bytes(run));
+    if (packed_b.empty()) {
+      run = plain;
+    } else {
+      pack_b(run, b.data(), packed_b.data());
+    }
+  }
+  void multiply() {
+    const void* b_as_run = packed_b.empty() ? static_cast<const void*>(b.data()) : packed_b.data();
+    matmul(run, a.data(), b_as_run, c.data());
+  }
+
+  std::vector<float> a, b, c;
+  std::vector<char> packed_b;
+  MatmulShape run;
+};
+
+MatmulShape row_major(posenc_dtype type, int64_t m, int64_t n, int64_t k) {
   MatmulShape s;
-  s.m = s.n = s.k = s.lda = s.ldb = s.ldc = n;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.lda = k;
+  s.ldb = s.ldc = n;
   s.ab_type = type;
+  return s;
+}
+
+// The rates below are 0 where oneDNN has no GEMM of `type` on this CPU or
+// cap.
+
+// One n^3 GEMM on oneDNN's own threads.
+double team_gemm_gflops(posenc_dtype type, int64_t n) {
+  MatmulShape s = row_major(type, n, n, n);
   s.onednn_threads = onednn_team_threads(omp_get_max_threads());
   try {
-    MatmulShape packed = s;
-    packed.b_packed = true;
-    std::vector<char> packed_b(packed_b_bytes(packed));
-    if (!packed_b.empty()) pack_b(packed, b.data(), packed_b.data());
-    const MatmulShape& run = packed_b.empty() ? s : packed;
-    const void* run_b = packed_b.empty() ? static_cast<const void*>(b.data()) : packed_b.data();
-    const double seconds = median_seconds([&] { matmul(run, a.data(), run_b, c.data()); }, 5);
+    GemmOperands g(s);
+    const double seconds = median_seconds([&] { g.multiply(); }, 5);
     return 2.0 * double(n * n * n) / seconds * 1e-9;
   } catch (const Error&) {
     return 0.0;
   }
 }
 
+// Every thread multiplying its own m x n x k, kRepeats times, as the ops'
+// tasks run their GEMMs (parallel_for): the rate of the whole team, which
+// oneDNN's threaded n^3 need not reach (with AMX it did not).
+double per_thread_gemm_gflops(posenc_dtype type, int64_t m, int64_t n, int64_t k) {
+  constexpr int kRepeats = 8;
+  const int threads = omp_get_max_threads();
+  const MatmulShape s = row_major(type, m, n, k);
+  try {
+    std::vector<std::unique_ptr<GemmOperands>> operands;
+    for (int t = 0; t < threads; ++t) operands.push_back(std::make_unique<GemmOperands>(s));
+    GemmSlots(threads).prepare(operands[0]->run);
+    const double seconds = median_seconds(
+        [&] {
+          parallel_for(threads, threads, [&](int64_t task) {
+            for (int r = 0; r < kRepeats; ++r) operands[size_t(task)]->multiply();
+          });
+        },
+        5);
+    return 2.0 * double(m * n * k) * kRepeats * threads / seconds * 1e-9;
+  } catch (const Error&) {
+    return 0.0;
+  }
+}
+
 double best_gemm_gflops(posenc_dtype type) {
-  return std::max(gemm_gflops(type, 1024), gemm_gflops(type, 2048));
+  return std::max({team_gemm_gflops(type, 1024), team_gemm_gflops(type, 2048),
+                   per_thread_gemm_gflops(type, 256, 512, 1024),
+                   per_thread_gemm_gflops(type, 512, 512, 512)});
 }
 
 }  // namespace

@@ -12,9 +12,11 @@
 namespace posenc::cases {
 
 struct MachineFigures {
-  // oneDNN's matmul rate at its best: the faster of 1024^3 and 2048^3, B in
-  // oneDNN's packed layout (packed once, as the attention packs its keys),
-  // warm, on the run's threads.
+  // oneDNN's matmul rate at its best, warm, on the run's threads, B in
+  // oneDNN's packed layout (packed once, as the attention packs its keys):
+  // the fastest of 1024^3 and 2048^3 on oneDNN's threads and of every
+  // thread multiplying its own 256 x 512 x 1024 or 512^3, as the ops' tasks
+  // do.
   double gemm_gflops;          // fp32
   double bf16_gemm_gflops;     // bf16 in, fp32 out; 0 if oneDNN has none here
   double memcpy_gbytes_per_s;  // bytes read plus written, 64 MiB, all threads
