@@ -32,11 +32,9 @@ struct AttentionBiasKernels {
   float (*max_of)(const float* scores, int64_t n);
   // scores[j] = fma(alpha, mask[j], scores[j] + bias[j]) for j < n, the
   // mask fp32 or bf16 (widened exactly), bias a row of position bias or
-  // NULL (then scores[j] + alpha * mask[j]), fma being xsimd's (one
-  // rounding on AVX2 and NEON, two on SSE2; on AVX-512 xsimd 8.1 writes
-  // x * y + z, which GCC contracts into one instruction from -O2 on, but
-  // not in the sanitizers' builds); returns the largest new score, as
-  // gather_add.
+  // NULL (then scores[j] + alpha * mask[j]), fma being
+  // fused_multiply_add (one rounding on AVX-512, AVX2 and NEON, two on
+  // SSE2); returns the largest new score, as gather_add.
   float (*add_mask_f32)(const float* mask, float alpha, const float* bias, float* scores,
                         int64_t n);
   float (*add_mask_bf16)(const uint16_t* mask, float alpha, const float* bias, float* scores,

@@ -16,6 +16,7 @@
 
 #include "kernels/attention/transpose_impl.hpp"
 #include "kernels/elementwise/bf16_impl.hpp"
+#include "kernels/elementwise/fused_multiply_add_impl.hpp"
 #include "kernels/elementwise/partial_batch_impl.hpp"
 #include "runtime/ceil_div.hpp"
 #include "runtime/prefetch.hpp"
@@ -112,7 +113,7 @@ struct WidenedProducts {
       for (int64_t i = 0; i < kKeys; ++i) {
         const batch kc = load_floats<Arch>(key[i] + c);
         for (int64_t r = 0; r < kRows; ++r) {
-          sums[r * kKeys + i] = xsimd::fma(qc[r], kc, sums[r * kKeys + i]);
+          sums[r * kKeys + i] = fused_multiply_add<Arch>(qc[r], kc, sums[r * kKeys + i]);
         }
       }
     }
@@ -214,7 +215,7 @@ void outer_tile(const float* qt, int64_t ld_qt, int64_t rows, const T* kt, int64
     for (int64_t r = 0; r < kRows; ++r) {
       const batch a(qt[r * ld_qt + c]);
 #pragma GCC unroll 2
-      for (int64_t h = 0; h < kBatches; ++h) sums[r][h] = xsimd::fma(a, keys[h], sums[r][h]);
+      for (int64_t h = 0; h < kBatches; ++h) sums[r][h] = fused_multiply_add<Arch>(a, keys[h], sums[r][h]);
     }
   }
   // (Each batch passed by value, in a loop of constant bound over the
@@ -376,7 +377,7 @@ void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_
       const batch value = kPartial ? load_floats_partial<Arch>(vj, count)
                                    : load_floats<Arch>(vj + t * lanes);
 #pragma GCC unroll 8
-      for (int r = 0; r < kRows; ++r) sums[r][t] = xsimd::fma(p[r], value, sums[r][t]);
+      for (int r = 0; r < kRows; ++r) sums[r][t] = fused_multiply_add<Arch>(p[r], value, sums[r][t]);
     }
   }
 #pragma GCC unroll 8

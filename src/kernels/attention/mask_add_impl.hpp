@@ -10,13 +10,14 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/elementwise/bf16_impl.hpp"
+#include "kernels/elementwise/fused_multiply_add_impl.hpp"
 #include "kernels/elementwise/partial_batch_impl.hpp"
 #include "kernels/elementwise/running_max_impl.hpp"
 
 namespace posenc::kernels {
 
 // scores[j] = fma(mask[j], alpha, scores[j] + bias[j]) for j < n, or
-// without the sum when bias is null (xsimd's fma, as
+// without the sum when bias is null (fused_multiply_add, as
 // AttentionBiasKernels::add_mask_f32 says; -inf in the mask gives -inf);
 // returns the largest new score (-inf for n = 0; a NaN may or may not win).
 template <class Arch, class Mask, bool WithBias>
@@ -26,7 +27,7 @@ float add_mask_to(const Mask* mask, float alpha, const float* bias, float* score
   const auto add_at = [&](int64_t j) {
     batch x = batch::load_unaligned(scores + j);
     if constexpr (WithBias) x += batch::load_unaligned(bias + j);
-    const batch v = xsimd::fma(load_floats<Arch>(mask + j), a, x);
+    const batch v = fused_multiply_add<Arch>(load_floats<Arch>(mask + j), a, x);
     v.store_unaligned(scores + j);
     return v;
   };
@@ -35,7 +36,7 @@ float add_mask_to(const Mask* mask, float alpha, const float* bias, float* score
   if (j < n) {  // lanes past n: -inf + 0 (+ 0), which no max takes
     batch x = load_partial<Arch>(scores + j, n - j, -std::numeric_limits<float>::infinity());
     if constexpr (WithBias) x += load_partial<Arch>(bias + j, n - j, 0.0f);
-    const batch v = xsimd::fma(load_floats_partial<Arch>(mask + j, n - j), a, x);
+    const batch v = fused_multiply_add<Arch>(load_floats_partial<Arch>(mask + j, n - j), a, x);
     store_partial<Arch>(v, scores + j, n - j);
     m.see(v);
   }

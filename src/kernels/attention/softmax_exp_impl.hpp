@@ -8,6 +8,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/elementwise/fused_multiply_add_impl.hpp"
 #include "runtime/math_constants.hpp"
 
 namespace posenc::kernels {
@@ -23,11 +24,11 @@ inline constexpr float kLog2e = 1.44269504f;  // 1 / ln 2
 template <class Arch>
 xsimd::batch<float, Arch> exp_near_zero(xsimd::batch<float, Arch> r) {
   using batch = xsimd::batch<float, Arch>;
-  batch p = xsimd::fma(batch(8.31253e-3f), r, batch(4.189011e-2f));
-  p = xsimd::fma(p, r, batch(0.16667114f));
-  p = xsimd::fma(p, r, batch(0.4999923f));
-  p = xsimd::fma(p, r, batch(1.0f));
-  return xsimd::fma(p, r, batch(1.0f));
+  batch p = fused_multiply_add<Arch>(batch(8.31253e-3f), r, batch(4.189011e-2f));
+  p = fused_multiply_add<Arch>(p, r, batch(0.16667114f));
+  p = fused_multiply_add<Arch>(p, r, batch(0.4999923f));
+  p = fused_multiply_add<Arch>(p, r, batch(1.0f));
+  return fused_multiply_add<Arch>(p, r, batch(1.0f));
 }
 
 // 2^n p, given that the result is 0 where `flush` is set and a normal float
@@ -60,8 +61,8 @@ xsimd::batch<float, Arch> softmax_exp(xsimd::batch<float, Arch> x) {
   using batch = xsimd::batch<float, Arch>;
   const auto flush = x < batch(kMinProbabilityLog);
   const batch n = xsimd::nearbyint(x * batch(kLog2e));
-  batch r = xsimd::fma(n, batch(-0.693359375f), x);
-  r = xsimd::fma(n, batch(2.12194440e-4f), r);
+  batch r = fused_multiply_add<Arch>(n, batch(-0.693359375f), x);
+  r = fused_multiply_add<Arch>(n, batch(2.12194440e-4f), r);
   return scale_by_power_of_2<Arch>(exp_near_zero<Arch>(r), n, flush);
 }
 
@@ -71,9 +72,9 @@ xsimd::batch<float, Arch> softmax_exp(xsimd::batch<float, Arch> x) {
 template <class Arch>
 xsimd::batch<float, Arch> exp2_unit_interval(xsimd::batch<float, Arch> f) {
   using batch = xsimd::batch<float, Arch>;
-  batch p = xsimd::fma(batch(0.0784765109f), f, batch(0.224694625f));
-  p = xsimd::fma(p, f, batch(0.696706116f));
-  return xsimd::fma(p, f, batch(0.999877274f));
+  batch p = fused_multiply_add<Arch>(batch(0.0784765109f), f, batch(0.224694625f));
+  p = fused_multiply_add<Arch>(p, f, batch(0.696706116f));
+  return fused_multiply_add<Arch>(p, f, batch(0.999877274f));
 }
 
 // 2^t for t <= 0 (or NaN, which stays NaN; -inf gives 0), to bf16

@@ -7,6 +7,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/bias/position_bias_kernels.hpp"
+#include "kernels/elementwise/fused_multiply_add_impl.hpp"
 #include "kernels/elementwise/partial_batch_impl.hpp"
 #include "kernels/elementwise/running_max_impl.hpp"
 #include "kernels/elementwise/stream_store_impl.hpp"
@@ -64,7 +65,7 @@ void alibi_row(float slope, bool bidirectional, int64_t d0, int64_t count, float
       [&](int64_t c) { return slope * distances.value(c); });
 }
 
-// One xsimd::fma per score, the tail's too, so that a distance gets the
+// One fused_multiply_add per score, the tail's too, so that a distance gets the
 // same bits in any column and on either side of int32's limits.
 template <class Arch>
 float add_alibi_row(float slope, bool bidirectional, int64_t d0, float* scores, int64_t n) {
@@ -72,7 +73,7 @@ float add_alibi_row(float slope, bool bidirectional, int64_t d0, float* scores, 
   const AlibiDistances<Arch> distances(bidirectional, d0, n);
   const batch s(slope);
   const auto add_at = [&](int64_t c) {
-    const batch v = xsimd::fma(s, distances.at_columns(c), batch::load_unaligned(scores + c));
+    const batch v = fused_multiply_add<Arch>(s, distances.at_columns(c), batch::load_unaligned(scores + c));
     v.store_unaligned(scores + c);
     return v;
   };
@@ -81,7 +82,7 @@ float add_alibi_row(float slope, bool bidirectional, int64_t d0, float* scores, 
   if (c < n) {  // the lanes below n - c seen one by one (an infinite slope
                 // would make the others NaN)
     const batch v =
-        xsimd::fma(s, distances.at_columns(c, n - c), load_partial<Arch>(scores + c, n - c, 0.0f));
+        fused_multiply_add<Arch>(s, distances.at_columns(c, n - c), load_partial<Arch>(scores + c, n - c, 0.0f));
     store_partial<Arch>(v, scores + c, n - c);
     alignas(64) float tail[AlibiDistances<Arch>::lanes];
     v.store_aligned(tail);

@@ -28,11 +28,11 @@ struct PositionBiasKernels {
   void (*alibi_row_stream)(float slope, bool bidirectional, int64_t d0, int64_t count,
                            float* out);
   // The fused attention's ALiBi row: scores[c] = fma(slope, float(d),
-  // scores[c]) for c < n, d the distance alibi_row takes, fma being xsimd's
-  // (as AttentionBiasKernels::add_mask_f32 says), the same in every column
-  // and on both sides of int32's limits; returns the largest new score
-  // (-inf for n = 0; a NaN may or may not win). (Its arguments in
-  // AttentionBiasKernels' order.)
+  // scores[c]) for c < n, d the distance alibi_row takes, fma being
+  // fused_multiply_add (as AttentionBiasKernels::add_mask_f32 says), the
+  // same in every column and on both sides of int32's limits; returns the
+  // largest new score (-inf for n = 0; a NaN may or may not win). (Its
+  // arguments in AttentionBiasKernels' order.)
   float (*add_alibi_row)(float slope, bool bidirectional, int64_t d0, float* scores, int64_t n);
   // out[r * length + c] = from[r * stride + c] for r < runs, c < length:
   // TABLE_2D's row, a run of Ww entries per key row of the window

@@ -11,6 +11,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/elementwise/bf16_impl.hpp"
+#include "kernels/elementwise/fused_multiply_add_impl.hpp"
 #include "kernels/rope/rope_kernels.hpp"
 #include "posenc/rope.h"
 
@@ -31,7 +32,7 @@ void interleaved_step(const T* x, T* out, const float* cos, const float* sin, in
   const auto v = load_floats<Arch>(x + i);
   const auto c = load_floats<Arch>(cos + i);
   const auto s = load_floats<Arch>(sin + i);
-  store_floats<Arch>(xsimd::fma(swap_pairs<Arch>(v), s, v * c), out + i);
+  store_floats<Arch>(fused_multiply_add<Arch>(swap_pairs<Arch>(v), s, v * c), out + i);
 }
 
 // Pairs [j, j + lanes) of a HALF_SPLIT row of `pairs` pairs: the first-half
@@ -44,7 +45,7 @@ void half_split_step(const T* x, T* out, const float* cos, const float* sin, int
   const auto c = load_floats<Arch>(cos + j);
   const auto s = load_floats<Arch>(sin + j);
   if (Half != 1) store_floats<Arch>(xsimd::fms(a, c, b * s), out + j);
-  if (Half != 0) store_floats<Arch>(xsimd::fma(a, s, b * c), out + pairs + j);
+  if (Half != 0) store_floats<Arch>(fused_multiply_add<Arch>(a, s, b * c), out + pairs + j);
 }
 
 // Copies n values of `from` to `to`.
