@@ -8,9 +8,10 @@
 //   nothing in posenc after the first (with a caller workspace where the op
 //   takes one); oneDNN's execute builds a small argument map per GEMM,
 //   counted apart;
-// - with every byte posenc allocates and every caller workspace filled with
-//   0xFF, each op gives the bits of a normal call: no scratch is read before
-//   it is written.
+// - with what posenc allocates uninitialized (its own workspace, the
+//   threads' scratch; not what std::vector zero-fills) and every caller
+//   workspace filled with 0xFF or 0x7F, each op gives the bits of a call on
+//   zeros: no scratch is read before it is written.
 // An allocation is attributed to the object whose code called it:
 // posenc (linked into this binary), oneDNN, or other (libstdc++, libgomp).
 #include <link.h>
@@ -51,7 +52,7 @@ enum class Mode {
   kCount,          // count by origin
   kFailWorkers,    // fail posenc's and oneDNN's allocations on other threads than the caller
   kFailNthCaller,  // fail the caller's fail_at-th allocation made by posenc
-  kPoison,         // fill posenc's allocations (and the callers' workspaces) with poison_byte
+  kPoison,         // fill posenc's allocations with fill_byte
 };
 
 std::atomic<Mode> mode{Mode::kOff};
@@ -60,7 +61,9 @@ std::atomic<long> counts[3];
 std::atomic<long> caller_allocations{0}, fail_at{0}, failures{0};
 // Whether the ops' callers pass no workspace (the op allocates its own).
 std::atomic<bool> ops_own_workspaces{false};
-std::atomic<int> poison_byte{0xFF};
+// What the callers' workspaces are filled with before each call (-1: left as
+// they are), and posenc's allocations in Mode::kPoison.
+std::atomic<int> fill_byte{-1};
 thread_local bool in_hook = false;
 
 // The executable code of this binary (posenc is linked in) and of oneDNN,
@@ -126,12 +129,12 @@ bool fails(const void* code) {
   return fail;
 }
 
-// p, filled with poison_byte in Mode::kPoison where posenc's code at `code`
+// p, filled with fill_byte in Mode::kPoison where posenc's code at `code`
 // asked for its `size` bytes.
 void* poisoned(void* p, size_t size, const void* code) {
   if (p != nullptr && mode.load(std::memory_order_relaxed) == Mode::kPoison && !in_hook) {
     in_hook = true;
-    if (origin_of(code) == Origin::kPosenc) std::memset(p, poison_byte, size);
+    if (origin_of(code) == Origin::kPosenc) std::memset(p, fill_byte, size);
     in_hook = false;
   }
   return p;
@@ -219,7 +222,7 @@ std::vector<float> inputs(size_t count, uint32_t seed) { return random_floats(co
 
 // The caller's workspace of a context and size, made once, outside the
 // hooks (the test's own allocations would count as posenc's); filled with
-// poison_byte in Mode::kPoison; none with ops_own_workspaces.
+// fill_byte unless it is -1; none with ops_own_workspaces.
 void* workspace(posenc_context* context, size_t bytes) {
   if (ops_own_workspaces) return nullptr;
   struct Space {
@@ -231,7 +234,7 @@ void* workspace(posenc_context* context, size_t bytes) {
   for (Space& s : spaces) {
     if (s.memory == nullptr) s = Space{context, bytes, __libc_malloc(bytes)};
     if (s.context == context && s.bytes == bytes) {
-      if (mode == Mode::kPoison) std::memset(s.memory, poison_byte, bytes);
+      if (fill_byte >= 0) std::memset(s.memory, fill_byte, bytes);
       return s.memory;
     }
   }
@@ -592,17 +595,20 @@ TEST(AllocationFailure, OnTheCallingThreadWritesNothing) {
   }
 }
 
-// Every op on a thread of its own (its scratch and GEMM slots made in the
-// call, its OpenMP team new) with every byte posenc allocates 0xFF (NaN as
-// floats, -1 as integers) or 0x7F (3.4e38, a huge index), and with each
-// caller workspace the same or with none (the op's own, not zeroed): the
-// bits of a normal call.
+// Every op on a thread of its own (its thread buffers made in the call,
+// its OpenMP team new) with what posenc allocates uninitialized 0xFF (NaN
+// as floats, -1 as integers) or 0x7F (3.4e38, a huge index), and with each
+// caller workspace the same or with none (the op's own): the bits of a call
+// whose caller workspace holds zeros.
 TEST(Allocations, ScratchIsWrittenBeforeItIsRead) {
+  std::vector<std::vector<float>> on_zeros;
+  fill_byte = 0;
+  for (const OpCase& op : op_cases()) on_zeros.push_back(output_of(op));
   for (const int byte : {0xFF, 0x7F}) {
-    poison_byte = byte;
+    fill_byte = byte;
     for (const bool own : {false, true}) {
-      for (const OpCase& op : op_cases()) {
-        const std::vector<float> normal = output_of(op);
+      for (size_t i = 0; i < op_cases().size(); ++i) {
+        const OpCase& op = op_cases()[i];
         std::vector<float> out(op.floats);
         posenc_status status = POSENC_ERROR_INTERNAL;
         std::string error;
@@ -614,12 +620,13 @@ TEST(Allocations, ScratchIsWrittenBeforeItIsRead) {
           ops_own_workspaces = false;
         }).join();
         const std::string whose = std::string(own ? " (the op's own workspace)" : "") +
-                                  " poisoned with " + std::to_string(byte);
+                                  " filled with " + std::to_string(byte);
         ASSERT_EQ(status, POSENC_OK) << op.name << whose << ": " << error;
-        EXPECT_TRUE(same_bits(out.data(), normal)) << op.name << whose;
+        EXPECT_TRUE(same_bits(out.data(), on_zeros[i])) << op.name << whose;
       }
     }
   }
+  fill_byte = -1;
 }
 
 // Calls 2..101 of one shape, on 1 and 2 threads: posenc allocates nothing;

@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 namespace posenc {
 
@@ -48,13 +47,18 @@ class Workspace {
 };
 
 // A buffer of at least `bytes`, 64-byte aligned, that the calling thread
-// keeps for its later calls (grown, never shrunk): one per Tag, a type
-// naming its use, so that uses at once do not share it.
+// keeps for its later calls (grown, never shrunk; its contents are not kept
+// when it grows, nor zeroed): one per Tag, a type naming its use, so that
+// uses at once do not share it.
 template <class Tag>
 uint8_t* thread_buffer(size_t bytes) {
-  thread_local std::vector<uint8_t> buffer;
-  if (buffer.size() < bytes + kWorkspaceAlign) buffer.resize(bytes + kWorkspaceAlign);
-  return workspace_aligned(buffer.data());
+  thread_local std::unique_ptr<uint8_t[]> buffer;
+  thread_local size_t size = 0;
+  if (size < bytes + kWorkspaceAlign) {
+    buffer.reset(new uint8_t[bytes + kWorkspaceAlign]);
+    size = bytes + kWorkspaceAlign;
+  }
+  return workspace_aligned(buffer.get());
 }
 
 // The scratch of each thread of a parallel region (runtime/parallel.hpp):

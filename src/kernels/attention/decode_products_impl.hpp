@@ -52,11 +52,13 @@ struct NextRows {
   }
 };
 
-// sum_c a[c] b[c] over the dim's tail [whole, dim), lane by lane.
+// sums + a[c] b[c] over the dim's tail [whole, dim), lane by lane, each
+// lane's product added in one rounding as the whole batches' are.
 template <class Arch, class T>
-xsimd::batch<float, Arch> tail_products(const T* a, const T* b, int64_t whole, int64_t dim) {
-  return load_floats_partial<Arch>(a + whole, dim - whole) *
-         load_floats_partial<Arch>(b + whole, dim - whole);
+xsimd::batch<float, Arch> add_tail_products(const T* a, const T* b, int64_t whole, int64_t dim,
+                                            xsimd::batch<float, Arch> sums) {
+  return fused_multiply_add<Arch>(load_floats_partial<Arch>(a + whole, dim - whole),
+                                  load_floats_partial<Arch>(b + whole, dim - whole), sums);
 }
 
 // Lane i = the sum of the lanes of rows[i], i < lanes. xsimd 8.1's haddp
@@ -120,7 +122,8 @@ struct WidenedProducts {
     if (whole < dim) {
       for (int64_t r = 0; r < kRows; ++r) {
         for (int64_t i = 0; i < kKeys; ++i) {
-          sums[r * kKeys + i] += tail_products<Arch>(query[r], key[i], whole, dim);
+          sums[r * kKeys + i] =
+              add_tail_products<Arch>(query[r], key[i], whole, dim, sums[r * kKeys + i]);
         }
       }
     }
@@ -215,7 +218,9 @@ void outer_tile(const float* qt, int64_t ld_qt, int64_t rows, const T* kt, int64
     for (int64_t r = 0; r < kRows; ++r) {
       const batch a(qt[r * ld_qt + c]);
 #pragma GCC unroll 2
-      for (int64_t h = 0; h < kBatches; ++h) sums[r][h] = fused_multiply_add<Arch>(a, keys[h], sums[r][h]);
+      for (int64_t h = 0; h < kBatches; ++h) {
+        sums[r][h] = fused_multiply_add<Arch>(a, keys[h], sums[r][h]);
+      }
     }
   }
   // (Each batch passed by value, in a loop of constant bound over the
@@ -377,7 +382,9 @@ void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_
       const batch value = kPartial ? load_floats_partial<Arch>(vj, count)
                                    : load_floats<Arch>(vj + t * lanes);
 #pragma GCC unroll 8
-      for (int r = 0; r < kRows; ++r) sums[r][t] = fused_multiply_add<Arch>(p[r], value, sums[r][t]);
+      for (int r = 0; r < kRows; ++r) {
+        sums[r][t] = fused_multiply_add<Arch>(p[r], value, sums[r][t]);
+      }
     }
   }
 #pragma GCC unroll 8

@@ -73,7 +73,8 @@ float add_alibi_row(float slope, bool bidirectional, int64_t d0, float* scores, 
   const AlibiDistances<Arch> distances(bidirectional, d0, n);
   const batch s(slope);
   const auto add_at = [&](int64_t c) {
-    const batch v = fused_multiply_add<Arch>(s, distances.at_columns(c), batch::load_unaligned(scores + c));
+    const batch v =
+        fused_multiply_add<Arch>(s, distances.at_columns(c), batch::load_unaligned(scores + c));
     v.store_unaligned(scores + c);
     return v;
   };
@@ -81,8 +82,8 @@ float add_alibi_row(float slope, bool bidirectional, int64_t d0, float* scores, 
   const int64_t c = see_whole_batches<Arch>(n, add_at, m);
   if (c < n) {  // the lanes below n - c seen one by one (an infinite slope
                 // would make the others NaN)
-    const batch v =
-        fused_multiply_add<Arch>(s, distances.at_columns(c, n - c), load_partial<Arch>(scores + c, n - c, 0.0f));
+    const batch v = fused_multiply_add<Arch>(s, distances.at_columns(c, n - c),
+                                             load_partial<Arch>(scores + c, n - c, 0.0f));
     store_partial<Arch>(v, scores + c, n - c);
     alignas(64) float tail[AlibiDistances<Arch>::lanes];
     v.store_aligned(tail);

@@ -1,9 +1,9 @@
 // x * y + z for the kernels' batches, templated on the xsimd arch: one
 // rounding where the path has FMA instructions (AVX-512, AVX2, NEON), a
 // product and a sum on SSE2. xsimd 8.1's fma on AVX-512 is x * y + z, whose
-// rounding is left to the compiler's contraction (GCC's from -O2 on, not in
-// the sanitizers' builds): there it is the instruction itself, so that every
-// build of a path gives the same bits.
+// rounding is left to the compiler's contraction (GCC's Release build fused
+// it, clang's TSan and fuzz builds need not): there it is the instruction
+// itself, so that every build of a path gives the same bits.
 #pragma once
 
 #include <type_traits>

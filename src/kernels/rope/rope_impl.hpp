@@ -44,7 +44,7 @@ void half_split_step(const T* x, T* out, const float* cos, const float* sin, int
   const auto b = load_floats<Arch>(x + pairs + j);
   const auto c = load_floats<Arch>(cos + j);
   const auto s = load_floats<Arch>(sin + j);
-  if (Half != 1) store_floats<Arch>(xsimd::fms(a, c, b * s), out + j);
+  if (Half != 1) store_floats<Arch>(fused_multiply_add<Arch>(a, c, -(b * s)), out + j);
   if (Half != 0) store_floats<Arch>(fused_multiply_add<Arch>(a, s, b * c), out + pairs + j);
 }
 
