@@ -2,13 +2,14 @@
 """How much of a posenc_attention call is oneDNN's GEMMs, and which kernels.
 
 For machines without a sampling profiler: one call of each case runs with
-oneDNN's verbose mode on (dnnl_set_verbose, after warm-up calls), and its
-lines are summed per primitive implementation (brg:avx512_core_amx,
-brg:avx512_core_bf16, ...). The share printed is the GEMMs' summed time over
-threads x the median wall time of the same call without verbose mode: what
-is left is posenc's own work (softmax, packing, biases, conversions) and the
-threads' waits. Verbose mode adds its own time to each GEMM, so the share is
-an upper bound.
+oneDNN 2.x's verbose mode on (dnnl_set_verbose, after warm-up calls), and
+its exec lines are summed per primitive and implementation (matmul
+brg:avx512_core_amx_bf16, reorder jit:uni, ...). The share printed is the
+matmuls' summed time over threads x the median wall time of the same call
+without verbose mode: what is left is posenc's own work (softmax, packing,
+biases, conversions), oneDNN's reorders (listed) and the threads' waits.
+Verbose mode adds its own time to each GEMM, so the share is an upper
+bound.
 
     python3 bench/gemm_share.py [--cases plain,causal,rel2d,sam] [--dtypes fp32,bf16]
         [--threads all] [--repeats 5]
@@ -32,7 +33,7 @@ from torch_attention import CASES, DTYPES, make_inputs, posenc_way  # noqa: E402
 
 def onednn():
     """The oneDNN that libposenc loaded (the dynamic linker's own copy)."""
-    for name in ("libdnnl.so.2", "libdnnl.so.3", "libdnnl.so"):
+    for name in ("libdnnl.so.2", "libdnnl.so"):
         try:
             return ctypes.CDLL(name)
         except OSError:
@@ -45,14 +46,15 @@ def verbose_lines(call, dnnl):
     libc = ctypes.CDLL(None)
     with tempfile.TemporaryFile("w+") as log:
         sys.stdout.flush()
+        libc.fflush(None)
         saved = os.dup(1)
         os.dup2(log.fileno(), 1)
         try:
             dnnl.dnnl_set_verbose(1)
             call()
+        finally:
             dnnl.dnnl_set_verbose(0)
             libc.fflush(None)
-        finally:
             os.dup2(saved, 1)
             os.close(saved)
         log.seek(0)
@@ -70,10 +72,10 @@ def share(case, dtype, threads, repeats, dnnl):
         entry = per_impl[f"{fields[3]} {fields[4]}"]
         entry[0] += 1
         entry[1] += float(fields[-1]) * 1e-3
-    gemm = sum(seconds for _, seconds in per_impl.values())
+    gemm = sum(seconds for name, (_, seconds) in per_impl.items() if name.startswith("matmul "))
     impls = "; ".join(f"{name}: {count} calls, {seconds * 1e3:.1f} ms"
                       for name, (count, seconds) in sorted(per_impl.items()))
-    print(f"{case} {dtype} {threads} threads: {wall * 1e3:.2f} ms; oneDNN "
+    print(f"{case} {dtype} {threads} threads: {wall * 1e3:.2f} ms; oneDNN's matmuls "
           f"{gemm / (threads * wall):.0%} of {threads} x wall ({impls})", flush=True)
 
 
@@ -90,7 +92,7 @@ def main():
             parser.error(f"unknown {', '.join(sorted(unknown))}: choose from {', '.join(known)}")
     import posenc  # noqa: F401 (loads libposenc, and with it oneDNN)
     dnnl = onednn()
-    every = os.cpu_count()
+    every = len(os.sched_getaffinity(0))
     with __import__("torch").no_grad():
         for case in args.cases.split(","):
             for dtype in args.dtypes.split(","):

@@ -10,8 +10,8 @@
 #   bench/targets.sh share  [OUT]   bench/gemm_share.py: the GEMMs' share of
 #                                   the attention cases, all threads
 #   bench/targets.sh models [OUT]   bench/torch_models.py, 2 and all threads
-#   bench/targets.sh all    [OUT]   cases, share, sdpa at all threads only,
-#                                   then tests, in one command (for a
+#   bench/targets.sh all    [OUT]   cases, share, sdpa (its all-threads rows
+#                                   only), then tests, in one command (for a
 #                                   time-limited device session: the figures
 #                                   first; on a 16-core Xeon with AMX the
 #                                   suite took over 90 s), each stage's

@@ -64,6 +64,7 @@ struct GemmOperands {
   MatmulShape run;
 };
 
+// C[m, n] = A[m, k] B[k, n], all dense row-major.
 MatmulShape row_major(posenc_dtype type, int64_t m, int64_t n, int64_t k) {
   MatmulShape s;
   s.m = m;
