@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstring>
 #include <map>
-#include <memory>
 #include <vector>
 
 #include "runtime/error.hpp"
@@ -100,13 +99,14 @@ double per_thread_gemm_gflops(posenc_dtype type, int64_t m, int64_t n, int64_t k
   const int threads = omp_get_max_threads();
   const MatmulShape s = row_major(type, m, n, k);
   try {
-    std::vector<std::unique_ptr<GemmOperands>> operands;
-    for (int t = 0; t < threads; ++t) operands.push_back(std::make_unique<GemmOperands>(s));
-    GemmSlots(threads).prepare(operands[0]->run);
+    std::vector<GemmOperands> operands;
+    operands.reserve(size_t(threads));
+    for (int t = 0; t < threads; ++t) operands.emplace_back(s);
+    GemmSlots(threads).prepare(operands[0].run);
     const double seconds = median_seconds(
         [&] {
           parallel_for(threads, threads, [&](int64_t task) {
-            for (int r = 0; r < kRepeats; ++r) operands[size_t(task)]->multiply();
+            for (int r = 0; r < kRepeats; ++r) operands[size_t(task)].multiply();
           });
         },
         5);

@@ -85,9 +85,7 @@ float add_alibi_row(float slope, bool bidirectional, int64_t d0, float* scores, 
     const batch v = fused_multiply_add<Arch>(s, distances.at_columns(c, n - c),
                                              load_partial<Arch>(scores + c, n - c, 0.0f));
     store_partial<Arch>(v, scores + c, n - c);
-    alignas(64) float tail[AlibiDistances<Arch>::lanes];
-    v.store_aligned(tail);
-    for (int64_t l = 0; l < n - c; ++l) m.see(tail[l]);
+    for (int64_t j = c; j < n; ++j) m.see(scores[j]);
   }
   return m.value();
 }
