@@ -91,14 +91,26 @@ TEST(Fork, ChildOfAThreadThatLedTeamsRunsOnOneThread) {
   EXPECT_EQ(run_in_child([&] { return verdict_of_rerun(e, two.get(), true); }, kLimit), kPassed);
 }
 
-// ThreadSanitizer ends a child of a threaded process that starts threads.
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kChildMayStartThreads = false;
-#elif defined(__has_feature)
-constexpr bool kChildMayStartThreads = !__has_feature(thread_sanitizer);
+// The sanitizers that change what a child of a threaded process may do
+// (GCC defines __SANITIZE_*__, clang answers __has_feature).
+#if defined(__has_feature)
+#define POSENC_TEST_HAS_FEATURE(name) __has_feature(name)
 #else
-constexpr bool kChildMayStartThreads = true;
+#define POSENC_TEST_HAS_FEATURE(name) 0
 #endif
+#if defined(__SANITIZE_THREAD__) || POSENC_TEST_HAS_FEATURE(thread_sanitizer)
+constexpr bool kThreadSanitizer = true;
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+#if defined(__SANITIZE_ADDRESS__) || POSENC_TEST_HAS_FEATURE(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
+// ThreadSanitizer ends a child of a threaded process that starts threads.
+constexpr bool kChildMayStartThreads = !kThreadSanitizer;
 
 TEST(Fork, ChildOfAThreadThatLedNoTeamKeepsItsThreads) {
   if (!kChildMayStartThreads) GTEST_SKIP() << "ThreadSanitizer: no threads after fork";
@@ -132,13 +144,7 @@ TEST(Fork, ChildOfAThreadThatRanAOnednnTeamRunsOnOneThread) {
 // forever on a copy of one (seen about once in a thousand forks beside a
 // thread making primitives, the child's stack in the allocator's region
 // lock).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kForkBesideAllocatingThreads = false;
-#elif defined(__has_feature)
-constexpr bool kForkBesideAllocatingThreads = !__has_feature(address_sanitizer);
-#else
-constexpr bool kForkBesideAllocatingThreads = true;
-#endif
+constexpr bool kForkBesideAllocatingThreads = !kAddressSanitizer;
 
 // A child forked while another thread makes primitives and holds the
 // primitive cache (a capacity of 4, so each of its shapes is made again)
