@@ -629,36 +629,41 @@ TEST(Allocations, ScratchIsWrittenBeforeItIsRead) {
   fill_byte = -1;
 }
 
-// Calls 2..101 of one shape, on 1 and 2 threads: posenc allocates nothing;
-// oneDNN's execute allocates a fixed count per call (its argument map per
-// GEMM), the same for every call.
+// Calls 2..101 of one shape, on 1 and 2 threads, with a caller workspace
+// or none (the op's own, kept by the calling thread): posenc allocates
+// nothing; oneDNN's execute allocates a fixed count per call (its argument
+// map per GEMM), the same for every call.
 TEST(Allocations, RepeatedShapesAllocateNothingInPosenc) {
   posenc_context* one = nullptr;
   ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 1, &one), POSENC_OK);
-  for (posenc_context* ctx : {one, two_threads()}) {
-    for (const OpCase& op : op_cases()) {
-      std::vector<float> out(op.floats);
-      ASSERT_EQ(op.call(ctx, out.data()), POSENC_OK) << op.name;  // the first may allocate
-      long per_call[3] = {0, 0, 0};
-      long total[3] = {0, 0, 0};
-      for (int i = 0; i < 100; ++i) {
-        {
-          const Hook hook(Mode::kCount);
-          ASSERT_EQ(op.call(ctx, out.data()), POSENC_OK) << op.name;
+  for (const bool own : {false, true}) {
+    ops_own_workspaces = own;
+    for (posenc_context* ctx : {one, two_threads()}) {
+      for (const OpCase& op : op_cases()) {
+        std::vector<float> out(op.floats);
+        ASSERT_EQ(op.call(ctx, out.data()), POSENC_OK) << op.name;  // the first may allocate
+        long per_call[3] = {0, 0, 0};
+        long total[3] = {0, 0, 0};
+        for (int i = 0; i < 100; ++i) {
+          {
+            const Hook hook(Mode::kCount);
+            ASSERT_EQ(op.call(ctx, out.data()), POSENC_OK) << op.name;
+          }
+          for (int o = 0; o < 3; ++o) {
+            if (i == 0) per_call[o] = counts[o];
+            total[o] += counts[o];
+          }
         }
-        for (int o = 0; o < 3; ++o) {
-          if (i == 0) per_call[o] = counts[o];
-          total[o] += counts[o];
-        }
+        std::printf("%-30s %d thread(s)%s: per call posenc %ld, oneDNN %ld, other %ld\n",
+                    op.name.c_str(), posenc_context_num_threads(ctx), own ? ", own workspace" : "",
+                    per_call[0], per_call[1], per_call[2]);
+        EXPECT_EQ(total[int(Origin::kPosenc)], 0) << op.name << (own ? " (own workspace)" : "");
+        EXPECT_EQ(total[int(Origin::kOther)], 100 * per_call[int(Origin::kOther)]) << op.name;
+        EXPECT_EQ(total[int(Origin::kOneDnn)], 100 * per_call[int(Origin::kOneDnn)]) << op.name;
       }
-      std::printf("%-30s %d thread(s): per call posenc %ld, oneDNN %ld, other %ld\n",
-                  op.name.c_str(), posenc_context_num_threads(ctx), per_call[0], per_call[1],
-                  per_call[2]);
-      EXPECT_EQ(total[int(Origin::kPosenc)], 0) << op.name;
-      EXPECT_EQ(total[int(Origin::kOther)], 100 * per_call[int(Origin::kOther)]) << op.name;
-      EXPECT_EQ(total[int(Origin::kOneDnn)], 100 * per_call[int(Origin::kOneDnn)]) << op.name;
     }
   }
+  ops_own_workspaces = false;
   posenc_context_destroy(one);
 }
 

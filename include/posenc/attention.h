@@ -344,9 +344,11 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
                                                          const posenc_attention_desc* desc,
                                                          size_t* bytes);
 
-/* Runs the attention described by desc. workspace: NULL (posenc allocates
- * it per call) or at least posenc_attention_workspace_size bytes, any
- * alignment, not overlapping any tensor. With a workspace, a repeated call
+/* Runs the attention described by desc. workspace: NULL or at least
+ * posenc_attention_workspace_size bytes, any alignment, not overlapping any
+ * tensor. NULL: posenc's own, kept by the calling thread for its next calls
+ * without one (grown to the largest, shared with posenc_bottleneck's) up to
+ * 256 MiB, allocated per call beyond. With a workspace, a repeated call
  * of one desc on one thread allocates nothing in posenc (oneDNN's execute
  * allocates its small argument map per GEMM; see posenc/core.h); the first
  * call of a desc on a thread makes its GEMMs' primitives, memory objects and
@@ -459,8 +461,8 @@ POSENC_API posenc_status posenc_bottleneck_workspace_size(posenc_context* contex
                                                           const posenc_bottleneck_desc* desc,
                                                           size_t* bytes);
 
-/* Runs the block. workspace: NULL (posenc allocates it per call) or at least
- * posenc_bottleneck_workspace_size bytes. Errors (nothing written) as
+/* Runs the block. workspace: NULL (posenc's own, kept as posenc_attention
+ * keeps it) or at least posenc_bottleneck_workspace_size bytes. Errors (nothing written) as
  * posenc_attention: NULL pointers, sizes, dtypes, scale, flags, stride,
  * overflow, out overlapping an input or the workspace, workspace_bytes too
  * small.

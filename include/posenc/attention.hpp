@@ -96,7 +96,7 @@ inline size_t attention_workspace_size(const Context& context,
   return bytes;
 }
 
-// Allocates its own workspace for each call.
+// Uses posenc's own workspace (kept by the calling thread: posenc_attention).
 inline void attention(const Context& context, const posenc_attention_desc& desc,
                       const posenc_attention_tensors& tensors) {
   check(posenc_attention(context.get(), &desc, &tensors, nullptr, 0));
@@ -113,7 +113,7 @@ namespace detail {
 // larger default makes run() throw. Its context is made as Context(isa,
 // num_threads) is, so a path above a cap lowered since throws. One call at a
 // time (one workspace per thread). Move-only; a moved-from workspace runs on
-// the process default context, allocating per call.
+// the process default context, on posenc's own workspace.
 template <class Desc, class Tensors,
           posenc_status (*kSize)(posenc_context*, const Desc*, size_t*),
           posenc_status (*kRun)(posenc_context*, const Desc*, const Tensors*, void*, size_t)>
@@ -167,7 +167,7 @@ inline size_t bottleneck_workspace_size(const Context& context,
   return bytes;
 }
 
-// Allocates its own workspace.
+// Uses posenc's own workspace.
 inline void bottleneck_mhsa(const Context& context, const posenc_bottleneck_desc& desc,
                             const void* fmap, const void* w_qkv, const void* rel_h,
                             const void* rel_w, void* out) {
@@ -175,7 +175,7 @@ inline void bottleneck_mhsa(const Context& context, const posenc_bottleneck_desc
                                0));
 }
 
-// Allocates its own workspace (a BottleneckWorkspace keeps one).
+// Uses posenc's own workspace (a BottleneckWorkspace is the caller's).
 inline void bottleneck(const Context& context, const posenc_bottleneck_desc& desc,
                        const posenc_bottleneck_tensors& tensors) {
   check(posenc_bottleneck(context.get(), &desc, &tensors, nullptr, 0));

@@ -359,8 +359,9 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     kv_lengths, q_lengths, query_offsets: [batch] int32 or int64. k and v
     may have fewer heads than q (grouped-query). v may have another head
     size than q and k (value_head_dim), which out and value_table then have.
-    out_dtype: default q's. workspace: a buffer
-    of at least attention_workspace_size(...) bytes, or None. An empty batch,
+    out_dtype: default q's. workspace: a buffer of at least
+    attention_workspace_size(...) bytes, or None: posenc's own, kept by the
+    calling thread for its later calls (up to 256 MiB). An empty batch,
     heads or queries axis gives an empty result, no keys a result of zeros.
 
     The biases that need no q (posenc.bias describes their tables): bias=

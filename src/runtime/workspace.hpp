@@ -1,6 +1,6 @@
 // Workspaces of the ops: carved into 64-byte aligned pieces, and either the
-// caller's memory or memory owned for one call; and the scratch the calling
-// thread keeps between calls for ops that take no workspace.
+// caller's memory or the op's own; and the scratch the calling thread keeps
+// between calls.
 #pragma once
 
 #include <cstddef>
@@ -22,30 +22,6 @@ inline uint8_t* workspace_aligned(uint8_t* p) {
   return p + (kWorkspaceAlign - address % kWorkspaceAlign) % kWorkspaceAlign;
 }
 
-// The caller's workspace, or `bytes` allocated for this call if it gave none,
-// advanced to the next 64-byte boundary. `bytes` includes kWorkspaceAlign of
-// slack for that. The allocation is left as it comes, as a caller's
-// workspace is: zeroing it would be a serial pass over every thread's
-// scratch (tens of MB for an attention on 16 threads) on each call.
-class Workspace {
- public:
-  Workspace(void* given, size_t bytes) {
-    if (given == nullptr) {
-      owned_.reset(new uint8_t[bytes]);
-      given = owned_.get();
-    }
-    base_ = workspace_aligned(static_cast<uint8_t*>(given));
-  }
-  Workspace(const Workspace&) = delete;
-  Workspace& operator=(const Workspace&) = delete;
-
-  uint8_t* base() const { return base_; }
-
- private:
-  std::unique_ptr<uint8_t[]> owned_;
-  uint8_t* base_;
-};
-
 // A buffer of at least `bytes`, 64-byte aligned, that the calling thread
 // keeps for its later calls (grown, never shrunk; its contents are not kept
 // when it grows, nor zeroed): one per Tag, a type naming its use, so that
@@ -60,6 +36,46 @@ uint8_t* thread_buffer(size_t bytes) {
   }
   return workspace_aligned(buffer.get());
 }
+
+// `bytes` for one call, 64-byte aligned, not zeroed: up to kept_limit the
+// calling thread's buffer for Tag (thread_buffer), so that repeated calls
+// neither allocate nor, past glibc's mmap threshold (32 MiB at most), map
+// and fault in their pages afresh; beyond kept_limit allocated into `owned`
+// for this call only, so that one outsized call does not hold its memory
+// for the thread's life.
+template <class Tag>
+uint8_t* call_memory(size_t bytes, size_t kept_limit, std::unique_ptr<uint8_t[]>& owned) {
+  if (bytes <= kept_limit) return thread_buffer<Tag>(bytes);
+  owned.reset(new uint8_t[bytes + kWorkspaceAlign]);
+  return workspace_aligned(owned.get());
+}
+
+// The most bytes of workspace an op given none keeps per calling thread.
+constexpr size_t kKeptWorkspaceBytes = size_t(256) << 20;
+
+// The caller's workspace, or if it gave none the op's own (call_memory, kept
+// up to kKeptWorkspaceBytes: the Python package's default), advanced to the
+// next 64-byte boundary. `bytes` includes kWorkspaceAlign of slack for that.
+// The op's own is left as it comes, as a caller's workspace is: zeroing it
+// would be a serial pass over every thread's scratch (tens of MB for an
+// attention on 16 threads). The ops taking one (the attention, the BoTNet
+// block, which passes a part of its own to the attention) never run one
+// inside another on a thread: they share the kept buffer.
+class Workspace {
+ public:
+  Workspace(void* given, size_t bytes)
+      : base_(given != nullptr
+                  ? workspace_aligned(static_cast<uint8_t*>(given))
+                  : call_memory<struct OpWorkspaceTag>(bytes, kKeptWorkspaceBytes, owned_)) {}
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  uint8_t* base() const { return base_; }
+
+ private:
+  std::unique_ptr<uint8_t[]> owned_;
+  uint8_t* base_;
+};
 
 // The scratch of each thread of a parallel region (runtime/parallel.hpp):
 // `slots` arrays of `count` T, from the calling thread's buffer for Tag.

@@ -1,7 +1,7 @@
 #include "ops/relative/logits_2d.hpp"
 
 #include <algorithm>
-#include <vector>
+#include <memory>
 
 #include "ops/relative/gemm.hpp"
 #include "ops/stream_output.hpp"
@@ -122,14 +122,10 @@ void relative_logits_2d(const ExecContext& ctx, int64_t batch, int64_t heads, in
                         int64_t width, int64_t dim, const float* q, const float* row_table,
                         const float* column_table, int64_t table_heads, float* out) {
   const int64_t X = height, Y = width, N = X * Y, rows = batch * heads * N;
-  // The decomposed logits: in a buffer the calling thread keeps, up to
-  // kKeptLogitsBytes; larger ones for this call only.
-  const size_t bytes = size_t(rows * (X + Y)) * sizeof(float);
-  std::vector<float> owned;
-  if (bytes > kKeptLogitsBytes) owned.resize(size_t(rows * (X + Y)));
-  float* rel_h = bytes > kKeptLogitsBytes
-                     ? owned.data()
-                     : reinterpret_cast<float*>(thread_buffer<struct Relative2dLogitsTag>(bytes));
+  // The decomposed logits: kept by the calling thread up to kKeptLogitsBytes.
+  std::unique_ptr<uint8_t[]> owned;
+  auto* rel_h = reinterpret_cast<float*>(call_memory<struct Relative2dLogitsTag>(
+      size_t(rows * (X + Y)) * sizeof(float), kKeptLogitsBytes, owned));
   float* rel_w = rel_h + rows * X;
   relative_logits_2d_decomposed(ctx, batch, heads, height, width, dim, q, row_table,
                                 column_table, table_heads, rel_h, rel_w);
