@@ -7,14 +7,19 @@
 #                                   server targets' rows again at 1 thread
 #   bench/targets.sh sdpa   [OUT]   bench/torch_attention.py, 1 and all threads
 #                                   (SDPA_THREADS: others, e.g. "all")
+#   bench/targets.sh phases [OUT]   posenc bench --phases: where the time of
+#                                   the attention targets goes (GEMMs,
+#                                   softmax, packing...), all threads and 1
 #   bench/targets.sh share  [OUT]   bench/gemm_share.py: the GEMMs' share of
-#                                   the attention cases, all threads
+#                                   the attention cases, all threads, and
+#                                   which oneDNN kernels ran
 #   bench/targets.sh models [OUT]   bench/torch_models.py, 2 and all threads
-#   bench/targets.sh all    [OUT]   cases, share, sdpa (its all-threads rows
-#                                   only), then tests, in one command (for a
-#                                   time-limited device session: the figures
-#                                   first; on a 16-core Xeon with AMX the
-#                                   suite took over 90 s), each stage's
+#   bench/targets.sh all    [OUT]   cases, phases, share, sdpa (its
+#                                   all-threads rows only), then tests, in
+#                                   one command (for a time-limited device
+#                                   session: the figures first; on a
+#                                   16-core Xeon with AMX the suite took
+#                                   over 90 s), each stage's
 #                                   seconds in OUT/all.txt; a failing stage
 #                                   does not stop the next
 #
@@ -39,6 +44,7 @@ export PYTHONUNBUFFERED=1
 all_threads="padded,1D B8 H8 T512,plain B1 H8 T2048,kv8 Tq1,T2048 d128,attention_family"
 all_threads+=",2D B1 H4 64x64 d64,H12 64x64,C512 14x14"
 one_thread="T2048 d128,2D B1 H4 64x64 d64,H12 64x64,C512 14x14"
+phase_rows="plain B1 H32 T2048 d128,2D B1 H4 64x64 d64,2D B1 H12 64x64"
 
 mkdir -p "$out"
 case "$stage" in
@@ -49,6 +55,10 @@ case "$stage" in
       "$cli" bench --isa avx512 --filter "$all_threads"
       OMP_NUM_THREADS=1 "$cli" bench --isa avx512 --filter "$one_thread"
     } 2>&1 | tee "$out/cases.txt" ;;
+  phases)
+    { "$cli" bench --phases --isa avx512 --filter "$phase_rows"
+      OMP_NUM_THREADS=1 "$cli" bench --phases --isa avx512 --filter "$phase_rows"
+    } 2>&1 | tee "$out/phases.txt" ;;
   sdpa)
     python3 "$root/bench/torch_attention.py" --threads "${SDPA_THREADS:-1,all}" --markdown 2>&1 |
       tee "$out/sdpa.txt" ;;
@@ -60,13 +70,13 @@ case "$stage" in
   all)
     status=0
     : >"$out/all.txt"
-    for each in cases share sdpa tests; do
+    for each in cases phases share sdpa tests; do
       start=$SECONDS
       SDPA_THREADS=all "$0" "$each" "$out" || status=1
       echo "$each: $((SECONDS - start)) s" | tee -a "$out/all.txt"
     done
     exit "$status" ;;
   *)
-    sed -n 2,26p "$0" >&2
+    sed -n '2,/^set /{/^#/p}' "$0" >&2
     exit 2 ;;
 esac

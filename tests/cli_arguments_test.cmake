@@ -27,6 +27,7 @@ set(cases
   "bench|--jsn=1=>'--jsn=1'"
   "bench|--isa|avx3=>--isa"
   "bench|--jsn=>'--jsn'"
+  "bench|--phases|--json=>--phases: not with --json"
   "viz|--length|zero=>--length"
   "viz|--out==>--out: expected a folder"
   "viz|--base|0x10=>--base"

@@ -1,7 +1,8 @@
 // posenc bench: the cases tagged "bench" x runnable ISA path as one table
 // (or JSON), each time set against the oneDNN GEMM rate measured at the
 // start and against a memcpy and memset of the case's own bytes, all in the
-// same run. A call that fails is not timed: its row says why.
+// same run. A call that fails is not timed: its row says why. With --phases
+// each row is followed by where its calls spend their time (phases.hpp).
 #include <omp.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "cases/timing/machine.hpp"
 #include "cases/timing/metrics.hpp"
 #include "commands.hpp"
+#include "phases.hpp"
 #include "posenc/core.hpp"
 #include "runtime/compiled_isas.hpp"
 
@@ -22,6 +24,7 @@ namespace {
 
 struct Options {
   bool json = false;
+  bool phases = false;
   std::string isa;     // empty: every runnable path
   std::string filter;  // substrings of "op shape", comma-separated
   std::string tag = "bench";
@@ -30,15 +33,15 @@ struct Options {
 };
 
 const char* const kUsage =
-    "usage: posenc bench [--json] [--isa auto|avx512|avx2|baseline|neon] [--filter TEXT[,TEXT...]] "
-    "[--tag bench|demo|check] [--repeats N] (--name=VALUE also)";
+    "usage: posenc bench [--json | --phases] [--isa auto|avx512|avx2|baseline|neon] "
+    "[--filter TEXT[,TEXT...]] [--tag bench|demo|check] [--repeats N] (--name=VALUE also)";
 
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string given = argv[i];
-    if (given == "--json" || given == "-h" || given == "--help") {
-      (given == "--json" ? o.json : o.help) = true;
+    if (given == "--json" || given == "--phases" || given == "-h" || given == "--help") {
+      (given == "--json" ? o.json : given == "--phases" ? o.phases : o.help) = true;
       continue;
     }
     const auto joined = joined_option(given);
@@ -68,6 +71,7 @@ Options parse(int argc, char** argv) {
     }
     if (arg == "--repeats") o.repeats = int(parse_int(arg, value, 1, 1000000));
   }
+  if (o.json && o.phases) throw BadArgument("--phases: not with --json\n" + std::string(kUsage));
   return o;
 }
 
@@ -137,6 +141,9 @@ int run_bench(int argc, char** argv) {
         separator = ",";
       } else {
         std::printf("%s", cases::bench_row(c, isa, timed, metrics, widths).c_str());
+        if (options.phases && timed.failure.empty()) {
+          std::printf("%s", phase_breakdown(problem, context.get(), options.repeats).c_str());
+        }
       }
     }
   }

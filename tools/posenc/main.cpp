@@ -28,8 +28,9 @@ constexpr Command kCommands[] = {
      "self-test: every op on every ISA path against the reference"},
     {"bench", posenc::cli::run_bench, true,
      "op x shape x ISA table against the machine's GEMM rate and\n"
-     "copy bandwidth measured in the same run [--json] [--isa NAME]\n"
-     "[--filter TEXT[,TEXT...]] [--tag bench|demo|check] [--repeats N]"},
+     "copy bandwidth measured in the same run [--json | --phases]\n"
+     "[--isa NAME] [--filter TEXT[,TEXT...]] [--tag bench|demo|check]\n"
+     "[--repeats N]; --phases: where each row's time goes"},
     {"viz", posenc::cli::run_viz, true,
      "writes PNG figures: the sinusoid table, cosine similarity of\n"
      "positions, relative logits, the 2D relative bias (see viz --help)"},
