@@ -3,18 +3,16 @@
 # one stage per command so that each fits a time-limited run:
 #
 #   bench/targets.sh tests  [OUT]   the whole GoogleTest suite on every ISA path
-#   bench/targets.sh cases  [OUT]   posenc bench rows at all threads, then the
-#                                   server targets' rows again at 1 thread
+#   bench/targets.sh cases  [OUT]   posenc bench --phases rows at all threads,
+#                                   then the server targets' rows again at 1
+#                                   thread: each with where its time goes
 #   bench/targets.sh sdpa   [OUT]   bench/torch_attention.py, 1 and all threads
 #                                   (SDPA_THREADS: others, e.g. "all")
-#   bench/targets.sh phases [OUT]   posenc bench --phases: where the time of
-#                                   the attention targets goes (GEMMs,
-#                                   softmax, packing...), all threads and 1
 #   bench/targets.sh share  [OUT]   bench/gemm_share.py: the GEMMs' share of
 #                                   the attention cases, all threads, and
 #                                   which oneDNN kernels ran
 #   bench/targets.sh models [OUT]   bench/torch_models.py, 2 and all threads
-#   bench/targets.sh all    [OUT]   cases, phases, share, sdpa (its
+#   bench/targets.sh all    [OUT]   cases, share, sdpa (its
 #                                   all-threads rows only), then tests, in
 #                                   one command (for a time-limited device
 #                                   session: the figures first; on a
@@ -44,7 +42,6 @@ export PYTHONUNBUFFERED=1
 all_threads="padded,1D B8 H8 T512,plain B1 H8 T2048,kv8 Tq1,T2048 d128,attention_family"
 all_threads+=",2D B1 H4 64x64 d64,H12 64x64,C512 14x14"
 one_thread="T2048 d128,2D B1 H4 64x64 d64,H12 64x64,C512 14x14"
-phase_rows="plain B1 H32 T2048 d128,2D B1 H4 64x64 d64,2D B1 H12 64x64"
 
 mkdir -p "$out"
 case "$stage" in
@@ -52,13 +49,9 @@ case "$stage" in
     "$tests" --gtest_brief=1 2>&1 | tee "$out/tests.txt" ;;
   cases)
     { "$cli" info
-      "$cli" bench --isa avx512 --filter "$all_threads"
-      OMP_NUM_THREADS=1 "$cli" bench --isa avx512 --filter "$one_thread"
+      "$cli" bench --phases --isa avx512 --filter "$all_threads"
+      OMP_NUM_THREADS=1 "$cli" bench --phases --isa avx512 --filter "$one_thread"
     } 2>&1 | tee "$out/cases.txt" ;;
-  phases)
-    { "$cli" bench --phases --isa avx512 --filter "$phase_rows"
-      OMP_NUM_THREADS=1 "$cli" bench --phases --isa avx512 --filter "$phase_rows"
-    } 2>&1 | tee "$out/phases.txt" ;;
   sdpa)
     python3 "$root/bench/torch_attention.py" --threads "${SDPA_THREADS:-1,all}" --markdown 2>&1 |
       tee "$out/sdpa.txt" ;;
@@ -70,7 +63,7 @@ case "$stage" in
   all)
     status=0
     : >"$out/all.txt"
-    for each in cases phases share sdpa tests; do
+    for each in cases share sdpa tests; do
       start=$SECONDS
       SDPA_THREADS=all "$0" "$each" "$out" || status=1
       echo "$each: $((SECONDS - start)) s" | tee -a "$out/all.txt"

@@ -6,8 +6,8 @@
 //   untouched, or the call recovers and gives the bits of a normal call;
 // - repeated calls of one shape, or of a few alternating ones, allocate
 //   nothing in posenc after the first (with a caller workspace where the op
-//   takes one); oneDNN's execute builds a small argument map per GEMM,
-//   counted apart;
+//   takes one, or with none: the op's own, kept by the thread); oneDNN's
+//   execute builds a small argument map per GEMM, counted apart;
 // - with what posenc allocates uninitialized (its own workspace, the
 //   threads' scratch; not what std::vector zero-fills) and every caller
 //   workspace filled with 0xFF or 0x7F, each op gives the bits of a call on
@@ -59,7 +59,7 @@ std::atomic<Mode> mode{Mode::kOff};
 std::atomic<std::thread::id> caller{};
 std::atomic<long> counts[3];
 std::atomic<long> caller_allocations{0}, fail_at{0}, failures{0};
-// Whether the ops' callers pass no workspace (the op allocates its own).
+// Whether the ops' callers pass no workspace (the op takes its own).
 std::atomic<bool> ops_own_workspaces{false};
 // What the callers' workspaces are filled with before each call (-1: left as
 // they are), and posenc's allocations in Mode::kPoison.
@@ -516,6 +516,15 @@ class Hook {
   ~Hook() { mode = Mode::kOff; }
 };
 
+// The ops' callers pass no workspace for the life of the scope, if `own`.
+class OwnWorkspaces {
+ public:
+  explicit OwnWorkspaces(bool own) { ops_own_workspaces = own; }
+  ~OwnWorkspaces() { ops_own_workspaces = false; }
+  OwnWorkspaces(const OwnWorkspaces&) = delete;
+  OwnWorkspaces& operator=(const OwnWorkspaces&) = delete;
+};
+
 posenc_context* two_threads() {
   static posenc_context* context = [] {
     posenc_context* c = nullptr;
@@ -568,29 +577,34 @@ TEST(AllocationFailure, OnWorkerThreadsIsRecovered) {
 // The n-th allocation posenc makes on the calling thread fails, for n = 1,
 // 2, ... until a call completes: every call before fails with its output
 // untouched (all of posenc's allocations come before the first write), or
-// completes with the right bits.
+// completes with the right bits. Then the same with no caller workspace:
+// the op's own, which the thread keeps, grows past its failures.
 TEST(AllocationFailure, OnTheCallingThreadWritesNothing) {
   posenc_set_primitive_cache_capacity(1);  // the next shapes start cold
   posenc_set_primitive_cache_capacity(1024);
   posenc_context* context = two_threads();  // made before any failure
   for (const OpCase& op : op_cases()) {
-    for (long n = 1;; ++n) {
-      GuardedFloats out(op.floats);
-      posenc_status status;
-      {
-        const Hook hook(Mode::kFailNthCaller, n);
-        status = op.call(context, out.data());
+    for (const bool own : {false, true}) {
+      const OwnWorkspaces workspaces(own);
+      for (long n = 1;; ++n) {
+        GuardedFloats out(op.floats);
+        posenc_status status;
+        {
+          const Hook hook(Mode::kFailNthCaller, n);
+          status = op.call(context, out.data());
+        }
+        EXPECT_TRUE(out.guards_intact()) << op.name << " n=" << n;
+        if (status == POSENC_OK) {
+          EXPECT_TRUE(same_bits(out.data(), output_of(op))) << op.name << " n=" << n;
+          std::printf("%-30s failed %ld times, then completed%s\n", op.name.c_str(), n - 1,
+                      own ? " (the op's own workspace)" : "");
+          break;
+        }
+        ASSERT_EQ(status, POSENC_ERROR_OUT_OF_MEMORY)
+            << op.name << " n=" << n << ": " << posenc_last_error();
+        ASSERT_TRUE(out.payload_untouched()) << op.name << " n=" << n;
+        EXPECT_NE(std::string(posenc_last_error()).find("out of memory"), std::string::npos);
       }
-      EXPECT_TRUE(out.guards_intact()) << op.name << " n=" << n;
-      if (status == POSENC_OK) {
-        EXPECT_TRUE(same_bits(out.data(), output_of(op))) << op.name << " n=" << n;
-        std::printf("%-30s failed %ld times, then completed\n", op.name.c_str(), n - 1);
-        break;
-      }
-      ASSERT_EQ(status, POSENC_ERROR_OUT_OF_MEMORY) << op.name << " n=" << n << ": "
-                                                    << posenc_last_error();
-      ASSERT_TRUE(out.payload_untouched()) << op.name << " n=" << n;
-      EXPECT_NE(std::string(posenc_last_error()).find("out of memory"), std::string::npos);
     }
   }
 }
@@ -613,11 +627,10 @@ TEST(Allocations, ScratchIsWrittenBeforeItIsRead) {
         posenc_status status = POSENC_ERROR_INTERNAL;
         std::string error;
         std::thread([&] {
-          ops_own_workspaces = own;
+          const OwnWorkspaces workspaces(own);
           const Hook hook(Mode::kPoison);
           status = op.call(two_threads(), out.data());
           error = posenc_last_error();
-          ops_own_workspaces = false;
         }).join();
         const std::string whose = std::string(own ? " (the op's own workspace)" : "") +
                                   " filled with " + std::to_string(byte);
@@ -637,7 +650,7 @@ TEST(Allocations, RepeatedShapesAllocateNothingInPosenc) {
   posenc_context* one = nullptr;
   ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 1, &one), POSENC_OK);
   for (const bool own : {false, true}) {
-    ops_own_workspaces = own;
+    const OwnWorkspaces workspaces(own);
     for (posenc_context* ctx : {one, two_threads()}) {
       for (const OpCase& op : op_cases()) {
         std::vector<float> out(op.floats);
@@ -663,7 +676,6 @@ TEST(Allocations, RepeatedShapesAllocateNothingInPosenc) {
       }
     }
   }
-  ops_own_workspaces = false;
   posenc_context_destroy(one);
 }
 

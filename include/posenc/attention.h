@@ -348,8 +348,10 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * posenc_attention_workspace_size bytes, any alignment, not overlapping any
  * tensor. NULL: posenc's own, kept by the calling thread for its next calls
  * without one (grown to the largest, shared with posenc_bottleneck's) up to
- * 256 MiB, allocated per call beyond. With a workspace, a repeated call
- * of one desc on one thread allocates nothing in posenc (oneDNN's execute
+ * 256 MiB, or 16 MiB per thread of the call where that is more; a larger
+ * one is allocated per call. With a workspace (or posenc's own within that
+ * bound), a repeated call of one desc on one thread allocates nothing in
+ * posenc (oneDNN's execute
  * allocates its small argument map per GEMM; see posenc/core.h); the first
  * call of a desc on a thread makes its GEMMs' primitives, memory objects and
  * scratchpads, running the GEMMs of the first head's blocks dry to find

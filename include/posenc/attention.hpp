@@ -105,7 +105,8 @@ inline void attention(const Context& context, const posenc_attention_desc& desc,
 namespace detail {
 
 // A workspace sized once for a desc on a context, for calls that allocate
-// nothing: AttentionWorkspace ws(context, desc); ws.run(tensors) (likewise
+// nothing whatever its size (posenc's own is kept within a bound:
+// posenc_attention): AttentionWorkspace ws(context, desc); ws.run(tensors) (likewise
 // BottleneckWorkspace). It runs on a context of its own with the given one's
 // ISA path and thread count, so the given one may be moved or destroyed (a
 // default Context: the process default). Sized for the thread count at

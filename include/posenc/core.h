@@ -28,7 +28,8 @@
  *   of memory returns POSENC_ERROR_OUT_OF_MEMORY with nothing written, never
  *   an exit. What a call allocates is kept for the calling thread's later
  *   calls: per thread its scratch (an op's own workspace, where the caller
- *   gives none, up to 256 MiB), a oneDNN stream and scratchpad, and the
+ *   gives none, up to 256 MiB or 16 MiB per thread of the call), a oneDNN
+ *   stream and scratchpad, and the
  *   memory objects of each GEMM shape (the primitives are shared, see
  *   posenc_set_primitive_cache_capacity). So the first call of a shape on a
  *   thread allocates, and repeating it (or alternating it with a few other

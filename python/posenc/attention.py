@@ -361,7 +361,8 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     size than q and k (value_head_dim), which out and value_table then have.
     out_dtype: default q's. workspace: a buffer of at least
     attention_workspace_size(...) bytes, or None: posenc's own, kept by the
-    calling thread for its later calls (up to 256 MiB). An empty batch,
+    calling thread for its later calls (up to 256 MiB, or 16 MiB per
+    thread of the call where more). An empty batch,
     heads or queries axis gives an empty result, no keys a result of zeros.
 
     The biases that need no q (posenc.bias describes their tables): bias=
@@ -410,7 +411,9 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     value_head_dim what w_qkv's other rows leave (timm's dim_head_v, which
     differs with qk_ratio != 1); position logits from the scaled q
     (bias_uses_scaled_q, timm's scale_pos_embed=True) or the unscaled q;
-    stride 2 averages 2x2 windows (AvgPool2d(2, 2)). Returns
+    stride 2 averages 2x2 windows (AvgPool2d(2, 2)). workspace: a buffer
+    of at least posenc_bottleneck_workspace_size bytes, or None (posenc's
+    own, kept as attention's). Returns
     [B, heads*value_head_dim, H // stride, W // stride]."""
     heads = _abi.integer(heads, "heads")
     if heads < 1:

@@ -12,16 +12,17 @@ namespace posenc {
 namespace {
 
 // One thread's sums, on cache lines of its own.
-struct alignas(64) ThreadTicks {
+struct alignas(64) ThreadSums {
   std::array<std::atomic<uint64_t>, kPhases> ticks;
+  std::array<std::atomic<uint64_t>, kPhases> entries;
 };
 
 // Threads past kRecords share the last record (fetch_add keeps it exact).
 constexpr int kRecords = 512;
-ThreadTicks records[kRecords];
+ThreadSums records[kRecords];
 std::atomic<int> records_used{0};
 
-ThreadTicks& own_record() {
+ThreadSums& own_record() {
   thread_local int index = -1;
   if (index < 0) index = std::min(records_used.fetch_add(1), kRecords - 1);
   return records[index];
@@ -29,7 +30,9 @@ ThreadTicks& own_record() {
 
 }  // namespace
 
+namespace detail {
 std::atomic<bool> phase_times_on{false};
+}  // namespace detail
 
 const char* phase_name(Phase phase) {
   switch (phase) {
@@ -37,13 +40,13 @@ const char* phase_name(Phase phase) {
     case Phase::kTasks: return "tasks";
     case Phase::kCopyQueries: return "copy queries";
     case Phase::kPackKeysValues: return "pack keys and values";
-    case Phase::kScoresProduct: return "scores product";
+    case Phase::kScoresProduct: return "scores product q k^T";
     case Phase::kBiasLogits: return "bias logits";
     case Phase::kBiasRows: return "bias rows and maximum";
     case Phase::kSoftmax: return "softmax (exp, sum, bf16)";
     case Phase::kRescale: return "rescale";
     case Phase::kRelativeValues: return "relative values";
-    case Phase::kValuesProduct: return "values product";
+    case Phase::kValuesProduct: return "values product p v";
     case Phase::kStore: return "store";
     case Phase::kMerge: return "merge split keys";
     case Phase::kCount: break;
@@ -62,6 +65,7 @@ uint64_t phase_clock() {
 }
 
 double phase_clock_rate() {
+#if defined(__x86_64__)
   static const double rate = [] {
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
@@ -72,20 +76,26 @@ double phase_clock_rate() {
     return double(c1 - c0) / seconds.count();
   }();
   return rate;
+#else
+  return 1e9;
+#endif
 }
 
-void enable_phase_times(bool on) { phase_times_on.store(on, std::memory_order_relaxed); }
+void enable_phase_times(bool on) { detail::phase_times_on.store(on, std::memory_order_relaxed); }
 
-void add_phase_ticks(Phase phase, uint64_t ticks) {
-  own_record().ticks[size_t(phase)].fetch_add(ticks, std::memory_order_relaxed);
+void add_phase_entry(Phase phase, uint64_t ticks) {
+  ThreadSums& record = own_record();
+  record.ticks[size_t(phase)].fetch_add(ticks, std::memory_order_relaxed);
+  record.entries[size_t(phase)].fetch_add(1, std::memory_order_relaxed);
 }
 
-std::array<uint64_t, kPhases> take_phase_ticks() {
-  std::array<uint64_t, kPhases> sums{};
+PhaseSums take_phase_sums() {
+  PhaseSums sums{};
   const int used = std::min(records_used.load(), kRecords);
   for (int r = 0; r < used; ++r) {
-    for (int p = 0; p < kPhases; ++p) {
-      sums[size_t(p)] += records[r].ticks[size_t(p)].exchange(0, std::memory_order_relaxed);
+    for (size_t p = 0; p < size_t(kPhases); ++p) {
+      sums.ticks[p] += records[r].ticks[p].exchange(0, std::memory_order_relaxed);
+      sums.entries[p] += records[r].entries[p].exchange(0, std::memory_order_relaxed);
     }
   }
   return sums;

@@ -1,8 +1,10 @@
 // Where an attention call's time goes, for machines without a sampling
-// profiler (`posenc bench --phases`): while enabled, each thread sums the
-// clock ticks of the phases the attention marks with PhaseScope, and
-// take_phase_ticks() gathers the sums. Disabled (the default), a scope
-// costs one relaxed load and a branch.
+// profiler (`posenc bench --phases`): while switched on, each thread sums
+// the clock ticks and the entries of the phases the attention marks with
+// PhaseScope, and take_phase_sums() gathers them. Off (the default), a
+// scope costs one relaxed load and a branch. Switch between calls only: a
+// call running across the switch counts some phases of its tasks and not
+// others.
 #pragma once
 
 #include <array>
@@ -29,22 +31,32 @@ enum class Phase : int {
 };
 constexpr int kPhases = int(Phase::kCount);
 
+// Whether the phase runs inside a task (within Phase::kTasks).
+constexpr bool inside_tasks(Phase phase) { return int(phase) > int(Phase::kTasks); }
+
 // What the phase is, in a few words (a table row's name).
 const char* phase_name(Phase phase);
 
 // Ticks of the phase clock: the time-stamp counter on x86-64, nanoseconds
-// elsewhere; and its ticks per second, measured on the first call.
+// elsewhere; and its ticks per second (measured once on x86-64).
 uint64_t phase_clock();
 double phase_clock_rate();
 
+namespace detail {
 extern std::atomic<bool> phase_times_on;
+}  // namespace detail
 
 // Switches the sums on or off for every thread (off: nothing is added).
 void enable_phase_times(bool on);
-void add_phase_ticks(Phase phase, uint64_t ticks);
-// Every thread's sums since the last take, per phase, zeroing them. Call
-// when no marked call runs.
-std::array<uint64_t, kPhases> take_phase_ticks();
+// One entry of `phase` that lasted `ticks`, on the calling thread.
+void add_phase_entry(Phase phase, uint64_t ticks);
+
+struct PhaseSums {
+  std::array<uint64_t, kPhases> ticks;    // summed over the threads
+  std::array<uint64_t, kPhases> entries;  // the scopes that added them
+};
+// Every thread's sums since the last take, zeroing them.
+PhaseSums take_phase_sums();
 
 // Adds the ticks from its construction to end() (or its destruction) to
 // the phase, where the sums are on and `wanted`.
@@ -52,15 +64,19 @@ class PhaseScope {
  public:
   explicit PhaseScope(Phase phase, bool wanted = true)
       : phase_(phase),
-        timed_(wanted && phase_times_on.load(std::memory_order_relaxed)),
+        timed_(wanted && detail::phase_times_on.load(std::memory_order_relaxed)),
         start_(timed_ ? phase_clock() : 0) {}
   ~PhaseScope() { end(); }
   PhaseScope(const PhaseScope&) = delete;
   PhaseScope& operator=(const PhaseScope&) = delete;
 
   void end() {
-    if (timed_) add_phase_ticks(phase_, phase_clock() - start_);
+    if (!timed_) return;
     timed_ = false;
+    // A thread moved to a core whose counter runs behind (some VMs, other
+    // sockets) reads a smaller value: that entry counts no time.
+    const int64_t ticks = int64_t(phase_clock() - start_);
+    add_phase_entry(phase_, ticks > 0 ? uint64_t(ticks) : 0);
   }
 
  private:

@@ -3,6 +3,7 @@
 // between calls.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -24,13 +25,16 @@ inline uint8_t* workspace_aligned(uint8_t* p) {
 
 // A buffer of at least `bytes`, 64-byte aligned, that the calling thread
 // keeps for its later calls (grown, never shrunk; its contents are not kept
-// when it grows, nor zeroed): one per Tag, a type naming its use, so that
-// uses at once do not share it.
+// when it grows, nor zeroed): one per Tag, a type naming its use; two uses
+// of one Tag must never hold it at once. Growing frees the old buffer
+// first, so that a thread never holds both.
 template <class Tag>
 uint8_t* thread_buffer(size_t bytes) {
   thread_local std::unique_ptr<uint8_t[]> buffer;
   thread_local size_t size = 0;
   if (size < bytes + kWorkspaceAlign) {
+    buffer.reset();
+    size = 0;
     buffer.reset(new uint8_t[bytes + kWorkspaceAlign]);
     size = bytes + kWorkspaceAlign;
   }
@@ -50,23 +54,31 @@ uint8_t* call_memory(size_t bytes, size_t kept_limit, std::unique_ptr<uint8_t[]>
   return workspace_aligned(owned.get());
 }
 
-// The most bytes of workspace an op given none keeps per calling thread.
+// The workspace an op given none keeps per calling thread: at most 256 MiB,
+// or 16 MiB per thread of the call where that is more (the scratch grows
+// with the threads: an attention's is a few MiB per thread).
 constexpr size_t kKeptWorkspaceBytes = size_t(256) << 20;
+constexpr size_t kKeptWorkspaceBytesPerThread = size_t(16) << 20;
+
+// The thread_buffer tag of the ops' own workspaces.
+struct OpWorkspaceTag;
 
 // The caller's workspace, or if it gave none the op's own (call_memory, kept
-// up to kKeptWorkspaceBytes: the Python package's default), advanced to the
-// next 64-byte boundary. `bytes` includes kWorkspaceAlign of slack for that.
-// The op's own is left as it comes, as a caller's workspace is: zeroing it
-// would be a serial pass over every thread's scratch (tens of MB for an
-// attention on 16 threads). The ops taking one (the attention, the BoTNet
-// block, which passes a part of its own to the attention) never run one
-// inside another on a thread: they share the kept buffer.
+// as above: the Python package's default), advanced to the next 64-byte
+// boundary. `bytes` includes kWorkspaceAlign of slack for that. The op's
+// own is left as it comes, as a caller's workspace is: zeroing it would be
+// a serial pass over every thread's scratch (tens of MB for an attention on
+// 16 threads). Only the outermost op of a call takes its own: the BoTNet
+// block gives the attention it runs a part of its workspace.
 class Workspace {
  public:
-  Workspace(void* given, size_t bytes)
+  Workspace(void* given, size_t bytes, int threads)
       : base_(given != nullptr
                   ? workspace_aligned(static_cast<uint8_t*>(given))
-                  : call_memory<struct OpWorkspaceTag>(bytes, kKeptWorkspaceBytes, owned_)) {}
+                  : call_memory<OpWorkspaceTag>(
+                        bytes,
+                        std::max(kKeptWorkspaceBytes, size_t(threads) * kKeptWorkspaceBytesPerThread),
+                        owned_)) {}
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
 

@@ -2,7 +2,6 @@
 
 #include <omp.h>
 
-#include <array>
 #include <cstdint>
 #include <cstdio>
 
@@ -11,24 +10,31 @@
 namespace posenc::cli {
 namespace {
 
-std::string line(const char* name, double ms, double share) {
-  char text[160];
-  std::snprintf(text, sizeof text, "    %-48s %10.3f ms %6.1f%%\n", name, ms, 100.0 * share);
-  return text;
+// One line: the time summed over the threads, in ms a call, its share of
+// threads x the call, and (where counted) the entries a call and their mean.
+std::string line(const char* name, double ms, double share, double entries = 0) {
+  char text[200];
+  int n = std::snprintf(text, sizeof text, "    %-44s %10.3f ms %6.1f%%", name, ms,
+                        100.0 * share);
+  if (entries > 0) {
+    std::snprintf(text + n, sizeof text - size_t(n), " %10.0f x %9.3f us", entries,
+                  1e3 * ms / entries);
+  }
+  return std::string(text) + "\n";
 }
 
 }  // namespace
 
 std::string phase_breakdown(const cases::Problem& problem, posenc_context* context, int repeats) {
   if (problem.run(context) != POSENC_OK) return "";
-  take_phase_ticks();  // what earlier calls left
+  take_phase_sums();  // what earlier calls left
   enable_phase_times(true);
   posenc_status status = POSENC_OK;
   const uint64_t start = phase_clock();
   for (int i = 0; i < repeats && status == POSENC_OK; ++i) status = problem.run(context);
   const uint64_t wall = phase_clock() - start;
   enable_phase_times(false);
-  const std::array<uint64_t, kPhases> ticks = take_phase_ticks();
+  const PhaseSums sums = take_phase_sums();
   if (status != POSENC_OK) return "";
 
   const int context_threads = posenc_context_num_threads(context);
@@ -37,29 +43,30 @@ std::string phase_breakdown(const cases::Problem& problem, posenc_context* conte
   // ticks on every thread.
   const double ms_per_tick = 1e3 / phase_clock_rate() / repeats;
   const double capacity = double(wall) * threads;
-  auto at = [&](Phase phase) { return double(ticks[size_t(phase)]); };
-  char head[200];
+  auto ticks = [&](Phase phase) { return double(sums.ticks[size_t(phase)]); };
+  char head[240];
   std::snprintf(head, sizeof head,
-                "  where the time goes: %.3f ms a call timed with the phases on, %d thread%s; "
-                "each phase summed over them, and its share of %d x the call:\n",
+                "  where the time goes: %.3f ms a call with the phases timed, %d thread%s; each "
+                "phase summed over them, its share of %d x the call, its entries a call:\n",
                 double(wall) * ms_per_tick, threads, threads == 1 ? "" : "s", threads);
   std::string text = head;
-  if (at(Phase::kTasks) == 0 && at(Phase::kBeforeRegion) == 0) {
+  if (ticks(Phase::kTasks) == 0 && ticks(Phase::kBeforeRegion) == 0) {
     return text + "    (this op marks no phases)\n";
   }
   double marked = 0;
-  for (int p = int(Phase::kCopyQueries); p < kPhases; ++p) {
+  for (int p = 0; p < kPhases; ++p) {
     const Phase phase = Phase(p);
-    if (at(phase) == 0) continue;
-    marked += at(phase);
-    text += line(phase_name(phase), at(phase) * ms_per_tick, at(phase) / capacity);
+    if (!inside_tasks(phase) || sums.entries[size_t(p)] == 0) continue;
+    marked += ticks(phase);
+    text += line(phase_name(phase), ticks(phase) * ms_per_tick, ticks(phase) / capacity,
+                 double(sums.entries[size_t(p)]) / repeats);
   }
-  const double unmarked = at(Phase::kTasks) - marked;
+  const double unmarked = ticks(Phase::kTasks) - marked;
   text += line("the tasks' other work", unmarked * ms_per_tick, unmarked / capacity);
-  text += line(phase_name(Phase::kBeforeRegion), at(Phase::kBeforeRegion) * ms_per_tick,
-               at(Phase::kBeforeRegion) / capacity);
-  const double outside = capacity - at(Phase::kTasks) - at(Phase::kBeforeRegion);
-  text += line("outside the tasks (waits, region, checks, plan)", outside * ms_per_tick,
+  text += line(phase_name(Phase::kBeforeRegion), ticks(Phase::kBeforeRegion) * ms_per_tick,
+               ticks(Phase::kBeforeRegion) / capacity);
+  const double outside = capacity - ticks(Phase::kTasks) - ticks(Phase::kBeforeRegion);
+  text += line("outside the tasks: waits, plan, other ops", outside * ms_per_tick,
                outside / capacity);
   return text;
 }

@@ -236,7 +236,7 @@ class QueryBlockRunner {
   // Writes the rows of out of the task's block of every stacked head.
   void store(const QueryBlock& qb, const Sequence& seq, const Scratch& s) const;
   // A scope timing `phase` (runtime/phase_times.hpp); none in a dry run.
-  PhaseScope timed(Phase phase) const { return PhaseScope(phase, !shapes_only_); }
+  PhaseScope phase_scope(Phase phase) const { return PhaseScope(phase, !shapes_only_); }
 
   const ExecContext& ctx_;
   const AttentionProblem& p_;
@@ -289,7 +289,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
               range.first, vw, s);
   }
   if (p_.relative_values && range.count() > 0) {
-    const PhaseScope timing = timed(Phase::kRelativeValues);
+    const PhaseScope timing = phase_scope(Phase::kRelativeValues);
     const bool bf16 = p_.gemm_dtype == POSENC_BF16;
     if (bf16 && !shapes_only_) {
       ctx_.kernels->elementwise.f32_to_bf16(s.weights, s.weights_bf16, rows * vw.count);
@@ -307,7 +307,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
 }
 
 void QueryBlockRunner::copy_queries(const QueryBlock& qb, void* to, bool widen) const {
-  const PhaseScope timing = timed(Phase::kCopyQueries);
+  const PhaseScope timing = phase_scope(Phase::kCopyQueries);
   const size_t row_bytes = size_t(p_.head_dim) * (widen ? sizeof(float) : p_.element_bytes());
   auto* row = static_cast<uint8_t*>(to);
   for (int64_t j = 0; j < blocking_.stacked_heads; ++j, row += qb.rows * row_bytes) {
@@ -328,7 +328,7 @@ void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const Partial
                              const Scratch& s) const {
   Sequence seq;
   const QueryBlock qb = query_block(query_task, seq);
-  PhaseScope timing = timed(Phase::kMerge);
+  PhaseScope timing = phase_scope(Phase::kMerge);
   merge_partials(records, partial, query_task * blocking_.key_splits, blocking_.key_splits,
                  qb.rows * blocking_.stacked_heads, p_.value_head_dim, task_.acc_ld,
                  p_.softmax_scale, s.acc, s.row_sum);
@@ -338,7 +338,7 @@ void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const Partial
 
 void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head,
                                     int64_t keys, const Scratch& s) const {
-  const PhaseScope timing = timed(Phase::kPackKeysValues);
+  const PhaseScope timing = phase_scope(Phase::kPackKeysValues);
   const PackedKeyValues& packed = layout_.packed;
   // The values a GEMM reads past the length: up to it rounded (computed_keys).
   const int64_t values_read = keys_rounded(seq.kv_length, p_.kv_len);
@@ -398,7 +398,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
   const int64_t kv_head = p_.kv_head(qb.head);
   const int64_t rows = qb.rows * blocking_.stacked_heads;
   {
-    const PhaseScope timing = timed(Phase::kScoresProduct);
+    const PhaseScope timing = phase_scope(Phase::kScoresProduct);
     scores_product(qb.q, rows, kb, row_of(t_.k, p_.k, b, kv_head, kb.first), ld, s);
   }
 
@@ -410,7 +410,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
   const bool direct_bf16 = bf16_probs && !p_.relative_values;
   for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
     const QueryBlock head_block = stacked_block(qb, j);
-    PhaseScope bias_timing = timed(Phase::kBiasLogits);
+    PhaseScope bias_timing = phase_scope(Phase::kBiasLogits);
     const BlockLogits logits =
         bias_.prepare(bias_block(head_block, j, s), kb, s.scores + j * qb.rows * ld, ld,
                       s.bias + j * layout_.bias_head_stride, wide_table_rows(s));
@@ -421,26 +421,28 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
       const int64_t i = qb.first + r;
       const int64_t visible = i < seq.q_length ? p_.visible_keys(seq, i) : 0;
       const int64_t valid = std::clamp<int64_t>(visible - kb.first, 0, kb.count);
-      PhaseScope row_timing(Phase::kBiasRows);
+      PhaseScope row_timing = phase_scope(Phase::kBiasRows);
       const float block_max = bias_.add_row(head_block, kb, r, valid, row, logits);
       row_timing.end();
       uint16_t* probs_bf16 = s.probs_bf16 + row_index * ld;
-      PhaseScope softmax_timing(Phase::kSoftmax);
+      PhaseScope softmax_timing = phase_scope(Phase::kSoftmax);
       const float correction = k.softmax_block(
           row, valid, kb.count, block_max, p_.softmax_scale, s.row_max + row_index,
           s.row_sum + row_index, direct_bf16 ? probs_bf16 : nullptr);
       softmax_timing.end();
       float* weights = s.weights + row_index * vw.count;
       if (kb.first > range_first && correction != 1.0f) {
-        const PhaseScope timing(Phase::kRescale);
+        const PhaseScope timing = phase_scope(Phase::kRescale);
         float* acc = s.acc + row_index * task_.acc_ld;
         k.scale_f32(acc, correction, acc, p_.value_head_dim);
         if (p_.relative_values) k.scale_f32(weights, correction, weights, vw.count);
       }
       if (p_.relative_values) {
-        const PhaseScope timing(Phase::kRelativeValues);
+        PhaseScope values_timing = phase_scope(Phase::kRelativeValues);
         values_.scatter(head_block, r, kb, vw, row, weights);
+        values_timing.end();
         if (bf16_probs) {
+          const PhaseScope timing = phase_scope(Phase::kSoftmax);
           ctx_.kernels->elementwise.f32_to_bf16(row, probs_bf16, kb.count);
         }
       }
@@ -450,7 +452,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
   const void* probs = bf16_probs ? static_cast<const void*>(s.probs_bf16)
                                  : static_cast<const void*>(s.scores);
   const int64_t stored = std::clamp<int64_t>(seq.kv_length - kb.first, 0, kb.count);
-  const PhaseScope timing = timed(Phase::kValuesProduct);
+  const PhaseScope timing = phase_scope(Phase::kValuesProduct);
   values_product(probs, ld, rows, kb, stored, row_of(t_.v, p_.v, b, kv_head, kb.first),
                  kb.first > range_first, s);
 }
@@ -539,7 +541,7 @@ void QueryBlockRunner::values_past_length(const void* probs, int64_t ld, int64_t
 
 void QueryBlockRunner::store(const QueryBlock& qb, const Sequence& seq,
                              const Scratch& s) const {
-  const PhaseScope timing = timed(Phase::kStore);
+  const PhaseScope timing = phase_scope(Phase::kStore);
   const int64_t d = p_.value_head_dim;
   const size_t out_bytes = dtype_bytes(p_.out_dtype);
   for (int64_t row_index = 0; row_index < qb.rows * blocking_.stacked_heads; ++row_index) {
@@ -572,7 +574,7 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
   PhaseScope before_region(Phase::kBeforeRegion);
   const AttentionBlocking& blocking = plan.blocking;
   const SlotLayout& layout = plan.layout;
-  const Workspace memory(workspace, plan.workspace_bytes);
+  const Workspace memory(workspace, plan.workspace_bytes, ctx.num_threads);
   uint8_t* base = memory.base();
   // The bias kinds without q: their tables laid out once, before the region.
   auto* position_bias = reinterpret_cast<float*>(base + plan.position_bias);

@@ -9,8 +9,8 @@ namespace posenc::ops {
 
 struct AttentionPlan;  // ops/attention/plan.hpp
 
-// plan: plan_attention(problem, ctx.num_threads, ctx.isa); workspace: NULL (allocated
-// here) or plan.workspace_bytes bytes.
+// plan: plan_attention(problem, ctx.num_threads, ctx.isa); workspace: NULL (the
+// op's own, runtime/workspace.hpp) or plan.workspace_bytes bytes.
 void attention(const ExecContext& ctx, const AttentionProblem& problem, const AttentionPlan& plan,
                const posenc_attention_tensors& tensors, void* workspace);
 

@@ -257,7 +257,8 @@ BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb, 
   };
   logits_gemm(p_, qb, table(t_.table_h, h.rows()), h.rows(), p_.bias_alpha, false, logits_h, ld_h);
   logits_gemm(p_, qb, table(t_.table_w, w.rows()), w.rows(), p_.bias_alpha, false, logits_w, ld_w);
-  if (!gathered) return logits;
+  // (A dry run, given no wide_table_rows, made no logits to gather.)
+  if (!gathered || wide_table_rows == nullptr) return logits;
   // Row x2 of query (x1, y1)'s row logits is table row h.row(x1, x2); its
   // column logits likewise: gathered once per query block, for add_2d.
   for (int64_t r = 0; r < qb.rows; ++r) {

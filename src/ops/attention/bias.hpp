@@ -57,7 +57,7 @@ class AttentionBias {
   // A 2D bias's are made at the first key block only: the block's later key
   // blocks must pass the same scratch (one per stacked head).
   // The GEMMs read the table in place, or widened into wide_table_rows
-  // (null in a dry run: nothing widened).
+  // (null in a dry run: nothing widened, nor a 2D bias's logits gathered).
   BlockLogits prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
                       float* scratch, float* wide_table_rows) const;
 

@@ -230,7 +230,7 @@ BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads, 
 
 void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
                      const posenc_bottleneck_tensors& tensors, void* workspace) {
-  const Workspace memory(workspace, plan.workspace_bytes);
+  const Workspace memory(workspace, plan.workspace_bytes, ctx.num_threads);
   uint8_t* base = memory.base();
   const posenc_bottleneck_desc& d = plan.block;
   const int64_t tokens = d.height * d.width, inner = v_channels(d);

@@ -49,7 +49,7 @@ struct BottleneckPlan {
 BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads, posenc_isa isa);
 
 // The block of plan_bottleneck(desc, ctx.num_threads, ctx.isa) on tensors of desc;
-// workspace: NULL (allocated here) or plan.workspace_bytes bytes.
+// workspace: NULL (the op's own, runtime/workspace.hpp) or plan.workspace_bytes bytes.
 void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
                      const posenc_bottleneck_tensors& tensors, void* workspace);
 
