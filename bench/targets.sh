@@ -8,25 +8,28 @@
 #                                   thread: each with where its time goes
 #   bench/targets.sh sdpa   [OUT]   bench/torch_attention.py, 1 and all threads
 #                                   (SDPA_THREADS: others, e.g. "all")
+#   bench/targets.sh gemms  [OUT]   posenc_gemm_shapes: oneDNN's GEMM rate at
+#                                   the attention's block shapes, all
+#                                   threads and 1
 #   bench/targets.sh share  [OUT]   bench/gemm_share.py: the GEMMs' share of
 #                                   the attention cases, all threads, and
 #                                   which oneDNN kernels ran
 #   bench/targets.sh models [OUT]   bench/torch_models.py, 2 and all threads
-#   bench/targets.sh all    [OUT]   cases, share, sdpa (its
+#   bench/targets.sh all    [OUT]   cases, gemms, share, sdpa (its
 #                                   all-threads rows only), then tests, in
 #                                   one command (for a time-limited device
 #                                   session: the figures first; on a
 #                                   16-core Xeon with AMX the suite took
-#                                   over 90 s), each stage's
-#                                   seconds in OUT/all.txt; a failing stage
-#                                   does not stop the next
+#                                   over 90 s), each stage's seconds in
+#                                   OUT/all.txt; a failing stage does not
+#                                   stop the next
 #
 # Each stage prints its table and writes it to OUT/<stage>.txt (OUT: the
 # current directory). It needs only what was built: the programs are taken
-# from POSENC_TESTS and POSENC_CLI, the library from POSENC_LIBRARY
-# (defaults: the build tree), so a build unpacked on a machine without a
-# compiler runs as it is. The torch stages need python3 with torch 2.0 or
-# later and timm.
+# from POSENC_TESTS, POSENC_CLI and POSENC_GEMM_SHAPES, the library from
+# POSENC_LIBRARY (defaults: the build tree), so a build unpacked on a
+# machine without a compiler runs as it is. The torch stages need python3
+# with torch 2.0 or later and timm.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,6 +37,7 @@ stage=${1:-}
 out=${2:-.}
 tests=${POSENC_TESTS:-$root/build/tests/posenc_tests}
 cli=${POSENC_CLI:-$root/build/tools/posenc/posenc}
+gemm_shapes=${POSENC_GEMM_SHAPES:-$root/build/bench/posenc_gemm_shapes}
 export POSENC_LIBRARY=${POSENC_LIBRARY:-$root/build/src/libposenc.so}
 export PYTHONUNBUFFERED=1
 
@@ -52,6 +56,10 @@ case "$stage" in
       "$cli" bench --phases --isa avx512 --filter "$all_threads"
       OMP_NUM_THREADS=1 "$cli" bench --phases --isa avx512 --filter "$one_thread"
     } 2>&1 | tee "$out/cases.txt" ;;
+  gemms)
+    { "$gemm_shapes"
+      OMP_NUM_THREADS=1 "$gemm_shapes"
+    } 2>&1 | tee "$out/gemms.txt" ;;
   sdpa)
     python3 "$root/bench/torch_attention.py" --threads "${SDPA_THREADS:-1,all}" --markdown 2>&1 |
       tee "$out/sdpa.txt" ;;
@@ -63,7 +71,7 @@ case "$stage" in
   all)
     status=0
     : >"$out/all.txt"
-    for each in cases share sdpa tests; do
+    for each in cases gemms share sdpa tests; do
       start=$SECONDS
       SDPA_THREADS=all "$0" "$each" "$out" || status=1
       echo "$each: $((SECONDS - start)) s" | tee -a "$out/all.txt"

@@ -91,8 +91,15 @@ double team_gemm_gflops(posenc_dtype type, int64_t n) {
   }
 }
 
-// Every thread multiplying its own m x n x k, kRepeats times, as the ops'
-// tasks run their GEMMs (parallel_for): the rate of the whole team, which
+double best_gemm_gflops(posenc_dtype type) {
+  return std::max({team_gemm_gflops(type, 1024), team_gemm_gflops(type, 2048),
+                   per_thread_gemm_gflops(type, 256, 512, 1024),
+                   per_thread_gemm_gflops(type, 512, 512, 512)});
+}
+
+}  // namespace
+
+// kRepeats GEMMs a thread and call; the rate of the whole team, which
 // oneDNN's threaded n^3 need not reach (with AMX it did not).
 double per_thread_gemm_gflops(posenc_dtype type, int64_t m, int64_t n, int64_t k) {
   constexpr int kRepeats = 8;
@@ -115,14 +122,6 @@ double per_thread_gemm_gflops(posenc_dtype type, int64_t m, int64_t n, int64_t k
     return 0.0;
   }
 }
-
-double best_gemm_gflops(posenc_dtype type) {
-  return std::max({team_gemm_gflops(type, 1024), team_gemm_gflops(type, 2048),
-                   per_thread_gemm_gflops(type, 256, 512, 1024),
-                   per_thread_gemm_gflops(type, 512, 512, 512)});
-}
-
-}  // namespace
 
 double median_seconds(const std::function<void()>& fn, int repeats) {
   fn();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -25,6 +26,12 @@ struct MachineFigures {
 
 // Measured at the first call, then kept.
 const MachineFigures& machine_figures();
+
+// Every OpenMP thread multiplying its own m x n x k (A [m, k], B [k, n]
+// packed once where oneDNN packs it, as the attention packs a head's keys
+// and values; C fp32), as the ops' tasks run their GEMMs: the whole team's
+// GFLOP/s, warm; 0 where oneDNN has no GEMM of `type` on this CPU or cap.
+double per_thread_gemm_gflops(posenc_dtype type, int64_t m, int64_t n, int64_t k);
 
 // Median seconds of `repeats` runs of fn, and the same after one warm-up run.
 double median_of_runs(const std::function<void()>& fn, int repeats);
