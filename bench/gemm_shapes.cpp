@@ -13,7 +13,7 @@
 #include "cases/timing/machine.hpp"
 
 int main() {
-  using posenc::cases::per_thread_gemm_gflops;
+  using posenc::cases::own_gemms_team_gflops;
   const int threads = omp_get_max_threads();
   std::printf("oneDNN GEMMs at the attention's block shapes, each of %d thread%s multiplying "
               "its own; GFLOP/s a thread (0: no such GEMM here)\n\n",
@@ -28,8 +28,8 @@ int main() {
                       static_cast<long long>(d), static_cast<long long>(keys),
                       scores ? "q k^T" : "p v");
           for (const int64_t rows : {32, 64, 128, 256}) {
-            const double team = scores ? per_thread_gemm_gflops(type, rows, keys, d)
-                                       : per_thread_gemm_gflops(type, rows, d, keys);
+            const double team = scores ? own_gemms_team_gflops(type, rows, keys, d)
+                                       : own_gemms_team_gflops(type, rows, d, keys);
             std::printf(" %.0f |", team / threads);
           }
           std::printf("\n");

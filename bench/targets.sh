@@ -78,6 +78,6 @@ case "$stage" in
     done
     exit "$status" ;;
   *)
-    sed -n '2,/^set /{/^#/p}' "$0" >&2
+    sed -n '2,/^set /{/^#/p;}' "$0" >&2
     exit 2 ;;
 esac

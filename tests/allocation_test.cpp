@@ -519,10 +519,13 @@ class Hook {
 // The ops' callers pass no workspace for the life of the scope, if `own`.
 class OwnWorkspaces {
  public:
-  explicit OwnWorkspaces(bool own) { ops_own_workspaces = own; }
-  ~OwnWorkspaces() { ops_own_workspaces = false; }
+  explicit OwnWorkspaces(bool own) : saved_(ops_own_workspaces) { ops_own_workspaces = own; }
+  ~OwnWorkspaces() { ops_own_workspaces = saved_; }
   OwnWorkspaces(const OwnWorkspaces&) = delete;
   OwnWorkspaces& operator=(const OwnWorkspaces&) = delete;
+
+ private:
+  bool saved_;
 };
 
 posenc_context* two_threads() {
@@ -577,33 +580,41 @@ TEST(AllocationFailure, OnWorkerThreadsIsRecovered) {
 // The n-th allocation posenc makes on the calling thread fails, for n = 1,
 // 2, ... until a call completes: every call before fails with its output
 // untouched (all of posenc's allocations come before the first write), or
-// completes with the right bits. Then the same with no caller workspace:
-// the op's own, which the thread keeps, grows past its failures.
+// completes with the right bits. Then the same with no caller workspace,
+// on a thread of its own: the op's own, which that thread keeps, made
+// past its failures.
 TEST(AllocationFailure, OnTheCallingThreadWritesNothing) {
   posenc_set_primitive_cache_capacity(1);  // the next shapes start cold
   posenc_set_primitive_cache_capacity(1024);
   posenc_context* context = two_threads();  // made before any failure
   for (const OpCase& op : op_cases()) {
     for (const bool own : {false, true}) {
-      const OwnWorkspaces workspaces(own);
-      for (long n = 1;; ++n) {
-        GuardedFloats out(op.floats);
-        posenc_status status;
-        {
-          const Hook hook(Mode::kFailNthCaller, n);
-          status = op.call(context, out.data());
+      const auto attempts = [&] {
+        const OwnWorkspaces workspaces(own);
+        for (long n = 1;; ++n) {
+          GuardedFloats out(op.floats);
+          posenc_status status;
+          {
+            const Hook hook(Mode::kFailNthCaller, n);
+            status = op.call(context, out.data());
+          }
+          EXPECT_TRUE(out.guards_intact()) << op.name << " n=" << n;
+          if (status == POSENC_OK) {
+            EXPECT_TRUE(same_bits(out.data(), output_of(op))) << op.name << " n=" << n;
+            std::printf("%-30s failed %ld times, then completed%s\n", op.name.c_str(), n - 1,
+                        own ? " (the op's own workspace)" : "");
+            break;
+          }
+          ASSERT_EQ(status, POSENC_ERROR_OUT_OF_MEMORY)
+              << op.name << " n=" << n << ": " << posenc_last_error();
+          ASSERT_TRUE(out.payload_untouched()) << op.name << " n=" << n;
+          EXPECT_NE(std::string(posenc_last_error()).find("out of memory"), std::string::npos);
         }
-        EXPECT_TRUE(out.guards_intact()) << op.name << " n=" << n;
-        if (status == POSENC_OK) {
-          EXPECT_TRUE(same_bits(out.data(), output_of(op))) << op.name << " n=" << n;
-          std::printf("%-30s failed %ld times, then completed%s\n", op.name.c_str(), n - 1,
-                      own ? " (the op's own workspace)" : "");
-          break;
-        }
-        ASSERT_EQ(status, POSENC_ERROR_OUT_OF_MEMORY)
-            << op.name << " n=" << n << ": " << posenc_last_error();
-        ASSERT_TRUE(out.payload_untouched()) << op.name << " n=" << n;
-        EXPECT_NE(std::string(posenc_last_error()).find("out of memory"), std::string::npos);
+      };
+      if (own) {
+        std::thread(attempts).join();
+      } else {
+        attempts();
       }
     }
   }

@@ -73,7 +73,11 @@ TEST(PhaseTimes, EachPhaseOfACallIsCountedWithinItsTasks) {
     }
     EXPECT_LE(in_tasks, at(sums.ticks, Phase::kTasks)) << "call " << call;
   }
+  // (The packing follows how the tasks fall to the threads; a task rerun
+  // after a failure counts twice. Under --gtest_repeat the first call is
+  // no longer dry, and this checks less.)
   for (int p = 0; p < kPhases; ++p) {
+    if (Phase(p) == Phase::kPackKeysValues) continue;
     EXPECT_EQ(calls[0].entries[size_t(p)], calls[1].entries[size_t(p)]) << phase_name(Phase(p));
   }
   posenc_context_destroy(context);

@@ -93,15 +93,15 @@ double team_gemm_gflops(posenc_dtype type, int64_t n) {
 
 double best_gemm_gflops(posenc_dtype type) {
   return std::max({team_gemm_gflops(type, 1024), team_gemm_gflops(type, 2048),
-                   per_thread_gemm_gflops(type, 256, 512, 1024),
-                   per_thread_gemm_gflops(type, 512, 512, 512)});
+                   own_gemms_team_gflops(type, 256, 512, 1024),
+                   own_gemms_team_gflops(type, 512, 512, 512)});
 }
 
 }  // namespace
 
 // kRepeats GEMMs a thread and call; the rate of the whole team, which
 // oneDNN's threaded n^3 need not reach (with AMX it did not).
-double per_thread_gemm_gflops(posenc_dtype type, int64_t m, int64_t n, int64_t k) {
+double own_gemms_team_gflops(posenc_dtype type, int64_t m, int64_t n, int64_t k) {
   constexpr int kRepeats = 8;
   const int threads = omp_get_max_threads();
   const MatmulShape s = row_major(type, m, n, k);

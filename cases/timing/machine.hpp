@@ -31,7 +31,7 @@ const MachineFigures& machine_figures();
 // packed once where oneDNN packs it, as the attention packs a head's keys
 // and values; C fp32), as the ops' tasks run their GEMMs: the whole team's
 // GFLOP/s, warm; 0 where oneDNN has no GEMM of `type` on this CPU or cap.
-double per_thread_gemm_gflops(posenc_dtype type, int64_t m, int64_t n, int64_t k);
+double own_gemms_team_gflops(posenc_dtype type, int64_t m, int64_t n, int64_t k);
 
 // Median seconds of `repeats` runs of fn, and the same after one warm-up run.
 double median_of_runs(const std::function<void()>& fn, int repeats);

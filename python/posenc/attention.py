@@ -411,9 +411,9 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     value_head_dim what w_qkv's other rows leave (timm's dim_head_v, which
     differs with qk_ratio != 1); position logits from the scaled q
     (bias_uses_scaled_q, timm's scale_pos_embed=True) or the unscaled q;
-    stride 2 averages 2x2 windows (AvgPool2d(2, 2)). workspace: a buffer
-    of at least posenc_bottleneck_workspace_size bytes, or None (posenc's
-    own, kept as attention's). Returns
+    stride 2 averages 2x2 windows (AvgPool2d(2, 2)). workspace: None
+    (posenc's own, kept as attention's) or a buffer of at least the C ABI's
+    posenc_bottleneck_workspace_size bytes. Returns
     [B, heads*value_head_dim, H // stride, W // stride]."""
     heads = _abi.integer(heads, "heads")
     if heads < 1:

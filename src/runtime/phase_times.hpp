@@ -21,9 +21,10 @@ enum class Phase : int {
   kScoresProduct,    // q k^T (GEMM or decode kernel; keys widened for it)
   kBiasLogits,       // a bias's logits for a block (its GEMMs, gathers)
   kBiasRows,         // a row's bias and mask added, and its maximum
-  kSoftmax,          // exp, sums, bf16 probabilities
+  kSoftmax,          // exp, sums, bf16 probabilities (not relative values')
   kRescale,          // the accumulator (and value weights) rescaled by a new maximum
-  kRelativeValues,   // Shaw's relative values: weights scattered, their GEMMs
+  kRelativeValues,   // Shaw's relative values: weights scattered, bf16 probabilities
+                     // rounded after them, their GEMMs
   kValuesProduct,    // probabilities times v (GEMM or decode kernel)
   kStore,            // rows normalized, converted and written to out
   kMerge,            // split keys' partial results merged
@@ -31,8 +32,11 @@ enum class Phase : int {
 };
 constexpr int kPhases = int(Phase::kCount);
 
-// Whether the phase runs inside a task (within Phase::kTasks).
+// Whether the phase runs inside a task (within Phase::kTasks): the phases
+// listed after it.
 constexpr bool inside_tasks(Phase phase) { return int(phase) > int(Phase::kTasks); }
+static_assert(!inside_tasks(Phase::kBeforeRegion) && inside_tasks(Phase::kCopyQueries),
+              "the phases inside a task follow kTasks");
 
 // What the phase is, in a few words (a table row's name).
 const char* phase_name(Phase phase);

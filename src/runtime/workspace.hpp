@@ -23,6 +23,17 @@ inline uint8_t* workspace_aligned(uint8_t* p) {
   return p + (kWorkspaceAlign - address % kWorkspaceAlign) % kWorkspaceAlign;
 }
 
+// The buffer the calling thread keeps for Tag (thread_buffer).
+struct KeptBuffer {
+  std::unique_ptr<uint8_t[]> memory;
+  size_t bytes = 0;
+};
+template <class Tag>
+KeptBuffer& kept_buffer() {
+  thread_local KeptBuffer buffer;
+  return buffer;
+}
+
 // A buffer of at least `bytes`, 64-byte aligned, that the calling thread
 // keeps for its later calls (grown, never shrunk; its contents are not kept
 // when it grows, nor zeroed): one per Tag, a type naming its use; two uses
@@ -30,26 +41,27 @@ inline uint8_t* workspace_aligned(uint8_t* p) {
 // first, so that a thread never holds both.
 template <class Tag>
 uint8_t* thread_buffer(size_t bytes) {
-  thread_local std::unique_ptr<uint8_t[]> buffer;
-  thread_local size_t size = 0;
-  if (size < bytes + kWorkspaceAlign) {
-    buffer.reset();
-    size = 0;
-    buffer.reset(new uint8_t[bytes + kWorkspaceAlign]);
-    size = bytes + kWorkspaceAlign;
+  KeptBuffer& kept = kept_buffer<Tag>();
+  if (kept.bytes < bytes + kWorkspaceAlign) {
+    kept.memory.reset();
+    kept.bytes = 0;
+    kept.memory.reset(new uint8_t[bytes + kWorkspaceAlign]);
+    kept.bytes = bytes + kWorkspaceAlign;
   }
-  return workspace_aligned(buffer.get());
+  return workspace_aligned(kept.memory.get());
 }
 
-// `bytes` for one call, 64-byte aligned, not zeroed: up to kept_limit the
-// calling thread's buffer for Tag (thread_buffer), so that repeated calls
-// neither allocate nor, past glibc's mmap threshold (32 MiB at most), map
-// and fault in their pages afresh; beyond kept_limit allocated into `owned`
-// for this call only, so that one outsized call does not hold its memory
-// for the thread's life.
+// `bytes` for one call, 64-byte aligned, not zeroed: the calling thread's
+// buffer for Tag (thread_buffer) where it holds them already or grows to at
+// most kept_limit, so that repeated calls neither allocate nor, past glibc's
+// mmap threshold (32 MiB at most), map and fault in their pages afresh;
+// else allocated into `owned` for this call only, so that one outsized call
+// does not hold its memory for the thread's life.
 template <class Tag>
 uint8_t* call_memory(size_t bytes, size_t kept_limit, std::unique_ptr<uint8_t[]>& owned) {
-  if (bytes <= kept_limit) return thread_buffer<Tag>(bytes);
+  if (bytes <= kept_limit || kept_buffer<Tag>().bytes >= bytes + kWorkspaceAlign) {
+    return thread_buffer<Tag>(bytes);
+  }
   owned.reset(new uint8_t[bytes + kWorkspaceAlign]);
   return workspace_aligned(owned.get());
 }

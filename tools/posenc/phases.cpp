@@ -14,9 +14,9 @@ namespace {
 // threads x the call, and (where counted) the entries a call and their mean.
 std::string line(const char* name, double ms, double share, double entries = 0) {
   char text[200];
-  int n = std::snprintf(text, sizeof text, "    %-44s %10.3f ms %6.1f%%", name, ms,
-                        100.0 * share);
-  if (entries > 0) {
+  const int n = std::snprintf(text, sizeof text, "    %-44s %10.3f ms %6.1f%%", name, ms,
+                              100.0 * share);
+  if (entries > 0 && n > 0 && size_t(n) < sizeof text) {
     std::snprintf(text + n, sizeof text - size_t(n), " %10.0f x %9.3f us", entries,
                   1e3 * ms / entries);
   }

@@ -438,11 +438,9 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
         if (p_.relative_values) k.scale_f32(weights, correction, weights, vw.count);
       }
       if (p_.relative_values) {
-        PhaseScope values_timing = phase_scope(Phase::kRelativeValues);
+        const PhaseScope timing = phase_scope(Phase::kRelativeValues);
         values_.scatter(head_block, r, kb, vw, row, weights);
-        values_timing.end();
         if (bf16_probs) {
-          const PhaseScope timing = phase_scope(Phase::kSoftmax);
           ctx_.kernels->elementwise.f32_to_bf16(row, probs_bf16, kb.count);
         }
       }
