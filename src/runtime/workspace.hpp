@@ -69,8 +69,9 @@ uint8_t* call_memory(size_t bytes, size_t kept_limit, std::unique_ptr<uint8_t[]>
 // The workspace an op given none keeps per calling thread: at most 256 MiB,
 // or 16 MiB per thread of the call where that is more (the scratch grows
 // with the threads: an attention's is a few MiB per thread).
-constexpr size_t kKeptWorkspaceBytes = size_t(256) << 20;
-constexpr size_t kKeptWorkspaceBytesPerThread = size_t(16) << 20;
+constexpr size_t kept_workspace_limit(int threads) {
+  return std::max(size_t(256) << 20, size_t(threads) * (size_t(16) << 20));
+}
 
 // The thread_buffer tag of the ops' own workspaces.
 struct OpWorkspaceTag;
@@ -87,10 +88,7 @@ class Workspace {
   Workspace(void* given, size_t bytes, int threads)
       : base_(given != nullptr
                   ? workspace_aligned(static_cast<uint8_t*>(given))
-                  : call_memory<OpWorkspaceTag>(
-                        bytes,
-                        std::max(kKeptWorkspaceBytes, size_t(threads) * kKeptWorkspaceBytesPerThread),
-                        owned_)) {}
+                  : call_memory<OpWorkspaceTag>(bytes, kept_workspace_limit(threads), owned_)) {}
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
 
