@@ -52,6 +52,9 @@ extern std::atomic<bool> phase_times_on;
 
 // Switches the sums on or off for every thread (off: nothing is added).
 void enable_phase_times(bool on);
+inline bool phase_times_enabled() {
+  return detail::phase_times_on.load(std::memory_order_relaxed);
+}
 // One entry of `phase` that lasted `ticks`, on the calling thread.
 void add_phase_entry(Phase phase, uint64_t ticks);
 
@@ -63,13 +66,13 @@ struct PhaseSums {
 PhaseSums take_phase_sums();
 
 // Adds the ticks from its construction to end() (or its destruction) to
-// the phase, where the sums are on and `wanted`.
+// the phase, where `timed`: by default whether the sums are on; a caller
+// marking many scopes reads that once (phase_times_enabled) and passes it.
 class PhaseScope {
  public:
-  explicit PhaseScope(Phase phase, bool wanted = true)
-      : phase_(phase),
-        timed_(wanted && detail::phase_times_on.load(std::memory_order_relaxed)),
-        start_(timed_ ? phase_clock() : 0) {}
+  explicit PhaseScope(Phase phase) : PhaseScope(phase, phase_times_enabled()) {}
+  PhaseScope(Phase phase, bool timed)
+      : phase_(phase), timed_(timed), start_(timed ? phase_clock() : 0) {}
   ~PhaseScope() { end(); }
   PhaseScope(const PhaseScope&) = delete;
   PhaseScope& operator=(const PhaseScope&) = delete;

@@ -107,7 +107,8 @@ class QueryBlockRunner {
         layout_(layout),
         task_(blocking.task_gemms(p)),
         shapes_only_(shapes_only),
-        bias_(p, t, *ctx.kernels, position_bias),
+        timed_phases_(!shapes_only && phase_times_enabled()),
+        bias_(p, t, *ctx.kernels, position_bias, shapes_only),
         values_(p, t, *ctx.kernels) {}
 
   void run(int64_t task, const Scratch& s) const;
@@ -235,8 +236,9 @@ class QueryBlockRunner {
   }
   // Writes the rows of out of the task's block of every stacked head.
   void store(const QueryBlock& qb, const Sequence& seq, const Scratch& s) const;
-  // A scope timing `phase` (runtime/phase_times.hpp); none in a dry run.
-  PhaseScope phase_scope(Phase phase) const { return PhaseScope(phase, !shapes_only_); }
+  // A scope timing `phase` (runtime/phase_times.hpp) where the call is
+  // timed: not in a dry run.
+  PhaseScope phase_scope(Phase phase) const { return PhaseScope(phase, timed_phases_); }
 
   const ExecContext& ctx_;
   const AttentionProblem& p_;
@@ -245,6 +247,7 @@ class QueryBlockRunner {
   const SlotLayout& layout_;
   const TaskGemms task_;
   bool shapes_only_;
+  bool timed_phases_;  // the phase switch, read once for the call
   AttentionBias bias_;
   RelativeValues values_;
 };

@@ -109,12 +109,13 @@ int64_t longest_window_1d(const AttentionProblem& p, int64_t query_block, int64_
 
 AttentionBias::AttentionBias(const AttentionProblem& problem,
                              const posenc_attention_tensors& tensors, const KernelTable& kernels,
-                             const float* position_bias)
+                             const float* position_bias, bool shapes_only)
     : p_(problem),
       t_(tensors),
       kernels_(kernels.attention_bias),
       elementwise_(kernels.elementwise),
-      position_(problem, tensors.table, kernels, position_bias) {}
+      position_(problem, tensors.table, kernels, position_bias),
+      shapes_only_(shapes_only) {}
 
 int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_block,
                                       int64_t key_block) {
@@ -257,8 +258,7 @@ BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb, 
   };
   logits_gemm(p_, qb, table(t_.table_h, h.rows()), h.rows(), p_.bias_alpha, false, logits_h, ld_h);
   logits_gemm(p_, qb, table(t_.table_w, w.rows()), w.rows(), p_.bias_alpha, false, logits_w, ld_w);
-  // (A dry run, given no wide_table_rows, made no logits to gather.)
-  if (!gathered || wide_table_rows == nullptr) return logits;
+  if (!gathered || shapes_only_) return logits;  // (a dry run made no logits)
   // Row x2 of query (x1, y1)'s row logits is table row h.row(x1, x2); its
   // column logits likewise: gathered once per query block, for add_2d.
   for (int64_t r = 0; r < qb.rows; ++r) {

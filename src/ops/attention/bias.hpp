@@ -40,9 +40,10 @@ struct BlockLogits {
 class AttentionBias {
  public:
   // position_bias: what PositionBias::prepare wrote for this call (kinds
-  // without q).
+  // without q). shapes_only: prepare() runs its GEMMs dry (GemmSlots::Use)
+  // and writes nothing.
   AttentionBias(const AttentionProblem& problem, const posenc_attention_tensors& tensors,
-                const KernelTable& kernels, const float* position_bias);
+                const KernelTable& kernels, const float* position_bias, bool shapes_only);
 
   // Floats of scratch prepare() needs for blocks of up to these sizes, and
   // of the table rows its GEMMs read at once, widened (where the problem
@@ -57,7 +58,7 @@ class AttentionBias {
   // A 2D bias's are made at the first key block only: the block's later key
   // blocks must pass the same scratch (one per stacked head).
   // The GEMMs read the table in place, or widened into wide_table_rows
-  // (null in a dry run: nothing widened, nor a 2D bias's logits gathered).
+  // (null in a dry run: nothing widened).
   BlockLogits prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
                       float* scratch, float* wide_table_rows) const;
 
@@ -82,6 +83,7 @@ class AttentionBias {
   const AttentionBiasKernels& kernels_;
   const ElementwiseKernels& elementwise_;
   PositionBias position_;
+  bool shapes_only_;
 };
 
 // Shaw's relative values: out_i += sum_j a_ij RV[row(i,j)]. Per query block,
