@@ -11,7 +11,9 @@
 // - with what posenc allocates uninitialized (its own workspace, the
 //   threads' scratch; not what std::vector zero-fills) and every caller
 //   workspace filled with 0xFF or 0x7F, each op gives the bits of a call on
-//   zeros: no scratch is read before it is written.
+//   zeros: no scratch is read before it is written;
+// - what a thread keeps is freed by posenc_release_thread_memory and made
+//   again by its next call.
 // An allocation is attributed to the object whose code called it:
 // posenc (linked into this binary), oneDNN, or other (libstdc++, libgomp).
 #include <link.h>
@@ -725,6 +727,57 @@ TEST(Allocations, AlternatingShapesAllocateNothingInPosenc) {
     for (const int64_t n : queries) ASSERT_EQ(call(n), POSENC_OK);
   }
   EXPECT_EQ(counts[int(Origin::kPosenc)], 0);
+}
+
+// posenc_release_thread_memory frees what the calling thread keeps: each
+// op's next call makes it again (posenc allocates, with the op's own
+// workspace at least that), gives the same bits, and the call after it
+// allocates nothing in posenc again (the GEMMs the thread had prepared are
+// prepared anew, not looked up in the freed slots).
+TEST(Allocations, ReleasedThreadMemoryIsMadeAgain) {
+  for (const bool own : {false, true}) {
+    const OwnWorkspaces workspaces(own);
+    for (const OpCase& op : op_cases()) {
+      const std::vector<float> before = output_of(op);
+      posenc_release_thread_memory();
+      std::vector<float> out(op.floats);
+      for (const int call : {0, 1}) {
+        const Hook hook(Mode::kCount);
+        ASSERT_EQ(op.call(two_threads(), out.data()), POSENC_OK) << op.name;
+        if (call == 0) {
+          EXPECT_GT(counts[int(Origin::kPosenc)], 0) << op.name << (own ? " (own workspace)" : "");
+        } else {
+          EXPECT_EQ(counts[int(Origin::kPosenc)], 0) << op.name << (own ? " (own workspace)" : "");
+        }
+      }
+      EXPECT_TRUE(same_bits(out.data(), before)) << op.name;
+    }
+  }
+}
+
+// An attention's own workspace past glibc's mmap threshold (16 threads'
+// scratch, about 43 MB), kept by the thread, is unmapped by the release.
+TEST(Allocations, ReleaseFreesAKeptWorkspace) {
+  posenc_context* sixteen = nullptr;
+  ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 16, &sixteen), POSENC_OK);
+  posenc_attention_desc d;
+  posenc_attention_desc_init(&d, 1, 1, 2048, 2048, 128);
+  size_t bytes = 0;
+  ASSERT_EQ(posenc_attention_workspace_size(sixteen, &d, &bytes), POSENC_OK);
+  ASSERT_GT(bytes, size_t(40) << 20);
+  const size_t tokens = size_t(2048 * 128);
+  const std::vector<float> q = inputs(tokens, 5), k = inputs(tokens, 6), v = inputs(tokens, 7);
+  std::vector<float> out(tokens);
+  posenc_attention_tensors t{};
+  t.q = q.data();
+  t.k = k.data();
+  t.v = v.data();
+  t.out = out.data();
+  ASSERT_EQ(posenc_attention(sixteen, &d, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
+  const size_t mapped = mallinfo2().hblkhd;
+  posenc_release_thread_memory();
+  EXPECT_GE(mapped - mallinfo2().hblkhd, bytes) << "of " << mapped << " mapped bytes";
+  posenc_context_destroy(sixteen);
 }
 
 }  // namespace

@@ -573,6 +573,20 @@ TEST(Matmul, PlainPackedRowsAreSpreadOffTheCacheSets) {
   EXPECT_EQ(packed_b_bytes(values), 0u);
 }
 
+// A thread's record that it prepared a problem's GEMMs goes stale when it
+// releases its GEMM slots, which held what the preparation made.
+TEST(Matmul, ReleasedSlotsMakePreparedRecordsStale) {
+  using Problem = PreparedProblem<struct ReleaseTestTag, 1>;
+  const auto recorded = [](int64_t key) { return Problem({key}).before(); };
+  Problem({7}).remember();
+  EXPECT_TRUE(recorded(7));
+  EXPECT_FALSE(recorded(8));
+  release_gemm_slots();
+  EXPECT_FALSE(recorded(7));
+  Problem({7}).remember();
+  EXPECT_TRUE(recorded(7));
+}
+
 TEST(Matmul, ManyThreadsAtOnce) {
   std::vector<std::thread> threads;
   std::vector<int> failures(8, 0);

@@ -1,11 +1,13 @@
 // The phase sums `posenc bench --phases` prints (runtime/phase_times.hpp):
 // nothing while off; while on, each phase an attention call passes through
 // counted, within its threads' tasks, and the first call's dry GEMMs (before
-// the region, run by the calling thread) not counted as the tasks' phases.
+// the region, run by the calling thread) not counted as the tasks' phases;
+// the BoTNet block's steps around its attention each counted once a call.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "attention_tensors.hpp"
 #include "posenc/posenc.h"
@@ -79,6 +81,47 @@ TEST(PhaseTimes, EachPhaseOfACallIsCountedWithinItsTasks) {
   for (int p = 0; p < kPhases; ++p) {
     if (Phase(p) == Phase::kPackKeysValues) continue;
     EXPECT_EQ(calls[0].entries[size_t(p)], calls[1].entries[size_t(p)]) << phase_name(Phase(p));
+  }
+  posenc_context_destroy(context);
+}
+
+// The block's steps, each once a call and within the call's wall time (the
+// pool only with stride 2), around its attention's phases.
+TEST(PhaseTimes, TheBottleneckBlocksStepsAreCountedOnceACall) {
+  posenc_context* context = nullptr;
+  ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 2, &context), POSENC_OK);
+  for (const int64_t stride : {1, 2}) {
+    posenc_bottleneck_desc d;
+    posenc_bottleneck_desc_init(&d, 2, 24, 6, 5, 2, 8);
+    d.stride = stride;
+    const int64_t tokens = d.height * d.width;
+    const std::vector<float> fmap(size_t(d.batch * d.channels * tokens), 0.5f),
+        w_qkv(size_t(3 * d.heads * d.head_dim * d.channels), 0.25f),
+        qkv_bias(size_t(3 * d.heads * d.head_dim), 0.125f),
+        rel_h(size_t((2 * d.height - 1) * d.head_dim), 0.5f),
+        rel_w(size_t((2 * d.width - 1) * d.head_dim), 0.5f);
+    std::vector<float> out(size_t(d.batch * d.heads * d.head_dim * tokens));
+    const posenc_bottleneck_tensors t{fmap.data(),  w_qkv.data(), qkv_bias.data(),
+                                      rel_h.data(), rel_w.data(), out.data()};
+    take_phase_sums();
+    enable_phase_times(true);
+    const uint64_t start = phase_clock();
+    const posenc_status status = posenc_bottleneck(context, &d, &t, nullptr, 0);
+    const uint64_t wall = phase_clock() - start;
+    enable_phase_times(false);
+    ASSERT_EQ(status, POSENC_OK) << posenc_last_error();
+    const PhaseSums sums = take_phase_sums();
+    uint64_t steps = 0;
+    for (const Phase phase :
+         {Phase::kMapToTokens, Phase::kProjection, Phase::kPool, Phase::kTokensToMap}) {
+      ASSERT_TRUE(around_attention(phase)) << phase_name(phase);
+      const uint64_t expected = phase == Phase::kPool && stride == 1 ? 0 : 1;
+      EXPECT_EQ(at(sums.entries, phase), expected) << phase_name(phase) << ", stride " << stride;
+      steps += at(sums.ticks, phase);
+    }
+    EXPECT_GT(at(sums.ticks, Phase::kProjection), 0u);
+    EXPECT_LE(steps + at(sums.ticks, Phase::kBeforeRegion), wall) << "stride " << stride;
+    EXPECT_GT(at(sums.entries, Phase::kScoresProduct), 0u) << "stride " << stride;
   }
   posenc_context_destroy(context);
 }

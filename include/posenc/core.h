@@ -31,7 +31,8 @@
  *   gives none, up to 256 MiB or 16 MiB per thread of the call), a oneDNN
  *   stream and scratchpad, and the
  *   memory objects of each GEMM shape (the primitives are shared, see
- *   posenc_set_primitive_cache_capacity). So the first call of a shape on a
+ *   posenc_set_primitive_cache_capacity), until the thread exits or calls
+ *   posenc_release_thread_memory. So the first call of a shape on a
  *   thread allocates, and repeating it (or alternating it with a few other
  *   shapes) allocates nothing in posenc; oneDNN 2.6's execute still builds
  *   a small argument map per GEMM (5 allocations of a few dozen bytes, freed
@@ -172,6 +173,15 @@ POSENC_API posenc_status posenc_set_primitive_cache_capacity(int64_t capacity);
 POSENC_API int64_t posenc_primitive_cache_capacity(void);
 /* The entries the cache holds now. */
 POSENC_API int64_t posenc_primitive_cache_size(void);
+
+/* Frees what the calling thread keeps for its later calls (see "Memory and
+ * failures" above): its scratch and the op workspaces it kept where callers
+ * gave none, its oneDNN streams, scratchpads and GEMM memory objects, its
+ * last RoPE angle table. Its next call of each shape makes them again. The
+ * primitive cache is the process's and stays. For a thread done with
+ * posenc, or one whose outsized call left a large workspace kept.
+ * Added in 0.3. */
+POSENC_API void posenc_release_thread_memory(void);
 
 /* bf16 conversions, round-to-nearest-even; NaN stays NaN. */
 POSENC_API uint16_t posenc_f32_to_bf16(float value);

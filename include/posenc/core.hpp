@@ -80,6 +80,10 @@ inline void set_primitive_cache_capacity(int64_t capacity) {
 inline int64_t primitive_cache_capacity() { return posenc_primitive_cache_capacity(); }
 inline int64_t primitive_cache_size() { return posenc_primitive_cache_size(); }
 
+// Frees what the calling thread keeps between calls
+// (posenc_release_thread_memory).
+inline void release_thread_memory() { posenc_release_thread_memory(); }
+
 // bf16 bits of a float, rounded to nearest even (NaN stays NaN), and back.
 inline uint16_t f32_to_bf16(float value) { return posenc_f32_to_bf16(value); }
 inline float bf16_to_f32(uint16_t value) { return posenc_bf16_to_f32(value); }

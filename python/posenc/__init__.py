@@ -64,3 +64,11 @@ def set_primitive_cache_capacity(capacity):
 
 def primitive_cache_capacity():
     return _lib.posenc_primitive_cache_capacity()
+
+
+def release_thread_memory():
+    """Frees what the calling thread keeps between calls: the workspaces an
+    op took where none was given (the default here), scratch, oneDNN's
+    streams and buffers. The thread's next call of each shape makes them
+    again; the oneDNN primitives, shared by all threads, stay."""
+    _lib.posenc_release_thread_memory()

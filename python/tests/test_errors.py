@@ -360,6 +360,18 @@ def test_core_functions():
                                posenc.sinusoid_table(5, 8), rtol=0, atol=1e-6)
 
 
+def test_release_thread_memory_keeps_results():
+    """After the thread's kept workspace and GEMM buffers are freed, the
+    next calls make them again and give the same bits."""
+    q, k, v = (torch.randn(2, 3, 70, 16) for _ in range(3))
+    table = torch.randn(2 * 70 - 1, 16)
+    before = posenc.attention(q, k, v, bias="relative_1d", table=table, causal=True)
+    posenc.release_thread_memory()
+    for _ in range(2):
+        again = posenc.attention(q, k, v, bias="relative_1d", table=table, causal=True)
+        assert torch.equal(again, before)
+
+
 def test_gradients_are_refused_not_dropped():
     """posenc records nothing for autograd: a tensor requiring grad is
     refused while grad mode is on (its gradient would silently miss posenc's

@@ -1,16 +1,19 @@
-// C ABI: errors, versions, ISA selection, contexts, bf16 scalars.
+// C ABI: errors, versions, ISA selection, contexts, the memory kept between
+// calls, bf16 scalars.
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "api/guard.hpp"
 #include "api/validate.hpp"
+#include "ops/rope/frequencies.hpp"
 #include "posenc/core.h"
 #include "runtime/compiled_isas.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cpu_features.hpp"
 #include "runtime/isa_cap.hpp"
 #include "runtime/matmul.hpp"
+#include "runtime/workspace.hpp"
 
 namespace posenc {
 namespace {
@@ -125,6 +128,12 @@ posenc_status posenc_set_primitive_cache_capacity(int64_t capacity) {
 int64_t posenc_primitive_cache_capacity(void) { return primitive_cache_capacity(); }
 
 int64_t posenc_primitive_cache_size(void) { return primitive_cache_size(); }
+
+void posenc_release_thread_memory(void) {
+  release_kept_buffers();
+  release_gemm_slots();
+  ops::release_thread_rope_angles();
+}
 
 void posenc_context_destroy(posenc_context* context) { delete context; }
 

@@ -440,6 +440,7 @@ std::vector<std::unique_ptr<GemmSlot>>& own_slots() {
   thread_local std::vector<std::unique_ptr<GemmSlot>> slots;
   return slots;
 }
+thread_local int64_t slot_releases = 0;  // release_gemm_slots() calls
 
 // Where matmul() runs on this thread: a slot of a region's GemmSlots, or
 // (slot null) the thread's own slot 0. Inside a region, what a GEMM needs is
@@ -922,5 +923,12 @@ void set_primitive_cache_capacity(int64_t capacity) { matmul_cache().set_capacit
 int64_t primitive_cache_capacity() { return matmul_cache().capacity(); }
 int64_t primitive_cache_size() { return matmul_cache().size(); }
 int64_t primitive_cache_evictions() { return matmul_cache().evictions(); }
+
+void release_gemm_slots() {
+  std::vector<std::unique_ptr<GemmSlot>>().swap(own_slots());
+  ++slot_releases;
+}
+
+int64_t gemm_slot_releases() { return slot_releases; }
 
 }  // namespace posenc

@@ -110,26 +110,34 @@ class GemmSlots {
 // Primitives the cache has dropped so far.
 int64_t primitive_cache_evictions();
 
+// Frees the calling thread's GEMM slots (its streams, memory objects,
+// scratchpads and output copies: posenc_release_thread_memory); its next
+// GEMMs make them again. Never inside an op.
+void release_gemm_slots();
+// How many times the calling thread has released its slots.
+int64_t gemm_slot_releases();
+
 // Whether this thread prepared the GEMMs of a problem whose shapes and
 // thread count `key` determines, in one of its last kRemembered calls of the
-// op Tag that prepared them, with no primitive dropped since; remember()
-// records it once prepared (with the count of drops before it was: one
-// during the preparation makes the record stale). Repeated shapes, and a few alternating ones (a
+// op Tag that prepared them, with no primitive dropped and its slots not
+// released since; remember() records it once prepared (with the counts of
+// drops and releases before it was: one during the preparation makes the
+// record stale). Repeated shapes, and a few alternating ones (a
 // server's models or sequence lengths), then skip the dry run.
 template <class Tag, size_t N>
 class PreparedProblem {
  public:
   explicit PreparedProblem(const std::array<int64_t, N>& key)
-      : key_(key), evictions_(primitive_cache_evictions()) {}
+      : key_(key), evictions_(primitive_cache_evictions()), releases_(gemm_slot_releases()) {}
   bool before() const {
     for (const Record& r : recent().records) {
-      if (r.evictions == evictions_ && r.key == key_) return true;
+      if (r.evictions == evictions_ && r.releases == releases_ && r.key == key_) return true;
     }
     return false;
   }
   void remember() const {
     Recent& r = recent();
-    r.records[r.next] = Record{key_, evictions_};
+    r.records[r.next] = Record{key_, evictions_, releases_};
     r.next = (r.next + 1) % kRemembered;
   }
 
@@ -139,6 +147,7 @@ class PreparedProblem {
   struct Record {
     std::array<int64_t, N> key{};
     int64_t evictions = -1;
+    int64_t releases = 0;
   };
   struct Recent {
     std::array<Record, kRemembered> records;
@@ -149,7 +158,7 @@ class PreparedProblem {
     return records;
   }
   std::array<int64_t, N> key_;
-  int64_t evictions_;  // when the call began
+  int64_t evictions_, releases_;  // when the call began
 };
 
 // The primitive cache's capacity (entries; at least 1) and size. The

@@ -37,6 +37,10 @@ std::atomic<bool> phase_times_on{false};
 const char* phase_name(Phase phase) {
   switch (phase) {
     case Phase::kBeforeRegion: return "before the region (calling thread)";
+    case Phase::kMapToTokens: return "block: map to tokens";
+    case Phase::kProjection: return "block: qkv projection";
+    case Phase::kPool: return "block: 2x2 average pool";
+    case Phase::kTokensToMap: return "block: tokens to map";
     case Phase::kTasks: return "tasks";
     case Phase::kCopyQueries: return "copy queries";
     case Phase::kPackKeysValues: return "pack keys and values";

@@ -1,10 +1,10 @@
 // Where an attention call's time goes, for machines without a sampling
 // profiler (`posenc bench --phases`): while switched on, each thread sums
-// the clock ticks and the entries of the phases the attention marks with
-// PhaseScope, and take_phase_sums() gathers them. Off (the default), a
-// scope costs one relaxed load and a branch. Switch between calls only: a
-// call running across the switch counts some phases of its tasks and not
-// others.
+// the clock ticks and the entries of the phases the attention (and an op
+// around it) marks with PhaseScope, and take_phase_sums() gathers them.
+// Off (the default), a scope costs one relaxed load and a branch. Switch
+// between calls only: a call running across the switch counts some phases
+// of its tasks and not others.
 #pragma once
 
 #include <array>
@@ -15,6 +15,12 @@ namespace posenc {
 
 enum class Phase : int {
   kBeforeRegion,     // the calling thread's work before the region (dry GEMMs, tables)
+  // The steps of an op around its attention (the BoTNet block), each timed
+  // on the calling thread across the regions it runs on all the threads.
+  kMapToTokens,      // the NCHW map made token-major (bf16 inputs widened)
+  kProjection,       // the 1x1 qkv projection (oneDNN) and its bias
+  kPool,             // the 2x2 average pool of a stride-2 block
+  kTokensToMap,      // the output made NCHW
   kTasks,            // a thread's tasks, whole: the phases below and what they leave out
   kCopyQueries,      // q's rows copied (and widened) into the scratch
   kPackKeysValues,   // a kv head's keys and values packed for the GEMMs
@@ -37,6 +43,12 @@ constexpr int kPhases = int(Phase::kCount);
 constexpr bool inside_tasks(Phase phase) { return int(phase) > int(Phase::kTasks); }
 static_assert(!inside_tasks(Phase::kBeforeRegion) && inside_tasks(Phase::kCopyQueries),
               "the phases inside a task follow kTasks");
+
+// Whether the phase is a step of an op around its attention: its ticks
+// are a wall time that holds all the call's threads.
+constexpr bool around_attention(Phase phase) {
+  return int(phase) > int(Phase::kBeforeRegion) && int(phase) < int(Phase::kTasks);
+}
 
 // What the phase is, in a few words (a table row's name).
 const char* phase_name(Phase phase);

@@ -23,16 +23,26 @@ inline uint8_t* workspace_aligned(uint8_t* p) {
   return p + (kWorkspaceAlign - address % kWorkspaceAlign) % kWorkspaceAlign;
 }
 
-// The buffer the calling thread keeps for Tag (thread_buffer).
+// The buffer the calling thread keeps for Tag (thread_buffer). Each links
+// itself into its thread's list of them when the thread first uses it.
 struct KeptBuffer {
+  KeptBuffer();
+  KeptBuffer(const KeptBuffer&) = delete;
+  KeptBuffer& operator=(const KeptBuffer&) = delete;
+
   std::unique_ptr<uint8_t[]> memory;
   size_t bytes = 0;
+  KeptBuffer* next;  // the one the thread used before
 };
 template <class Tag>
 KeptBuffer& kept_buffer() {
   thread_local KeptBuffer buffer;
   return buffer;
 }
+
+// Frees every buffer the calling thread keeps (posenc_release_thread_memory);
+// they grow again when next used. Never while one is in use.
+void release_kept_buffers();
 
 // A buffer of at least `bytes`, 64-byte aligned, that the calling thread
 // keeps for its later calls (grown, never shrunk; its contents are not kept

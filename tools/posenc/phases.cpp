@@ -53,6 +53,16 @@ std::string phase_breakdown(const cases::Problem& problem, posenc_context* conte
   if (ticks(Phase::kTasks) == 0 && ticks(Phase::kBeforeRegion) == 0) {
     return text + "    (this op marks no phases)\n";
   }
+  // An op's steps around its attention hold all the threads: each counts
+  // its wall time once per thread.
+  double steps = 0;
+  for (int p = 0; p < kPhases; ++p) {
+    const Phase phase = Phase(p);
+    if (!around_attention(phase) || sums.entries[size_t(p)] == 0) continue;
+    steps += ticks(phase) * threads;
+    text += line(phase_name(phase), ticks(phase) * threads * ms_per_tick,
+                 ticks(phase) * threads / capacity, double(sums.entries[size_t(p)]) / repeats);
+  }
   double marked = 0;
   for (int p = 0; p < kPhases; ++p) {
     const Phase phase = Phase(p);
@@ -65,7 +75,7 @@ std::string phase_breakdown(const cases::Problem& problem, posenc_context* conte
   text += line("the tasks' other work", unmarked * ms_per_tick, unmarked / capacity);
   text += line(phase_name(Phase::kBeforeRegion), ticks(Phase::kBeforeRegion) * ms_per_tick,
                ticks(Phase::kBeforeRegion) / capacity);
-  const double outside = capacity - ticks(Phase::kTasks) - ticks(Phase::kBeforeRegion);
+  const double outside = capacity - steps - ticks(Phase::kTasks) - ticks(Phase::kBeforeRegion);
   text += line("outside the tasks: waits, plan, other ops", outside * ms_per_tick,
                outside / capacity);
   return text;

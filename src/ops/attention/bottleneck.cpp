@@ -7,10 +7,11 @@
 
 #include "posenc/core.h"
 #include "runtime/ceil_div.hpp"
+#include "runtime/dtype.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/parallel_matmul.hpp"
-#include "runtime/dtype.hpp"
+#include "runtime/phase_times.hpp"
 #include "runtime/workspace.hpp"
 
 namespace posenc::ops {
@@ -239,12 +240,15 @@ void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
   // NCHW to token-major (widened: with the other inputs), then qkv =
   // tokens W_qkv^T (+ bias) over the whole batch's tokens: the 1x1
   // convolution.
+  PhaseScope step(Phase::kMapToTokens);
   posenc_bottleneck_tensors in = tensors;
   if (plan.widens) {
     in = widen_inputs(ctx, plan, tensors, base);
   } else {
     transpose_batch(ctx, d.batch, d.channels, tokens, es, tensors.fmap, base + plan.tokens_in);
   }
+  step.end();
+  PhaseScope projection(Phase::kProjection);
   MatmulShape s;
   s.m = d.batch * tokens;
   s.n = qkv_channels(d);
@@ -257,6 +261,7 @@ void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
   if (in.qkv_bias != nullptr) {
     add_bias_rows(ctx, d.batch * tokens, s.n, s.ldc, d.dtype, in.qkv_bias, base + plan.qkv);
   }
+  projection.end();
 
   posenc_attention_tensors t{};
   t.q = base + plan.qkv;
@@ -269,10 +274,12 @@ void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
   const void* result = base + plan.tokens_out;
   int64_t result_tokens = tokens;
   if (d.stride == 2) {
+    const PhaseScope pool(Phase::kPool);
     average_pool_2x2(ctx, d, reinterpret_cast<float*>(base + plan.tokens_out), base + plan.pooled);
     result = base + plan.pooled;
     result_tokens = (d.height / 2) * (d.width / 2);
   }
+  const PhaseScope to_map(Phase::kTokensToMap);
   transpose_batch(ctx, d.batch, result_tokens, inner, dtype_bytes(d.out_dtype), result, tensors.out);
 }
 

@@ -109,15 +109,19 @@ bool same_config(const posenc_rope_config& a, const posenc_rope_config& b) {
          same(a.high_freq_factor, b.high_freq_factor);
 }
 
+// The calling thread's angles of its last config.
+thread_local std::optional<RopeAngles> last_angles;
+
 }  // namespace
 
 const RopeAngles& thread_rope_angles(const posenc_rope_config& config) {
-  thread_local std::optional<RopeAngles> last;
-  if (!last || !same_config(last->config, config)) {
-    last.reset();  // a failed rope_angles leaves none
-    last = rope_angles(config);
+  if (!last_angles || !same_config(last_angles->config, config)) {
+    last_angles.reset();  // a failed rope_angles leaves none
+    last_angles = rope_angles(config);
   }
-  return *last;
+  return *last_angles;
 }
+
+void release_thread_rope_angles() { last_angles.reset(); }
 
 }  // namespace posenc::ops

@@ -32,5 +32,7 @@ RopeAngles rope_angles(const posenc_rope_config& config);
 // rope_angles(config), kept by the calling thread for its next call with the
 // same config (field by field), so that repeated calls allocate nothing.
 const RopeAngles& thread_rope_angles(const posenc_rope_config& config);
+// Frees the angles the calling thread keeps (posenc_release_thread_memory).
+void release_thread_rope_angles();
 
 }  // namespace posenc::ops
