@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <thread>
@@ -10,6 +11,7 @@
 
 #include "compare.hpp"
 #include "posenc/core.h"
+#include "runtime/error.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel_matmul.hpp"
 
@@ -87,46 +89,63 @@ TEST(Matmul, MatchesNaiveLoop) {
   }
 }
 
-// parallel_matmul's tiles (128 x 256 of C, tails in both dims) against the
-// naive loop, C's padding untouched, and the same bits at 1, 2 and 3
-// threads.
+// parallel_matmul's tiles (128 x 256 of C, tails in both dims, a last row
+// tile of 1 row) against the naive loop, C's padding untouched, and the
+// same bits at 1, 2 and 3 threads; with B as stored and, where oneDNN packs
+// it, packed once per column tile (written within its bytes).
 TEST(Matmul, ParallelMatmulHasTheSameBitsAtEveryThreadCount) {
   const Case cases[] = {
       {1, 1, 1, 1, true, false, false, 1.0f},    {1, 300, 600, 64, true, false, false, 1.0f},
       {1, 129, 257, 5, false, false, true, 0.5f}, {1, 128, 256, 130, true, false, true, 1.0f},
-      {1, 56, 3, 4, true, false, false, 1.0f},
+      {1, 56, 3, 4, true, false, false, 1.0f},   {1, 257, 520, 33, true, false, false, 1.0f},
   };
+  int packed_cases = 0;
   for (const Case& c : cases) {
     const MatmulShape s = shape_of(c);
-    SCOPED_TRACE(testing::Message() << c.m << "x" << c.n << "x" << c.k);
+    const size_t packed_bytes = parallel_matmul_packed_b_bytes(s);
+    packed_cases += packed_bytes > 0;
     const auto a = random_floats(size_t(s.batch_stride_a), 1);
     const auto b = random_floats(size_t((c.transpose_b ? c.n : c.k) * s.ldb), 2);
     const auto c_in = random_floats(size_t(s.batch_stride_c), 3);
     const auto want = naive_matmul(s, a.data(), b.data(), c_in.data());
-    std::vector<float> first;
-    for (int threads : {1, 2, 3}) {
-      std::vector<float> out = c_in;
-      parallel_matmul(threads, s, a.data(), b.data(), out.data());
-      if (threads > 1) {
-        EXPECT_TRUE(out == first) << threads << " threads";
-        continue;
-      }
-      first = out;
-      for (int64_t i = 0; i < s.m; ++i) {
-        const size_t row = size_t(i * s.ldc);
-        const std::vector<double> want_row(want.begin() + row, want.begin() + row + s.n);
-        ASSERT_TRUE(all_close(out.data() + row, want_row, 1e-5, 1e-5)) << "row " << i;
-        ASSERT_TRUE(std::equal(out.begin() + row + s.n, out.begin() + row + s.ldc,
-                               c_in.begin() + row + s.n))
-            << "padding of row " << i;
+    for (const bool packed : {false, true}) {
+      if (packed && packed_bytes == 0) continue;
+      SCOPED_TRACE(testing::Message() << c.m << "x" << c.n << "x" << c.k
+                                      << (packed ? ", B packed" : ""));
+      std::vector<float> first;
+      for (int threads : {1, 2, 3}) {
+        std::vector<float> out = c_in;
+        constexpr size_t kGuard = 64;
+        std::vector<uint8_t> packed_b(packed ? packed_bytes + kGuard : 0, 0xA5);
+        parallel_matmul(threads, s, a.data(), b.data(), out.data(),
+                        packed ? packed_b.data() : nullptr);
+        for (size_t i = packed_bytes; i < packed_b.size(); ++i) {
+          ASSERT_EQ(packed_b[i], 0xA5) << "wrote past the packed B's " << packed_bytes << " bytes";
+        }
+        if (threads > 1) {
+          EXPECT_TRUE(out == first) << threads << " threads";
+          continue;
+        }
+        first = out;
+        for (int64_t i = 0; i < s.m; ++i) {
+          const size_t row = size_t(i * s.ldc);
+          const std::vector<double> want_row(want.begin() + row, want.begin() + row + s.n);
+          ASSERT_TRUE(all_close(out.data() + row, want_row, 1e-5, 1e-5)) << "row " << i;
+          ASSERT_TRUE(std::equal(out.begin() + row + s.n, out.begin() + row + s.ldc,
+                                 c_in.begin() + row + s.n))
+              << "padding of row " << i;
+        }
       }
     }
   }
+#if defined(__x86_64__)
+  EXPECT_GT(packed_cases, 0) << "oneDNN packs B of no case: the packed path went untested";
+#endif
 }
 
 // parallel_matmul with alpha 0 (zeros written), with no rows or columns (C
 // untouched), and in bf16 (C in fp32 and in bf16: A, B and C offsets of
-// their own sizes).
+// their own sizes; B as stored and packed).
 TEST(Matmul, ParallelMatmulEdgesAndBf16) {
   MatmulShape zero = shape_of({1, 129, 300, 8, true, false, false, 0.0f});
   const auto za = random_floats(size_t(zero.batch_stride_a), 9);
@@ -154,31 +173,44 @@ TEST(Matmul, ParallelMatmulEdgesAndBf16) {
   const std::vector<float> a = from_bf16(a16), b = from_bf16(b16);
   const auto want = naive_matmul(s, a.data(), b.data(), nullptr);
   for (posenc_dtype c_type : {POSENC_F32, POSENC_BF16}) {
-    SCOPED_TRACE(testing::Message() << "C of dtype " << c_type);
     s.c_type = c_type;
-    std::vector<float> first;
-    for (int threads : {1, 2, 3}) {
-      std::vector<float> out(size_t(s.batch_stride_c), 0.0f);  // (bf16 C: its first half)
-      try {
-        parallel_matmul(threads, s, a16.data(), b16.data(), out.data());
-      } catch (const std::exception& e) {
-        GTEST_SKIP() << "no bf16 GEMM on this CPU: " << e.what();
-      }
-      if (threads > 1) {
-        EXPECT_TRUE(out == first) << threads << " threads";
-        continue;
-      }
-      first = out;
-      std::vector<float> got(out.begin(), out.end());
-      if (c_type == POSENC_BF16) {
-        const auto* bits = reinterpret_cast<const uint16_t*>(out.data());
-        got = from_bf16(std::vector<uint16_t>(bits, bits + out.size()));
-      }
-      for (int64_t i = 0; i < s.m; ++i) {
-        const size_t row = size_t(i * s.ldc);
-        const std::vector<double> want_row(want.begin() + row, want.begin() + row + s.n);
-        const double rtol = c_type == POSENC_BF16 ? 1e-2 : 1e-4;
-        ASSERT_TRUE(all_close(got.data() + row, want_row, 1e-4, rtol)) << "row " << i;
+    size_t packed_bytes = 0;
+    try {
+      packed_bytes = parallel_matmul_packed_b_bytes(s);
+    } catch (const Error& e) {
+      if (e.status() != POSENC_ERROR_UNSUPPORTED) throw;
+      GTEST_SKIP() << "no bf16 GEMM on this CPU: " << e.what();
+    }
+    for (const bool packed : {false, true}) {
+      if (packed && packed_bytes == 0) continue;
+      SCOPED_TRACE(testing::Message() << "C of dtype " << c_type << (packed ? ", B packed" : ""));
+      std::vector<uint8_t> packed_b(packed ? packed_bytes : 0);
+      std::vector<float> first;
+      for (int threads : {1, 2, 3}) {
+        std::vector<float> out(size_t(s.batch_stride_c), 0.0f);  // (bf16 C: its first half)
+        try {
+          parallel_matmul(threads, s, a16.data(), b16.data(), out.data(),
+                          packed ? packed_b.data() : nullptr);
+        } catch (const Error& e) {
+          if (e.status() != POSENC_ERROR_UNSUPPORTED) throw;
+          GTEST_SKIP() << "no bf16 GEMM on this CPU: " << e.what();
+        }
+        if (threads > 1) {
+          EXPECT_TRUE(out == first) << threads << " threads";
+          continue;
+        }
+        first = out;
+        std::vector<float> got(out.begin(), out.end());
+        if (c_type == POSENC_BF16) {
+          const auto* bits = reinterpret_cast<const uint16_t*>(out.data());
+          got = from_bf16(std::vector<uint16_t>(bits, bits + out.size()));
+        }
+        for (int64_t i = 0; i < s.m; ++i) {
+          const size_t row = size_t(i * s.ldc);
+          const std::vector<double> want_row(want.begin() + row, want.begin() + row + s.n);
+          const double rtol = c_type == POSENC_BF16 ? 1e-2 : 1e-4;
+          ASSERT_TRUE(all_close(got.data() + row, want_row, 1e-4, rtol)) << "row " << i;
+        }
       }
     }
   }

@@ -7,6 +7,7 @@
 #include "runtime/dtype.hpp"
 #include "runtime/error.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/workspace.hpp"
 
 namespace posenc {
 namespace {
@@ -15,41 +16,102 @@ namespace {
 // x 512), enough to keep 16 threads busy. Each tile's GEMM packs its part
 // of A and B again; there they ran within 3% of one GEMM (the fastest of 8
 // runs each, on 1 and 2 threads of a 2-core Zen 3, AVX2), and bands of 64
-// or 128 rows at full width within 7%.
+// or 128 rows at full width within 7%. On 1 thread of a 2-core Zen 5
+// (AVX-512, fp32, B transposed) they ran 12-14% slower than one GEMM, 4-6%
+// with B packed once per column tile (its 0.2 ms included).
 constexpr int64_t kTileRows = 128;
 constexpr int64_t kTileColumns = 256;
 
-}  // namespace
+// The tiles of a shape: the GEMM of a tile, and where the packed B of
+// each column tile lies.
+struct Tiles {
+  explicit Tiles(const MatmulShape& shape)
+      : shape(shape),
+        row_tiles(ceil_div(shape.m, kTileRows)),
+        column_tiles(ceil_div(shape.n, kTileColumns)) {}
 
-void parallel_matmul(int threads, const MatmulShape& shape, const void* a, const void* b,
-                     void* c) {
-  if (shape.b_packed) throw Error(POSENC_ERROR_INTERNAL, "parallel_matmul: B is packed");
-  const int64_t row_tiles = ceil_div(shape.m, kTileRows);
-  const int64_t column_tiles = ceil_div(shape.n, kTileColumns);
-  const int64_t tasks = row_tiles * column_tiles;
-  if (tasks == 0) return;
-  const auto tile = [&shape](int64_t rows, int64_t columns) {
+  // The GEMM of the tile of `rows` x `columns`, on B packed or as stored.
+  MatmulShape tile(int64_t rows, int64_t columns, bool packed) const {
     MatmulShape t = shape;
     t.m = rows;
     t.n = columns;
     t.onednn_threads = 1;
+    t.b_packed = packed;
     return t;
-  };
-  // The (at most four) tile shapes, made before the region.
-  const int64_t rows[] = {std::min(kTileRows, shape.m), shape.m - (row_tiles - 1) * kTileRows};
-  const int64_t columns[] = {std::min(kTileColumns, shape.n),
-                             shape.n - (column_tiles - 1) * kTileColumns};
-  const GemmSlots gemms(region_threads(threads, tasks));
-  for (int64_t m : rows) {
-    for (int64_t n : columns) gemms.prepare(tile(m, n));
   }
+  int64_t rows_at(int64_t i) const { return std::min(kTileRows, shape.m - i); }
+  int64_t columns_at(int64_t j) const { return std::min(kTileColumns, shape.n - j); }
+  // B packed for the full-height tiles of the columns at j (and read by
+  // the last row tile's where it serves it).
+  MatmulShape packed_for(int64_t j) const { return tile(rows_at(0), columns_at(j), true); }
+  // Bytes of each column tile's packed B but the last, which may be
+  // narrower (or read as stored: 0 bytes).
+  size_t column_stride() const { return workspace_aligned(packed_b_bytes(packed_for(0))); }
+  int64_t last_columns() const { return (column_tiles - 1) * kTileColumns; }
+
+  MatmulShape shape;
+  int64_t row_tiles, column_tiles;
+};
+
+}  // namespace
+
+size_t parallel_matmul_packed_b_bytes(const MatmulShape& shape) {
+  const Tiles tiles(shape);
+  if (shape.batch != 1 || tiles.row_tiles < 2 || packed_b_bytes(tiles.packed_for(0)) == 0) {
+    return 0;
+  }
+  return size_t(tiles.column_tiles - 1) * tiles.column_stride() +
+         packed_b_bytes(tiles.packed_for(tiles.last_columns()));
+}
+
+void parallel_matmul(int threads, const MatmulShape& shape, const void* a, const void* b, void* c,
+                     void* packed_b) {
+  if (shape.b_packed) throw Error(POSENC_ERROR_INTERNAL, "parallel_matmul: B is packed");
+  const Tiles tiles(shape);
+  const int64_t tasks = tiles.row_tiles * tiles.column_tiles;
+  if (tasks == 0) return;
   const size_t ab = dtype_bytes(shape.ab_type), cb = dtype_bytes(shape.c_type);
+  const auto b_at = [&](int64_t j) {  // B's columns from j on: B[j] of n x k, or B[:, j]
+    return static_cast<const char*>(b) + size_t(shape.transpose_b ? j * shape.ldb : j) * ab;
+  };
+  auto* packed = static_cast<char*>(packed_b);
+  if (parallel_matmul_packed_b_bytes(shape) == 0) packed = nullptr;
+  // The (at most four) tile shapes, and the GEMMs packing B, made before
+  // the regions: by row tiles (all but the last, the last) and column tiles
+  // (the same). A column tile's B is packed where oneDNN packs it; the last
+  // row tile reads it where it serves that tile too.
+  const int64_t rows[] = {tiles.rows_at(0), tiles.rows_at((tiles.row_tiles - 1) * kTileRows)};
+  const int64_t columns[] = {tiles.columns_at(0), tiles.columns_at(tiles.last_columns())};
+  bool packs[2] = {false, false}, reads_packed[2][2] = {{false, false}, {false, false}};
+  const GemmSlots gemms(region_threads(threads, tasks));
+  for (int n = 0; n < 2; ++n) {
+    const MatmulShape packed_for = tiles.tile(rows[0], columns[n], true);
+    packs[n] = packed != nullptr && packed_b_bytes(packed_for) > 0;
+    if (packs[n]) gemms.prepare(packed_for);
+    for (int m = 0; m < 2; ++m) {
+      reads_packed[m][n] =
+          packs[n] &&
+          (m == 0 || packed_b_serves(tiles.tile(rows[m], columns[n], true), packed_for));
+      gemms.prepare(tiles.tile(rows[m], columns[n], reads_packed[m][n]));
+    }
+  }
+  const size_t stride = packed != nullptr ? tiles.column_stride() : 0;
+  if (packed != nullptr) {
+    parallel_for(threads, tiles.column_tiles, [&](int64_t t) {
+      const int64_t j = t * kTileColumns;
+      if (packs[t == tiles.column_tiles - 1]) {
+        pack_b(tiles.packed_for(j), b_at(j), packed + size_t(t) * stride);
+      }
+    });
+  }
   parallel_for(threads, tasks, [&](int64_t task) {
-    const int64_t i = task / column_tiles * kTileRows, j = task % column_tiles * kTileColumns;
-    const int64_t b_offset = shape.transpose_b ? j * shape.ldb : j;  // (B[j] of n x k, or B[:, j])
-    matmul(tile(std::min(kTileRows, shape.m - i), std::min(kTileColumns, shape.n - j)),
-           static_cast<const char*>(a) + size_t(i * shape.lda) * ab,
-           static_cast<const char*>(b) + size_t(b_offset) * ab,
+    const int64_t row_tile = task / tiles.column_tiles, column_tile = task % tiles.column_tiles;
+    const int64_t i = row_tile * kTileRows, j = column_tile * kTileColumns;
+    const bool reads_packed_b = reads_packed[row_tile == tiles.row_tiles - 1 && row_tile > 0]
+                                            [column_tile == tiles.column_tiles - 1];
+    const MatmulShape t = tiles.tile(tiles.rows_at(i), tiles.columns_at(j), reads_packed_b);
+    matmul(t, static_cast<const char*>(a) + size_t(i * shape.lda) * ab,
+           reads_packed_b ? packed + size_t(column_tile) * stride : b_at(j),
            static_cast<char*>(c) + size_t(i * shape.ldc + j) * cb);
   });
 }

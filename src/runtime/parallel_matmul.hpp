@@ -4,13 +4,22 @@
 // aarch64; here the split is fixed tiles, each tile's GEMM on one thread.
 #pragma once
 
+#include <cstddef>
+
 #include "runtime/matmul.hpp"
 
 namespace posenc {
 
+// Bytes of B packed once for all the row tiles of parallel_matmul(shape):
+// 0 where there is one row tile or oneDNN reads B as stored.
+size_t parallel_matmul_packed_b_bytes(const MatmulShape& shape);
+
 // matmul(shape, a, b, c) in tiles of C (of each batch item) over `threads`
-// threads. B as stored: a b_packed shape is refused (an internal error).
+// threads, B as stored (a b_packed shape is refused, an internal error).
+// packed_b: null (each tile's GEMM repacks its part of B, as oneDNN does),
+// or parallel_matmul_packed_b_bytes(shape) bytes where B is packed first,
+// column tile by column tile, for every row tile's GEMM to read.
 void parallel_matmul(int threads, const MatmulShape& shape, const void* a, const void* b,
-                     void* c);
+                     void* c, void* packed_b = nullptr);
 
 }  // namespace posenc

@@ -39,6 +39,8 @@ struct BottleneckPlan {
                       // rows gemm_output_stride(.., block.dtype) apart
   size_t tokens_out;  // [batch, tokens, heads*value_head_dim]: of out_dtype, fp32 with stride 2
   size_t pooled;      // stride 2: [batch, tokens / 4, heads*value_head_dim] of out_dtype
+  bool packs_w_qkv;     // the projection's tiles read w_qkv packed once, at packed_w_qkv
+  size_t packed_w_qkv;  // (parallel_matmul_packed_b_bytes; else 0 bytes)
   // Widened only (else 0 bytes each): fmap token-major in bf16 (widened
   // from there into tokens_in), and w_qkv, qkv_bias, rel_h and rel_w in fp32.
   size_t bf16_tokens, w_qkv, qkv_bias, rel_h, rel_w;
