@@ -1,10 +1,9 @@
 #include "phases.hpp"
 
-#include <omp.h>
-
 #include <cstdint>
 #include <cstdio>
 
+#include "runtime/context.hpp"
 #include "runtime/phase_times.hpp"
 
 namespace posenc::cli {
@@ -37,8 +36,7 @@ std::string phase_breakdown(const cases::Problem& problem, posenc_context* conte
   const PhaseSums sums = take_phase_sums();
   if (status != POSENC_OK) return "";
 
-  const int context_threads = posenc_context_num_threads(context);
-  const int threads = context_threads > 0 ? context_threads : omp_get_max_threads();
+  const int threads = resolve_context(context).num_threads;
   // Ticks summed over the calls as milliseconds a call, and the calls'
   // ticks on every thread.
   const double ms_per_tick = 1e3 / phase_clock_rate() / repeats;
