@@ -1,5 +1,6 @@
-// Process limits: the thread-count maximum of a context, and the bounded
-// oneDNN primitive cache (its capacity, eviction, and results across it).
+// Process limits: the thread-count maximum of a context, the bounded oneDNN
+// primitive cache (its capacity, eviction, and results across it), and what
+// a thread keeps, released while other threads run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "posenc/core.h"
+#include "posenc/attention.h"
 #include "posenc/core.hpp"
 #include "runtime/matmul.hpp"
 
@@ -106,6 +108,41 @@ TEST(Limits, PrimitiveCacheEvictsUnderConcurrentUse) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_LE(posenc_primitive_cache_size(), 2);
+}
+
+// Threads calling an attention with no workspace (the op's own, kept by
+// each), each releasing its memory every other call while the others run:
+// every call gives the bits of the first.
+TEST(Limits, ThreadsReleaseTheirMemoryWhileOthersRun) {
+  posenc_context* context = nullptr;
+  ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 2, &context), POSENC_OK);
+  posenc_attention_desc d;
+  posenc_attention_desc_init(&d, 1, 2, 150, 150, 16);
+  d.causal = 1;
+  std::vector<float> qkv(size_t(2 * 150 * 16));
+  for (size_t i = 0; i < qkv.size(); ++i) qkv[i] = float(int(i % 13) - 6) / 8;
+  const auto call = [&](std::vector<float>& out) {
+    posenc_attention_tensors t{};
+    t.q = t.k = t.v = qkv.data();
+    t.out = out.data();
+    return posenc_attention(context, &d, &t, nullptr, 0);
+  };
+  std::vector<float> first(qkv.size());
+  ASSERT_EQ(call(first), POSENC_OK) << posenc_last_error();
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < mismatches.size(); ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<float> out(qkv.size());
+      for (int i = 0; i < 20; ++i) {
+        if (call(out) != POSENC_OK || out != first) ++mismatches[t];
+        if (i % 2 == 1) posenc_release_thread_memory();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (size_t t = 0; t < mismatches.size(); ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+  posenc_context_destroy(context);
 }
 
 }  // namespace

@@ -456,9 +456,12 @@ POSENC_API void posenc_bottleneck_desc_init(posenc_bottleneck_desc* desc, int64_
  * batch x height x width x (channels + 2 x heads x (head_dim +
  * value_head_dim)); with stride 2
  * the output is fp32 and its pooled copy is added), plus the attention's own
- * workspace (posenc_attention_workspace_size). Where BF16 is widened (above)
+ * workspace (posenc_attention_workspace_size). An fp32 projection of more
+ * than 128 tokens adds w_qkv in oneDNN's layout for its GEMMs (about
+ * 4 x channels x its output channels bytes). Where BF16 is widened (above)
  * the copy and the projection are fp32, and a bf16 token-major copy of fmap
- * and fp32 copies of w_qkv, qkv_bias and the tables are added. */
+ * and fp32 copies of w_qkv, qkv_bias and the tables are added. The query
+ * makes the GEMMs it sizes, as a first call would. */
 POSENC_API posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
                                                           const posenc_bottleneck_desc* desc,
                                                           size_t* bytes);

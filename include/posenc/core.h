@@ -178,8 +178,10 @@ POSENC_API int64_t posenc_primitive_cache_size(void);
  * failures" above): its scratch and the op workspaces it kept where callers
  * gave none, its oneDNN streams, scratchpads and GEMM memory objects, its
  * last RoPE angle table. Its next call of each shape makes them again. The
- * primitive cache is the process's and stays. For a thread done with
- * posenc, or one whose outsized call left a large workspace kept.
+ * primitive cache is the process's and stays. For a thread that stays
+ * alive but is done with posenc for a while, or after a large call (a
+ * thread's exit frees all this anyway). Not from a destructor run at
+ * thread or process exit: what it frees may be gone by then.
  * Added in 0.3. */
 POSENC_API void posenc_release_thread_memory(void);
 

@@ -57,7 +57,8 @@ struct Tiles {
 
 size_t parallel_matmul_packed_b_bytes(const MatmulShape& shape) {
   const Tiles tiles(shape);
-  if (shape.batch != 1 || tiles.row_tiles < 2 || packed_b_bytes(tiles.packed_for(0)) == 0) {
+  if (shape.batch != 1 || tiles.row_tiles < 2 || tiles.column_tiles == 0 ||
+      packed_b_bytes(tiles.packed_for(0)) == 0) {
     return 0;
   }
   return size_t(tiles.column_tiles - 1) * tiles.column_stride() +
@@ -75,7 +76,7 @@ void parallel_matmul(int threads, const MatmulShape& shape, const void* a, const
     return static_cast<const char*>(b) + size_t(shape.transpose_b ? j * shape.ldb : j) * ab;
   };
   auto* packed = static_cast<char*>(packed_b);
-  if (parallel_matmul_packed_b_bytes(shape) == 0) packed = nullptr;
+  if (packed != nullptr && parallel_matmul_packed_b_bytes(shape) == 0) packed = nullptr;
   // The (at most four) tile shapes, and the GEMMs packing B, made before
   // the regions: by row tiles (all but the last, the last) and column tiles
   // (the same). A column tile's B is packed where oneDNN packs it; the last

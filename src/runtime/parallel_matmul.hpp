@@ -11,7 +11,8 @@
 namespace posenc {
 
 // Bytes of B packed once for all the row tiles of parallel_matmul(shape):
-// 0 where there is one row tile or oneDNN reads B as stored.
+// 0 for a batch, one row tile, or where oneDNN reads B as stored. Makes
+// the primitives that pack it.
 size_t parallel_matmul_packed_b_bytes(const MatmulShape& shape);
 
 // matmul(shape, a, b, c) in tiles of C (of each batch item) over `threads`

@@ -10,6 +10,8 @@ thread_local KeptBuffer* last_kept_buffer = nullptr;
 
 KeptBuffer::KeptBuffer() : next(last_kept_buffer) { last_kept_buffer = this; }
 
+KeptBuffer::~KeptBuffer() { last_kept_buffer = next; }
+
 void release_kept_buffers() {
   for (KeptBuffer* kept = last_kept_buffer; kept != nullptr; kept = kept->next) {
     kept->memory.reset();

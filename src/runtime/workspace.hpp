@@ -27,6 +27,7 @@ inline uint8_t* workspace_aligned(uint8_t* p) {
 // itself into its thread's list of them when the thread first uses it.
 struct KeptBuffer {
   KeptBuffer();
+  ~KeptBuffer();  // (thread_locals end in reverse order: the list's last first)
   KeptBuffer(const KeptBuffer&) = delete;
   KeptBuffer& operator=(const KeptBuffer&) = delete;
 

@@ -229,14 +229,14 @@ BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads, 
       plan.pooled + workspace_aligned(pooled_tokens * inner * dtype_bytes(d.out_dtype));
   // The widened inputs follow, each of `bytes` when widened, else empty.
   // w_qkv packed once for the projection's tiles in fp32: on a 2-core Zen 5
-  // the fp32 block ran 9% faster for it on 1 and 2 threads, the bf16 one
-  // 2-4% slower (oneDNN 2.6's reorder to its bf16 layout, 8 GB/s there,
-  // took longer than the tiles' own copies of their parts).
-  plan.packs_w_qkv = d.dtype == POSENC_F32;
-  size_t end = plan.packed_w_qkv +
-               workspace_aligned(plan.packs_w_qkv
-                                     ? parallel_matmul_packed_b_bytes(projection_shape(d))
-                                     : 0);
+  // the fp32 block ran 9% faster for it on 1 and 2 threads (0-4% with
+  // oneDNN capped at AVX2), the bf16 one 2-4% slower (oneDNN 2.6's reorder
+  // to its bf16 layout, 8 GB/s there, took longer than the tiles' own
+  // copies of their parts).
+  const size_t packed_w_qkv_bytes =
+      d.dtype == POSENC_F32 ? parallel_matmul_packed_b_bytes(projection_shape(d)) : 0;
+  plan.packs_w_qkv = packed_w_qkv_bytes > 0;
+  size_t end = plan.packed_w_qkv + workspace_aligned(packed_w_qkv_bytes);
   const auto widened = [&](size_t bytes) {
     const size_t at = end;
     end += plan.widens ? workspace_aligned(bytes) : 0;
@@ -263,7 +263,8 @@ void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
 
   // NCHW to token-major (widened: with the other inputs), then the
   // projection (+ bias).
-  PhaseScope step(Phase::kMapToTokens);
+  const bool timed = phase_times_enabled();  // (read once: a call is timed wholly or not)
+  PhaseScope step(Phase::kMapToTokens, timed);
   posenc_bottleneck_tensors in = tensors;
   if (plan.widens) {
     in = widen_inputs(ctx, plan, tensors, base);
@@ -271,7 +272,7 @@ void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
     transpose_batch(ctx, d.batch, d.channels, tokens, es, tensors.fmap, base + plan.tokens_in);
   }
   step.end();
-  PhaseScope projection(Phase::kProjection);
+  PhaseScope projection(Phase::kProjection, timed);
   const MatmulShape s = projection_shape(d);
   parallel_matmul(ctx.num_threads, s, base + plan.tokens_in, in.w_qkv, base + plan.qkv,
                   plan.packs_w_qkv ? base + plan.packed_w_qkv : nullptr);
@@ -291,12 +292,12 @@ void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
   const void* result = base + plan.tokens_out;
   int64_t result_tokens = tokens;
   if (d.stride == 2) {
-    const PhaseScope pool(Phase::kPool);
+    const PhaseScope pool(Phase::kPool, timed);
     average_pool_2x2(ctx, d, reinterpret_cast<float*>(base + plan.tokens_out), base + plan.pooled);
     result = base + plan.pooled;
     result_tokens = (d.height / 2) * (d.width / 2);
   }
-  const PhaseScope to_map(Phase::kTokensToMap);
+  const PhaseScope to_map(Phase::kTokensToMap, timed);
   transpose_batch(ctx, d.batch, result_tokens, inner, dtype_bytes(d.out_dtype), result, tensors.out);
 }
 
