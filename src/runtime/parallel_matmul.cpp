@@ -76,7 +76,6 @@ void parallel_matmul(int threads, const MatmulShape& shape, const void* a, const
     return static_cast<const char*>(b) + size_t(shape.transpose_b ? j * shape.ldb : j) * ab;
   };
   auto* packed = static_cast<char*>(packed_b);
-  if (packed != nullptr && parallel_matmul_packed_b_bytes(shape) == 0) packed = nullptr;
   // The (at most four) tile shapes, and the GEMMs packing B, made before
   // the regions: by row tiles (all but the last, the last) and column tiles
   // (the same). A column tile's B is packed where oneDNN packs it; the last

@@ -18,8 +18,9 @@ size_t parallel_matmul_packed_b_bytes(const MatmulShape& shape);
 // matmul(shape, a, b, c) in tiles of C (of each batch item) over `threads`
 // threads, B as stored (a b_packed shape is refused, an internal error).
 // packed_b: null (each tile's GEMM repacks its part of B, as oneDNN does),
-// or parallel_matmul_packed_b_bytes(shape) bytes where B is packed first,
-// column tile by column tile, for every row tile's GEMM to read.
+// or, where parallel_matmul_packed_b_bytes(shape) is not 0, that many bytes
+// where B is packed first, column tile by column tile, for every row
+// tile's GEMM to read.
 void parallel_matmul(int threads, const MatmulShape& shape, const void* a, const void* b,
                      void* c, void* packed_b = nullptr);
 

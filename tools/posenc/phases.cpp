@@ -51,24 +51,22 @@ std::string phase_breakdown(const cases::Problem& problem, posenc_context* conte
   if (ticks(Phase::kTasks) == 0 && ticks(Phase::kBeforeRegion) == 0) {
     return text + "    (this op marks no phases)\n";
   }
-  // An op's steps around its attention hold all the threads: each counts
-  // its wall time once per thread.
-  double steps = 0;
-  for (int p = 0; p < kPhases; ++p) {
-    const Phase phase = Phase(p);
-    if (!around_attention(phase) || sums.entries[size_t(p)] == 0) continue;
-    steps += ticks(phase) * threads;
-    text += line(phase_name(phase), ticks(phase) * threads * ms_per_tick,
-                 ticks(phase) * threads / capacity, double(sums.entries[size_t(p)]) / repeats);
-  }
-  double marked = 0;
-  for (int p = 0; p < kPhases; ++p) {
-    const Phase phase = Phase(p);
-    if (!inside_tasks(phase) || sums.entries[size_t(p)] == 0) continue;
-    marked += ticks(phase);
-    text += line(phase_name(phase), ticks(phase) * ms_per_tick, ticks(phase) / capacity,
-                 double(sums.entries[size_t(p)]) / repeats);
-  }
+  // Each phase's ticks summed over the threads: an op's steps around its
+  // attention hold all of them, so their wall time counts once per thread.
+  auto print = [&](bool (*listed)(Phase), double per_thread) {
+    double summed = 0;
+    for (int p = 0; p < kPhases; ++p) {
+      const Phase phase = Phase(p);
+      if (!listed(phase) || sums.entries[size_t(p)] == 0) continue;
+      const double phase_ticks = ticks(phase) * per_thread;
+      summed += phase_ticks;
+      text += line(phase_name(phase), phase_ticks * ms_per_tick, phase_ticks / capacity,
+                   double(sums.entries[size_t(p)]) / repeats);
+    }
+    return summed;
+  };
+  const double steps = print(around_attention, threads);
+  const double marked = print(inside_tasks, 1);
   const double unmarked = ticks(Phase::kTasks) - marked;
   text += line("the tasks' other work", unmarked * ms_per_tick, unmarked / capacity);
   text += line(phase_name(Phase::kBeforeRegion), ticks(Phase::kBeforeRegion) * ms_per_tick,
