@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -527,9 +528,45 @@ TEST_P(BiasRowKernels, CopyRunsCopiesEachRun) {
   }
 }
 
+// TABLE_2D's runs added to a key block's scores: runs shorter than a
+// batch, as long, longer with a tail; first from their start, their last
+// column, in between; blocks ending mid-run, spanning many runs, empty;
+// strides past the run (a window's 2Ww - 1). The sums and the returned
+// maximum exact, the floats around the block untouched.
+TEST_P(BiasRowKernels, AddRunsAddsEachRunAndReturnsTheMaximum) {
+  const PositionBiasKernels& k = kernels().position_bias;
+  const std::vector<float> from = random_floats(12000, 13, -2.0f, 2.0f);
+  const std::vector<float> scores = random_floats(3000, 14, -3.0f, 3.0f);
+  for (const int64_t length : {1, 3, 7, 8, 15, 16, 17, 33, 64, 100}) {
+    for (const int64_t column : {int64_t(0), length / 2, length - 1}) {
+      for (const int64_t n : {int64_t(0), int64_t(1), int64_t(5), int64_t(16), length - column,
+                              3 * length + 5, int64_t(1000)}) {
+        for (const int64_t stride : {length, 2 * length - 1, length + 40}) {
+          const int64_t last = column + n - 1;  // the last score's run and column
+          if (n > 0 && 5 + last / length * stride + last % length >= int64_t(from.size())) continue;
+          SCOPED_TRACE(testing::Message() << "runs of " << length << " from column " << column
+                                          << ", " << n << " scores, stride " << stride);
+          std::vector<float> got = scores;
+          const float got_max =
+              k.add_runs(from.data() + 5, stride, column, length, got.data() + 3, n);
+          std::vector<float> want = scores;
+          float want_max = -std::numeric_limits<float>::infinity();
+          for (int64_t c = 0; c < n; ++c) {
+            const int64_t t = (column + c) / length, x = (column + c) % length;
+            want[size_t(3 + c)] += from[size_t(5 + t * stride + x)];
+            want_max = std::max(want_max, want[size_t(3 + c)]);
+          }
+          ASSERT_EQ(got, want);
+          ASSERT_EQ(got_max, want_max);
+        }
+      }
+    }
+  }
+}
+
 // The row adders the fused attention builds on add what the dense bias
 // holds, per block of 5 keys from every first key, and return the block's
-// maximum: TABLE_2D's windows (add_window_row, then max_of; class tokens
+// maximum: TABLE_2D's windows (add_window_row with add_runs; class tokens
 // among them: blocks after key 0 start inside a key row), the 1D tables'
 // lines (gather_add) and ALiBi's rows (add_alibi_row; int32's limits and
 // the 64-bit path among them), reference_descs's.
@@ -560,9 +597,8 @@ TEST_P(BiasRowKernels, AttentionBlocksAddTheDenseBias) {
           float* block = row.data() + first;
           float block_max;
           if (d.kind == POSENC_POSITION_BIAS_TABLE_2D) {
-            ops::add_window_row(window, entries.data() + h * window.table_rows(), i, first, count,
-                                block);
-            block_max = k.attention_bias.max_of(block, count);
+            block_max = ops::add_window_row(window, entries.data() + h * window.table_rows(), i,
+                                            first, count, block, k.position_bias.add_runs);
           } else if (d.kind == POSENC_POSITION_BIAS_TABLE_1D) {
             block_max = k.attention_bias.gather_add(table.data() + h * (2 * K + 1), d0 + K, 0,
                                                     2 * K, block, count);

@@ -1,7 +1,8 @@
 // Kernels of the position biases without q (posenc/bias.h): ALiBi's rows,
 // computed (written for the dense bias, added to the fused attention's
-// scores), and a 2D window's, copied in runs (the 1D tables' and T5's rows
-// are gathers: RelativeKernels::gather_row, AttentionBiasKernels::gather_add).
+// scores), and a 2D window's, copied or added in runs (the 1D tables' and
+// T5's rows are gathers: RelativeKernels::gather_row,
+// AttentionBiasKernels::gather_add).
 #pragma once
 
 #include <climits>
@@ -43,6 +44,13 @@ struct PositionBiasKernels {
   // only (elsewhere the stage cost more than it saved: copy_runs).
   void (*copy_runs_stream)(const float* from, int64_t stride, int64_t runs, int64_t length,
                            float* out);
+  // A key block's part of TABLE_2D's row, added to the fused attention's
+  // scores: scores[c] += from[t * stride + x] for c < n, with
+  // (t, x) = divmod(column + c, length), column < length (runs of `length`
+  // entries, the first from `column`); returns the largest new score, as
+  // add_alibi_row. Reads and writes nothing else.
+  float (*add_runs)(const float* from, int64_t stride, int64_t column, int64_t length,
+                    float* scores, int64_t n);
 };
 
 }  // namespace posenc

@@ -46,18 +46,20 @@ struct RunningMax {
 
 // m.see(step(j)) for the whole batches j = 0, lanes, .. of [0, n), in two
 // running maxima so that the loop waits on no max's latency; returns where
-// the tail (fewer than a batch) starts.
+// the tail (fewer than a batch) starts. The maxima are locals, seen by m
+// at the end: a step's stores may alias the caller's m, so m's lanes
+// would make a round trip through memory in every iteration.
 template <class Arch, class Step>
 int64_t see_whole_batches(int64_t n, const Step& step, RunningMax<Arch>& m) {
   constexpr int64_t lanes = RunningMax<Arch>::batch::size;
-  RunningMax<Arch> second;
+  RunningMax<Arch> first, second;
   int64_t j = 0;
   for (; j + 2 * lanes <= n; j += 2 * lanes) {
-    m.see(step(j));
+    first.see(step(j));
     second.see(step(j + lanes));
   }
-  for (; j + lanes <= n; j += lanes) m.see(step(j));
-  m.see(second.lanes);
+  for (; j + lanes <= n; j += lanes) first.see(step(j));
+  m.see(xsimd::max(first.lanes, second.lanes));
   return j;
 }
 

@@ -144,8 +144,8 @@ float PositionBias::add_row(int64_t h, int64_t i, int64_t query_pos, int64_t fir
   const int64_t d0 = first_key - query_pos;
   switch (p_.bias) {
     case POSENC_BIAS_TABLE_2D:
-      add_window_row(window_, prepared_ + h * stride_, i, first_key, count, row);
-      return kernels_.attention_bias.max_of(row, count);
+      return add_window_row(window_, prepared_ + h * stride_, i, first_key, count, row,
+                            kernels_.position_bias.add_runs);
     case POSENC_BIAS_ALIBI:
       return kernels_.position_bias.add_alibi_row(prepared_[h], p_.bidirectional, d0, row, count);
     default:

@@ -50,9 +50,9 @@ class PositionBias {
   // row[c] += bias(head h, query i at position query_pos, key first_key + c)
   // for c < count, in the scores' units; returns the largest of
   // row[0, count) (-inf for count 0; a NaN may or may not win). ALiBi's
-  // kernel and the lines' gather add and find it in one pass; TABLE_2D's
-  // runs (when window_row gives none) and the lines' far distances are
-  // added one by one, and max_of finds it.
+  // kernel, the lines' gather and TABLE_2D's runs (add_runs, when
+  // window_row gives none) add and find it in one pass; the lines' far
+  // distances are added one by one, and max_of finds it.
   float add_row(int64_t h, int64_t i, int64_t query_pos, int64_t first_key, int64_t count,
                 float* row) const;
 

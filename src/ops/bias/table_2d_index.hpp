@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 namespace posenc::ops {
 
@@ -46,37 +47,40 @@ void window_entries(const Window2d& window, int64_t heads, const Stored& stored,
 }
 
 // row[c] += the bias of query token i and key token first_key + c, c < count,
-// from one head's entries (Window2d::stored_row). Reversed, the entry of key
-// cell (ky, kx) is L - 1 - cell_index(qy, qx, ky, kx): it grows by one with
-// kx, and the start of a key row grows by 2Ww - 1 with ky, so a row is runs
-// of up to Ww consecutive entries. (Added here, not by a vector kernel per
-// run: a call per run costs more than it saves on windows up to 14 wide.)
-inline void add_window_row(const Window2d& window, const float* entries, int64_t i,
-                           int64_t first_key, int64_t count, float* row) {
+// from one head's entries (Window2d::stored_row); returns the largest new
+// row[c] (-inf for count 0). Reversed, the entry of key cell (ky, kx) is
+// L - 1 - cell_index(qy, qx, ky, kx): it grows by one with kx, and the start
+// of a key row grows by 2Ww - 1 with ky, so a row is runs of up to Ww
+// consecutive entries, which add_runs(from, stride, column, length, row, n)
+// adds (PositionBiasKernels::add_runs).
+template <class AddRuns>
+float add_window_row(const Window2d& window, const float* entries, int64_t i, int64_t first_key,
+                     int64_t count, float* row, const AddRuns& add_runs) {
   const int64_t relative = window.relative_rows();
+  float class_max = -std::numeric_limits<float>::infinity();
   int64_t c = 0, cell = first_key;  // cell: the window cell of key first_key + c
   if (window.class_token) {
     if (i == 0) {
-      for (; c < count; ++c) row[c] += entries[relative + (first_key + c == 0 ? 2 : 0)];
-      return;
+      for (; c < count; ++c) {
+        row[c] += entries[relative + (first_key + c == 0 ? 2 : 0)];
+        class_max = std::max(class_max, row[c]);
+      }
+      return class_max;
     }
-    if (first_key == 0 && count > 0) row[c++] += entries[relative + 1];
+    if (first_key == 0 && count > 0) {
+      row[c] += entries[relative + 1];
+      class_max = row[c++];
+    }
     --i;
     cell = first_key + c - 1;
   }
+  if (c == count) return class_max;
   const int64_t width = window.width;
   const int64_t qy = i / width, qx = i % width;
-  int64_t kx = cell % width;
-  int64_t start = relative - 1 - window.cell_index(qy, qx, cell / width, 0);  // of key row ky
-  while (c < count) {
-    const int64_t run = std::min(width - kx, count - c);
-    float* dst = row + c;
-    const float* from = entries + start + kx;
-    for (int64_t t = 0; t < run; ++t) dst[t] += from[t];
-    c += run;
-    kx = 0;
-    start += 2 * width - 1;
-  }
+  // The entries of key row ky = cell / width start here.
+  const int64_t start = relative - 1 - window.cell_index(qy, qx, cell / width, 0);
+  return std::max(class_max, add_runs(entries + start, 2 * width - 1, cell % width, width,
+                                      row + c, count - c));
 }
 
 // row[c] = the bias of query token i and key token c for every token c of
