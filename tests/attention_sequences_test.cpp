@@ -96,6 +96,21 @@ TEST_P(AttentionSequences, PaddedBatchWithLengthsZeroOneFullAndMixed) {
   }
 }
 
+// A padded batch whose kv heads are packed (two query blocks read each)
+// packs each sequence's own keys, in the layout of that many: values of 128
+// columns are two column blocks of oneDNN's fp32 layout, the second after
+// all of the first's rows (not where kv_len's layout has it).
+TEST_P(AttentionSequences, ShortSequencesPackTheirOwnKeys) {
+  for (posenc_dtype dtype : kDtypes) {
+    posenc_attention_desc d =
+        with(attention_desc(4, 2, 300, 300, 128), POSENC_LAYOUT_BTHD, dtype);
+    const Sequences lengths{{37, 300, 129, 1}, {37, 300, 129, 1}, {}};
+    EXPECT_TRUE(matches_reference(context(), d, lengths));
+    d.causal = 1;
+    EXPECT_TRUE(matches_reference(context(), d, lengths));
+  }
+}
+
 TEST_P(AttentionSequences, LongKeysPastTheirLength) {
   // Key blocks of 1024 with the online softmax: lengths inside the first,
   // second and last block, and one at a block's end.

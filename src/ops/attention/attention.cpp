@@ -189,12 +189,13 @@ class QueryBlockRunner {
   // decode kernel reading the keys and values where they are stored. Of
   // kb's values, the first `stored` rows exist (fewer than kb.count where
   // the keys were rounded past the sequence's length); no other is read
-  // (a packed copy holds zeros for them).
+  // (a packed copy holds zeros for them). A packed copy holds the
+  // sequence's packed_key_count, sequence_keys.
   void scores_product(const void* q, int64_t rows, const KeyBlock& kb, const char* keys,
-                      int64_t ld, const Scratch& s) const;
+                      int64_t sequence_keys, int64_t ld, const Scratch& s) const;
   void values_product(const void* probs, int64_t ld, int64_t rows, const KeyBlock& kb,
-                      int64_t stored, const char* values, bool accumulate,
-                      const Scratch& s) const;
+                      int64_t stored, const char* values, int64_t sequence_keys,
+                      bool accumulate, const Scratch& s) const;
   // values_product's GEMMs for stored < kb.count where no packed copy
   // serves them: the stored rows down to a multiple of kKeyQuantum read in
   // place, the rest from the slot's value_tail, a copy of them padded with
@@ -202,25 +203,42 @@ class QueryBlockRunner {
   void values_past_length(const void* probs, int64_t ld, int64_t rows, const KeyBlock& kb,
                           int64_t stored, const char* values, const PackedOperand& packed,
                           bool accumulate, const Scratch& s) const;
-  // Key block `index`'s keys and values as packed in the slot: pack_kv_head
-  // writes them there, the GEMMs read them.
-  PackedOperand packed_keys(int64_t index, const Scratch& s) const {
-    return packed_operand(s.packed_keys, layout_.packed.key_block_bytes, index,
+  // The keys of sequence seq's kv heads that pack_kv_head packs: those its
+  // longest query block computes. A padded batch's short sequence packs
+  // blocks of its own keys, not of kv_len's (their layout that of fewer
+  // keys: packed_block).
+  int64_t packed_key_count(const Sequence& seq) const {
+    return computed_keys(p_, seq, 0, p_.q_len);
+  }
+  // Key block `index`'s keys and values as packed in the slot for a
+  // sequence of packed_key_count `keys`: pack_kv_head writes them there,
+  // the GEMMs read them.
+  PackedOperand packed_keys(int64_t index, int64_t keys, const Scratch& s) const {
+    return packed_operand(s.packed_keys, layout_.packed.key_block_bytes, index, keys,
                           [](const PackedBlock& block) { return block.keys; });
   }
-  PackedOperand packed_values(int64_t index, const Scratch& s) const {
-    return packed_operand(s.packed_values, layout_.packed.value_block_bytes, index,
+  PackedOperand packed_values(int64_t index, int64_t keys, const Scratch& s) const {
+    return packed_operand(s.packed_values, layout_.packed.value_block_bytes, index, keys,
                           [](const PackedBlock& block) { return block.values; });
   }
-  // Block `index` of `blocks` (block_bytes each), packed for the GEMM
-  // `operand` picks of the block's; none where nothing is packed or oneDNN
-  // reads that block as stored (packed_b_bytes 0).
+  // Block `index` of `blocks` (block_bytes each, the longest of kv_len's
+  // blocks), packed for the GEMM `operand` picks of the block's; none where
+  // nothing is packed or oneDNN reads that block as stored (packed_b_bytes
+  // 0). A block of fewer keys whose layout needs more bytes than the slot
+  // holds keeps kv_len's block (oneDNN 2.6 blocks some where it packs kv_len
+  // plainly: bf16 keys, 32 of a 60-key problem took 4096 bytes, all 60 took
+  // 1920).
   template <class Operand>
-  PackedOperand packed_operand(uint8_t* blocks, size_t block_bytes, int64_t index,
+  PackedOperand packed_operand(uint8_t* blocks, size_t block_bytes, int64_t index, int64_t keys,
                                Operand operand) const {
     if (block_bytes == 0) return {nullptr, {}};
-    const MatmulShape packed_for = operand(ops::packed_block(p_, task_, index));
-    if (packed_b_bytes(packed_for) == 0) return {nullptr, packed_for};
+    MatmulShape packed_for = operand(ops::packed_block(p_, task_, index, keys));
+    size_t bytes = packed_b_bytes(packed_for);
+    if (bytes > block_bytes) {
+      packed_for = operand(ops::packed_block(p_, task_, index, p_.kv_len));
+      bytes = packed_b_bytes(packed_for);
+    }
+    if (bytes == 0) return {nullptr, packed_for};
     return {blocks + size_t(index) * block_bytes, packed_for};
   }
   int64_t block_index(const KeyBlock& kb) const { return kb.first / blocking_.key_block; }
@@ -271,7 +289,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   if (layout_.packed.bytes() > 0 && range.count() > 0 && *s.packed_kv_head != kv_index) {
     *s.packed_kv_head = -1;  // until the whole kv head is packed
     // The keys of the sequence's longest query block.
-    pack_kv_head(b, seq, p_.kv_head(qb.head), computed_keys(p_, seq, 0, p_.q_len), s);
+    pack_kv_head(b, seq, p_.kv_head(qb.head), packed_key_count(seq), s);
     *s.packed_kv_head = kv_index;
   }
   const int64_t rows = qb.rows * blocking_.stacked_heads;
@@ -346,13 +364,16 @@ void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_h
   // The values a GEMM reads past the length: up to it rounded (computed_keys).
   const int64_t values_read = keys_rounded(seq.kv_length, p_.kv_len);
   for (int64_t i = 0; i < packed.key_blocks && i * blocking_.key_block < keys; ++i) {
-    const KeyBlock kb = ops::packed_block(p_, task_, i).kb;
-    // Blocks read as stored (no data) are not copied.
-    if (const PackedOperand to = packed_keys(i, s); to.data != nullptr) {
-      pack_b(to.packed_for, gemm_keys(row_of(t_.k, p_.k, b, kv_head, kb.first), kb, s), to.data);
+    const int64_t first = i * blocking_.key_block;
+    // Blocks read as stored (no data) are not copied; the others hold the
+    // keys their GEMM shape has (packed_operand may keep kv_len's block).
+    if (const PackedOperand to = packed_keys(i, keys, s); to.data != nullptr) {
+      const KeyBlock kb{first, to.packed_for.n};
+      pack_b(to.packed_for, gemm_keys(row_of(t_.k, p_.k, b, kv_head, first), kb, s), to.data);
     }
-    if (const PackedOperand to = packed_values(i, s); to.data != nullptr) {
-      pack_b(to.packed_for, gemm_values(row_of(t_.v, p_.v, b, kv_head, kb.first), kb, kb.count, s),
+    if (const PackedOperand to = packed_values(i, keys, s); to.data != nullptr) {
+      const KeyBlock kb{first, to.packed_for.k};
+      pack_b(to.packed_for, gemm_values(row_of(t_.v, p_.v, b, kv_head, first), kb, kb.count, s),
              to.data);
       const int64_t past = std::max<int64_t>(seq.kv_length - kb.first, 0);
       const int64_t end = std::min(kb.count, values_read - kb.first);
@@ -402,7 +423,8 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
   const int64_t rows = qb.rows * blocking_.stacked_heads;
   {
     const PhaseScope timing = phase_scope(Phase::kScoresProduct);
-    scores_product(qb.q, rows, kb, row_of(t_.k, p_.k, b, kv_head, kb.first), ld, s);
+    scores_product(qb.q, rows, kb, row_of(t_.k, p_.k, b, kv_head, kb.first),
+                   packed_key_count(seq), ld, s);
   }
 
   // bf16 GEMMs take bf16 probabilities, straight from the softmax unless
@@ -455,16 +477,17 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
   const int64_t stored = std::clamp<int64_t>(seq.kv_length - kb.first, 0, kb.count);
   const PhaseScope timing = phase_scope(Phase::kValuesProduct);
   values_product(probs, ld, rows, kb, stored, row_of(t_.v, p_.v, b, kv_head, kb.first),
-                 kb.first > range_first, s);
+                 packed_key_count(seq), kb.first > range_first, s);
 }
 
 void QueryBlockRunner::scores_product(const void* q, int64_t rows, const KeyBlock& kb,
-                                      const char* keys, int64_t ld, const Scratch& s) const {
+                                      const char* keys, int64_t sequence_keys, int64_t ld,
+                                      const Scratch& s) const {
   const int64_t ldq = task_.ldq;
   if (!blocking_.decode_products) {
     gemm(
         scores_gemm(p_, task_, rows, kb), q, [&] { return gemm_keys(keys, kb, s); },
-        packed_keys(block_index(kb), s), s.scores);
+        packed_keys(block_index(kb), sequence_keys, s), s.scores);
     return;
   }
   if (shapes_only_) return;
@@ -482,10 +505,11 @@ void QueryBlockRunner::scores_product(const void* q, int64_t rows, const KeyBloc
 
 void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t rows,
                                       const KeyBlock& kb, int64_t stored, const char* values,
-                                      bool accumulate, const Scratch& s) const {
+                                      int64_t sequence_keys, bool accumulate,
+                                      const Scratch& s) const {
   if (!blocking_.decode_products) {
     const MatmulShape shape = output_gemm(p_, task_, rows, kb, accumulate);
-    const PackedOperand packed = packed_values(block_index(kb), s);
+    const PackedOperand packed = packed_values(block_index(kb), sequence_keys, s);
     if (stored == kb.count || blocking_.widens_products(p_)) {
       gemm(
           shape, probs, [&] { return gemm_values(values, kb, stored, s); }, packed, s.acc);

@@ -44,9 +44,10 @@ MatmulShape output_gemm(const AttentionProblem& p, const TaskGemms& task, int64_
   return s;
 }
 
-PackedBlock packed_block(const AttentionProblem& p, const TaskGemms& task, int64_t index) {
+PackedBlock packed_block(const AttentionProblem& p, const TaskGemms& task, int64_t index,
+                         int64_t keys) {
   const int64_t first = index * task.key_block;
-  PackedBlock block{KeyBlock{first, std::min(task.key_block, p.kv_len - first)}, {}, {}};
+  PackedBlock block{KeyBlock{first, std::min(task.key_block, keys - first)}, {}, {}};
   block.keys = scores_gemm(p, task, task.rows, block.kb);
   block.values = output_gemm(p, task, task.rows, block.kb, first > 0);
   block.keys.b_packed = block.values.b_packed = true;
@@ -56,7 +57,7 @@ PackedBlock packed_block(const AttentionProblem& p, const TaskGemms& task, int64
 PackedKeyValues packed_key_values(const AttentionProblem& p, const TaskGemms& task) {
   PackedKeyValues packed{0, 0, ceil_div(p.kv_len, task.key_block)};
   for (int64_t i = 0; i < packed.key_blocks; ++i) {
-    const PackedBlock block = packed_block(p, task, i);
+    const PackedBlock block = packed_block(p, task, i, p.kv_len);
     packed.key_block_bytes = std::max(packed.key_block_bytes, packed_b_bytes(block.keys));
     packed.value_block_bytes = std::max(packed.value_block_bytes, packed_b_bytes(block.values));
   }

@@ -40,13 +40,15 @@ MatmulShape scores_gemm(const AttentionProblem& problem, const TaskGemms& task, 
 MatmulShape output_gemm(const AttentionProblem& problem, const TaskGemms& task, int64_t rows,
                         const KeyBlock& kb, bool accumulate);
 
-// Key block `index` of a whole row of keys, and the GEMMs (b_packed) a
-// task runs against its keys and values when they are packed.
+// Key block `index` of a row of `keys` keys (kv_len, or the keys a
+// sequence's queries compute: its packed copy holds no more), and the GEMMs
+// (b_packed) a task runs against its keys and values when they are packed.
 struct PackedBlock {
   KeyBlock kb;
   MatmulShape keys, values;
 };
-PackedBlock packed_block(const AttentionProblem& problem, const TaskGemms& task, int64_t index);
+PackedBlock packed_block(const AttentionProblem& problem, const TaskGemms& task, int64_t index,
+                         int64_t keys);
 
 // Where each key block's packed keys and values go in a thread's scratch;
 // zero bytes for an operand oneDNN reads as stored.
