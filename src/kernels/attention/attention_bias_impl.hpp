@@ -16,26 +16,6 @@
 
 namespace posenc::kernels {
 
-// x[j] += y[j] + c for j < n, or x[j] += c with y NULL; max into m.
-template <class Arch>
-void add_and_track(float* x, const float* y, float c, int64_t n, RunningMax<Arch>& m) {
-  using batch = xsimd::batch<float, Arch>;
-  const batch cb(c);
-  const auto add_at = [&](int64_t j) {
-    batch v = batch::load_unaligned(x + j) + cb;
-    if (y != nullptr) v += batch::load_unaligned(y + j);
-    v.store_unaligned(x + j);
-    return v;
-  };
-  const int64_t j = see_whole_batches<Arch>(n, add_at, m);
-  if (j < n) {  // lanes past n: -inf, which no max takes
-    batch v = load_partial<Arch>(x + j, n - j, -std::numeric_limits<float>::infinity()) + cb;
-    if (y != nullptr) v += load_partial<Arch>(y + j, n - j, 0.0f);
-    store_partial<Arch>(v, x + j, n - j);
-    m.see(v);
-  }
-}
-
 template <class Arch>
 float sum_of(const float* x, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
@@ -61,28 +41,121 @@ ClampSegments clamp_segments(int64_t shift, int64_t lo, int64_t hi, int64_t n) {
   return ClampSegments{low_end, high_begin};
 }
 
+// The clamp's values for columns [j, j + count), count <= lanes, of a batch
+// across a segment's end: window[lo] below the middle, the middle's values,
+// window[hi] above it; 0 past count (where a score of -inf plus an infinite
+// bias would be NaN). Built in registers on AVX-512 and AVX2: a batch
+// written to memory lane by lane makes its load wait on the stores (elsewhere
+// it is, the tail and two batches a row).
+template <class Arch>
+xsimd::batch<float, Arch> clamped_window(const float* window, int64_t shift, int64_t lo, int64_t hi,
+                                         const ClampSegments& s, int64_t j, int64_t count) {
+  using batch = xsimd::batch<float, Arch>;
+  // The lanes [0, middle) below the middle, [middle, high) in it. Its first
+  // value, window[j + middle + shift], is the only address formed in it.
+  const int64_t middle = std::clamp<int64_t>(s.low_end - j, 0, count);
+  const int64_t high = std::clamp<int64_t>(s.high_begin - j, middle, count);
+  const float* first = window + j + middle + shift;
+#if XSIMD_WITH_AVX512F
+  if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+    const __mmask16 below = lane_mask_avx512<Arch>(middle);
+    const __mmask16 below_high = lane_mask_avx512<Arch>(high);
+    __m512 v = _mm512_setzero_ps();
+    if (middle > 0) v = _mm512_mask_mov_ps(v, below, _mm512_set1_ps(window[lo]));
+    if (high > middle) v = _mm512_mask_expandloadu_ps(v, __mmask16(below_high & ~below), first);
+    if (high < count) {
+      const __mmask16 above = __mmask16(lane_mask_avx512<Arch>(count) & ~below_high);
+      v = _mm512_mask_mov_ps(v, above, _mm512_set1_ps(window[hi]));
+    }
+    return v;
+  } else
+#endif
+#if XSIMD_WITH_AVX2
+      if constexpr (std::is_base_of_v<xsimd::avx2, Arch>) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const auto lanes_below = [&](int64_t end) {
+      return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(int(end)), lane));
+    };
+    __m256 v = _mm256_setzero_ps();
+    if (high > middle) {  // loaded into the first lanes, moved up to theirs
+      const __m256 values = _mm256_maskload_ps(first, lane_mask_avx2<Arch>(high - middle));
+      v = _mm256_permutevar8x32_ps(values, _mm256_sub_epi32(lane, _mm256_set1_epi32(int(middle))));
+    }
+    if (middle > 0) v = _mm256_blendv_ps(v, _mm256_set1_ps(window[lo]), lanes_below(middle));
+    if (high < count) {
+      const __m256 above = _mm256_andnot_ps(lanes_below(high), lanes_below(count));
+      v = _mm256_blendv_ps(v, _mm256_set1_ps(window[hi]), above);
+    }
+    return v;
+  } else
+#endif
+  {
+    alignas(64) float values[batch::size] = {};
+    for (int64_t l = 0; l < middle; ++l) values[l] = window[lo];
+    for (int64_t l = middle; l < high; ++l) values[l] = first[l - middle];
+    for (int64_t l = high; l < count; ++l) values[l] = window[hi];
+    return batch::load_aligned(values);
+  }
+}
+
+// One pass of whole batches over the scores: those within a constant end
+// of the window, those within its middle, and one across each segment's
+// end (clamped_window). No partial store at a segment's end, which the
+// next batch's load (and the softmax's) would wait on.
 template <class Arch>
 float gather_add(const float* window, int64_t shift, int64_t lo, int64_t hi, float* scores,
                  int64_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr int64_t lanes = batch::size;
   const ClampSegments s = clamp_segments<Arch>(shift, lo, hi, n);
   RunningMax<Arch> m;
+  int64_t j = 0;
+  // The whole batches from j that end by column `end`, biased by bias(column).
+  const auto batches_to = [&](int64_t end, const auto& bias) {
+    const int64_t count = (end - j) / lanes * lanes;
+    if (count <= 0) return;
+    const auto add_at = [&](int64_t t) {
+      const batch v = batch::load_unaligned(scores + j + t) + bias(j + t);
+      v.store_unaligned(scores + j + t);
+      return v;
+    };
+    see_whole_batches<Arch>(count, add_at, m);
+    j += count;
+  };
+  // The batch at j, across a segment's end, where it is whole.
+  const auto across = [&] {
+    if (j + lanes > n) return;
+    const batch v = batch::load_unaligned(scores + j) +
+                    clamped_window<Arch>(window, shift, lo, hi, s, j, lanes);
+    v.store_unaligned(scores + j);
+    m.see(v);
+    j += lanes;
+  };
   // window[lo] and window[hi] are only read where the clamp produces them,
   // and the window's middle only addressed where it is read (a far shift
   // would point far outside it).
-  if (s.low_end > 0) add_and_track<Arch>(scores, nullptr, window[lo], s.low_end, m);
-  if (s.high_begin > s.low_end) {
-    add_and_track<Arch>(scores + s.low_end, window + s.low_end + shift, 0.0f,
-                        s.high_begin - s.low_end, m);
+  if (s.low_end > 0) {
+    const batch low(window[lo]);
+    batches_to(s.low_end, [&](int64_t) { return low; });
+    if (j < s.low_end) across();
   }
+  batches_to(s.high_begin, [&](int64_t c) { return batch::load_unaligned(window + shift + c); });
+  if (j < s.high_begin) across();
   if (s.high_begin < n) {
-    add_and_track<Arch>(scores + s.high_begin, nullptr, window[hi], n - s.high_begin, m);
+    const batch high(window[hi]);
+    batches_to(n, [&](int64_t) { return high; });
+  }
+  if (j < n) {  // lanes past n: -inf, which no max takes
+    const batch v = load_partial<Arch>(scores + j, n - j, -std::numeric_limits<float>::infinity()) +
+                    clamped_window<Arch>(window, shift, lo, hi, s, j, n - j);
+    store_partial<Arch>(v, scores + j, n - j);
+    m.see(v);
   }
   return m.value();
 }
 
 template <class Arch>
-void scatter_add(const float* p, int64_t shift, int64_t lo, int64_t hi, float* weights,
-                 int64_t n) {
+void scatter_add(const float* p, int64_t shift, int64_t lo, int64_t hi, float* weights, int64_t n) {
   const ClampSegments s = clamp_segments<Arch>(shift, lo, hi, n);
   if (s.low_end > 0) weights[lo] += sum_of<Arch>(p, s.low_end);
   float* middle = weights + s.low_end + shift;
@@ -98,7 +171,7 @@ void scatter_add(const float* p, int64_t shift, int64_t lo, int64_t hi, float* w
 // loads wait for those stores: AVX-512 mostly takes add_2d_permuted below.)
 template <class Arch>
 float add_2d_narrow(const float* row_logits, const float* col_logits, int64_t width,
-                   int64_t first_key, float* scores, int64_t n) {
+                    int64_t first_key, float* scores, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
   constexpr int64_t chunk = 16 * lanes;
