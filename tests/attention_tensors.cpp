@@ -1,7 +1,9 @@
 #include "attention_tensors.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <utility>
 
 #include "compare.hpp"
@@ -133,6 +135,26 @@ std::vector<float> run(posenc_context* context, const AttentionTensors& call,
     }
   }
   return rows;
+}
+
+::testing::AssertionResult same_bits_at_1_to_3_threads(posenc_isa isa,
+                                                       const AttentionTensors& call) {
+  std::vector<float> first;
+  for (int threads : {1, 2, 3}) {
+    posenc_context* raw = nullptr;
+    if (posenc_context_create(isa, threads, &raw) != POSENC_OK) {
+      return ::testing::AssertionFailure() << posenc_last_error();
+    }
+    const std::unique_ptr<posenc_context, void (*)(posenc_context*)> context(
+        raw, posenc_context_destroy);
+    const std::vector<float> got = run(context.get(), call, true);
+    if (first.empty()) first = got;
+    if (got.size() != first.size() ||
+        std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) != 0) {
+      return ::testing::AssertionFailure() << "other bits at " << threads << " threads";
+    }
+  }
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace posenc::test

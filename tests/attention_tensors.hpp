@@ -5,6 +5,8 @@
 // in index_type).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -81,5 +83,10 @@ class AttentionTensors {
 // returns out as floats, dense [batch, heads, q_len, value_head_dim] (a
 // STRIDED one gathered from its rows).
 std::vector<float> run(posenc_context* context, const AttentionTensors& call, bool asked_workspace);
+
+// Whether run gives the same bits on contexts of 1, 2 and 3 threads of ISA
+// path `isa` (with workspaces asked for).
+::testing::AssertionResult same_bits_at_1_to_3_threads(posenc_isa isa,
+                                                       const AttentionTensors& call);
 
 }  // namespace posenc::test

@@ -565,11 +565,12 @@ TEST_P(BiasRowKernels, AddRunsAddsEachRunAndReturnsTheMaximum) {
 }
 
 // The row adders the fused attention builds on add what the dense bias
-// holds, per block of 5 keys from every first key, and return the block's
-// maximum: TABLE_2D's windows (add_window_row with add_runs; class tokens
-// among them: blocks after key 0 start inside a key row), the 1D tables'
-// lines (gather_add) and ALiBi's rows (add_alibi_row; int32's limits and
-// the 64-bit path among them), reference_descs's.
+// holds, per block of 1, 5 or 40 keys from every first key (and nothing for
+// no keys), and return the block's maximum: TABLE_2D's windows
+// (add_window_row with add_runs; class tokens among them: blocks after key
+// 0 start inside a key row), the 1D tables' lines (gather_add) and ALiBi's
+// rows (add_alibi_row; int32's limits and the 64-bit path among them),
+// reference_descs's.
 TEST_P(BiasRowKernels, AttentionBlocksAddTheDenseBias) {
   const KernelTable& k = kernels();
   uint32_t seed = 70;
@@ -588,32 +589,41 @@ TEST_P(BiasRowKernels, AttentionBlocksAddTheDenseBias) {
     const int64_t K = d.max_distance;
     std::vector<float> slopes(size_t(d.heads));
     ASSERT_EQ(posenc_alibi_slopes(d.heads, slopes.data()), POSENC_OK);
+    // Blocks of `keys` keys from every first key (the empty one past the
+    // row's end too), or none: -inf.
+    const auto add_block = [&](int64_t h, int64_t i, int64_t first, int64_t keys, float* block) {
+      const int64_t d0 = first - (d.query_offset + i);
+      if (d.kind == POSENC_POSITION_BIAS_TABLE_2D) {
+        return ops::add_window_row(window, entries.data() + h * window.table_rows(), i, first, keys,
+                                   block, k.position_bias.add_runs);
+      }
+      if (d.kind == POSENC_POSITION_BIAS_TABLE_1D) {
+        return k.attention_bias.gather_add(table.data() + h * (2 * K + 1), d0 + K, 0, 2 * K, block,
+                                           keys);
+      }
+      return k.position_bias.add_alibi_row(slopes[size_t(h)], d.bidirectional != 0, d0, block,
+                                           keys);
+    };
     for (int64_t h = 0; h < d.heads; ++h) {
       for (int64_t i = 0; i < d.q_len; ++i) {
-        std::vector<float> row(size_t(d.kv_len), 1.0f);
-        for (int64_t first = 0; first < d.kv_len; first += 5) {
-          const int64_t count = std::min<int64_t>(5, d.kv_len - first);
-          const int64_t d0 = first - (d.query_offset + i);
-          float* block = row.data() + first;
-          float block_max;
-          if (d.kind == POSENC_POSITION_BIAS_TABLE_2D) {
-            block_max = ops::add_window_row(window, entries.data() + h * window.table_rows(), i,
-                                            first, count, block, k.position_bias.add_runs);
-          } else if (d.kind == POSENC_POSITION_BIAS_TABLE_1D) {
-            block_max = k.attention_bias.gather_add(table.data() + h * (2 * K + 1), d0 + K, 0,
-                                                    2 * K, block, count);
-          } else {
-            block_max = k.position_bias.add_alibi_row(slopes[size_t(h)], d.bidirectional != 0, d0,
-                                                      block, count);
+        for (const int64_t keys : {1, 5, 40}) {
+          std::vector<float> row(size_t(d.kv_len), 1.0f);
+          for (int64_t first = 0; first < d.kv_len; first += keys) {
+            const int64_t count = std::min(keys, d.kv_len - first);
+            float* block = row.data() + first;
+            ASSERT_EQ(add_block(h, i, first, 0, block), -std::numeric_limits<float>::infinity());
+            const float block_max = add_block(h, i, first, count, block);
+            ASSERT_EQ(block_max, *std::max_element(block, block + count))
+                << "first key " << first << " of " << keys;
           }
-          ASSERT_EQ(block_max, *std::max_element(block, block + count)) << "first key " << first;
-        }
-        // Within a few ulps of the addends: ALiBi's slope * d + row is one
-        // FMA where the ISA has it.
-        for (int64_t j = 0; j < d.kv_len; ++j) {
-          const float bias = dense[size_t((h * d.q_len + i) * d.kv_len + j)];
-          ASSERT_NEAR(row[size_t(j)], 1.0f + bias, 5e-7 * (1.0 + std::abs(bias)))
-              << "kind " << d.kind << " head " << h << " query " << i << " key " << j;
+          // Within a few ulps of the addends: ALiBi's slope * d + row is
+          // one FMA where the ISA has it.
+          for (int64_t j = 0; j < d.kv_len; ++j) {
+            const float bias = dense[size_t((h * d.q_len + i) * d.kv_len + j)];
+            ASSERT_NEAR(row[size_t(j)], 1.0f + bias, 5e-7 * (1.0 + std::abs(bias)))
+                << "kind " << d.kind << " head " << h << " query " << i << " key " << j
+                << " blocks of " << keys;
+          }
         }
       }
     }

@@ -120,9 +120,9 @@ float add_runs(const float* from, int64_t stride, int64_t column, int64_t length
                int64_t n) {
   using batch = xsimd::batch<float, Arch>;
   RunningMax<Arch> m;
-  for (int64_t t = 0, c = 0; c < n; ++t, column = 0) {
-    const int64_t run = std::min(length - column, n - c);
-    const float* src = from + t * stride + column;
+  for (int64_t t = 0, c = 0, x = column; c < n; ++t, x = 0) {  // run t from column x
+    const int64_t run = std::min(length - x, n - c);
+    const float* src = from + t * stride + x;
     float* dst = scores + c;
     const auto add_at = [&](int64_t j) {
       const batch v = batch::load_unaligned(dst + j) + batch::load_unaligned(src + j);

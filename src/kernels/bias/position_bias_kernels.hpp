@@ -46,9 +46,9 @@ struct PositionBiasKernels {
                            float* out);
   // A key block's part of TABLE_2D's row, added to the fused attention's
   // scores: scores[c] += from[t * stride + x] for c < n, with
-  // (t, x) = divmod(column + c, length), column < length (runs of `length`
-  // entries, the first from `column`); returns the largest new score, as
-  // add_alibi_row. Reads and writes nothing else.
+  // (t, x) = divmod(column + c, length), 0 <= column < length (runs of
+  // `length` >= 1 entries, the first from `column`); returns the largest new
+  // score, as add_alibi_row. Reads and writes nothing else.
   float (*add_runs)(const float* from, int64_t stride, int64_t column, int64_t length,
                     float* scores, int64_t n);
 };

@@ -162,9 +162,9 @@ class QueryBlockRunner {
     return static_cast<const char*>(base) +
            size_t(b * st.batch + h * st.head + t * st.token) * p_.element_bytes();
   }
-  // Packs the key blocks holding keys [0, keys) of sequence b's kv head,
+  // Packs the key blocks holding keys [0, key_count) of sequence b's kv head,
   // its values past its length zeros where its GEMMs read them.
-  void pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head, int64_t keys,
+  void pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head, int64_t key_count,
                     const Scratch& s) const;
   // Where the bias's and the relative values' GEMMs widen table rows: the
   // scratch's, none in a dry run (which reads no table).
@@ -189,13 +189,13 @@ class QueryBlockRunner {
   // decode kernel reading the keys and values where they are stored. Of
   // kb's values, the first `stored` rows exist (fewer than kb.count where
   // the keys were rounded past the sequence's length); no other is read
-  // (a packed copy holds zeros for them). A packed copy holds the
-  // sequence's packed_key_count, sequence_keys.
+  // (a packed copy holds zeros for them). The packed copies hold the
+  // sequence's key_count keys (packed_key_count).
   void scores_product(const void* q, int64_t rows, const KeyBlock& kb, const char* keys,
-                      int64_t sequence_keys, int64_t ld, const Scratch& s) const;
+                      int64_t key_count, int64_t ld, const Scratch& s) const;
   void values_product(const void* probs, int64_t ld, int64_t rows, const KeyBlock& kb,
-                      int64_t stored, const char* values, int64_t sequence_keys,
-                      bool accumulate, const Scratch& s) const;
+                      int64_t stored, const char* values, int64_t key_count, bool accumulate,
+                      const Scratch& s) const;
   // values_product's GEMMs for stored < kb.count where no packed copy
   // serves them: the stored rows down to a multiple of kKeyQuantum read in
   // place, the rest from the slot's value_tail, a copy of them padded with
@@ -204,21 +204,21 @@ class QueryBlockRunner {
                           int64_t stored, const char* values, const PackedOperand& packed,
                           bool accumulate, const Scratch& s) const;
   // The keys of sequence seq's kv heads that pack_kv_head packs: those its
-  // longest query block computes. A padded batch's short sequence packs
-  // blocks of its own keys, not of kv_len's (their layout that of fewer
-  // keys: packed_block).
+  // queries compute, in blocks of that many keys (packed_block), not of
+  // kv_len's: a padded batch's short sequence, or causal queries that see
+  // fewer than kv_len keys, pack only theirs.
   int64_t packed_key_count(const Sequence& seq) const {
     return computed_keys(p_, seq, 0, p_.q_len);
   }
   // Key block `index`'s keys and values as packed in the slot for a
-  // sequence of packed_key_count `keys`: pack_kv_head writes them there,
-  // the GEMMs read them.
-  PackedOperand packed_keys(int64_t index, int64_t keys, const Scratch& s) const {
-    return packed_operand(s.packed_keys, layout_.packed.key_block_bytes, index, keys,
+  // sequence of key_count keys (packed_key_count): pack_kv_head writes them
+  // there, the GEMMs read them.
+  PackedOperand packed_keys(int64_t index, int64_t key_count, const Scratch& s) const {
+    return packed_operand(s.packed_keys, layout_.packed.key_block_bytes, index, key_count,
                           [](const PackedBlock& block) { return block.keys; });
   }
-  PackedOperand packed_values(int64_t index, int64_t keys, const Scratch& s) const {
-    return packed_operand(s.packed_values, layout_.packed.value_block_bytes, index, keys,
+  PackedOperand packed_values(int64_t index, int64_t key_count, const Scratch& s) const {
+    return packed_operand(s.packed_values, layout_.packed.value_block_bytes, index, key_count,
                           [](const PackedBlock& block) { return block.values; });
   }
   // Block `index` of `blocks` (block_bytes each, the longest of kv_len's
@@ -229,10 +229,10 @@ class QueryBlockRunner {
   // plainly: bf16 keys, 32 of a 60-key problem took 4096 bytes, all 60 took
   // 1920).
   template <class Operand>
-  PackedOperand packed_operand(uint8_t* blocks, size_t block_bytes, int64_t index, int64_t keys,
-                               Operand operand) const {
+  PackedOperand packed_operand(uint8_t* blocks, size_t block_bytes, int64_t index,
+                               int64_t key_count, Operand operand) const {
     if (block_bytes == 0) return {nullptr, {}};
-    MatmulShape packed_for = operand(ops::packed_block(p_, task_, index, keys));
+    MatmulShape packed_for = operand(ops::packed_block(p_, task_, index, key_count));
     size_t bytes = packed_b_bytes(packed_for);
     if (bytes > block_bytes) {
       packed_for = operand(ops::packed_block(p_, task_, index, p_.kv_len));
@@ -358,20 +358,20 @@ void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const Partial
 }
 
 void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head,
-                                    int64_t keys, const Scratch& s) const {
+                                    int64_t key_count, const Scratch& s) const {
   const PhaseScope timing = phase_scope(Phase::kPackKeysValues);
   const PackedKeyValues& packed = layout_.packed;
   // The values a GEMM reads past the length: up to it rounded (computed_keys).
   const int64_t values_read = keys_rounded(seq.kv_length, p_.kv_len);
-  for (int64_t i = 0; i < packed.key_blocks && i * blocking_.key_block < keys; ++i) {
+  for (int64_t i = 0; i < packed.key_blocks && i * blocking_.key_block < key_count; ++i) {
     const int64_t first = i * blocking_.key_block;
     // Blocks read as stored (no data) are not copied; the others hold the
     // keys their GEMM shape has (packed_operand may keep kv_len's block).
-    if (const PackedOperand to = packed_keys(i, keys, s); to.data != nullptr) {
+    if (const PackedOperand to = packed_keys(i, key_count, s); to.data != nullptr) {
       const KeyBlock kb{first, to.packed_for.n};
       pack_b(to.packed_for, gemm_keys(row_of(t_.k, p_.k, b, kv_head, first), kb, s), to.data);
     }
-    if (const PackedOperand to = packed_values(i, keys, s); to.data != nullptr) {
+    if (const PackedOperand to = packed_values(i, key_count, s); to.data != nullptr) {
       const KeyBlock kb{first, to.packed_for.k};
       pack_b(to.packed_for, gemm_values(row_of(t_.v, p_.v, b, kv_head, first), kb, kb.count, s),
              to.data);
@@ -383,9 +383,10 @@ void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_h
 }
 
 // The block serves `shape` where its layout does (it can depend on the rows
-// of the query block; the fewer keys of a causal block or of a sequence's
-// length read a leading part of it, or of each of its column blocks, where
-// oneDNN's layout allows: matmul_on_packed_b).
+// of the query block; the fewer keys of a causal block, or of a sequence
+// whose own block would not fit the slot, read a leading part of it, or of
+// each of its column blocks, where oneDNN's layout allows:
+// matmul_on_packed_b).
 bool QueryBlockRunner::gemm_packed(const MatmulShape& shape, const PackedOperand& b,
                                    const void* a, void* c) {
   if (b.data == nullptr) return false;
@@ -421,10 +422,10 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
   const int64_t ld = gemm_output_stride(kb.count, p_.gemm_dtype);
   const int64_t kv_head = p_.kv_head(qb.head);
   const int64_t rows = qb.rows * blocking_.stacked_heads;
+  const int64_t key_count = packed_key_count(seq);
   {
     const PhaseScope timing = phase_scope(Phase::kScoresProduct);
-    scores_product(qb.q, rows, kb, row_of(t_.k, p_.k, b, kv_head, kb.first),
-                   packed_key_count(seq), ld, s);
+    scores_product(qb.q, rows, kb, row_of(t_.k, p_.k, b, kv_head, kb.first), key_count, ld, s);
   }
 
   // bf16 GEMMs take bf16 probabilities, straight from the softmax unless
@@ -476,18 +477,18 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
                                  : static_cast<const void*>(s.scores);
   const int64_t stored = std::clamp<int64_t>(seq.kv_length - kb.first, 0, kb.count);
   const PhaseScope timing = phase_scope(Phase::kValuesProduct);
-  values_product(probs, ld, rows, kb, stored, row_of(t_.v, p_.v, b, kv_head, kb.first),
-                 packed_key_count(seq), kb.first > range_first, s);
+  values_product(probs, ld, rows, kb, stored, row_of(t_.v, p_.v, b, kv_head, kb.first), key_count,
+                 kb.first > range_first, s);
 }
 
 void QueryBlockRunner::scores_product(const void* q, int64_t rows, const KeyBlock& kb,
-                                      const char* keys, int64_t sequence_keys, int64_t ld,
+                                      const char* keys, int64_t key_count, int64_t ld,
                                       const Scratch& s) const {
   const int64_t ldq = task_.ldq;
   if (!blocking_.decode_products) {
     gemm(
         scores_gemm(p_, task_, rows, kb), q, [&] { return gemm_keys(keys, kb, s); },
-        packed_keys(block_index(kb), sequence_keys, s), s.scores);
+        packed_keys(block_index(kb), key_count, s), s.scores);
     return;
   }
   if (shapes_only_) return;
@@ -505,11 +506,10 @@ void QueryBlockRunner::scores_product(const void* q, int64_t rows, const KeyBloc
 
 void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t rows,
                                       const KeyBlock& kb, int64_t stored, const char* values,
-                                      int64_t sequence_keys, bool accumulate,
-                                      const Scratch& s) const {
+                                      int64_t key_count, bool accumulate, const Scratch& s) const {
   if (!blocking_.decode_products) {
     const MatmulShape shape = output_gemm(p_, task_, rows, kb, accumulate);
-    const PackedOperand packed = packed_values(block_index(kb), sequence_keys, s);
+    const PackedOperand packed = packed_values(block_index(kb), key_count, s);
     if (stored == kb.count || blocking_.widens_products(p_)) {
       gemm(
           shape, probs, [&] { return gemm_values(values, kb, stored, s); }, packed, s.acc);

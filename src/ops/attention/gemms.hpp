@@ -41,8 +41,9 @@ MatmulShape output_gemm(const AttentionProblem& problem, const TaskGemms& task, 
                         const KeyBlock& kb, bool accumulate);
 
 // Key block `index` of a row of `keys` keys (kv_len, or the keys a
-// sequence's queries compute: its packed copy holds no more), and the GEMMs
-// (b_packed) a task runs against its keys and values when they are packed.
+// sequence's queries compute: its packed copy holds no more; index *
+// task.key_block < keys), and the GEMMs (b_packed) a task runs against its
+// keys and values when they are packed.
 struct PackedBlock {
   KeyBlock kb;
   MatmulShape keys, values;

@@ -64,8 +64,10 @@ class PositionBias {
   // count as one contiguous run (the values add_row adds), for the mask
   // kernel to add in its pass: the expanded bias's row, or the window's row
   // written into stage (kStageFloats floats) when the block is the whole row
-  // (the runs copied by the vector kernel: a window row's up to Wh runs,
-  // added in place, cost more). Else null.
+  // (the runs copied by the vector kernel: adding them straight to the
+  // scores with add_runs took longer on a 2-core Zen 5, B1 H12 windows
+  // 14x14 and the class token 0.45 against 0.35 ms, 24x24 2.9 against 2.6,
+  // 40x40 20.4 against 19.5; as long at 32x32). Else null.
   const float* window_row(int64_t h, int64_t i, int64_t first_key, int64_t count,
                           float* stage) const;
 

@@ -57,30 +57,30 @@ template <class AddRuns>
 float add_window_row(const Window2d& window, const float* entries, int64_t i, int64_t first_key,
                      int64_t count, float* row, const AddRuns& add_runs) {
   const int64_t relative = window.relative_rows();
-  float class_max = -std::numeric_limits<float>::infinity();
+  float row_max = -std::numeric_limits<float>::infinity();  // of the class token's columns
   int64_t c = 0, cell = first_key;  // cell: the window cell of key first_key + c
   if (window.class_token) {
     if (i == 0) {
       for (; c < count; ++c) {
         row[c] += entries[relative + (first_key + c == 0 ? 2 : 0)];
-        class_max = std::max(class_max, row[c]);
+        row_max = std::max(row_max, row[c]);
       }
-      return class_max;
+      return row_max;
     }
     if (first_key == 0 && count > 0) {
       row[c] += entries[relative + 1];
-      class_max = row[c++];
+      row_max = row[c++];
     }
     --i;
     cell = first_key + c - 1;
   }
-  if (c == count) return class_max;
+  if (c == count) return row_max;
   const int64_t width = window.width;
   const int64_t qy = i / width, qx = i % width;
   // The entries of key row ky = cell / width start here.
   const int64_t start = relative - 1 - window.cell_index(qy, qx, cell / width, 0);
-  return std::max(class_max, add_runs(entries + start, 2 * width - 1, cell % width, width,
-                                      row + c, count - c));
+  return std::max(
+      row_max, add_runs(entries + start, 2 * width - 1, cell % width, width, row + c, count - c));
 }
 
 // row[c] = the bias of query token i and key token c for every token c of
