@@ -299,29 +299,37 @@ double max_of(const std::vector<float>& x, int64_t n) {
 }
 
 // gather_add's clamp at every place a row can meet it: windows narrower
-// than a batch to wider than two, rows of up to 3 batches and one longer,
-// each shift that puts the window's ends before, inside (at every lane of
-// a batch, both ends in one batch) or past the row. The sums (one addition
-// each) and the maximum exact, nothing written around the row.
+// than a batch (both ends inside one) to wider than two, rows of up to 3
+// batches with every tail and one longer, each shift that puts the
+// window's ends before, inside (at every lane of a batch) or past the row,
+// and shifts of 2^40 either way. The window is exactly its values (a read
+// past them is the sanitizers'), its ends +inf in a second pass (lanes past
+// a row's end that took them would give NaN). The sums (one addition each)
+// and the maximum exact, nothing written around the row.
 TEST_P(AttentionKernels, GatherAddClampsAtEveryColumn) {
-  const std::vector<float> window = random_floats(80, 21, -4.0f, 4.0f);
-  const int64_t lo = 5;
-  for (int64_t width : {1, 3, 16, 40}) {
-    const int64_t hi = lo + width - 1;
-    for (int64_t n : {int64_t(0), int64_t(1), int64_t(7), int64_t(16), int64_t(17), int64_t(33),
-                      int64_t(48), int64_t(100)}) {
-      const std::vector<float> scores = random_floats(size_t(n) + 2, 22, -3.0f, 3.0f);
-      for (int64_t shift = lo - n - 2; shift <= hi + 2; ++shift) {
-        SCOPED_TRACE(testing::Message() << "width " << width << " n " << n << " shift " << shift);
-        std::vector<float> got = scores, want = scores;
-        float want_max = -kInf;
-        for (int64_t j = 0; j < n; ++j) {
-          want[size_t(j + 1)] += window[size_t(std::clamp(j + shift, lo, hi))];
-          want_max = std::max(want_max, want[size_t(j + 1)]);
+  const int64_t far = int64_t(1) << 40;
+  for (int64_t width : {1, 2, 3, 6, 14, 16, 40}) {
+    std::vector<float> window = random_floats(size_t(width), 21, -4.0f, 4.0f);
+    const int64_t lo = 0, hi = width - 1;
+    for (const bool infinite_ends : {false, true}) {
+      if (infinite_ends) window.front() = window.back() = kInf;
+      for (int64_t n : {0, 1, 2, 7, 16, 17, 30, 33, 48, 100}) {
+        const std::vector<float> scores = random_floats(size_t(n) + 2, 22, -3.0f, 3.0f);
+        std::vector<int64_t> shifts = {-far, far};
+        for (int64_t shift = lo - n - 2; shift <= hi + 2; ++shift) shifts.push_back(shift);
+        for (const int64_t shift : shifts) {
+          SCOPED_TRACE(testing::Message() << "width " << width << " n " << n << " shift " << shift
+                                          << (infinite_ends ? ", infinite ends" : ""));
+          std::vector<float> got = scores, want = scores;
+          float want_max = -kInf;
+          for (int64_t j = 0; j < n; ++j) {
+            want[size_t(j + 1)] += window[size_t(std::clamp(j + shift, lo, hi))];
+            want_max = std::max(want_max, want[size_t(j + 1)]);
+          }
+          const float got_max = bias().gather_add(window.data(), shift, lo, hi, got.data() + 1, n);
+          ASSERT_EQ(got, want);
+          ASSERT_EQ(got_max, want_max);
         }
-        const float got_max = bias().gather_add(window.data(), shift, lo, hi, got.data() + 1, n);
-        ASSERT_EQ(got, want);
-        ASSERT_EQ(got_max, want_max);
       }
     }
   }

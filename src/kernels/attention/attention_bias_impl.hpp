@@ -12,6 +12,7 @@
 #include "kernels/attention/attention_bias_kernels.hpp"
 #include "kernels/attention/mask_add_impl.hpp"
 #include "kernels/elementwise/elementwise_impl.hpp"
+#include "kernels/elementwise/partial_batch_impl.hpp"
 #include "kernels/elementwise/running_max_impl.hpp"
 
 namespace posenc::kernels {
@@ -45,45 +46,49 @@ ClampSegments clamp_segments(int64_t shift, int64_t lo, int64_t hi, int64_t n) {
 // across a segment's end: window[lo] below the middle, the middle's values,
 // window[hi] above it; 0 past count (where a score of -inf plus an infinite
 // bias would be NaN). Built in registers on AVX-512 and AVX2: a batch
-// written to memory lane by lane makes its load wait on the stores (elsewhere
-// it is, the tail and two batches a row).
+// written to memory lane by lane makes its load wait on the stores (the
+// generic path does so, for at most two crossing batches and the tail of a
+// row).
 template <class Arch>
 xsimd::batch<float, Arch> clamped_window(const float* window, int64_t shift, int64_t lo, int64_t hi,
                                          const ClampSegments& s, int64_t j, int64_t count) {
   using batch = xsimd::batch<float, Arch>;
-  // The lanes [0, middle) below the middle, [middle, high) in it. Its first
-  // value, window[j + middle + shift], is the only address formed in it.
+  // Lanes [0, middle) below the middle, [middle, middle_end) in it; the
+  // middle's first value is window[first], addressed only where it is read.
   const int64_t middle = std::clamp<int64_t>(s.low_end - j, 0, count);
-  const int64_t high = std::clamp<int64_t>(s.high_begin - j, middle, count);
-  const float* first = window + j + middle + shift;
+  const int64_t middle_end = std::clamp<int64_t>(s.high_begin - j, middle, count);
+  const int64_t first = j + middle + shift;
 #if XSIMD_WITH_AVX512F
   if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
     const __mmask16 below = lane_mask_avx512<Arch>(middle);
-    const __mmask16 below_high = lane_mask_avx512<Arch>(high);
+    const __mmask16 below_end = lane_mask_avx512<Arch>(middle_end);
     __m512 v = _mm512_setzero_ps();
     if (middle > 0) v = _mm512_mask_mov_ps(v, below, _mm512_set1_ps(window[lo]));
-    if (high > middle) v = _mm512_mask_expandloadu_ps(v, __mmask16(below_high & ~below), first);
-    if (high < count) {
-      const __mmask16 above = __mmask16(lane_mask_avx512<Arch>(count) & ~below_high);
+    if (middle_end > middle) {
+      v = _mm512_mask_expandloadu_ps(v, __mmask16(below_end & ~below), window + first);
+    }
+    if (middle_end < count) {
+      const __mmask16 above = __mmask16(lane_mask_avx512<Arch>(count) & ~below_end);
       v = _mm512_mask_mov_ps(v, above, _mm512_set1_ps(window[hi]));
     }
     return v;
   } else
 #endif
 #if XSIMD_WITH_AVX2
-      if constexpr (std::is_base_of_v<xsimd::avx2, Arch>) {
+  if constexpr (std::is_base_of_v<xsimd::avx2, Arch>) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const auto lanes_below = [&](int64_t end) {
       return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(int(end)), lane));
     };
     __m256 v = _mm256_setzero_ps();
-    if (high > middle) {  // loaded into the first lanes, moved up to theirs
-      const __m256 values = _mm256_maskload_ps(first, lane_mask_avx2<Arch>(high - middle));
+    if (middle_end > middle) {  // loaded into the first lanes, moved up to theirs
+      const __m256 values =
+          _mm256_maskload_ps(window + first, lane_mask_avx2<Arch>(middle_end - middle));
       v = _mm256_permutevar8x32_ps(values, _mm256_sub_epi32(lane, _mm256_set1_epi32(int(middle))));
     }
     if (middle > 0) v = _mm256_blendv_ps(v, _mm256_set1_ps(window[lo]), lanes_below(middle));
-    if (high < count) {
-      const __m256 above = _mm256_andnot_ps(lanes_below(high), lanes_below(count));
+    if (middle_end < count) {
+      const __m256 above = _mm256_andnot_ps(lanes_below(middle_end), lanes_below(count));
       v = _mm256_blendv_ps(v, _mm256_set1_ps(window[hi]), above);
     }
     return v;
@@ -92,8 +97,8 @@ xsimd::batch<float, Arch> clamped_window(const float* window, int64_t shift, int
   {
     alignas(64) float values[batch::size] = {};
     for (int64_t l = 0; l < middle; ++l) values[l] = window[lo];
-    for (int64_t l = middle; l < high; ++l) values[l] = first[l - middle];
-    for (int64_t l = high; l < count; ++l) values[l] = window[hi];
+    for (int64_t l = middle; l < middle_end; ++l) values[l] = window[first + l - middle];
+    for (int64_t l = middle_end; l < count; ++l) values[l] = window[hi];
     return batch::load_aligned(values);
   }
 }
@@ -135,15 +140,15 @@ float gather_add(const float* window, int64_t shift, int64_t lo, int64_t hi, flo
   // and the window's middle only addressed where it is read (a far shift
   // would point far outside it).
   if (s.low_end > 0) {
-    const batch low(window[lo]);
-    batches_to(s.low_end, [&](int64_t) { return low; });
+    const batch low_value(window[lo]);
+    batches_to(s.low_end, [&](int64_t) { return low_value; });
     if (j < s.low_end) across();
   }
   batches_to(s.high_begin, [&](int64_t c) { return batch::load_unaligned(window + shift + c); });
   if (j < s.high_begin) across();
   if (s.high_begin < n) {
-    const batch high(window[hi]);
-    batches_to(n, [&](int64_t) { return high; });
+    const batch high_value(window[hi]);
+    batches_to(n, [&](int64_t) { return high_value; });
   }
   if (j < n) {  // lanes past n: -inf, which no max takes
     const batch v = load_partial<Arch>(scores + j, n - j, -std::numeric_limits<float>::infinity()) +

@@ -57,7 +57,7 @@ template <class AddRuns>
 float add_window_row(const Window2d& window, const float* entries, int64_t i, int64_t first_key,
                      int64_t count, float* row, const AddRuns& add_runs) {
   const int64_t relative = window.relative_rows();
-  float row_max = -std::numeric_limits<float>::infinity();  // of the class token's columns
+  float row_max = -std::numeric_limits<float>::infinity();  // of the columns added so far
   int64_t c = 0, cell = first_key;  // cell: the window cell of key first_key + c
   if (window.class_token) {
     if (i == 0) {
