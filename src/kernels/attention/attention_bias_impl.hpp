@@ -119,12 +119,7 @@ float gather_add(const float* window, int64_t shift, int64_t lo, int64_t hi, flo
   const auto batches_to = [&](int64_t end, const auto& bias) {
     const int64_t count = (end - j) / lanes * lanes;
     if (count <= 0) return;
-    const auto add_at = [&](int64_t t) {
-      const batch v = batch::load_unaligned(scores + j + t) + bias(j + t);
-      v.store_unaligned(scores + j + t);
-      return v;
-    };
-    see_whole_batches<Arch>(count, add_at, m);
+    add_whole_batches<Arch>(scores + j, count, [&](int64_t t) { return bias(j + t); }, m);
     j += count;
   };
   // The batch at j, across a segment's end, where it is whole.

@@ -124,12 +124,8 @@ float add_runs(const float* from, int64_t stride, int64_t column, int64_t length
     const int64_t run = std::min(length - x, n - c);
     const float* src = from + t * stride + x;
     float* dst = scores + c;
-    const auto add_at = [&](int64_t j) {
-      const batch v = batch::load_unaligned(dst + j) + batch::load_unaligned(src + j);
-      v.store_unaligned(dst + j);
-      return v;
-    };
-    for (int64_t j = see_whole_batches<Arch>(run, add_at, m); j < run; ++j) {
+    const auto bias = [src](int64_t j) { return batch::load_unaligned(src + j); };
+    for (int64_t j = add_whole_batches<Arch>(dst, run, bias, m); j < run; ++j) {
       dst[j] += src[j];
       m.see(dst[j]);
     }

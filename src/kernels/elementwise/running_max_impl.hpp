@@ -63,6 +63,20 @@ int64_t see_whole_batches(int64_t n, const Step& step, RunningMax<Arch>& m) {
   return j;
 }
 
+// scores[j] += bias(j) for the whole batches j = 0, lanes, .. of [0, n),
+// bias(j) the batch of columns [j, j + lanes), seen by m; returns where the
+// tail (fewer than a batch) starts.
+template <class Arch, class Bias>
+int64_t add_whole_batches(float* scores, int64_t n, const Bias& bias, RunningMax<Arch>& m) {
+  using batch = typename RunningMax<Arch>::batch;
+  const auto add_at = [&](int64_t j) {
+    const batch v = batch::load_unaligned(scores + j) + bias(j);
+    v.store_unaligned(scores + j);
+    return v;
+  };
+  return see_whole_batches<Arch>(n, add_at, m);
+}
+
 // The largest of x[0, n); -inf for n = 0. Four running maxima, so that the
 // loop waits on no max's latency.
 template <class Arch>

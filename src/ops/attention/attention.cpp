@@ -162,10 +162,9 @@ class QueryBlockRunner {
     return static_cast<const char*>(base) +
            size_t(b * st.batch + h * st.head + t * st.token) * p_.element_bytes();
   }
-  // Packs the key blocks holding keys [0, key_count) of sequence b's kv head,
-  // its values past its length zeros where its GEMMs read them.
-  void pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head, int64_t key_count,
-                    const Scratch& s) const;
+  // Packs the key blocks holding the packed_key_count keys of sequence b's
+  // kv head, its values past its length zeros where its GEMMs read them.
+  void pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head, const Scratch& s) const;
   // Where the bias's and the relative values' GEMMs widen table rows: the
   // scratch's, none in a dry run (which reads no table).
   float* wide_table_rows(const Scratch& s) const {
@@ -288,8 +287,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   const int64_t kv_index = query_task / blocking_.kv_readers(p_);
   if (layout_.packed.bytes() > 0 && range.count() > 0 && *s.packed_kv_head != kv_index) {
     *s.packed_kv_head = -1;  // until the whole kv head is packed
-    // The keys of the sequence's longest query block.
-    pack_kv_head(b, seq, p_.kv_head(qb.head), packed_key_count(seq), s);
+    pack_kv_head(b, seq, p_.kv_head(qb.head), s);
     *s.packed_kv_head = kv_index;
   }
   const int64_t rows = qb.rows * blocking_.stacked_heads;
@@ -358,9 +356,10 @@ void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const Partial
 }
 
 void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head,
-                                    int64_t key_count, const Scratch& s) const {
+                                    const Scratch& s) const {
   const PhaseScope timing = phase_scope(Phase::kPackKeysValues);
   const PackedKeyValues& packed = layout_.packed;
+  const int64_t key_count = packed_key_count(seq);
   // The values a GEMM reads past the length: up to it rounded (computed_keys).
   const int64_t values_read = keys_rounded(seq.kv_length, p_.kv_len);
   for (int64_t i = 0; i < packed.key_blocks && i * blocking_.key_block < key_count; ++i) {
