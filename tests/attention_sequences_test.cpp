@@ -2,7 +2,9 @@
 // every ISA path, fp32 and bf16: against the double reference loops, against
 // each sequence run alone, bitwise at 1, 2 and 3 threads, and the errors.
 #include <gtest/gtest.h>
+#include <sanitizer/asan_interface.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -208,6 +210,41 @@ TEST_P(AttentionSequences, PaddingPastTheLengthsIsNeverRead) {
           }
         }
       }
+    }
+  }
+}
+
+// A query block computes its rows up to its sequence's q_length rounded up
+// to 32 (posenc/attention.h), never the whole block it ends in: the q rows
+// past the last sequence's length plus 31 are poisoned for AddressSanitizer,
+// and the output is the same as without. BTHD, so that the tasks copy
+// their q rows (a read the sanitizer sees; oneDNN's kernels are not
+// instrumented): a 160-row block read whole reads poisoned rows for 37 and
+// 264 (the second block's).
+TEST_P(AttentionSequences, QueryRowsPastTheRoundedLengthAreNeverRead) {
+  for (posenc_dtype dtype : kDtypes) {
+    const posenc_attention_desc d =
+        relative_1d(with(attention_desc(3, 2, 300, 300, 16), POSENC_LAYOUT_BTHD, dtype), 0, 1);
+    for (int64_t last : {37, 264, 1, 0}) {
+      const AttentionTensors call = call_of(d, {{}, {300, 129, last}, {}});
+      const std::vector<float> whole = run(context(), call, false);
+      const size_t element = dtype == POSENC_BF16 ? 2 : 4;
+      const int64_t rows_read = std::min(d.q_len, last + 31);
+      const size_t readable =
+          size_t(((d.batch - 1) * d.q_len + rows_read) * d.heads * d.head_dim) * element;
+      const size_t bytes = size_t(d.batch * d.heads * d.q_len * d.head_dim) * element;
+      posenc_attention_tensors t = call.tensors(nullptr);
+      std::vector<unsigned char> q(static_cast<const unsigned char*>(t.q),
+                                   static_cast<const unsigned char*>(t.q) + bytes);
+      t.q = q.data();
+      GuardedFloats out(whole.size());
+      t.out = out.data();
+      ASAN_POISON_MEMORY_REGION(q.data() + readable, bytes - readable);
+      const posenc_status status = posenc_attention(context(), &d, &t, nullptr, 0);
+      ASAN_UNPOISON_MEMORY_REGION(q.data() + readable, bytes - readable);
+      ASSERT_EQ(status, POSENC_OK) << posenc_last_error();
+      EXPECT_TRUE(out.guards_intact());
+      EXPECT_EQ(as_floats(out, whole.size(), d.out_dtype), whole) << "last length " << last;
     }
   }
 }

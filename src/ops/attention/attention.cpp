@@ -119,15 +119,21 @@ class QueryBlockRunner {
 
  private:
   // Query block `query_task` (of batch * heads / stacked_heads *
-  // query_blocks) of its first head, and its batch item's sequence.
+  // query_blocks) of its first head, with the rows it computes
+  // (computed_rows), and its batch item's sequence.
   QueryBlock query_block(int64_t query_task, Sequence& seq) const {
     const int64_t stacks = p_.heads / blocking_.stacked_heads;
     const int64_t b = query_task / (stacks * blocking_.query_blocks);
     const int64_t h = query_task / blocking_.query_blocks % stacks * blocking_.stacked_heads;
     const int64_t first = query_task % blocking_.query_blocks * blocking_.query_block;
     seq = p_.sequence(b);
+    const int64_t rows = computed_rows(seq, first, block_rows(first));
     return QueryBlock{h, seq.query_offset, row_of(t_.q, p_.q, b, h, first), p_.q.token,
-                      first, std::min(blocking_.query_block, p_.q_len - first), b};
+                      first, rows, b};
+  }
+  // The rows of out of the query block from `first`.
+  int64_t block_rows(int64_t first) const {
+    return std::min(blocking_.query_block, p_.q_len - first);
   }
   // The same block of stacked head j (0: qb itself), whose rows are the
   // task's rows from j * qb.rows (stacked heads read q's copy).
@@ -251,7 +257,8 @@ class QueryBlockRunner {
                    const PackedOperand& packed_b, void* c) {
     if (!gemm_packed(shape, packed_b, a, c)) matmul(shape, a, stored_b(), c);
   }
-  // Writes the rows of out of the task's block of every stacked head.
+  // Writes the rows of out of the task's block of every stacked head: its
+  // computed rows' results, zeros past q_length.
   void store(const QueryBlock& qb, const Sequence& seq, const Scratch& s) const;
   // A scope timing `phase` (runtime/phase_times.hpp) where the call is
   // timed: not in a dry run.
@@ -568,25 +575,29 @@ void QueryBlockRunner::store(const QueryBlock& qb, const Sequence& seq,
   const PhaseScope timing = phase_scope(Phase::kStore);
   const int64_t d = p_.value_head_dim;
   const size_t out_bytes = dtype_bytes(p_.out_dtype);
-  for (int64_t row_index = 0; row_index < qb.rows * blocking_.stacked_heads; ++row_index) {
-    const int64_t head = qb.head + row_index / qb.rows;
-    const int64_t i = qb.first + row_index % qb.rows;
-    float* acc = s.acc + row_index * task_.acc_ld;
-    char* out = static_cast<char*>(t_.out) +
-                size_t(qb.batch * p_.out.batch + head * p_.out.head + i * p_.out.token) *
-                    out_bytes;
-    // A row past q_length, or one that saw no key (causal) or only -inf
-    // scores (masked): zeros, not 0/0. Any finite score makes the sum at
-    // least exp(0) = 1.
-    if (i >= seq.q_length || s.row_sum[row_index] == 0.0f) {
-      std::memset(out, 0, size_t(d) * out_bytes);
-    } else if (p_.out_dtype == POSENC_BF16) {
-      ctx_.kernels->attention.scale_f32(acc, 1.0f / s.row_sum[row_index], acc, d);
-      ctx_.kernels->elementwise.f32_to_bf16(acc, reinterpret_cast<uint16_t*>(out), d);
-    } else {
-      ctx_.kernels->attention.scale_f32(acc, 1.0f / s.row_sum[row_index],
-                                        reinterpret_cast<float*>(out),
-                                        d);
+  const int64_t rows = block_rows(qb.first);
+  for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t row_index = j * qb.rows + r;  // among the task's computed rows
+      const int64_t i = qb.first + r;
+      char* out = static_cast<char*>(t_.out) +
+                  size_t(qb.batch * p_.out.batch + (qb.head + j) * p_.out.head + i * p_.out.token) *
+                      out_bytes;
+      // A row past q_length, or one that saw no key (causal) or only -inf
+      // scores (masked): zeros, not 0/0. Any finite score makes the sum at
+      // least exp(0) = 1.
+      if (i >= seq.q_length || s.row_sum[row_index] == 0.0f) {
+        std::memset(out, 0, size_t(d) * out_bytes);
+        continue;
+      }
+      float* acc = s.acc + row_index * task_.acc_ld;
+      const float factor = 1.0f / s.row_sum[row_index];
+      if (p_.out_dtype == POSENC_BF16) {
+        ctx_.kernels->attention.scale_f32(acc, factor, acc, d);
+        ctx_.kernels->elementwise.f32_to_bf16(acc, reinterpret_cast<uint16_t*>(out), d);
+      } else {
+        ctx_.kernels->attention.scale_f32(acc, factor, reinterpret_cast<float*>(out), d);
+      }
     }
   }
 }

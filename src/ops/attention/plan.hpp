@@ -29,10 +29,16 @@ namespace posenc::ops {
 // zeros (the slot's value_tail), and the decode kernels take the exact
 // count. attention() still runs each call's GEMMs dry before its region
 // (lookups, once made), so that a width not seen before is made there, not
-// in the region. Query blocks keep their rows: the rows past q_length of a
-// block are computed and not stored; a block wholly past it computes
-// nothing.
+// in the region.
 constexpr int64_t kKeyQuantum = 32;
+
+// A query block computes its rows up to its sequence's last query, rounded
+// up to a multiple of kRowQuantum (within the block): a padded batch's
+// short sequence does not compute the whole block its last query falls in,
+// and the GEMMs take at most query_block / kRowQuantum counts of rows. The
+// rows past q_length are computed and not stored; a block wholly past it
+// computes nothing.
+constexpr int64_t kRowQuantum = 32;
 
 // keys rounded up to a multiple of kKeyQuantum, at most kv_len.
 inline int64_t keys_rounded(int64_t keys, int64_t kv_len) {
@@ -44,6 +50,11 @@ inline int64_t computed_keys(const AttentionProblem& p, const Sequence& seq, int
                              int64_t rows) {
   const int64_t last = std::min(first + rows, seq.q_length) - 1;
   return last < first ? 0 : keys_rounded(p.visible_keys(seq, last), p.kv_len);
+}
+
+// The rows a block of `rows` queries from `first` of sequence `seq` computes.
+inline int64_t computed_rows(const Sequence& seq, int64_t first, int64_t rows) {
+  return std::min(rows, round_up(std::max<int64_t>(seq.q_length - first, 0), kRowQuantum));
 }
 
 struct AttentionBlocking {
