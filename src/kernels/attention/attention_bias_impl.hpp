@@ -11,6 +11,7 @@
 
 #include "kernels/attention/attention_bias_kernels.hpp"
 #include "kernels/attention/mask_add_impl.hpp"
+#include "kernels/batch_inline.hpp"
 #include "kernels/elementwise/elementwise_impl.hpp"
 #include "kernels/elementwise/partial_batch_impl.hpp"
 #include "kernels/elementwise/running_max_impl.hpp"
@@ -50,8 +51,10 @@ ClampSegments clamp_segments(int64_t shift, int64_t lo, int64_t hi, int64_t n) {
 // generic path does so, for at most two crossing batches and the tail of a
 // row).
 template <class Arch>
-xsimd::batch<float, Arch> clamped_window(const float* window, int64_t shift, int64_t lo, int64_t hi,
-                                         const ClampSegments& s, int64_t j, int64_t count) {
+POSENC_BATCH_INLINE xsimd::batch<float, Arch> clamped_window(const float* window, int64_t shift,
+                                                             int64_t lo, int64_t hi,
+                                                             const ClampSegments& s, int64_t j,
+                                                             int64_t count) {
   using batch = xsimd::batch<float, Arch>;
   // Lanes [0, middle) below the middle, [middle, middle_end) in it; the
   // middle's first value is window[first], addressed only where it is read.

@@ -13,6 +13,7 @@
 #include "kernels/attention/decode_products_impl.hpp"
 #include "kernels/attention/softmax_exp_impl.hpp"
 #include "kernels/attention/transpose_impl.hpp"
+#include "kernels/batch_inline.hpp"
 #include "kernels/elementwise/bf16_impl.hpp"
 #include "kernels/elementwise/partial_batch_impl.hpp"
 #include "kernels/elementwise/running_max_impl.hpp"
@@ -22,7 +23,7 @@ namespace posenc::kernels {
 // The first `count` lanes of x, as bf16 bits, to out. With finite_only the
 // rounding skips the care a NaN needs (NaN payloads could round to -0).
 template <class Arch, bool finite_only>
-void store_bf16(xsimd::batch<float, Arch> x, uint16_t* out, int64_t count) {
+POSENC_BATCH_INLINE void store_bf16(xsimd::batch<float, Arch> x, uint16_t* out, int64_t count) {
   using ubatch = xsimd::batch<uint32_t, Arch>;
   // The bf16 bits in the upper half of each lane.
   const ubatch high =

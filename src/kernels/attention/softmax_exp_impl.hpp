@@ -8,6 +8,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/batch_inline.hpp"
 #include "kernels/elementwise/fused_multiply_add_impl.hpp"
 #include "runtime/math_constants.hpp"
 
@@ -22,7 +23,7 @@ inline constexpr float kLog2e = 1.44269504f;  // 1 / ln 2
 // e^r for |r| <= ln2 / 2, a polynomial fitted for relative error: degree 5,
 // 1.1e-7 (1.8e-7 evaluated in fp32).
 template <class Arch>
-xsimd::batch<float, Arch> exp_near_zero(xsimd::batch<float, Arch> r) {
+POSENC_BATCH_INLINE xsimd::batch<float, Arch> exp_near_zero(xsimd::batch<float, Arch> r) {
   using batch = xsimd::batch<float, Arch>;
   batch p = fused_multiply_add<Arch>(batch(8.31253e-3f), r, batch(4.189011e-2f));
   p = fused_multiply_add<Arch>(p, r, batch(0.16667114f));
@@ -35,9 +36,9 @@ xsimd::batch<float, Arch> exp_near_zero(xsimd::batch<float, Arch> r) {
 // elsewhere. AVX-512 leaves the flushed lanes out of its scalef: computing a
 // subnormal there would cost a microcode assist per batch.
 template <class Arch>
-xsimd::batch<float, Arch> scale_by_power_of_2(xsimd::batch<float, Arch> p,
-                                              xsimd::batch<float, Arch> n,
-                                              xsimd::batch_bool<float, Arch> flush) {
+POSENC_BATCH_INLINE xsimd::batch<float, Arch> scale_by_power_of_2(
+    xsimd::batch<float, Arch> p, xsimd::batch<float, Arch> n,
+    xsimd::batch_bool<float, Arch> flush) {
   using batch = xsimd::batch<float, Arch>;
 #if XSIMD_WITH_AVX512F
   if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
@@ -53,14 +54,35 @@ xsimd::batch<float, Arch> scale_by_power_of_2(xsimd::batch<float, Arch> p,
   }
 }
 
+// x rounded to the nearest integer (ties to even) where |x| < 2^22; other
+// lanes get a value the caller discards. xsimd 8.1 rounds with nine
+// instructions where it has no rounding instruction for the arch: SSE2,
+// which has none (adding and subtracting 1.5 * 2^23 rounds in the add), and
+// NEON, whose frintn it does not use.
+template <class Arch>
+POSENC_BATCH_INLINE xsimd::batch<float, Arch> nearest_integer(xsimd::batch<float, Arch> x) {
+  using batch = xsimd::batch<float, Arch>;
+#if XSIMD_WITH_NEON64
+  if constexpr (std::is_base_of_v<xsimd::neon64, Arch>) {
+    return vrndnq_f32(x);
+  } else
+#endif
+  if constexpr (std::is_same_v<Arch, xsimd::sse2>) {
+    const batch shifter(0x1.8p23f);
+    return (x + shifter) - shifter;
+  } else {
+    return xsimd::nearbyint(x);
+  }
+}
+
 // exp(x) for x <= 0 (or NaN, which stays NaN; -inf gives 0): 2^n e^r with
 // n = round(x / ln2) and r = x - n ln2, ln2 split in two (Cody-Waite) so that
 // n * hi is exact for |n| < 2^9. 0 below ln(kMinProbability).
 template <class Arch>
-xsimd::batch<float, Arch> softmax_exp(xsimd::batch<float, Arch> x) {
+POSENC_BATCH_INLINE xsimd::batch<float, Arch> softmax_exp(xsimd::batch<float, Arch> x) {
   using batch = xsimd::batch<float, Arch>;
   const auto flush = x < batch(kMinProbabilityLog);
-  const batch n = xsimd::nearbyint(x * batch(kLog2e));
+  const batch n = nearest_integer<Arch>(x * batch(kLog2e));
   batch r = fused_multiply_add<Arch>(n, batch(-0.693359375f), x);
   r = fused_multiply_add<Arch>(n, batch(2.12194440e-4f), r);
   return scale_by_power_of_2<Arch>(exp_near_zero<Arch>(r), n, flush);
@@ -70,7 +92,7 @@ xsimd::batch<float, Arch> softmax_exp(xsimd::batch<float, Arch> x) {
 // step (the degree-3 fit of e^r on |r| <= ln2 / 2 with r = (f - 1/2) ln2,
 // times sqrt 2; 2^0 comes out 1 - 1.2e-4, and p(1) = 2 p(0) to that error).
 template <class Arch>
-xsimd::batch<float, Arch> exp2_unit_interval(xsimd::batch<float, Arch> f) {
+POSENC_BATCH_INLINE xsimd::batch<float, Arch> exp2_unit_interval(xsimd::batch<float, Arch> f) {
   using batch = xsimd::batch<float, Arch>;
   batch p = fused_multiply_add<Arch>(batch(0.0784765109f), f, batch(0.224694625f));
   p = fused_multiply_add<Arch>(p, f, batch(0.696706116f));
@@ -83,7 +105,7 @@ xsimd::batch<float, Arch> exp2_unit_interval(xsimd::batch<float, Arch> f) {
 // 2^(n+1) p(0)). 0 below 2^kMinProbabilityExponent (the result there may
 // be up to 1.2e-4 below kMinProbability).
 template <class Arch>
-xsimd::batch<float, Arch> softmax_exp2(xsimd::batch<float, Arch> t) {
+POSENC_BATCH_INLINE xsimd::batch<float, Arch> softmax_exp2(xsimd::batch<float, Arch> t) {
   using batch = xsimd::batch<float, Arch>;
   const auto flush = t < batch(float(kMinProbabilityExponent));
 #if XSIMD_WITH_AVX512F
@@ -110,7 +132,7 @@ class ScaledExp {
   explicit ScaledExp(float scale)
       : factor_(precision == ExpPrecision::f32 ? scale : scale * kLog2e) {}
 
-  batch operator()(batch d) const {
+  POSENC_BATCH_INLINE batch operator()(batch d) const {
     if constexpr (precision == ExpPrecision::f32) {
       return softmax_exp<Arch>(d * factor_);
     } else {

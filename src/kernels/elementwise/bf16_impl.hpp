@@ -11,13 +11,16 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/batch_inline.hpp"
+
 namespace posenc::kernels {
 
 // The bf16 of each float in the upper 16 bits of its lane (the lower 16 bits
 // are left over), rounded to nearest even, for floats that are not NaN (a
 // NaN's payload could carry into its sign).
 template <class Arch>
-xsimd::batch<uint32_t, Arch> bf16_high_bits_of_non_nan(xsimd::batch<float, Arch> x) {
+POSENC_BATCH_INLINE xsimd::batch<uint32_t, Arch> bf16_high_bits_of_non_nan(
+    xsimd::batch<float, Arch> x) {
   using ubatch = xsimd::batch<uint32_t, Arch>;
   const ubatch bits = xsimd::bitwise_cast<ubatch>(x);
   // Adding 0x7FFF plus the lowest kept bit carries into the upper half exactly
@@ -29,7 +32,7 @@ xsimd::batch<uint32_t, Arch> bf16_high_bits_of_non_nan(xsimd::batch<float, Arch>
 // As bf16_high_bits_of_non_nan, and a NaN keeps its sign and top mantissa
 // bits, with the quiet bit set.
 template <class Arch>
-xsimd::batch<uint32_t, Arch> bf16_high_bits(xsimd::batch<float, Arch> x) {
+POSENC_BATCH_INLINE xsimd::batch<uint32_t, Arch> bf16_high_bits(xsimd::batch<float, Arch> x) {
   using fbatch = xsimd::batch<float, Arch>;
   using ubatch = xsimd::batch<uint32_t, Arch>;
   const ubatch rounded = bf16_high_bits_of_non_nan<Arch>(x);
@@ -129,7 +132,7 @@ void store_high_halves(xsimd::batch<uint32_t, Arch> high, uint16_t* p) {
 // The floats of v rounded to bf16 (as posenc_f32_to_bf16), to batch::size
 // values at p (any alignment).
 template <class Arch>
-void store_rounded_bf16(xsimd::batch<float, Arch> v, uint16_t* p) {
+POSENC_BATCH_INLINE void store_rounded_bf16(xsimd::batch<float, Arch> v, uint16_t* p) {
   store_high_halves<Arch>(bf16_high_bits<Arch>(v), p);
 }
 
@@ -151,7 +154,7 @@ void store_floats(xsimd::batch<float, Arch> v, float* p) {
 }
 
 template <class Arch>
-void store_floats(xsimd::batch<float, Arch> v, uint16_t* p) {
+POSENC_BATCH_INLINE void store_floats(xsimd::batch<float, Arch> v, uint16_t* p) {
   store_rounded_bf16<Arch>(v, p);
 }
 

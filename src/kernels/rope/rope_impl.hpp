@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/batch_inline.hpp"
 #include "kernels/elementwise/bf16_impl.hpp"
 #include "kernels/elementwise/fused_multiply_add_impl.hpp"
 #include "kernels/rope/rope_kernels.hpp"
@@ -18,17 +20,26 @@
 namespace posenc::kernels {
 
 // Swaps the two floats of every 64-bit lane: [x0 x1 x2 x3] -> [x1 x0 x3 x2]
-// (a rotate by 32 bits, which every ISA has, unlike a float swizzle).
+// (a rotate by 32 bits, which every ISA has, unlike a float swizzle; NEON's
+// own instruction, as xsimd 8.1 shifts its 64-bit lanes by a call).
 template <class Arch>
-xsimd::batch<float, Arch> swap_pairs(xsimd::batch<float, Arch> v) {
-  using u64 = xsimd::batch<uint64_t, Arch>;
-  const u64 bits = xsimd::bitwise_cast<u64>(v);
-  return xsimd::bitwise_cast<xsimd::batch<float, Arch>>((bits << 32) | (bits >> 32));
+POSENC_BATCH_INLINE xsimd::batch<float, Arch> swap_pairs(xsimd::batch<float, Arch> v) {
+#if XSIMD_WITH_NEON
+  if constexpr (std::is_base_of_v<xsimd::neon, Arch>) {
+    return vrev64q_f32(v);
+  } else
+#endif
+  {
+    using u64 = xsimd::batch<uint64_t, Arch>;
+    const u64 bits = xsimd::bitwise_cast<u64>(v);
+    return xsimd::bitwise_cast<xsimd::batch<float, Arch>>((bits << 32) | (bits >> 32));
+  }
 }
 
 // Values [i, i + lanes) of an INTERLEAVED row.
 template <class Arch, class T>
-void interleaved_step(const T* x, T* out, const float* cos, const float* sin, int64_t i) {
+POSENC_BATCH_INLINE void interleaved_step(const T* x, T* out, const float* cos, const float* sin,
+                                          int64_t i) {
   const auto v = load_floats<Arch>(x + i);
   const auto c = load_floats<Arch>(cos + i);
   const auto s = load_floats<Arch>(sin + i);
@@ -38,8 +49,8 @@ void interleaved_step(const T* x, T* out, const float* cos, const float* sin, in
 // Pairs [j, j + lanes) of a HALF_SPLIT row of `pairs` pairs: the first-half
 // values (Half 0), the second-half values (Half 1), or both (Half 2).
 template <class Arch, int Half, class T>
-void half_split_step(const T* x, T* out, const float* cos, const float* sin, int64_t pairs,
-                     int64_t j) {
+POSENC_BATCH_INLINE void half_split_step(const T* x, T* out, const float* cos, const float* sin,
+                                         int64_t pairs, int64_t j) {
   const auto a = load_floats<Arch>(x + j);
   const auto b = load_floats<Arch>(x + pairs + j);
   const auto c = load_floats<Arch>(cos + j);
