@@ -177,7 +177,7 @@
  * Rows past kv_lengths[b] up to kv_len may also be read by the copy that
  * packs a kv head's keys and values, and not used. Query rows are computed
  * in multiples of 32 as well: up to 31 q rows past q_lengths[b] (within
- * q_len) are read and not used. Nothing past kv_len is ever read.
+ * q_len; none where q_lengths[b] is 0) are read and not used. Nothing past kv_len is ever read.
  *
  * Additive mask (mask_batch > 0): tensors->mask, dense
  * [mask_batch, mask_heads, mask_q_len, kv_len] of mask_dtype, is added to

@@ -54,11 +54,15 @@ POSENC_BATCH_INLINE xsimd::batch<float, Arch> scale_by_power_of_2(
   }
 }
 
-// x rounded to the nearest integer (ties to even) where |x| < 2^22; other
-// lanes get a value the caller discards. xsimd 8.1 rounds with nine
-// instructions where it has no rounding instruction for the arch: SSE2,
-// which has none (adding and subtracting 1.5 * 2^23 rounds in the add), and
-// NEON, whose frintn it does not use.
+// x rounded to the nearest integer (ties to even) where |x| < 2^22, NaN and
+// -inf kept; other lanes get a value the caller discards (softmax_exp
+// flushes them). xsimd 8.1 takes nine instructions on SSE2, which has no
+// rounding instruction, and on NEON, whose frintn it does not use: here
+// SSE2 adds and subtracts 1.5 * 2^23 (the add rounds; the constant is even,
+// so ties go to even), NEON has frintn.
+#if defined(__FAST_MATH__)
+#error "posenc's kernels need IEEE arithmetic: -ffast-math folds (x + c) - c to x"
+#endif
 template <class Arch>
 POSENC_BATCH_INLINE xsimd::batch<float, Arch> nearest_integer(xsimd::batch<float, Arch> x) {
   using batch = xsimd::batch<float, Arch>;

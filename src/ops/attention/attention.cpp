@@ -575,18 +575,18 @@ void QueryBlockRunner::store(const QueryBlock& qb, const Sequence& seq,
   const PhaseScope timing = phase_scope(Phase::kStore);
   const int64_t d = p_.value_head_dim;
   const size_t out_bytes = dtype_bytes(p_.out_dtype);
-  const int64_t rows = block_rows(qb.first);
+  const int64_t out_rows = block_rows(qb.first);
   for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
-    for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t r = 0; r < out_rows; ++r) {
       const int64_t row_index = j * qb.rows + r;  // among the task's computed rows
       const int64_t i = qb.first + r;
       char* out = static_cast<char*>(t_.out) +
                   size_t(qb.batch * p_.out.batch + (qb.head + j) * p_.out.head + i * p_.out.token) *
                       out_bytes;
-      // A row past q_length, or one that saw no key (causal) or only -inf
-      // scores (masked): zeros, not 0/0. Any finite score makes the sum at
-      // least exp(0) = 1.
-      if (i >= seq.q_length || s.row_sum[row_index] == 0.0f) {
+      // A row not computed or past q_length, or one that saw no key
+      // (causal) or only -inf scores (masked): zeros, not 0/0. Any finite
+      // score makes the sum at least exp(0) = 1.
+      if (r >= qb.rows || i >= seq.q_length || s.row_sum[row_index] == 0.0f) {
         std::memset(out, 0, size_t(d) * out_bytes);
         continue;
       }

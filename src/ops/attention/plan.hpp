@@ -32,12 +32,13 @@ namespace posenc::ops {
 // in the region.
 constexpr int64_t kKeyQuantum = 32;
 
-// A query block computes its rows up to its sequence's last query, rounded
-// up to a multiple of kRowQuantum (within the block): a padded batch's
-// short sequence does not compute the whole block its last query falls in,
-// and the GEMMs take at most query_block / kRowQuantum counts of rows. The
-// rows past q_length are computed and not stored; a block wholly past it
-// computes nothing.
+// A query block computes its rows from its first up to its sequence's last
+// query, their count rounded up to a multiple of kRowQuantum (within the
+// block): a padded batch's short sequence does not compute the whole block
+// its last query falls in, and the GEMMs take few row counts (multiples of
+// kRowQuantum, and the blocks' own). Its rows of out past q_length are
+// zeros, those computed past it included; a block wholly past it computes
+// nothing.
 constexpr int64_t kRowQuantum = 32;
 
 // keys rounded up to a multiple of kKeyQuantum, at most kv_len.

@@ -149,7 +149,9 @@ struct RowWindow {
 };
 
 // Queries [first, first + rows) of one (batch, head): q points at the first
-// one, with row stride ldq.
+// one, with row stride ldq. rows are those the block computes
+// (computed_rows, plan.hpp): fewer than its rows of out where its sequence
+// ends in it.
 struct QueryBlock {
   int64_t head;
   int64_t query_offset;  // the position of query 0 of the block's sequence
