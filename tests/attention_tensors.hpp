@@ -83,6 +83,10 @@ class AttentionTensors {
 // returns out as floats, dense [batch, heads, q_len, value_head_dim] (a
 // STRIDED one gathered from its rows).
 std::vector<float> run(posenc_context* context, const AttentionTensors& call, bool asked_workspace);
+// The same with `tensors` in place of call.tensors() (its out is not used):
+// the call's, some of them replaced.
+std::vector<float> run(posenc_context* context, const AttentionTensors& call,
+                       posenc_attention_tensors tensors, bool asked_workspace);
 
 // Whether run gives the same bits on contexts of 1, 2 and 3 threads of ISA
 // path `isa` (with workspaces asked for).
