@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "runtime/error.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/workspace.hpp"
 
 namespace posenc::cases {
 namespace {
@@ -35,31 +37,57 @@ void split_over_threads(size_t bytes, const Chunk& chunk) {
   }
 }
 
+// `bytes` bytes at a 64-byte boundary, as the attention's workspace gives
+// its GEMMs: off it, AMX's tile loads and stores cost oneDNN 2.6.3's bf16
+// GEMMs a third of their rate or more (malloc's 16-byte alignment of a
+// std::vector took q k^T of 64 x 2048 x 128 from about 1200 to 500 GFLOP/s
+// on one core of a 2-core Sapphire Rapids).
+class AlignedBytes {
+ public:
+  explicit AlignedBytes(size_t bytes)
+      : memory_(new uint8_t[bytes + kWorkspaceAlign]()),
+        data_(workspace_aligned(memory_.get())),
+        bytes_(bytes) {}
+  template <class T>
+  T* as() const {
+    return reinterpret_cast<T*>(data_);
+  }
+  size_t size() const { return bytes_; }
+
+ private:
+  std::unique_ptr<uint8_t[]> memory_;
+  uint8_t* data_;
+  size_t bytes_;
+};
+
 // The operands of a GEMM of `plain`'s shape: A and B of its type (their fp32
 // bits serve as bf16 pairs: the values do not matter), C in fp32; B packed
 // for the GEMM where oneDNN packs it (once, as the attention packs a head's
-// keys).
+// keys). All 64-byte aligned (AlignedBytes).
 struct GemmOperands {
   explicit GemmOperands(const MatmulShape& plain)
-      : a(size_t(plain.m * plain.k), 0.5f),
-        b(size_t(plain.k * plain.n), 0.25f),
-        c(size_t(plain.m * plain.n)),
+      : a(size_t(plain.m * plain.k) * sizeof(float)),
+        b(size_t(plain.k * plain.n) * sizeof(float)),
+        c(size_t(plain.m * plain.n) * sizeof(float)),
+        packed_b(packed_b_bytes(packed(plain))),
         run(plain) {
-    run.b_packed = true;
-    packed_b.resize(packed_b_bytes(run));
-    if (packed_b.empty()) {
-      run = plain;
-    } else {
-      pack_b(run, b.data(), packed_b.data());
+    std::fill_n(a.as<float>(), plain.m * plain.k, 0.5f);
+    std::fill_n(b.as<float>(), plain.k * plain.n, 0.25f);
+    if (packed_b.size() > 0) {
+      run = packed(plain);
+      pack_b(run, b.as<float>(), packed_b.as<uint8_t>());
     }
   }
   void multiply() {
-    const void* b_as_run = packed_b.empty() ? static_cast<const void*>(b.data()) : packed_b.data();
-    matmul(run, a.data(), b_as_run, c.data());
+    const void* b_as_run = packed_b.size() > 0 ? packed_b.as<void>() : b.as<void>();
+    matmul(run, a.as<float>(), b_as_run, c.as<float>());
+  }
+  static MatmulShape packed(MatmulShape shape) {
+    shape.b_packed = true;
+    return shape;
   }
 
-  std::vector<float> a, b, c;
-  std::vector<char> packed_b;
+  AlignedBytes a, b, c, packed_b;
   MatmulShape run;
 };
 
