@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <iterator>
 #include <limits>
 #include <vector>
 
@@ -204,6 +206,35 @@ TEST_P(AttentionKernels, Bf16StepsAgree) {
     first_block(steps[1], scratch.data(), n, n, native.data(), &sum_native);
     EXPECT_EQ(portable, native) << "n " << n;
     EXPECT_EQ(sum_portable, sum_native) << "n " << n;
+  }
+}
+
+// The store's scaling to bf16 against the scalar rounding, bit for bit:
+// ties, NaN payloads, infinities, subnormals and products near 2^-126, at
+// every tail length.
+TEST_P(AttentionKernels, ScaleToBf16RoundsAsTheScalarFunction) {
+  const float factor = 0.5f;  // x = special / factor exactly
+  const uint32_t specials[] = {0x3F808000u, 0x3F818000u, 0x7FC00000u, 0x7FFFFFFFu, 0xFFFFFFFFu,
+                               0x7F800001u, 0x7F800000u, 0xFF800000u, 0x00800000u, 0x00AAAAAAu,
+                               0x00000001u, 0x80400000u, 0x00FFFFFFu, 0x7F7FFFFFu, 0x0u};
+  for (int64_t n : kSizes) {
+    SCOPED_TRACE(testing::Message() << "n " << n);
+    std::vector<float> x = random_floats(size_t(n), uint32_t(n), -4.0f, 4.0f);
+    for (size_t i = 0; i < x.size(); i += 3) {
+      // Every third: the product a special value (a tie, a NaN, a subnormal...).
+      const float special = float_from_bits(specials[(i / 3) % std::size(specials)]);
+      x[i] = std::isnan(special) ? special : special / factor;
+    }
+    std::vector<uint16_t> out(size_t(n) + 1, 0xBEEF);
+    softmax().scale_to_bf16(x.data(), factor, out.data(), n);
+    ASSERT_EQ(out[size_t(n)], 0xBEEF);
+    for (int64_t j = 0; j < n; ++j) {
+      const float product = x[size_t(j)] * factor;
+      uint32_t bits;
+      std::memcpy(&bits, &product, sizeof bits);
+      ASSERT_EQ(out[size_t(j)], posenc_f32_to_bf16(product))
+          << "x = " << x[size_t(j)] << ", product bits " << std::hex << bits;
+    }
   }
 }
 

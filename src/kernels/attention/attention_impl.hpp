@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -44,11 +45,13 @@ struct ExpArgs {
 
 // Calls row(e, j, lanes) with e = exp(scale (x[j..] - shift)) for each batch
 // of x[0, n) (the tail padded with -inf, whose exp is 0, and `lanes` then the
-// valid count); returns the sum of the exponentials. The tail goes first, so
-// that its latency hides behind the whole batches (rows are short: 196 keys
-// for a 14 x 14 map); two sums, so that no iteration waits on the last add.
-template <class Arch, ExpPrecision precision, class Row>
-float for_each_exp(const float* x, int64_t n, ExpArgs a, const Row& row) {
+// valid count), or pair(e0, e1, j) for two whole batches at j and j + lanes
+// where the loop takes two at once; returns the sum of the exponentials. The
+// tail goes first, so that its latency hides behind the whole batches (rows
+// are short: 196 keys for a 14 x 14 map); two sums, so that no iteration
+// waits on the last add.
+template <class Arch, ExpPrecision precision, class Row, class Pair>
+float for_each_exp(const float* x, int64_t n, ExpArgs a, const Row& row, const Pair& pair) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
   // (x - shift) first: x = shift gives exactly 0 even for huge scores (an
@@ -67,8 +70,7 @@ float for_each_exp(const float* x, int64_t n, ExpArgs a, const Row& row) {
   for (; j + 2 * lanes <= whole; j += 2 * lanes) {
     const batch e0 = exp(batch::load_unaligned(x + j) - shift);
     const batch e1 = exp(batch::load_unaligned(x + j + lanes) - shift);
-    row(e0, j, lanes);
-    row(e1, j + lanes, lanes);
+    pair(e0, e1, j);
     sum0 += e0;
     sum1 += e1;
   }
@@ -78,6 +80,15 @@ float for_each_exp(const float* x, int64_t n, ExpArgs a, const Row& row) {
     sum0 += e;
   }
   return xsimd::hadd(sum0 + sum1);
+}
+
+template <class Arch, ExpPrecision precision, class Row>
+float for_each_exp(const float* x, int64_t n, ExpArgs a, const Row& row) {
+  using batch = xsimd::batch<float, Arch>;
+  return for_each_exp<Arch, precision>(x, n, a, row, [&row](batch e0, batch e1, int64_t j) {
+    row(e0, j, int64_t(batch::size));
+    row(e1, j + int64_t(batch::size), int64_t(batch::size));
+  });
 }
 
 // x[j] = exp(scale (x[j] - shift)) for j < n; returns their sum.
@@ -111,19 +122,26 @@ float exp_to_bf16(const float* x, int64_t n, ExpArgs a, uint16_t* out) {
 }
 
 #if defined(__AVX512BF16__)
-// exp_to_bf16 with AVX512-BF16's rounding instruction (to nearest even, NaN
-// kept a NaN); compiled only in src/arch/avx512_bf16.cpp.
+// exp_to_bf16 with AVX512-BF16's rounding instructions (to nearest even,
+// NaN kept a NaN), two batches at once where it can (one instruction for
+// both: half the conversions' micro-ops); compiled only in
+// src/arch/avx512_bf16.cpp.
 template <class Arch>
 float exp_to_bf16_avx512_bf16(const float* x, int64_t n, ExpArgs a, uint16_t* out) {
   using batch = xsimd::batch<float, Arch>;
   return for_each_exp<Arch, ExpPrecision::bf16>(
-      x, n, a, [out](batch e, int64_t j, int64_t count) {
+      x, n, a,
+      [out](batch e, int64_t j, int64_t count) {
         const __m256i bits = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(e));
         if (count == batch::size) {
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), bits);
         } else {
           _mm256_mask_storeu_epi16(out + j, lane_mask_avx512<Arch>(count), bits);
         }
+      },
+      [out](batch e0, batch e1, int64_t j) {
+        // The low half from the second operand.
+        _mm512_storeu_si512(out + j, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(e1, e0)));
       });
 }
 #endif
@@ -159,14 +177,22 @@ float softmax_block(float* scores, int64_t valid, int64_t n, float block_max, fl
   return correction;
 }
 
-template <class Arch>
-void scale_f32(const float* x, float factor, float* out, int64_t n) {
+// out[j] = x[j] * factor: fp32 (out may equal x; scale_f32), or bf16 rounded
+// as posenc_f32_to_bf16 (scale_to_bf16).
+template <class Arch, class Out>
+void scale_row(const float* x, float factor, Out* out, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
   const batch f(factor);
   int64_t j = 0;
-  for (; j + lanes <= n; j += lanes) (batch::load_unaligned(x + j) * f).store_unaligned(out + j);
-  for (; j < n; ++j) out[j] = x[j] * factor;
+  for (; j + lanes <= n; j += lanes) store_floats<Arch>(batch::load_unaligned(x + j) * f, out + j);
+  if (j == n) return;
+  const batch tail = load_partial<Arch>(x + j, n - j, 0.0f) * f;
+  if constexpr (std::is_same_v<Out, float>) {
+    store_partial<Arch>(tail, out + j, n - j);
+  } else {
+    store_bf16<Arch, false>(tail, out + j, n - j);
+  }
 }
 
 // The AVX-512 path has a second table (src/arch/avx512.cpp) whose
@@ -175,7 +201,8 @@ void scale_f32(const float* x, float factor, float* out, int64_t n) {
 // (decode_pairs_impl.hpp: other sums, and bf16 probabilities).
 template <class Arch>
 constexpr AttentionKernels make_attention_kernels() {
-  return AttentionKernels{&softmax_block<Arch, &exp_to_bf16<Arch>>, &scale_f32<Arch>,
+  return AttentionKernels{&softmax_block<Arch, &exp_to_bf16<Arch>>, &scale_row<Arch, float>,
+                          &scale_row<Arch, uint16_t>,
                           &transpose_32<Arch>,
                           &transpose_16<Arch>,
                           &decode_scores<Arch, float>,

@@ -22,6 +22,9 @@ struct AttentionKernels {
                          float* row_max, float* row_sum, uint16_t* probs_bf16);
   // out[j] = x[j] * factor; out may equal x.
   void (*scale_f32)(const float* x, float factor, float* out, int64_t n);
+  // out[j] = bf16(x[j] * factor), rounded to nearest even (NaN kept a NaN),
+  // as scale_f32 then posenc_f32_to_bf16 give it.
+  void (*scale_to_bf16)(const float* x, float factor, uint16_t* out, int64_t n);
   // dst[c * ld_dst + r] = src[r * ld_src + c] for r < rows, c < cols (32-bit
   // and 16-bit elements; transpose_impl.hpp).
   void (*transpose_32)(const uint32_t* src, int64_t rows, int64_t cols, int64_t ld_src,

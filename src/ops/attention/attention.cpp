@@ -590,11 +590,10 @@ void QueryBlockRunner::store(const QueryBlock& qb, const Sequence& seq,
         std::memset(out, 0, size_t(d) * out_bytes);
         continue;
       }
-      float* acc = s.acc + row_index * task_.acc_ld;
+      const float* acc = s.acc + row_index * task_.acc_ld;
       const float factor = 1.0f / s.row_sum[row_index];
       if (p_.out_dtype == POSENC_BF16) {
-        ctx_.kernels->attention.scale_f32(acc, factor, acc, d);
-        ctx_.kernels->elementwise.f32_to_bf16(acc, reinterpret_cast<uint16_t*>(out), d);
+        ctx_.kernels->attention.scale_to_bf16(acc, factor, reinterpret_cast<uint16_t*>(out), d);
       } else {
         ctx_.kernels->attention.scale_f32(acc, factor, reinterpret_cast<float*>(out), d);
       }
