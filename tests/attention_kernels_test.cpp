@@ -210,30 +210,40 @@ TEST_P(AttentionKernels, Bf16StepsAgree) {
 }
 
 // The store's scaling to bf16 against the scalar rounding, bit for bit:
-// ties, NaN payloads, infinities, subnormals and products near 2^-126, at
-// every tail length.
+// ties, NaN payloads, infinities, subnormals and products near 2^-126 and
+// FLT_MAX, each special value in whole batches and as the last element of
+// every tail length, scaled by 1 and by 0.5 (x = special / factor exactly).
 TEST_P(AttentionKernels, ScaleToBf16RoundsAsTheScalarFunction) {
-  const float factor = 0.5f;  // x = special / factor exactly
   const uint32_t specials[] = {0x3F808000u, 0x3F818000u, 0x7FC00000u, 0x7FFFFFFFu, 0xFFFFFFFFu,
                                0x7F800001u, 0x7F800000u, 0xFF800000u, 0x00800000u, 0x00AAAAAAu,
                                0x00000001u, 0x80400000u, 0x00FFFFFFu, 0x7F7FFFFFu, 0x0u};
-  for (int64_t n : kSizes) {
-    SCOPED_TRACE(testing::Message() << "n " << n);
-    std::vector<float> x = random_floats(size_t(n), uint32_t(n), -4.0f, 4.0f);
-    for (size_t i = 0; i < x.size(); i += 3) {
-      // Every third: the product a special value (a tie, a NaN, a subnormal...).
-      const float special = float_from_bits(specials[(i / 3) % std::size(specials)]);
-      x[i] = std::isnan(special) ? special : special / factor;
-    }
-    std::vector<uint16_t> out(size_t(n) + 1, 0xBEEF);
-    softmax().scale_to_bf16(x.data(), factor, out.data(), n);
-    ASSERT_EQ(out[size_t(n)], 0xBEEF);
-    for (int64_t j = 0; j < n; ++j) {
-      const float product = x[size_t(j)] * factor;
-      uint32_t bits;
-      std::memcpy(&bits, &product, sizeof bits);
-      ASSERT_EQ(out[size_t(j)], posenc_f32_to_bf16(product))
-          << "x = " << x[size_t(j)] << ", product bits " << std::hex << bits;
+  constexpr size_t kSpecials = std::size(specials);
+  std::vector<int64_t> sizes(std::begin(kSizes), std::end(kSizes));
+  for (int64_t n = 2; n <= 33; ++n) sizes.push_back(n);
+  for (const float factor : {1.0f, 0.5f}) {
+    for (int64_t n : sizes) {
+      for (size_t turn = 0; turn < kSpecials; ++turn) {
+        SCOPED_TRACE(testing::Message() << "factor " << factor << " n " << n << " turn " << turn);
+        auto special_x = [&](size_t which) {
+          const float special = float_from_bits(specials[which % kSpecials]);
+          return std::isnan(special) ? special : special / factor;
+        };
+        std::vector<float> x = random_floats(size_t(n), uint32_t(n + 100 * turn), -4.0f, 4.0f);
+        // Every third a special value, and the last one: turn by turn each
+        // special is the tail's last element.
+        for (size_t i = 0; i < x.size(); i += 3) x[i] = special_x(i / 3 + turn);
+        x[size_t(n - 1)] = special_x(turn);
+        std::vector<uint16_t> out(size_t(n) + 1, 0xBEEF);
+        softmax().scale_to_bf16(x.data(), factor, out.data(), n);
+        ASSERT_EQ(out[size_t(n)], 0xBEEF);
+        for (int64_t j = 0; j < n; ++j) {
+          const float product = x[size_t(j)] * factor;
+          uint32_t bits;
+          std::memcpy(&bits, &product, sizeof bits);
+          ASSERT_EQ(out[size_t(j)], posenc_f32_to_bf16(product))
+              << "j " << j << ", x = " << x[size_t(j)] << ", product bits " << std::hex << bits;
+        }
+      }
     }
   }
 }

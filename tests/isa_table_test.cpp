@@ -89,6 +89,7 @@ TEST(IsaTable, EveryCompiledPathHasAKernelTableOfItsOwn) {
     ASSERT_NE(for_cpu, nullptr);
     EXPECT_EQ(for_cpu->relative.gather_row, table->relative.gather_row);
     EXPECT_EQ(for_cpu->attention.scale_f32, table->attention.scale_f32);
+    EXPECT_EQ(for_cpu->attention.scale_to_bf16, table->attention.scale_to_bf16);
   }
   for (posenc_isa isa : kAbiPaths) {
     const bool compiled = std::find(kCompiledIsas.begin(), kCompiledIsas.end(), isa) !=

@@ -39,7 +39,7 @@ void split_over_threads(size_t bytes, const Chunk& chunk) {
 
 // `bytes` bytes at a 64-byte boundary, as the attention's workspace gives
 // its GEMMs: off it, AMX's tile loads and stores cost oneDNN 2.6.3's bf16
-// GEMMs a third of their rate or more (malloc's 16-byte alignment of a
+// GEMMs half their rate or more (malloc's 16-byte alignment of a
 // std::vector took q k^T of 64 x 2048 x 128 from about 1200 to 500 GFLOP/s
 // on one core of a 2-core Sapphire Rapids).
 class AlignedBytes {

@@ -17,7 +17,8 @@ struct alignas(64) ThreadSums {
   std::array<std::atomic<uint64_t>, kPhases> entries;
 };
 
-// Threads past kRecords share the last record (fetch_add keeps it exact).
+// Threads from the kRecords-th on share the last record, the one record
+// whose adds are fetch_adds (add below).
 constexpr int kRecords = 512;
 ThreadSums records[kRecords];
 std::atomic<int> records_used{0};

@@ -74,7 +74,8 @@ struct PhaseSums {
   std::array<uint64_t, kPhases> ticks;    // summed over the threads
   std::array<uint64_t, kPhases> entries;  // the scopes that added them
 };
-// Every thread's sums since the last take, zeroing them.
+// Every thread's sums since the last take, zeroing them. Between calls
+// only: a thread's adds to its own sums are not atomic with the take.
 PhaseSums take_phase_sums();
 
 // Adds the ticks from its construction to end() (or its destruction) to

@@ -196,8 +196,8 @@ void average_pool_2x2(const ExecContext& ctx, const posenc_bottleneck_desc& d, f
       elementwise.add_f32(top, bottom + inner, top, inner);
       const int64_t row = (b * px_count + px) * py_count + py;
       if (d.out_dtype == POSENC_BF16) {
-        ctx.kernels->attention.scale_f32(top, 0.25f, top, inner);
-        elementwise.f32_to_bf16(top, static_cast<uint16_t*>(pooled) + row * inner, inner);
+        ctx.kernels->attention.scale_to_bf16(top, 0.25f,
+                                             static_cast<uint16_t*>(pooled) + row * inner, inner);
       } else {
         ctx.kernels->attention.scale_f32(top, 0.25f, static_cast<float*>(pooled) + row * inner,
                                          inner);
