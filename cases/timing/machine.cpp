@@ -46,18 +46,15 @@ class AlignedBytes {
  public:
   explicit AlignedBytes(size_t bytes)
       : memory_(new uint8_t[bytes + kWorkspaceAlign]()),
-        data_(workspace_aligned(memory_.get())),
-        bytes_(bytes) {}
+        data_(workspace_aligned(memory_.get())) {}
   template <class T>
   T* as() const {
     return reinterpret_cast<T*>(data_);
   }
-  size_t size() const { return bytes_; }
 
  private:
   std::unique_ptr<uint8_t[]> memory_;
   uint8_t* data_;
-  size_t bytes_;
 };
 
 // The operands of a GEMM of `plain`'s shape: A and B of its type (their fp32
@@ -66,20 +63,9 @@ class AlignedBytes {
 // keys). All 64-byte aligned (AlignedBytes).
 struct GemmOperands {
   explicit GemmOperands(const MatmulShape& plain)
-      : a(size_t(plain.m * plain.k) * sizeof(float)),
-        b(size_t(plain.k * plain.n) * sizeof(float)),
-        c(size_t(plain.m * plain.n) * sizeof(float)),
-        packed_b(packed_b_bytes(packed(plain))),
-        run(plain) {
-    std::fill_n(a.as<float>(), plain.m * plain.k, 0.5f);
-    std::fill_n(b.as<float>(), plain.k * plain.n, 0.25f);
-    if (packed_b.size() > 0) {
-      run = packed(plain);
-      pack_b(run, b.as<float>(), packed_b.as<uint8_t>());
-    }
-  }
+      : GemmOperands(plain, packed_b_bytes(packed(plain))) {}
   void multiply() {
-    const void* b_as_run = packed_b.size() > 0 ? packed_b.as<void>() : b.as<void>();
+    const void* b_as_run = run.b_packed ? packed_b.as<void>() : b.as<void>();
     matmul(run, a.as<float>(), b_as_run, c.as<float>());
   }
   static MatmulShape packed(MatmulShape shape) {
@@ -89,6 +75,19 @@ struct GemmOperands {
 
   AlignedBytes a, b, c, packed_b;
   MatmulShape run;
+
+ private:
+  // packed_bytes 0: oneDNN reads B as stored.
+  GemmOperands(const MatmulShape& plain, size_t packed_bytes)
+      : a(size_t(plain.m * plain.k) * sizeof(float)),
+        b(size_t(plain.k * plain.n) * sizeof(float)),
+        c(size_t(plain.m * plain.n) * sizeof(float)),
+        packed_b(packed_bytes),
+        run(packed_bytes > 0 ? packed(plain) : plain) {
+    std::fill_n(a.as<float>(), plain.m * plain.k, 0.5f);
+    std::fill_n(b.as<float>(), plain.k * plain.n, 0.25f);
+    if (run.b_packed) pack_b(run, b.as<float>(), packed_b.as<uint8_t>());
+  }
 };
 
 // C[m, n] = A[m, k] B[k, n], all dense row-major.
