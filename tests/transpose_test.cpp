@@ -1,11 +1,10 @@
 // The transposes of 4- and 2-byte elements (the bottleneck block's NCHW <->
 // token-major copies) on every ISA path, against element-by-element copies:
-// sides of 0, below, at and across every register tile (4, 8, 16) and block
-// of tiles (16 x 16 of 4 bytes, 32 x 32 of 2) with tails, prime and
-// non-square sizes, the block's own 512 x 196, strides wider than a row,
-// values that differ in their high bits too (NaN and infinity patterns pass
-// as bits), and nothing written before or past the rows and columns asked
-// for (reads outside src show under the sanitizer build).
+// sides of 0, below, at and across every register tile (4, 8, 16) and band
+// of 64 rows with tails, prime and non-square sizes, the block's own 512 x 196,
+// strides wider than a row, values that differ in their high bits too (NaN and
+// infinity patterns pass as bits), and nothing written before or past the rows
+// and columns asked for (reads outside src show under the sanitizer build).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -17,7 +16,8 @@
 namespace posenc::test {
 namespace {
 
-constexpr int64_t kSides[] = {0, 1, 3, 4, 5, 8, 9, 15, 16, 17, 23, 33, 40, 64};
+constexpr int64_t kSides[] = {0,  1,  3,  4,  5,  8,  9,  15,
+                              16, 17, 23, 33, 40, 64, 65, 100};
 
 class Transpose : public IsaTest {
  protected:

@@ -178,24 +178,24 @@ void tile_8x8_16(const uint16_t* src, int64_t ld_src, uint16_t* dst, int64_t ld_
 }
 #endif
 
-// Whole side x side tiles by `tile`, the rest element by element. The tiles
-// go in blocks of 64 bytes of columns by as many rows (16 x 16 of 4 bytes):
-// rows of src or dst a power of two apart map to few cache sets, where a line
-// left partly written (or read) for the next tile could be evicted before it
-// is done; in a block each line is done before the next block starts.
+// Whole side x side tiles by `tile`, the rest element by element, in bands
+// of 64 rows, each band a column of tiles at a time: every row of dst gets
+// the band's run of it (64 elements, whole lines but at the band's ends)
+// before the next row starts, and the band's lines of src stay in L1 from
+// one column of tiles to the next. Row by row, a line of dst (where dst's
+// rows do not start on a line, or a tile is narrower than one) waited for
+// the next row of tiles, a sweep over every column later, and could be
+// evicted half written.
 template <int64_t side, auto tile, class T>
 void transpose_by_tiles(const T* src, int64_t rows, int64_t cols, int64_t ld_src, T* dst,
                         int64_t ld_dst) {
-  constexpr int64_t block = 64 / sizeof(T);
+  constexpr int64_t band = 64;
   const int64_t tiled_rows = rows - rows % side, tiled_cols = cols - cols % side;
-  for (int64_t r0 = 0; r0 < tiled_rows; r0 += block) {
-    const int64_t r1 = std::min(tiled_rows, r0 + block);
-    for (int64_t c0 = 0; c0 < tiled_cols; c0 += block) {
-      const int64_t c1 = std::min(tiled_cols, c0 + block);
+  for (int64_t r0 = 0; r0 < tiled_rows; r0 += band) {
+    const int64_t r1 = std::min(tiled_rows, r0 + band);
+    for (int64_t c = 0; c < tiled_cols; c += side) {
       for (int64_t r = r0; r < r1; r += side) {
-        for (int64_t c = c0; c < c1; c += side) {
-          tile(src + r * ld_src + c, ld_src, dst + c * ld_dst + r, ld_dst);
-        }
+        tile(src + r * ld_src + c, ld_src, dst + c * ld_dst + r, ld_dst);
       }
     }
     for (int64_t c = tiled_cols; c < cols; ++c) {
