@@ -824,8 +824,9 @@ TEST_P(Bottleneck, PooledBf16Output) {
 }
 
 // timm's qk_ratio != 1: v (and the output) of dim_out / heads channels per
-// head, q and k of head_dim, smaller and larger than v's; with stride 2, a
-// qkv bias, per-head tables, the unscaled q's logits; fp32 and bf16.
+// head, q and k of head_dim, smaller and larger than v's (the projection
+// then in two parts); with stride 2, a qkv bias, per-head tables, the
+// unscaled q's logits; fp32 and bf16.
 TEST_P(Bottleneck, ValueHeadDim) {
   const int64_t sizes[][2] = {{8, 16}, {16, 8}, {4, 1}, {8, 17}, {3, 13}};
   for (const auto& size : sizes) {
@@ -844,6 +845,15 @@ TEST_P(Bottleneck, ValueHeadDim) {
     d.stride = 1;
     d.out_dtype = POSENC_BF16;
     EXPECT_TRUE(bottleneck_matches(context(), d, true));
+  }
+  // 144 tokens: two row tiles of each part of the projection (q's and k's
+  // heads, v's), each part's rows of w_qkv packed once where oneDNN packs
+  // them, with a qkv bias.
+  for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
+    posenc_bottleneck_desc d = bottleneck_desc(2, 24, 9, 8, 2, 16);
+    d.value_head_dim = 24;
+    d.dtype = dtype;
+    EXPECT_TRUE(bottleneck_matches(context(), d, true)) << dtype;
   }
   // timm's BottleneckAttn(64, 64, num_heads=4, qk_ratio=0.5) on an 8x8 map:
   // dim_head_qk = make_divisible(32, 8) / 4 = 8, dim_head_v = 64 / 4 = 16.

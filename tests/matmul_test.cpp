@@ -43,6 +43,7 @@ struct Case {
   int64_t batch, m, n, k;
   bool transpose_b, broadcast_b, accumulate;
   float alpha;
+  bool broadcast_a = false;
 };
 
 MatmulShape shape_of(const Case& c) {
@@ -55,7 +56,7 @@ MatmulShape shape_of(const Case& c) {
   s.ldb = c.transpose_b ? c.k + 1 : c.n + 2;
   s.ldc = c.n + 5;
   s.transpose_b = c.transpose_b;
-  s.batch_stride_a = s.m * s.lda;
+  s.batch_stride_a = c.broadcast_a ? 0 : s.m * s.lda;
   s.batch_stride_b = c.broadcast_b ? 0 : (c.transpose_b ? c.n : c.k) * s.ldb;
   s.batch_stride_c = s.m * s.ldc;
   s.alpha = c.alpha;
@@ -92,25 +93,35 @@ TEST(Matmul, MatchesNaiveLoop) {
 // parallel_matmul's tiles (128 x 256 of C, tails in both dims, a last row
 // tile of 1 row) against the naive loop, C's padding untouched, and the
 // same bits at 1, 2 and 3 threads; with B as stored and, where oneDNN packs
-// it, packed once per column tile (written within its bytes).
+// it, packed once per column tile (written within its bytes). Batches: of
+// B's column panels over one A (the BoTNet block's projection), of A's
+// over one B (packed once for all), and of both.
 TEST(Matmul, ParallelMatmulHasTheSameBitsAtEveryThreadCount) {
   const Case cases[] = {
-      {1, 1, 1, 1, true, false, false, 1.0f},    {1, 300, 600, 64, true, false, false, 1.0f},
-      {1, 129, 257, 5, false, false, true, 0.5f}, {1, 128, 256, 130, true, false, true, 1.0f},
-      {1, 56, 3, 4, true, false, false, 1.0f},   {1, 257, 520, 33, true, false, false, 1.0f},
+      {1, 1, 1, 1, true, false, false, 1.0f},
+      {1, 300, 600, 64, true, false, false, 1.0f},
+      {1, 129, 257, 5, false, false, true, 0.5f},
+      {1, 128, 256, 130, true, false, true, 1.0f},
+      {1, 56, 3, 4, true, false, false, 1.0f},
+      {1, 257, 520, 33, true, false, false, 1.0f},
+      {3, 257, 128, 40, true, false, false, 1.0f, true},
+      {2, 130, 300, 9, true, true, true, 0.5f},
+      {4, 129, 64, 17, false, false, false, 1.0f, true},
   };
-  int packed_cases = 0;
+  int packed_cases = 0, packed_batches = 0;
   for (const Case& c : cases) {
     const MatmulShape s = shape_of(c);
     const size_t packed_bytes = parallel_matmul_packed_b_bytes(s);
     packed_cases += packed_bytes > 0;
-    const auto a = random_floats(size_t(s.batch_stride_a), 1);
-    const auto b = random_floats(size_t((c.transpose_b ? c.n : c.k) * s.ldb), 2);
-    const auto c_in = random_floats(size_t(s.batch_stride_c), 3);
+    packed_batches += packed_bytes > 0 && c.batch > 1;
+    const int64_t a_items = c.broadcast_a ? 1 : c.batch, b_items = c.broadcast_b ? 1 : c.batch;
+    const auto a = random_floats(size_t(a_items * s.m * s.lda), 1);
+    const auto b = random_floats(size_t(b_items * (c.transpose_b ? c.n : c.k) * s.ldb), 2);
+    const auto c_in = random_floats(size_t(c.batch * s.batch_stride_c), 3);
     const auto want = naive_matmul(s, a.data(), b.data(), c_in.data());
     for (const bool packed : {false, true}) {
       if (packed && packed_bytes == 0) continue;
-      SCOPED_TRACE(testing::Message() << c.m << "x" << c.n << "x" << c.k
+      SCOPED_TRACE(testing::Message() << c.batch << "x" << c.m << "x" << c.n << "x" << c.k
                                       << (packed ? ", B packed" : ""));
       std::vector<float> first;
       for (int threads : {1, 2, 3}) {
@@ -127,19 +138,23 @@ TEST(Matmul, ParallelMatmulHasTheSameBitsAtEveryThreadCount) {
           continue;
         }
         first = out;
-        for (int64_t i = 0; i < s.m; ++i) {
-          const size_t row = size_t(i * s.ldc);
-          const std::vector<double> want_row(want.begin() + row, want.begin() + row + s.n);
-          ASSERT_TRUE(all_close(out.data() + row, want_row, 1e-5, 1e-5)) << "row " << i;
-          ASSERT_TRUE(std::equal(out.begin() + row + s.n, out.begin() + row + s.ldc,
-                                 c_in.begin() + row + s.n))
-              << "padding of row " << i;
+        for (int64_t item = 0; item < c.batch; ++item) {
+          for (int64_t i = 0; i < s.m; ++i) {
+            const size_t row = size_t(item * s.batch_stride_c + i * s.ldc);
+            const std::vector<double> want_row(want.begin() + row, want.begin() + row + s.n);
+            ASSERT_TRUE(all_close(out.data() + row, want_row, 1e-5, 1e-5))
+                << "item " << item << " row " << i;
+            ASSERT_TRUE(std::equal(out.begin() + row + s.n, out.begin() + row + s.ldc,
+                                   c_in.begin() + row + s.n))
+                << "padding of item " << item << " row " << i;
+          }
         }
       }
     }
   }
 #if defined(__x86_64__)
   EXPECT_GT(packed_cases, 0) << "oneDNN packs B of no case: the packed path went untested";
+  EXPECT_GT(packed_batches, 0) << "oneDNN packs B of no batch: their packing went untested";
 #endif
 }
 

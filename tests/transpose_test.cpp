@@ -16,8 +16,7 @@
 namespace posenc::test {
 namespace {
 
-constexpr int64_t kSides[] = {0,  1,  3,  4,  5,  8,  9,  15,
-                              16, 17, 23, 33, 40, 64, 65, 100};
+constexpr int64_t kSides[] = {0, 1, 3, 4, 5, 8, 9, 15, 16, 17, 23, 33, 40, 64, 65, 100};
 
 class Transpose : public IsaTest {
  protected:

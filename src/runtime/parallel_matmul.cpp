@@ -12,27 +12,37 @@
 namespace posenc {
 namespace {
 
-// Tiles of C: 78 for the BoTNet block's projection at batch 8 (1568 x 1536
-// x 512), enough to keep 16 threads busy. Each tile's GEMM packs its part
-// of A and B again; there they ran within 3% of one GEMM (the fastest of 8
-// runs each, on 1 and 2 threads of a 2-core Zen 3, AVX2), and bands of 64
-// or 128 rows at full width within 7%. On 1 thread of a 2-core Zen 5
-// (AVX-512, fp32, B transposed) they ran 12-14% slower than one GEMM, 4-6%
-// with B packed once per column tile (its 0.2 ms included).
+// Tiles of C, of every batch item: 156 for the BoTNet block's projection
+// at batch 8 (a batch of 12 heads' 1568 x 128 x 512), enough to keep 16
+// threads busy. Each tile's GEMM packs its part of A and B again; there
+// they ran within 3% of one GEMM (the fastest of 8 runs each, on 1 and 2
+// threads of a 2-core Zen 3, AVX2), and bands of 64 or 128 rows at full
+// width within 7%. On 1 thread of a 2-core Zen 5 (AVX-512, fp32, B
+// transposed) they ran 12-14% slower than one GEMM, 4-6% with B packed once
+// per column tile (its 0.2 ms included). oneDNN 2.6 runs its brgemm
+// kernels (AMX among them) only on a dense C (ldc = n): a tile narrower
+// than C's rows gets its older gemm (gemm:jit), which multiplied the
+// projection's bf16 tiles at 520-620 GFLOP/s on one core of a 2-core
+// Sapphire Rapids, where dense tiles of a head's 128 columns, B packed
+// once, ran at 900-910.
 constexpr int64_t kTileRows = 128;
 constexpr int64_t kTileColumns = 256;
 
 // The tiles of a shape: the GEMM of a tile, and where the packed B of
-// each column tile lies.
+// each column tile of each batch item lies.
 struct Tiles {
   explicit Tiles(const MatmulShape& shape)
       : shape(shape),
         row_tiles(ceil_div(shape.m, kTileRows)),
-        column_tiles(ceil_div(shape.n, kTileColumns)) {}
+        column_tiles(ceil_div(shape.n, kTileColumns)),
+        packed_items(shape.batch_stride_b == 0 ? 1 : shape.batch) {}
 
-  // The GEMM of the tile of `rows` x `columns`, on B packed or as stored.
+  // The GEMM of the tile of `rows` x `columns` of one batch item, on B
+  // packed or as stored.
   MatmulShape tile(int64_t rows, int64_t columns, bool packed) const {
     MatmulShape t = shape;
+    t.batch = 1;
+    t.batch_stride_a = t.batch_stride_b = t.batch_stride_c = 0;
     t.m = rows;
     t.n = columns;
     t.onednn_threads = 1;
@@ -48,32 +58,40 @@ struct Tiles {
   // narrower (or read as stored: 0 bytes).
   size_t column_stride() const { return workspace_aligned(packed_b_bytes(packed_for(0))); }
   int64_t last_columns() const { return (column_tiles - 1) * kTileColumns; }
+  // Bytes of one batch item's packed B: its column tiles. A B broadcast
+  // over the batch is packed once.
+  size_t item_bytes() const {
+    return size_t(column_tiles - 1) * column_stride() + packed_b_bytes(packed_for(last_columns()));
+  }
+  size_t item_stride() const { return workspace_aligned(item_bytes()); }
 
   MatmulShape shape;
-  int64_t row_tiles, column_tiles;
+  int64_t row_tiles, column_tiles, packed_items;
 };
 
 }  // namespace
 
 size_t parallel_matmul_packed_b_bytes(const MatmulShape& shape) {
   const Tiles tiles(shape);
-  if (shape.batch != 1 || tiles.row_tiles < 2 || tiles.column_tiles == 0 ||
+  if (shape.batch == 0 || tiles.row_tiles < 2 || tiles.column_tiles == 0 ||
       packed_b_bytes(tiles.packed_for(0)) == 0) {
     return 0;
   }
-  return size_t(tiles.column_tiles - 1) * tiles.column_stride() +
-         packed_b_bytes(tiles.packed_for(tiles.last_columns()));
+  return size_t(tiles.packed_items - 1) * tiles.item_stride() + tiles.item_bytes();
 }
 
 void parallel_matmul(int threads, const MatmulShape& shape, const void* a, const void* b, void* c,
                      void* packed_b) {
   if (shape.b_packed) throw Error(POSENC_ERROR_INTERNAL, "parallel_matmul: B is packed");
   const Tiles tiles(shape);
-  const int64_t tasks = tiles.row_tiles * tiles.column_tiles;
+  const int64_t item_tiles = tiles.row_tiles * tiles.column_tiles;
+  const int64_t tasks = shape.batch * item_tiles;
   if (tasks == 0) return;
   const size_t ab = dtype_bytes(shape.ab_type), cb = dtype_bytes(shape.c_type);
-  const auto b_at = [&](int64_t j) {  // B's columns from j on: B[j] of n x k, or B[:, j]
-    return static_cast<const char*>(b) + size_t(shape.transpose_b ? j * shape.ldb : j) * ab;
+  // Batch item `item`'s B from its column j on: B[j] of n x k, or B[:, j].
+  const auto b_at = [&](int64_t item, int64_t j) {
+    const int64_t offset = item * shape.batch_stride_b + (shape.transpose_b ? j * shape.ldb : j);
+    return static_cast<const char*>(b) + size_t(offset) * ab;
   };
   auto* packed = static_cast<char*>(packed_b);
   // The (at most four) tile shapes, and the GEMMs packing B, made before
@@ -95,24 +113,36 @@ void parallel_matmul(int threads, const MatmulShape& shape, const void* a, const
       gemms.prepare(tiles.tile(rows[m], columns[n], reads_packed[m][n]));
     }
   }
-  const size_t stride = packed != nullptr ? tiles.column_stride() : 0;
+  const size_t column_stride = packed != nullptr ? tiles.column_stride() : 0;
+  const size_t item_stride = packed != nullptr ? tiles.item_stride() : 0;
+  // Column tile t of batch item `item` packed (items past packed_items
+  // share the first's).
+  const auto packed_at = [&](int64_t item, int64_t t) {
+    return packed + size_t(tiles.packed_items > 1 ? item : 0) * item_stride +
+           size_t(t) * column_stride;
+  };
   if (packed != nullptr) {
-    parallel_for(threads, tiles.column_tiles, [&](int64_t t) {
+    parallel_for(threads, tiles.packed_items * tiles.column_tiles, [&](int64_t task) {
+      const int64_t item = task / tiles.column_tiles, t = task % tiles.column_tiles;
       const int64_t j = t * kTileColumns;
       if (packs[t == tiles.column_tiles - 1]) {
-        pack_b(tiles.packed_for(j), b_at(j), packed + size_t(t) * stride);
+        pack_b(tiles.packed_for(j), b_at(item, j), packed_at(item, t));
       }
     });
   }
   parallel_for(threads, tasks, [&](int64_t task) {
-    const int64_t row_tile = task / tiles.column_tiles, column_tile = task % tiles.column_tiles;
+    const int64_t item = task / item_tiles, in_item = task % item_tiles;
+    const int64_t row_tile = in_item / tiles.column_tiles;
+    const int64_t column_tile = in_item % tiles.column_tiles;
     const int64_t i = row_tile * kTileRows, j = column_tile * kTileColumns;
     const bool reads_packed_b = reads_packed[row_tile == tiles.row_tiles - 1 && row_tile > 0]
                                             [column_tile == tiles.column_tiles - 1];
     const MatmulShape t = tiles.tile(tiles.rows_at(i), tiles.columns_at(j), reads_packed_b);
-    matmul(t, static_cast<const char*>(a) + size_t(i * shape.lda) * ab,
-           reads_packed_b ? packed + size_t(column_tile) * stride : b_at(j),
-           static_cast<char*>(c) + size_t(i * shape.ldc + j) * cb);
+    const int64_t a_offset = item * shape.batch_stride_a + i * shape.lda;
+    const int64_t c_offset = item * shape.batch_stride_c + i * shape.ldc + j;
+    matmul(t, static_cast<const char*>(a) + size_t(a_offset) * ab,
+           reads_packed_b ? packed_at(item, column_tile) : b_at(item, j),
+           static_cast<char*>(c) + size_t(c_offset) * cb);
   });
 }
 

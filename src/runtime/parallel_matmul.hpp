@@ -10,13 +10,16 @@
 
 namespace posenc {
 
-// Bytes of B packed once for all the row tiles of parallel_matmul(shape):
-// 0 for a batch, one row tile, or where oneDNN reads B as stored. Makes
-// the primitives that pack it.
+// Bytes of B packed once for all the row tiles of parallel_matmul(shape)
+// (of each batch item; once for a B broadcast over the batch): 0 for one
+// row tile, or where oneDNN reads B as stored. Makes the primitives that
+// pack it.
 size_t parallel_matmul_packed_b_bytes(const MatmulShape& shape);
 
-// matmul(shape, a, b, c) in tiles of C (of each batch item) over `threads`
+// matmul(shape, a, b, c) in tiles of C, of each batch item, over `threads`
 // threads, B as stored (a b_packed shape is refused, an internal error).
+// oneDNN multiplies a tile fastest where it spans C's rows (ldc = n; see
+// parallel_matmul.cpp): a batch of column panels gives every tile that.
 // packed_b: null (each tile's GEMM repacks its part of B, as oneDNN does),
 // or, where parallel_matmul_packed_b_bytes(shape) is not 0, that many bytes
 // where B is packed first, column tile by column tile, for every row

@@ -31,20 +31,82 @@ int64_t table_elements(const posenc_bottleneck_desc& d, int64_t map_size) {
   return (d.tables_per_head ? d.heads : 1) * (2 * map_size - 1) * d.head_dim;
 }
 
-// The attention of the block on the projected tokens: q, k and v side by
-// side in rows of qkv_channels (token-major), output token-major (in fp32
-// when it is pooled afterwards, so that the pooled output is rounded once).
+// The 1x1 convolution qkv = tokens W_qkv^T over the whole batch's tokens
+// (of the widened inputs where the block widens), as batches of column
+// panels, one per head of q, of k and of v, each [batch * tokens, width]
+// with rows gemm_output_stride(width) apart: every tile of
+// parallel_matmul then spans its C's rows, and the attention reads each
+// head's q, k and v as dense rows. Part 0 holds q's and k's heads of
+// head_dim columns, and v's where value_head_dim is head_dim; else part 1
+// holds v's. Panel p of a part is qkv channels first_column + p * width
+// (W_qkv's rows there).
+struct ProjectionPart {
+  MatmulShape shape;     // a batch of panels over the same tokens (A broadcast)
+  int64_t first_column;  // of the qkv channels
+  size_t offset;         // bytes into the qkv buffer
+};
+struct Projection {
+  std::array<ProjectionPart, 2> parts;
+  int count;
+  size_t bytes;  // of the qkv buffer
+};
+
+Projection projection(const posenc_bottleneck_desc& d) {
+  const int64_t tokens = d.batch * d.height * d.width;
+  const bool one_part = value_head_dim(d) == d.head_dim;
+  Projection proj{};
+  const auto add = [&](int64_t panels, int64_t width, int64_t first_column) {
+    ProjectionPart& part = proj.parts[size_t(proj.count++)];
+    MatmulShape& s = part.shape;
+    s.batch = panels;
+    s.m = tokens;
+    s.n = width;
+    s.k = d.channels;
+    s.lda = s.ldb = d.channels;
+    s.ldc = gemm_output_stride(width, d.dtype);
+    s.batch_stride_b = width * d.channels;
+    s.batch_stride_c = tokens * s.ldc;
+    s.transpose_b = true;
+    s.ab_type = s.c_type = d.dtype;
+    part.first_column = first_column;
+    part.offset = proj.bytes;
+    proj.bytes += workspace_aligned(size_t(panels * s.batch_stride_c) * dtype_bytes(d.dtype));
+  };
+  add(d.heads * (one_part ? 3 : 2), d.head_dim, 0);
+  if (!one_part) add(d.heads, value_head_dim(d), 2 * qk_channels(d));
+  return proj;
+}
+
+// Where q (tensor 0), k (1) or v (2) lies in the projection: the byte
+// offset of its first head's panel into the qkv buffer, and its strides.
+struct ProjectedTensor {
+  size_t offset;
+  TokenStrides strides;
+};
+ProjectedTensor projected(const posenc_bottleneck_desc& d, const Projection& proj, int tensor) {
+  const ProjectionPart& part = proj.parts[tensor == 2 && proj.count == 2 ? 1 : 0];
+  const MatmulShape& s = part.shape;
+  const int64_t first_panel = tensor == 2 && proj.count == 2 ? 0 : tensor * d.heads;
+  return ProjectedTensor{
+      part.offset + size_t(first_panel * s.batch_stride_c) * dtype_bytes(d.dtype),
+      TokenStrides{d.height * d.width * s.ldc, s.batch_stride_c, s.ldc}};
+}
+
+// The attention of the block on the projected heads, output token-major
+// (in fp32 when it is pooled afterwards, so that the pooled output is
+// rounded once).
 AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
   const int64_t tokens = d.height * d.width, inner = v_channels(d);
-  const int64_t ld = gemm_output_stride(qkv_channels(d), d.dtype);
+  const Projection proj = projection(d);
   AttentionProblem p{};
   p.batch = d.batch;
   p.heads = p.kv_heads = d.heads;
   p.q_len = p.kv_len = tokens;
   p.head_dim = d.head_dim;
   p.value_head_dim = value_head_dim(d);
-  p.q = p.k = TokenStrides{tokens * ld, d.head_dim, ld};
-  p.v = TokenStrides{tokens * ld, p.value_head_dim, ld};
+  p.q = projected(d, proj, 0).strides;
+  p.k = projected(d, proj, 1).strides;
+  p.v = projected(d, proj, 2).strides;
   p.out = TokenStrides{tokens * inner, p.value_head_dim, inner};
   p.dtype = d.dtype;
   p.out_dtype = d.stride == 2 ? POSENC_F32 : d.out_dtype;
@@ -57,20 +119,6 @@ AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
   p.kv_map_height = d.height;
   p.kv_map_width = d.width;
   return p;
-}
-
-// The projection qkv = tokens W_qkv^T over the whole batch's tokens: the
-// 1x1 convolution (of the widened inputs where the block widens).
-MatmulShape projection_shape(const posenc_bottleneck_desc& d) {
-  MatmulShape s;
-  s.m = d.batch * d.height * d.width;
-  s.n = qkv_channels(d);
-  s.k = d.channels;
-  s.lda = s.ldb = d.channels;
-  s.ldc = gemm_output_stride(s.n, d.dtype);
-  s.transpose_b = true;
-  s.ab_type = s.c_type = d.dtype;
-  return s;
 }
 
 // dst[b] = src[b]^T for b < batch, src[b] of [rows, cols] (element_bytes
@@ -96,25 +144,30 @@ void transpose_batch(const ExecContext& ctx, int64_t batch, int64_t rows, int64_
   });
 }
 
-// Every row of qkv [rows, ld] (of dtype) plus bias [n], after the
-// projection, as timm adds it (to the rounded product). bf16 rows are
-// widened, summed in fp32 and rounded again.
-void add_bias_rows(const ExecContext& ctx, int64_t rows, int64_t n, int64_t ld,
-                   posenc_dtype dtype, const void* bias, void* qkv) {
+// Every row of a projection part's panels plus the bias of its columns,
+// after the projection, as timm adds it (to the rounded product). bf16
+// rows are widened, summed in fp32 and rounded again.
+void add_bias_rows(const ExecContext& ctx, const ProjectionPart& part, posenc_dtype dtype,
+                   const void* bias, uint8_t* qkv) {
   constexpr int64_t band = 64, chunk = 256;
+  const MatmulShape& s = part.shape;
   const ElementwiseKernels& k = ctx.kernels->elementwise;
-  parallel_for(ctx.num_threads, ceil_div(rows, band), [&](int64_t task) {
-    for (int64_t r = task * band; r < std::min(rows, (task + 1) * band); ++r) {
+  const int64_t bands = ceil_div(s.m, band);
+  parallel_for(ctx.num_threads, s.batch * bands, [&](int64_t task) {
+    const int64_t panel = task / bands, first = task % bands * band;
+    const int64_t column = part.first_column + panel * s.n;  // the panel's first
+    for (int64_t r = first; r < std::min(s.m, first + band); ++r) {
+      const int64_t at = panel * s.batch_stride_c + r * s.ldc;  // the row's first element
       if (dtype == POSENC_F32) {
-        float* row = static_cast<float*>(qkv) + r * ld;
-        k.add_f32(row, static_cast<const float*>(bias), row, n);
+        float* row = reinterpret_cast<float*>(qkv + part.offset) + at;
+        k.add_f32(row, static_cast<const float*>(bias) + column, row, s.n);
         continue;
       }
-      uint16_t* row = static_cast<uint16_t*>(qkv) + r * ld;
-      const auto* b = static_cast<const uint16_t*>(bias);
+      uint16_t* row = reinterpret_cast<uint16_t*>(qkv + part.offset) + at;
+      const auto* b = static_cast<const uint16_t*>(bias) + column;
       float sum[chunk], widened_bias[chunk];
-      for (int64_t c = 0; c < n; c += chunk) {
-        const int64_t count = std::min(chunk, n - c);
+      for (int64_t c = 0; c < s.n; c += chunk) {
+        const int64_t count = std::min(chunk, s.n - c);
         k.bf16_to_f32(row + c, sum, count);
         k.bf16_to_f32(b + c, widened_bias, count);
         k.add_f32(sum, widened_bias, sum, count);
@@ -218,25 +271,26 @@ BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads, 
   const size_t inner = size_t(v_channels(d)), es = dtype_bytes(d.dtype);
   plan.attention = attention_problem(d);
   plan.attention_plan = plan_attention(plan.attention, threads, isa);
+  const Projection proj = projection(d);
   plan.tokens_in = 0;
   plan.qkv = plan.tokens_in + workspace_aligned(tokens * size_t(d.channels) * es);
-  plan.tokens_out =
-      plan.qkv + workspace_aligned(tokens * size_t(gemm_output_stride(qkv_channels(d), d.dtype)) * es);
+  plan.tokens_out = plan.qkv + proj.bytes;
   const size_t pooled_tokens = d.stride == 2 ? size_t(d.batch * (d.height / 2) * (d.width / 2)) : 0;
   plan.pooled = plan.tokens_out +
                 workspace_aligned(tokens * inner * dtype_bytes(plan.attention.out_dtype));
-  plan.packed_w_qkv =
-      plan.pooled + workspace_aligned(pooled_tokens * inner * dtype_bytes(d.out_dtype));
+  size_t end = plan.pooled + workspace_aligned(pooled_tokens * inner * dtype_bytes(d.out_dtype));
+  // w_qkv packed once per part for the projection's tiles: on one core of
+  // a 2-core Sapphire Rapids (B8 C512 14x14 H4 d128) the bf16 tiles ran at
+  // 900-910 GFLOP/s on it and 570-700 on their own copies, the fp32 ones at
+  // 149-154 and 140-148; on a 2-core Zen 5 the fp32 block ran 9% faster for
+  // it on 1 and 2 threads (0-4% with oneDNN capped at AVX2).
+  for (int i = 0; i < proj.count; ++i) {
+    const size_t bytes = parallel_matmul_packed_b_bytes(proj.parts[size_t(i)].shape);
+    plan.packs_w_qkv[size_t(i)] = bytes > 0;
+    plan.packed_w_qkv[size_t(i)] = end;
+    end += workspace_aligned(bytes);
+  }
   // The widened inputs follow, each of `bytes` when widened, else empty.
-  // w_qkv packed once for the projection's tiles in fp32: on a 2-core Zen 5
-  // the fp32 block ran 9% faster for it on 1 and 2 threads (0-4% with
-  // oneDNN capped at AVX2), the bf16 one 2-4% slower (oneDNN 2.6's reorder
-  // to its bf16 layout, 8 GB/s there, took longer than the tiles' own
-  // copies of their parts).
-  const size_t packed_w_qkv_bytes =
-      d.dtype == POSENC_F32 ? parallel_matmul_packed_b_bytes(projection_shape(d)) : 0;
-  plan.packs_w_qkv = packed_w_qkv_bytes > 0;
-  size_t end = plan.packed_w_qkv + workspace_aligned(packed_w_qkv_bytes);
   const auto widened = [&](size_t bytes) {
     const size_t at = end;
     end += plan.widens ? workspace_aligned(bytes) : 0;
@@ -272,19 +326,23 @@ void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
     transpose_batch(ctx, d.batch, d.channels, tokens, es, tensors.fmap, base + plan.tokens_in);
   }
   step.end();
-  PhaseScope projection(Phase::kProjection, timed);
-  const MatmulShape s = projection_shape(d);
-  parallel_matmul(ctx.num_threads, s, base + plan.tokens_in, in.w_qkv, base + plan.qkv,
-                  plan.packs_w_qkv ? base + plan.packed_w_qkv : nullptr);
-  if (in.qkv_bias != nullptr) {
-    add_bias_rows(ctx, d.batch * tokens, s.n, s.ldc, d.dtype, in.qkv_bias, base + plan.qkv);
+  PhaseScope projecting(Phase::kProjection, timed);
+  const Projection proj = projection(d);
+  for (int i = 0; i < proj.count; ++i) {
+    const ProjectionPart& part = proj.parts[size_t(i)];
+    const auto* w =
+        static_cast<const uint8_t*>(in.w_qkv) + size_t(part.first_column * d.channels) * es;
+    parallel_matmul(ctx.num_threads, part.shape, base + plan.tokens_in, w,
+                    base + plan.qkv + part.offset,
+                    plan.packs_w_qkv[size_t(i)] ? base + plan.packed_w_qkv[size_t(i)] : nullptr);
+    if (in.qkv_bias != nullptr) add_bias_rows(ctx, part, d.dtype, in.qkv_bias, base + plan.qkv);
   }
-  projection.end();
+  projecting.end();
 
   posenc_attention_tensors t{};
-  t.q = base + plan.qkv;
-  t.k = base + plan.qkv + size_t(qk_channels(d)) * es;
-  t.v = base + plan.qkv + size_t(2 * qk_channels(d)) * es;
+  t.q = base + plan.qkv + projected(d, proj, 0).offset;
+  t.k = base + plan.qkv + projected(d, proj, 1).offset;
+  t.v = base + plan.qkv + projected(d, proj, 2).offset;
   t.table_h = in.rel_h;
   t.table_w = in.rel_w;
   t.out = base + plan.tokens_out;

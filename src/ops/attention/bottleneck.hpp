@@ -3,6 +3,7 @@
 // NCHW output. Arguments validated by the caller.
 #pragma once
 
+#include <array>
 #include <cstddef>
 
 #include "ops/attention/attention.hpp"
@@ -35,12 +36,15 @@ struct BottleneckPlan {
   AttentionProblem attention;
   AttentionPlan attention_plan;
   size_t tokens_in;   // [batch, tokens, channels] of block.dtype
-  size_t qkv;         // [batch, tokens, heads*(2*head_dim + value_head_dim)] of block.dtype,
-                      // rows gemm_output_stride(.., block.dtype) apart
+  size_t qkv;         // the projection's panels of block.dtype (projection() in
+                      // bottleneck.cpp): [batch * tokens, head size] per head of q, k, v
   size_t tokens_out;  // [batch, tokens, heads*value_head_dim]: of out_dtype, fp32 with stride 2
   size_t pooled;      // stride 2: [batch, tokens / 4, heads*value_head_dim] of out_dtype
-  bool packs_w_qkv;     // the projection's tiles read w_qkv packed once, at packed_w_qkv
-  size_t packed_w_qkv;  // (parallel_matmul_packed_b_bytes; else 0 bytes)
+  // Per part of the projection: whether its tiles read its rows of w_qkv
+  // packed once, at packed_w_qkv (parallel_matmul_packed_b_bytes; else 0
+  // bytes there).
+  std::array<bool, 2> packs_w_qkv{};
+  std::array<size_t, 2> packed_w_qkv{};
   // Widened only (else 0 bytes each): fmap token-major in bf16 (widened
   // from there into tokens_in), and w_qkv, qkv_bias, rel_h and rel_w in fp32.
   size_t bf16_tokens, w_qkv, qkv_bias, rel_h, rel_w;
