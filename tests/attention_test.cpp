@@ -764,6 +764,9 @@ TEST_P(Bottleneck, MatchesReference) {
   EXPECT_TRUE(bottleneck_matches(context(), d));
   EXPECT_TRUE(bottleneck_matches(context(), bottleneck_desc(1, 32, 14, 14, 4, 16)));
   EXPECT_TRUE(bottleneck_matches(context(), bottleneck_desc(1, 5, 1, 1, 1, 8)));
+  // A head of 260 columns: its panels of the projection are two column
+  // tiles wide.
+  EXPECT_TRUE(bottleneck_matches(context(), bottleneck_desc(2, 8, 3, 4, 1, 260), true));
 }
 
 // timm's BottleneckAttn options one at a time, then together, on odd and
@@ -813,6 +816,11 @@ TEST_P(Bottleneck, Bf16) {
     d.bias_uses_scaled_q = 0;
     EXPECT_TRUE(bottleneck_matches(context(), d, true)) << out_dtype;
   }
+  // Heads of 56 columns, a bf16 width whose panel rows are padded to 64
+  // (gemm_output_stride), over 144 tokens (two row tiles).
+  d = bottleneck_desc(2, 16, 9, 8, 2, 56);
+  d.dtype = POSENC_BF16;
+  EXPECT_TRUE(bottleneck_matches(context(), d, true));
 }
 
 // fp32 inputs, bf16 output of the pooled map (pooled in fp32, rounded once).
@@ -867,14 +875,16 @@ TEST_P(Bottleneck, ValueHeadDim) {
 // The same bits at 1, 2 and 3 threads, on blocks whose projection oneDNN,
 // made for the team, split by the team's size (so its sums' order followed
 // the thread count), with a qkv bias: 56 tokens of 4 channels; 63 of 32
-// channels into 3 heads; a batch of 3 maps; bf16 with stride 2.
+// channels into 3 heads; a batch of 3 maps, v's heads of their own size;
+// bf16 with stride 2.
 TEST_P(Bottleneck, SameBitsAtEveryThreadCount) {
   posenc_bottleneck_desc bf16 = bottleneck_desc(2, 24, 9, 8, 2, 16);
   bf16.dtype = bf16.out_dtype = POSENC_BF16;
   bf16.stride = 2;
+  posenc_bottleneck_desc two_parts = bottleneck_desc(3, 20, 11, 6, 2, 8);
+  two_parts.value_head_dim = 12;  // the projection in two parts
   const posenc_bottleneck_desc descs[] = {bottleneck_desc(1, 4, 7, 8, 1, 1),
-                                          bottleneck_desc(1, 32, 7, 9, 3, 9),
-                                          bottleneck_desc(3, 20, 11, 6, 2, 8), bf16};
+                                          bottleneck_desc(1, 32, 7, 9, 3, 9), two_parts, bf16};
   for (const posenc_bottleneck_desc& d : descs) {
     SCOPED_TRACE(testing::Message() << d.batch << " x " << d.channels << " x " << d.height
                                     << "x" << d.width);

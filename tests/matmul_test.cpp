@@ -95,7 +95,8 @@ TEST(Matmul, MatchesNaiveLoop) {
 // same bits at 1, 2 and 3 threads; with B as stored and, where oneDNN packs
 // it, packed once per column tile (written within its bytes). Batches: of
 // B's column panels over one A (the BoTNet block's projection), of A's
-// over one B (packed once for all), and of both.
+// over one B (packed once for all), and of both, one with two column tiles
+// (the last narrower) per item.
 TEST(Matmul, ParallelMatmulHasTheSameBitsAtEveryThreadCount) {
   const Case cases[] = {
       {1, 1, 1, 1, true, false, false, 1.0f},
@@ -107,6 +108,7 @@ TEST(Matmul, ParallelMatmulHasTheSameBitsAtEveryThreadCount) {
       {3, 257, 128, 40, true, false, false, 1.0f, true},
       {2, 130, 300, 9, true, true, true, 0.5f},
       {4, 129, 64, 17, false, false, false, 1.0f, true},
+      {2, 130, 300, 9, true, false, false, 1.0f},
   };
   int packed_cases = 0, packed_batches = 0;
   for (const Case& c : cases) {

@@ -13,7 +13,7 @@ namespace posenc {
 namespace {
 
 // Tiles of C, of every batch item: 156 for the BoTNet block's projection
-// at batch 8 (a batch of 12 heads' 1568 x 128 x 512), enough to keep 16
+// at batch 8 (12 panels, q, k and v of 4 heads, of 1568 x 128 x 512), enough to keep 16
 // threads busy. Each tile's GEMM packs its part of A and B again; there
 // they ran within 3% of one GEMM (the fastest of 8 runs each, on 1 and 2
 // threads of a 2-core Zen 3, AVX2), and bands of 64 or 128 rows at full
@@ -115,11 +115,10 @@ void parallel_matmul(int threads, const MatmulShape& shape, const void* a, const
   }
   const size_t column_stride = packed != nullptr ? tiles.column_stride() : 0;
   const size_t item_stride = packed != nullptr ? tiles.item_stride() : 0;
-  // Column tile t of batch item `item` packed (items past packed_items
-  // share the first's).
+  // Column tile t of batch item `item` packed (a broadcast B's, packed
+  // once, serves every item).
   const auto packed_at = [&](int64_t item, int64_t t) {
-    return packed + size_t(tiles.packed_items > 1 ? item : 0) * item_stride +
-           size_t(t) * column_stride;
+    return packed + size_t(item % tiles.packed_items) * item_stride + size_t(t) * column_stride;
   };
   if (packed != nullptr) {
     parallel_for(threads, tiles.packed_items * tiles.column_tiles, [&](int64_t task) {

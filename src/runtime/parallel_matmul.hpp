@@ -18,12 +18,13 @@ size_t parallel_matmul_packed_b_bytes(const MatmulShape& shape);
 
 // matmul(shape, a, b, c) in tiles of C, of each batch item, over `threads`
 // threads, B as stored (a b_packed shape is refused, an internal error).
-// oneDNN multiplies a tile fastest where it spans C's rows (ldc = n; see
-// parallel_matmul.cpp): a batch of column panels gives every tile that.
+// oneDNN multiplies a tile fastest where it spans C's rows (ldc = n, n at
+// most one tile's 256 columns; parallel_matmul.cpp): a batch of column
+// panels gives every tile that.
 // packed_b: null (each tile's GEMM repacks its part of B, as oneDNN does),
 // or, where parallel_matmul_packed_b_bytes(shape) is not 0, that many bytes
-// where B is packed first, column tile by column tile, for every row
-// tile's GEMM to read.
+// where B is packed first, batch item by item and column tile by column
+// tile, for every row tile's GEMM to read.
 void parallel_matmul(int threads, const MatmulShape& shape, const void* a, const void* b,
                      void* c, void* packed_b = nullptr);
 

@@ -181,15 +181,19 @@ void tile_8x8_16(const uint16_t* src, int64_t ld_src, uint16_t* dst, int64_t ld_
 // Whole side x side tiles by `tile`, the rest element by element, in bands
 // of 64 rows, each band a column of tiles at a time: every row of dst gets
 // the band's run of it (64 elements, whole lines but at the band's ends)
-// before the next row starts, and the band's lines of src stay in L1 from
-// one column of tiles to the next. Row by row, a line of dst (where dst's
-// rows do not start on a line, or a tile is narrower than one) waited for
-// the next row of tiles, a sweep over every column later, and could be
-// evicted half written.
+// before the next row starts. Row by row, a line of dst (where dst's rows
+// do not start on a line, or a tile is narrower than one) waited for the
+// next row of tiles, a sweep over every column later, and could be evicted
+// half written. A line of src narrower tiles read in parts is read again
+// where the band's rows fall on few cache sets (rows a power of two apart,
+// as the block's 512 channels): SSE2's 4 x 4 tiles ran 1.1-1.15x slower
+// that way, everything else faster (docs/design.md). The block hands each
+// call a band already (transpose_batch).
 template <int64_t side, auto tile, class T>
 void transpose_by_tiles(const T* src, int64_t rows, int64_t cols, int64_t ld_src, T* dst,
                         int64_t ld_dst) {
   constexpr int64_t band = 64;
+  static_assert(band % side == 0, "a band is whole tiles");
   const int64_t tiled_rows = rows - rows % side, tiled_cols = cols - cols % side;
   for (int64_t r0 = 0; r0 < tiled_rows; r0 += band) {
     const int64_t r1 = std::min(tiled_rows, r0 + band);

@@ -31,27 +31,9 @@ int64_t table_elements(const posenc_bottleneck_desc& d, int64_t map_size) {
   return (d.tables_per_head ? d.heads : 1) * (2 * map_size - 1) * d.head_dim;
 }
 
-// The 1x1 convolution qkv = tokens W_qkv^T over the whole batch's tokens
-// (of the widened inputs where the block widens), as batches of column
-// panels, one per head of q, of k and of v, each [batch * tokens, width]
-// with rows gemm_output_stride(width) apart: every tile of
-// parallel_matmul then spans its C's rows, and the attention reads each
-// head's q, k and v as dense rows. Part 0 holds q's and k's heads of
-// head_dim columns, and v's where value_head_dim is head_dim; else part 1
-// holds v's. Panel p of a part is qkv channels first_column + p * width
-// (W_qkv's rows there).
-struct ProjectionPart {
-  MatmulShape shape;     // a batch of panels over the same tokens (A broadcast)
-  int64_t first_column;  // of the qkv channels
-  size_t offset;         // bytes into the qkv buffer
-};
-struct Projection {
-  std::array<ProjectionPart, 2> parts;
-  int count;
-  size_t bytes;  // of the qkv buffer
-};
-
-Projection projection(const posenc_bottleneck_desc& d) {
+// The projection of plan_bottleneck's block, its packed w_qkv not yet
+// placed.
+Projection projection_of(const posenc_bottleneck_desc& d) {
   const int64_t tokens = d.batch * d.height * d.width;
   const bool one_part = value_head_dim(d) == d.head_dim;
   Projection proj{};
@@ -77,16 +59,20 @@ Projection projection(const posenc_bottleneck_desc& d) {
   return proj;
 }
 
-// Where q (tensor 0), k (1) or v (2) lies in the projection: the byte
-// offset of its first head's panel into the qkv buffer, and its strides.
+enum class Projected { kQ, kK, kV };
+
+// Where a projected tensor lies: the byte offset of its first head's panel
+// in the qkv buffer, and the strides of its heads' rows.
 struct ProjectedTensor {
   size_t offset;
   TokenStrides strides;
 };
-ProjectedTensor projected(const posenc_bottleneck_desc& d, const Projection& proj, int tensor) {
-  const ProjectionPart& part = proj.parts[tensor == 2 && proj.count == 2 ? 1 : 0];
+ProjectedTensor projected(const posenc_bottleneck_desc& d, const Projection& proj,
+                          Projected tensor) {
+  const bool own_part = tensor == Projected::kV && proj.count == 2;
+  const ProjectionPart& part = proj.parts[own_part ? 1 : 0];
   const MatmulShape& s = part.shape;
-  const int64_t first_panel = tensor == 2 && proj.count == 2 ? 0 : tensor * d.heads;
+  const int64_t first_panel = own_part ? 0 : int64_t(tensor) * d.heads;
   return ProjectedTensor{
       part.offset + size_t(first_panel * s.batch_stride_c) * dtype_bytes(d.dtype),
       TokenStrides{d.height * d.width * s.ldc, s.batch_stride_c, s.ldc}};
@@ -95,18 +81,17 @@ ProjectedTensor projected(const posenc_bottleneck_desc& d, const Projection& pro
 // The attention of the block on the projected heads, output token-major
 // (in fp32 when it is pooled afterwards, so that the pooled output is
 // rounded once).
-AttentionProblem attention_problem(const posenc_bottleneck_desc& d) {
+AttentionProblem attention_problem(const posenc_bottleneck_desc& d, const Projection& proj) {
   const int64_t tokens = d.height * d.width, inner = v_channels(d);
-  const Projection proj = projection(d);
   AttentionProblem p{};
   p.batch = d.batch;
   p.heads = p.kv_heads = d.heads;
   p.q_len = p.kv_len = tokens;
   p.head_dim = d.head_dim;
   p.value_head_dim = value_head_dim(d);
-  p.q = projected(d, proj, 0).strides;
-  p.k = projected(d, proj, 1).strides;
-  p.v = projected(d, proj, 2).strides;
+  p.q = projected(d, proj, Projected::kQ).strides;
+  p.k = projected(d, proj, Projected::kK).strides;
+  p.v = projected(d, proj, Projected::kV).strides;
   p.out = TokenStrides{tokens * inner, p.value_head_dim, inner};
   p.dtype = d.dtype;
   p.out_dtype = d.stride == 2 ? POSENC_F32 : d.out_dtype;
@@ -269,12 +254,12 @@ BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads, 
   const posenc_bottleneck_desc& d = plan.block;
   const size_t tokens = size_t(d.batch * d.height * d.width);
   const size_t inner = size_t(v_channels(d)), es = dtype_bytes(d.dtype);
-  plan.attention = attention_problem(d);
+  plan.projection = projection_of(d);
+  plan.attention = attention_problem(d, plan.projection);
   plan.attention_plan = plan_attention(plan.attention, threads, isa);
-  const Projection proj = projection(d);
   plan.tokens_in = 0;
   plan.qkv = plan.tokens_in + workspace_aligned(tokens * size_t(d.channels) * es);
-  plan.tokens_out = plan.qkv + proj.bytes;
+  plan.tokens_out = plan.qkv + plan.projection.bytes;
   const size_t pooled_tokens = d.stride == 2 ? size_t(d.batch * (d.height / 2) * (d.width / 2)) : 0;
   plan.pooled = plan.tokens_out +
                 workspace_aligned(tokens * inner * dtype_bytes(plan.attention.out_dtype));
@@ -284,10 +269,11 @@ BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads, 
   // 900-910 GFLOP/s on it and 570-700 on their own copies, the fp32 ones at
   // 149-154 and 140-148; on a 2-core Zen 5 the fp32 block ran 9% faster for
   // it on 1 and 2 threads (0-4% with oneDNN capped at AVX2).
-  for (int i = 0; i < proj.count; ++i) {
-    const size_t bytes = parallel_matmul_packed_b_bytes(proj.parts[size_t(i)].shape);
-    plan.packs_w_qkv[size_t(i)] = bytes > 0;
-    plan.packed_w_qkv[size_t(i)] = end;
+  for (int i = 0; i < plan.projection.count; ++i) {
+    ProjectionPart& part = plan.projection.parts[size_t(i)];
+    const size_t bytes = parallel_matmul_packed_b_bytes(part.shape);
+    part.packs_w_qkv = bytes > 0;
+    part.packed_w_qkv = end;
     end += workspace_aligned(bytes);
   }
   // The widened inputs follow, each of `bytes` when widened, else empty.
@@ -327,22 +313,22 @@ void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
   }
   step.end();
   PhaseScope projecting(Phase::kProjection, timed);
-  const Projection proj = projection(d);
+  const Projection& proj = plan.projection;
   for (int i = 0; i < proj.count; ++i) {
     const ProjectionPart& part = proj.parts[size_t(i)];
     const auto* w =
         static_cast<const uint8_t*>(in.w_qkv) + size_t(part.first_column * d.channels) * es;
     parallel_matmul(ctx.num_threads, part.shape, base + plan.tokens_in, w,
                     base + plan.qkv + part.offset,
-                    plan.packs_w_qkv[size_t(i)] ? base + plan.packed_w_qkv[size_t(i)] : nullptr);
+                    part.packs_w_qkv ? base + part.packed_w_qkv : nullptr);
     if (in.qkv_bias != nullptr) add_bias_rows(ctx, part, d.dtype, in.qkv_bias, base + plan.qkv);
   }
   projecting.end();
 
   posenc_attention_tensors t{};
-  t.q = base + plan.qkv + projected(d, proj, 0).offset;
-  t.k = base + plan.qkv + projected(d, proj, 1).offset;
-  t.v = base + plan.qkv + projected(d, proj, 2).offset;
+  t.q = base + plan.qkv + projected(d, proj, Projected::kQ).offset;
+  t.k = base + plan.qkv + projected(d, proj, Projected::kK).offset;
+  t.v = base + plan.qkv + projected(d, proj, Projected::kV).offset;
   t.table_h = in.rel_h;
   t.table_w = in.rel_w;
   t.out = base + plan.tokens_out;

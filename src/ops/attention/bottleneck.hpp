@@ -10,6 +10,7 @@
 #include "ops/attention/plan.hpp"
 #include "posenc/attention.h"
 #include "runtime/context.hpp"
+#include "runtime/matmul.hpp"
 
 namespace posenc::ops {
 
@@ -18,6 +19,30 @@ namespace posenc::ops {
 inline int64_t value_head_dim(const posenc_bottleneck_desc& desc) {
   return desc.value_head_dim == 0 ? desc.head_dim : desc.value_head_dim;
 }
+
+// The 1x1 convolution qkv = tokens W_qkv^T over the whole batch's tokens
+// (of the widened inputs where the block widens) as batches of column
+// panels, one per head of q, of k and of v, each [batch * tokens, head
+// size] with rows gemm_output_stride(head size) apart: the attention reads
+// each head's rows dense, and parallel_matmul's tiles span their C's rows,
+// where oneDNN 2.6 runs its brgemm kernels (AMX among them; a bf16 width
+// it pads to 64, or a head of over 256 columns, still gets its gemm:jit).
+// Part 0 is q's and k's panels of head_dim columns, and v's where
+// value_head_dim is the same; else part 1 is v's.
+struct ProjectionPart {
+  MatmulShape shape;     // a batch of panels over the same tokens (A broadcast)
+  int64_t first_column;  // of the qkv channels: panel p's is first_column + p * shape.n
+  size_t offset;         // bytes into the qkv buffer
+  // Whether its tiles read its rows of w_qkv packed once
+  // (parallel_matmul_packed_b_bytes not 0), at packed_w_qkv in the workspace.
+  bool packs_w_qkv;
+  size_t packed_w_qkv;
+};
+struct Projection {
+  std::array<ProjectionPart, 2> parts;
+  int count;
+  size_t bytes;  // of the qkv buffer
+};
 
 // The block that runs, its attention on the projected tokens and that
 // attention's plan, and where the buffers lie in the workspace (byte offsets
@@ -36,15 +61,10 @@ struct BottleneckPlan {
   AttentionProblem attention;
   AttentionPlan attention_plan;
   size_t tokens_in;   // [batch, tokens, channels] of block.dtype
-  size_t qkv;         // the projection's panels of block.dtype (projection() in
-                      // bottleneck.cpp): [batch * tokens, head size] per head of q, k, v
+  Projection projection;
+  size_t qkv;         // the projection's panels, of block.dtype
   size_t tokens_out;  // [batch, tokens, heads*value_head_dim]: of out_dtype, fp32 with stride 2
   size_t pooled;      // stride 2: [batch, tokens / 4, heads*value_head_dim] of out_dtype
-  // Per part of the projection: whether its tiles read its rows of w_qkv
-  // packed once, at packed_w_qkv (parallel_matmul_packed_b_bytes; else 0
-  // bytes there).
-  std::array<bool, 2> packs_w_qkv{};
-  std::array<size_t, 2> packed_w_qkv{};
   // Widened only (else 0 bytes each): fmap token-major in bf16 (widened
   // from there into tokens_in), and w_qkv, qkv_bias, rel_h and rel_w in fp32.
   size_t bf16_tokens, w_qkv, qkv_bias, rel_h, rel_w;
