@@ -44,9 +44,9 @@ void split_over_threads(size_t bytes, const Chunk& chunk) {
 // on one core of a 2-core Sapphire Rapids).
 class AlignedBytes {
  public:
-  explicit AlignedBytes(size_t bytes)
-      : memory_(new uint8_t[bytes + kWorkspaceAlign]()),
-        data_(workspace_aligned(memory_.get())) {}
+  explicit AlignedBytes(size_t bytes) : data_(allocate_aligned(bytes, memory_)) {
+    std::memset(data_, 0, bytes);
+  }
   template <class T>
   T* as() const {
     return reinterpret_cast<T*>(data_);

@@ -23,6 +23,14 @@ inline uint8_t* workspace_aligned(uint8_t* p) {
   return p + (kWorkspaceAlign - address % kWorkspaceAlign) % kWorkspaceAlign;
 }
 
+// `bytes` of new memory at a 64-byte boundary, not zeroed, held by `owned`
+// (whose old memory is freed first).
+inline uint8_t* allocate_aligned(size_t bytes, std::unique_ptr<uint8_t[]>& owned) {
+  owned.reset();
+  owned.reset(new uint8_t[bytes + kWorkspaceAlign]);
+  return workspace_aligned(owned.get());
+}
+
 // The buffer the calling thread keeps for Tag (thread_buffer). Each links
 // itself into its thread's list of them when the thread first uses it.
 struct KeptBuffer {
@@ -54,9 +62,8 @@ template <class Tag>
 uint8_t* thread_buffer(size_t bytes) {
   KeptBuffer& kept = kept_buffer<Tag>();
   if (kept.bytes < bytes + kWorkspaceAlign) {
-    kept.memory.reset();
     kept.bytes = 0;
-    kept.memory.reset(new uint8_t[bytes + kWorkspaceAlign]);
+    allocate_aligned(bytes, kept.memory);
     kept.bytes = bytes + kWorkspaceAlign;
   }
   return workspace_aligned(kept.memory.get());
@@ -73,8 +80,7 @@ uint8_t* call_memory(size_t bytes, size_t kept_limit, std::unique_ptr<uint8_t[]>
   if (bytes <= kept_limit || kept_buffer<Tag>().bytes >= bytes + kWorkspaceAlign) {
     return thread_buffer<Tag>(bytes);
   }
-  owned.reset(new uint8_t[bytes + kWorkspaceAlign]);
-  return workspace_aligned(owned.get());
+  return allocate_aligned(bytes, owned);
 }
 
 // The workspace an op given none keeps per calling thread: at most 256 MiB,
