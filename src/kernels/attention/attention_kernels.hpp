@@ -17,9 +17,11 @@ struct AttentionKernels {
   // returns the factor the row's earlier accumulations must be multiplied by
   // (1 when the maximum did not change; 0 when nothing was accumulated).
   // With probs_bf16 not NULL the probabilities go there as bf16 instead
-  // (scores is left as it was).
+  // (scores is left as it was). With next_row not NULL, the row the caller
+  // reads next, its lines are prefetched (it is not read; valid floats).
   float (*softmax_block)(float* scores, int64_t valid, int64_t n, float block_max, float scale,
-                         float* row_max, float* row_sum, uint16_t* probs_bf16);
+                         float* row_max, float* row_sum, uint16_t* probs_bf16,
+                         const float* next_row);
   // out[j] = x[j] * factor; out may equal x.
   void (*scale_f32)(const float* x, float factor, float* out, int64_t n);
   // out[j] = bf16(x[j] * factor), rounded to nearest even (NaN kept a NaN),

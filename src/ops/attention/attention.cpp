@@ -458,9 +458,11 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
       row_timing.end();
       uint16_t* probs_bf16 = s.probs_bf16 + row_index * ld;
       PhaseScope softmax_timing = phase_scope(Phase::kSoftmax);
-      const float correction = k.softmax_block(
-          row, valid, kb.count, block_max, p_.softmax_scale, s.row_max + row_index,
-          s.row_sum + row_index, direct_bf16 ? probs_bf16 : nullptr);
+      // The next row's lines are prefetched for its bias pass.
+      const float* next_row = row_index + 1 < rows ? row + ld : nullptr;
+      const float correction =
+          k.softmax_block(row, valid, kb.count, block_max, p_.softmax_scale, s.row_max + row_index,
+                          s.row_sum + row_index, direct_bf16 ? probs_bf16 : nullptr, next_row);
       softmax_timing.end();
       float* weights = s.weights + row_index * vw.count;
       if (kb.first > range_first && correction != 1.0f) {
