@@ -13,16 +13,16 @@ namespace posenc {
 namespace {
 
 // Tiles of C, of every batch item: 156 for the BoTNet block's projection
-// at batch 8 (12 panels, q, k and v of 4 heads, of 1568 x 128 x 512), enough to keep 16
-// threads busy. Each tile's GEMM packs its part of A and B again; there
-// they ran within 3% of one GEMM (the fastest of 8 runs each, on 1 and 2
-// threads of a 2-core Zen 3, AVX2), and bands of 64 or 128 rows at full
-// width within 7%. On 1 thread of a 2-core Zen 5 (AVX-512, fp32, B
-// transposed) they ran 12-14% slower than one GEMM, 4-6% with B packed once
-// per column tile (its 0.2 ms included). oneDNN 2.6 runs its brgemm
-// kernels (AMX among them) only on a dense C (ldc = n): a tile narrower
-// than C's rows gets its older gemm (gemm:jit), which multiplied the
-// projection's bf16 tiles at 520-620 GFLOP/s on one core of a 2-core
+// at batch 8 (12 panels, q, k and v of 4 heads, of 1568 x 128 x 512),
+// enough to keep 16 threads busy. Each tile's GEMM packs its part of A and
+// B again; there they ran within 3% of one GEMM (the fastest of 8 runs
+// each, on 1 and 2 threads of a 2-core Zen 3, AVX2), and bands of 64 or 128
+// rows at full width within 7%. On 1 thread of a 2-core Zen 5 (AVX-512,
+// fp32, B transposed) they ran 12-14% slower than one GEMM, 4-6% with B
+// packed once per column tile (its 0.2 ms included). oneDNN 2.6 runs its
+// brgemm kernels (AMX among them) only on a dense C (ldc = n): a tile
+// narrower than C's rows gets its older gemm (gemm:jit), which multiplied
+// the projection's bf16 tiles at 520-620 GFLOP/s on one core of a 2-core
 // Sapphire Rapids, where dense tiles of a head's 128 columns, B packed
 // once, ran at 900-910.
 constexpr int64_t kTileRows = 128;
