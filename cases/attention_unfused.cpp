@@ -180,7 +180,7 @@ void UnfusedAttention::run(posenc_context* context, const posenc_attention_tenso
       float row_max = -std::numeric_limits<float>::infinity(), row_sum = 0.0f;
       ctx.kernels->attention.softmax_block(row, valid, n,
                                            ctx.kernels->attention_bias.max_of(row, valid), 1.0f,
-                                           &row_max, &row_sum, nullptr, nullptr);
+                                           &row_max, &row_sum, nullptr, {});
       ctx.kernels->attention.scale_f32(row, row_sum > 0.0f ? 1.0f / row_sum : 0.0f, row, n);
     });
     gemm(1, n, d, n, scores_.data(), v, false, 1.0f, static_cast<float*>(t.out) + bh * n * d);

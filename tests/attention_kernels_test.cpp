@@ -53,13 +53,36 @@ std::vector<float> exp_arguments(int64_t n, uint32_t seed) {
 }
 
 // One first block of a row: block_max 0 makes the probabilities exp(x).
-// With next_row, the row read next is prefetched (and must stay as it was).
 float first_block(SoftmaxBlock step, float* x, int64_t valid, int64_t n, uint16_t* probs_bf16,
-                  float* row_sum, const float* next_row = nullptr) {
+                  float* row_sum, const posenc::PrefetchRows& next = {}) {
   float row_max = -kInf;
   *row_sum = 0.0f;
-  return step(x, valid, n, 0.0f, 1.0f, &row_max, row_sum, probs_bf16, next_row);
+  return step(x, valid, n, 0.0f, 1.0f, &row_max, row_sum, probs_bf16, next);
 }
+
+// Rows a softmax step is told come next, a score row and a bf16 mask row
+// of n keys: prefetched, and left as they were.
+struct NextRowsOf {
+  explicit NextRowsOf(int64_t n, uint32_t seed)
+      : scores(exp_arguments(n, seed)),
+        mask(to_bf16(scores)),
+        scores_after(scores),
+        mask_after(mask) {}
+  posenc::PrefetchRows rows() {
+    posenc::PrefetchRows next;
+    next.rows[0] = scores_after.data();
+    next.bytes_per_key[0] = sizeof(float);
+    next.rows[1] = mask_after.data();
+    next.bytes_per_key[1] = sizeof(uint16_t);
+    return next;
+  }
+  bool unchanged() const { return scores_after == scores && mask_after == mask; }
+
+  const std::vector<float> scores;
+  const std::vector<uint16_t> mask;
+  std::vector<float> scores_after;
+  std::vector<uint16_t> mask_after;
+};
 
 TEST_P(AttentionKernels, ExpIsAccurateOverItsDomain) {
   for (int64_t n : kSizes) {
@@ -67,12 +90,11 @@ TEST_P(AttentionKernels, ExpIsAccurateOverItsDomain) {
     const std::vector<float> x = exp_arguments(n, uint32_t(n));
     std::vector<float> got = x;
     got.push_back(7.0f);  // guard
-    const std::vector<float> next_row = exp_arguments(n, uint32_t(n + 1));
-    std::vector<float> next_after = next_row;
+    NextRowsOf next(n, uint32_t(n + 1));
     float sum = 0.0f;
-    first_block(softmax().softmax_block, got.data(), n, n, nullptr, &sum, next_after.data());
+    first_block(softmax().softmax_block, got.data(), n, n, nullptr, &sum, next.rows());
     ASSERT_EQ(got[size_t(n)], 7.0f);
-    ASSERT_EQ(next_after, next_row);
+    ASSERT_TRUE(next.unchanged());
     double want_sum = 0.0;
     for (int64_t j = 0; j < n; ++j) {
       const double want = std::exp(double(x[size_t(j)]));
@@ -147,12 +169,11 @@ TEST_P(AttentionKernels, Bf16ProbabilitiesRoundToNearest) {
         std::vector<float> x = exp_arguments(n, uint32_t(3 * n));
         const std::vector<float> in = x;
         std::vector<uint16_t> probs(size_t(n) + 1, 0xBEEF);
-        const std::vector<float> next_row = exp_arguments(n, uint32_t(3 * n + 1));
-        std::vector<float> next_after = next_row;
+        NextRowsOf next(n, uint32_t(3 * n + 1));
         float sum = 0.0f;
-        first_block(step, x.data(), valid, n, probs.data(), &sum, next_after.data());
+        first_block(step, x.data(), valid, n, probs.data(), &sum, next.rows());
         ASSERT_EQ(probs[size_t(n)], 0xBEEF);
-        ASSERT_EQ(next_after, next_row);
+        ASSERT_TRUE(next.unchanged());
         double want_sum = 0.0;  // of the fp32 exponentials, not the rounded ones
         for (int64_t j = 0; j < valid; ++j) want_sum += std::exp(double(in[size_t(j)]));
         EXPECT_NEAR(sum, want_sum, 2e-4 * want_sum + 1e-37);
@@ -262,11 +283,11 @@ TEST_P(AttentionKernels, OnlineSoftmaxCorrection) {
   std::vector<float> first = {0.5f, -1.0f, 0.25f}, second = {2.0f, 1.0f};
   float row_max = -kInf, row_sum = 0.0f;
   EXPECT_EQ(
-      softmax().softmax_block(first.data(), 3, 3, 0.5f, 0.5f, &row_max, &row_sum, nullptr, nullptr),
+      softmax().softmax_block(first.data(), 3, 3, 0.5f, 0.5f, &row_max, &row_sum, nullptr, {}),
       0.0f);
   EXPECT_NEAR(first[1], std::exp(0.5 * (-1.0 - 0.5)), 1e-7);
-  const float correction = softmax().softmax_block(second.data(), 2, 2, 2.0f, 0.5f, &row_max,
-                                                   &row_sum, nullptr, nullptr);
+  const float correction =
+      softmax().softmax_block(second.data(), 2, 2, 2.0f, 0.5f, &row_max, &row_sum, nullptr, {});
   EXPECT_NEAR(correction, std::exp(0.5 * (0.5 - 2.0)), 1e-7);
   EXPECT_NEAR(second[1], std::exp(0.5 * (1.0 - 2.0)), 1e-7);
   double want = 0.0;
@@ -284,10 +305,10 @@ TEST_P(AttentionKernels, OnlineSoftmaxFlushesTinyCorrections) {
       SCOPED_TRACE(testing::Message() << "jump " << jump);
       std::vector<float> first = {0.0f, -1.0f}, second = {jump};
       float row_max = -kInf, row_sum = 0.0f;
-      step(first.data(), 2, 2, 0.0f, 0.5f, &row_max, &row_sum, nullptr, nullptr);
+      step(first.data(), 2, 2, 0.0f, 0.5f, &row_max, &row_sum, nullptr, {});
       const float sum_first = row_sum;
       const float correction =
-          step(second.data(), 1, 1, jump, 0.5f, &row_max, &row_sum, nullptr, nullptr);
+          step(second.data(), 1, 1, jump, 0.5f, &row_max, &row_sum, nullptr, {});
       const double want = std::exp(-0.5 * double(jump));
       if (want < kMinProbability) {
         EXPECT_EQ(correction, 0.0f);
@@ -316,14 +337,14 @@ TEST_P(AttentionKernels, FullyMaskedBlocksInTheOnlineSoftmax) {
       float row_max = -kInf, row_sum = 0.0f;
       std::vector<float> masked = {-kInf, -kInf, -kInf, 5.0f};  // key 3 not visible
       EXPECT_EQ(step(masked.data(), 3, 4, -kInf, 0.5f, &row_max, &row_sum,
-                     bf16 ? probs.data() : nullptr, nullptr),
+                     bf16 ? probs.data() : nullptr, {}),
                 1.0f);
       for (size_t j = 0; j < 4; ++j) EXPECT_EQ(prob(masked, j), 0.0) << j;
       EXPECT_EQ(row_sum, 0.0f);
       EXPECT_EQ(row_max, -kInf);
       std::vector<float> finite = {1.0f, 2.0f, -kInf};
       EXPECT_EQ(step(finite.data(), 3, 3, 2.0f, 0.5f, &row_max, &row_sum,
-                     bf16 ? probs.data() : nullptr, nullptr),
+                     bf16 ? probs.data() : nullptr, {}),
                 0.0f);
       const double tol = bf16 ? 4e-3 : 1e-7;
       EXPECT_NEAR(prob(finite, 0), std::exp(0.5 * (1.0 - 2.0)), tol);
@@ -333,7 +354,7 @@ TEST_P(AttentionKernels, FullyMaskedBlocksInTheOnlineSoftmax) {
       const float sum_before = row_sum;
       masked = {-kInf, -kInf, -kInf, -kInf};
       EXPECT_EQ(step(masked.data(), 4, 4, -kInf, 0.5f, &row_max, &row_sum,
-                     bf16 ? probs.data() : nullptr, nullptr),
+                     bf16 ? probs.data() : nullptr, {}),
                 1.0f);
       for (size_t j = 0; j < 4; ++j) EXPECT_EQ(prob(masked, j), 0.0) << j;
       EXPECT_EQ(row_sum, sum_before);

@@ -21,7 +21,7 @@ namespace posenc::arch {
 // AttentionKernels::softmax_block rounding with AVX512-BF16 (src/arch/avx512_bf16.cpp).
 float softmax_block_avx512_bf16(float* scores, int64_t valid, int64_t n, float block_max,
                                 float scale, float* row_max, float* row_sum, uint16_t* probs_bf16,
-                                const float* next_row);
+                                const PrefetchRows& next);
 // AttentionKernels::decode_scores_bf16 and decode_values_bf16 with AVX512-BF16's
 // pair dot products (the latter rounding the probabilities to bf16).
 void decode_scores_bf16_avx512_bf16(const uint16_t* q, int64_t ldq, int64_t rows, const uint16_t* k,

@@ -11,10 +11,10 @@ namespace posenc::arch {
 
 float softmax_block_avx512_bf16(float* scores, int64_t valid, int64_t n, float block_max,
                                 float scale, float* row_max, float* row_sum, uint16_t* probs_bf16,
-                                const float* next_row) {
+                                const PrefetchRows& next) {
   return kernels::softmax_block<xsimd::avx512bw,
                                 &kernels::exp_to_bf16_avx512_bf16<xsimd::avx512bw>>(
-      scores, valid, n, block_max, scale, row_max, row_sum, probs_bf16, next_row);
+      scores, valid, n, block_max, scale, row_max, row_sum, probs_bf16, next);
 }
 
 void decode_scores_bf16_avx512_bf16(const uint16_t* q, int64_t ldq, int64_t rows, const uint16_t* k,

@@ -40,11 +40,20 @@ POSENC_BATCH_INLINE void store_bf16(xsimd::batch<float, Arch> x, uint16_t* out, 
 }
 
 // The exponentials exp(scale (x - shift)) of a row, scale > 0; the lines
-// of next_row (a row read next, or null) are asked for as x's are read.
+// of the next rows are asked for as x's are read.
 struct ExpArgs {
   float scale, shift;
-  const float* next_row;
+  const PrefetchRows* next;
 };
+
+// Asks for keys [j, j + count) of each of the next rows.
+inline void prefetch_keys(const PrefetchRows& next, int64_t j, int64_t count) {
+  for (int i = 0; i < 2; ++i) {
+    if (next.rows[i] == nullptr) continue;
+    const int64_t bytes = next.bytes_per_key[i];
+    prefetch_bytes(static_cast<const char*>(next.rows[i]) + j * bytes, count * bytes);
+  }
+}
 
 // Calls row(e, j, lanes) with e = exp(scale (x[j..] - shift)) for each batch
 // of x[0, n) (the tail padded with -inf, whose exp is 0, and `lanes` then the
@@ -52,9 +61,9 @@ struct ExpArgs {
 // where the loop takes two at once; returns the sum of the exponentials. The
 // tail goes first, so that its latency hides behind the whole batches (rows
 // are short: 196 keys for a 14 x 14 map); two sums, so that no iteration
-// waits on the last add. Prefetching next_row's lines here, where the exp's
-// arithmetic leaves the loads idle, spares the pass that reads it next (the
-// attention's bias and maximum) a wait on L2.
+// waits on the last add. Prefetching the next rows here, where the exp's
+// arithmetic leaves the loads idle, spares the pass that reads them next
+// (the attention's bias, mask and maximum) a wait on L2 or memory.
 template <class Arch, ExpPrecision precision, class Row, class Pair>
 float for_each_exp(const float* x, int64_t n, ExpArgs a, const Row& row, const Pair& pair) {
   using batch = xsimd::batch<float, Arch>;
@@ -73,7 +82,7 @@ float for_each_exp(const float* x, int64_t n, ExpArgs a, const Row& row, const P
   }
   int64_t j = 0;
   for (; j + 2 * lanes <= whole; j += 2 * lanes) {
-    if (a.next_row != nullptr) prefetch_bytes(a.next_row + j, 2 * lanes * int64_t(sizeof(float)));
+    prefetch_keys(*a.next, j, 2 * lanes);
     const batch e0 = exp(batch::load_unaligned(x + j) - shift);
     const batch e1 = exp(batch::load_unaligned(x + j + lanes) - shift);
     pair(e0, e1, j);
@@ -156,13 +165,14 @@ float exp_to_bf16_avx512_bf16(const float* x, int64_t n, ExpArgs a, uint16_t* ou
 // probabilities written by ExpToBf16.
 template <class Arch, float (*ExpToBf16)(const float*, int64_t, ExpArgs, uint16_t*)>
 float softmax_block(float* scores, int64_t valid, int64_t n, float block_max, float scale,
-                    float* row_max, float* row_sum, uint16_t* probs_bf16, const float* next_row) {
+                    float* row_max, float* row_sum, uint16_t* probs_bf16,
+                    const PrefetchRows& next) {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
   const float old_max = *row_max;
   const float new_max = std::max(old_max, block_max);
   // A row whose visible scores are all -inf so far: shift by 0, so that its
   // probabilities are 0 (not NaN) and later blocks can still carry weight.
-  const ExpArgs a{scale, new_max == neg_inf ? 0.0f : new_max, next_row};
+  const ExpArgs a{scale, new_max == neg_inf ? 0.0f : new_max, &next};
   float sum;
   if (probs_bf16 != nullptr) {
     sum = ExpToBf16(scores, valid, a, probs_bf16);

@@ -6,6 +6,14 @@
 
 namespace posenc {
 
+// Rows a caller reads after the one a kernel is on (the next score row, its
+// mask row): their lines are prefetched as the kernel reads its own row,
+// the same keys of each. A null row is skipped.
+struct PrefetchRows {
+  const void* rows[2] = {nullptr, nullptr};
+  int64_t bytes_per_key[2] = {0, 0};
+};
+
 struct AttentionKernels {
   // One step of the online softmax of a query row over a block of n keys, of
   // which the first `valid` are visible (the rest are masked), block_max
@@ -17,11 +25,11 @@ struct AttentionKernels {
   // returns the factor the row's earlier accumulations must be multiplied by
   // (1 when the maximum did not change; 0 when nothing was accumulated).
   // With probs_bf16 not NULL the probabilities go there as bf16 instead
-  // (scores is left as it was). With next_row not NULL, the row the caller
-  // reads next, its lines are prefetched (it is not read; valid floats).
+  // (scores is left as it was). The lines of `next`'s rows are prefetched
+  // for keys [0, valid) (they are not read).
   float (*softmax_block)(float* scores, int64_t valid, int64_t n, float block_max, float scale,
                          float* row_max, float* row_sum, uint16_t* probs_bf16,
-                         const float* next_row);
+                         const PrefetchRows& next);
   // out[j] = x[j] * factor; out may equal x.
   void (*scale_f32)(const float* x, float factor, float* out, int64_t n);
   // out[j] = bf16(x[j] * factor), rounded to nearest even (NaN kept a NaN),

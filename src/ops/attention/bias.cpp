@@ -280,13 +280,18 @@ float AttentionBias::add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int6
     return bias != nullptr ? kernels_.add_mask_f32(bias, 1.0f, nullptr, row, valid)
                            : kernels_.max_of(row, valid);
   }
-  const int64_t start = p_.mask.row_start(qb.batch, qb.head, qb.first + r, p_.kv_len) + kb.first;
+  const void* mask = mask_row(qb, kb, r);
   if (p_.mask.dtype == POSENC_BF16) {
-    return kernels_.add_mask_bf16(static_cast<const uint16_t*>(t_.mask) + start, p_.mask_alpha,
-                                  bias, row, valid);
+    return kernels_.add_mask_bf16(static_cast<const uint16_t*>(mask), p_.mask_alpha, bias, row,
+                                  valid);
   }
-  return kernels_.add_mask_f32(static_cast<const float*>(t_.mask) + start, p_.mask_alpha, bias,
-                               row, valid);
+  return kernels_.add_mask_f32(static_cast<const float*>(mask), p_.mask_alpha, bias, row, valid);
+}
+
+const void* AttentionBias::mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r) const {
+  if (p_.mask.batch == 0) return nullptr;
+  const int64_t start = p_.mask.row_start(qb.batch, qb.head, qb.first + r, p_.kv_len) + kb.first;
+  return static_cast<const char*>(t_.mask) + start * int64_t(dtype_bytes(p_.mask.dtype));
 }
 
 RelativeValues::RelativeValues(const AttentionProblem& problem,

@@ -69,6 +69,10 @@ class AttentionBias {
   float add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r, int64_t valid, float* row,
                 const BlockLogits& logits) const;
 
+  // The mask's entries add_row reads for row r (null without a mask), of
+  // dtype_bytes(mask dtype) each.
+  const void* mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r) const;
+
  private:
   // prepare() for RELATIVE_2D: the logits GEMMs at the first key block.
   BlockLogits prepare_2d(const QueryBlock& qb, const KeyBlock& kb, float* scratch,
