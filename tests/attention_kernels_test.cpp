@@ -61,27 +61,26 @@ float first_block(SoftmaxBlock step, float* x, int64_t valid, int64_t n, uint16_
 }
 
 // Rows a softmax step is told come next, a score row and a bf16 mask row
-// of n keys: prefetched, and left as they were.
+// of the `keys` it reads (live_*), and copies to check that it left them
+// as they were. (Whether it prefetched them cannot be seen here.)
 struct NextRowsOf {
-  explicit NextRowsOf(int64_t n, uint32_t seed)
-      : scores(exp_arguments(n, seed)),
+  explicit NextRowsOf(int64_t keys, uint32_t seed)
+      : scores(exp_arguments(keys, seed)),
         mask(to_bf16(scores)),
-        scores_after(scores),
-        mask_after(mask) {}
+        live_scores(scores),
+        live_mask(mask) {}
   posenc::PrefetchRows rows() {
     posenc::PrefetchRows next;
-    next.rows[0] = scores_after.data();
-    next.bytes_per_key[0] = sizeof(float);
-    next.rows[1] = mask_after.data();
-    next.bytes_per_key[1] = sizeof(uint16_t);
+    next.rows[0] = {live_scores.data(), int64_t(sizeof(float))};
+    next.rows[1] = {live_mask.data(), int64_t(sizeof(uint16_t))};
     return next;
   }
-  bool unchanged() const { return scores_after == scores && mask_after == mask; }
+  bool unchanged() const { return live_scores == scores && live_mask == mask; }
 
   const std::vector<float> scores;
   const std::vector<uint16_t> mask;
-  std::vector<float> scores_after;
-  std::vector<uint16_t> mask_after;
+  std::vector<float> live_scores;
+  std::vector<uint16_t> live_mask;
 };
 
 TEST_P(AttentionKernels, ExpIsAccurateOverItsDomain) {
@@ -95,6 +94,11 @@ TEST_P(AttentionKernels, ExpIsAccurateOverItsDomain) {
     first_block(softmax().softmax_block, got.data(), n, n, nullptr, &sum, next.rows());
     ASSERT_EQ(got[size_t(n)], 7.0f);
     ASSERT_TRUE(next.unchanged());
+    std::vector<float> without_next = x;
+    float sum_without_next = 0.0f;
+    first_block(softmax().softmax_block, without_next.data(), n, n, nullptr, &sum_without_next);
+    ASSERT_EQ(without_next, std::vector<float>(got.begin(), got.end() - 1));
+    ASSERT_EQ(sum_without_next, sum);
     double want_sum = 0.0;
     for (int64_t j = 0; j < n; ++j) {
       const double want = std::exp(double(x[size_t(j)]));
@@ -169,11 +173,16 @@ TEST_P(AttentionKernels, Bf16ProbabilitiesRoundToNearest) {
         std::vector<float> x = exp_arguments(n, uint32_t(3 * n));
         const std::vector<float> in = x;
         std::vector<uint16_t> probs(size_t(n) + 1, 0xBEEF);
-        NextRowsOf next(n, uint32_t(3 * n + 1));
+        NextRowsOf next(valid, uint32_t(3 * n + 1));
         float sum = 0.0f;
         first_block(step, x.data(), valid, n, probs.data(), &sum, next.rows());
         ASSERT_EQ(probs[size_t(n)], 0xBEEF);
         ASSERT_TRUE(next.unchanged());
+        std::vector<uint16_t> without_next(size_t(n) + 1, 0xBEEF);
+        float sum_without_next = 0.0f;
+        first_block(step, x.data(), valid, n, without_next.data(), &sum_without_next);
+        ASSERT_EQ(without_next, probs);
+        ASSERT_EQ(sum_without_next, sum);
         double want_sum = 0.0;  // of the fp32 exponentials, not the rounded ones
         for (int64_t j = 0; j < valid; ++j) want_sum += std::exp(double(in[size_t(j)]));
         EXPECT_NEAR(sum, want_sum, 2e-4 * want_sum + 1e-37);
@@ -443,7 +452,7 @@ TEST_P(AttentionKernels, BiasKernelsReturnTheRowMaximum) {
         const float got_max =
             bias().add_2d(rows.data(), cols.data(), width, first_key, scores.data(), n);
         ASSERT_EQ(scores[size_t(n)], 7.0f);
-        for (int64_t j = 0; j < n; ++j) ASSERT_NEAR(scores[size_t(j)], want[size_t(j)], 1e-6);
+        for (int64_t j = 0; j < n; ++j) ASSERT_EQ(scores[size_t(j)], want[size_t(j)]) << j;
         ASSERT_EQ(double(got_max), max_of(scores, n));
       }
     }

@@ -260,7 +260,9 @@ float add_2d_permuted(const float* row_logits, const float* col_logits, int64_t 
 // Map rows of at least a batch: whole batches of each map row, then its
 // tail one by one (a masked batch costs more on AVX2 and SSE2), the max
 // tracked throughout in two running maxima (with the row in L1, one chain
-// of maxima bound the pass).
+// of maxima bound the pass; add_whole_batches per map row, which GCC left
+// a call, took it from 0.06 to 0.11 us a 1024-key row). Every path adds a
+// score and the sum of its row and column logits.
 template <class Arch>
 float add_2d(const float* row_logits, const float* col_logits, int64_t width, int64_t first_key,
              float* scores, int64_t n) {

@@ -43,15 +43,18 @@ POSENC_BATCH_INLINE void store_bf16(xsimd::batch<float, Arch> x, uint16_t* out, 
 // of the next rows are asked for as x's are read.
 struct ExpArgs {
   float scale, shift;
-  const PrefetchRows* next;
+  const PrefetchRows& next;
 };
 
-// Asks for keys [j, j + count) of each of the next rows.
+// Asks for keys [j, j + count) of each of the next rows, j a multiple of
+// count: where that span is under a line, only once a line (at the span
+// that starts one, counting from the row's start).
 inline void prefetch_keys(const PrefetchRows& next, int64_t j, int64_t count) {
-  for (int i = 0; i < 2; ++i) {
-    if (next.rows[i] == nullptr) continue;
-    const int64_t bytes = next.bytes_per_key[i];
-    prefetch_bytes(static_cast<const char*>(next.rows[i]) + j * bytes, count * bytes);
+  for (const PrefetchRows::Row& row : next.rows) {
+    if (row.data == nullptr) continue;
+    const int64_t first = j * row.bytes_per_key, bytes = count * row.bytes_per_key;
+    if (first % kCacheLineBytes >= bytes) continue;
+    prefetch_bytes(static_cast<const char*>(row.data) + first, bytes);
   }
 }
 
@@ -82,7 +85,7 @@ float for_each_exp(const float* x, int64_t n, ExpArgs a, const Row& row, const P
   }
   int64_t j = 0;
   for (; j + 2 * lanes <= whole; j += 2 * lanes) {
-    prefetch_keys(*a.next, j, 2 * lanes);
+    prefetch_keys(a.next, j, 2 * lanes);
     const batch e0 = exp(batch::load_unaligned(x + j) - shift);
     const batch e1 = exp(batch::load_unaligned(x + j + lanes) - shift);
     pair(e0, e1, j);
@@ -172,7 +175,7 @@ float softmax_block(float* scores, int64_t valid, int64_t n, float block_max, fl
   const float new_max = std::max(old_max, block_max);
   // A row whose visible scores are all -inf so far: shift by 0, so that its
   // probabilities are 0 (not NaN) and later blocks can still carry weight.
-  const ExpArgs a{scale, new_max == neg_inf ? 0.0f : new_max, &next};
+  const ExpArgs a{scale, new_max == neg_inf ? 0.0f : new_max, next};
   float sum;
   if (probs_bf16 != nullptr) {
     sum = ExpToBf16(scores, valid, a, probs_bf16);

@@ -8,10 +8,14 @@ namespace posenc {
 
 // Rows a caller reads after the one a kernel is on (the next score row, its
 // mask row): their lines are prefetched as the kernel reads its own row,
-// the same keys of each. A null row is skipped.
+// the same keys of each. A row with null data is skipped; any other must
+// hold the keys the kernel reads.
 struct PrefetchRows {
-  const void* rows[2] = {nullptr, nullptr};
-  int64_t bytes_per_key[2] = {0, 0};
+  struct Row {
+    const void* data = nullptr;
+    int64_t bytes_per_key = 0;
+  };
+  Row rows[2];
 };
 
 struct AttentionKernels {
@@ -26,7 +30,8 @@ struct AttentionKernels {
   // (1 when the maximum did not change; 0 when nothing was accumulated).
   // With probs_bf16 not NULL the probabilities go there as bf16 instead
   // (scores is left as it was). The lines of `next`'s rows are prefetched
-  // for keys [0, valid) (they are not read).
+  // for the keys [0, valid) it reads in pairs of whole batches (most of
+  // them; the rows are not read).
   float (*softmax_block)(float* scores, int64_t valid, int64_t n, float block_max, float scale,
                          float* row_max, float* row_sum, uint16_t* probs_bf16,
                          const PrefetchRows& next);

@@ -20,11 +20,11 @@
 namespace posenc::ops {
 namespace {
 
-// Key blocks from which the softmax prefetches the next row for its bias
-// pass: rows of a page of fp32 scores or more. On one core of a Sapphire
-// Rapids, rows of 1024 and 2048 keys took that pass 0.65-0.7x; at 512 it
-// ran within noise and the softmax 1.25x (its lines already near).
-constexpr int64_t kPrefetchedRowKeys = 1024;
+// The fewest keys of a block whose softmax prefetches the next row for its
+// bias pass. On one core of a Sapphire Rapids, blocks of 1024 and 2048 keys
+// took that pass 0.65-0.7x; at 512 it ran within noise and the softmax
+// 1.25x (the lines were near already).
+constexpr int64_t kMinPrefetchKeyBlock = 1024;
 
 // One thread's view of its scratch.
 struct Scratch {
@@ -191,16 +191,18 @@ class QueryBlockRunner {
                           const Scratch& s) const;
   // What the softmax of row r of head_block prefetches for the next row's
   // bias pass, in long key blocks: that row's scores (next_scores; null
-  // where none follows in the block) and its mask row, where there is a
-  // mask and the next row is the same head's.
+  // where none follows in the block) and its mask row, where the mask has a
+  // row per query and the next row is the same head's. (A mask read from
+  // memory then makes the softmax wait on its prefetches instead; the two
+  // passes still took less.)
   PrefetchRows next_rows(const QueryBlock& head_block, const KeyBlock& kb, int64_t r,
                          const float* next_scores) const {
     PrefetchRows next;
-    if (kb.count < kPrefetchedRowKeys) return next;
-    next.rows[0] = next_scores;
-    next.bytes_per_key[0] = sizeof(float);
-    if (r + 1 < head_block.rows) next.rows[1] = bias_.mask_row(head_block, kb, r + 1);
-    next.bytes_per_key[1] = int64_t(dtype_bytes(p_.mask.dtype));
+    if (kb.count < kMinPrefetchKeyBlock) return next;
+    next.rows[0] = {next_scores, int64_t(sizeof(float))};
+    if (p_.mask.q_len > 1 && r + 1 < head_block.rows) {
+      next.rows[1] = {bias_.mask_row(head_block, kb, r + 1), int64_t(dtype_bytes(p_.mask.dtype))};
+    }
     return next;
   }
   // kb within the task's keys starting at range_first.
