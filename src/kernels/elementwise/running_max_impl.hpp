@@ -10,6 +10,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/batch_inline.hpp"
 #include "kernels/elementwise/partial_batch_impl.hpp"
 
 namespace posenc::kernels {
@@ -50,7 +51,7 @@ struct RunningMax {
 // at the end: a step's stores may alias the caller's m, so m's lanes
 // would make a round trip through memory in every iteration.
 template <class Arch, class Step>
-int64_t see_whole_batches(int64_t n, const Step& step, RunningMax<Arch>& m) {
+POSENC_BATCH_INLINE int64_t see_whole_batches(int64_t n, const Step& step, RunningMax<Arch>& m) {
   constexpr int64_t lanes = RunningMax<Arch>::batch::size;
   RunningMax<Arch> first, second;
   int64_t j = 0;
@@ -67,7 +68,7 @@ int64_t see_whole_batches(int64_t n, const Step& step, RunningMax<Arch>& m) {
 // bias(j) the batch of columns [j, j + lanes), seen by m; returns where the
 // tail (fewer than a batch) starts.
 template <class Arch, class Bias>
-int64_t add_whole_batches(float* scores, int64_t n, const Bias& bias, RunningMax<Arch>& m) {
+POSENC_BATCH_INLINE int64_t add_whole_batches(float* scores, int64_t n, const Bias& bias, RunningMax<Arch>& m) {
   using batch = typename RunningMax<Arch>::batch;
   const auto add_at = [&](int64_t j) {
     const batch v = batch::load_unaligned(scores + j) + bias(j);
