@@ -15,6 +15,7 @@
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/phase_times.hpp"
+#include "runtime/prefetch.hpp"
 #include "runtime/workspace.hpp"
 
 namespace posenc::ops {
@@ -205,10 +206,9 @@ class QueryBlockRunner {
     }
     return next;
   }
-  // kb within the task's keys starting at range_first.
+  // kb within the task's keys `range`.
   void key_block(const QueryBlock& qb, int64_t b, const Sequence& seq, const KeyBlock& kb,
-                 int64_t range_first,
-                 const RowWindow& vw, const Scratch& s) const;
+                 const KeyRange& range, const RowWindow& vw, const Scratch& s) const;
   // The two products of key_block: scores[rows, ld] = q (ldq apart) times
   // kb's keys, and acc (+)= probs (ld apart; bf16 or fp32 for a GEMM, fp32
   // for a decode kernel) times kb's values. Each is a GEMM, with B packed
@@ -279,6 +279,12 @@ class QueryBlockRunner {
                    const PackedOperand& packed_b, void* c) {
     if (!gemm_packed(shape, packed_b, a, c)) matmul(shape, a, stored_b(), c);
   }
+  // Row i of out of qb's stacked head j.
+  char* out_row(const QueryBlock& qb, int64_t j, int64_t i) const {
+    return static_cast<char*>(t_.out) +
+           size_t(qb.batch * p_.out.batch + (qb.head + j) * p_.out.head + i * p_.out.token) *
+               dtype_bytes(p_.out_dtype);
+  }
   // Writes the rows of out of the task's block of every stacked head: its
   // computed rows' results, zeros past q_length.
   void store(const QueryBlock& qb, const Sequence& seq, const Scratch& s) const;
@@ -333,8 +339,7 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
     if (!shapes_only_) std::fill(s.weights, s.weights + rows * vw.count, 0.0f);
   }
   for (int64_t j = range.first; j < range.end; j += blocking_.key_block) {
-    key_block(qb, b, seq, KeyBlock{j, std::min(blocking_.key_block, range.end - j)},
-              range.first, vw, s);
+    key_block(qb, b, seq, KeyBlock{j, std::min(blocking_.key_block, range.end - j)}, range, vw, s);
   }
   if (p_.relative_values && range.count() > 0) {
     const PhaseScope timing = phase_scope(Phase::kRelativeValues);
@@ -444,7 +449,7 @@ const void* QueryBlockRunner::gemm_values(const char* values, const KeyBlock& kb
 }
 
 void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence& seq,
-                                 const KeyBlock& kb, int64_t range_first, const RowWindow& vw,
+                                 const KeyBlock& kb, const KeyRange& range, const RowWindow& vw,
                                  const Scratch& s) const {
   const AttentionKernels& k = ctx_.kernels->attention;
   const int64_t ld = gemm_output_stride(kb.count, p_.gemm_dtype);
@@ -462,6 +467,16 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
   // bf16 themselves where they use AVX512-BF16).
   const bool bf16_probs = p_.gemm_dtype == POSENC_BF16 && !blocking_.decode_products;
   const bool direct_bf16 = bf16_probs && !p_.relative_values;
+  // After the task's last key block its rows go to out (store): where they
+  // are adjacent in out, each row's lines are asked for once its softmax is
+  // done, so that the stores find them in the caches rather than each
+  // waiting on memory for its line (a thread's rows are its own: the lines
+  // come exclusive). Rows further apart (BTHD) each lie on a page of their
+  // own, and asking for them slowed the next rows' bias pass more than it
+  // sped the store.
+  const int64_t out_row_bytes = p_.value_head_dim * int64_t(dtype_bytes(p_.out_dtype));
+  const bool prefetches_out = !blocking_.splits_keys() && kb.first + kb.count == range.end &&
+                              p_.out.token == p_.value_head_dim;
   for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
     const QueryBlock head_block = stacked_block(qb, j);
     PhaseScope bias_timing = phase_scope(Phase::kBiasLogits);
@@ -485,8 +500,9 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
                           s.row_sum + row_index, direct_bf16 ? probs_bf16 : nullptr,
                           next_rows(head_block, kb, r, row_index + 1 < rows ? row + ld : nullptr));
       softmax_timing.end();
+      if (prefetches_out) prefetch_bytes(out_row(qb, j, i), out_row_bytes);
       float* weights = s.weights + row_index * vw.count;
-      if (kb.first > range_first && correction != 1.0f) {
+      if (kb.first > range.first && correction != 1.0f) {
         const PhaseScope timing = phase_scope(Phase::kRescale);
         float* acc = s.acc + row_index * task_.acc_ld;
         k.scale_f32(acc, correction, acc, p_.value_head_dim);
@@ -507,7 +523,7 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
   const int64_t stored = std::clamp<int64_t>(seq.kv_length - kb.first, 0, kb.count);
   const PhaseScope timing = phase_scope(Phase::kValuesProduct);
   values_product(probs, ld, rows, kb, stored, row_of(t_.v, p_.v, b, kv_head, kb.first), key_count,
-                 kb.first > range_first, s);
+                 kb.first > range.first, s);
 }
 
 void QueryBlockRunner::scores_product(const void* q, int64_t rows, const KeyBlock& kb,
@@ -603,9 +619,7 @@ void QueryBlockRunner::store(const QueryBlock& qb, const Sequence& seq,
     for (int64_t r = 0; r < out_rows; ++r) {
       const int64_t row_index = j * qb.rows + r;  // among the task's computed rows
       const int64_t i = qb.first + r;
-      char* out = static_cast<char*>(t_.out) +
-                  size_t(qb.batch * p_.out.batch + (qb.head + j) * p_.out.head + i * p_.out.token) *
-                      out_bytes;
+      char* out = out_row(qb, j, i);
       // A row not computed or past q_length, or one that saw no key
       // (causal) or only -inf scores (masked): zeros, not 0/0. Any finite
       // score makes the sum at least exp(0) = 1.
