@@ -467,13 +467,14 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
   // bf16 themselves where they use AVX512-BF16).
   const bool bf16_probs = p_.gemm_dtype == POSENC_BF16 && !blocking_.decode_products;
   const bool direct_bf16 = bf16_probs && !p_.relative_values;
-  // After the task's last key block its rows go to out (store): where they
-  // are adjacent in out, each row's lines are asked for once its softmax is
-  // done, so that the stores find them in the caches rather than each
-  // waiting on memory for its line (a thread's rows are its own: the lines
-  // come exclusive). Rows further apart (BTHD) each lie on a page of their
-  // own, and asking for them slowed the next rows' bias pass more than it
-  // sped the store.
+  // After the task's last key block its rows go to out (store; with split
+  // keys the merge writes them): where they are adjacent in out, each row's
+  // lines are asked for once its softmax is done, so that the stores find
+  // them in the caches rather than each waiting on memory for its line (a
+  // task's rows are its own, so the lines come exclusive, but for a line a
+  // block's end may share with the next). Rows further apart (BTHD) lay a
+  // page or more apart, and asking for them slowed the next rows' bias pass
+  // more than it sped the store.
   const int64_t out_row_bytes = p_.value_head_dim * int64_t(dtype_bytes(p_.out_dtype));
   const bool prefetches_out = !blocking_.splits_keys() && kb.first + kb.count == range.end &&
                               p_.out.token == p_.value_head_dim;
