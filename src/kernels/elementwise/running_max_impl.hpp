@@ -68,7 +68,8 @@ POSENC_BATCH_INLINE int64_t see_whole_batches(int64_t n, const Step& step, Runni
 // bias(j) the batch of columns [j, j + lanes), seen by m; returns where the
 // tail (fewer than a batch) starts.
 template <class Arch, class Bias>
-POSENC_BATCH_INLINE int64_t add_whole_batches(float* scores, int64_t n, const Bias& bias, RunningMax<Arch>& m) {
+POSENC_BATCH_INLINE int64_t add_whole_batches(float* scores, int64_t n, const Bias& bias,
+                                              RunningMax<Arch>& m) {
   using batch = typename RunningMax<Arch>::batch;
   const auto add_at = [&](int64_t j) {
     const batch v = batch::load_unaligned(scores + j) + bias(j);
