@@ -2,6 +2,9 @@
 # The measurements the performance targets ask for on a many-core server,
 # one stage per command so that each fits a time-limited run:
 #
+#   bench/targets.sh machine [OUT]  the CPU's topology: how many cores its
+#                                   logical CPUs are (whether threads share
+#                                   a core's AMX and FMA units)
 #   bench/targets.sh tests  [OUT]   the whole GoogleTest suite on every ISA path
 #   bench/targets.sh cases  [OUT]   posenc bench --phases rows at all threads,
 #                                   then the server targets' rows again at 1
@@ -15,8 +18,14 @@
 #                                   the attention cases, all threads, and
 #                                   which oneDNN kernels ran
 #   bench/targets.sh models [OUT]   bench/torch_models.py, 2 and all threads
-#   bench/targets.sh all    [OUT]   cases, gemms, share, sdpa (its
-#                                   all-threads rows only), then tests, in
+#   bench/targets.sh scaling [OUT]  the plain and 2D attention rows at a
+#                                   quarter and half the logical CPUs, then
+#                                   at half with one thread a core
+#                                   (OMP_PLACES=cores) and at all pinned:
+#                                   where the speed-up stops
+#   bench/targets.sh all    [OUT]   machine, cases, gemms, share, sdpa (its
+#                                   all-threads rows only), scaling, then
+#                                   tests, in
 #                                   one command (for a time-limited device
 #                                   session: the figures first; on a
 #                                   16-core Xeon with AMX the suite took
@@ -46,9 +55,24 @@ export PYTHONUNBUFFERED=1
 all_threads="padded,1D B8 H8 T512,plain B1 H8 T2048,kv8 Tq1,T2048 d128,attention_family"
 all_threads+=",2D B1 H4 64x64 d64,H12 64x64,C512 14x14"
 one_thread="T2048 d128,2D B1 H4 64x64 d64,H12 64x64,C512 14x14"
+# The rows the scaling stage times at other thread counts.
+scaling="attention_bf16 plain B1 H32 T2048 d128,attention_f32 plain B1 H32 T2048 d128"
+scaling+=",attention_2d_bf16 2D B1 H4 64x64 d64,attention_2d_bf16 2D B1 H12 64x64"
 
 mkdir -p "$out"
 case "$stage" in
+  machine)
+    { if command -v lscpu >/dev/null; then
+        lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket|L[123]|NUMA node\(s\))'
+      else
+        grep -m1 "model name" /proc/cpuinfo
+      fi
+      echo "logical CPUs: $(nproc)"
+      echo "cores: $(awk -F: '/^physical id/ {p = $2} /^core id/ {print p, $2}' /proc/cpuinfo |
+                     sort -u | wc -l)"
+      siblings=/sys/devices/system/cpu/cpu0/topology/thread_siblings_list
+      echo "cpu0's core runs CPUs: $(cat "$siblings" 2>/dev/null)"
+    } 2>&1 | tee "$out/machine.txt" ;;
   tests)
     "$tests" --gtest_brief=1 2>&1 | tee "$out/tests.txt" ;;
   cases)
@@ -65,13 +89,25 @@ case "$stage" in
       tee "$out/sdpa.txt" ;;
   share)
     python3 "$root/bench/gemm_share.py" 2>&1 | tee "$out/share.txt" ;;
+  scaling)
+    cpus=$(nproc)
+    { for threads in $((cpus / 4)) $((cpus / 2)); do
+        ((threads >= 1)) || continue
+        OMP_NUM_THREADS=$threads "$cli" bench --isa avx512 --filter "$scaling"
+      done
+      echo "one thread a core (OMP_PLACES=cores OMP_PROC_BIND=spread):"
+      OMP_NUM_THREADS=$(((cpus + 1) / 2)) OMP_PLACES=cores OMP_PROC_BIND=spread \
+        "$cli" bench --isa avx512 --filter "$scaling"
+      echo "every logical CPU, pinned (OMP_PLACES=threads OMP_PROC_BIND=close):"
+      OMP_PLACES=threads OMP_PROC_BIND=close "$cli" bench --isa avx512 --filter "$scaling"
+    } 2>&1 | tee "$out/scaling.txt" ;;
   models)
     python3 "$root/bench/torch_models.py" --threads 2,all --markdown 2>&1 |
       tee "$out/models.txt" ;;
   all)
     status=0
     : >"$out/all.txt"
-    for each in cases gemms share sdpa tests; do
+    for each in machine cases gemms share sdpa scaling tests; do
       start=$SECONDS
       SDPA_THREADS=all "$0" "$each" "$out" || status=1
       echo "$each: $((SECONDS - start)) s" | tee -a "$out/all.txt"
