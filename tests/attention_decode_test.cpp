@@ -149,9 +149,9 @@ TEST_P(AttentionDecode, MatchesReference) {
             }
             const DecodeTensors in(d);
             const std::vector<float> got = run(context(), d, in);
-            const double tol = dtype == POSENC_BF16 ? 2e-2 : 1e-5;
+            const double tol = dtype == POSENC_BF16 ? kBf16Tol : 1e-5;
             EXPECT_TRUE(all_close(got.data(), in.reference(d), tol,
-                                  dtype == POSENC_BF16 ? 2e-2 : 1e-4));
+                                  dtype == POSENC_BF16 ? kBf16Tol : 1e-4));
           }
         }
       }
@@ -214,8 +214,8 @@ TEST_P(AttentionDecode, NonFiniteInputsPropagateThroughTheMerge) {
         EXPECT_EQ(std::isnan(got[at]), nan_row) << "row " << row << " column " << c;
       }
     }
-    EXPECT_TRUE(all_close(got.data(), want, dtype == POSENC_BF16 ? 2e-2 : 1e-5,
-                          dtype == POSENC_BF16 ? 2e-2 : 1e-4));
+    EXPECT_TRUE(all_close(got.data(), want, dtype == POSENC_BF16 ? kBf16Tol : 1e-5,
+                          dtype == POSENC_BF16 ? kBf16Tol : 1e-4));
   }
 }
 

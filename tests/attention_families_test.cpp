@@ -29,7 +29,6 @@ namespace posenc::test {
 namespace {
 
 constexpr double kF32Atol = 2e-5, kF32Rtol = 2e-4;
-constexpr double kBf16Tol = 2e-2;
 
 std::string describe(const posenc_attention_desc& d) {
   std::ostringstream s;

@@ -25,7 +25,6 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr double kF32Atol = 1e-5, kF32Rtol = 1e-4;
-constexpr double kBf16Tol = 2e-2;
 
 // The desc's fields as "name value" pairs, for failure messages.
 std::string describe(const posenc_attention_desc& d) {

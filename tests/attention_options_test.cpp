@@ -97,7 +97,7 @@ void expect_all_biases_match(posenc_isa isa, const posenc_attention_desc& base,
           first = got;
           const bool bf16 = dtype == POSENC_BF16;
           EXPECT_TRUE(all_close(got.data(), reference::attention(d, call.reference()),
-                                bf16 ? 2e-2 : 1e-5, bf16 ? 2e-2 : 1e-4));
+                                bf16 ? kBf16Tol : 1e-5, bf16 ? kBf16Tol : 1e-4));
         } else {
           EXPECT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0)
               << threads << " threads";

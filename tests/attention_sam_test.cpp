@@ -181,7 +181,7 @@ void expect_matches(posenc_isa isa, posenc_attention_desc base,
         first = got;
         const bool bf16 = dtype == POSENC_BF16;
         EXPECT_TRUE(all_close(got.data(), reference::attention(d, call.reference()),
-                              bf16 ? 2e-2 : 1e-5, bf16 ? 2e-2 : 1e-4));
+                              bf16 ? kBf16Tol : 1e-5, bf16 ? kBf16Tol : 1e-4));
       }
     }
   }

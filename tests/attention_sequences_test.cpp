@@ -51,7 +51,7 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s) {
                                            << " where the reference has an exact zero";
     }
   }
-  return all_close(got.data(), want, bf16 ? 2e-2 : 1e-5, bf16 ? 2e-2 : 1e-4);
+  return all_close(got.data(), want, bf16 ? kBf16Tol : 1e-5, bf16 ? kBf16Tol : 1e-4);
 }
 
 ::testing::AssertionResult matches_reference(posenc_context* context,

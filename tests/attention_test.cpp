@@ -26,7 +26,6 @@ namespace posenc::test {
 namespace {
 
 constexpr double kF32Atol = 1e-5, kF32Rtol = 1e-4;
-constexpr double kBf16Tol = 2e-2;
 
 std::string describe(const posenc_attention_desc& d) {
   std::ostringstream s;
@@ -433,7 +432,7 @@ TEST_P(Attention, ShortLastKeyBlock) {
 }
 
 // Every key reaches the output, in bf16 too, where the suite's tolerance
-// (2e-2) would not see one key of thousands lost: value row j is one-hot at
+// (kBf16Tol) would not see one key of thousands lost: value row j is one-hot at
 // channel j % 64, so output channel c is the sum of the probabilities of the
 // keys j = c (mod 64), kv_len / 64 nearly equal ones (q is small). A key
 // lost or counted twice moves its channel by about 64 / kv_len (3% at 2049

@@ -13,6 +13,12 @@
 
 namespace posenc::test {
 
+// The bf16 attention's atol and rtol against the double reference on the
+// same bf16 inputs, whose probabilities and outputs are rounded to bf16
+// (2^-9 relative each): the suite's largest error, on AMX, is 3.4e-3 x
+// (1 + |want|), without bf16 GEMMs 2.0e-3.
+inline constexpr double kBf16Tol = 1e-2;
+
 // |got[i] - want[i]| <= atol + rtol * |want[i]| for every i; NaN must match
 // NaN and infinities must match exactly. On failure the message gives the
 // first bad index, the count of bad values and the largest error.
