@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "compare.hpp"
 #include "posenc/posenc.hpp"
 
 namespace posenc::test {
@@ -57,6 +58,66 @@ TEST(CppApi, Bf16SinusoidTables) {
   EXPECT_THROW(posenc::sinusoid_table_2d_bf16(context, 5, 3, 11, wrapped.data()), posenc::Error);
 }
 
+// The other wrappers pass every argument through, options included: the
+// same results as the C calls (tested against the reference loops) on
+// arguments of their own.
+TEST(CppApi, WrappersPassEveryArgument) {
+  const posenc::Context context;
+  const posenc::Sinusoid sinusoid{100.0, posenc::SinCosLayout::split};
+  const std::vector<float> x = random_floats(2 * 3 * 4, 1), table = random_floats(5 * 4, 2);
+  std::vector<float> wrapped(2 * 3 * 10), direct(wrapped.size());
+  auto same = [&](size_t count) {
+    return std::equal(direct.begin(), direct.begin() + count, wrapped.begin());
+  };
+
+  posenc::sinusoid_table_2d(context, 3, 2, 8, wrapped.data(), sinusoid);
+  ASSERT_EQ(posenc_sinusoid_table_2d(context.get(), 3, 2, 8, 100.0, POSENC_SINCOS_SPLIT, POSENC_F32,
+                                     direct.data()),
+            POSENC_OK);
+  EXPECT_TRUE(same(3 * 2 * 8));
+  posenc::add_learned(context, 2, 3, 4, table.data(), 5, x.data(), wrapped.data(), 2);
+  ASSERT_EQ(posenc_add_learned(context.get(), 2, 3, 4, 2, table.data(), 5, x.data(), direct.data()),
+            POSENC_OK);
+  EXPECT_TRUE(same(2 * 3 * 4));
+  posenc::concat_sinusoid(context, 2, 3, 4, 6, x.data(), wrapped.data(), 7, sinusoid);
+  ASSERT_EQ(posenc_concat_sinusoid(context.get(), 2, 3, 4, 6, 7, 100.0, POSENC_SINCOS_SPLIT,
+                                   x.data(), direct.data()),
+            POSENC_OK);
+  EXPECT_TRUE(same(2 * 3 * 10));
+
+  posenc_position_bias_desc bias = posenc::position_bias_desc(POSENC_POSITION_BIAS_T5, 4, 3, 5);
+  bias.num_buckets = 5;
+  bias.max_distance = 4;
+  bias.bidirectional = 0;
+  bias.query_offset = 2;
+  posenc::position_bias(context, bias, table.data(), wrapped.data());
+  ASSERT_EQ(posenc_position_bias(context.get(), &bias, table.data(), direct.data()), POSENC_OK);
+  EXPECT_TRUE(same(4 * 3 * 5));
+
+  // bf16 q and k, 2 and 1 heads, positions from int64 ids.
+  const posenc_rope_config config = posenc::rope_config(4, posenc::RopePairing::interleaved, 50.0);
+  const std::vector<int64_t> ids = {9, 2, 40};
+  std::vector<uint16_t> q(3 * 2 * 4), k(3 * 1 * 4), got(q.size() + k.size()), want(got.size());
+  for (size_t i = 0; i < q.size(); ++i) q[i] = posenc::f32_to_bf16(x[i]);
+  for (size_t i = 0; i < k.size(); ++i) k[i] = posenc::f32_to_bf16(table[i]);
+  posenc::rope_qk(context, config, posenc::RopeLayout::bthd, 1, 3, 2, 1, 4, q.data(), got.data(),
+                  k.data(), got.data() + q.size(), posenc::rope_ids(ids.data()));
+  const posenc_rope_positions positions{0, ids.data(), POSENC_ROPE_POSITIONS_INT64};
+  ASSERT_EQ(
+      posenc_rope_qk(context.get(), &config, nullptr, &positions, POSENC_ROPE_BTHD, POSENC_BF16, 1,
+                     3, 2, 1, 4, q.data(), want.data(), k.data(), want.data() + q.size()),
+      POSENC_OK);
+  EXPECT_EQ(got, want);
+
+  EXPECT_STREQ(posenc::isa_name(posenc::Isa::avx2), posenc_isa_name(POSENC_ISA_AVX2));
+  posenc::release_thread_memory();  // and a call after it runs as before
+  posenc::sinusoid_table_2d(context, 3, 2, 8, wrapped.data(), sinusoid);
+  ASSERT_EQ(posenc_sinusoid_table_2d(context.get(), 3, 2, 8, 100.0, POSENC_SINCOS_SPLIT, POSENC_F32,
+                                     direct.data()),
+            POSENC_OK);
+  EXPECT_TRUE(same(3 * 2 * 8));
+}
+
 // A moved-from Context is the default one, a moved-from RopeCache holds
 // none; move assignment releases what the target held.
 TEST(CppApi, MovedFromContextsAndCachesAreEmpty) {
@@ -86,6 +147,7 @@ TEST(CppApi, MovedFromContextsAndCachesAreEmpty) {
 // attention_test.cpp).
 TEST(CppApi, NothingKeptFromTemporaries) {
   static_assert(!std::is_constructible_v<posenc::RopeSource, posenc::RopeCache&&>);
+  static_assert(!std::is_constructible_v<posenc::RopeSource, const posenc::RopeCache&&>);
   static_assert(std::is_constructible_v<posenc::RopeSource, const posenc::RopeCache&>);
   const posenc::RopeSource kept = posenc::rope_config(4, posenc::RopePairing::interleaved);
   const posenc::Context context;
@@ -181,6 +243,126 @@ constexpr bool kHugeAllocationsThrow = true;
 
 // A size the wrapper cannot allocate is a posenc::Error, as every failure;
 // one whose bytes overflow int64 is the OVERFLOW the C function gives it.
+// The process-wide settings' wrappers reach the C functions and their
+// checks, with the static library too, whose runtime once had functions of
+// the same names and parameters: the linker took those for the wrappers
+// wherever a call was not inlined. Called here through their addresses, so
+// that the linker's choice is what runs.
+TEST(CppApi, ProcessSettingsGoThroughTheCAbi) {
+  void (*volatile set_capacity)(int64_t) = &posenc::set_primitive_cache_capacity;
+  int64_t (*volatile capacity_of)() = &posenc::primitive_cache_capacity;
+  int64_t (*volatile size_of)() = &posenc::primitive_cache_size;
+  posenc::Isa (*volatile cap_of)() = &posenc::max_isa;
+  const int64_t capacity = capacity_of();
+  EXPECT_EQ(capacity, posenc_primitive_cache_capacity());
+  for (int64_t bad : {int64_t(0), int64_t(-5)}) {
+    try {
+      set_capacity(bad);
+      FAIL() << "expected posenc::Error for " << bad;
+    } catch (const posenc::Error& e) {
+      EXPECT_EQ(e.status(), POSENC_ERROR_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(e.what()).find("capacity"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(posenc_primitive_cache_capacity(), capacity);
+  set_capacity(capacity + 1);
+  EXPECT_EQ(posenc_primitive_cache_capacity(), capacity + 1);
+  set_capacity(capacity);
+  EXPECT_EQ(size_of(), posenc_primitive_cache_size());
+  EXPECT_EQ(cap_of(), posenc::Isa(posenc_max_isa()));
+  EXPECT_THROW(posenc::set_max_isa(posenc::Isa(-1)), posenc::Error);
+  EXPECT_EQ(cap_of(), posenc::Isa(posenc_max_isa()));
+}
+
+// Enum values the C enums do not have reach the C ABI as they are (a cast
+// to a C enum would be undefined for them), which refuses them.
+TEST(CppApi, UnknownEnumValuesAreRefused) {
+  auto refuses = [](auto call, const char* argument) {
+    try {
+      call();
+      return ::testing::AssertionFailure() << "expected posenc::Error naming " << argument;
+    } catch (const posenc::Error& e) {
+      if (e.status() == POSENC_ERROR_INVALID_ARGUMENT &&
+          std::string(e.what()).find(argument) != std::string::npos) {
+        return ::testing::AssertionSuccess();
+      }
+      return ::testing::AssertionFailure() << e.status() << ": " << e.what();
+    }
+  };
+  const posenc::Context context;
+  std::vector<float> x(2 * 4, 1.0f), out(x.size());
+  for (int value : {-1, 77, INT32_MIN}) {
+    EXPECT_TRUE(refuses([&] { posenc::Context(posenc::Isa(value)); }, "isa"));
+    EXPECT_TRUE(refuses([&] { posenc::isa_available(posenc::Isa(value)); }, "isa"));
+    const posenc::Sinusoid sinusoid{10000.0, posenc::SinCosLayout(value)};
+    EXPECT_TRUE(
+        refuses([&] { posenc::sinusoid_table(context, 2, 4, out.data(), 0, sinusoid); }, "layout"));
+    EXPECT_TRUE(refuses(
+        [&] {
+          posenc::rope(context, posenc::rope_config(4), posenc::RopeLayout(value), 1, 2, 1, 4,
+                       x.data(), out.data());
+        },
+        "layout"));
+    EXPECT_TRUE(refuses(
+        [&] {
+          posenc::rope(context, posenc::rope_config(4, posenc::RopePairing(value)),
+                       posenc::RopeLayout::bthd, 1, 2, 1, 4, x.data(), out.data());
+        },
+        "pairing"));
+  }
+}
+
+// Worked from the layouts: BHTD [heads, tokens, head_dim] and BTHD [tokens,
+// heads, head_dim] per batch item; a packed qkv's token row holds heads +
+// 2 kv_heads heads, k after q's heads, v after k's. Strides int64 cannot
+// hold are refused, not wrapped (signed overflow would be undefined).
+TEST(CppApi, StrideBuildersRefuseWhatOverflows) {
+  const posenc_token_strides bhtd = posenc::dense_strides(POSENC_LAYOUT_BHTD, 3, 5, 7);
+  EXPECT_EQ(bhtd.batch, 105);
+  EXPECT_EQ(bhtd.head, 35);
+  EXPECT_EQ(bhtd.token, 7);
+  const posenc_token_strides bthd = posenc::dense_strides(POSENC_LAYOUT_BTHD, 3, 5, 7);
+  EXPECT_EQ(bthd.batch, 105);
+  EXPECT_EQ(bthd.head, 7);
+  EXPECT_EQ(bthd.token, 21);
+  const posenc::PackedQkv packed = posenc::packed_qkv(5, 4, 2, 8);
+  EXPECT_EQ(packed.strides.batch, 5 * 64);
+  EXPECT_EQ(packed.strides.head, 8);
+  EXPECT_EQ(packed.strides.token, 64);
+  EXPECT_EQ(packed.k_offset, 32);
+  EXPECT_EQ(packed.v_offset, 48);
+
+  auto overflows = [](auto call, const char* function) {
+    try {
+      call();
+      return ::testing::AssertionFailure() << "expected posenc::Error from " << function;
+    } catch (const posenc::Error& e) {
+      if (e.status() == POSENC_ERROR_OVERFLOW && std::string(e.what()).rfind(function, 0) == 0) {
+        return ::testing::AssertionSuccess();
+      }
+      return ::testing::AssertionFailure() << e.status() << ": " << e.what();
+    }
+  };
+  const int64_t big = int64_t(1) << 22;
+  for (posenc_attention_layout layout : {POSENC_LAYOUT_BHTD, POSENC_LAYOUT_BTHD}) {
+    EXPECT_TRUE(
+        overflows([&] { posenc::dense_strides(layout, big, big, big); }, "posenc::dense_strides"));
+    EXPECT_TRUE(
+        overflows([&] { posenc::dense_strides(layout, -big, big, big); }, "posenc::dense_strides"));
+  }
+  EXPECT_TRUE(overflows([&] { posenc::kv_cache_strides(big, big, big); }, "posenc::dense_strides"));
+  EXPECT_TRUE(overflows([&] { posenc::packed_qkv(big, big, big, big); }, "posenc::packed_qkv"));
+  EXPECT_TRUE(overflows([&] { posenc::packed_qkv(1, INT64_MAX, 1, 1); }, "posenc::packed_qkv"));
+  EXPECT_TRUE(
+      overflows([&] { posenc::packed_qkv(1, 1, INT64_MAX / 2 + 1, 1); }, "posenc::packed_qkv"));
+  EXPECT_TRUE(overflows(
+      [&] {
+        posenc::packed_qkv_desc(posenc::attention_desc(1, 4, big * big, big * big, big),
+                                POSENC_LAYOUT_BHTD);
+      },
+      "posenc::packed_qkv"));
+}
+
 TEST(CppApi, AllocationFailuresArePosencErrors) {
   std::vector<std::pair<int64_t, posenc_status>> cases = {
       {int64_t(1) << 62, POSENC_ERROR_OVERFLOW}, {INT64_MAX, POSENC_ERROR_OVERFLOW}};

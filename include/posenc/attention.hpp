@@ -2,8 +2,8 @@
 // documented there. Every function that calls posenc throws posenc::Error
 // on bad input; the builders of descs and strides fill structs, refusing only
 // what they cannot describe (dense_strides' and packed_qkv_desc's layouts,
-// packed_qkv_desc's lengths and head sizes), and posenc checks the rest
-// where the desc is used.
+// packed_qkv_desc's lengths and head sizes, strides int64 cannot hold), and
+// posenc checks the rest where the desc is used.
 #pragma once
 
 #include <cstddef>
@@ -32,10 +32,17 @@ inline posenc_attention_desc attention_desc(int64_t batch, int64_t heads, int64_
 // layout throws), to mix layouts in one call (a packed qkv in, a BTHD out).
 inline posenc_token_strides dense_strides(posenc_attention_layout layout, int64_t heads,
                                           int64_t tokens, int64_t head_dim) {
-  if (layout == POSENC_LAYOUT_BTHD) return {tokens * heads * head_dim, head_dim, heads * head_dim};
-  if (layout == POSENC_LAYOUT_BHTD) return {heads * tokens * head_dim, tokens * head_dim, head_dim};
-  throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-              "dense_strides: layout must be POSENC_LAYOUT_BHTD or POSENC_LAYOUT_BTHD");
+  constexpr const char* kWhat = "posenc::dense_strides: heads * tokens * head_dim";
+  const bool bthd = layout == POSENC_LAYOUT_BTHD;
+  if (!bthd && layout != POSENC_LAYOUT_BHTD) {
+    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
+                "dense_strides: layout must be POSENC_LAYOUT_BHTD or POSENC_LAYOUT_BTHD");
+  }
+  // The inner product of the two, then the whole tensor's.
+  const int64_t inner = detail::checked_product(bthd ? heads : tokens, head_dim, kWhat);
+  const int64_t batch = detail::checked_product(bthd ? tokens : heads, inner, kWhat);
+  if (bthd) return {batch, head_dim, inner};
+  return {batch, inner, head_dim};
 }
 
 // A KV cache [batch, kv_heads, capacity, head_dim] holding kv_len <=
@@ -54,8 +61,13 @@ struct PackedQkv {
   int64_t k_offset, v_offset;
 };
 inline PackedQkv packed_qkv(int64_t tokens, int64_t heads, int64_t kv_heads, int64_t head_dim) {
-  const int64_t row = (heads + 2 * kv_heads) * head_dim;
-  return {{tokens * row, head_dim, row}, heads * head_dim, (heads + kv_heads) * head_dim};
+  constexpr const char* kWhat = "posenc::packed_qkv: tokens * (heads + 2 * kv_heads) * head_dim";
+  using detail::checked_product, detail::checked_sum;
+  const int64_t k_heads = checked_sum(heads, kv_heads, kWhat);  // q's and k's
+  const int64_t row = checked_product(checked_sum(k_heads, kv_heads, kWhat), head_dim, kWhat);
+  return {{checked_product(tokens, row, kWhat), head_dim, row},
+          checked_product(heads, head_dim, kWhat),
+          checked_product(k_heads, head_dim, kWhat)};
 }
 
 // desc (self-attention: q_len = kv_len tokens) made STRIDED for a packed qkv

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
 #include <utility>
@@ -39,6 +40,34 @@ void allocate(std::vector<T>& v, uint64_t n, const char* what) {
   }
 }
 
+// `value` as the C enum CEnum: its int, copied, as the C ABI reads an enum
+// (and refuses one it does not know). A cast of a value outside the C
+// enum's range (a negative one, say) would be undefined.
+template <class CEnum, class Enum>
+CEnum c_enum(Enum value) {
+  static_assert(sizeof(CEnum) == sizeof(int), "a C enum holds an int");
+  const int raw = static_cast<int>(value);
+  CEnum c;
+  std::memcpy(&c, &raw, sizeof c);
+  return c;
+}
+
+// a * b and a + b, or posenc::Error (OVERFLOW) whose message starts with
+// `what` where int64 cannot hold them (for sizes that the C ABI would
+// otherwise be given wrapped).
+inline int64_t checked_product(int64_t a, int64_t b, const char* what) {
+  const bool overflows = a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+                               : (b > 0 ? a < INT64_MIN / b : a != 0 && b < INT64_MAX / a);
+  if (overflows) throw Error(POSENC_ERROR_OVERFLOW, std::string(what) + ": the size overflows");
+  return a * b;
+}
+inline int64_t checked_sum(int64_t a, int64_t b, const char* what) {
+  if (b > 0 ? a > INT64_MAX - b : a < INT64_MIN - b) {
+    throw Error(POSENC_ERROR_OVERFLOW, std::string(what) + ": the size overflows");
+  }
+  return a + b;
+}
+
 }  // namespace detail
 
 // The paths of the C enum posenc_isa, value for value.
@@ -54,7 +83,7 @@ enum class Isa {
 inline const char* version() { return posenc_version(); }
 inline const char* status_string(posenc_status status) { return posenc_status_string(status); }
 
-inline const char* isa_name(Isa isa) { return posenc_isa_name(posenc_isa(isa)); }
+inline const char* isa_name(Isa isa) { return posenc_isa_name(detail::c_enum<posenc_isa>(isa)); }
 // The path a name stands for, as POSENC_MAX_ISA reads it ("avx2", "AVX512", ...).
 inline Isa isa_from_name(const std::string& name) {
   if (name.find('\0') != std::string::npos) {  // the C function would read up to it
@@ -66,10 +95,10 @@ inline Isa isa_from_name(const std::string& name) {
 }
 inline bool isa_available(Isa isa) {
   int available = 0;
-  check(posenc_isa_available(posenc_isa(isa), &available));
+  check(posenc_isa_available(detail::c_enum<posenc_isa>(isa), &available));
   return available != 0;
 }
-inline void set_max_isa(Isa isa) { check(posenc_set_max_isa(posenc_isa(isa))); }
+inline void set_max_isa(Isa isa) { check(posenc_set_max_isa(detail::c_enum<posenc_isa>(isa))); }
 inline Isa max_isa() { return Isa(posenc_max_isa()); }
 inline Isa best_isa() { return Isa(posenc_best_isa()); }
 
@@ -96,7 +125,7 @@ class Context {
  public:
   Context() = default;
   explicit Context(Isa isa, int num_threads = 0) {
-    check(posenc_context_create(posenc_isa(isa), num_threads, &handle_));
+    check(posenc_context_create(detail::c_enum<posenc_isa>(isa), num_threads, &handle_));
   }
   Context(Context&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
   Context& operator=(Context&& other) noexcept {

@@ -29,7 +29,7 @@ inline posenc_rope_config rope_config(int64_t rotary_dim,
                                       double base = 10000.0) {
   posenc_rope_config config;
   check(posenc_rope_config_init(&config, rotary_dim));
-  config.pairing = posenc_rope_pairing(pairing);
+  config.pairing = detail::c_enum<posenc_rope_pairing>(pairing);
   config.base = base;
   return config;
 }
@@ -93,6 +93,7 @@ class RopeSource {
  public:
   RopeSource(const RopeCache& cache) : cache_(cache.get()) {}
   RopeSource(RopeCache&&) = delete;
+  RopeSource(const RopeCache&&) = delete;
   RopeSource(const posenc_rope_config& config) : config_(config), on_the_fly_(true) {}
 
   const posenc_rope_config* config() const { return on_the_fly_ ? &config_ : nullptr; }
@@ -124,8 +125,8 @@ void rope(const Context& context, RopeSource angles, RopeLayout layout, int64_t 
           int64_t tokens, int64_t heads, int64_t head_dim, const Value* x, Value* out,
           posenc_rope_positions positions = rope_offset(0)) {
   check(posenc_rope(context.get(), angles.config(), angles.cache(), &positions,
-                    posenc_rope_layout(layout), rope_dtype(x), batch, tokens, heads, head_dim,
-                    x, out));
+                    detail::c_enum<posenc_rope_layout>(layout), rope_dtype(x), batch, tokens, heads,
+                    head_dim, x, out));
 }
 
 template <class Value>
@@ -134,8 +135,8 @@ void rope_qk(const Context& context, RopeSource angles, RopeLayout layout, int64
              Value* q_out, const Value* k, Value* k_out,
              posenc_rope_positions positions = rope_offset(0)) {
   check(posenc_rope_qk(context.get(), angles.config(), angles.cache(), &positions,
-                       posenc_rope_layout(layout), rope_dtype(q), batch, tokens, q_heads,
-                       k_heads, head_dim, q, q_out, k, k_out));
+                       detail::c_enum<posenc_rope_layout>(layout), rope_dtype(q), batch, tokens,
+                       q_heads, k_heads, head_dim, q, q_out, k, k_out));
 }
 
 }  // namespace posenc

@@ -94,11 +94,11 @@ posenc_status posenc_isa_available(posenc_isa isa, int* available) {
 posenc_status posenc_set_max_isa(posenc_isa isa) {
   return guard("posenc_set_max_isa", [&] {
     require_isa(isa, true);
-    set_max_isa(isa);
+    set_isa_cap(isa);
   });
 }
 
-posenc_isa posenc_max_isa(void) { return max_isa(); }
+posenc_isa posenc_max_isa(void) { return isa_cap(); }
 
 posenc_isa posenc_best_isa(void) { return best_isa_under_cap(); }
 
@@ -121,13 +121,13 @@ posenc_status posenc_set_primitive_cache_capacity(int64_t capacity) {
     if (capacity < 1) {
       invalid("capacity (" + std::to_string(capacity) + ") must be at least 1");
     }
-    set_primitive_cache_capacity(capacity);
+    set_matmul_cache_capacity(capacity);
   });
 }
 
-int64_t posenc_primitive_cache_capacity(void) { return primitive_cache_capacity(); }
+int64_t posenc_primitive_cache_capacity(void) { return matmul_cache_capacity(); }
 
-int64_t posenc_primitive_cache_size(void) { return primitive_cache_size(); }
+int64_t posenc_primitive_cache_size(void) { return matmul_cache_size(); }
 
 void posenc_release_thread_memory(void) {
   release_kept_buffers();

@@ -118,14 +118,14 @@ std::string isa_names() {
   return names;
 }
 
-posenc_isa max_isa() { return cap_state().get(); }
+posenc_isa isa_cap() { return cap_state().get(); }
 
-void set_max_isa(posenc_isa isa) { cap_state().set(isa); }
+void set_isa_cap(posenc_isa isa) { cap_state().set(isa); }
 
 namespace {
 
 bool runs_under_cap(posenc_isa isa) {
-  return isa_rank(isa) <= isa_rank(max_isa()) && cpu_supports(isa);
+  return isa_rank(isa) <= isa_rank(isa_cap()) && cpu_supports(isa);
 }
 
 }  // namespace
@@ -152,10 +152,10 @@ posenc_isa resolve_isa(posenc_isa requested, const char* argument) {
                                               posenc_isa_name(requested) +
                                               " path is not available on this CPU or build");
   }
-  if (isa_rank(requested) > isa_rank(max_isa())) {
+  if (isa_rank(requested) > isa_rank(isa_cap())) {
     throw Error(POSENC_ERROR_UNSUPPORTED, std::string(argument) + ": " +
                                               posenc_isa_name(requested) + " is above the cap " +
-                                              posenc_isa_name(max_isa()));
+                                              posenc_isa_name(isa_cap()));
   }
   return compiled_isa_path(requested)->isa;  // on aarch64 BASELINE is the NEON path
 }

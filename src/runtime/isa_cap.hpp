@@ -22,10 +22,10 @@ bool isa_of_name(const char* name, posenc_isa* isa) noexcept;
 // The cap in force (AUTO when uncapped). The first call reads POSENC_MAX_ISA
 // and applies it to oneDNN; an unknown value there is reported on stderr once
 // and ignored.
-posenc_isa max_isa();
+posenc_isa isa_cap();
 
 // Sets the cap; throws posenc::Error if oneDNN can no longer be capped.
-void set_max_isa(posenc_isa isa);
+void set_isa_cap(posenc_isa isa);
 
 // The best path the CPU supports under the cap (never AUTO).
 posenc_isa best_isa_under_cap();

@@ -86,7 +86,7 @@ struct CachedMatmul {
 // posenc when the process exits keep using them (destroyed at exit, they
 // crashed such threads).
 dnnl::engine& cpu_engine() {
-  max_isa();  // applies POSENC_MAX_ISA to oneDNN before its first primitive
+  isa_cap();  // applies POSENC_MAX_ISA to oneDNN before its first primitive
   static dnnl::engine& engine = *new dnnl::engine(dnnl::engine::kind::cpu, 0);
   return engine;
 }
@@ -919,10 +919,10 @@ const char* onednn_matmul_impl(posenc_dtype type) {
   return names[type == POSENC_BF16 ? 1 : 0].c_str();
 }
 
-void set_primitive_cache_capacity(int64_t capacity) { matmul_cache().set_capacity(capacity); }
-int64_t primitive_cache_capacity() { return matmul_cache().capacity(); }
-int64_t primitive_cache_size() { return matmul_cache().size(); }
-int64_t primitive_cache_evictions() { return matmul_cache().evictions(); }
+void set_matmul_cache_capacity(int64_t capacity) { matmul_cache().set_capacity(capacity); }
+int64_t matmul_cache_capacity() { return matmul_cache().capacity(); }
+int64_t matmul_cache_size() { return matmul_cache().size(); }
+int64_t matmul_cache_evictions() { return matmul_cache().evictions(); }
 
 void release_gemm_slots() {
   std::vector<std::unique_ptr<GemmSlot>>().swap(own_slots());

@@ -108,7 +108,7 @@ class GemmSlots {
 };
 
 // Primitives the cache has dropped so far.
-int64_t primitive_cache_evictions();
+int64_t matmul_cache_evictions();
 
 // Frees the calling thread's GEMM slots (its streams, memory objects,
 // scratchpads and output copies: posenc_release_thread_memory); its next
@@ -128,7 +128,7 @@ template <class Tag, size_t N>
 class PreparedProblem {
  public:
   explicit PreparedProblem(const std::array<int64_t, N>& key)
-      : key_(key), evictions_(primitive_cache_evictions()), releases_(gemm_slot_releases()) {}
+      : key_(key), evictions_(matmul_cache_evictions()), releases_(gemm_slot_releases()) {}
   bool before() const {
     for (const Record& r : recent().records) {
       if (r.evictions == evictions_ && r.releases == releases_ && r.key == key_) return true;
@@ -165,9 +165,9 @@ class PreparedProblem {
 // default, or POSENC_PRIMITIVE_CACHE_CAPACITY from the environment, holds
 // the GEMMs of many shapes of every op; a primitive takes some tens of kB.
 constexpr int64_t kDefaultPrimitiveCacheCapacity = 1024;
-void set_primitive_cache_capacity(int64_t capacity);
-int64_t primitive_cache_capacity();
-int64_t primitive_cache_size();
+void set_matmul_cache_capacity(int64_t capacity);
+int64_t matmul_cache_capacity();
+int64_t matmul_cache_size();
 
 // Bytes of B packed for the GEMM of `shape` (b_packed set, batch 1), or 0
 // when oneDNN takes B as it is stored (packing would only copy it).
