@@ -47,9 +47,16 @@ class View:
     """One tensor or array: obj (kept alive), ptr, dtype (posenc F32/BF16,
     "int32"/"int64", or None for any other), shape and strides in elements."""
 
-    __slots__ = ("obj", "ptr", "dtype", "shape", "strides", "contiguous")
+    __slots__ = ("obj", "ptr", "dtype", "shape", "strides", "contiguous", "negated")
 
     def __init__(self, x, name):
+        # A tensor with torch's negative bit (a lazy negation, such as a
+        # complex tensor's conj().imag) holds the values before it in memory:
+        # an input is read from a copy with the negation done (obj), an
+        # output is refused (writable).
+        self.negated = is_torch(x) and x.is_neg()
+        if self.negated:
+            x = x.resolve_neg()
         if is_torch(x):
             if not x.is_cpu:
                 raise ValueError(f"{name}: posenc runs on the CPU, got a {x.device} tensor")
@@ -155,6 +162,9 @@ def writable(v, name):
     through values saved before posenc overwrote them."""
     if isinstance(v.obj, np.ndarray) and not v.obj.flags.writeable:
         raise ValueError(f"{name}: read-only array")
+    if v.negated:
+        raise ValueError(f"{name}: a tensor with torch's negative bit (a lazy negation) is "
+                         "not written in place: pass one without it (resolve_neg())")
     if is_torch(v.obj):
         try:  # an in-place op on no element: torch's checks and version bump
             v.obj.as_strided((0,), (1,)).zero_()
@@ -164,13 +174,16 @@ def writable(v, name):
 
 
 def workspace_buffer(workspace):
-    """(pointer, bytes) of a caller's workspace: a bytearray, or a dense,
-    writable numpy array or CPU torch tensor; (None, 0) for none."""
+    """(pointer, bytes, keep) of a caller's workspace: a bytearray, or a
+    dense, writable numpy array or CPU torch tensor; (None, 0, None) for
+    none. keep must stay referenced until the call returns: for a bytearray
+    it holds the buffer's export, without which another thread could resize
+    (and free) it while posenc writes there."""
     if workspace is None:
-        return None, 0
+        return None, 0, None
     if isinstance(workspace, bytearray):
-        return ctypes.addressof((ctypes.c_char * len(workspace)).from_buffer(workspace)), \
-            len(workspace)
+        keep = (ctypes.c_char * len(workspace)).from_buffer(workspace)
+        return ctypes.addressof(keep), len(workspace), keep
     if is_torch(workspace):
         # As an output: on the CPU, not requiring grad in grad mode, and
         # written as by an in-place op.
@@ -178,11 +191,11 @@ def workspace_buffer(workspace):
         if not v.contiguous:
             raise ValueError("workspace: must be a contiguous CPU tensor")
         writable(v, "workspace")
-        return workspace.data_ptr(), workspace.numel() * workspace.element_size()
+        return workspace.data_ptr(), workspace.numel() * workspace.element_size(), workspace
     if isinstance(workspace, np.ndarray):
         if not workspace.flags.c_contiguous or not workspace.flags.writeable:
             raise ValueError("workspace: must be a contiguous, writable array")
-        return workspace.ctypes.data, workspace.nbytes
+        return workspace.ctypes.data, workspace.nbytes, workspace
     raise TypeError(f"workspace: expected a bytearray, a numpy array or a torch tensor, "
                     f"got {type(workspace).__name__}")
 
@@ -203,9 +216,10 @@ def dtype_code(dtype, argument="dtype"):
     return code
 
 
-def output(out, like, shape, dtype, name="out"):
+def output(out, like, shape, dtype, name="out", dtype_argument="out_dtype"):
     """The output View: `out` checked (dense, the shape and dtype), or a new
-    tensor of the kind of `like` (torch tensor or numpy array; None: numpy)."""
+    tensor of the kind of `like` (torch tensor or numpy array; None: numpy;
+    dtype_argument: the argument that asked for bfloat16)."""
     if out is not None:
         v = writable(view(out, name, kinds=FLOATS), name)
         expect_shape(v, shape, name)
@@ -218,9 +232,10 @@ def output(out, like, shape, dtype, name="out"):
     if like is not None and is_torch(like):
         torch = torch_module()
         return view(torch.empty(shape, dtype=torch.bfloat16 if dtype == _abi.BF16
-                                else torch.float32), name, kinds=FLOATS)
+                                else torch.float32, device="cpu"), name, kinds=FLOATS)
     if dtype == _abi.BF16:
-        raise TypeError(f"{name}: bfloat16 results need torch (numpy has no bfloat16)")
+        raise TypeError(f"{dtype_argument}: bfloat16 results need torch (numpy has no "
+                        "bfloat16): pass torch tensors")
     return view(np.empty(shape, dtype=np.float32), name, kinds=FLOATS)
 
 
@@ -229,5 +244,5 @@ def result_kind(dtype):
     result, anything else for numpy. Returns (`like` for output(), code)."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(dtype, torch.dtype):
-        return torch.empty(0), dtype_code(dtype)
+        return torch.empty(0, device="cpu"), dtype_code(dtype)
     return None, dtype_code(dtype if dtype is not None else "float32")

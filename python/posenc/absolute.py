@@ -18,7 +18,7 @@ def _table_output(out, dtype, shape):
         if dtype is not None and code != out_code:
             raise TypeError(f"dtype: {dtype} is not out's dtype")
         return _tensor.output(out, None, shape, out_code)
-    return _tensor.output(None, like, shape, code)
+    return _tensor.output(None, like, shape, code, dtype_argument="dtype")
 
 
 def sinusoid_table(length, dim, start=0, base=10000.0, layout="interleaved", dtype=None,

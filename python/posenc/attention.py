@@ -185,7 +185,7 @@ def _mask_as_read(mask):
     if in_torch:
         torch = _tensor.torch_module()
         if mask.dtype == torch.bool:
-            additive = torch.zeros(mask.shape, dtype=torch.float32)
+            additive = torch.zeros(mask.shape, dtype=torch.float32, device="cpu")
             return additive.masked_fill_(mask.logical_not(), -math.inf)
     elif mask.dtype == np.bool_:
         return np.where(mask, np.float32(0), np.float32(-np.inf))
@@ -384,10 +384,10 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
         bias_uses_scaled_q, max_distance, map_size, value_table, mask, kv_lengths, q_lengths,
         query_offsets, out, out_dtype, window, class_token, num_buckets, bidirectional,
         relative_order, kv_map_size)
-    pointer, size = _tensor.workspace_buffer(workspace)
+    pointer, size, pinned = _tensor.workspace_buffer(workspace)
     check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                pointer, size))
-    del keep
+    del keep, pinned
     return ov.obj
 
 
@@ -445,8 +445,10 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     b = None
     if qkv_bias is not None:
         b = _tensor.dense(qkv_bias, "qkv_bias", 1, _tensor.FLOATS)
-        if tuple(b.shape) != (rows,) or b.dtype != f.dtype:
-            raise ValueError(f"qkv_bias: expected [{rows}] of fmap's dtype")
+        if tuple(b.shape) != (rows,):
+            raise ValueError(f"qkv_bias: expected [{rows}], got {list(b.shape)}")
+        if b.dtype != f.dtype:
+            raise TypeError("qkv_bias: must have fmap's dtype")
     desc = _abi.BottleneckDesc()
     lib.posenc_bottleneck_desc_init(ctypes.byref(desc), batch, channels, height, width, heads,
                                     head_dim)
@@ -462,7 +464,8 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
                        desc.out_dtype)
     tensors = _abi.BottleneckTensors(f.ptr, w.ptr, None if b is None else b.ptr, th.ptr, tw.ptr,
                                      o.ptr)
-    pointer, size = _tensor.workspace_buffer(workspace)
+    pointer, size, pinned = _tensor.workspace_buffer(workspace)
     check(lib.posenc_bottleneck(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                 pointer, size))
+    del pinned
     return o.obj

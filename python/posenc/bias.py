@@ -92,7 +92,7 @@ def kind_fields(kind, table, heads=None, window=None, class_token=False, max_dis
             f.heads = shape[0]
         f.bidirectional = _abi.flag(bidirectional, "bidirectional")
     if heads is not None:
-        heads = _abi.integer(heads, "heads")
+        heads = _abi.count(heads, "heads")
         if f.heads is not None and f.heads != heads:
             raise ValueError(f"table: has {f.heads} heads, not {heads}")
         f.heads = heads

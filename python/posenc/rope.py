@@ -128,8 +128,10 @@ def rope_qk(q, k, config=None, cache=None, offset=0, positions=None, layout="bth
     layout_code = _abi.enum_value(_abi.ROPE_LAYOUT, layout, "layout")
     qv, batch, tokens, q_heads, head_dim = _rope_tensor(q, "q", layout.lower())
     kv, k_batch, k_tokens, k_heads, k_dim = _rope_tensor(k, "k", layout.lower())
-    if (k_batch, k_tokens, k_dim) != (batch, tokens, head_dim) or kv.dtype != qv.dtype:
-        raise ValueError("k: batch, tokens, head_dim and dtype must be q's")
+    if (k_batch, k_tokens, k_dim) != (batch, tokens, head_dim):
+        raise ValueError("k: batch, tokens and head_dim must be q's")
+    if kv.dtype != qv.dtype:
+        raise TypeError("k: must have q's dtype")
     qo = _tensor.output(q_out, q, qv.shape, qv.dtype, "q_out")
     ko = _tensor.output(k_out, k, kv.shape, kv.dtype, "k_out")
     config_p, cache_p, where, keep = _angles(config, cache, offset, positions, batch, tokens)

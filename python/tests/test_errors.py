@@ -543,3 +543,73 @@ def test_contexts_and_rope_caches_copy_and_pickle():
     del cache, context, copies, module
     gc.collect()
     assert torch.equal(posenc.rope(x, cache=cache2, context=context2), want)
+
+
+def test_lazily_negated_tensors_are_read_negated_and_not_written():
+    """A tensor with torch's negative bit (a complex tensor's conj().imag, a
+    neg view) holds the values before the negation: posenc reads it as torch
+    does, negated, and refuses to write one in place."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 6, 8) for _ in range(3))
+    negated = torch._neg_view(q)
+    assert negated.is_neg() and negated.is_contiguous()
+    torch.testing.assert_close(posenc.attention(negated, k, v), posenc.attention(-q, k, v),
+                               rtol=0, atol=0)
+    imaginary = torch.randn(1, 2, 6, 8, dtype=torch.complex64).conj().imag
+    assert imaginary.is_neg()
+    torch.testing.assert_close(posenc.attention(imaginary, k, v),
+                               posenc.attention(imaginary.clone(), k, v), rtol=0, atol=0)
+    x = torch.randn(2, 3, 4)
+    out = torch._neg_view(torch.full((2, 3, 4), 7.0))
+    with pytest.raises(ValueError, match="out: a tensor with torch's negative bit"):
+        posenc.add_sinusoid(x, out=out)
+    assert bool((out == -7.0).all())
+
+
+def test_a_bytearray_workspace_is_held_through_the_call():
+    """A bytearray's buffer stays exported while posenc writes it: another
+    thread resizing it (and freeing the memory) during the call is refused
+    by Python instead."""
+    from posenc import _tensor
+    workspace = bytearray(64)
+    _, size, pinned = _tensor.workspace_buffer(workspace)
+    assert size == 64
+    with pytest.raises(BufferError):
+        workspace.extend(b"more")
+    del pinned
+    workspace.extend(b"more")
+
+
+@pytest.mark.skipif(not hasattr(torch, "set_default_device"),
+                    reason="torch's default device came with torch 2.0")
+def test_results_are_made_on_the_cpu_whatever_the_default_device():
+    q = torch.randn(1, 2, 6, 8)
+    mask = torch.rand(1, 1, 6, 6) > 0.3
+    mask[..., 0] = True
+    expected = posenc.attention(q, q, q, mask=mask)
+    with torch.device("meta"):
+        actual = posenc.attention(q, q, q, mask=mask)
+        table = posenc.sinusoid_table(4, 8, dtype=torch.float32)
+    assert actual.device.type == "cpu" and table.device.type == "cpu"
+    torch.testing.assert_close(actual, expected, rtol=0, atol=0)
+
+
+def test_dtype_mismatches_are_type_errors_naming_the_argument():
+    fmap, w = torch.randn(1, 8, 2, 3), torch.randn(2 * 3 * 4, 8)
+    rel_h, rel_w = torch.randn(3, 4), torch.randn(5, 4)
+    with pytest.raises(TypeError, match="qkv_bias: must have fmap's dtype"):
+        posenc.bottleneck_mhsa(fmap, w, rel_h, rel_w, heads=2, qkv_bias=torch.randn(24).bfloat16())
+    with pytest.raises(ValueError, match=r"qkv_bias: expected \[24\], got \[23\]"):
+        posenc.bottleneck_mhsa(fmap, w, rel_h, rel_w, heads=2, qkv_bias=torch.randn(23))
+    q = torch.randn(1, 3, 2, 8)
+    with pytest.raises(TypeError, match="k: must have q's dtype"):
+        posenc.rope_qk(q, q.bfloat16(), config=posenc.rope_config(8))
+    with pytest.raises(ValueError, match="k: batch, tokens and head_dim must be q's"):
+        posenc.rope_qk(q, torch.randn(1, 4, 2, 8), config=posenc.rope_config(8))
+    x = np.ones((1, 1, 4, 8), np.float32)
+    with pytest.raises(TypeError, match="out_dtype: bfloat16 results need torch"):
+        posenc.attention(x, x, x, out_dtype="bfloat16")
+    with pytest.raises(TypeError, match="dtype: bfloat16 results need torch"):
+        posenc.sinusoid_table(4, 8, dtype="bfloat16")
+    with pytest.raises(ValueError, match="heads: must be >= 0, got -1"):
+        posenc.position_bias("alibi", heads=-1, q_len=2, kv_len=2, bidirectional=True)

@@ -6,7 +6,8 @@ window attention (odd and non-square windows, shifted and not, padded maps)
 and BEiT attention (class token, q and v biases, a shared bias), whole timm
 models; fp32 within 1e-5 of the
 output's magnitude, bf16 within 2e-2 (on every CPU: bf16 is widened to fp32
-where oneDNN does not multiply it in hardware); refusals; the fallback under autograd and in training."""
+where oneDNN does not multiply it in hardware); refusals; the fallback under autograd and in
+training, under torch.jit.trace and for hooks on the submodules posenc does not run."""
 import copy
 import pickle
 
@@ -582,3 +583,113 @@ def test_torch_compile_keeps_the_custom_ops_in_its_graph(kind):
         actual = compiled(x, **kwargs)
     assert [node.target for g in graphs for node in g.graph.nodes].count(op) == 1
     torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
+
+
+def _explicit(module):
+    """module on timm's explicit path (its softmax and attn_drop called), as
+    timm's AttentionExtract sets it."""
+    if hasattr(module, "fused_attn"):
+        module.fused_attn = False
+    return module.eval()
+
+
+SKIPPED_SUBMODULES = [
+    (lambda: randomize_bias_tables(timm_swin.WindowAttention(16, num_heads=2, window_size=3)),
+     (2, 9, 16), ("softmax", "attn_drop")),
+    (lambda: randomize_bias_tables(timm_beit.Attention(16, num_heads=2, qkv_bias=True,
+                                                       window_size=(3, 3))),
+     (2, 10, 16), ("attn_drop",)),
+    (lambda: randomize_position_tables(timm_sam.Attention(16, num_heads=2, use_rel_pos=True,
+                                                          input_size=(3, 4))),
+     (2, 3, 4, 16), ("attn_drop",)),
+    (lambda: timm_botnet.BottleneckAttn(8, 16, feat_size=(4, 6), stride=2, num_heads=2),
+     (2, 8, 4, 6), ("pos_embed", "pool")),
+]
+
+
+@pytest.mark.parametrize("make,shape,skipped", SKIPPED_SUBMODULES,
+                         ids=["swin", "beit", "sam", "botnet"])
+def test_hooks_on_submodules_posenc_does_not_run_fall_back(make, shape, skipped):
+    """timm's forward gives these submodules what posenc's fused attention
+    never makes (the probabilities) or runs inside it: while one has a
+    forward hook, or while global forward hooks are registered, the call
+    runs the original forward, and each hook sees what it sees unpatched."""
+    torch.manual_seed(0)
+    module = _explicit(make())
+    reference = copy.deepcopy(module)
+    posenc_torch.patch(module)
+    x = torch.randn(*shape)
+    for name in skipped:
+        seen, seen_unpatched = [], []
+        handles = [getattr(m, name).register_forward_hook(
+            lambda _m, _inputs, out, record=record: record.append(out))
+            for m, record in ((module, seen), (reference, seen_unpatched))]
+        try:
+            with torch.no_grad():
+                actual, expected = module(x), reference(x)
+        finally:
+            for handle in handles:
+                handle.remove()
+        assert len(seen) == len(seen_unpatched) == 1, name
+        torch.testing.assert_close(seen[0], seen_unpatched[0], rtol=0, atol=0)
+        torch.testing.assert_close(actual, expected, rtol=0, atol=0)
+    calls = []
+    hook = torch.nn.modules.module.register_module_forward_hook(
+        lambda m, _inputs, _out: calls.append(type(m).__name__))
+    try:
+        with torch.no_grad():
+            actual = module(x)
+            unpatched_calls = calls[:]
+            calls.clear()
+            expected = reference(x)
+    finally:
+        hook.remove()
+    assert unpatched_calls == calls
+    torch.testing.assert_close(actual, expected, rtol=0, atol=0)
+
+
+def test_skipped_submodules_that_could_compute_are_refused():
+    """The submodules the patched forward does not run must compute nothing
+    in eval mode (Dropout, Identity, a softmax over the keys, timm's own
+    positional logits and 2x2 pool): others are refused by name."""
+    swin_softmax = timm_swin.WindowAttention(16, num_heads=2, window_size=3)
+    swin_softmax.softmax = torch.nn.Softmax(dim=2)
+    swin_drop = timm_swin.WindowAttention(16, num_heads=2, window_size=3)
+    swin_drop.attn_drop = torch.nn.Tanh()
+    beit = timm_beit.Attention(16, num_heads=2, window_size=(2, 2))
+    beit.attn_drop = torch.nn.AlphaDropout(0.1)
+    sam = timm_sam.Attention(16, num_heads=2)
+    sam.attn_drop = torch.nn.ReLU()
+    botnet_pool = timm_botnet.BottleneckAttn(8, 16, feat_size=(4, 6), stride=2, num_heads=2)
+    botnet_pool.pool = torch.nn.MaxPool2d(2)
+    botnet_pos = timm_botnet.BottleneckAttn(8, 16, feat_size=(4, 6), num_heads=2)
+    botnet_pos.pos_embed = torch.nn.Identity()
+    model = torch.nn.Sequential(swin_softmax, swin_drop, beit, sam, botnet_pool, botnet_pos,
+                                timm_swin.WindowAttention(16, num_heads=2, window_size=3))
+    with pytest.raises(posenc_torch.PatchError) as refused:
+        posenc_torch.patch(model)
+    message = str(refused.value)
+    assert "0: swin_attention: softmax (Softmax) is not an nn.Softmax over the keys" in message
+    assert "1: swin_attention: attn_drop (Tanh) is not an nn.Dropout" in message
+    assert "2: beit_attention: attn_drop (AlphaDropout) is not an nn.Dropout" in message
+    assert "3: sam_attention: attn_drop (ReLU) is not an nn.Dropout" in message
+    assert "4: bottleneck_attention: pool (MaxPool2d) is neither" in message
+    assert "5: bottleneck_attention: pos_embed (Identity) is not timm's PosEmbedRel" in message
+    assert [name for name, _ in refused.value.refused] == ["0", "1", "2", "3", "4", "5"]
+    assert not any(posenc_torch.is_patched(m) for m in model.modules())
+
+
+def test_traced_patched_module_records_timm_ops():
+    """torch.jit.trace (and torch.onnx.export, which traces) records the
+    original forward's ops: without custom ops (torch before 2.4) posenc's
+    call would be invisible to it, and the trace would keep only the
+    allocation of its output."""
+    torch.manual_seed(0)
+    module = randomize_bias_tables(timm_swin.WindowAttention(16, num_heads=2, window_size=3))
+    reference = copy.deepcopy(module.eval())
+    posenc_torch.patch(module)
+    x, other = torch.randn(2, 9, 16), torch.randn(2, 9, 16)
+    with torch.no_grad():
+        traced = torch.jit.trace(module, x, check_trace=False)
+        torch.testing.assert_close(traced(other), reference(other), rtol=0, atol=0)
+        torch.testing.assert_close(module(other), reference(other), rtol=1e-5, atol=1e-5)

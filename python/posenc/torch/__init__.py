@@ -25,17 +25,21 @@ attribute such as a wrapper, among them: posenc would skip it). A patched
 module falls back to its original forward in
 training mode, when autograd would record it (grad enabled and the input or
 a parameter requires grad: run inference under torch.no_grad() or
-torch.inference_mode()), under torch.autocast, and for inputs posenc does
-not take (an input or mask not on the CPU, or neither float32 nor
-bfloat16), and where timm's forward would refuse the call or run more than
-posenc does: a BottleneckAttn given another map size, an empty batch or an
-input of another dtype than its qkv weight, or called while global forward
-hooks are registered (they would run on its qkv convolution); a BEiT shared
-bias torch would not broadcast. A query whose mask row is -inf for every
-key gets attention output zeros, where timm's explicit softmax gives NaN.
-A module is checked when it is
-patched: a Swin or BEiT index or SAM's rope changed afterwards is not seen
-until it is unpatched and patched again. A patched model can be deep-copied,
+torch.inference_mode()), under torch.autocast, under torch.jit.trace (and
+so torch.onnx.export: before torch 2.4 the trace would not see posenc's
+call, and an exporter would not know its op; the trace records timm's
+ops), and for inputs posenc does not take (an input or mask not on the
+CPU, or neither float32 nor bfloat16), and where timm's forward would
+refuse the call or run more than posenc does: a BottleneckAttn given
+another map size, an empty batch or an input of another dtype than its qkv
+weight; a BEiT shared bias torch would not broadcast; while global forward
+hooks are registered, or forward hooks on a submodule timm's forward calls
+and posenc's does not (attn_drop, Swin's softmax, BottleneckAttn's
+pos_embed and pool, whose classes patch checks: _skipped.py). A query
+whose mask row is -inf for every key gets attention output zeros, where
+timm's explicit softmax gives NaN. A module is checked when it is patched:
+a Swin or BEiT index or SAM's rope changed afterwards is not seen until it
+is unpatched and patched again. A patched model can be deep-copied,
 pickled and saved as it is (a shallow copy.copy's forward stays the
 original module's). dtype=torch.bfloat16 runs the attention in bf16
 (outputs keep the input's dtype); None runs it in the input's dtype.
@@ -50,6 +54,7 @@ import torch
 from . import beit, botnet, sam, swin
 from ._original import (has_own_forward, is_patched, original_forward, patched_dtype,
                         restore, set_patched_forward)
+from ._skipped import hooks_need_original
 
 PatchedModule = collections.namedtuple("PatchedModule", "name kind")
 
@@ -109,11 +114,14 @@ def _forward(module, kind, dtype, x, *args, **kwargs):
     Plain arguments only (the kind, not its implementation's Python
     module), so that a patched model can be copied, pickled and saved."""
     inputs = (x,) + args + tuple(kwargs.values())
-    if module.training or _autocast() or \
+    implementation = _IMPLEMENTATIONS[kind]
+    if module.training or _autocast() or torch.jit.is_tracing() or \
             any(isinstance(t, torch.Tensor) and (not t.is_cpu or t.dtype not in _INPUT_DTYPES)
-                for t in inputs) or _needs_autograd(module, inputs):
+                for t in inputs) or _needs_autograd(module, inputs) or \
+            hooks_need_original(module, implementation.SKIPPED):
         return original_forward(module)(x, *args, **kwargs)
-    return _IMPLEMENTATIONS[kind].forward(module, dtype, x, *args, **kwargs)
+    return implementation.forward(module, dtype, x, *args, **kwargs)
+
 
 
 def patch(model, dtype=None):

@@ -16,13 +16,19 @@ import torch.nn.functional as F
 
 from . import _ops
 from ._original import original_forward, original_scale
+from ._skipped import attn_drop_reason
 from .swin import index_mismatch
+
+# The submodules timm's explicit path calls and this forward does not
+# (_skipped.py).
+SKIPPED = ("attn_drop",)
 
 
 def cannot_reproduce(module):
     """Why posenc cannot run this module exactly, or None."""
-    if module.relative_position_bias_table is None:
-        return None
+    reason = attn_drop_reason(module)
+    if reason or module.relative_position_bias_table is None:
+        return reason
     return index_mismatch(module, True)
 
 

@@ -11,15 +11,11 @@ import torch
 
 from . import _ops
 from ._original import original_forward
+from ._skipped import plain
 
-
-def _global_hooks():
-    """Whether forward hooks of every module are registered
-    (torch.nn.modules.module.register_module_forward_hook and _pre_hook):
-    timm's forward would run them on qkv and pool, which run in posenc."""
-    module = torch.nn.modules.module
-    return bool(getattr(module, "_global_forward_hooks", None) or
-                getattr(module, "_global_forward_pre_hooks", None))
+# The submodules timm's forward calls and this one does not (_skipped.py);
+# qkv runs from its weight and bias (_qkv_is_plain).
+SKIPPED = ("pos_embed", "pool", "qkv")
 
 
 def _qkv_is_plain(qkv):
@@ -39,18 +35,30 @@ def cannot_reproduce(module):
     if not _qkv_is_plain(module.qkv):
         return (f"qkv ({type(module.qkv).__name__}) is not a plain 1x1 nn.Conv2d without hooks, "
                 "which posenc runs from its weight and bias")
+    if type(module.pos_embed).__name__ != "PosEmbedRel" or "forward" in vars(module.pos_embed):
+        return f"pos_embed ({type(module.pos_embed).__name__}) is not timm's PosEmbedRel"
+    pool = module.pool
+    if not (plain(pool, (torch.nn.Identity,)) or (
+            plain(pool, (torch.nn.AvgPool2d,)) and _pools_2x2(pool))):
+        return f"pool ({type(pool).__name__}) is neither nn.Identity nor nn.AvgPool2d(2, 2)"
     return None
+
+
+def _pools_2x2(pool):
+    """Whether an AvgPool2d averages whole 2x2 blocks, as timm's stride 2."""
+    pair = (lambda v: v if isinstance(v, tuple) else (v, v))
+    return pair(pool.kernel_size) == (2, 2) and pair(pool.stride) == (2, 2) and \
+        pair(pool.padding) == (0, 0) and not pool.ceil_mode and pool.divisor_override is None
 
 
 def forward(module, dtype, x):
     """The patched forward; other map sizes, an empty batch, or an input of
     another dtype than qkv's weight go to timm's (which refuses them), and so
-    does a qkv given hooks or replaced after patching, and every call while
-    global forward hooks are registered."""
+    does a qkv replaced after patching (hooks: _skipped.py)."""
     batch, channels, height, width = x.shape
     pos = module.pos_embed
     if (height, width) != (pos.height, pos.width) or batch == 0 or \
-            not _qkv_is_plain(module.qkv) or x.dtype != module.qkv.weight.dtype or _global_hooks():
+            not _qkv_is_plain(module.qkv) or x.dtype != module.qkv.weight.dtype:
         return original_forward(module)(x)
     run_dtype = dtype or x.dtype
     weight = module.qkv.weight.reshape(module.qkv.weight.shape[0], channels)

@@ -15,6 +15,11 @@ import torch.nn.functional as F
 
 from . import _ops
 from ._original import original_scale
+from ._skipped import attn_drop_reason
+
+# The submodules timm's explicit path calls and this forward does not
+# (_skipped.py; segment_anything's Attention has none).
+SKIPPED = ("attn_drop",)
 
 
 def _table(rel_pos, size, dtype):
@@ -31,7 +36,7 @@ def cannot_reproduce(module):
     """Why posenc cannot run this module exactly, or None."""
     if getattr(module, "rope", None) is not None:
         return "rotary embeddings (rope) are not reproduced"
-    return None
+    return attn_drop_reason(module)
 
 
 def forward(module, dtype, x):

@@ -17,6 +17,11 @@ import torch
 
 from . import _ops
 from ._original import original_scale
+from ._skipped import attn_drop_reason, plain
+
+# The submodules timm's explicit path calls and this forward does not
+# (_skipped.py).
+SKIPPED = ("softmax", "attn_drop")
 
 
 def relative_position_index(window_height, window_width, class_token=False):
@@ -61,7 +66,10 @@ def index_mismatch(module, class_token):
 
 def cannot_reproduce(module):
     """Why posenc cannot run this module exactly, or None."""
-    return index_mismatch(module, False)
+    softmax = module.softmax
+    if not plain(softmax, (torch.nn.Softmax,)) or softmax.dim not in (-1, 3):
+        return f"softmax ({type(softmax).__name__}) is not an nn.Softmax over the keys"
+    return attn_drop_reason(module) or index_mismatch(module, False)
 
 
 def forward(module, dtype, x, mask=None):

@@ -1,0 +1,45 @@
+"""The submodules a kind's original forward calls and its patched forward
+does not: timm's explicit path gives its softmax and attn_drop the
+attention probabilities, which posenc's fused attention never makes, and
+BottleneckAttn's pos_embed and pool run inside posenc. In eval mode they
+compute nothing posenc does not (each kind's cannot_reproduce checks their
+classes), but forward hooks on them would not run: a call falls back to the
+original forward while one has hooks, or while global forward hooks are
+registered (which would run on them), so that every hook sees what it would
+without posenc (timm's AttentionExtract reads the probabilities so)."""
+import torch
+
+
+def plain(submodule, classes):
+    """Whether submodule is one of `classes` itself (not a subclass) without
+    a forward of its own."""
+    return type(submodule) in classes and "forward" not in vars(submodule)
+
+
+def attn_drop_reason(module):
+    """Why module's attn_drop (where it has one) could compute something in
+    eval mode, or None: an nn.Dropout or nn.Identity computes nothing."""
+    drop = getattr(module, "attn_drop", None)
+    if drop is None or plain(drop, (torch.nn.Dropout, torch.nn.Identity)):
+        return None
+    return f"attn_drop ({type(drop).__name__}) is not an nn.Dropout or nn.Identity"
+
+
+def global_hooks():
+    """Whether forward hooks of every module are registered
+    (torch.nn.modules.module.register_module_forward_hook and _pre_hook)."""
+    module = torch.nn.modules.module
+    return bool(getattr(module, "_global_forward_hooks", None) or
+                getattr(module, "_global_forward_pre_hooks", None))
+
+
+def hooks_need_original(module, skipped):
+    """Whether a call must run the original forward for hooks: global ones,
+    or hooks on one of module's submodules named in `skipped`."""
+    if global_hooks():
+        return True
+    for name in skipped:
+        submodule = getattr(module, name, None)
+        if submodule is not None and (submodule._forward_hooks or submodule._forward_pre_hooks):
+            return True
+    return False
