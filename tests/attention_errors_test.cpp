@@ -230,6 +230,66 @@ TEST_F(AttentionErrors, KvHeads) {
 
 // STRIDED with the dense strides of the fixture's tensors; then one thing
 // wrong at a time.
+// Sizes the tensors' extents do not bound (a strided layout's zero strides
+// repeat q's, k's and v's rows across heads) still bound the workspace: its
+// size is refused, not wrapped (a wrapped size let a call write past it).
+TEST_F(AttentionErrors, WorkspaceSizesThatWouldOverflowAreRefused) {
+  size_t bytes = 12345;
+  posenc_attention_desc d;
+  // T5's prepared lines: heads x (2 min(max_distance, q_len + kv_len) + 1)
+  // floats, 2^42 x (2^21 + 1) here, and 2^41 x (2^21 + 1) x 4 bytes.
+  posenc_attention_desc_init(&d, 1, int64_t(1) << 42, 1, int64_t(1) << 20, 1);
+  d.kv_heads = 1;
+  d.layout = POSENC_LAYOUT_STRIDED;
+  d.q_strides = d.k_strides = d.v_strides = posenc_token_strides{0, 0, 1};
+  d.out_strides = posenc_token_strides{0, 1, 1};
+  d.dtype = d.out_dtype = POSENC_BF16;
+  d.bias = POSENC_BIAS_T5;
+  d.num_buckets = 2;
+  d.max_distance = int64_t(1) << 20;
+  EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d, &bytes),
+                         POSENC_ERROR_OVERFLOW, "desc->heads x the bias's distances"));
+  d.heads = int64_t(1) << 41;
+  EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d, &bytes),
+                         POSENC_ERROR_OVERFLOW, "desc: the workspace it needs"));
+  EXPECT_EQ(bytes, 12345u);
+  d.heads = int64_t(1) << 30;  // 2^30 x (2^21 + 1) floats: 8 PiB, but a size
+  ASSERT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_OK) << posenc_last_error();
+  EXPECT_GT(bytes, (size_t(1) << 51) * sizeof(float));
+  // The head sizes: q's rows and the accumulators scale with them.
+  for (int64_t head_dim : {int64_t(1) << 40, int64_t(1) << 56}) {
+    posenc_attention_desc_init(&d, 1, 1, 5, 1, head_dim);
+    bytes = 12345;
+    EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d, &bytes),
+                           POSENC_ERROR_OVERFLOW, "desc->head_dim"));
+    EXPECT_EQ(bytes, 12345u);
+    d.head_dim = 4;
+    d.value_head_dim = head_dim;
+    EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d, &bytes),
+                           POSENC_ERROR_OVERFLOW, "desc->value_head_dim"));
+  }
+}
+
+// A bias's sizes that overflow name the fields that make them.
+TEST_F(AttentionErrors, BiasSizeOverflowsNameTheirFields) {
+  size_t bytes = 12345;
+  posenc_attention_desc d;
+  posenc_attention_desc_init(&d, 1, 1, 1, 1, 4);
+  d.bias = POSENC_BIAS_TABLE_2D;
+  d.map_height = 7;  // 7 x 1317624576693539401 is INT64_MAX
+  d.map_width = 1317624576693539401;
+  d.class_token = 1;
+  EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d, &bytes),
+                         POSENC_ERROR_OVERFLOW,
+                         "desc->map_height * map_width + desc->class_token"));
+  posenc_attention_desc_init(&d, 1, int64_t(1) << 23, 1, 1, 4);
+  d.bias = POSENC_BIAS_TABLE_1D;
+  d.max_distance = int64_t(1) << 40;  // [heads, 2^41 + 1] floats
+  EXPECT_TRUE(fails_with(posenc_attention_workspace_size(nullptr, &d, &bytes),
+                         POSENC_ERROR_OVERFLOW, "tensors->table"));
+  EXPECT_EQ(bytes, 12345u);
+}
+
 TEST_F(AttentionErrors, Strides) {
   auto strided = [&] {
     d_.layout = POSENC_LAYOUT_STRIDED;

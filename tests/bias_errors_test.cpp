@@ -100,6 +100,15 @@ TEST(BiasErrors, PositionBias) {
   // Sizes, alignment, aliasing.
   EXPECT_TRUE(fails(alibi, [](auto& d) { d.q_len = d.kv_len = INT64_MAX / 4; }, kOverflow, "out"));
   EXPECT_TRUE(fails(t5, [](auto& d) { d.heads = INT64_MAX / 16; }, kOverflow, "table"));
+  // 7 x 1317624576693539401 is INT64_MAX: the class token's one more overflows.
+  EXPECT_TRUE(fails(
+      k2d,
+      [](auto& d) {
+        d.window_height = 7;
+        d.window_width = 1317624576693539401;
+        d.class_token = 1;
+      },
+      kOverflow, "desc->window_height * window_width + desc->class_token"));
   EXPECT_TRUE(fails(k1d, [](auto&) {}, kInvalid, "out", t, offset_bytes(o, 1)));
   EXPECT_TRUE(fails(k1d, [](auto&) {}, kInvalid, "table", offset_bytes(t, 2)));
   EXPECT_TRUE(fails(k1d, [](auto&) {}, kAliasing, "table", o + 8));

@@ -64,7 +64,8 @@ int64_t validate_position_bias_fields(const posenc_attention_desc& d) {
   }
   const int64_t table_floats = validate_position_bias_desc(
       ops::position_bias_desc_of(d, d.query_offset),
-      {"desc->map_height", "desc->map_width", "desc->map_height * map_width"});
+      {"desc->map_height", "desc->map_width", "desc->map_height * map_width",
+       "desc->map_height * map_width + desc->class_token", "tensors->table"});
   // The tables are per head by construction ([.., heads] or [heads, ..]).
   if (d.tables_per_head != 0) {
     invalid("desc->tables_per_head must be 0 with bias TABLE_2D, TABLE_1D, T5 or ALIBI");
@@ -192,11 +193,15 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
   // table's rows.
   checked_bytes({d.q_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
   checked_bytes({d.kv_len, 2}, size_t(1) << 24, "desc->q_len + desc->kv_len");
-  // 0 (head_dim) or v's head size, which bounds the workspace's
-  // accumulators (query block x value_head_dim floats).
+  // The head sizes, which bound the workspace's rows of q, keys, values and
+  // accumulators (a block's rows or keys x a head size; a strided layout's
+  // zero strides leave them unbounded by the tensors' extents, which are
+  // checked first). 0 is head_dim for value_head_dim.
   require_non_negative(d.value_head_dim, "desc->value_head_dim");
   checked_bytes({d.value_head_dim}, size_t(1) << 24, "desc->value_head_dim");
-  return DescExtents{validate_attention_layout(d), position_table};
+  const AttentionExtents extents = validate_attention_layout(d);
+  checked_bytes({d.head_dim}, size_t(1) << 24, "desc->head_dim");
+  return DescExtents{extents, position_table};
 }
 
 // One per-sequence tensor: aligned to index_type, every value b in

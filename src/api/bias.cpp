@@ -55,7 +55,7 @@ int64_t validate_table_2d(const posenc_position_bias_desc& d, const PositionBias
   if (d.query_offset != 0) invalid("desc->query_offset must be 0 for kind TABLE_2D");
   const int64_t cells =
       checked_bytes({d.window_height, d.window_width}, 1, names.window_product);
-  const int64_t tokens = checked_sum(cells, d.class_token, "the window's tokens");
+  const int64_t tokens = checked_sum(cells, d.class_token, names.window_tokens);
   if (d.q_len != tokens || d.kv_len != tokens) {
     fail(POSENC_ERROR_SHAPE_MISMATCH,
          "desc->q_len and desc->kv_len must be " + std::string(names.window_product) +
@@ -63,7 +63,7 @@ int64_t validate_table_2d(const posenc_position_bias_desc& d, const PositionBias
              " (got " + std::to_string(d.q_len) + " and " + std::to_string(d.kv_len) + ")");
   }
   return table_2d_rows(d.window_height, d.window_width, d.class_token, names.window_height,
-                       names.window_width, "table");
+                       names.window_width, names.table);
 }
 
 // T5's checks; returns the table's rows (num_buckets).
@@ -111,12 +111,12 @@ int64_t validate_position_bias_desc(const posenc_position_bias_desc& d,
   }
   switch (kind) {
     case POSENC_POSITION_BIAS_TABLE_2D:
-      return checked_bytes({validate_table_2d(d, names), d.heads}, 1, "table");
+      return checked_bytes({validate_table_2d(d, names), d.heads}, 1, names.table);
     case POSENC_POSITION_BIAS_TABLE_1D:
       require_max_distance(d.max_distance, "desc->max_distance");
-      return checked_bytes({d.heads, 2 * d.max_distance + 1}, 1, "table");
+      return checked_bytes({d.heads, 2 * d.max_distance + 1}, 1, names.table);
     case POSENC_POSITION_BIAS_T5:
-      return checked_bytes({validate_t5(d), d.heads}, 1, "table");
+      return checked_bytes({validate_t5(d), d.heads}, 1, names.table);
     default:
       require_flag(d.bidirectional, "desc->bidirectional");
       return d.heads;
@@ -164,7 +164,8 @@ posenc_status posenc_position_bias(posenc_context* context,
   return guard("posenc_position_bias", [&] {
     require_not_null(desc, "desc");
     const int64_t table_floats = validate_position_bias_desc(
-        *desc, {"desc->window_height", "desc->window_width", "desc->window_height * window_width"});
+        *desc, {"desc->window_height", "desc->window_width", "desc->window_height * window_width",
+                "desc->window_height * window_width + desc->class_token", "table"});
     const int64_t out_bytes =
         checked_bytes({desc->heads, desc->q_len, desc->kv_len}, sizeof(float), "out");
     require_tensor_or_empty(out, sizeof(float), out_bytes, "out");

@@ -14,6 +14,8 @@ struct PositionBiasNames {
   const char* window_height;   // "desc->window_height"
   const char* window_width;    // "desc->window_width"
   const char* window_product;  // "desc->window_height * window_width"
+  const char* window_tokens;   // window_product + " + desc->class_token"
+  const char* table;           // "table"
 };
 
 // Checks every field of d (throws naming the first bad one); returns the

@@ -5,6 +5,7 @@
 #include "ops/attention/bias.hpp"
 #include "ops/attention/position_bias.hpp"
 #include "runtime/ceil_div.hpp"
+#include "runtime/checked_size.hpp"
 #include "runtime/workspace.hpp"
 
 namespace posenc::ops {
@@ -52,8 +53,15 @@ constexpr int64_t kMaxSmallRows = 64;
 // values pays (packing_pays).
 constexpr int64_t kMinRowsToPack = 64;
 
+// The most bytes a workspace may take: past it (which no machine holds)
+// its sizes are refused before they could wrap.
+constexpr size_t kMaxWorkspaceBytes = size_t(1) << 62;
+
 // Reserves `bytes` at `offset`, aligned; returns where it starts.
 size_t reserve(size_t& offset, size_t bytes) {
+  if (bytes > kMaxWorkspaceBytes || offset > kMaxWorkspaceBytes - bytes) {
+    size_overflows("desc: the workspace it needs");
+  }
   const size_t start = offset;
   offset += workspace_aligned(bytes);
   return start;
@@ -216,16 +224,20 @@ AttentionPlan plan_attention(const AttentionProblem& problem, int threads, posen
   const AttentionBlocking blocking = attention_blocking(problem, threads, isa);
   const SlotLayout layout = slot_layout(problem, blocking);
   AttentionPlan plan{blocking, layout, {}, 0, 0, 0, 0};
-  size_t offset = size_t(blocking.slots) * layout.bytes;
+  size_t offset = 0;
+  reserve(offset, checked_size_product(size_t(blocking.slots), layout.bytes,
+                                       "desc: the workspace it needs"));
   plan.partials = offset;
   plan.merge_counts = offset;
   if (blocking.splits_keys()) {
     plan.partial = partial_layout(blocking.rows(), blocking.task_gemms(problem).acc_ld);
-    plan.partials = reserve(offset, size_t(blocking.tasks) * plan.partial.bytes);
+    plan.partials = reserve(offset, checked_size_product(size_t(blocking.tasks), plan.partial.bytes,
+                                                         "desc: the workspace it needs"));
     plan.merge_counts = reserve(offset, MergeCounts::bytes(blocking.query_tasks()));
   }
   plan.position_bias =
-      reserve(offset, size_t(PositionBias::prepared_floats(problem)) * sizeof(float));
+      reserve(offset, checked_size_product(size_t(PositionBias::prepared_floats(problem)),
+                                           sizeof(float), "desc: the workspace it needs"));
   plan.workspace_bytes = offset + kWorkspaceAlign;
   return plan;
 }

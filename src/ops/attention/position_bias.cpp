@@ -4,6 +4,7 @@
 
 #include "ops/bias/alibi_slopes.hpp"
 #include "posenc/core.h"
+#include "runtime/checked_size.hpp"
 
 namespace posenc::ops {
 namespace {
@@ -54,7 +55,10 @@ int64_t PositionBias::prepared_floats(const AttentionProblem& p) {
              (expands_window(p) ? p.heads * p.q_len * p.q_len : 0);
     case POSENC_BIAS_TABLE_1D:
     case POSENC_BIAS_T5:
-      return p.heads * (2 * line_reach(p) + 1);
+      // (line_reach is at most q_len + kv_len, which validation bounds;
+      // heads is not, where a strided layout repeats q's rows.)
+      return checked_count_product(p.heads, 2 * line_reach(p) + 1,
+                                   "desc->heads x the bias's distances");
     case POSENC_BIAS_ALIBI:
       return p.heads;
     default:
