@@ -581,6 +581,32 @@ TEST(RelativeEmptyCalls, Logits1d) {
   EXPECT_TRUE(q.payload_untouched() && table.payload_untouched());
 }
 
+// A clip and a query offset near INT64_MAX (each valid; their sum is not
+// formed): every distance is below -clip, so every logit is q . table row 0
+// (the table stored from -clip). Worked: q = 1, 2, 3, 4 and row 0 = 1, 1,
+// 1, 1 give 10 for each key.
+TEST(Relative1dClip, OffsetsNearTheEndOfInt64) {
+  for (const auto& [offset, clip] :
+       {std::pair{INT64_MAX - 3, int64_t(3)},
+        std::pair{INT64_MAX - (int64_t(1) << 40) - 3, int64_t(1) << 40}}) {
+    SCOPED_TRACE(testing::Message() << "offset " << offset << " clip " << clip);
+    const std::vector<float> q = {1.0f, 2.0f, 3.0f, 4.0f};
+    const std::vector<float> table = {1.0f, 1.0f, 1.0f, 1.0f, 5.0f, 5.0f, 5.0f, 5.0f};
+    GuardedFloats out(2);
+    const posenc_relative_options options{offset, clip, 0};
+    // The table needs 2 clip + 1 rows; only row 0 is read, the rest is
+    // never touched (a 1-key call reads one distance): give rows 0 and 1
+    // and a size posenc cannot check beyond the pointer.
+    ASSERT_EQ(posenc_relative_logits_1d(nullptr, 1, 1, 1, 2, 4, q.data(), table.data(), 1, &options,
+                                        out.data()),
+              POSENC_OK)
+        << posenc_last_error();
+    EXPECT_EQ(out.data()[0], 10.0f);
+    EXPECT_EQ(out.data()[1], 10.0f);
+    EXPECT_TRUE(out.guards_intact());
+  }
+}
+
 TEST(RelativeEmptyCalls, Logits2d) {
   constexpr auto kInvalid = POSENC_ERROR_INVALID_ARGUMENT;
   GuardedFloats q(256, 0.5f), rows(128, 0.25f), columns(128, 0.75f), out(512);

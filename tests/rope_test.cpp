@@ -1,6 +1,8 @@
 // RoPE on every ISA path against the double reference loops, with the
 // frequencies of every scaling computed here from the formulas of
 // posenc/rope.h.
+#include "reference/rope.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,13 +10,13 @@
 #include <cstring>
 #include <memory>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "compare.hpp"
 #include "isa_test.hpp"
 #include "posenc/posenc.h"
 #include "posenc/posenc.hpp"
-#include "reference/rope.hpp"
 
 namespace posenc::test {
 namespace {
@@ -201,6 +203,38 @@ TEST(RopeFrequencies, EveryScalingMatchesFormulas) {
     const std::vector<double> want = formula_inv_freq(config, &want_attention);
     for (size_t j = 0; j < got.size(); ++j) EXPECT_NEAR(got[j], want[j], 1e-14 * want[j]) << j;
     EXPECT_DOUBLE_EQ(attention, want_attention);
+  }
+}
+
+// YaRN's betas validation takes but whose correction dims' quotient L0 /
+// (beta 2 pi) overflows or underflows (transformers raises OverflowError
+// there): the dims stay finite, as their logs say, and so do the
+// frequencies. Worked in logs for rotary_dim 8, L0 4096: dims (floor of the
+// fast one, at least 0; ceiling of the slow one, at most 7) 309 and 7 for
+// betas 2e-307 and 1e-307 (base 1e4), 4058 and -37 for 1.7e308 and 1
+// (base 0.5, log base < 0), 0 and 5 for 32 and 2^-1074 (base 1e308).
+TEST(RopeFrequencies, YarnBetasAtTheEndsOfTheDoubles) {
+  posenc_rope_config c = make_config(8, POSENC_ROPE_HALF_SPLIT);
+  c.factor = 4.0;
+  c.original_max_positions = 4096;
+  std::vector<double> plain(4), scaled(4);
+  for (const auto& [beta_fast, beta_slow, base, low, high] :
+       {std::tuple{2e-307, 1e-307, 1e4, 309.0, 7.0}, std::tuple{1.7e308, 1.0, 0.5, 4058.0, -37.0},
+        std::tuple{32.0, 0x1p-1074, 1e308, 0.0, 5.0}}) {
+    SCOPED_TRACE(testing::Message() << beta_fast << " " << beta_slow << " " << base);
+    c.beta_fast = beta_fast;
+    c.beta_slow = beta_slow;
+    c.base = base;
+    c.scaling = POSENC_ROPE_SCALING_NONE;
+    ASSERT_EQ(posenc_rope_inverse_frequencies(&c, plain.data(), nullptr), POSENC_OK);
+    c.scaling = POSENC_ROPE_SCALING_YARN;
+    ASSERT_EQ(posenc_rope_inverse_frequencies(&c, scaled.data(), nullptr), POSENC_OK)
+        << posenc_last_error();
+    for (size_t j = 0; j < scaled.size(); ++j) {
+      const double ramp = std::clamp((double(j) - low) / (high - low), 0.0, 1.0);
+      EXPECT_NEAR(scaled[j], ramp * plain[j] / 4.0 + (1.0 - ramp) * plain[j], 1e-14 * plain[j])
+          << j;
+    }
   }
 }
 

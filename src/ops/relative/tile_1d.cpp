@@ -88,7 +88,9 @@ void relative_1d_rows(const RelativeKernels& kernels, const Relative1dTiling& ti
   int64_t c_lo = m - 1, c_hi = keys;
   if (K > 0) {
     c_lo = std::max(c_lo, -K - d0);
-    c_hi = std::min(c_hi, K - d0 + 1);
+    // min(c_hi, K - d0 + 1) without forming K - d0 + 1 where it is past
+    // keys: -d0 (p + i0 + m - 1) and K can each be near INT64_MAX.
+    if (-d0 < keys - K - 1) c_hi = std::min(c_hi, K - d0 + 1);
   }
   if (g.causal) c_hi = std::min(c_hi, 1 - d0);
   if (c_hi - c_lo < m) {  // little to write directly: rectangular tiles

@@ -22,9 +22,16 @@ std::vector<double> dynamic_ntk(const posenc_rope_config& c, int64_t dim) {
 }
 
 // The (fractional) pair index whose frequency turns `rotations` times over
-// the original context.
+// the original context: log(context / (rotations 2 pi)) as transformers
+// computes it, or as a difference of logs where that quotient overflows or
+// underflows (betas near 0 or DBL_MAX, which validation takes), so that the
+// index stays finite rather than making the ramp NaN.
 double yarn_correction_dim(double rotations, int64_t dim, double base, double context) {
-  return double(dim) * std::log(context / (rotations * kTwoPi)) / (2.0 * std::log(base));
+  const double quotient = context / (rotations * kTwoPi);
+  const double log_quotient = std::isfinite(quotient) && quotient > 0.0
+                                  ? std::log(quotient)
+                                  : std::log(context) - std::log(rotations) - std::log(kTwoPi);
+  return double(dim) * log_quotient / (2.0 * std::log(base));
 }
 
 std::vector<double> yarn(const posenc_rope_config& c, int64_t dim) {
