@@ -22,7 +22,10 @@
  *   range, so that any value from 0 to INT32_MAX a caller passes is valid to
  *   check; unknown values, negative ones included, are rejected with
  *   POSENC_ERROR_INVALID_ARGUMENT.
- * - Every function is thread-safe and may be called from many threads at once.
+ * - Every function is thread-safe and may be called from many threads at once,
+ *   but none from a destructor that runs at thread or process exit (of a
+ *   thread_local or static object, or an atexit handler): the calling
+ *   thread's kept state (see "Memory and failures") may be gone by then.
  * - Memory and failures: a call allocates what it needs before it writes
  *   any output, and its OpenMP threads allocate nothing in posenc: running out
  *   of memory returns POSENC_ERROR_OUT_OF_MEMORY with nothing written, never
@@ -181,7 +184,7 @@ POSENC_API int64_t posenc_primitive_cache_size(void);
  * primitive cache is the process's and stays. For a thread that stays
  * alive but is done with posenc for a while, or after a large call (a
  * thread's exit frees all this anyway). Not from a destructor run at
- * thread or process exit: what it frees may be gone by then.
+ * thread or process exit, as no posenc function (see the conventions).
  * Added in 0.3. */
 POSENC_API void posenc_release_thread_memory(void);
 
