@@ -42,6 +42,9 @@ set(cases
   "info|-h|-h|extra=>'extra'"
   "bench|--isa==>--isa: expected a path name"
   "--version|extra=>'extra'"
+  "--help|extra=>'extra'"
+  "-h|info=>'info'"
+  "viz|--table=|--table-dim|2=>--table: expected a file"
   "nosuch=>'nosuch'")
 foreach(case IN LISTS cases)
   string(FIND "${case}" "=>" arrow)

@@ -1,7 +1,8 @@
 # ctest script: `posenc viz --out DIR` writes every figure as a valid PNG and
 # prints its path; a bad option exits with status 2.
 # Variables: POSENC (the CLI), PNG_CHECK (posenc_png_check), OUT (a folder),
-# EXPECTED_FILES (the file names it must write, separated by commas).
+# EXPECTED_FILES (the file names it must write, separated by commas),
+# SANITIZE (POSENC_SANITIZE: the sanitizers the CLI was built with).
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})
 # A learned table of 3 rows of 2 float32 values, written as text: the bytes
@@ -109,4 +110,39 @@ execute_process(COMMAND ${POSENC} viz --out ${long} --prefix ${prefix} --length 
                 RESULT_VARIABLE status OUTPUT_VARIABLE printed ERROR_VARIABLE error)
 if(NOT status EQUAL 0 OR NOT EXISTS ${long}/${prefix}${longest})
   message(FATAL_ERROR "a 255-byte figure name gave status ${status}, '${error}'")
+endif()
+
+# One byte more: that name is refused before any figure is put in place
+# (the others' names fit, and their partial files were written), and an
+# old figure stays as it was.
+string(APPEND prefix "p")
+set(too_long ${OUT}/too_long)
+file(MAKE_DIRECTORY ${too_long})
+file(WRITE ${too_long}/${prefix}sinusoid_table.png "old")
+execute_process(COMMAND ${POSENC} viz --out ${too_long} --prefix ${prefix} --length 8 --dim 4
+                        --height 3 --width 3
+                RESULT_VARIABLE status OUTPUT_VARIABLE printed ERROR_VARIABLE error)
+file(READ ${too_long}/${prefix}sinusoid_table.png kept)
+file(GLOB written ${too_long}/*)
+list(LENGTH written count)
+if(NOT status EQUAL 1 OR NOT error MATCHES "File name too long" OR NOT printed STREQUAL "" OR
+   NOT kept STREQUAL "old" OR NOT count EQUAL 1)
+  message(FATAL_ERROR "a 256-byte figure name gave status ${status}, '${error}', printed "
+                      "'${printed}', left ${written}")
+endif()
+
+# Sizes the memory cannot hold (the address space limited to 400 MB): the
+# run says so, with status 1, and makes no folder. (Not under the
+# sanitizers, which reserve more address space than that.)
+if(SANITIZE)
+  return()
+endif()
+set(no_memory ${OUT}/no_memory)
+string(CONCAT limited "ulimit -v 400000; "
+              "exec \"$0\" viz --out \"$1\" --length 4096 --rel-dim 8192 --only logits")
+execute_process(COMMAND sh -c "${limited}" ${POSENC} ${no_memory}
+                RESULT_VARIABLE status ERROR_VARIABLE error)
+if(NOT status EQUAL 1 OR NOT error MATCHES "out of memory for the sizes asked for" OR
+   EXISTS ${no_memory})
+  message(FATAL_ERROR "sizes past the memory gave status ${status}, '${error}'")
 endif()

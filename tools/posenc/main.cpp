@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
 
 #include "arguments.hpp"
 #include "commands.hpp"
@@ -81,6 +82,10 @@ int with_stdout_written(const char* command, int status) {
 
 int run(int argc, char** argv) {
   if (argc < 2 || is_help(argv[1])) {
+    if (argc > 2) {
+      std::fprintf(stderr, "posenc %s: unexpected argument '%s' (none taken)\n", argv[1], argv[2]);
+      return 2;
+    }
     print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
@@ -121,6 +126,9 @@ int run(int argc, char** argv) {
   } catch (const posenc::cli::BadArgument& e) {
     std::fprintf(stderr, "posenc %s: %s\n", name, e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "posenc %s: out of memory for the sizes asked for\n", name);
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "posenc %s: %s\n", name, e.what());
     return 1;

@@ -86,6 +86,7 @@ void apply(const std::string& name, const std::string& value, VizOptions& o) {
   } else if (name == "--seed") {
     o.seed = uint32_t(parse_int(name, value, 0, 0xFFFFFFFFLL));
   } else if (name == "--table") {
+    if (value.empty()) throw BadArgument("--table: expected a file, got ''");
     o.table_path = value;
   } else if (name == "--table-dim") {
     o.table_dim = parse_int(name, value, 1, kMaxVizTableDim);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -125,6 +126,14 @@ void PngFiles::stage(const std::string& path, const Image& image) {
     std::error_code error;
     if (std::filesystem::is_directory(std::filesystem::symlink_status(path, error))) {
       fail(path, "a folder is there");
+    }
+    // The partial file's short name would pass where path's cannot, and
+    // commit() would fail only after renaming the set's earlier files.
+    const std::filesystem::path name = std::filesystem::path(path).filename();
+    const std::string folder = std::filesystem::path(path).parent_path().string();
+    const long name_max = ::pathconf(folder.empty() ? "." : folder.c_str(), _PC_NAME_MAX);
+    if (name.string().size() > size_t(name_max > 0 ? name_max : NAME_MAX)) {
+      fail(path, std::strerror(ENAMETOOLONG));
     }
     // Recorded before the file exists, so that no allocation can lose it.
     staged_.push_back({path, partial_path(path, id_, staged_.size())});

@@ -25,7 +25,8 @@ class PngFiles {
   PngFiles& operator=(const PngFiles&) = delete;
   ~PngFiles();
 
-  // A folder at path is refused here, before anything is renamed.
+  // A folder at path, or a name longer than its folder takes, is refused
+  // here, before anything is renamed.
   void stage(const std::string& path, const Image& image);
   void commit();
 
