@@ -591,19 +591,21 @@ TEST(Relative1dClip, OffsetsNearTheEndOfInt64) {
         std::pair{INT64_MAX - (int64_t(1) << 40) - 3, int64_t(1) << 40}}) {
     SCOPED_TRACE(testing::Message() << "offset " << offset << " clip " << clip);
     const std::vector<float> q = {1.0f, 2.0f, 3.0f, 4.0f};
-    const std::vector<float> table = {1.0f, 1.0f, 1.0f, 1.0f, 5.0f, 5.0f, 5.0f, 5.0f};
-    GuardedFloats out(2);
+    // out (2 floats, then 62 that must stay 7) below the table in one
+    // buffer: the table's 2 clip + 1 rows, as posenc takes them, lie past
+    // out wherever the buffer is. Only rows 0 and 1 exist: a 2-key call
+    // reads at most two distances, here both row 0.
+    std::vector<float> memory(64, 7.0f);
+    memory.insert(memory.end(), {1.0f, 1.0f, 1.0f, 1.0f, 5.0f, 5.0f, 5.0f, 5.0f});
     const posenc_relative_options options{offset, clip, 0};
-    // The table needs 2 clip + 1 rows; only row 0 is read, the rest is
-    // never touched (a 1-key call reads one distance): give rows 0 and 1
-    // and a size posenc cannot check beyond the pointer.
-    ASSERT_EQ(posenc_relative_logits_1d(nullptr, 1, 1, 1, 2, 4, q.data(), table.data(), 1, &options,
-                                        out.data()),
+    ASSERT_EQ(posenc_relative_logits_1d(nullptr, 1, 1, 1, 2, 4, q.data(), memory.data() + 64, 1,
+                                        &options, memory.data()),
               POSENC_OK)
         << posenc_last_error();
-    EXPECT_EQ(out.data()[0], 10.0f);
-    EXPECT_EQ(out.data()[1], 10.0f);
-    EXPECT_TRUE(out.guards_intact());
+    EXPECT_EQ(memory[0], 10.0f);
+    EXPECT_EQ(memory[1], 10.0f);
+    EXPECT_TRUE(std::all_of(memory.begin() + 2, memory.begin() + 64,
+                            [](float v) { return v == 7.0f; }));
   }
 }
 
