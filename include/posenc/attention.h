@@ -374,10 +374,12 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * kv_map_height and kv_map_width 0 (POSENC_ERROR_INVALID_ARGUMENT);
  * map_height*map_width != q_len, or the key map's size
  * (kv_map_height*kv_map_width, or the query map's without them) != kv_len
- * (POSENC_ERROR_SHAPE_MISMATCH); sizes whose product overflows, or strided
- * tensors whose extent does (POSENC_ERROR_OVERFLOW); out overlapping an
- * input or the workspace, or itself (POSENC_ERROR_ALIASING); workspace_bytes
- * too small (POSENC_ERROR_INVALID_ARGUMENT naming workspace_bytes). */
+ * (POSENC_ERROR_SHAPE_MISMATCH); sizes whose product overflows, strided
+ * tensors whose extent does, head sizes of 2^39 or more, q_len or kv_len of
+ * 2^38 or more, a workspace past 2^62 bytes (POSENC_ERROR_OVERFLOW); out
+ * overlapping an input or the workspace, or itself (POSENC_ERROR_ALIASING);
+ * workspace_bytes too small (POSENC_ERROR_INVALID_ARGUMENT naming
+ * workspace_bytes). */
 POSENC_API posenc_status posenc_attention(posenc_context* context,
                                           const posenc_attention_desc* desc,
                                           const posenc_attention_tensors* tensors,
