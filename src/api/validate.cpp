@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "runtime/checked_size.hpp"
 #include "runtime/error.hpp"
 
 namespace posenc {
@@ -125,9 +126,7 @@ int64_t checked_bytes(std::initializer_list<int64_t> sizes, size_t element_bytes
       empty = true;
       continue;
     }
-    if (count > limit / size) {
-      fail(POSENC_ERROR_OVERFLOW, std::string(what) + ": the size overflows");
-    }
+    if (count > limit / size) size_overflows(what);
     count *= size;
   }
   return empty ? 0 : count * int64_t(element_bytes);

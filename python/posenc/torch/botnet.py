@@ -13,9 +13,9 @@ from . import _ops
 from ._original import original_forward
 from ._skipped import plain
 
-# The submodules timm's forward calls and this one does not (_skipped.py);
-# qkv runs from its weight and bias (_qkv_is_plain).
-SKIPPED = ("pos_embed", "pool", "qkv")
+# The submodules timm's forward calls and this one does not (_skipped.py;
+# qkv, run from its weight and bias, has its own check: _qkv_is_plain).
+SKIPPED = ("pos_embed", "pool")
 
 
 def _qkv_is_plain(qkv):

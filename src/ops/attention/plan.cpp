@@ -56,11 +56,13 @@ constexpr int64_t kMinRowsToPack = 64;
 // The most bytes a workspace may take: past it (which no machine holds)
 // its sizes are refused before they could wrap.
 constexpr size_t kMaxWorkspaceBytes = size_t(1) << 62;
+// What the workspace's overflows name.
+constexpr const char* kWorkspace = "desc: the workspace it needs";
 
 // Reserves `bytes` at `offset`, aligned; returns where it starts.
 size_t reserve(size_t& offset, size_t bytes) {
   if (bytes > kMaxWorkspaceBytes || offset > kMaxWorkspaceBytes - bytes) {
-    size_overflows("desc: the workspace it needs");
+    size_overflows(kWorkspace);
   }
   const size_t start = offset;
   offset += workspace_aligned(bytes);
@@ -225,19 +227,18 @@ AttentionPlan plan_attention(const AttentionProblem& problem, int threads, posen
   const SlotLayout layout = slot_layout(problem, blocking);
   AttentionPlan plan{blocking, layout, {}, 0, 0, 0, 0};
   size_t offset = 0;
-  reserve(offset, checked_size_product(size_t(blocking.slots), layout.bytes,
-                                       "desc: the workspace it needs"));
+  reserve(offset, checked_size_product(size_t(blocking.slots), layout.bytes, kWorkspace));
   plan.partials = offset;
   plan.merge_counts = offset;
   if (blocking.splits_keys()) {
     plan.partial = partial_layout(blocking.rows(), blocking.task_gemms(problem).acc_ld);
-    plan.partials = reserve(offset, checked_size_product(size_t(blocking.tasks), plan.partial.bytes,
-                                                         "desc: the workspace it needs"));
+    plan.partials = reserve(
+        offset, checked_size_product(size_t(blocking.tasks), plan.partial.bytes, kWorkspace));
     plan.merge_counts = reserve(offset, MergeCounts::bytes(blocking.query_tasks()));
   }
   plan.position_bias =
       reserve(offset, checked_size_product(size_t(PositionBias::prepared_floats(problem)),
-                                           sizeof(float), "desc: the workspace it needs"));
+                                           sizeof(float), kWorkspace));
   plan.workspace_bytes = offset + kWorkspaceAlign;
   return plan;
 }
