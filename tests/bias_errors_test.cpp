@@ -94,6 +94,9 @@ TEST(BiasErrors, PositionBias) {
   EXPECT_TRUE(fails(t5, [](auto& d) { d.num_buckets = (1 << 20) + 1; }, kInvalid,
                     "desc->num_buckets"));
   EXPECT_TRUE(fails(t5, [](auto& d) { d.max_distance = 8; }, kInvalid, "desc->max_distance"));
+  EXPECT_TRUE(fails(
+      t5, [](auto& d) { d.max_distance = (int64_t(1) << 40) + 1; }, kInvalid,
+      "desc->max_distance must be in [0, 2^40]"));
   EXPECT_TRUE(fails(t5, [](auto& d) { d.bidirectional = 2; }, kInvalid, "desc->bidirectional"));
   EXPECT_TRUE(fails(alibi, [](auto& d) { d.bidirectional = -1; }, kInvalid,
                     "desc->bidirectional"));

@@ -45,9 +45,9 @@
  *   max_exact) * (n - max_exact)), n - 1), computed in fp32 as T5's PyTorch
  *   code does (so the truncation lands on the same bucket). T5's defaults:
  *   num_buckets 32, max_distance 128. num_buckets >= 4 (bidirectional) or
- *   >= 2, at most 2^20; max_distance > max_exact. The buckets are looked up
- *   once per distance into heads x min(2 max_distance + 1, q_len + kv_len
- *   - 1) floats that the calling thread keeps for its later calls.
+ *   >= 2, at most 2^20; max_exact < max_distance <= 2^40. The buckets are
+ *   looked up once per distance into heads x min(2 max_distance + 1, q_len
+ *   + kv_len - 1) floats that the calling thread keeps for its later calls.
  * - ALIBI (Press et al.; BLOOM, MPT, Falcon-RW): table is the slopes,
  *   [heads], or NULL for the standard ones (posenc_alibi_slopes):
  *     bidirectional = 0 (causal decoders): bias = slope[h] * d(i,j), which

@@ -74,6 +74,7 @@ int64_t validate_t5(const posenc_position_bias_desc& d) {
     invalid("desc->num_buckets must be in [" + std::to_string(least) + ", 2^20] (got " +
             std::to_string(d.num_buckets) + ")");
   }
+  require_max_distance(d.max_distance, "desc->max_distance");  // posenc_attention's bound
   const int64_t exact = ops::t5_buckets(d).max_exact();
   if (d.max_distance <= exact) {
     invalid("desc->max_distance must exceed the exact buckets, num_buckets / " +
