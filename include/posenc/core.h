@@ -22,10 +22,14 @@
  *   range, so that any value from 0 to INT32_MAX a caller passes is valid to
  *   check; unknown values, negative ones included, are rejected with
  *   POSENC_ERROR_INVALID_ARGUMENT.
- * - Every function is thread-safe and may be called from many threads at once,
- *   but none from a destructor that runs at thread or process exit (of a
- *   thread_local or static object, or an atexit handler): the calling
- *   thread's kept state (see "Memory and failures") may be gone by then.
+ * - Every function is thread-safe and may be called from many threads at once.
+ *   From a destructor that runs as its thread ends (a thread_local's), a
+ *   call that needs the thread's kept state (see "Memory and failures")
+ *   after C++ destroyed it (the object was made before the thread's first
+ *   posenc call, so it ends after posenc's state) returns
+ *   POSENC_ERROR_UNSUPPORTED having written nothing. None may be called at
+ *   process exit (from a static object's destructor or an atexit handler):
+ *   oneDNN's own state may be gone by then.
  * - Memory and failures: a call allocates what it needs before it writes
  *   any output, and its OpenMP threads allocate nothing in posenc: running out
  *   of memory returns POSENC_ERROR_OUT_OF_MEMORY with nothing written, never
@@ -183,8 +187,9 @@ POSENC_API int64_t posenc_primitive_cache_size(void);
  * last RoPE angle table. Its next call of each shape makes them again. The
  * primitive cache is the process's and stays. For a thread that stays
  * alive but is done with posenc for a while, or after a large call (a
- * thread's exit frees all this anyway). Not from a destructor run at
- * thread or process exit, as no posenc function (see the conventions).
+ * thread's exit frees all this anyway). Called as the thread ends, after
+ * C++ began destroying posenc's state for it, it does nothing: the rest is
+ * freed as the thread ends.
  * Added in 0.3. */
 POSENC_API void posenc_release_thread_memory(void);
 

@@ -13,6 +13,7 @@
 #include "runtime/cpu_features.hpp"
 #include "runtime/isa_cap.hpp"
 #include "runtime/matmul.hpp"
+#include "runtime/thread_state.hpp"
 #include "runtime/workspace.hpp"
 
 namespace posenc {
@@ -130,6 +131,9 @@ int64_t posenc_primitive_cache_capacity(void) { return matmul_cache_capacity(); 
 int64_t posenc_primitive_cache_size(void) { return matmul_cache_size(); }
 
 void posenc_release_thread_memory(void) {
+  // At thread exit, after posenc's state began to end: what is left is freed
+  // by its destructors as the thread ends.
+  if (thread_state_ended()) return;
   release_kept_buffers();
   release_gemm_slots();
   ops::release_thread_rope_angles();

@@ -22,6 +22,7 @@
 #include "runtime/isa_cap.hpp"
 #include "runtime/packed_tiles.hpp"
 #include "runtime/parallel.hpp"
+#include "runtime/thread_state.hpp"
 #include "runtime/dtype.hpp"
 
 namespace posenc {
@@ -436,9 +437,14 @@ namespace {
 
 // The slots of the regions a thread runs (slot 0 is the thread itself),
 // kept for its later calls.
+struct OwnSlots {
+  ~OwnSlots() { end_thread_state(); }
+  std::vector<std::unique_ptr<GemmSlot>> slots;
+};
 std::vector<std::unique_ptr<GemmSlot>>& own_slots() {
-  thread_local std::vector<std::unique_ptr<GemmSlot>> slots;
-  return slots;
+  require_thread_state();
+  thread_local OwnSlots own;
+  return own.slots;
 }
 thread_local int64_t slot_releases = 0;  // release_gemm_slots() calls
 

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "runtime/thread_state.hpp"
+
 namespace posenc {
 
 constexpr size_t kWorkspaceAlign = 64;
@@ -35,7 +37,8 @@ inline uint8_t* allocate_aligned(size_t bytes, std::unique_ptr<uint8_t[]>& owned
 // itself into its thread's list of them when the thread first uses it.
 struct KeptBuffer {
   KeptBuffer();
-  ~KeptBuffer();  // (thread_locals end in reverse order: the list's last first)
+  ~KeptBuffer();  // ends the thread's state (thread_locals end in reverse order:
+                  // the list's last first)
   KeptBuffer(const KeptBuffer&) = delete;
   KeptBuffer& operator=(const KeptBuffer&) = delete;
 
@@ -45,6 +48,7 @@ struct KeptBuffer {
 };
 template <class Tag>
 KeptBuffer& kept_buffer() {
+  require_thread_state();
   thread_local KeptBuffer buffer;
   return buffer;
 }

@@ -7,6 +7,7 @@
 
 #include "ops/absolute/frequencies.hpp"
 #include "runtime/math_constants.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace posenc::ops {
 namespace {
@@ -117,18 +118,27 @@ bool same_config(const posenc_rope_config& a, const posenc_rope_config& b) {
 }
 
 // The calling thread's angles of its last config.
-thread_local std::optional<RopeAngles> last_angles;
+struct LastAngles {
+  ~LastAngles() { end_thread_state(); }
+  std::optional<RopeAngles> angles;
+};
+std::optional<RopeAngles>& last_angles() {
+  require_thread_state();
+  thread_local LastAngles last;
+  return last.angles;
+}
 
 }  // namespace
 
 const RopeAngles& thread_rope_angles(const posenc_rope_config& config) {
-  if (!last_angles || !same_config(last_angles->config, config)) {
-    last_angles.reset();  // a failed rope_angles leaves none
-    last_angles = rope_angles(config);
+  std::optional<RopeAngles>& last = last_angles();
+  if (!last || !same_config(last->config, config)) {
+    last.reset();  // a failed rope_angles leaves none
+    last = rope_angles(config);
   }
-  return *last_angles;
+  return *last;
 }
 
-void release_thread_rope_angles() { last_angles.reset(); }
+void release_thread_rope_angles() { last_angles().reset(); }
 
 }  // namespace posenc::ops
