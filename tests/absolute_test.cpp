@@ -158,6 +158,30 @@ TEST_P(SinusoidTable, EqualsPytorchTutorialDefinition) {
   }
 }
 
+// tensor2tensor's get_timing_signal_1d (min_timescale 1, max_timescale
+// 10000): D/2 timescales spaced by log(10000) / (D/2 - 1), sines then cosines,
+// an odd D's last column 0. posenc's SPLIT table of base 10000^(D/(D-2))
+// (absolute.h) for an even D.
+TEST_P(SinusoidTable, SplitOfAnotherBaseIsTensor2tensors) {
+  const int64_t length = 30;
+  for (int64_t dim : {4, 10, 64}) {
+    const int64_t half = dim / 2;
+    std::vector<float> out(size_t(length * dim));
+    const double base = std::pow(10000.0, double(dim) / double(dim - 2));
+    ASSERT_EQ(posenc_sinusoid_table(context(), length, dim, 0, base, POSENC_SINCOS_SPLIT,
+                                    POSENC_F32, out.data()),
+              POSENC_OK);
+    const double increment = std::log(10000.0) / double(half - 1);
+    for (int64_t k = 0; k < length; ++k) {
+      for (int64_t i = 0; i < half; ++i) {
+        const double angle = double(k) * std::exp(-double(i) * increment);
+        EXPECT_NEAR(out[size_t(k * dim + i)], std::sin(angle), kSinusoidAtol) << dim;
+        EXPECT_NEAR(out[size_t(k * dim + half + i)], std::cos(angle), kSinusoidAtol) << dim;
+      }
+    }
+  }
+}
+
 class SinusoidTable2d : public IsaTest {};
 
 TEST_P(SinusoidTable2d, MatchesReference) {
@@ -178,8 +202,7 @@ TEST_P(SinusoidTable2d, MatchesReference) {
   }
 }
 
-// MAE's get_2d_sincos_pos_embed (and timm's, after it), worked out from its
-// definition: a grid of meshgrid(w, h), so that the first half of token
+// MAE's get_2d_sincos_pos_embed, worked out from its definition: a grid of meshgrid(w, h), so that the first half of token
 // (x, y)'s D columns is the 1D embedding of the column y and the second that
 // of the row x; each 1D embedding of D/2 columns is [sin, cos] of pos * w_k,
 // w_k = 10000^(-k / (D/4)), k < D/4. That is posenc's SPLIT table with the

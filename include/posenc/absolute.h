@@ -1,12 +1,17 @@
 /* Absolute position encodings: sinusoidal tables, adding encodings or a
- * learned table to embeddings, and concatenating them (Perceiver IO).
+ * learned table to embeddings, and concatenating them (as Perceiver IO
+ * does with its own Fourier features).
  *
  * Sinusoid of dimension D and base n: frequency i (i = 0 .. ceil(D/2)-1) is
  * w_i = n^(-2i/D); position k has sin(k w_i) and cos(k w_i). Layout:
  * - INTERLEAVED (Vaswani et al., PyTorch tutorials): column 2i holds
  *   sin(k w_i), column 2i+1 holds cos(k w_i).
- * - SPLIT (tensor2tensor, MAE/timm): columns 0..ceil(D/2)-1 hold the sines,
- *   the remaining floor(D/2) columns the cosines.
+ * - SPLIT (MAE's get_1d_sincos_pos_embed_from_grid): columns 0..ceil(D/2)-1
+ *   hold the sines, the remaining floor(D/2) columns the cosines.
+ *   tensor2tensor's get_timing_signal_1d (and fairseq's sinusoids) lay out
+ *   sines then cosines too but space their frequencies n^(-i/(D/2-1)),
+ *   which base n^(D/(D-2)) gives for an even D, and zero an odd D's last
+ *   column.
  * For odd D the last frequency has only its sine (the cosine would fall past
  * column D-1). Angles are reduced in double precision and then rounded to
  * fp32 for fp32 sin/cos, so values stay within 2.5e-7 (absolute) of the
@@ -49,7 +54,9 @@ POSENC_API posenc_status posenc_sinusoid_table(
  * token n = x*width + y: columns [0, dim/2) are the 1D sinusoid (dim/2, base,
  * layout) of the row x, columns [dim/2, dim) that of the column y. dim must be
  * even; height, width >= 0. MAE's get_2d_sincos_pos_embed (SPLIT) puts the
- * column's half first: its table is this one with each row's halves swapped. */
+ * column's half first: its table is this one with each row's halves swapped.
+ * timm's build_sincos2d_pos_embed with interleave_sin_cos=True is this
+ * table, SPLIT (its default orders the quarters otherwise). */
 POSENC_API posenc_status posenc_sinusoid_table_2d(
     posenc_context* context, int64_t height, int64_t width, int64_t dim,
     double base, posenc_sincos_layout layout, posenc_dtype out_dtype, void* out);

@@ -43,7 +43,11 @@
  *   the bucket is the distance; from there it is
  *   min(max_exact + trunc(log(r / max_exact) / log(max_distance /
  *   max_exact) * (n - max_exact)), n - 1), computed in fp32 as T5's PyTorch
- *   code does (so the truncation lands on the same bucket). T5's defaults:
+ *   code does (so the truncation lands on the same bucket), with a
+ *   correctly rounded log: torch's own fp32 log may be an ulp off, which
+ *   moved a few buckets by one at num_buckets 4096 and more; against torch
+ *   1.13 every bucket of num_buckets up to 320 and max_distance up to 2048
+ *   matched, both directions, every distance. T5's defaults:
  *   num_buckets 32, max_distance 128. num_buckets >= 4 (bidirectional) or
  *   >= 2, at most 2^20; max_exact < max_distance <= 2^40. The buckets are
  *   looked up once per distance into heads x min(2 max_distance + 1, q_len

@@ -34,7 +34,12 @@
  *   interpolated. The attention factor a multiplies cos and sin (so q.k
  *   scales by a^2, as in Hugging Face); 0 selects the paper's default
  *   0.1 ln(s) + 1 (1 when s <= 1). extrapolation_factor = 1 is YaRN,
- *   0 is pure position interpolation (llama.cpp's ext_factor).
+ *   0 is pure position interpolation (llama.cpp's ext_factor). Newer Hugging
+ *   Face configs are the caller's to resolve: an attention factor of
+ *   get_mscale(s, mscale) / get_mscale(s, mscale_all_dim) (DeepSeek) is
+ *   passed as attention_factor, a factor derived from max_position_embeddings
+ *   / original_max_position_embeddings as factor; truncate = False (lo and
+ *   hi not rounded) is not offered.
  * - LLAMA3 (Llama 3.1's frequency smoothing): with wavelength
  *   lambda_j = 2 pi / w_j, lambda_hi = L0 / high_freq_factor and
  *   lambda_lo = L0 / low_freq_factor:
@@ -59,7 +64,11 @@
  * holds for frequencies w_j <= 1 (theta >= 1); a theta below 1 has them up
  * to 1/theta, and the bound is then for p / theta up to about 10^8 (past
  * it a cache, whose angles are exact in double, and the per-call rows
- * differ, by up to O(1) at theta = 2^-64).
+ * differ, by up to O(1) at theta = 2^-64). Hugging Face rounds its inverse
+ * frequencies to fp32 and multiplies by the position in fp32, so its angles
+ * drift from the exact ones as p grows (its cos/sin were 4.5e-4 off at
+ * position 8000, 3.9e-3 at 32000, with Llama 3.1's config); posenc's follow
+ * the exact ones.
  * Non-finite inputs follow IEEE arithmetic as the models' x cos + rot(x) sin
  * does: a NaN element makes both outputs of its pair NaN; an infinite one
  * makes them infinite, or NaN where it meets a sine or cosine of 0 (inf * 0:
