@@ -4,6 +4,8 @@
 // - an allocation failure injected into a two-thread call of every op family
 //   either ends the call with POSENC_ERROR_OUT_OF_MEMORY and its output
 //   untouched, or the call recovers and gives the bits of a normal call;
+//   in a warm call on one thread, any one allocation failing (posenc's or
+//   oneDNN's) is recovered from;
 // - repeated calls of one shape, or of a few alternating ones, allocate
 //   nothing in posenc after the first (with a caller workspace where the op
 //   takes one, or with none: the op's own, kept by the thread); oneDNN's
@@ -54,6 +56,7 @@ enum class Mode {
   kCount,          // count by origin
   kFailWorkers,    // fail posenc's and oneDNN's allocations on other threads than the caller
   kFailNthCaller,  // fail the caller's fail_at-th allocation made by posenc
+  kFailNthOfWarm,  // the same, made by posenc or oneDNN (which then makes no primitive)
   kPoison,         // fill posenc's allocations with fill_byte
 };
 
@@ -123,6 +126,9 @@ bool fails(const void* code) {
     // oneDNN 2.6 does not survive failures of its own while it creates a
     // primitive (dnnl_primitive_attr_create faults on a null from malloc).
     if (m == Mode::kFailNthCaller && on_caller && origin == Origin::kPosenc) {
+      fail = ++caller_allocations == fail_at.load();
+    }
+    if (m == Mode::kFailNthOfWarm && on_caller) {
       fail = ++caller_allocations == fail_at.load();
     }
   }
@@ -620,6 +626,38 @@ TEST(AllocationFailure, OnTheCallingThreadWritesNothing) {
       }
     }
   }
+}
+
+// The n-th allocation posenc or oneDNN makes in a warm call on one thread
+// fails (oneDNN's execute builds an argument map per GEMM), for n = 1, 2,
+// ... until a call meets no failure: the task that failed runs again, and
+// the call gives the bits of a normal one (it returned
+// POSENC_ERROR_OUT_OF_MEMORY with part of its output written).
+TEST(AllocationFailure, OnTheOnlyThreadOfAWarmCallIsRunAgain) {
+  posenc_context* context = nullptr;
+  ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 1, &context), POSENC_OK);
+  for (const OpCase& op : op_cases()) {
+    std::vector<float> expected(op.floats);
+    ASSERT_EQ(op.call(context, expected.data()), POSENC_OK) << op.name;  // makes its shapes
+    long n = 1;
+    for (;; ++n) {
+      GuardedFloats out(op.floats);
+      posenc_status status;
+      long failed;
+      {
+        const Hook hook(Mode::kFailNthOfWarm, n);
+        status = op.call(context, out.data());
+        failed = failures;
+      }
+      ASSERT_EQ(status, POSENC_OK) << op.name << " n=" << n << ": " << posenc_last_error();
+      EXPECT_TRUE(out.guards_intact()) << op.name << " n=" << n;
+      EXPECT_TRUE(same_bits(out.data(), expected)) << op.name << " n=" << n;
+      if (failed == 0) break;  // past the call's allocations
+    }
+    std::printf("%-30s each of %ld allocations failed once, and the call completed\n",
+                op.name.c_str(), n - 1);
+  }
+  posenc_context_destroy(context);
 }
 
 // Every op on a thread of its own (its thread buffers made in the call,

@@ -181,5 +181,26 @@ TEST(Fork, ChildForkedWhileAnotherThreadMakesPrimitivesMakesItsOwn) {
   set_primitive_cache_capacity(capacity);
 }
 
+// A child forked while another thread sets the ISA cap (its cap, again,
+// which takes the cap's lock and changes nothing) sets it too: the lock is
+// held across fork() (runtime/isa_cap.cpp). A copy of a held one hung the
+// child within a few forks.
+TEST(Fork, ChildForkedWhileAnotherThreadSetsTheCapSetsItToo) {
+  if (!kChildMayStartThreads) GTEST_SKIP() << "ThreadSanitizer: no fork beside running threads";
+  const posenc_isa cap = posenc_max_isa();
+  std::atomic<bool> stop{false};
+  std::thread setter([&] {
+    while (!stop.load()) posenc_set_max_isa(cap);
+  });
+  for (int child = 0; child < 40; ++child) {
+    const int verdict =
+        run_in_child([&] { return posenc_set_max_isa(cap) == POSENC_OK ? kPassed : kOtherBits; },
+                     std::chrono::seconds(30));
+    EXPECT_EQ(verdict, kPassed) << "child " << child;
+  }
+  stop.store(true);
+  setter.join();
+}
+
 }  // namespace
 }  // namespace posenc::test

@@ -43,9 +43,9 @@
  *   thread allocates, and repeating it (or alternating it with a few other
  *   shapes) allocates nothing in posenc; oneDNN 2.6's execute still builds
  *   a small argument map per GEMM (5 allocations of a few dozen bytes, freed
- *   at once). If one of those fails on an OpenMP
- *   thread, the calling thread reruns that thread's remaining work after the
- *   others finish; only if that fails too (or a shape another thread dropped
+ *   at once). If one of those fails, the work left to that thread is run
+ *   again (on an OpenMP thread, by the calling thread once the others
+ *   finish); only if that fails too (or a shape another thread dropped
  *   from the primitive cache meanwhile cannot be made again) is
  *   POSENC_ERROR_OUT_OF_MEMORY returned with part of the output written.
  *   Two exceptions posenc cannot prevent: oneDNN 2.6 itself can crash when

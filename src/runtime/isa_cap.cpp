@@ -1,11 +1,14 @@
 #include "runtime/isa_cap.hpp"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -40,6 +43,21 @@ bool apply_onednn_cap_noexcept(posenc_isa isa) noexcept {
   }
 }
 
+// Held by posenc_set_max_isa. fork() copies a lock as it is, so that a
+// child forked while another thread held it would wait for it forever: it
+// is taken before a fork, released after it in the parent and made anew in
+// the child. Constant-initialized, so the handlers never make the cap
+// state (which reads the environment and caps oneDNN).
+std::mutex cap_mutex;
+
+void lock_cap_before_fork() { cap_mutex.lock(); }
+void unlock_cap_after_fork_in_parent() { cap_mutex.unlock(); }
+void remake_cap_lock_in_child() { new (&cap_mutex) std::mutex; }
+
+// Registered as the library loads (runtime/matmul.cpp's handlers say why).
+[[maybe_unused]] const int cap_fork_handlers =
+    pthread_atfork(lock_cap_before_fork, unlock_cap_after_fork_in_parent, remake_cap_lock_in_child);
+
 class CapState {
  public:
   CapState() {
@@ -64,7 +82,7 @@ class CapState {
   posenc_isa get() const { return cap_.load(); }
 
   void set(posenc_isa isa) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(cap_mutex);
     if (isa != cap_.load() && !apply_onednn_cap(isa)) {
       throw Error(POSENC_ERROR_UNSUPPORTED,
                   "isa: oneDNN takes one cap per process, before its first primitive, and this "
@@ -75,7 +93,6 @@ class CapState {
   }
 
  private:
-  std::mutex mutex_;
   std::atomic<posenc_isa> cap_{POSENC_ISA_AUTO};
 };
 

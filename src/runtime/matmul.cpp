@@ -336,18 +336,20 @@ void remake_locks_in_child() {
   new (&OnednnCacheOff::mutex()) std::mutex;
 }
 
+// Registered as the library loads, as each of posenc's fork handlers is,
+// never from a function-local static's initializer: glibc holds its list of
+// handlers locked through a fork, so a thread registering there while
+// another forks would leave the child with that static's guard taken for
+// good. pthread_atfork fails only without memory for the entry: forks are
+// then as before.
+[[maybe_unused]] const int cache_fork_handlers =
+    pthread_atfork(lock_before_fork, unlock_after_fork_in_parent, remake_locks_in_child);
+
 // Never destroyed (as cpu_engine), and in static storage: making it
-// allocates nothing but the fork handlers' entry, so the calls that only
-// read it cannot fail. (pthread_atfork fails only without memory for the
-// entry: forks are then as before.)
+// allocates nothing, so the calls that only read it cannot fail.
 MatmulCache& matmul_cache() {
   alignas(MatmulCache) static unsigned char storage[sizeof(MatmulCache)];
-  static MatmulCache& cache = []() -> MatmulCache& {
-    MatmulCache& made = *new (storage) MatmulCache;
-    static_cast<void>(
-        pthread_atfork(lock_before_fork, unlock_after_fork_in_parent, remake_locks_in_child));
-    return made;
-  }();
+  static MatmulCache& cache = *new (storage) MatmulCache;
   return cache;
 }
 

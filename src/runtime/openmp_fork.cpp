@@ -17,14 +17,12 @@ void on_fork_child() {
   if (led_team) teams_lost.store(true, std::memory_order_relaxed);
 }
 
+// Registered as the library loads (runtime/matmul.cpp's handlers say why).
+[[maybe_unused]] const int fork_handler = pthread_atfork(nullptr, nullptr, on_fork_child);
+
 }  // namespace
 
-void note_openmp_team() {
-  if (led_team) return;
-  static const int registered = pthread_atfork(nullptr, nullptr, on_fork_child);
-  static_cast<void>(registered);  // fails only without memory for the entry
-  led_team = true;
-}
+void note_openmp_team() { led_team = true; }
 
 bool openmp_teams_lost_to_fork() { return teams_lost.load(std::memory_order_relaxed); }
 

@@ -11,7 +11,7 @@
 namespace posenc {
 
 // Called before the calling thread may lead an OpenMP team of more than one
-// thread; the first call registers the fork handler.
+// thread.
 void note_openmp_team();
 
 // True in a process forked, at any depth, from a thread that had led one of

@@ -10,6 +10,7 @@
 // cache by another thread since). Its thread then stops, and once the region
 // has ended the calling thread runs that thread's remaining tasks itself, the
 // same way (one thread per GEMM, so the same bits), making what is missing.
+// A call on one thread runs the task that threw, and those after it, again.
 // Running out of OpenMP threads cannot be caught: libgomp ends the process
 // when it cannot create a thread (posenc_context_create bounds num_threads).
 #pragma once
@@ -82,12 +83,25 @@ void parallel_for(int threads, int64_t count, const Body& body) {
       body(task);
     }
   };
+  // Runs tasks [first, last) in `slot`; returns the one that threw, or last.
+  auto run_until_failure = [&call](int64_t first, int64_t last, int slot) {
+    for (int64_t task = first; task < last; ++task) {
+      try {
+        call(task, slot);
+      } catch (...) {
+        return task;
+      }
+    }
+    return last;
+  };
   const int slots = region_threads(threads, count);
   const GemmSlots gemm_slots(slots);
   if (slots == 1) {
     const OpenMpThreads single(1);  // each task's GEMMs on this thread alone
     const GemmSlots::Use use(gemm_slots, 0, false);
-    for (int64_t task = 0; task < count; ++task) call(task, 0);
+    // A task that fails (oneDNN's execute allocates) runs again, with those
+    // after it, once: as a region's threads' tasks do.
+    for (int64_t task = run_until_failure(0, count, 0); task < count; ++task) call(task, 0);
     return;
   }
   // Per thread: the task that threw (count if none), and the end of its run.
@@ -102,14 +116,8 @@ void parallel_for(int threads, int64_t count, const Body& body) {
     end[slot] = last;
     const OpenMpThreads single(1);
     const GemmSlots::Use use(gemm_slots, slot, true);
-    for (int64_t task = first; task < last; ++task) {
-      try {
-        call(task, slot);
-      } catch (...) {
-        failed[slot] = task;
-        break;
-      }
-    }
+    const int64_t stopped = run_until_failure(first, last, slot);
+    if (stopped < last) failed[slot] = stopped;
   }
   const OpenMpThreads single(1);
   const GemmSlots::Use use(gemm_slots, 0, false);
