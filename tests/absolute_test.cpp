@@ -202,11 +202,12 @@ TEST_P(SinusoidTable2d, MatchesReference) {
   }
 }
 
-// MAE's get_2d_sincos_pos_embed, worked out from its definition: a grid of meshgrid(w, h), so that the first half of token
-// (x, y)'s D columns is the 1D embedding of the column y and the second that
-// of the row x; each 1D embedding of D/2 columns is [sin, cos] of pos * w_k,
-// w_k = 10000^(-k / (D/4)), k < D/4. That is posenc's SPLIT table with the
-// halves of each row swapped (absolute.h).
+// MAE's get_2d_sincos_pos_embed, worked out from its definition: a grid of
+// meshgrid(w, h), so that the first half of token (x, y)'s D columns is the
+// 1D embedding of the column y and the second that of the row x; each 1D
+// embedding of D/2 columns is [sin, cos] of pos * w_k, w_k = 10000^(-k /
+// (D/4)), k < D/4. That is posenc's SPLIT table with the halves of each row
+// swapped (absolute.h).
 TEST_P(SinusoidTable2d, IsMaesWithItsHalvesSwapped) {
   const int64_t height = 5, width = 7, dim = 24, half = dim / 2, quarter = dim / 4;
   GuardedFloats out(size_t(height * width * dim));

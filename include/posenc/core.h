@@ -25,9 +25,9 @@
  * - Every function is thread-safe and may be called from many threads at once.
  *   From a destructor that runs as its thread ends (a thread_local's), a
  *   call that needs the thread's kept state (see "Memory and failures")
- *   after C++ destroyed it (the object was made before the thread's first
- *   posenc call, so it ends after posenc's state) returns
- *   POSENC_ERROR_UNSUPPORTED having written nothing. None may be called at
+ *   once C++ has begun destroying it (the object was made before part of
+ *   it, so it ends after that part) returns POSENC_ERROR_UNSUPPORTED
+ *   having written nothing. None may be called at
  *   process exit (from a static object's destructor or an atexit handler):
  *   oneDNN's own state may be gone by then.
  * - Memory and failures: a call allocates what it needs before it writes

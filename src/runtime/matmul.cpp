@@ -178,9 +178,7 @@ dnnl::memory::desc rows_spread(const dnnl::memory::desc& b) {
 }
 
 std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
-  // What oneDNN makes the primitive for; set before the lock, as its first
-  // team registers a fork handler, which under the lock would wait for a
-  // fork whose handlers wait for the lock.
+  // What oneDNN makes the primitive for.
   const OpenMpThreads threads(s.onednn_threads);
   const OnednnCacheOff onednn_cache_off;
   const auto [a, b, c] = operand_descs(s);
@@ -908,13 +906,22 @@ const char* onednn_isa_string() {
 
 bool onednn_bf16_gemm_is_native() {
 #if defined(__x86_64__)
-  static const bool native = [] {
-    cpu_engine();  // applies the cap first
+  // -1 until known: an atomic rather than a static's guard, and asked of
+  // oneDNN under the lock held across fork() while primitives are made, as
+  // oneDNN detects the CPU once behind a guard of its own. A fork while
+  // another thread held either guard (on a process's first bf16 call) left
+  // the child waiting on it for good.
+  static std::atomic<int> native{-1};
+  int known = native.load(std::memory_order_relaxed);
+  if (known < 0) {
+    const std::lock_guard<std::mutex> lock(OnednnCacheOff::mutex());
+    isa_cap();  // applies the cap to oneDNN first
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
     const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
-    return (isa & bf16) == bf16;  // the ISAs are bit sets: AMX includes it
-  }();
-  return native;
+    known = (isa & bf16) == bf16 ? 1 : 0;  // the ISAs are bit sets: AMX includes it
+    native.store(known, std::memory_order_relaxed);
+  }
+  return known == 1;
 #else
   return false;
 #endif
