@@ -125,12 +125,9 @@ bool fails(const void* code) {
     if (m == Mode::kFailWorkers) fail = !on_caller;
     // oneDNN 2.6 does not survive failures of its own while it creates a
     // primitive (dnnl_primitive_attr_create faults on a null from malloc).
-    if (m == Mode::kFailNthCaller && on_caller && origin == Origin::kPosenc) {
-      fail = ++caller_allocations == fail_at.load();
-    }
-    if (m == Mode::kFailNthOfWarm && on_caller) {
-      fail = ++caller_allocations == fail_at.load();
-    }
+    const bool counted =
+        m == Mode::kFailNthOfWarm || (m == Mode::kFailNthCaller && origin == Origin::kPosenc);
+    if (counted && on_caller) fail = ++caller_allocations == fail_at.load();
   }
   if (fail) ++failures;
   in_hook = false;

@@ -31,6 +31,11 @@ inline constexpr double kBf16Tol = 1e-2;
 using cases::from_bf16;
 using cases::to_bf16;
 
+// Whether a and b hold the same floats, bit for bit (NaNs too).
+inline bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
 // The float whose bits are `bits`.
 float float_from_bits(uint32_t bits);
 

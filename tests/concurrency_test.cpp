@@ -7,10 +7,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <thread>
 
 #include "cases/case.hpp"
+#include "compare.hpp"
 #include "posenc/posenc.hpp"
 
 namespace posenc::test {
@@ -18,10 +18,6 @@ namespace {
 
 using cases::Case;
 using cases::Size;
-
-bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 // POSENC_CONCURRENCY_SECONDS shortens or lengthens the run (default 2 s).
 double run_seconds() {

@@ -11,12 +11,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <functional>
 #include <thread>
 #include <vector>
 
 #include "cases/case.hpp"
+#include "compare.hpp"
 #include "posenc/posenc.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/openmp_fork.hpp"
@@ -73,11 +73,7 @@ int verdict_of_rerun(const Expected& e, posenc_context* context, bool teams_lost
   for (size_t i = 0; i < e.cases.size(); ++i) {
     const cases::Problem problem = e.cases[i].make(Size::test);
     if (problem.run(context) != POSENC_OK) return kOtherBits;
-    const std::vector<float> out = problem.output();
-    if (out.size() != e.outputs[i].size() ||
-        std::memcmp(out.data(), e.outputs[i].data(), out.size() * sizeof(float)) != 0) {
-      return kOtherBits;
-    }
+    if (!bitwise_equal(problem.output(), e.outputs[i])) return kOtherBits;
   }
   return kPassed;
 }

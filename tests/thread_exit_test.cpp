@@ -5,12 +5,12 @@
 // it), is refused with POSENC_ERROR_UNSUPPORTED, its output untouched.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cases/case.hpp"
+#include "compare.hpp"
 #include "posenc/posenc.hpp"
 
 namespace posenc::test {
@@ -58,10 +58,6 @@ std::vector<ExitCall> exit_calls(posenc_context* context) {
 // posenc's state for the calling thread: every case run once.
 void make_thread_state(posenc_context* context) {
   for (const Case& c : cases::all_cases()) c.make(Size::test).run(context);
-}
-
-bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 TEST(ThreadExit, CallsAfterPosencsStateEndedAreRefused) {

@@ -437,14 +437,8 @@ namespace {
 
 // The slots of the regions a thread runs (slot 0 is the thread itself),
 // kept for its later calls.
-struct OwnSlots {
-  ~OwnSlots() { end_thread_state(); }
-  std::vector<std::unique_ptr<GemmSlot>> slots;
-};
 std::vector<std::unique_ptr<GemmSlot>>& own_slots() {
-  require_thread_state();
-  thread_local OwnSlots own;
-  return own.slots;
+  return thread_state_part<std::vector<std::unique_ptr<GemmSlot>>>();
 }
 thread_local int64_t slot_releases = 0;  // release_gemm_slots() calls
 

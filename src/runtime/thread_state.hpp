@@ -9,13 +9,25 @@
 
 namespace posenc {
 
-// Marks the calling thread's posenc state ended (the destructors of its
-// thread_locals call it).
+// Marks the calling thread's posenc state ended.
 void end_thread_state() noexcept;
 
 bool thread_state_ended() noexcept;
 
 // Throws POSENC_ERROR_UNSUPPORTED where the calling thread's state has ended.
 void require_thread_state();
+
+// The calling thread's T for Tag, a part of its state: made on first use,
+// ending the state as it is destroyed; refused once the state has ended.
+template <class T, class Tag = T>
+T& thread_state_part() {
+  require_thread_state();
+  struct Part {
+    ~Part() { end_thread_state(); }
+    T value;
+  };
+  thread_local Part part;
+  return part.value;
+}
 
 }  // namespace posenc

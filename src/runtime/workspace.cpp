@@ -10,10 +10,7 @@ thread_local KeptBuffer* last_kept_buffer = nullptr;
 
 KeptBuffer::KeptBuffer() : next(last_kept_buffer) { last_kept_buffer = this; }
 
-KeptBuffer::~KeptBuffer() {
-  end_thread_state();
-  last_kept_buffer = next;
-}
+KeptBuffer::~KeptBuffer() { last_kept_buffer = next; }
 
 void release_kept_buffers() {
   for (KeptBuffer* kept = last_kept_buffer; kept != nullptr; kept = kept->next) {

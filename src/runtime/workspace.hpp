@@ -37,8 +37,7 @@ inline uint8_t* allocate_aligned(size_t bytes, std::unique_ptr<uint8_t[]>& owned
 // itself into its thread's list of them when the thread first uses it.
 struct KeptBuffer {
   KeptBuffer();
-  ~KeptBuffer();  // ends the thread's state (thread_locals end in reverse order:
-                  // the list's last first)
+  ~KeptBuffer();  // (thread_locals end in reverse order: the list's last first)
   KeptBuffer(const KeptBuffer&) = delete;
   KeptBuffer& operator=(const KeptBuffer&) = delete;
 
@@ -48,9 +47,7 @@ struct KeptBuffer {
 };
 template <class Tag>
 KeptBuffer& kept_buffer() {
-  require_thread_state();
-  thread_local KeptBuffer buffer;
-  return buffer;
+  return thread_state_part<KeptBuffer, Tag>();
 }
 
 // Frees every buffer the calling thread keeps (posenc_release_thread_memory);

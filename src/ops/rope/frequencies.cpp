@@ -118,15 +118,7 @@ bool same_config(const posenc_rope_config& a, const posenc_rope_config& b) {
 }
 
 // The calling thread's angles of its last config.
-struct LastAngles {
-  ~LastAngles() { end_thread_state(); }
-  std::optional<RopeAngles> angles;
-};
-std::optional<RopeAngles>& last_angles() {
-  require_thread_state();
-  thread_local LastAngles last;
-  return last.angles;
-}
+std::optional<RopeAngles>& last_angles() { return thread_state_part<std::optional<RopeAngles>>(); }
 
 }  // namespace
 
