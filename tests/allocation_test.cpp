@@ -38,6 +38,7 @@
 #include "compare.hpp"
 #include "posenc/attention.hpp"
 #include "posenc/posenc.h"
+#include "runtime/matmul.hpp"
 
 extern "C" {
 void* __libc_malloc(size_t size);
@@ -824,6 +825,43 @@ TEST(Allocations, ReleaseFreesAKeptWorkspace) {
   EXPECT_LE(after + bytes, held) << "of " << held << " bytes in use, " << after << " left; the "
                                  << bytes << "-byte workspace was not freed";
   posenc_context_destroy(sixteen);
+}
+
+// A primitive cache of one entry, fewer than an op's GEMM shapes: a warm
+// call on 1 or 2 threads makes each of its shapes once (it holds what it
+// made until it returns) and gives the bits of a call on the full cache.
+// (The region's threads missed the shapes made before it, and their tasks
+// ran again on the calling thread, making a primitive per GEMM: up to
+// 12x slower.)
+TEST(PrimitiveCache, OfOneEntryMakesEachShapeOnceACall) {
+  posenc_context* one = nullptr;
+  ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 1, &one), POSENC_OK);
+  const int64_t capacity = posenc_primitive_cache_capacity();
+  for (posenc_context* ctx : {one, two_threads()}) {
+    for (const OpCase& op : op_cases()) {
+      ASSERT_EQ(posenc_set_primitive_cache_capacity(1), POSENC_OK);
+      ASSERT_EQ(posenc_set_primitive_cache_capacity(capacity), POSENC_OK);
+      const int64_t before = posenc_primitive_cache_size();
+      std::vector<float> expected(op.floats), out(op.floats);
+      ASSERT_EQ(op.call(ctx, expected.data()), POSENC_OK) << op.name;
+      // Its shapes, less one if the entry left over was one of them.
+      const int64_t shapes = posenc_primitive_cache_size() - before;
+      ASSERT_EQ(posenc_set_primitive_cache_capacity(1), POSENC_OK);
+      ASSERT_EQ(op.call(ctx, out.data()), POSENC_OK) << op.name;  // its records go stale
+      const int64_t evictions = matmul_cache_evictions();
+      ASSERT_EQ(op.call(ctx, out.data()), POSENC_OK) << op.name;
+      const int64_t made = matmul_cache_evictions() - evictions;  // each one made drops one
+      // The workspace-size query in op.call (attention's, the bottleneck's)
+      // is a call of its own: its plan makes the packing shapes again.
+      const bool queries_size =
+          op.name.rfind("attention", 0) == 0 || op.name.rfind("bottleneck", 0) == 0;
+      EXPECT_LE(made, shapes + 1 + (queries_size ? 2 : 0))
+          << op.name << " on " << posenc_context_num_threads(ctx) << " thread(s)";
+      EXPECT_TRUE(same_bits(out.data(), expected)) << op.name;
+    }
+  }
+  ASSERT_EQ(posenc_set_primitive_cache_capacity(capacity), POSENC_OK);
+  posenc_context_destroy(one);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "ops/relative/relative_index.hpp"
 #include "posenc/attention.h"
 #include "runtime/dtype.hpp"
+#include "runtime/matmul.hpp"
 
 using namespace posenc;
 
@@ -481,6 +482,7 @@ void run_bottleneck(posenc_context* context, const posenc_bottleneck_desc* desc,
   }
   if (d.batch == 0) return;  // no feature maps
   const ExecContext ctx = resolve_context(context);
+  const PrimitiveHold hold;  // the plan's primitives serve the call
   const ops::BottleneckPlan plan = ops::plan_bottleneck(d, ctx.num_threads, ctx.isa);
   require_workspace(workspace, workspace_bytes, plan.workspace_bytes, t.out, out_bytes, names.out,
                     inputs);
@@ -546,6 +548,7 @@ posenc_status posenc_attention(posenc_context* context, const posenc_attention_d
     const ExecContext ctx = resolve_context(context);
     const ops::AttentionProblem problem =
         ops::make_attention_problem(*desc, tensors, v.max_query_offset);
+    const PrimitiveHold hold;  // the plan's primitives serve the call
     const ops::AttentionPlan plan = ops::plan_attention(problem, ctx.num_threads, ctx.isa);
     require_workspace(workspace, workspace_bytes, plan.workspace_bytes, tensors->out, v.out_bytes,
                       "tensors->out", v.inputs);

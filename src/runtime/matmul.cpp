@@ -433,6 +433,14 @@ struct GemmSlot {
   BoundArgsByGemm gemms, packs;
 };
 
+// The entries of the shapes a thread has made or looked up while a
+// PrimitiveHold is alive on it. Written outside regions only; the region's
+// threads read the calling thread's.
+struct CallPrimitives {
+  std::vector<std::pair<MatmulShape, std::shared_ptr<const CachedMatmul>>> held;
+  int holds = 0;  // the thread's PrimitiveHolds alive
+};
+
 namespace {
 
 // The slots of the regions a thread runs (slot 0 is the thread itself),
@@ -440,6 +448,7 @@ namespace {
 std::vector<std::unique_ptr<GemmSlot>>& own_slots() {
   return thread_state_part<std::vector<std::unique_ptr<GemmSlot>>>();
 }
+CallPrimitives& call_primitives() { return thread_state_part<CallPrimitives>(); }
 thread_local int64_t slot_releases = 0;  // release_gemm_slots() calls
 
 // Where matmul() runs on this thread: a slot of a region's GemmSlots, or
@@ -465,9 +474,32 @@ GemmSlot& current_slot() {
   return *own.front();
 }
 
-// The cache entry of `shape`: looked up inside a region, else made if need be.
+// The entry of `shape` that `call` holds, or null.
+std::shared_ptr<const CachedMatmul> held_primitive(const CallPrimitives& call,
+                                                   const MatmulShape& shape) {
+  for (const auto& [held_shape, mm] : call.held) {
+    if (held_shape == shape) return mm;
+  }
+  return nullptr;
+}
+
+// The entry of `shape` outside regions: the one the thread's call holds,
+// else the cache's (made if need be), then held for the rest of the call.
+std::shared_ptr<const CachedMatmul> call_primitive(CallPrimitives& call, const MatmulShape& shape) {
+  if (std::shared_ptr<const CachedMatmul> mm = held_primitive(call, shape)) return mm;
+  std::shared_ptr<const CachedMatmul> mm = cached_matmul(shape);
+  if (call.holds > 0) call.held.emplace_back(shape, mm);
+  return mm;
+}
+
+// The entry of `shape`: inside a region the one the calling thread's call
+// holds, or the cache's (a call that prepared its shapes in an earlier
+// call, PreparedProblem, holds none), never made; outside, call_primitive.
 std::shared_ptr<const CachedMatmul> primitive_for(const MatmulShape& shape) {
-  if (!binding.in_region) return cached_matmul(shape);
+  if (!binding.in_region) return call_primitive(call_primitives(), shape);
+  if (std::shared_ptr<const CachedMatmul> mm = held_primitive(binding.slots->call(), shape)) {
+    return mm;
+  }
   std::shared_ptr<const CachedMatmul> mm = matmul_cache().find(shape);
   if (mm == nullptr) throw NotPrepared();
   return mm;
@@ -648,6 +680,12 @@ void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
   if (shape.alpha == 0.0f) times_zero(shape, c);
 }
 
+PrimitiveHold::PrimitiveHold() : call_(&call_primitives()) { ++call_->holds; }
+
+PrimitiveHold::~PrimitiveHold() {
+  if (--call_->holds == 0) call_->held.clear();
+}
+
 GemmSlots::GemmSlots(int count) {
   std::vector<std::unique_ptr<GemmSlot>>& own = own_slots();
   while (int(own.size()) < count) own.push_back(std::make_unique<GemmSlot>());
@@ -660,7 +698,7 @@ GemmSlot* GemmSlots::slot(int index) const { return (*own_)[size_t(index)].get()
 void GemmSlots::prepare(const MatmulShape& shape) const {
   const bool padded = needs_padded_output(shape);
   const std::shared_ptr<const CachedMatmul> mm =
-      cached_matmul(padded ? padded_shape(shape) : shape);
+      call_primitive(call(), padded ? padded_shape(shape) : shape);
   for (int i = 0; i < count_; ++i) {
     gemm_args(*slot(i), mm);
     if (mm->pack) pack_args(*slot(i), mm);
@@ -935,6 +973,7 @@ int64_t matmul_cache_evictions() { return matmul_cache().evictions(); }
 
 void release_gemm_slots() {
   std::vector<std::unique_ptr<GemmSlot>>().swap(own_slots());
+  decltype(CallPrimitives::held)().swap(call_primitives().held);
   ++slot_releases;
 }
 

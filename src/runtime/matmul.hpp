@@ -64,11 +64,28 @@ MatmulShape dense_a_bt(int64_t m, int64_t n, int64_t k);
 void matmul(const MatmulShape& shape, const void* a, const void* b, void* c);
 
 struct GemmSlot;
+struct CallPrimitives;
+
+// While one is alive on a thread (for an op's call), that thread holds
+// every primitive it makes or looks up outside its regions, and their
+// threads find them there: a cache of fewer entries than the call's shapes
+// cannot drop one the call still needs. The thread's last to end lets go.
+class PrimitiveHold {
+ public:
+  PrimitiveHold();
+  ~PrimitiveHold();
+  PrimitiveHold(const PrimitiveHold&) = delete;
+  PrimitiveHold& operator=(const PrimitiveHold&) = delete;
+  CallPrimitives& call() const { return *call_; }
+
+ private:
+  CallPrimitives* call_;  // the constructing thread's
+};
 
 // The GEMM slots of a parallel region, one per thread: the calling thread's
 // own (kept for its later calls), so that everything GEMMs need is made
 // before the region starts. Slot 0 also serves the thread's calls outside
-// regions.
+// regions. The calling thread holds what its slots use (PrimitiveHold).
 class GemmSlots {
  public:
   explicit GemmSlots(int count);  // allocates any missing slot
@@ -79,6 +96,8 @@ class GemmSlots {
   // Grows every slot's buffer for GEMM outputs written there first to at
   // least `bytes`.
   void prepare_output_copy(size_t bytes) const;
+  // The primitives the calling thread holds.
+  CallPrimitives& call() const { return hold_.call(); }
 
   // Runs this thread's matmul() calls in slot `slot` for the scope's life.
   // In a region (in_region) they only look up what the op prepared, and
@@ -103,6 +122,7 @@ class GemmSlots {
  private:
   GemmSlot* slot(int index) const;
 
+  PrimitiveHold hold_;
   std::vector<std::unique_ptr<GemmSlot>>* own_;
   int count_;
 };
