@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs a built posenc into a temporary prefix and builds and runs the
 # examples against it, once through find_package(posenc) and once through
-# pkg-config. Usage: check-install.sh BUILD_DIR
+# pkg-config, and the C example in a C-only project and against the static
+# library. Usage: check-install.sh BUILD_DIR
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,6 +20,22 @@ cmake -S "$root/examples" -B "$work/examples" -DCMAKE_PREFIX_PATH="$prefix" >/de
 cmake --build "$work/examples" -j "$(nproc)" >/dev/null
 LD_LIBRARY_PATH="$prefix/lib" "$work/examples/encode_c"
 LD_LIBRARY_PATH="$prefix/lib" "$work/examples/serving" 2 200
+
+# A project of its own, of LANGUAGES $1, linking encode.c to posenc::$2.
+consumer() {
+  local dir="$work/consumer_$2"
+  mkdir -p "$dir"
+  printf '%s\n' "cmake_minimum_required(VERSION 3.25)" "project(consumer LANGUAGES $1)" \
+    "find_package(posenc 0.3 REQUIRED)" "add_executable(encode_c \"$root/examples/encode.c\")" \
+    "target_link_libraries(encode_c PRIVATE posenc::$2 m)" > "$dir/CMakeLists.txt"
+  cmake -S "$dir" -B "$dir/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+  cmake --build "$dir/build" >/dev/null
+  LD_LIBRARY_PATH="$prefix/lib" "$dir/build/encode_c" >/dev/null
+}
+echo "== a C-only project through find_package(posenc)"
+consumer C posenc
+echo "== the static library through find_package(posenc)"
+consumer "C CXX" posenc_static
 
 echo "== examples through pkg-config"
 libdir=$(dirname "$(find "$prefix" -name posenc.pc)")

@@ -62,7 +62,8 @@ struct PackedQkv {
 };
 inline PackedQkv packed_qkv(int64_t tokens, int64_t heads, int64_t kv_heads, int64_t head_dim) {
   constexpr const char* kWhat = "posenc::packed_qkv: tokens * (heads + 2 * kv_heads) * head_dim";
-  using detail::checked_product, detail::checked_sum;
+  using detail::checked_product;
+  using detail::checked_sum;
   const int64_t k_heads = checked_sum(heads, kv_heads, kWhat);  // q's and k's
   const int64_t row = checked_product(checked_sum(k_heads, kv_heads, kWhat), head_dim, kWhat);
   return {{checked_product(tokens, row, kWhat), head_dim, row},

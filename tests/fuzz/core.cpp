@@ -1,5 +1,5 @@
 // The core of the C ABI: strings, ISA names and the cap, the primitive
-// cache's capacity, bf16 conversions.
+// cache's capacity, bf16 conversions, releasing the thread's memory.
 // Contexts are exercised by every family through FuzzContext.
 #include <cmath>
 #include <strings.h>
@@ -62,6 +62,9 @@ void fuzz_core(FuzzInput& in) {
   } else {
     require(posenc_f32_to_bf16(value) == bits, "a bf16 round trip");
   }
+
+  // The thread's kept state, freed: the next inputs' calls make it again.
+  if (in.flag()) posenc_release_thread_memory();
 }
 
 }  // namespace posenc::fuzz
