@@ -23,7 +23,8 @@ std::vector<float> random_table(int64_t rows, int64_t dim, unsigned seed) {
 }
 
 TEST(VizSimilarity, MatchesTheDoubleLoop) {
-  for (auto [rows, dim] : {std::pair<int64_t, int64_t>{1, 1}, {13, 7}, {64, 128}, {5, 301}}) {
+  for (auto [rows, dim] :
+       {std::pair<int64_t, int64_t>{1, 1}, {13, 7}, {64, 128}, {5, 301}, {37, 19}, {71, 33}}) {
     const std::vector<float> t = random_table(rows, dim, unsigned(rows * 31 + dim));
     const std::vector<float> got = cosine_similarity(t.data(), rows, dim);
     ASSERT_EQ(got.size(), size_t(rows * rows));
