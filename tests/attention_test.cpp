@@ -1200,7 +1200,7 @@ TEST(AttentionCppApi, PackedQkvDescRefusesWhatItWouldMisdescribe) {
   refuses([&] { packed_qkv_desc(values, POSENC_LAYOUT_BHTD); }, "value_head_dim");
   refuses([&] { packed_qkv_desc(desc(2, 4, 5, 8), POSENC_LAYOUT_BHTD); }, "q_len");
   refuses([&] { packed_qkv_desc(desc(2, 5, 5, 8), POSENC_LAYOUT_STRIDED); },
-          "packed_qkv_desc: out_layout");
+          "posenc::packed_qkv_desc: out_layout");
   values.value_head_dim = 8;
   EXPECT_EQ(packed_qkv_desc(values, POSENC_LAYOUT_BTHD).layout, POSENC_LAYOUT_STRIDED);
 }

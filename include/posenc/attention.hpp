@@ -36,7 +36,7 @@ inline posenc_token_strides dense_strides(posenc_attention_layout layout, int64_
   const bool bthd = layout == POSENC_LAYOUT_BTHD;
   if (!bthd && layout != POSENC_LAYOUT_BHTD) {
     throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                "dense_strides: layout must be POSENC_LAYOUT_BHTD or POSENC_LAYOUT_BTHD");
+                "posenc::dense_strides: layout must be POSENC_LAYOUT_BHTD or POSENC_LAYOUT_BTHD");
   }
   // The inner product of the two, then the whole tensor's.
   const int64_t inner = detail::checked_product(bthd ? heads : tokens, head_dim, kWhat);
@@ -80,23 +80,24 @@ inline posenc_attention_desc packed_qkv_desc(posenc_attention_desc desc,
                                              posenc_attention_layout out_layout) {
   if (desc.q_len != desc.kv_len) {
     throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                "packed_qkv_desc: desc.q_len (" + std::to_string(desc.q_len) +
+                "posenc::packed_qkv_desc: desc.q_len (" + std::to_string(desc.q_len) +
                     ") differs from desc.kv_len (" + std::to_string(desc.kv_len) +
                     "): a packed qkv holds as many keys as queries");
   }
   if (desc.value_head_dim != 0 && desc.value_head_dim != desc.head_dim) {
     throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                "packed_qkv_desc: desc.value_head_dim (" + std::to_string(desc.value_head_dim) +
-                    ") differs from desc.head_dim (" + std::to_string(desc.head_dim) +
-                    "): packed_qkv has one head size");
+                "posenc::packed_qkv_desc: desc.value_head_dim (" +
+                    std::to_string(desc.value_head_dim) + ") differs from desc.head_dim (" +
+                    std::to_string(desc.head_dim) + "): packed_qkv has one head size");
   }
   const int64_t kv_heads = desc.kv_heads == 0 ? desc.heads : desc.kv_heads;
   const PackedQkv packed = packed_qkv(desc.q_len, desc.heads, kv_heads, desc.head_dim);
   desc.layout = POSENC_LAYOUT_STRIDED;
   desc.q_strides = desc.k_strides = desc.v_strides = packed.strides;
   if (out_layout != POSENC_LAYOUT_BHTD && out_layout != POSENC_LAYOUT_BTHD) {
-    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
-                "packed_qkv_desc: out_layout must be POSENC_LAYOUT_BHTD or POSENC_LAYOUT_BTHD");
+    throw Error(
+        POSENC_ERROR_INVALID_ARGUMENT,
+        "posenc::packed_qkv_desc: out_layout must be POSENC_LAYOUT_BHTD or POSENC_LAYOUT_BTHD");
   }
   desc.out_strides = dense_strides(out_layout, desc.heads, desc.q_len, desc.head_dim);
   return desc;
