@@ -114,8 +114,12 @@ const std::vector<Family>& families();
 // Every family's cases.
 std::vector<Case> all_cases();
 
-// The cases with `tag` (every case if empty) whose "op shape" contains
-// `filter`, or one of its comma-separated parts.
+// filter's comma-separated parts: a comma inside [...] separates none, as
+// shapes hold some (an attention mask's "mask[2,1,T,T]").
+std::vector<std::string> filter_parts(const std::string& filter);
+
+// The cases with `tag` (every case if empty) whose "op shape" contains one of
+// filter's parts.
 std::vector<Case> select(const std::vector<Case>& cases, const std::string& tag,
                          const std::string& filter);
 

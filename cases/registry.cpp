@@ -31,18 +31,29 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
+std::vector<std::string> filter_parts(const std::string& filter) {
+  std::vector<std::string> parts(1);
+  int depth = 0;  // of the brackets open
+  for (char ch : filter) {
+    if (ch == ',' && depth == 0) {
+      parts.emplace_back();
+      continue;
+    }
+    if (ch == '[') ++depth;
+    if (ch == ']' && depth > 0) --depth;
+    parts.back() += ch;
+  }
+  return parts;
+}
+
 namespace {
 
-// Whether `text` contains one of filter's comma-separated parts (an empty
-// filter matches everything).
+// Whether `text` contains one of filter's parts (an empty filter matches everything).
 bool matches(const std::string& text, const std::string& filter) {
-  size_t begin = 0;
-  while (true) {
-    const size_t end = std::min(filter.find(',', begin), filter.size());
-    if (text.find(filter.substr(begin, end - begin)) != std::string::npos) return true;
-    if (end == filter.size()) return false;
-    begin = end + 1;
+  for (const std::string& part : filter_parts(filter)) {
+    if (text.find(part) != std::string::npos) return true;
   }
+  return false;
 }
 
 }  // namespace

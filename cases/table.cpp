@@ -1,6 +1,7 @@
 #include "cases/table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 
@@ -37,6 +38,12 @@ std::string json_string(const std::string& text) {
     }
   }
   return quoted + "\"";
+}
+
+// value as JSON: null where the table shows "-" (`shown` false), and for inf
+// and NaN, which JSON has no number for.
+std::string json_number(double value, int decimals, bool shown = true) {
+  return shown && std::isfinite(value) ? format("%.*f", decimals, value) : "null";
 }
 
 // "op shape isa" in the table's columns.
@@ -143,15 +150,14 @@ std::string bench_row(const Case& c, const char* isa, const Timed& timed, const 
                       const ColumnWidths& w) {
   const std::string head = lead(c, Size::full, isa, w);
   if (!timed.failure.empty()) return head + "  " + timed.failure + "\n";
-  std::string speedup = "-", gflops = "-", of_gemm = "-";
+  std::string speedup = "-", gflops = "-", of_gemm = "-", of_bound = "-";
   if (m.speedup > 0) speedup = format("%.1fx %s", m.speedup, c.baseline_name.c_str());
-  if (m.gflops > 0) {
-    gflops = format("%.1f", m.gflops);
-    of_gemm = format("%.0f%%", 100 * m.fraction_of_gemm);
-  }
-  return head + format(" %9.3f %8s %8.1f %7s %8.0f%% %7.0f%%  %s\n", m.seconds * 1e3,
-                       gflops.c_str(), m.gbytes_per_s, of_gemm.c_str(),
-                       100 * m.fraction_of_copy, 100 * m.bound_ratio, speedup.c_str());
+  if (m.gflops > 0) gflops = format("%.1f", m.gflops);
+  if (m.fraction_of_gemm > 0) of_gemm = format("%.0f%%", 100 * m.fraction_of_gemm);
+  if (m.bound_ratio > 0) of_bound = format("%.0f%%", 100 * m.bound_ratio);
+  return head + format(" %9.3f %8s %8.1f %7s %8.0f%% %8s  %s\n", m.seconds * 1e3, gflops.c_str(),
+                       m.gbytes_per_s, of_gemm.c_str(), 100 * m.fraction_of_copy, of_bound.c_str(),
+                       speedup.c_str());
 }
 
 std::string bench_json_row(const Case& c, const char* isa, const Timed& timed,
@@ -160,18 +166,22 @@ std::string bench_json_row(const Case& c, const char* isa, const Timed& timed,
                                   json_string(c.op).c_str(), json_string(c.shape).c_str(),
                                   json_string(isa).c_str());
   if (!timed.failure.empty()) {
-    return head + "\"median_ms\": null, \"gbytes_per_s\": null, \"gflops\": null, "
-                  "\"fraction_of_gemm\": null, \"fraction_of_memcpy\": null, "
-                  "\"fraction_of_bound\": null, \"baseline\": " +
-           json_string(c.baseline_name) + ", \"speedup\": null, \"error\": " +
-           json_string(timed.failure) + "}";
+    const std::string baseline = c.baseline_name.empty() ? "null" : json_string(c.baseline_name);
+    return head +
+           "\"median_ms\": null, \"gbytes_per_s\": null, \"gflops\": null, "
+           "\"fraction_of_gemm\": null, \"fraction_of_memcpy\": null, "
+           "\"fraction_of_bound\": null, \"baseline\": " +
+           baseline + ", \"speedup\": null, \"error\": " + json_string(timed.failure) + "}";
   }
-  return head + format("\"median_ms\": %.4f, \"gbytes_per_s\": %.3f, \"gflops\": %.3f, "
-                       "\"fraction_of_gemm\": %.4f, \"fraction_of_memcpy\": %.4f, "
-                       "\"fraction_of_bound\": %.4f, \"baseline\": %s, \"speedup\": %.3f}",
-                       m.seconds * 1e3, m.gbytes_per_s, m.gflops, m.fraction_of_gemm,
-                       m.fraction_of_copy, m.bound_ratio,
-                       json_string(m.speedup > 0 ? c.baseline_name : "").c_str(), m.speedup);
+  const bool has_baseline = m.speedup > 0;
+  return head + "\"median_ms\": " + json_number(m.seconds * 1e3, 4) +
+         ", \"gbytes_per_s\": " + json_number(m.gbytes_per_s, 3) +
+         ", \"gflops\": " + json_number(m.gflops, 3, m.gflops > 0) +
+         ", \"fraction_of_gemm\": " + json_number(m.fraction_of_gemm, 4, m.fraction_of_gemm > 0) +
+         ", \"fraction_of_memcpy\": " + json_number(m.fraction_of_copy, 4) +
+         ", \"fraction_of_bound\": " + json_number(m.bound_ratio, 4, m.bound_ratio > 0) +
+         ", \"baseline\": " + (has_baseline ? json_string(c.baseline_name) : "null") +
+         ", \"speedup\": " + json_number(m.speedup, 3, has_baseline) + "}";
 }
 
 }  // namespace posenc::cases

@@ -9,12 +9,16 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <set>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "cases/case.hpp"
+#include "cases/table.hpp"
+#include "cases/timing/machine.hpp"
 #include "cases/values.hpp"
 #include "compare.hpp"
 #include "posenc/posenc.h"
@@ -156,6 +160,78 @@ TEST(CaseInputs, ProblemsAskingAtOnceShareOneCopy) {
   EXPECT_NE(cases::shared_bf16_values(100, 7), a);
   EXPECT_EQ(*cases::shared_bf16_values(100, 7), cases::rounded_to_bf16(*a));
   EXPECT_EQ(*cases::shared_bf16_bits(100, 7), cases::to_bf16(*a));
+}
+
+// --filter's parts: a shape's commas inside [...] separate none (each part of
+// "mask-bf16[1,4,1,T]" alone, "4" among them, would match dozens of cases).
+TEST(CaseSelect, CommasInsideBracketsDoNotSplitTheFilter) {
+  EXPECT_EQ(cases::filter_parts("T2048 d128,mask[2,1,T,T],C512"),
+            (std::vector<std::string>{"T2048 d128", "mask[2,1,T,T]", "C512"}));
+  const std::string mask = "mask-bf16[1,4,1,T]";
+  const std::vector<Case> masked = cases::select(every_case(), "", mask);
+  ASSERT_FALSE(masked.empty());
+  for (const Case& c : masked) EXPECT_NE(c.shape.find(mask), std::string::npos) << c.shape;
+  // Commas outside brackets still give either part's cases.
+  const size_t either = cases::select(every_case(), "", "T2048 d128," + mask).size();
+  EXPECT_EQ(either, cases::select(every_case(), "", "T2048 d128").size() + masked.size());
+}
+
+// A bench row's JSON has null where its table shows "-" (no FLOPs, no
+// baseline, no GEMM rate for the op's type) and for inf and NaN.
+TEST(CaseJson, NullWhereTheTableShowsADashAndForInfOrNan) {
+  Case c;
+  c.op = "fake_op";
+  c.shape = c.test_shape = "N7";
+  c.baseline_name = "naive";
+  const cases::Timed timed{"", 1e-3};
+  cases::CaseMetrics memory_bound{};
+  memory_bound.seconds = 1e-3;
+  memory_bound.gbytes_per_s = 2.0;
+  memory_bound.fraction_of_copy = 0.5;
+  memory_bound.bound_ratio = 0.25;
+  const std::string json = cases::bench_json_row(c, "avx2", timed, memory_bound);
+  for (const char* null : {"\"gflops\": null", "\"fraction_of_gemm\": null", "\"baseline\": null",
+                           "\"speedup\": null"}) {
+    EXPECT_NE(json.find(null), std::string::npos) << null << " in " << json;
+  }
+  EXPECT_NE(json.find("\"fraction_of_bound\": 0.2500"), std::string::npos) << json;
+
+  // A bf16 op that computes, on a machine without a bf16 GEMM (rate 0).
+  cases::Problem problem;
+  problem.bytes = problem.write_bytes = 1e6;
+  problem.flops = 1e9;
+  problem.gemm_type = POSENC_BF16;
+  const cases::MachineFigures no_bf16_gemm{100.0, 0.0, 10.0, 10.0};
+  const cases::CaseMetrics m =
+      cases::metrics_for(problem, 1e-3, cases::CaseReferences{0.0, 1e-4, 1e-4}, no_bf16_gemm);
+  const std::string computing = cases::bench_json_row(c, "avx2", timed, m);
+  const std::string row =
+      cases::bench_row(c, "avx2", timed, m, cases::column_widths({c}, Size::full));
+  for (const std::string& text : {computing, row}) {
+    EXPECT_EQ(text.find("inf"), std::string::npos) << text;
+    EXPECT_EQ(text.find("nan"), std::string::npos) << text;
+  }
+  EXPECT_NE(computing.find("\"gflops\": 1000.000"), std::string::npos) << computing;
+  EXPECT_NE(computing.find("\"fraction_of_gemm\": null"), std::string::npos) << computing;
+  EXPECT_NE(computing.find("\"fraction_of_bound\": null"), std::string::npos) << computing;
+
+  cases::CaseMetrics infinite = memory_bound;
+  infinite.gbytes_per_s = std::numeric_limits<double>::infinity();
+  infinite.fraction_of_copy = std::numeric_limits<double>::quiet_NaN();
+  const std::string guarded = cases::bench_json_row(c, "avx2", timed, infinite);
+  EXPECT_NE(guarded.find("\"gbytes_per_s\": null"), std::string::npos) << guarded;
+  EXPECT_NE(guarded.find("\"fraction_of_memcpy\": null"), std::string::npos) << guarded;
+}
+
+// bench and info report, and the machine's figures run on, the threads the
+// ops use: never more than POSENC_MAX_THREADS, whatever OpenMP's default.
+TEST(CaseThreads, AtMostTheOpsBound) {
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(POSENC_MAX_THREADS + 1);
+  EXPECT_EQ(cases::op_threads(), POSENC_MAX_THREADS);
+  omp_set_num_threads(2);
+  EXPECT_EQ(cases::op_threads(), 2);
+  omp_set_num_threads(saved);
 }
 
 }  // namespace

@@ -45,6 +45,14 @@ set(cases
   "--help|extra=>'extra'"
   "-h|info=>'info'"
   "viz|--table=|--table-dim|2=>--table: expected a file"
+  "viz|--prefix|../no such folder/x_=>--prefix"
+  "viz|--prefix|sub/=>--prefix"
+  "viz|--out|${POSENC}=>--out: '${POSENC}' is not a folder"
+  "viz|--out|${POSENC}/sub=>--out: '${POSENC}' is not a folder"
+  "bench|--filter|rope|--filter=skew=>--filter: given twice"
+  "bench|--isa|baseline|--isa|baseline=>--isa: given twice"
+  "bench|--tag=check|--tag|demo=>--tag: given twice"
+  "bench|--repeats|1|--repeats|2=>--repeats: given twice"
   "nosuch=>'nosuch'")
 foreach(case IN LISTS cases)
   string(FIND "${case}" "=>" arrow)
@@ -114,4 +122,30 @@ if(NOT status EQUAL 0 OR NOT printed MATCHES "\"op\": *\"rel_to_abs\"" OR
    NOT printed MATCHES "baseline")
   message(FATAL_ERROR "posenc bench --name=VALUE: status ${status}, stdout '${printed}', "
                       "stderr '${error}'")
+endif()
+
+# A POSENC_MAX_ISA the library does not take (it would only warn and run
+# uncapped) fails every command before it runs; an empty one caps nothing.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env POSENC_MAX_ISA=avx-2 ${POSENC} check TIMEOUT 20
+                RESULT_VARIABLE status OUTPUT_VARIABLE printed ERROR_VARIABLE error)
+if(NOT status EQUAL 2 OR NOT error MATCHES "POSENC_MAX_ISA=avx-2" OR NOT printed STREQUAL "")
+  message(FATAL_ERROR "posenc check under POSENC_MAX_ISA=avx-2: status ${status}, "
+                      "stderr '${error}', stdout '${printed}'")
+endif()
+foreach(value IN ITEMS "" BASELINE auto)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env POSENC_MAX_ISA=${value} ${POSENC} info
+                  TIMEOUT 20 RESULT_VARIABLE status ERROR_VARIABLE error)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "posenc info under POSENC_MAX_ISA='${value}': status ${status}, "
+                        "stderr '${error}'")
+  endif()
+endforeach()
+
+# Above POSENC_MAX_THREADS (1024) info gives the threads the ops run on, and
+# says OpenMP's default was capped.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=2000 ${POSENC} info TIMEOUT 20
+                RESULT_VARIABLE status OUTPUT_VARIABLE printed)
+if(NOT status EQUAL 0 OR NOT printed MATCHES "threads: 1024 " OR
+   NOT printed MATCHES "2000, capped at POSENC_MAX_THREADS")
+  message(FATAL_ERROR "posenc info with OMP_NUM_THREADS=2000: status ${status}, said:\n${printed}")
 endif()

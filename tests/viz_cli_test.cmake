@@ -40,6 +40,24 @@ if(NOT status EQUAL 2 OR NOT error MATCHES "--length")
   message(FATAL_ERROR "a bad option gave status ${status} and '${error}'")
 endif()
 
+# The title gives --base as it reads back: two bases that %g prints alike
+# ("1"), with tables too alike to tell apart in colour, give two figures.
+foreach(base IN ITEMS 1.0000000001 1.0000000002)
+  execute_process(COMMAND ${POSENC} viz --out ${OUT}/base_${base} --only table --length 4 --dim 4
+                          --base ${base}
+                  RESULT_VARIABLE status ERROR_VARIABLE error)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "posenc viz --base ${base} failed (${status}): ${error}")
+  endif()
+endforeach()
+execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files
+                        ${OUT}/base_1.0000000001/sinusoid_table.png
+                        ${OUT}/base_1.0000000002/sinusoid_table.png
+                RESULT_VARIABLE same)
+if(same EQUAL 0)
+  message(FATAL_ERROR "--base 1.0000000001 and 1.0000000002 drew the same figure (title)")
+endif()
+
 # A --table of more rows than the figure takes (4096) is refused before it is
 # read, and before the output folder is made.
 set(big ${OUT}/big)

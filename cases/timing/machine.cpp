@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/context.hpp"
 #include "runtime/error.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
@@ -24,11 +25,11 @@ std::vector<char>& buffer(int slot, size_t bytes) {
   return b;
 }
 
-// Calls chunk(begin, end) on equal parts of [0, bytes), one per OpenMP
-// thread, as the ops themselves use every thread.
+// Calls chunk(begin, end) on equal parts of [0, bytes), one per thread of
+// op_threads(), as the ops themselves use every thread.
 template <class Chunk>
 void split_over_threads(size_t bytes, const Chunk& chunk) {
-#pragma omp parallel
+#pragma omp parallel num_threads(op_threads())
   {
     const size_t parts = size_t(omp_get_num_threads());
     const size_t part = (bytes + parts - 1) / parts;
@@ -108,7 +109,7 @@ MatmulShape row_major(posenc_dtype type, int64_t m, int64_t n, int64_t k) {
 // One n^3 GEMM on oneDNN's own threads.
 double team_gemm_gflops(posenc_dtype type, int64_t n) {
   MatmulShape s = row_major(type, n, n, n);
-  s.onednn_threads = onednn_team_threads(omp_get_max_threads());
+  s.onednn_threads = onednn_team_threads(op_threads());
   try {
     GemmOperands g(s);
     const double seconds = median_seconds([&] { g.multiply(); }, 5);
@@ -126,11 +127,13 @@ double best_gemm_gflops(posenc_dtype type) {
 
 }  // namespace
 
+int op_threads() { return resolve_context(nullptr).num_threads; }
+
 // kRepeats GEMMs a thread and call; the rate of the whole team, which
 // oneDNN's threaded n^3 need not reach (with AMX it did not).
 double own_gemms_team_gflops(posenc_dtype type, int64_t m, int64_t n, int64_t k) {
   constexpr int kRepeats = 8;
-  const int threads = omp_get_max_threads();
+  const int threads = op_threads();
   const MatmulShape s = row_major(type, m, n, k);
   try {
     std::vector<GemmOperands> operands;

@@ -1,6 +1,6 @@
 // The machine as the benchmarks see it: the ISA paths it runs, and its limits
 // measured in the same run as the benchmarks (the oneDNN fp32 and bf16 GEMM
-// rates and the copy and fill bandwidth on all threads).
+// rates and the copy and fill bandwidth on the ops' threads, op_threads()).
 #pragma once
 
 #include <cstddef>
@@ -27,7 +27,11 @@ struct MachineFigures {
 // Measured at the first call, then kept.
 const MachineFigures& machine_figures();
 
-// Every OpenMP thread multiplying its own m x n x k (A [m, k], B [k, n]
+// The threads an op runs on without a context's count: OpenMP's default, at
+// most POSENC_MAX_THREADS. The machine's figures are measured on as many.
+int op_threads();
+
+// Every thread of op_threads() multiplying its own m x n x k (A [m, k], B [k, n]
 // packed once where oneDNN packs it, as the attention packs a head's keys
 // and values; C fp32), as the ops' tasks run their GEMMs: the whole team's
 // GFLOP/s, warm; 0 where oneDNN has no GEMM of `type` on this CPU or cap.
@@ -37,7 +41,7 @@ double own_gemms_team_gflops(posenc_dtype type, int64_t m, int64_t n, int64_t k)
 double median_of_runs(const std::function<void()>& fn, int repeats);
 double median_seconds(const std::function<void()>& fn, int repeats);
 
-// Median seconds of copying / filling `bytes` bytes on all OpenMP threads.
+// Median seconds of copying / filling `bytes` bytes on op_threads() threads.
 double memcpy_seconds(size_t bytes);
 double memset_seconds(size_t bytes);
 

@@ -18,10 +18,15 @@ CaseMetrics metrics_for(const Problem& c, double seconds, const CaseReferences& 
   m.gflops = c.flops / seconds * 1e-9;
   const double gemm_gflops =
       c.gemm_type == POSENC_BF16 ? machine.bf16_gemm_gflops : machine.gemm_gflops;
-  m.fraction_of_gemm = m.gflops / gemm_gflops;
+  // Without a GEMM rate (0: oneDNN has no GEMM of the type here) an op that
+  // computes has neither a fraction of it nor a bound.
+  const bool rated = gemm_gflops > 0;
+  m.fraction_of_gemm = rated ? m.gflops / gemm_gflops : 0.0;
   m.fraction_of_copy = references.copy_seconds / seconds;
-  const double bound = std::max(c.flops * 1e-9 / gemm_gflops, references.fill_seconds);
-  m.bound_ratio = bound / seconds;
+  if (rated || c.flops == 0) {
+    const double compute_seconds = c.flops > 0 ? c.flops * 1e-9 / gemm_gflops : 0.0;
+    m.bound_ratio = std::max(compute_seconds, references.fill_seconds) / seconds;
+  }
   m.speedup = references.baseline_seconds > 0 ? references.baseline_seconds / seconds : 0.0;
   return m;
 }

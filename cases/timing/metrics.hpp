@@ -20,9 +20,9 @@ struct CaseMetrics {
   double seconds;           // median seconds of one call
   double gbytes_per_s;      // bytes read plus written per second
   double gflops;            // 0 for memory-bound ops
-  double fraction_of_gemm;  // gflops over the oneDNN fp32 GEMM rate
+  double fraction_of_gemm;  // gflops over the oneDNN GEMM rate of the op's type (0: no rate)
   double fraction_of_copy;  // memcpy time of the same bytes over this time
-  double bound_ratio;       // lower-bound time over this time (1 = at the bound)
+  double bound_ratio;       // lower-bound time over this time (1 = at the bound; 0: unknown)
   double speedup;           // baseline seconds over seconds (0 without baseline)
 };
 

@@ -3,10 +3,9 @@
 // start and against a memcpy and memset of the case's own bytes, all in the
 // same run. A call that fails is not timed: its row says why. With --phases
 // each row is followed by where its calls spend their time (phases.hpp).
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,7 +25,7 @@ struct Options {
   bool json = false;
   bool phases = false;
   std::string isa;     // empty: every runnable path
-  std::string filter;  // substrings of "op shape", comma-separated
+  std::string filter;  // substrings of "op shape", comma-separated (cases::filter_parts)
   std::string tag = "bench";
   int repeats = 7;
   bool help = false;
@@ -34,10 +33,13 @@ struct Options {
 
 const char* const kUsage =
     "usage: posenc bench [--json | --phases] [--isa auto|avx512|avx2|baseline|neon] "
-    "[--filter TEXT[,TEXT...]] [--tag bench|demo|check] [--repeats N] (--name=VALUE also)";
+    "[--filter TEXT[,TEXT...]] [--tag bench|demo|check] [--repeats N] (--name=VALUE also)\n"
+    "  --filter: the rows whose \"op shape\" contains one of the comma-separated parts (a "
+    "comma inside [...], as in mask[2,1,T,T], separates none)";
 
 Options parse(int argc, char** argv) {
   Options o;
+  std::set<std::string> given_options;  // a second value would silently replace the first
   for (int i = 1; i < argc; ++i) {
     const std::string given = argv[i];
     if (given == "--json" || given == "--phases" || given == "-h" || given == "--help") {
@@ -51,15 +53,15 @@ Options parse(int argc, char** argv) {
     }
     if (!joined && i + 1 == argc) throw BadArgument(arg + ": missing value\n" + kUsage);
     const std::string value = joined ? joined->second : argv[++i];
+    if (!given_options.insert(arg).second) throw BadArgument(arg + ": given twice\n" + kUsage);
     if (arg == "--isa") {
       if (value.empty()) throw BadArgument("--isa: expected a path name, got ''");
       o.isa = value;
     }
     if (arg == "--filter") {
       // An empty part would match every case (a stray comma starting the whole table).
-      if (value.empty() || value.front() == ',' || value.back() == ',' ||
-          value.find(",,") != std::string::npos) {
-        throw BadArgument("--filter: an empty part in '" + value + "'");
+      for (const std::string& part : cases::filter_parts(value)) {
+        if (part.empty()) throw BadArgument("--filter: an empty part in '" + value + "'");
       }
       o.filter = value;
     }
@@ -109,7 +111,7 @@ int run_bench(int argc, char** argv) {
   const std::vector<Context> contexts = bench_contexts(options.isa);
   const cases::MachineFigures& machine = cases::machine_figures();
   const cases::ColumnWidths widths = cases::column_widths(selected, cases::Size::full);
-  const int threads = omp_get_max_threads();  // the references' and the cases' default
+  const int threads = cases::op_threads();  // the references' and the cases'
   if (options.json) {
     std::printf("{\n  \"machine\": {\"threads\": %d, \"onednn_f32_gemm_gflops\": %.1f, "
                 "\"onednn_bf16_gemm_gflops\": %.1f, \"memcpy_gbytes_per_s\": %.1f, "

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cases/timing/machine.hpp"
 #include "commands.hpp"
 #include "posenc/posenc.h"
 #include "runtime/compiled_isas.hpp"
@@ -46,7 +47,11 @@ int run_info(int, char**) {
                   ? "bf16 (in hardware)"
                   : "fp32 on bf16 widened by posenc (oneDNN has no bf16 in hardware here)");
   std::printf("\nthreads: %d (OpenMP default; OMP_NUM_THREADS or a context sets it)\n",
-              omp_get_max_threads());
+              cases::op_threads());
+  if (omp_get_max_threads() > POSENC_MAX_THREADS) {
+    std::printf("  OpenMP's default, %d, capped at POSENC_MAX_THREADS: no op runs on more\n",
+                omp_get_max_threads());
+  }
   return 0;
 }
 

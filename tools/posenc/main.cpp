@@ -1,6 +1,7 @@
 // posenc: command-line front end of the library.
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -8,6 +9,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "posenc/core.h"
+#include "runtime/isa_cap.hpp"
 
 namespace {
 
@@ -55,8 +57,8 @@ void print_usage(std::FILE* to) {
   std::fputs(
       "\n"
       "environment: POSENC_MAX_ISA=avx512|avx2|baseline|neon caps posenc and,\n"
-      "on x86-64, oneDNN (auto: no cap); OMP_NUM_THREADS sets the default\n"
-      "thread count.\n",
+      "on x86-64, oneDNN (auto or empty: no cap; another value is refused);\n"
+      "OMP_NUM_THREADS sets the default thread count.\n",
       to);
 }
 
@@ -69,6 +71,20 @@ const Command* find_command(const char* name) {
     if (std::strcmp(name, command.name) == 0) return &command;
   }
   return nullptr;
+}
+
+// Whether POSENC_MAX_ISA is unset, empty or a name the library takes; if not,
+// says so. The library only warns about a bad name and runs uncapped, so a
+// mistyped cap would let `posenc check` pass on paths it was meant to leave out.
+bool max_isa_environment_valid(const char* command) {
+  const char* env = std::getenv("POSENC_MAX_ISA");
+  posenc_isa isa;
+  if (env == nullptr || *env == '\0' || posenc_isa_from_name(env, &isa) == POSENC_OK) return true;
+  std::fprintf(stderr,
+               "posenc %s: POSENC_MAX_ISA=%s: unknown ISA (expected one of %s; empty or "
+               "unset: no cap)\n",
+               command, env, posenc::isa_names().c_str());
+  return false;
 }
 
 // status, unless what was printed to stdout did not all reach it (a full
@@ -104,6 +120,7 @@ int run(int argc, char** argv) {
     print_usage(stderr);
     return 2;
   }
+  if (!max_isa_environment_valid(name)) return 2;
   if (!command->takes_arguments && argc > 2) {
     if (argc == 3 && is_help(argv[2])) {
       std::printf("usage: posenc %s\n  ", name);

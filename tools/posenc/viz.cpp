@@ -7,6 +7,7 @@
 #include <system_error>
 #include <vector>
 
+#include "arguments.hpp"
 #include "commands.hpp"
 #include "viz/png_writer.hpp"
 #include "viz_figures.hpp"
@@ -30,6 +31,20 @@ std::vector<fs::path> missing_folders(const fs::path& dir) {
   return missing;
 }
 
+// Refuses an --out that is not a folder and cannot be made one (the nearest
+// path above it that exists is not a folder), before any figure is computed.
+void check_out_dir(const std::string& out_dir) {
+  std::error_code error;
+  fs::path existing = out_dir;
+  while (!existing.empty() && !fs::exists(fs::symlink_status(existing, error))) {
+    if (existing == existing.parent_path()) return;
+    existing = existing.parent_path();
+  }
+  if (existing.empty() || fs::is_directory(fs::status(existing, error))) return;
+  throw BadArgument("--out: '" + existing.string() + "' is not a folder" +
+                    (existing == fs::path(out_dir) ? "" : " (in --out '" + out_dir + "')"));
+}
+
 // Removes the folders it was given, deepest first, unless they hold something
 // (a run that fails leaves no empty output folder behind).
 void remove_if_empty(const std::vector<fs::path>& folders) noexcept {
@@ -45,6 +60,7 @@ int run_viz(int argc, char** argv) {
     print_viz_help();
     return 0;
   }
+  check_out_dir(options.out_dir);
   // Every figure is computed (and --table read) before the folder is made,
   // and every file written before any is put in place.
   std::vector<NamedFigure> figures = absolute_figures(options);

@@ -2,6 +2,7 @@
 // position-wise cosine similarity of encodings (Wang and Chen 2020).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -13,6 +14,18 @@
 
 namespace posenc::cli {
 namespace {
+
+// value in %g's 6 significant digits, else 15, else 17: the first that reads
+// back as value, so that a title tells apart bases %g rounds alike
+// (1.0000000001 is not 1).
+std::string round_trip_text(double value) {
+  char text[32];
+  for (int digits : {6, 15, 17}) {
+    std::snprintf(text, sizeof text, "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
+  return text;
+}
 
 std::string shape_text(int64_t rows, int64_t dim) {
   return "T=" + std::to_string(rows) + " D=" + std::to_string(dim);
@@ -52,8 +65,7 @@ std::vector<NamedFigure> absolute_figures(const VizOptions& o) {
   const Sinusoid sinusoid{o.base, SinCosLayout(o.layout)};
   sinusoid_table(Context(), o.length, o.dim, table.data(), 0, sinusoid);
   const std::string layout = o.layout == POSENC_SINCOS_SPLIT ? "split" : "interleaved";
-  char base[32];
-  std::snprintf(base, sizeof base, "%g", o.base);
+  const std::string base = round_trip_text(o.base);
 
   if (all || o.only.count("table")) {
     viz::Heatmap h;

@@ -54,6 +54,10 @@ void apply(const std::string& name, const std::string& value, VizOptions& o) {
     if (value.empty()) throw BadArgument("--out: expected a folder, got ''");
     o.out_dir = value;
   } else if (name == "--prefix") {
+    // A folder in it would put the figures outside --out, or in one not made.
+    if (value.find('/') != std::string::npos) {
+      throw BadArgument("--prefix: expected no '/', got '" + value + "'");
+    }
     o.prefix = value;
   } else if (name == "--only") {
     parse_only(value, o);
@@ -159,7 +163,7 @@ void print_viz_help() {
       "\n"
       "options (--name VALUE or --name=VALUE):\n"
       "  --out DIR          output folder, created if missing (default: .)\n"
-      "  --prefix TEXT      prepended to each file name (default: none)\n"
+      "  --prefix TEXT      prepended to each file name, no '/' (default: none)\n"
       "  --only LIST        comma-separated figures among table, similarity,\n"
       "                     logits, bias (default: all)\n"
       "  --length T         positions / sequence length, 1..4096 (default: 64)\n"
