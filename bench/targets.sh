@@ -4,7 +4,8 @@
 #
 #   bench/targets.sh machine [OUT]  the CPU's topology: how many cores its
 #                                   logical CPUs are (whether threads share
-#                                   a core's AMX and FMA units)
+#                                   a core's AMX and FMA units); any library
+#                                   the programs need and cannot find
 #   bench/targets.sh tests  [OUT]   the whole GoogleTest suite on every ISA path
 #   bench/targets.sh cases  [OUT]   posenc bench --phases rows at all threads,
 #                                   then the server targets' rows again at 1
@@ -23,23 +24,28 @@
 #                                   at half with one thread a core
 #                                   (OMP_PLACES=cores) and at all pinned:
 #                                   where the speed-up stops
-#   bench/targets.sh all    [OUT]   machine, cases, gemms, share, sdpa (its
-#                                   all-threads rows only), scaling, then
-#                                   tests, in
-#                                   one command (for a time-limited device
-#                                   session: the figures first; on a
-#                                   16-core Xeon with AMX the suite took
-#                                   over 90 s), each stage's seconds in
-#                                   OUT/all.txt; a failing stage does not
-#                                   stop the next
+#   bench/targets.sh all    [OUT]   machine, sdpa (its all-threads rows
+#                                   only), cases, gemms, share, scaling,
+#                                   then tests, in one command (for a
+#                                   time-limited device session: the figures
+#                                   first, the torch comparison among the
+#                                   first; on a 16-core Xeon with AMX the
+#                                   suite took over 90 s), each stage's
+#                                   seconds in OUT/all.txt, each stopped
+#                                   after STAGE_TIMEOUT seconds (240); a
+#                                   failing stage does not stop the next
 #
 # Each stage prints its table and writes it to OUT/<stage>.txt (OUT: the
-# current directory). It needs only what was built: the programs are taken
-# from POSENC_TESTS, POSENC_CLI and POSENC_GEMM_SHAPES, the library from
-# POSENC_LIBRARY (defaults: the build tree), so a build unpacked on a
-# machine without a compiler runs as it is. The torch stages need python3
-# with torch 2.0 or later and timm.
+# current directory), row by row as measured (a stage cut short keeps what
+# it printed); a failing command is reported and the stage's next commands
+# still run. All threads means every logical CPU the process may use
+# (OMP_NUM_THREADS from the caller is ignored). It needs only what was
+# built: the programs are taken from POSENC_TESTS, POSENC_CLI and
+# POSENC_GEMM_SHAPES, the library from POSENC_LIBRARY (defaults: the build
+# tree), so a build unpacked on a machine without a compiler runs as it
+# is. The torch stages need python3 with torch 2.0 or later and timm.
 set -euo pipefail
+unset OMP_NUM_THREADS
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 stage=${1:-}
@@ -49,6 +55,18 @@ cli=${POSENC_CLI:-$root/build/tools/posenc/posenc}
 gemm_shapes=${POSENC_GEMM_SHAPES:-$root/build/bench/posenc_gemm_shapes}
 export POSENC_LIBRARY=${POSENC_LIBRARY:-$root/build/src/libposenc.so}
 export PYTHONUNBUFFERED=1
+
+# Runs one command of a stage: a failure is reported and remembered, and the
+# stage goes on. A stage's group ends with `finish`, its status.
+failed=0
+run() {
+  "$@" || {
+    local status=$?
+    echo "FAILED (status $status): $*"
+    failed=1
+  }
+}
+finish() { return "$failed"; }
 
 # Rows of `posenc bench` (comma-separated substrings of "op shape"):
 # every target's row at all threads, the 1-thread targets at 1 thread.
@@ -67,22 +85,34 @@ case "$stage" in
       else
         grep -m1 "model name" /proc/cpuinfo
       fi
-      echo "logical CPUs: $(nproc)"
+      echo "logical CPUs: $(nproc) (the stages' all threads)"
       echo "cores: $(awk -F: '/^physical id/ {p = $2} /^core id/ {print p, $2}' /proc/cpuinfo |
                      sort -u | wc -l)"
       siblings=/sys/devices/system/cpu/cpu0/topology/thread_siblings_list
       echo "cpu0's core runs CPUs: $(cat "$siblings" 2>/dev/null)"
+      for program in "$cli" "$tests" "$gemm_shapes" "$POSENC_LIBRARY"; do
+        if [[ ! -e $program ]]; then
+          echo "MISSING: $program"
+          failed=1
+        elif ldd "$program" | grep "not found"; then
+          echo "  needed by $program"
+          failed=1
+        fi
+      done
+      finish
     } 2>&1 | tee "$out/machine.txt" ;;
   tests)
     "$tests" --gtest_brief=1 2>&1 | tee "$out/tests.txt" ;;
   cases)
-    { "$cli" info
-      "$cli" bench --phases --isa avx512 --filter "$all_threads"
-      OMP_NUM_THREADS=1 "$cli" bench --phases --isa avx512 --filter "$one_thread"
+    { run "$cli" info
+      run "$cli" bench --phases --isa avx512 --filter "$all_threads"
+      run env OMP_NUM_THREADS=1 "$cli" bench --phases --isa avx512 --filter "$one_thread"
+      finish
     } 2>&1 | tee "$out/cases.txt" ;;
   gemms)
-    { "$gemm_shapes"
-      OMP_NUM_THREADS=1 "$gemm_shapes"
+    { run "$gemm_shapes"
+      run env OMP_NUM_THREADS=1 "$gemm_shapes"
+      finish
     } 2>&1 | tee "$out/gemms.txt" ;;
   sdpa)
     python3 "$root/bench/torch_attention.py" --threads "${SDPA_THREADS:-1,all}" --markdown 2>&1 |
@@ -93,13 +123,14 @@ case "$stage" in
     cpus=$(nproc)
     { for threads in $((cpus / 4)) $((cpus / 2)); do
         ((threads >= 1)) || continue
-        OMP_NUM_THREADS=$threads "$cli" bench --isa avx512 --filter "$scaling"
+        run env OMP_NUM_THREADS=$threads "$cli" bench --isa avx512 --filter "$scaling"
       done
       echo "one thread a core (OMP_PLACES=cores OMP_PROC_BIND=spread):"
-      OMP_NUM_THREADS=$(((cpus + 1) / 2)) OMP_PLACES=cores OMP_PROC_BIND=spread \
+      run env OMP_NUM_THREADS=$(((cpus + 1) / 2)) OMP_PLACES=cores OMP_PROC_BIND=spread \
         "$cli" bench --isa avx512 --filter "$scaling"
       echo "every logical CPU, pinned (OMP_PLACES=threads OMP_PROC_BIND=close):"
-      OMP_PLACES=threads OMP_PROC_BIND=close "$cli" bench --isa avx512 --filter "$scaling"
+      run env OMP_PLACES=threads OMP_PROC_BIND=close "$cli" bench --isa avx512 --filter "$scaling"
+      finish
     } 2>&1 | tee "$out/scaling.txt" ;;
   models)
     python3 "$root/bench/torch_models.py" --threads 2,all --markdown 2>&1 |
@@ -107,9 +138,9 @@ case "$stage" in
   all)
     status=0
     : >"$out/all.txt"
-    for each in machine cases gemms share sdpa scaling tests; do
+    for each in machine sdpa cases gemms share scaling tests; do
       start=$SECONDS
-      SDPA_THREADS=all "$0" "$each" "$out" || status=1
+      SDPA_THREADS=all timeout "${STAGE_TIMEOUT:-240}" "$0" "$each" "$out" || status=1
       echo "$each: $((SECONDS - start)) s" | tee -a "$out/all.txt"
     done
     exit "$status" ;;

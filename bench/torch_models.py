@@ -120,14 +120,18 @@ def child(args):
     row = {"model": name, "size": size, "dtype": args.dtype, "threads": args.threads}
     reference, row["timm_s"], row["timm_attn_s"], row["timm_mib"] = measure(
         model, x, clock, args.repeats, args.warmup)
-    row["patched_modules"] = len(posenc_torch.patch(model))
     try:
+        row["patched_modules"] = len(posenc_torch.patch(model))
+        if row["patched_modules"] == 0:  # the posenc columns would time timm itself
+            raise ValueError("no module patched")
         out, row["posenc_s"], row["posenc_attn_s"], row["posenc_mib"] = measure(
             model, x, clock, args.repeats, args.warmup)
         row["max_abs_diff"] = (out.float() - reference.float()).abs().max().item()
         row["max_abs_out"] = reference.float().abs().max().item()
     except posenc.Error as error:
         row["error"] = f"posenc: {error.status_name}"
+    except ValueError as error:  # posenc.torch.PatchError among them
+        row["error"] = f"patch: {error}"
     print(json.dumps(row))
 
 
@@ -137,31 +141,40 @@ def run_child(args, model, dtype, threads):
                "--warmup", str(args.warmup), "--sam-size", str(args.sam_size),
                "--clock", args.clock]
     result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise SystemExit(f"{model} {dtype} {threads} threads failed:\n{result.stderr}")
+    if result.returncode != 0:  # a row saying so; the other children still run
+        print(f"{model} {dtype} {threads} threads failed:\n{result.stderr}", file=sys.stderr,
+              flush=True)
+        last = (result.stderr.strip().splitlines() or [""])[-1]
+        return {"model": MODELS[model][0], "size": "", "dtype": dtype, "threads": threads,
+                "error": f"failed ({result.returncode}): {last[:80]}"}
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def table(rows, markdown):
-    header = ["model", "dtype", "threads", "timm s", "posenc s", "speedup",
+    """Prints the rows as `rows` yields them (with --markdown each at once)."""
+    header = ["model", "dtype", "threads", "patched", "timm s", "posenc s", "speedup",
               "timm attn s", "posenc attn s", "attn speedup", "timm other s", "posenc other s",
               "timm MiB", "posenc MiB", "max abs diff"]
-    lines = []
-    for r in rows:
-        name = f"{r['model']} {r['size']}"
-        if "error" in r:
-            lines.append([name, r["dtype"], str(r["threads"]), f"{r['timm_s']:.3f}",
-                          r["error"]] + [""] * (len(header) - 5))
-            continue
-        lines.append([
-            name, r["dtype"], str(r["threads"]), f"{r['timm_s']:.3f}", f"{r['posenc_s']:.3f}",
-            f"{r['timm_s'] / r['posenc_s']:.2f}x", f"{r['timm_attn_s']:.3f}",
-            f"{r['posenc_attn_s']:.3f}", f"{r['timm_attn_s'] / r['posenc_attn_s']:.1f}x",
-            f"{r['timm_s'] - r['timm_attn_s']:.3f}", f"{r['posenc_s'] - r['posenc_attn_s']:.3f}",
-            f"{r['timm_mib']:.0f}", f"{r['posenc_mib']:.0f}",
-            f"{r['max_abs_diff']:.2g} (of {r['max_abs_out']:.2g})"
-            f"{'' if agrees(r['max_abs_diff'], r['max_abs_out'], r['dtype']) else ' DIFFERS'}"])
-    print_table(header, lines, markdown)
+
+    def lines():
+        for r in rows:
+            name = f"{r['model']} {r['size']}"
+            lead = [name, r["dtype"], str(r["threads"]), str(r.get("patched_modules", "-"))]
+            if "error" in r:
+                timm_s = f"{r['timm_s']:.3f}" if "timm_s" in r else "-"
+                yield lead + [timm_s, r["error"]] + [""] * (len(header) - len(lead) - 2)
+                continue
+            yield lead + [
+                f"{r['timm_s']:.3f}", f"{r['posenc_s']:.3f}",
+                f"{r['timm_s'] / r['posenc_s']:.2f}x", f"{r['timm_attn_s']:.3f}",
+                f"{r['posenc_attn_s']:.3f}", f"{r['timm_attn_s'] / r['posenc_attn_s']:.1f}x",
+                f"{r['timm_s'] - r['timm_attn_s']:.3f}",
+                f"{r['posenc_s'] - r['posenc_attn_s']:.3f}",
+                f"{r['timm_mib']:.0f}", f"{r['posenc_mib']:.0f}",
+                f"{r['max_abs_diff']:.2g} (of {r['max_abs_out']:.2g})"
+                f"{'' if agrees(r['max_abs_diff'], r['max_abs_out'], r['dtype']) else ' DIFFERS'}"]
+
+    print_table(header, lines(), markdown)
 
 
 def main():
@@ -197,9 +210,16 @@ def main():
     print(f"{cpu_name()}, {every} CPUs; torch {torch.__version__}, timm {timm.__version__}, "
           f"posenc {posenc.version()} ({posenc.best_isa()}, {posenc.library_path}); "
           f"{args.clock} clock")
-    rows = [run_child(args, model, dtype, count) for model in args.models.split(",")
-            for dtype in args.dtypes.split(",") for count in dict.fromkeys(threads)]
-    table(rows, args.markdown)
+    rows = []
+
+    def measured():  # each child's row as it finishes, kept for the verdict below
+        for model in args.models.split(","):
+            for dtype in args.dtypes.split(","):
+                for count in dict.fromkeys(threads):
+                    rows.append(run_child(args, model, dtype, count))
+                    yield rows[-1]
+
+    table(measured(), args.markdown)
     if not all("error" not in r and agrees(r["max_abs_diff"], r["max_abs_out"], r["dtype"])
                for r in rows):
         print("OUTPUTS DIFFER BEYOND TOLERANCE (or a model failed)", file=sys.stderr)

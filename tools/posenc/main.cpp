@@ -155,6 +155,9 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A line at a time, also into a pipe or file: a run cut short (a time
+  // limit, a crash) keeps the rows it measured.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const int status = run(argc, argv);
   return with_stdout_written(argc >= 2 && find_command(argv[1]) ? argv[1] : "", status);
 }
