@@ -1,4 +1,6 @@
 // The oneDNN GEMM wrapper against a naive double loop, and from many threads.
+#include "runtime/matmul.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +14,7 @@
 #include "compare.hpp"
 #include "posenc/core.h"
 #include "runtime/error.hpp"
-#include "runtime/matmul.hpp"
+#include "runtime/parallel.hpp"
 #include "runtime/parallel_matmul.hpp"
 
 namespace posenc::test {
@@ -626,14 +628,46 @@ TEST(Matmul, PlainPackedRowsAreSpreadOffTheCacheSets) {
 // releases its GEMM slots, which held what the preparation made.
 TEST(Matmul, ReleasedSlotsMakePreparedRecordsStale) {
   using Problem = PreparedProblem<struct ReleaseTestTag, 1>;
-  const auto recorded = [](int64_t key) { return Problem({key}).before(); };
-  Problem({7}).remember();
+  const auto recorded = [](int64_t key) { return Problem({key}, GemmSlots(1)).before(); };
+  Problem({7}, GemmSlots(1)).remember();
   EXPECT_TRUE(recorded(7));
   EXPECT_FALSE(recorded(8));
   release_gemm_slots();
   EXPECT_FALSE(recorded(7));
-  Problem({7}).remember();
+  Problem({7}, GemmSlots(1)).remember();
   EXPECT_TRUE(recorded(7));
+}
+
+// A call that skips preparing, its problem prepared by an earlier call,
+// holds the shapes that call held: dropped from a cache of one entry after
+// it began, they are still found by its region's threads (which missed them
+// and left their tasks to the calling thread, which made them again).
+TEST(Matmul, AProblemPreparedBeforeHoldsItsShapes) {
+  using Problem = PreparedProblem<struct HoldTestTag, 1>;
+  const MatmulShape shapes[] = {dense_a_bt(5, 7, 3), dense_a_bt(6, 9, 4)};
+  const auto a = random_floats(6 * 4, 1), b = random_floats(9 * 4, 2);
+  std::vector<float> out[2] = {std::vector<float>(6 * 9), std::vector<float>(6 * 9)};
+  const auto multiply = [&](int64_t task) {
+    matmul(shapes[task], a.data(), b.data(), out[task].data());
+  };
+  {
+    const GemmSlots gemms(2);
+    for (const MatmulShape& s : shapes) gemms.prepare(s);
+    Problem({1}, gemms).remember();
+  }
+  const int64_t capacity = matmul_cache_capacity();
+  const GemmSlots gemms(2);
+  ASSERT_TRUE(Problem({1}, gemms).before());
+  set_matmul_cache_capacity(1);
+  matmul(dense_a_bt(2, 2, 2), a.data(), b.data(), out[0].data());  // the one entry left
+  const int64_t evictions = matmul_cache_evictions();
+  parallel_for(2, 2, multiply);
+  EXPECT_EQ(matmul_cache_evictions(), evictions) << "a shape was made again";
+  set_matmul_cache_capacity(capacity);
+  for (int task = 0; task < 2; ++task) {
+    const auto want = naive_matmul(shapes[task], a.data(), b.data(), nullptr);
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(out[task][i], want[i], 1e-5);
+  }
 }
 
 TEST(Matmul, ManyThreadsAtOnce) {

@@ -174,10 +174,12 @@ POSENC_API int posenc_context_num_threads(const posenc_context* context);
  * cache of at most `capacity` entries; past it the least recently used entry
  * is dropped (a call using it keeps it until it returns, so a capacity below
  * a call's shapes costs making them once a call, not once a GEMM). One entry
- * takes some tens of kB; an op shape uses one to about fifteen. The
- * capacity starts at 1024, or at the environment variable
- * POSENC_PRIMITIVE_CACHE_CAPACITY (a positive integer; anything else is
- * ignored). capacity must be >= 1; lowering it drops entries at once. */
+ * takes some tens of kB; an op shape uses one to about fifteen (an
+ * attention with per-sequence lengths one more per distinct key count
+ * rounded up to 32). The capacity starts at 1024, or at the environment
+ * variable POSENC_PRIMITIVE_CACHE_CAPACITY (a positive integer; anything
+ * else is ignored). capacity must be >= 1; lowering it drops entries at
+ * once. */
 POSENC_API posenc_status posenc_set_primitive_cache_capacity(int64_t capacity);
 POSENC_API int64_t posenc_primitive_cache_capacity(void);
 /* The entries the cache holds now. */

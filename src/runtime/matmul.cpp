@@ -680,6 +680,13 @@ void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
   if (shape.alpha == 0.0f) times_zero(shape, c);
 }
 
+bool held_shapes(const CallPrimitives& call, size_t most, std::vector<MatmulShape>& shapes) {
+  if (call.held.size() > most) return false;
+  shapes.clear();
+  for (const auto& held : call.held) shapes.push_back(held.first);
+  return true;
+}
+
 PrimitiveHold::PrimitiveHold() : call_(&call_primitives()) { ++call_->holds; }
 
 PrimitiveHold::~PrimitiveHold() {

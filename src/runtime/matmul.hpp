@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "posenc/core.h"
+#include "runtime/thread_state.hpp"
 
 namespace posenc {
 
@@ -137,48 +138,67 @@ void release_gemm_slots();
 // How many times the calling thread has released its slots.
 int64_t gemm_slot_releases();
 
+// The shapes of the primitives `call` holds, into `shapes` (its capacity
+// kept), or false, writing nothing, where they are more than `most`.
+bool held_shapes(const CallPrimitives& call, size_t most, std::vector<MatmulShape>& shapes);
+
 // Whether this thread prepared the GEMMs of a problem whose shapes and
 // thread count `key` determines, in one of its last kRemembered calls of the
 // op Tag that prepared them, with no primitive dropped and its slots not
 // released since; remember() records it once prepared (with the counts of
 // drops and releases before it was: one during the preparation makes the
-// record stale). Repeated shapes, and a few alternating ones (a
-// server's models or sequence lengths), then skip the dry run.
+// record stale), and the shapes its call holds. Repeated shapes, and a few
+// alternating ones (a server's models or sequence lengths), then skip the
+// dry run: before() prepares the recorded shapes in `gemms` instead
+// (lookups, where no thread has dropped one since), so that the call holds
+// them and its region finds them all.
 template <class Tag, size_t N>
 class PreparedProblem {
  public:
-  explicit PreparedProblem(const std::array<int64_t, N>& key)
-      : key_(key), evictions_(matmul_cache_evictions()), releases_(gemm_slot_releases()) {}
+  PreparedProblem(const std::array<int64_t, N>& key, const GemmSlots& gemms)
+      : key_(key),
+        evictions_(matmul_cache_evictions()),
+        releases_(gemm_slot_releases()),
+        gemms_(gemms) {}
   bool before() const {
     for (const Record& r : recent().records) {
-      if (r.evictions == evictions_ && r.releases == releases_ && r.key == key_) return true;
+      if (r.evictions == evictions_ && r.releases == releases_ && r.key == key_) {
+        for (const MatmulShape& shape : r.shapes) gemms_.prepare(shape);
+        return true;
+      }
     }
     return false;
   }
+  // Nothing is recorded for a call holding more than kMostShapes.
   void remember() const {
     Recent& r = recent();
-    r.records[r.next] = Record{key_, evictions_, releases_};
+    Record& record = r.records[r.next];
+    if (record.shapes.capacity() < kMostShapes) record.shapes.reserve(kMostShapes);
+    if (!held_shapes(gemms_.call(), kMostShapes, record.shapes)) return;
+    record.key = key_;
+    record.evictions = evictions_;
+    record.releases = releases_;
     r.next = (r.next + 1) % kRemembered;
   }
 
  private:
   static constexpr size_t kRemembered = 4;
+  static constexpr size_t kMostShapes = 32;
   // evictions -1 (never a count): an empty record.
   struct Record {
     std::array<int64_t, N> key{};
     int64_t evictions = -1;
     int64_t releases = 0;
+    std::vector<MatmulShape> shapes;  // reserved once: recording allocates nothing more
   };
   struct Recent {
     std::array<Record, kRemembered> records;
     size_t next = 0;
   };
-  static Recent& recent() {
-    thread_local Recent records;
-    return records;
-  }
+  static Recent& recent() { return thread_state_part<Recent, Tag>(); }
   std::array<int64_t, N> key_;
   int64_t evictions_, releases_;  // when the call began
+  const GemmSlots& gemms_;
 };
 
 // The primitive cache's capacity (entries; at least 1) and size. The

@@ -5,13 +5,12 @@
 // slots (GemmSlots: the primitives, memory objects and scratchpads of the
 // shapes the op prepares), so that a task neither allocates in posenc nor
 // creates a oneDNN object. Inside the region a GEMM only looks up what was
-// prepared. A task can still throw there: oneDNN 2.6's execute allocates its
-// argument map, and a shape prepared in an earlier call (PreparedProblem)
-// can be missing (dropped from the primitive cache since; what the call
-// prepares itself it holds, PrimitiveHold). Its thread then stops, and once
-// the region has ended the calling thread runs that thread's remaining tasks
-// itself, the same way (one thread per GEMM, so the same bits), making what
-// is missing.
+// prepared, and the calling thread holds it (PrimitiveHold): no other
+// thread can drop it from the primitive cache meanwhile. A task can still
+// throw there: oneDNN 2.6's execute allocates its argument map. Its thread
+// then stops, and once the region has ended the calling thread runs that
+// thread's remaining tasks itself, the same way (one thread per GEMM, so the
+// same bits), making anything missing.
 // A call on one thread runs the task that threw, and those after it, again.
 // Running out of OpenMP threads cannot be caught: libgomp ends the process
 // when it cannot create a thread (posenc_context_create bounds num_threads).

@@ -1,6 +1,7 @@
 #include "ops/attention/attention.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -675,14 +676,14 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     return int64_t(b);
   };
   const AttentionProblem& p = problem;
-  const PreparedProblem<struct AttentionTag, 26> prepared(
-      {p.q_len, p.kv_len, p.head_dim, p.q.token, p.k.token, p.v.token, int64_t(p.dtype),
-       bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.query_offset, int64_t(p.bias),
-       p.max_distance, p.map_height, p.map_width, p.kv_map_height, p.kv_map_width,
-       int64_t(p.relative_values), blocking.slots,
-       blocking.query_block, blocking.key_block, blocking.keys_per_split,
-       int64_t(layout.packed.bytes()), p.value_head_dim, blocking.stacked_heads,
-       int64_t(blocking.decode_products)});
+  const std::array<int64_t, 26> key = {
+      p.q_len, p.kv_len, p.head_dim, p.q.token, p.k.token, p.v.token, int64_t(p.dtype),
+      bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.query_offset, int64_t(p.bias),
+      p.max_distance, p.map_height, p.map_width, p.kv_map_height, p.kv_map_width,
+      int64_t(p.relative_values), blocking.slots, blocking.query_block, blocking.key_block,
+      blocking.keys_per_split, int64_t(layout.packed.bytes()), p.value_head_dim,
+      blocking.stacked_heads, int64_t(blocking.decode_products)};
+  const PreparedProblem<struct AttentionTag, 26> prepared(key, gemms);
   const int64_t head_tasks = blocking.query_blocks * blocking.key_splits;
   if (p.per_sequence() || !prepared.before()) {
     const QueryBlockRunner dry_runner(ctx, problem, tensors, blocking, layout, position_bias,

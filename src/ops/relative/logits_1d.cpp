@@ -66,7 +66,8 @@ void relative_logits_1d(const ExecContext& ctx, int64_t batch, int64_t heads,
   const GemmSlots gemms(threads);
   const PreparedProblem<struct Relative1dTag, 10> problem(
       {g.queries, g.keys, g.dim, g.query_offset, g.clip, int64_t(g.causal), batch * heads,
-       int64_t(stream), table_heads, threads});
+       int64_t(stream), table_heads, threads},
+      gemms);
   if (!problem.before()) {
     RelativeKernels no_gathers = kernels;
     no_gathers.gather_row = no_gathers.gather_row_stream = &skip_gather_row;
