@@ -39,13 +39,13 @@
 # current directory), row by row as measured (a stage cut short keeps what
 # it printed); a failing command is reported and the stage's next commands
 # still run. All threads means every logical CPU the process may use
-# (OMP_NUM_THREADS from the caller is ignored). It needs only what was
+# (OMP_NUM_THREADS and OMP_THREAD_LIMIT from the caller are ignored). It needs only what was
 # built: the programs are taken from POSENC_TESTS, POSENC_CLI and
 # POSENC_GEMM_SHAPES, the library from POSENC_LIBRARY (defaults: the build
 # tree), so a build unpacked on a machine without a compiler runs as it
 # is. The torch stages need python3 with torch 2.0 or later and timm.
 set -euo pipefail
-unset OMP_NUM_THREADS
+unset OMP_NUM_THREADS OMP_THREAD_LIMIT  # both change nproc and the runs' threads
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 stage=${1:-}

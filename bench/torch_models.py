@@ -122,16 +122,18 @@ def child(args):
         model, x, clock, args.repeats, args.warmup)
     try:
         row["patched_modules"] = len(posenc_torch.patch(model))
-        if row["patched_modules"] == 0:  # the posenc columns would time timm itself
-            raise ValueError("no module patched")
-        out, row["posenc_s"], row["posenc_attn_s"], row["posenc_mib"] = measure(
-            model, x, clock, args.repeats, args.warmup)
-        row["max_abs_diff"] = (out.float() - reference.float()).abs().max().item()
-        row["max_abs_out"] = reference.float().abs().max().item()
-    except posenc.Error as error:
-        row["error"] = f"posenc: {error.status_name}"
-    except ValueError as error:  # posenc.torch.PatchError among them
+    except posenc_torch.PatchError as error:
         row["error"] = f"patch: {error}"
+    if row.get("patched_modules") == 0:  # the posenc columns would time timm itself
+        row["error"] = "patch: no module patched"
+    if "error" not in row:
+        try:
+            out, row["posenc_s"], row["posenc_attn_s"], row["posenc_mib"] = measure(
+                model, x, clock, args.repeats, args.warmup)
+            row["max_abs_diff"] = (out.float() - reference.float()).abs().max().item()
+            row["max_abs_out"] = reference.float().abs().max().item()
+        except posenc.Error as error:
+            row["error"] = f"posenc: {error.status_name}"
     print(json.dumps(row))
 
 

@@ -132,6 +132,11 @@ if(NOT status EQUAL 2 OR NOT error MATCHES "POSENC_MAX_ISA=avx-2" OR NOT printed
   message(FATAL_ERROR "posenc check under POSENC_MAX_ISA=avx-2: status ${status}, "
                       "stderr '${error}', stdout '${printed}'")
 endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env POSENC_MAX_ISA=avx-2 ${POSENC} info --help
+                TIMEOUT 20 RESULT_VARIABLE status OUTPUT_VARIABLE printed)
+if(NOT status EQUAL 0 OR NOT printed MATCHES "usage: posenc info")
+  message(FATAL_ERROR "posenc info --help under POSENC_MAX_ISA=avx-2: status ${status}")
+endif()
 foreach(value IN ITEMS "" BASELINE auto)
   execute_process(COMMAND ${CMAKE_COMMAND} -E env POSENC_MAX_ISA=${value} ${POSENC} info
                   TIMEOUT 20 RESULT_VARIABLE status ERROR_VARIABLE error)

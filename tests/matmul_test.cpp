@@ -628,13 +628,20 @@ TEST(Matmul, PlainPackedRowsAreSpreadOffTheCacheSets) {
 // releases its GEMM slots, which held what the preparation made.
 TEST(Matmul, ReleasedSlotsMakePreparedRecordsStale) {
   using Problem = PreparedProblem<struct ReleaseTestTag, 1>;
-  const auto recorded = [](int64_t key) { return Problem({key}, GemmSlots(1)).before(); };
-  Problem({7}, GemmSlots(1)).remember();
+  const auto recorded = [](int64_t key) {
+    const GemmSlots gemms(1);
+    return Problem({key}, gemms).before(gemms);
+  };
+  const auto remember = [](int64_t key) {
+    const GemmSlots gemms(1);
+    Problem({key}, gemms).remember(gemms);
+  };
+  remember(7);
   EXPECT_TRUE(recorded(7));
   EXPECT_FALSE(recorded(8));
   release_gemm_slots();
   EXPECT_FALSE(recorded(7));
-  Problem({7}, GemmSlots(1)).remember();
+  remember(7);
   EXPECT_TRUE(recorded(7));
 }
 
@@ -652,12 +659,13 @@ TEST(Matmul, AProblemPreparedBeforeHoldsItsShapes) {
   };
   {
     const GemmSlots gemms(2);
+    const Problem problem({1}, gemms);
     for (const MatmulShape& s : shapes) gemms.prepare(s);
-    Problem({1}, gemms).remember();
+    problem.remember(gemms);
   }
   const int64_t capacity = matmul_cache_capacity();
   const GemmSlots gemms(2);
-  ASSERT_TRUE(Problem({1}, gemms).before());
+  ASSERT_TRUE(Problem({1}, gemms).before(gemms));
   set_matmul_cache_capacity(1);
   matmul(dense_a_bt(2, 2, 2), a.data(), b.data(), out[0].data());  // the one entry left
   const int64_t evictions = matmul_cache_evictions();

@@ -6,10 +6,10 @@
  * - Sizes are int64_t. An axis that counts (batch, heads, tokens, queries,
  *   keys, rows written) may be 0, as each function documents: the call
  *   checks its other arguments as usual (reading only what those checks
- *   read: lengths, offsets, position ids; sizes whose product overflows
- *   are still POSENC_ERROR_OVERFLOW) and, when its outputs have no
+ *   read: lengths, offsets, position ids) and, when its outputs have no
  *   elements, returns POSENC_OK having written nothing; a tensor with no
- *   elements may be NULL and overlaps nothing. Feature sizes (dim,
+ *   elements may be NULL and overlaps nothing. Sizes whose product
+ *   overflows are POSENC_ERROR_OVERFLOW even then. Feature sizes (dim,
  *   head_dim, channels) and every other size must be >= 1 unless documented
  *   otherwise.
  * - Tensor pointers are aligned to their elements: 4 bytes for float and

@@ -434,9 +434,9 @@ struct GemmSlot {
 };
 
 // The entries of the shapes a thread has made or looked up while a
-// PrimitiveHold is alive on it. Written outside regions only; the region's
-// threads read the calling thread's.
-struct CallPrimitives {
+// PrimitiveHold is alive on it, in that order. Written outside regions
+// only; the region's threads read the calling thread's.
+struct HeldPrimitives {
   std::vector<std::pair<MatmulShape, std::shared_ptr<const CachedMatmul>>> held;
   int holds = 0;  // the thread's PrimitiveHolds alive
 };
@@ -448,7 +448,7 @@ namespace {
 std::vector<std::unique_ptr<GemmSlot>>& own_slots() {
   return thread_state_part<std::vector<std::unique_ptr<GemmSlot>>>();
 }
-CallPrimitives& call_primitives() { return thread_state_part<CallPrimitives>(); }
+HeldPrimitives& thread_held() { return thread_state_part<HeldPrimitives>(); }
 thread_local int64_t slot_releases = 0;  // release_gemm_slots() calls
 
 // Where matmul() runs on this thread: a slot of a region's GemmSlots, or
@@ -474,30 +474,29 @@ GemmSlot& current_slot() {
   return *own.front();
 }
 
-// The entry of `shape` that `call` holds, or null.
-std::shared_ptr<const CachedMatmul> held_primitive(const CallPrimitives& call,
-                                                   const MatmulShape& shape) {
-  for (const auto& [held_shape, mm] : call.held) {
+// The entry of `shape` that `held` holds, or null.
+std::shared_ptr<const CachedMatmul> find_held(const HeldPrimitives& held,
+                                              const MatmulShape& shape) {
+  for (const auto& [held_shape, mm] : held.held) {
     if (held_shape == shape) return mm;
   }
   return nullptr;
 }
 
-// The entry of `shape` outside regions: the one the thread's call holds,
-// else the cache's (made if need be), then held for the rest of the call.
-std::shared_ptr<const CachedMatmul> call_primitive(CallPrimitives& call, const MatmulShape& shape) {
-  if (std::shared_ptr<const CachedMatmul> mm = held_primitive(call, shape)) return mm;
+// The entry of `shape` outside regions: the one `held` holds, else the
+// cache's (made if need be), then held while a PrimitiveHold is alive.
+std::shared_ptr<const CachedMatmul> held_or_cached(HeldPrimitives& held, const MatmulShape& shape) {
+  if (std::shared_ptr<const CachedMatmul> mm = find_held(held, shape)) return mm;
   std::shared_ptr<const CachedMatmul> mm = cached_matmul(shape);
-  if (call.holds > 0) call.held.emplace_back(shape, mm);
+  if (held.holds > 0) held.held.emplace_back(shape, mm);
   return mm;
 }
 
-// The entry of `shape`: inside a region the one the calling thread's call
-// holds, or the cache's (a call that prepared its shapes in an earlier
-// call, PreparedProblem, holds none), never made; outside, call_primitive.
+// The entry of `shape`: inside a region the one the calling thread holds,
+// or else the cache's, never made; outside, held_or_cached.
 std::shared_ptr<const CachedMatmul> primitive_for(const MatmulShape& shape) {
-  if (!binding.in_region) return call_primitive(call_primitives(), shape);
-  if (std::shared_ptr<const CachedMatmul> mm = held_primitive(binding.slots->call(), shape)) {
+  if (!binding.in_region) return held_or_cached(thread_held(), shape);
+  if (std::shared_ptr<const CachedMatmul> mm = find_held(binding.slots->held(), shape)) {
     return mm;
   }
   std::shared_ptr<const CachedMatmul> mm = matmul_cache().find(shape);
@@ -680,17 +679,20 @@ void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
   if (shape.alpha == 0.0f) times_zero(shape, c);
 }
 
-bool held_shapes(const CallPrimitives& call, size_t most, std::vector<MatmulShape>& shapes) {
-  if (call.held.size() > most) return false;
+size_t held_count(const HeldPrimitives& held) { return held.held.size(); }
+
+bool held_shapes(const HeldPrimitives& held, size_t first, size_t most,
+                 std::vector<MatmulShape>& shapes) {
+  if (held.held.size() - first > most) return false;
   shapes.clear();
-  for (const auto& held : call.held) shapes.push_back(held.first);
+  for (size_t i = first; i < held.held.size(); ++i) shapes.push_back(held.held[i].first);
   return true;
 }
 
-PrimitiveHold::PrimitiveHold() : call_(&call_primitives()) { ++call_->holds; }
+PrimitiveHold::PrimitiveHold() : held_(&thread_held()) { ++held_->holds; }
 
 PrimitiveHold::~PrimitiveHold() {
-  if (--call_->holds == 0) call_->held.clear();
+  if (--held_->holds == 0) held_->held.clear();
 }
 
 GemmSlots::GemmSlots(int count) {
@@ -705,7 +707,7 @@ GemmSlot* GemmSlots::slot(int index) const { return (*own_)[size_t(index)].get()
 void GemmSlots::prepare(const MatmulShape& shape) const {
   const bool padded = needs_padded_output(shape);
   const std::shared_ptr<const CachedMatmul> mm =
-      call_primitive(call(), padded ? padded_shape(shape) : shape);
+      held_or_cached(held(), padded ? padded_shape(shape) : shape);
   for (int i = 0; i < count_; ++i) {
     gemm_args(*slot(i), mm);
     if (mm->pack) pack_args(*slot(i), mm);
@@ -980,7 +982,7 @@ int64_t matmul_cache_evictions() { return matmul_cache().evictions(); }
 
 void release_gemm_slots() {
   std::vector<std::unique_ptr<GemmSlot>>().swap(own_slots());
-  decltype(CallPrimitives::held)().swap(call_primitives().held);
+  decltype(HeldPrimitives::held)().swap(thread_held().held);
   ++slot_releases;
 }
 

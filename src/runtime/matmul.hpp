@@ -65,7 +65,7 @@ MatmulShape dense_a_bt(int64_t m, int64_t n, int64_t k);
 void matmul(const MatmulShape& shape, const void* a, const void* b, void* c);
 
 struct GemmSlot;
-struct CallPrimitives;
+struct HeldPrimitives;
 
 // While one is alive on a thread (for an op's call), that thread holds
 // every primitive it makes or looks up outside its regions, and their
@@ -77,10 +77,10 @@ class PrimitiveHold {
   ~PrimitiveHold();
   PrimitiveHold(const PrimitiveHold&) = delete;
   PrimitiveHold& operator=(const PrimitiveHold&) = delete;
-  CallPrimitives& call() const { return *call_; }
+  HeldPrimitives& held() const { return *held_; }
 
  private:
-  CallPrimitives* call_;  // the constructing thread's
+  HeldPrimitives* held_;  // the constructing thread's
 };
 
 // The GEMM slots of a parallel region, one per thread: the calling thread's
@@ -98,7 +98,7 @@ class GemmSlots {
   // least `bytes`.
   void prepare_output_copy(size_t bytes) const;
   // The primitives the calling thread holds.
-  CallPrimitives& call() const { return hold_.call(); }
+  HeldPrimitives& held() const { return hold_.held(); }
 
   // Runs this thread's matmul() calls in slot `slot` for the scope's life.
   // In a region (in_region) they only look up what the op prepared, and
@@ -138,16 +138,21 @@ void release_gemm_slots();
 // How many times the calling thread has released its slots.
 int64_t gemm_slot_releases();
 
-// The shapes of the primitives `call` holds, into `shapes` (its capacity
-// kept), or false, writing nothing, where they are more than `most`.
-bool held_shapes(const CallPrimitives& call, size_t most, std::vector<MatmulShape>& shapes);
+// How many primitives `held` holds; their shapes from the first-th on, into
+// `shapes` (its capacity kept), or false, writing nothing, where they are
+// more than `most`.
+size_t held_count(const HeldPrimitives& held);
+bool held_shapes(const HeldPrimitives& held, size_t first, size_t most,
+                 std::vector<MatmulShape>& shapes);
 
 // Whether this thread prepared the GEMMs of a problem whose shapes and
 // thread count `key` determines, in one of its last kRemembered calls of the
 // op Tag that prepared them, with no primitive dropped and its slots not
 // released since; remember() records it once prepared (with the counts of
 // drops and releases before it was: one during the preparation makes the
-// record stale), and the shapes its call holds. Repeated shapes, and a few
+// record stale), and the shapes the thread came to hold from the
+// PreparedProblem's construction on (those held already, by the op's plan
+// or an enclosing op, are held on every call). Repeated shapes, and a few
 // alternating ones (a server's models or sequence lengths), then skip the
 // dry run: before() prepares the recorded shapes in `gemms` instead
 // (lookups, where no thread has dropped one since), so that the call holds
@@ -159,22 +164,22 @@ class PreparedProblem {
       : key_(key),
         evictions_(matmul_cache_evictions()),
         releases_(gemm_slot_releases()),
-        gemms_(gemms) {}
-  bool before() const {
+        first_held_(held_count(gemms.held())) {}
+  bool before(const GemmSlots& gemms) const {
     for (const Record& r : recent().records) {
       if (r.evictions == evictions_ && r.releases == releases_ && r.key == key_) {
-        for (const MatmulShape& shape : r.shapes) gemms_.prepare(shape);
+        for (const MatmulShape& shape : r.shapes) gemms.prepare(shape);
         return true;
       }
     }
     return false;
   }
-  // Nothing is recorded for a call holding more than kMostShapes.
-  void remember() const {
+  // Nothing is recorded for a call that came to hold more than kMostShapes.
+  void remember(const GemmSlots& gemms) const {
     Recent& r = recent();
     Record& record = r.records[r.next];
     if (record.shapes.capacity() < kMostShapes) record.shapes.reserve(kMostShapes);
-    if (!held_shapes(gemms_.call(), kMostShapes, record.shapes)) return;
+    if (!held_shapes(gemms.held(), first_held_, kMostShapes, record.shapes)) return;
     record.key = key_;
     record.evictions = evictions_;
     record.releases = releases_;
@@ -198,7 +203,7 @@ class PreparedProblem {
   static Recent& recent() { return thread_state_part<Recent, Tag>(); }
   std::array<int64_t, N> key_;
   int64_t evictions_, releases_;  // when the call began
-  const GemmSlots& gemms_;
+  size_t first_held_;
 };
 
 // The primitive cache's capacity (entries; at least 1) and size. The

@@ -5,8 +5,9 @@
 // slots (GemmSlots: the primitives, memory objects and scratchpads of the
 // shapes the op prepares), so that a task neither allocates in posenc nor
 // creates a oneDNN object. Inside the region a GEMM only looks up what was
-// prepared, and the calling thread holds it (PrimitiveHold): no other
-// thread can drop it from the primitive cache meanwhile. A task can still
+// prepared, and the calling thread holds it (PrimitiveHold): another thread
+// dropping it from the primitive cache does not take it from the region. A
+// task can still
 // throw there: oneDNN 2.6's execute allocates its argument map. Its thread
 // then stops, and once the region has ended the calling thread runs that
 // thread's remaining tasks itself, the same way (one thread per GEMM, so the

@@ -1,4 +1,5 @@
 // posenc: command-line front end of the library.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -120,7 +121,9 @@ int run(int argc, char** argv) {
     print_usage(stderr);
     return 2;
   }
-  if (!max_isa_environment_valid(name)) return 2;
+  // (Help is given whatever the cap says.)
+  const bool asks_for_help = std::any_of(argv + 2, argv + argc, is_help);
+  if (!asks_for_help && !max_isa_environment_valid(name)) return 2;
   if (!command->takes_arguments && argc > 2) {
     if (argc == 3 && is_help(argv[2])) {
       std::printf("usage: posenc %s\n  ", name);

@@ -685,7 +685,7 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
       blocking.stacked_heads, int64_t(blocking.decode_products)};
   const PreparedProblem<struct AttentionTag, 26> prepared(key, gemms);
   const int64_t head_tasks = blocking.query_blocks * blocking.key_splits;
-  if (p.per_sequence() || !prepared.before()) {
+  if (p.per_sequence() || !prepared.before(gemms)) {
     const QueryBlockRunner dry_runner(ctx, problem, tensors, blocking, layout, position_bias,
                                       true);
     const GemmSlots::Use dry(gemms, 0, false, true);
@@ -697,7 +697,7 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
         dry_runner.run(task, task_scratch(task, 0));
       }
     }
-    if (!p.per_sequence()) prepared.remember();
+    if (!p.per_sequence()) prepared.remember(gemms);
   }
   // Each thread runs a contiguous run of tasks. With per-sequence lengths
   // the heads' costs follow their sequences, so the (batch, kv head) groups

@@ -68,12 +68,12 @@ void relative_logits_1d(const ExecContext& ctx, int64_t batch, int64_t heads,
       {g.queries, g.keys, g.dim, g.query_offset, g.clip, int64_t(g.causal), batch * heads,
        int64_t(stream), table_heads, threads},
       gemms);
-  if (!problem.before()) {
+  if (!problem.before(gemms)) {
     RelativeKernels no_gathers = kernels;
     no_gathers.gather_row = no_gathers.gather_row_stream = &skip_gather_row;
     const GemmSlots::Use dry(gemms, 0, false, true);
     for (int64_t index = 0; index < query_tiles * key_tiles; ++index) run(no_gathers, index, 0);
-    problem.remember();
+    problem.remember(gemms);
   }
   parallel_for(ctx.num_threads, tasks,
                [&](int64_t index, int slot) { run(kernels, index, slot); });
