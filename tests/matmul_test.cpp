@@ -645,6 +645,24 @@ TEST(Matmul, ReleasedSlotsMakePreparedRecordsStale) {
   EXPECT_TRUE(recorded(7));
 }
 
+// A call that came to hold more shapes than a record keeps is remembered
+// all the same: the next call skips its dry run (its region finds the shapes
+// in the cache). (It was not, and every call ran its dry run.)
+TEST(Matmul, AProblemOfManyShapesIsRememberedWithoutThem) {
+  using Problem = PreparedProblem<struct ManyShapesTestTag, 1>;
+  const int64_t capacity = matmul_cache_capacity();
+  set_matmul_cache_capacity(capacity + 100);  // no shape dropped: that makes records stale
+  {
+    const GemmSlots gemms(1);
+    const Problem problem({3}, gemms);
+    for (int64_t n = 1; n <= 40; ++n) gemms.prepare(dense_a_bt(2, n, 3));
+    problem.remember(gemms);
+  }
+  const GemmSlots gemms(1);
+  EXPECT_TRUE(Problem({3}, gemms).before(gemms));
+  set_matmul_cache_capacity(capacity);
+}
+
 // A call that skips preparing, its problem prepared by an earlier call,
 // holds the shapes that call held: dropped from a cache of one entry after
 // it began, they are still found by its region's threads (which missed them

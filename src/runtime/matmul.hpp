@@ -174,12 +174,16 @@ class PreparedProblem {
     }
     return false;
   }
-  // Nothing is recorded for a call that came to hold more than kMostShapes.
+  // A call that came to hold more than kMostShapes records none (a later
+  // call's region then finds them in the cache, where another thread can
+  // drop one: that region's tasks are then left to the calling thread).
   void remember(const GemmSlots& gemms) const {
     Recent& r = recent();
     Record& record = r.records[r.next];
     if (record.shapes.capacity() < kMostShapes) record.shapes.reserve(kMostShapes);
-    if (!held_shapes(gemms.held(), first_held_, kMostShapes, record.shapes)) return;
+    if (!held_shapes(gemms.held(), first_held_, kMostShapes, record.shapes)) {
+      record.shapes.clear();
+    }
     record.key = key_;
     record.evictions = evictions_;
     record.releases = releases_;
