@@ -715,6 +715,8 @@ void GemmSlots::prepare(const MatmulShape& shape) const {
   if (padded) prepare_output_copy(output_bytes(padded_shape(shape)));
 }
 
+void GemmSlots::hold(const MatmulShape& shape) const { held_or_cached(held(), shape); }
+
 void GemmSlots::prepare_output_copy(size_t bytes) const {
   for (int i = 0; i < count_; ++i) grow(slot(i)->output_copy, bytes);
 }

@@ -94,6 +94,9 @@ class GemmSlots {
   // objects and scratchpad in every slot, so that running it in the region
   // allocates nothing in posenc.
   void prepare(const MatmulShape& shape) const;
+  // Holds the primitive of `shape` (PrimitiveHold): looked up, or made where
+  // the cache dropped it; its memory objects are not made.
+  void hold(const MatmulShape& shape) const;
   // Grows every slot's buffer for GEMM outputs written there first to at
   // least `bytes`.
   void prepare_output_copy(size_t bytes) const;
@@ -154,9 +157,10 @@ bool held_shapes(const HeldPrimitives& held, size_t first, size_t most,
 // PreparedProblem's construction on (those held already, by the op's plan
 // or an enclosing op, are held on every call). Repeated shapes, and a few
 // alternating ones (a server's models or sequence lengths), then skip the
-// dry run: before() prepares the recorded shapes in `gemms` instead
-// (lookups, where no thread has dropped one since), so that the call holds
-// them and its region finds them all.
+// dry run: before() holds the recorded shapes instead (lookups, where no
+// thread has dropped one since), so that the call's region finds them all
+// (their memory objects made by the dry run; some shapes were only looked
+// up, and preparing them would allocate).
 template <class Tag, size_t N>
 class PreparedProblem {
  public:
@@ -168,7 +172,7 @@ class PreparedProblem {
   bool before(const GemmSlots& gemms) const {
     for (const Record& r : recent().records) {
       if (r.evictions == evictions_ && r.releases == releases_ && r.key == key_) {
-        for (const MatmulShape& shape : r.shapes) gemms.prepare(shape);
+        for (const MatmulShape& shape : r.shapes) gemms.hold(shape);
         return true;
       }
     }
