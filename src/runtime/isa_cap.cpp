@@ -61,10 +61,11 @@ void remake_cap_lock_in_child() { new (&cap_mutex) std::mutex; }
 class CapState {
  public:
   CapState() {
-    const char* env = std::getenv("POSENC_MAX_ISA");
-    if (env == nullptr || *env == '\0') return;
     posenc_isa isa;
-    if (!isa_of_name(env, &isa)) {
+    const EnvironmentCap asked = environment_isa_cap(&isa);
+    if (asked == EnvironmentCap::kNone) return;
+    const char* env = std::getenv("POSENC_MAX_ISA");
+    if (asked == EnvironmentCap::kUnknown) {
       std::fprintf(stderr, "posenc: ignoring POSENC_MAX_ISA=%s (expected auto", env);
       for (const IsaPath& path : kIsaPaths) std::fprintf(stderr, ", %s", path.name);
       std::fprintf(stderr, ")\n");
@@ -127,6 +128,12 @@ bool isa_of_name(const char* name, posenc_isa* isa) noexcept {
     }
   }
   return false;
+}
+
+EnvironmentCap environment_isa_cap(posenc_isa* isa) noexcept {
+  const char* env = std::getenv("POSENC_MAX_ISA");
+  if (env == nullptr || *env == '\0') return EnvironmentCap::kNone;
+  return isa_of_name(env, isa) ? EnvironmentCap::kNamed : EnvironmentCap::kUnknown;
 }
 
 std::string isa_names() {

@@ -19,6 +19,13 @@ std::string isa_names();
 // an unknown name. Allocates nothing and sets no last-error message.
 bool isa_of_name(const char* name, posenc_isa* isa) noexcept;
 
+// What the environment variable POSENC_MAX_ISA asks for: kNone when it is
+// unset or empty, kNamed with the path (or AUTO) in *isa, kUnknown for a name
+// the library does not know. The library warns about kUnknown and runs
+// uncapped; the posenc program refuses it.
+enum class EnvironmentCap { kNone, kNamed, kUnknown };
+EnvironmentCap environment_isa_cap(posenc_isa* isa) noexcept;
+
 // The cap in force (AUTO when uncapped). The first call reads POSENC_MAX_ISA
 // and applies it to oneDNN; an unknown value there is reported on stderr once
 // and ignored.

@@ -2,12 +2,12 @@
 #include <omp.h>
 
 #include <cstdio>
-#include <cstdlib>
 
 #include "cases/timing/machine.hpp"
 #include "commands.hpp"
 #include "posenc/posenc.h"
 #include "runtime/compiled_isas.hpp"
+#include "runtime/isa_cap.hpp"
 #include "runtime/matmul.hpp"
 
 namespace posenc::cli {
@@ -25,12 +25,14 @@ int run_info(int, char**) {
     std::printf("  %-9s %s\n", posenc_isa_name(isa), available ? "yes" : "no (CPU lacks it)");
     if (available && best_uncapped == POSENC_ISA_AUTO) best_uncapped = isa;
   }
-  const char* env = std::getenv("POSENC_MAX_ISA");
   std::printf("\npath in use: %s\n", posenc_isa_name(best));
   if (cap == POSENC_ISA_AUTO) {
     std::printf("  why: the best path the CPU supports (no cap; set POSENC_MAX_ISA to cap)\n");
   } else {
-    const char* by = env != nullptr ? "POSENC_MAX_ISA" : "posenc_set_max_isa";
+    posenc_isa asked;
+    const bool by_environment =
+        posenc::environment_isa_cap(&asked) == posenc::EnvironmentCap::kNamed && asked == cap;
+    const char* by = by_environment ? "POSENC_MAX_ISA" : "posenc_set_max_isa";
     if (best == best_uncapped) {
       std::printf("  why: the best path the CPU supports (the cap %s set by %s is not below it)\n",
                   posenc_isa_name(cap), by);

@@ -78,13 +78,12 @@ const Command* find_command(const char* name) {
 // says so. The library only warns about a bad name and runs uncapped, so a
 // mistyped cap would let `posenc check` pass on paths it was meant to leave out.
 bool max_isa_environment_valid(const char* command) {
-  const char* env = std::getenv("POSENC_MAX_ISA");
   posenc_isa isa;
-  if (env == nullptr || *env == '\0' || posenc_isa_from_name(env, &isa) == POSENC_OK) return true;
+  if (posenc::environment_isa_cap(&isa) != posenc::EnvironmentCap::kUnknown) return true;
   std::fprintf(stderr,
                "posenc %s: POSENC_MAX_ISA=%s: unknown ISA (expected one of %s; empty or "
                "unset: no cap)\n",
-               command, env, posenc::isa_names().c_str());
+               command, std::getenv("POSENC_MAX_ISA"), posenc::isa_names().c_str());
   return false;
 }
 
