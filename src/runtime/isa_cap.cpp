@@ -54,7 +54,7 @@ void lock_cap_before_fork() { cap_mutex.lock(); }
 void unlock_cap_after_fork_in_parent() { cap_mutex.unlock(); }
 void remake_cap_lock_in_child() { new (&cap_mutex) std::mutex; }
 
-// Registered as the library loads (runtime/matmul.cpp's handlers say why).
+// Registered as the library loads (runtime/matmul_primitive.cpp's handlers say why).
 [[maybe_unused]] const int cap_fork_handlers =
     pthread_atfork(lock_cap_before_fork, unlock_cap_after_fork_in_parent, remake_cap_lock_in_child);
 

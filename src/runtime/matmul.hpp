@@ -15,10 +15,11 @@
 // Safe to call from many threads at once. Inside an OpenMP parallel region
 // the GEMM runs on the calling thread alone.
 //
-// Primitives are cached by shape, least recently used dropped past the
-// capacity. A GEMM runs in a slot (GemmSlots below): a oneDNN stream, its
-// memory objects (made once per primitive and re-pointed at each call), and
-// a user-managed scratchpad, all kept for later calls. A repeated shape
+// Primitives are cached by shape (runtime/matmul_primitive.hpp), least
+// recently used dropped past the capacity. A GEMM runs in a slot (GemmSlots
+// below): a oneDNN stream, its memory objects (made once per primitive and
+// re-pointed at each call), and a user-managed scratchpad, all kept for
+// later calls. A repeated shape
 // therefore allocates nothing in posenc; oneDNN 2.6's execute itself builds a
 // small argument map per call.
 #pragma once

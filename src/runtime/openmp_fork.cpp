@@ -17,7 +17,7 @@ void on_fork_child() {
   if (led_team) teams_lost.store(true, std::memory_order_relaxed);
 }
 
-// Registered as the library loads (runtime/matmul.cpp's handlers say why).
+// Registered as the library loads (runtime/matmul_primitive.cpp's handlers say why).
 [[maybe_unused]] const int fork_handler = pthread_atfork(nullptr, nullptr, on_fork_child);
 
 }  // namespace
