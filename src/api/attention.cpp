@@ -1,10 +1,7 @@
-// C ABI: fused attention and the bottleneck block. Validation here; the work
-// in ops/attention/attention.cpp and ops/attention/bottleneck.cpp.
+// C ABI: fused attention. Validation here; the work in
+// ops/attention/attention.cpp.
 #include <algorithm>
-#include <array>
-#include <cmath>
 #include <cstring>
-#include <initializer_list>
 #include <string>
 
 #include "api/attention_layout.hpp"
@@ -14,7 +11,6 @@
 #include "ops/attention/attention.hpp"
 #include "ops/attention/plan.hpp"
 #include "ops/attention/position_bias.hpp"
-#include "ops/attention/bottleneck.hpp"
 #include "ops/bias/attention_bias_desc.hpp"
 #include "ops/relative/relative_index.hpp"
 #include "posenc/attention.h"
@@ -24,28 +20,6 @@
 using namespace posenc;
 
 namespace {
-
-// A tensor the call reads: its address and size, for the aliasing checks.
-struct Region {
-  const void* pointer;
-  int64_t bytes;
-  const char* name;
-};
-
-// The input regions of a call, at most nine: kept without allocating.
-class Regions {
- public:
-  Regions(std::initializer_list<Region> regions) {
-    for (const Region& r : regions) push_back(r);
-  }
-  void push_back(const Region& r) { items_.at(count_++) = r; }
-  const Region* begin() const { return items_.data(); }
-  const Region* end() const { return items_.data() + count_; }
-
- private:
-  std::array<Region, 9> items_{};
-  size_t count_ = 0;
-};
 
 // The fields of the kinds without q: checked by posenc/bias.h's rules for
 // those kinds (one home), 0 for the others. Returns the floats of the
@@ -384,121 +358,6 @@ void zero_rows(const posenc_attention_desc& d, void* out, int64_t out_bytes) {
   }
 }
 
-void require_workspace(const void* workspace, size_t workspace_bytes, size_t needed,
-                       const void* out, int64_t out_bytes, const char* out_name,
-                       const Regions& inputs) {
-  if (workspace == nullptr) return;
-  if (workspace_bytes < needed) {
-    invalid("workspace_bytes (" + std::to_string(workspace_bytes) + ") is less than the " +
-            std::to_string(needed) + " bytes this call needs");
-  }
-  const int64_t bytes = int64_t(needed);
-  require_disjoint(out, out_bytes, out_name, workspace, bytes, "workspace");
-  for (const Region& r : inputs) {
-    require_disjoint(workspace, bytes, "workspace", r.pointer, r.bytes, r.name);
-  }
-}
-
-void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
-  require_not_null(desc, "desc");
-  const posenc_bottleneck_desc& d = *desc;
-  require_non_negative(d.batch, "desc->batch");
-  require_positive(d.channels, "desc->channels");
-  require_positive(d.height, "desc->height");
-  require_positive(d.width, "desc->width");
-  require_positive(d.heads, "desc->heads");
-  require_positive(d.head_dim, "desc->head_dim");
-  require_dtype(d.dtype, "desc->dtype");
-  require_dtype(d.out_dtype, "desc->out_dtype");
-  require_finite(d.scale, "desc->scale");
-  require_flag(d.tables_per_head, "desc->tables_per_head");
-  require_flag(d.bias_uses_scaled_q, "desc->bias_uses_scaled_q");
-  if (d.stride != 1 && d.stride != 2) {
-    invalid("desc->stride must be 1 or 2 (got " + std::to_string(d.stride) + ")");
-  }
-  if (d.stride == 2 && (d.height < 2 || d.width < 2)) {
-    invalid("desc->stride 2 needs desc->height and desc->width >= 2 (got " +
-            std::to_string(d.height) + " x " + std::to_string(d.width) + ")");
-  }
-  require_non_negative(d.value_head_dim, "desc->value_head_dim");
-  // Every intermediate (and the attention workspace) stays far below 2^63:
-  // per token, the channels, q, k, v and the attention's output (heads x
-  // (2 x head_dim + 2 x value_head_dim)) and 4096 for the attention's
-  // workspace, 1 KiB each at most.
-  const char* per_token_name =
-      "desc->channels + 2 * desc->heads * (desc->head_dim + desc->value_head_dim)";
-  const int64_t head_sizes = checked_sum(d.head_dim, ops::value_head_dim(d), per_token_name);
-  const int64_t projections = checked_bytes({2, d.heads, head_sizes}, 1, per_token_name);
-  const int64_t per_token =
-      checked_sum(checked_sum(d.channels, projections, per_token_name), 4096, per_token_name);
-  // (Per feature map too, so that a batch of 0 bounds the other sizes.)
-  const int64_t per_map = checked_bytes({d.height, d.width, per_token}, size_t(1) << 10,
-                                        "desc->height * desc->width (the workspace)");
-  checked_bytes({d.batch, per_map}, 1, "desc->batch * desc->height * desc->width (the workspace)");
-}
-
-// How a bottleneck entry point names its tensors in errors.
-struct BottleneckNames {
-  const char *fmap, *w_qkv, *qkv_bias, *rel_h, *rel_w, *out;
-};
-constexpr BottleneckNames kTensorsNames{"tensors->fmap",  "tensors->w_qkv",
-                                        "tensors->qkv_bias", "tensors->rel_h",
-                                        "tensors->rel_w", "tensors->out"};
-constexpr BottleneckNames kArgumentNames{"fmap", "w_qkv", "qkv_bias", "rel_h", "rel_w", "out"};
-
-void run_bottleneck(posenc_context* context, const posenc_bottleneck_desc* desc,
-                    const posenc_bottleneck_tensors& t, const BottleneckNames& names,
-                    void* workspace, size_t workspace_bytes) {
-  validate_bottleneck_desc(desc);
-  const posenc_bottleneck_desc& d = *desc;
-  const size_t es = dtype_bytes(d.dtype);
-  const int64_t fmap_bytes =
-      checked_bytes({d.batch, d.channels, d.height, d.width}, es, names.fmap);
-  require_tensor_or_empty(t.fmap, es, fmap_bytes, names.fmap);
-  require_tensor(t.w_qkv, es, names.w_qkv);
-  require_tensor(t.rel_h, es, names.rel_h);
-  require_tensor(t.rel_w, es, names.rel_w);
-  const size_t out_es = dtype_bytes(d.out_dtype);
-  const int64_t out_bytes = checked_bytes(
-      {d.batch, d.heads, ops::value_head_dim(d), d.height / d.stride, d.width / d.stride}, out_es,
-      names.out);
-  require_tensor_or_empty(t.out, out_es, out_bytes, names.out);
-  const int64_t heads = d.tables_per_head ? d.heads : 1;
-  // Channels of qkv per head: q's and k's head_dim, v's value_head_dim
-  // (bounded by validate_bottleneck_desc).
-  const int64_t qkv_head = 2 * d.head_dim + ops::value_head_dim(d);
-  Regions inputs{
-      {t.fmap, fmap_bytes, names.fmap},
-      {t.w_qkv, checked_bytes({d.heads, qkv_head, d.channels}, es, names.w_qkv), names.w_qkv},
-      {t.rel_h, checked_bytes({heads, 2 * d.height - 1, d.head_dim}, es, names.rel_h), names.rel_h},
-      {t.rel_w, checked_bytes({heads, 2 * d.width - 1, d.head_dim}, es, names.rel_w), names.rel_w}};
-  if (t.qkv_bias != nullptr) {
-    require_tensor(t.qkv_bias, es, names.qkv_bias);
-    inputs.push_back({t.qkv_bias, checked_bytes({d.heads, qkv_head}, es, names.qkv_bias),
-                      names.qkv_bias});
-  }
-  for (const Region& r : inputs) {
-    require_disjoint(t.out, out_bytes, names.out, r.pointer, r.bytes, r.name);
-  }
-  if (d.batch == 0) return;  // no feature maps
-  const ExecContext ctx = resolve_context(context);
-  const PrimitiveHold hold;  // the plan's primitives serve the call
-  const ops::BottleneckPlan plan = ops::plan_bottleneck(d, ctx.num_threads, ctx.isa);
-  require_workspace(workspace, workspace_bytes, plan.workspace_bytes, t.out, out_bytes, names.out,
-                    inputs);
-  ops::bottleneck_mhsa(ctx, plan, t, workspace);
-}
-
-}  // namespace
-
-namespace {
-
-// 1/sqrt(head_dim), the usual attention scale (1 for a head_dim the call
-// will refuse anyway).
-float default_scale(int64_t head_dim) {
-  return head_dim > 0 ? float(1.0 / std::sqrt(double(head_dim))) : 1.0f;
-}
-
 }  // namespace
 
 extern "C" {
@@ -515,7 +374,7 @@ void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t batch, int6
   desc->layout = POSENC_LAYOUT_BHTD;
   desc->dtype = POSENC_F32;
   desc->out_dtype = POSENC_F32;
-  desc->scale = default_scale(head_dim);
+  desc->scale = ops::default_scale(head_dim);
   desc->bias = POSENC_BIAS_NONE;
   desc->bias_uses_scaled_q = 1;
 }
@@ -553,59 +412,6 @@ posenc_status posenc_attention(posenc_context* context, const posenc_attention_d
     require_workspace(workspace, workspace_bytes, plan.workspace_bytes, tensors->out, v.out_bytes,
                       "tensors->out", v.inputs);
     ops::attention(ctx, problem, plan, *tensors, workspace);
-  });
-}
-
-void posenc_bottleneck_desc_init(posenc_bottleneck_desc* desc, int64_t batch, int64_t channels,
-                                 int64_t height, int64_t width, int64_t heads,
-                                 int64_t head_dim) {
-  if (desc == nullptr) return;
-  *desc = posenc_bottleneck_desc{};
-  desc->batch = batch;
-  desc->channels = channels;
-  desc->height = height;
-  desc->width = width;
-  desc->heads = heads;
-  desc->head_dim = head_dim;
-  desc->dtype = POSENC_F32;
-  desc->out_dtype = POSENC_F32;
-  desc->scale = default_scale(head_dim);
-  desc->bias_uses_scaled_q = 1;
-  desc->stride = 1;
-}
-
-posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
-                                               const posenc_bottleneck_desc* desc,
-                                               size_t* bytes) {
-  return guard("posenc_bottleneck_workspace_size", [&] {
-    validate_bottleneck_desc(desc);
-    require_not_null(bytes, "bytes");
-    if (desc->batch == 0) {
-      *bytes = 0;
-      return;
-    }
-    const ExecContext ctx = resolve_context(context);
-    *bytes = ops::plan_bottleneck(*desc, ctx.num_threads, ctx.isa).workspace_bytes;
-  });
-}
-
-posenc_status posenc_bottleneck(posenc_context* context, const posenc_bottleneck_desc* desc,
-                                const posenc_bottleneck_tensors* tensors, void* workspace,
-                                size_t workspace_bytes) {
-  return guard("posenc_bottleneck", [&] {
-    require_not_null(desc, "desc");
-    require_not_null(tensors, "tensors");
-    run_bottleneck(context, desc, *tensors, kTensorsNames, workspace, workspace_bytes);
-  });
-}
-
-posenc_status posenc_bottleneck_mhsa(posenc_context* context, const posenc_bottleneck_desc* desc,
-                                     const void* fmap, const void* w_qkv, const void* rel_h,
-                                     const void* rel_w, void* out, void* workspace,
-                                     size_t workspace_bytes) {
-  return guard("posenc_bottleneck_mhsa", [&] {
-    const posenc_bottleneck_tensors tensors{fmap, w_qkv, nullptr, rel_h, rel_w, out};
-    run_bottleneck(context, desc, tensors, kArgumentNames, workspace, workspace_bytes);
   });
 }
 

@@ -170,4 +170,19 @@ void require_same_or_disjoint(const void* a, int64_t a_bytes, const char* a_name
   require_disjoint(a, a_bytes, a_name, b, b_bytes, b_name);
 }
 
+void require_workspace(const void* workspace, size_t workspace_bytes, size_t needed,
+                       const void* out, int64_t out_bytes, const char* out_name,
+                       const Regions& inputs) {
+  if (workspace == nullptr) return;
+  if (workspace_bytes < needed) {
+    invalid("workspace_bytes (" + std::to_string(workspace_bytes) + ") is less than the " +
+            std::to_string(needed) + " bytes this call needs");
+  }
+  const int64_t bytes = int64_t(needed);
+  require_disjoint(out, out_bytes, out_name, workspace, bytes, "workspace");
+  for (const Region& r : inputs) {
+    require_disjoint(workspace, bytes, "workspace", r.pointer, r.bytes, r.name);
+  }
+}
+
 }  // namespace posenc

@@ -2,6 +2,7 @@
 // naming the argument; entry points run all checks before writing anything.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -95,5 +96,35 @@ void require_disjoint(const void* a, int64_t a_bytes, const char* a_name, const 
 // Allows a == b exactly (in place); any other overlap throws.
 void require_same_or_disjoint(const void* a, int64_t a_bytes, const char* a_name,
                               const void* b, int64_t b_bytes, const char* b_name);
+
+
+// A tensor a call reads: its address and size, for the aliasing checks.
+struct Region {
+  const void* pointer;
+  int64_t bytes;
+  const char* name;
+};
+
+// The input regions of a call, at most nine: kept without allocating.
+class Regions {
+ public:
+  Regions(std::initializer_list<Region> regions) {
+    for (const Region& r : regions) push_back(r);
+  }
+  void push_back(const Region& r) { items_.at(count_++) = r; }
+  const Region* begin() const { return items_.data(); }
+  const Region* end() const { return items_.data() + count_; }
+
+ private:
+  std::array<Region, 9> items_{};
+  size_t count_ = 0;
+};
+
+// A caller's workspace (none when NULL): at least `needed` bytes, else
+// POSENC_ERROR_INVALID_ARGUMENT; its `needed` bytes disjoint from out and
+// from the inputs, else POSENC_ERROR_ALIASING.
+void require_workspace(const void* workspace, size_t workspace_bytes, size_t needed,
+                       const void* out, int64_t out_bytes, const char* out_name,
+                       const Regions& inputs);
 
 }  // namespace posenc

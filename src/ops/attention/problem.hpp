@@ -2,6 +2,7 @@
 // the blocks it is cut into: the types every part of the attention shares.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -11,6 +12,12 @@
 #include "runtime/matmul.hpp"
 
 namespace posenc::ops {
+
+// 1/sqrt(head_dim), the usual attention scale, which the descs' init
+// functions set (1 for a head_dim the call will refuse anyway).
+inline float default_scale(int64_t head_dim) {
+  return head_dim > 0 ? float(1.0 / std::sqrt(double(head_dim))) : 1.0f;
+}
 
 // Where row (batch b, head h, token t) of a [.., tokens, .., row] tensor
 // starts: b * batch + h * head + t * token elements.
