@@ -14,6 +14,8 @@ BUILD_TREE_LIBRARY = os.path.join(HERE, "..", "build", "src", "libposenc.so")
 class BuildPyWithLibrary(build_py):
     def run(self):
         super().run()
+        if getattr(self, "editable_mode", False):
+            return  # the sources run in place, and find the library as they do (posenc/_lib.py)
         library = os.environ.get("POSENC_LIBRARY") or BUILD_TREE_LIBRARY
         if not os.path.isfile(library):
             raise SystemExit(f"posenc: no libposenc at {library}: build it first "

@@ -18,18 +18,32 @@ import ctypes as _ctypes
 
 from . import _abi
 from ._lib import Error, check as _check, library_path, lib as _lib
-from .absolute import (add_learned, add_sinusoid, concat_sinusoid, sinusoid_table,
+from ._absolute import (add_learned, add_sinusoid, concat_sinusoid, sinusoid_table,
                        sinusoid_table_2d)
-from .attention import (attention, attention_workspace_size, bottleneck_mhsa,
+from ._attention import (attention, attention_workspace_size, bottleneck_mhsa,
                         strided_supported)
-from .bias import (alibi_slopes, position_bias, resize_relative_bias_table_2d,
+from ._bias import (alibi_slopes, position_bias, resize_relative_bias_table_2d,
                    resize_relative_table)
 from .context import Context, default_context, set_default_context
-from .relative import (absolute_logits, rel_to_abs, relative_logits_1d, relative_logits_2d,
+from ._relative import (absolute_logits, rel_to_abs, relative_logits_1d, relative_logits_2d,
                        relative_logits_2d_decomposed, relative_logits_2d_maps)
-from .rope import RopeCache, inverse_frequencies, rope, rope_config, rope_qk
+from ._rope import RopeCache, inverse_frequencies, rope, rope_config, rope_qk
 
 __version__ = "0.3.0"
+
+# What `from posenc import *` takes: the functions and classes, not the
+# submodules (posenc.torch would stand in for torch).
+__all__ = [
+    "Context", "Error", "RopeCache", "absolute_logits", "add_learned", "add_sinusoid",
+    "alibi_slopes", "attention", "attention_workspace_size", "best_isa", "bottleneck_mhsa",
+    "concat_sinusoid", "default_context", "inverse_frequencies", "isa_available",
+    "library_path", "position_bias", "primitive_cache_capacity", "rel_to_abs",
+    "relative_logits_1d", "relative_logits_2d", "relative_logits_2d_decomposed",
+    "relative_logits_2d_maps", "release_thread_memory", "resize_relative_bias_table_2d",
+    "resize_relative_table", "rope", "rope_config", "rope_qk", "set_default_context",
+    "set_max_isa", "set_primitive_cache_capacity", "sinusoid_table", "sinusoid_table_2d",
+    "strided_supported", "version",
+]
 
 
 def version():

@@ -25,6 +25,21 @@ def is_torch(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
+def has_tangent(x):
+    """Whether torch tensor x carries a forward-mode tangent (a dual tensor
+    of torch.autograd.forward_ad's level in force), which posenc would drop."""
+    return sys.modules["torch"].autograd.forward_ad.unpack_dual(x).tangent is not None
+
+
+def storage_address(x):
+    """x.data_ptr(), or None for a tensor without storage of its own: one of
+    a torch.func (functorch) transform, such as vmap's batched tensors."""
+    try:
+        return x.data_ptr()
+    except RuntimeError:
+        return None
+
+
 _torch_dtype_codes = None
 
 
@@ -66,10 +81,18 @@ class View:
                 raise RuntimeError(f"{name}: requires grad, and posenc computes no gradients: "
                                    "call it under torch.no_grad() or torch.inference_mode(), "
                                    "or pass a detached tensor")
+            if has_tangent(x):
+                raise RuntimeError(f"{name}: has a forward-mode tangent (a dual tensor), and "
+                                   "posenc computes no derivatives: pass its primal "
+                                   "(torch.autograd.forward_ad.unpack_dual(x).primal)")
+            address = storage_address(x)
+            if address is None:
+                raise TypeError(f"{name}: a tensor without storage of its own (a torch.func "
+                                "transform's, such as vmap's), which posenc cannot read")
             dtype = _torch_dtypes().get(x.dtype)
             # Only an empty tensor has no storage (data_ptr 0), which posenc
             # would read as an optional tensor not given.
-            self.ptr = x.data_ptr() or _NOWHERE
+            self.ptr = address or _NOWHERE
             self.strides = x.stride()
             self.contiguous = x.is_contiguous()
         elif isinstance(x, np.ndarray):
@@ -87,6 +110,15 @@ class View:
             # No element is ever reached by a stride: given the dense ones,
             # where numpy may give 0 (which reads as a broadcast axis).
             self.strides = _dense_strides(self.shape)
+
+    @classmethod
+    def unallocated(cls, shape, dtype):
+        """A dense output of `shape` and posenc dtype that is not made: what
+        a workspace size depends on (ptr reaches no memory)."""
+        v = cls.__new__(cls)
+        v.obj, v.ptr, v.dtype, v.shape, v.negated = None, _NOWHERE, dtype, tuple(shape), False
+        v.strides, v.contiguous = _dense_strides(v.shape), True
+        return v
 
 
 def _dense_strides(shape):

@@ -419,6 +419,27 @@ def test_gradients_are_refused_not_dropped():
         posenc.attention(q, q, q, workspace=inference)
 
 
+def test_forward_mode_tangents_and_transform_tensors_are_refused_by_name():
+    """A dual tensor's tangent would be dropped (the result has none), and a
+    torch.func transform's tensors have no storage to read: both refused,
+    naming the argument, and nothing written."""
+    forward_ad = torch.autograd.forward_ad
+    q, out = torch.randn(1, 2, 5, 8), torch.zeros(1, 2, 5, 8)
+    with forward_ad.dual_level():
+        dual = forward_ad.make_dual(q, torch.ones_like(q))
+        with pytest.raises(RuntimeError, match="k: has a forward-mode tangent"):
+            posenc.attention(q, dual, q, out=out)
+        with pytest.raises(RuntimeError, match="x: has a forward-mode tangent"):
+            posenc.add_sinusoid(dual.view(1, 10, 8))
+    assert bool((out == 0).all())
+    vmap = getattr(torch, "vmap", None) or pytest.importorskip("functorch").vmap
+    with pytest.raises(TypeError, match="q: a tensor without storage"):
+        vmap(lambda x: posenc.attention(x, q, q, out=out))(torch.randn(3, 1, 2, 5, 8))
+    with pytest.raises(TypeError, match="x: a tensor without storage"):
+        vmap(posenc.add_sinusoid)(torch.randn(3, 1, 10, 8))
+    assert bool((out == 0).all())
+
+
 def test_scalar_arguments_are_checked_and_named():
     """Scalars of the wrong kind are a TypeError naming the argument (not
     ctypes' 'argument 4: wrong type'); a yes/no option takes a bool."""

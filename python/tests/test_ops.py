@@ -1,6 +1,5 @@
 """Every op family through the package against the float64 references of
 reference.py, on numpy arrays and torch tensors, odd and non-square sizes."""
-import importlib
 
 import numpy as np
 import pytest
@@ -252,6 +251,11 @@ def test_attention_workspace():
     workspace = torch.empty(size, dtype=torch.uint8)
     close(posenc.attention(q, q, q, causal=True, workspace=workspace),
           reference.attention(q.numpy(), q.numpy(), q.numpy(), 8 ** -0.5, causal=True))
+    # attention's own arguments taken as they are; out looked at, not written.
+    out = torch.empty(1, 9, 2, 8).transpose(1, 2)
+    assert posenc.attention_workspace_size(q, q, q, causal=True, out=out,
+                                           workspace=workspace) > 0
+    assert out._version == 0
 
 
 def test_attention_mask():
@@ -383,8 +387,7 @@ def test_attention_masks_as_torch_takes_them():
                  torch.from_numpy(keep)[None, None].expand(2, 3, 4, 6)):
         close(posenc.attention(tq, tk, tv, mask=mask), expected)
     expanded = torch.from_numpy(additive[0]).expand(2, 3, 4, 6)  # every axis but the keys'
-    attention_module = importlib.import_module("posenc.attention")  # posenc.attention: the function
-    assert attention_module._mask_as_read(expanded).shape == (1, 1, 1, 6)
+    assert posenc._attention._mask_as_read(expanded).shape == (1, 1, 1, 6)
     with pytest.raises(ValueError, match="mask: expected"):
         posenc.attention(tq, tk, tv, mask=torch.zeros(3, 1, 4, 6))  # 3 does not divide 2
     # A bool mask becomes float32 whatever torch's default dtype.
@@ -406,3 +409,15 @@ def test_attention_without_rows_or_keys():
     out = torch.full((2, 3, 4, 8), 7.0)
     assert posenc.attention(q, k[:, :, :0], k[:, :, :0], out=out) is out
     assert bool((out == 0).all())
+
+
+def test_star_import_takes_every_function_and_no_submodule():
+    """`from posenc import *` must not bind torch to posenc.torch; every
+    public function and class is in __all__."""
+    import types
+    names = {}
+    exec("import torch\nimport posenc.torch\nfrom posenc import *", names)
+    assert names["torch"] is torch
+    public = {name for name, value in vars(posenc).items()
+              if not name.startswith("_") and not isinstance(value, types.ModuleType)}
+    assert public == set(posenc.__all__)

@@ -331,6 +331,58 @@ def test_unpatch_restores_the_original_forward():
     assert "forward" not in vars(attention)
 
 
+def test_unpatch_refuses_a_wrapper_set_after_patch_and_unpatches_nothing():
+    """Deleting the instance's forward would drop the wrapper (accelerate's
+    hooks are one), keeping it would keep posenc: refused, as it is."""
+    model = torch.nn.Sequential(timm_sam.Attention(32, num_heads=2),
+                                timm_sam.Attention(32, num_heads=2))
+    posenc_torch.patch(model)
+    patched = model[1].forward
+
+    def wrapper(x):
+        return patched(x)
+
+    model[1].forward = wrapper
+    with pytest.raises(posenc_torch.PatchError, match="1: its forward was replaced"):
+        posenc_torch.unpatch(model)
+    assert posenc_torch.is_patched(model[0]) and posenc_torch.is_patched(model[1])
+    assert model[1].forward is wrapper
+    model[1].forward = patched
+    assert posenc_torch.unpatch(model) == 2
+
+
+def test_forward_mode_ad_and_torch_func_transforms_fall_back():
+    """A tangent on the input or on a parameter, and a transform's batched
+    tensors (without storage), get timm's forward: posenc would drop the
+    tangent, and cannot read the batched tensors."""
+    forward_ad = torch.autograd.forward_ad
+    torch.manual_seed(0)
+    attention = randomize_position_tables(timm_sam.Attention(
+        32, num_heads=2, use_rel_pos=True, input_size=(3, 5))).eval().requires_grad_(False)
+    reference = copy.deepcopy(attention)
+    posenc_torch.patch(attention)
+    x, tangent = torch.randn(1, 3, 5, 32), torch.randn(1, 3, 5, 32)
+    for module in (reference, attention):
+        with forward_ad.dual_level():
+            out = forward_ad.unpack_dual(module(forward_ad.make_dual(x, tangent)))
+        module.jvp = out.tangent
+    assert attention.jvp is not None
+    torch.testing.assert_close(attention.jvp, reference.jvp, rtol=0, atol=0)
+    functional_call = getattr(getattr(torch, "func", None), "functional_call", None) or \
+        torch.nn.utils.stateless.functional_call
+    weight = attention.qkv.weight
+    for module in (reference, attention):  # a tangent on a parameter only
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(weight, torch.ones_like(weight))
+            out = functional_call(module, {"qkv.weight": dual}, (x,))
+            module.jvp = forward_ad.unpack_dual(out).tangent
+    assert attention.jvp is not None
+    torch.testing.assert_close(attention.jvp, reference.jvp, rtol=0, atol=0)
+    vmap = getattr(torch, "vmap", None) or pytest.importorskip("functorch").vmap
+    xs = torch.randn(2, 1, 3, 5, 32)
+    torch.testing.assert_close(vmap(attention)(xs), torch.stack([reference(x) for x in xs]))
+
+
 def test_patching_again_takes_the_new_dtype():
     torch.manual_seed(0)
     attention = randomize_position_tables(

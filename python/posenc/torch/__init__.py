@@ -25,7 +25,9 @@ attribute such as a wrapper, among them: posenc would skip it). A patched
 module falls back to its original forward in
 training mode, when autograd would record it (grad enabled and the input or
 a parameter requires grad: run inference under torch.no_grad() or
-torch.inference_mode()), under torch.autocast, under torch.jit.trace (and
+torch.inference_mode()), under forward-mode AD (an input or a parameter
+with a tangent) and torch.func's transforms (vmap, grad, jvp), under
+torch.autocast, under torch.jit.trace (and
 so torch.onnx.export: before torch 2.4 the trace would not see posenc's
 call, and an exporter would not know its op; the trace records timm's
 ops), and for inputs posenc does not take (an input or mask not on the
@@ -51,6 +53,7 @@ import functools
 
 import torch
 
+from .._tensor import has_tangent, storage_address
 from . import beit, botnet, sam, swin
 from ._original import (has_own_forward, is_patched, original_forward, patched_dtype,
                         restore, set_patched_forward)
@@ -73,11 +76,12 @@ _DTYPES = (None,) + _INPUT_DTYPES  # patch's dtype argument
 
 
 class PatchError(ValueError):
-    """Modules posenc cannot reproduce exactly: .refused is [(name, reason)]."""
+    """Modules posenc cannot reproduce exactly (patch), or whose wrapper
+    unpatch would drop: .refused is [(name, reason)]."""
 
-    def __init__(self, refused):
+    def __init__(self, refused, lead="posenc cannot reproduce"):
         self.refused = refused
-        super().__init__("posenc cannot reproduce: " +
+        super().__init__(f"{lead}: " +
                          "; ".join(f"{name}: {reason}" for name, reason in refused))
 
 
@@ -91,11 +95,19 @@ def known_modules(model):
     return found
 
 
-def _needs_autograd(module, inputs):
-    if not torch.is_grad_enabled():
-        return False
-    return any(isinstance(x, torch.Tensor) and x.requires_grad for x in inputs) or \
-        any(p.requires_grad for p in module.parameters())
+def _needs_torch(module, inputs):
+    """Whether the call's tensors (its inputs, the module's parameters) ask
+    for what posenc does not do: a gradient (grad mode on and a tensor
+    requiring grad), a forward-mode tangent, or a torch.func transform's
+    tensors without storage."""
+    # The parameters as forward reads them: functional_call's stand-ins
+    # (torch 1.13's through the class's attribute lookup) included.
+    parameters = [getattr(owner, name) for owner in module.modules()
+                  for name, _ in owner.named_parameters(recurse=False)]
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor)] + parameters
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return True
+    return any(has_tangent(t) or storage_address(t) is None for t in tensors)
 
 
 def _autocast():
@@ -117,7 +129,7 @@ def _forward(module, kind, dtype, x, *args, **kwargs):
     implementation = _IMPLEMENTATIONS[kind]
     if module.training or _autocast() or torch.jit.is_tracing() or \
             any(isinstance(t, torch.Tensor) and (not t.is_cpu or t.dtype not in _INPUT_DTYPES)
-                for t in inputs) or _needs_autograd(module, inputs) or \
+                for t in inputs) or _needs_torch(module, inputs) or \
             hooks_need_original(module, implementation.SKIPPED):
         return original_forward(module)(x, *args, **kwargs)
     return implementation.forward(module, dtype, x, *args, **kwargs)
@@ -150,10 +162,16 @@ def patch(model, dtype=None):
 
 def unpatch(model):
     """Gives every patched module of model its original forward back;
-    returns how many."""
-    count = 0
-    for module in model.modules():
-        if is_patched(module):
-            restore(module)
-            count += 1
-    return count
+    returns how many. Raises PatchError, unpatching nothing, if a patched
+    module's forward was replaced since (a wrapper set after patch, such as
+    accelerate's hooks): removing it would drop the wrapper, keeping it
+    would keep posenc. Remove the wrapper first."""
+    patched = [(name, module) for name, module in model.named_modules() if is_patched(module)]
+    wrapped = [(name or type(module).__name__, "its forward was replaced after patch (a "
+                "wrapper): remove it first") for name, module in patched
+               if has_own_forward(module)]
+    if wrapped:
+        raise PatchError(wrapped, "unpatch would drop a wrapper")
+    for _, module in patched:
+        restore(module)
+    return len(patched)

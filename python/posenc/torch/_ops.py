@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import torch
 
-from ..attention import attention, bottleneck_mhsa
+from .._attention import attention, bottleneck_mhsa
 
 _CUSTOM_OPS = hasattr(torch.library, "custom_op")
 

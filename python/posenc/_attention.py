@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from . import _abi, _tensor
-from . import bias as _bias
+from . import _bias
 from ._lib import check, lib
 from .context import handle
 
@@ -241,11 +241,12 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
           map_size=None, value_table=None, mask=None, kv_lengths=None, q_lengths=None,
           query_offsets=None, out=None, out_dtype=None, window=None, class_token=False,
           num_buckets=None, bidirectional=None, relative_order="key_minus_query",
-          kv_map_size=None):
+          kv_map_size=None, sizing=False):
     """The desc and tensors of one call, the output View and what must stay
     alive until the call returns. (A call without a bias, mask or lengths
     costs a few microseconds here: the options are looked at only when
-    given.)"""
+    given.) Sizing, for a workspace size: out is only looked at, and none
+    is made."""
     layout = layout.lower() if isinstance(layout, str) else layout
     if layout not in ("bhtd", "bthd"):
         raise ValueError(f"layout: {layout!r} is not 'bhtd' or 'bthd'")
@@ -268,9 +269,12 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     out_code = qv.dtype if out_code is None else out_code
     q_shape = qv.shape[:3] + (value_head_dim,)
     if out is None:
-        ov = _tensor.output(None, q, q_shape, out_code)
+        ov = _tensor.View.unallocated(q_shape, out_code) if sizing else \
+            _tensor.output(None, q, q_shape, out_code)
     else:
-        ov = _tensor.writable(_tensor.view(out, "out", 4, _tensor.FLOATS), "out")
+        ov = _tensor.view(out, "out", 4, _tensor.FLOATS)
+        if not sizing:
+            _tensor.writable(ov, "out")
         _tensor.expect_shape(ov, q_shape, "out")
         if ov.dtype != out_code:
             raise TypeError("out: dtype differs from out_dtype")
@@ -365,7 +369,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     thread of the call where more). An empty batch,
     heads or queries axis gives an empty result, no keys a result of zeros.
 
-    The biases that need no q (posenc.bias describes their tables): bias=
+    The biases that need no q (posenc.position_bias describes their tables): bias=
     "table_2d" (Swin, BEiT) with window=(Wh, Ww) and class_token (BEiT),
     q_len = kv_len = Wh*Ww + class_token; "table_1d" (max_distance from the
     table); "t5" (num_buckets from the table, max_distance default 128,
@@ -391,9 +395,11 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     return ov.obj
 
 
-def attention_workspace_size(q, k, v, *, context=None, **options):
-    """Bytes of the workspace attention(q, k, v, **options) needs."""
-    desc, _, _, _ = _plan(q, k, v, **options)
+def attention_workspace_size(q, k, v, *, context=None, workspace=None, **options):
+    """Bytes of the workspace attention(q, k, v, **options) needs (its
+    workspace, if given, aside). Writes nothing, and makes no output."""
+    del workspace  # attention's own, which the size does not depend on
+    desc, _, _, _ = _plan(q, k, v, **options, sizing=True)
     size = ctypes.c_size_t()
     check(lib.posenc_attention_workspace_size(handle(context), ctypes.byref(desc),
                                               ctypes.byref(size)))
