@@ -373,6 +373,25 @@ TEST_F(AttentionErrors, NegativeEnums) {
   EXPECT_EQ(bytes, 12345u);
 }
 
+// Without a mask (mask_batch 0) the other mask fields are not read: any
+// values there, a negative dtype included (UBSan checks that it is never
+// loaded), leave the call and its size as they are.
+TEST_F(AttentionErrors, MaskFieldsWithoutAMaskAreNotRead) {
+  size_t bytes = 0, bytes_with_junk = 0;
+  ASSERT_EQ(posenc_attention_workspace_size(nullptr, &d_, &bytes), POSENC_OK);
+  ASSERT_EQ(call(), POSENC_OK) << posenc_last_error();
+  const std::vector<float> expected(out_.data(), out_.data() + kCount);
+  store_enum(d_.mask_dtype, -1);
+  d_.mask_heads = -7;
+  d_.mask_q_len = 1 << 20;
+  ASSERT_EQ(posenc_attention_workspace_size(nullptr, &d_, &bytes_with_junk), POSENC_OK)
+      << posenc_last_error();
+  EXPECT_EQ(bytes_with_junk, bytes);
+  std::fill(out_.data(), out_.data() + kCount, 0.0f);
+  ASSERT_EQ(call(), POSENC_OK) << posenc_last_error();
+  EXPECT_EQ(std::vector<float>(out_.data(), out_.data() + kCount), expected);
+}
+
 // Tensors must be aligned to their elements (core.h), else refused by name.
 TEST_F(AttentionErrors, MisalignedTensors) {
   t_.v = offset_bytes(v_.data(), 2);
@@ -976,7 +995,11 @@ TEST_F(AttentionEmptyCalls, BottleneckBatchZero) {
   bad = d;
   bad.channels = int64_t(1) << 60;  // a workspace of no feature maps, but one's overflows
   EXPECT_TRUE(fails_with(posenc_bottleneck_workspace_size(nullptr, &bad, &bytes),
-                         POSENC_ERROR_OVERFLOW, "desc->height * desc->width"));
+                         POSENC_ERROR_OVERFLOW, "desc->channels"));
+  bad = d;
+  bad.channels = int64_t(1) << 56;  // fits per token, not per map (1 KiB a token)
+  EXPECT_TRUE(fails_with(posenc_bottleneck_workspace_size(nullptr, &bad, &bytes),
+                         POSENC_ERROR_OVERFLOW, "desc->height * desc->width * (desc->channels"));
   EXPECT_TRUE(fails_with(posenc_bottleneck_workspace_size(nullptr, &d, nullptr),
                          POSENC_ERROR_NULL_POINTER, "bytes"));
   EXPECT_TRUE(out.payload_untouched());

@@ -1,5 +1,7 @@
 // Fused attention and the bottleneck block on every ISA path, fp32 and bf16,
 // against the double reference loops.
+#include "reference/attention.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,7 +22,7 @@
 #include "ops/attention/plan.hpp"
 #include "posenc/posenc.h"
 #include "posenc/posenc.hpp"
-#include "reference/attention.hpp"
+#include "runtime/matmul.hpp"
 
 namespace posenc::test {
 namespace {
@@ -820,6 +822,30 @@ TEST_P(Bottleneck, Bf16) {
   d = bottleneck_desc(2, 16, 9, 8, 2, 56);
   d.dtype = POSENC_BF16;
   EXPECT_TRUE(bottleneck_matches(context(), d, true));
+}
+
+// A bf16 qkv bias is added before qkv is rounded to bf16, once, as a bf16
+// nn.Conv2d with a bias (timm's qkv) adds it. On one token the output is v:
+// W_v x = 1 + 2^-8 - 2^-12 (exact in fp32) rounds down to 1 in bf16, and
+// 1 + 2^-8 then ties to 1; W_v x + 2^-8 rounds up to 1 + 2^-7. Widened
+// (oneDNN without bf16 hardware), qkv stays fp32: 1 + 2^-7 - 2^-12.
+TEST_P(Bottleneck, Bf16QkvBiasIsAddedBeforeRounding) {
+  posenc_bottleneck_desc d = bottleneck_desc(1, 3, 1, 1, 1, 1);
+  d.dtype = POSENC_BF16;
+  const std::vector<uint16_t> fmap = to_bf16({1.0f, 1.0f, 1.0f});
+  const float row[3] = {1.0f, std::ldexp(1.0f, -8), -std::ldexp(1.0f, -12)};
+  std::vector<float> w;
+  for (int i = 0; i < 3; ++i) w.insert(w.end(), row, row + 3);  // q's, k's and v's
+  const std::vector<uint16_t> w_qkv = to_bf16(w);
+  const std::vector<uint16_t> bias = to_bf16(std::vector<float>(3, std::ldexp(1.0f, -8)));
+  const std::vector<uint16_t> table = to_bf16({0.0f});
+  GuardedFloats out(1);
+  const posenc_bottleneck_tensors t{fmap.data(),  w_qkv.data(), bias.data(),
+                                    table.data(), table.data(), out.data()};
+  ASSERT_EQ(posenc_bottleneck(context(), &d, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
+  const float exact = 1.0f + std::ldexp(1.0f, -7) - std::ldexp(1.0f, -12);
+  const float want = onednn_bf16_gemm_is_native() ? 1.0f + std::ldexp(1.0f, -7) : exact;
+  EXPECT_EQ(out.data()[0], want);
 }
 
 // fp32 inputs, bf16 output of the pooled map (pooled in fp32, rounded once).

@@ -132,6 +132,18 @@ TEST_F(RopeErrors, MisalignedTensors) {
   expect_rejected(posenc_rope_inverse_frequencies(&config_, offset_bytes(inv_freq, 4), nullptr),
                   POSENC_ERROR_INVALID_ARGUMENT, "inv_freq");
   for (double f : inv_freq) EXPECT_EQ(f, 0.0);
+  // The attention factor too, and it must not overlap the frequencies (the
+  // frequencies were written first).
+  double factor[2] = {};
+  expect_rejected(posenc_rope_inverse_frequencies(&config_, inv_freq, offset_bytes(factor, 1)),
+                  POSENC_ERROR_INVALID_ARGUMENT, "attention_factor");
+  expect_rejected(posenc_rope_inverse_frequencies(&config_, inv_freq, &inv_freq[kDim / 2 - 1]),
+                  POSENC_ERROR_ALIASING, "attention_factor");
+  for (double f : inv_freq) EXPECT_EQ(f, 0.0);
+  for (double f : factor) EXPECT_EQ(f, 0.0);
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&config_, inv_freq, &inv_freq[kDim / 2]), POSENC_OK)
+      << posenc_last_error();
+  EXPECT_EQ(inv_freq[kDim / 2], 1.0);  // just past them
 }
 
 TEST_F(RopeErrors, ConfigFields) {

@@ -209,7 +209,16 @@
  * fp32). On every other CPU (AVX2, AVX-512 without BF16, Arm) posenc widens
  * bf16 to fp32 block by block as it reads it and runs fp32 GEMMs: the
  * result of F32 inputs of the same values, within fp32's rounding, at about
- * fp32's speed.
+ * fp32's speed. bf16 subnormals (below 2^-126 in magnitude) multiplied in
+ * hardware count as zero, as AVX512-BF16 and AMX treat them; widened to
+ * fp32 they are kept.
+ *
+ * Range: where 2^-24 <= scale < 1 the GEMM forms q.k unscaled and the
+ * softmax applies the scale, so a product q.k beyond FLT_MAX in magnitude
+ * is inf (and its row NaN) even where scale q.k would be finite, as are a
+ * bias beyond FLT_MAX * scale (the mask's case above). torch's math path,
+ * scaling q and k first, keeps such rows finite; model logits are far
+ * below these bounds.
  *
  * Non-finite inputs propagate as IEEE arithmetic does (a NaN in q, k, v or a
  * table gives NaN where it is used); nothing traps. As in the unfused
@@ -407,7 +416,8 @@ POSENC_API posenc_status posenc_attention(posenc_context* context,
  *
  * BF16 runs on every CPU. Where oneDNN multiplies bf16 in hardware (AMX or
  * AVX512-BF16, under the ISA cap) the projection and the attention's GEMMs
- * run in bf16 (qkv rounded to bf16). On every other CPU (AVX2, AVX-512
+ * run in bf16 (qkv rounded to bf16 once, with its bias, as a bf16
+ * nn.Conv2d rounds). On every other CPU (AVX2, AVX-512
  * without BF16, Arm) the block widens fmap, w_qkv, qkv_bias and the tables
  * to fp32 in its workspace and runs the F32 block on them: bit for bit the
  * result of F32 inputs of the same values, at about fp32's speed.

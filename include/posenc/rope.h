@@ -66,9 +66,9 @@
  * it a cache, whose angles are exact in double, and the per-call rows
  * differ, by up to O(1) at theta = 2^-64). Hugging Face rounds its inverse
  * frequencies to fp32 and multiplies by the position in fp32, so its angles
- * drift from the exact ones as p grows (its cos/sin were 4.5e-4 off at
- * position 8000, 3.9e-3 at 32000, with Llama 3.1's config); posenc's follow
- * the exact ones.
+ * drift from the exact ones as p grows (its cos/sin are up to 5.6e-4 off
+ * over positions 0-8000, 2.3e-3 over 0-32000, with Llama 3.1's config);
+ * posenc's follow the exact ones.
  * Non-finite inputs follow IEEE arithmetic as the models' x cos + rot(x) sin
  * does: a NaN element makes both outputs of its pair NaN; an infinite one
  * makes them infinite, or NaN where it meets a sine or cosine of 0 (inf * 0:

@@ -47,8 +47,12 @@ void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
   const int64_t per_token =
       checked_sum(checked_sum(d.channels, projections, per_token_name), 4096, per_token_name);
   // (Per feature map too, so that a batch of 0 bounds the other sizes.)
-  const int64_t per_map = checked_bytes({d.height, d.width, per_token}, size_t(1) << 10,
-                                        "desc->height * desc->width (the workspace)");
+  // (A literal, not built from per_token_name: a call allocates nothing.)
+  const char* per_map_name =
+      "desc->height * desc->width * (desc->channels + 2 * desc->heads * (desc->head_dim + "
+      "desc->value_head_dim)) (the workspace)";
+  const int64_t per_map =
+      checked_bytes({d.height, d.width, per_token}, size_t(1) << 10, per_map_name);
   checked_bytes({d.batch, per_map}, 1, "desc->batch * desc->height * desc->width (the workspace)");
 }
 
@@ -98,7 +102,8 @@ void run_bottleneck(posenc_context* context, const posenc_bottleneck_desc* desc,
   if (d.batch == 0) return;  // no feature maps
   const ExecContext ctx = resolve_context(context);
   const PrimitiveHold hold;  // the plan's primitives serve the call
-  const ops::BottleneckPlan plan = ops::plan_bottleneck(d, ctx.num_threads, ctx.isa);
+  const ops::BottleneckPlan plan =
+      ops::plan_bottleneck(d, t.qkv_bias != nullptr, ctx.num_threads, ctx.isa);
   require_workspace(workspace, workspace_bytes, plan.workspace_bytes, t.out, out_bytes, names.out,
                     inputs);
   ops::bottleneck_mhsa(ctx, plan, t, workspace);
@@ -137,7 +142,7 @@ posenc_status posenc_bottleneck_workspace_size(posenc_context* context,
       return;
     }
     const ExecContext ctx = resolve_context(context);
-    *bytes = ops::plan_bottleneck(*desc, ctx.num_threads, ctx.isa).workspace_bytes;
+    *bytes = ops::bottleneck_workspace_bytes(*desc, ctx.num_threads, ctx.isa);
   });
 }
 

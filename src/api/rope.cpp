@@ -121,6 +121,11 @@ posenc_status posenc_rope_inverse_frequencies(const posenc_rope_config* config, 
     require_rope_config(*config);
     require_tensor(inv_freq, sizeof(double), "inv_freq");
     const ops::RopeAngles angles = ops::rope_angles(*config);
+    if (attention_factor != nullptr) {
+      require_tensor(attention_factor, sizeof(double), "attention_factor");
+      require_disjoint(attention_factor, int64_t(sizeof(double)), "attention_factor", inv_freq,
+                       angles.pairs() * int64_t(sizeof(double)), "inv_freq");
+    }
     const size_t axis = angles.axis_inv_freq.size();
     for (int64_t j = 0; j < angles.pairs(); ++j) {
       inv_freq[j] = angles.axis_inv_freq[size_t(j) % axis];  // 2D: both halves alike

@@ -33,7 +33,7 @@ int64_t table_elements(const posenc_bottleneck_desc& d, int64_t map_size) {
 
 // The projection of plan_bottleneck's block, its packed w_qkv not yet
 // placed.
-Projection projection_of(const posenc_bottleneck_desc& d) {
+Projection projection_of(const posenc_bottleneck_desc& d, bool with_qkv_bias) {
   const int64_t tokens = d.batch * d.height * d.width;
   const bool one_part = value_head_dim(d) == d.head_dim;
   Projection proj{};
@@ -50,6 +50,7 @@ Projection projection_of(const posenc_bottleneck_desc& d) {
     s.batch_stride_c = tokens * s.ldc;
     s.transpose_b = true;
     s.ab_type = s.c_type = d.dtype;
+    s.accumulate = with_qkv_bias;  // onto the bias rows
     part.first_column = first_column;
     part.offset = proj.bytes;
     proj.bytes += workspace_aligned(size_t(panels * s.batch_stride_c) * dtype_bytes(d.dtype));
@@ -129,35 +130,21 @@ void transpose_batch(const ExecContext& ctx, int64_t batch, int64_t rows, int64_
   });
 }
 
-// Every row of a projection part's panels plus the bias of its columns,
-// after the projection, as timm adds it (to the rounded product). bf16
-// rows are widened, summed in fp32 and rounded again.
-void add_bias_rows(const ExecContext& ctx, const ProjectionPart& part, posenc_dtype dtype,
-                   const void* bias, uint8_t* qkv) {
-  constexpr int64_t band = 64, chunk = 256;
+// Every row of a projection part's panels set to the bias of its columns,
+// which the projection then accumulates onto (bias and qkv of one dtype).
+void write_bias_rows(const ExecContext& ctx, const ProjectionPart& part, size_t element_bytes,
+                     const void* bias, uint8_t* qkv) {
+  constexpr int64_t band = 64;
   const MatmulShape& s = part.shape;
-  const ElementwiseKernels& k = ctx.kernels->elementwise;
   const int64_t bands = ceil_div(s.m, band);
+  const size_t row_bytes = size_t(s.n) * element_bytes;
   parallel_for(ctx.num_threads, s.batch * bands, [&](int64_t task) {
     const int64_t panel = task / bands, first = task % bands * band;
-    const int64_t column = part.first_column + panel * s.n;  // the panel's first
+    const auto* panel_bias =  // the panel's first column's
+        static_cast<const uint8_t*>(bias) + size_t(part.first_column + panel * s.n) * element_bytes;
     for (int64_t r = first; r < std::min(s.m, first + band); ++r) {
       const int64_t at = panel * s.batch_stride_c + r * s.ldc;  // the row's first element
-      if (dtype == POSENC_F32) {
-        float* row = reinterpret_cast<float*>(qkv + part.offset) + at;
-        k.add_f32(row, static_cast<const float*>(bias) + column, row, s.n);
-        continue;
-      }
-      uint16_t* row = reinterpret_cast<uint16_t*>(qkv + part.offset) + at;
-      const auto* b = static_cast<const uint16_t*>(bias) + column;
-      float sum[chunk], widened_bias[chunk];
-      for (int64_t c = 0; c < s.n; c += chunk) {
-        const int64_t count = std::min(chunk, s.n - c);
-        k.bf16_to_f32(row + c, sum, count);
-        k.bf16_to_f32(b + c, widened_bias, count);
-        k.add_f32(sum, widened_bias, sum, count);
-        k.f32_to_bf16(sum, row + c, count);
-      }
+      std::memcpy(qkv + part.offset + size_t(at) * element_bytes, panel_bias, row_bytes);
     }
   });
 }
@@ -246,15 +233,17 @@ void average_pool_2x2(const ExecContext& ctx, const posenc_bottleneck_desc& d, f
 
 }  // namespace
 
-BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads, posenc_isa isa) {
+BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, bool with_qkv_bias, int threads,
+                               posenc_isa isa) {
   BottleneckPlan plan;
   plan.block = desc;
   plan.block.dtype = attention_gemm_dtype(desc.dtype);
   plan.widens = plan.block.dtype != desc.dtype;
+  plan.with_qkv_bias = with_qkv_bias;
   const posenc_bottleneck_desc& d = plan.block;
   const size_t tokens = size_t(d.batch * d.height * d.width);
   const size_t inner = size_t(v_channels(d)), es = dtype_bytes(d.dtype);
-  plan.projection = projection_of(d);
+  plan.projection = projection_of(d, with_qkv_bias);
   plan.attention = attention_problem(d, plan.projection);
   plan.attention_plan = plan_attention(plan.attention, threads, isa);
   plan.tokens_in = 0;
@@ -293,6 +282,11 @@ BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads, 
   return plan;
 }
 
+size_t bottleneck_workspace_bytes(const posenc_bottleneck_desc& desc, int threads, posenc_isa isa) {
+  return std::max(plan_bottleneck(desc, false, threads, isa).workspace_bytes,
+                  plan_bottleneck(desc, true, threads, isa).workspace_bytes);
+}
+
 void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
                      const posenc_bottleneck_tensors& tensors, void* workspace) {
   const Workspace memory(workspace, plan.workspace_bytes, ctx.num_threads);
@@ -302,7 +296,7 @@ void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
   const size_t es = dtype_bytes(d.dtype);
 
   // NCHW to token-major (widened: with the other inputs), then the
-  // projection (+ bias).
+  // projection (onto the bias rows).
   const bool timed = phase_times_enabled();  // (read once: a call is timed wholly or not)
   PhaseScope step(Phase::kMapToTokens, timed);
   posenc_bottleneck_tensors in = tensors;
@@ -318,10 +312,10 @@ void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
     const ProjectionPart& part = proj.parts[size_t(i)];
     const auto* w =
         static_cast<const uint8_t*>(in.w_qkv) + size_t(part.first_column * d.channels) * es;
+    if (plan.with_qkv_bias) write_bias_rows(ctx, part, es, in.qkv_bias, base + plan.qkv);
     parallel_matmul(ctx.num_threads, part.shape, base + plan.tokens_in, w,
                     base + plan.qkv + part.offset,
                     part.packs_w_qkv ? base + part.packed_w_qkv : nullptr);
-    if (in.qkv_bias != nullptr) add_bias_rows(ctx, part, d.dtype, in.qkv_bias, base + plan.qkv);
   }
   projecting.end();
 

@@ -58,6 +58,10 @@ struct Projection {
 struct BottleneckPlan {
   posenc_bottleneck_desc block;  // the desc, or the desc in F32 when widened
   bool widens;
+  // The call adds a qkv bias: its rows are written first and the
+  // projection's GEMMs accumulate onto them, rounding qkv once (as a bf16
+  // nn.Conv2d with a bias does).
+  bool with_qkv_bias;
   AttentionProblem attention;
   AttentionPlan attention_plan;
   size_t tokens_in;   // [batch, tokens, channels] of block.dtype
@@ -72,9 +76,15 @@ struct BottleneckPlan {
   size_t workspace_bytes;
 };
 
-BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, int threads, posenc_isa isa);
+BottleneckPlan plan_bottleneck(const posenc_bottleneck_desc& desc, bool with_qkv_bias, int threads,
+                               posenc_isa isa);
 
-// The block of plan_bottleneck(desc, ctx.num_threads, ctx.isa) on tensors of desc;
+// The workspace a call of desc needs with or without a qkv bias (oneDNN's
+// packed layouts, hence their sizes, may differ between the two GEMMs).
+size_t bottleneck_workspace_bytes(const posenc_bottleneck_desc& desc, int threads, posenc_isa isa);
+
+// The block of plan_bottleneck(desc, tensors.qkv_bias != NULL, ctx.num_threads, ctx.isa)
+// on tensors of desc;
 // workspace: NULL (the op's own, runtime/workspace.hpp) or plan.workspace_bytes bytes.
 void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
                      const posenc_bottleneck_tensors& tensors, void* workspace);

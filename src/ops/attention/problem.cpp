@@ -96,7 +96,10 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d,
   p.query_offsets = t ? t->query_offsets : nullptr;
   p.index_type = d.index_type;
   p.max_query_offset = t && t->query_offsets ? max_query_offset : d.query_offset;
-  p.mask = AttentionMask{d.mask_batch, d.mask_heads, d.mask_q_len, d.mask_dtype};
+  // Without a mask its other fields are not read (posenc/attention.h): they
+  // may hold anything, an enum value outside posenc_dtype included.
+  p.mask = d.mask_batch > 0 ? AttentionMask{d.mask_batch, d.mask_heads, d.mask_q_len, d.mask_dtype}
+                            : AttentionMask{0, 1, 1, POSENC_F32};
   return p;
 }
 
