@@ -142,6 +142,42 @@ TEST(CppApi, MovedFromContextsAndCachesAreEmpty) {
                posenc::Error);
 }
 
+// A source reads its RopeCache object at each call: a cache assigned to
+// the object since serves (the source kept the replaced one's handle, and
+// read it freed), one moved out of it leaves none (a posenc::Error).
+TEST(CppApi, ARopeSourceFollowsItsCacheObject) {
+  const posenc::Context context;
+  posenc_rope_config config = posenc::rope_config(4);
+  posenc::RopeCache cache(context, config, 8);
+  const posenc::RopeSource source = cache;
+  cache = posenc::RopeCache(context, config, 64);
+  std::vector<float> x = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f}, got(8), want(8);
+  const posenc_rope_positions far = posenc::rope_offset(40);  // past the first cache's 8
+  posenc::rope(context, source, posenc::RopeLayout::bthd, 1, 2, 1, 4, x.data(), got.data(), far);
+  posenc::rope(context, config, posenc::RopeLayout::bthd, 1, 2, 1, 4, x.data(), want.data(), far);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f) << i;
+  const posenc::RopeCache taken = std::move(cache);
+  EXPECT_THROW(posenc::rope(context, source, posenc::RopeLayout::bthd, 1, 2, 1, 4, x.data(),
+                            got.data(), far),
+               posenc::Error);
+}
+
+// rope_qk takes nullptr for the q or k it does not rotate (0 heads), as the
+// C call does, whatever the other's type.
+TEST(CppApi, RopeQkRotatesKOrQAlone) {
+  const posenc::Context context;
+  const posenc_rope_config config = posenc::rope_config(4);
+  std::vector<float> x = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f}, alone(8), want(8);
+  posenc::rope(context, config, posenc::RopeLayout::bthd, 1, 2, 1, 4, x.data(), want.data());
+  posenc::rope_qk(context, config, posenc::RopeLayout::bthd, 1, 2, 0, 1, 4, nullptr, nullptr,
+                  x.data(), alone.data());
+  EXPECT_EQ(alone, want);
+  std::fill(alone.begin(), alone.end(), 0.0f);
+  posenc::rope_qk(context, config, posenc::RopeLayout::bthd, 1, 2, 1, 0, 4, x.data(), alone.data(),
+                  nullptr, nullptr);
+  EXPECT_EQ(alone, want);
+}
+
 // What would dangle does not compile: a source kept from a temporary cache.
 // A source keeps its config by value (and a workspace a context of its own:
 // attention_test.cpp).
@@ -178,6 +214,14 @@ TEST(CppApi, VersionNamesAndBf16Conversions) {
   } catch (const posenc::Error& e) {
     EXPECT_EQ(e.status(), POSENC_ERROR_INVALID_ARGUMENT);
     EXPECT_STREQ(e.what(), "posenc::isa_from_name: name holds a NUL");
+  }
+  // A NULL name is the C call's refusal, not std::string's.
+  try {
+    posenc::isa_from_name(static_cast<const char*>(nullptr));
+    FAIL() << "expected posenc::Error";
+  } catch (const posenc::Error& e) {
+    EXPECT_EQ(e.status(), POSENC_ERROR_NULL_POINTER);
+    EXPECT_NE(std::string(e.what()).find("name"), std::string::npos) << e.what();
   }
   // 1 + 2^-8 lies halfway between bf16's 1 and 1 + 2^-7: even is 1.
   EXPECT_EQ(posenc::f32_to_bf16(1.0f + 0x1p-8f), 0x3F80);
@@ -294,6 +338,7 @@ TEST(CppApi, UnknownEnumValuesAreRefused) {
   for (int value : {-1, 77, INT32_MIN}) {
     EXPECT_TRUE(refuses([&] { posenc::Context(posenc::Isa(value)); }, "isa"));
     EXPECT_TRUE(refuses([&] { posenc::isa_available(posenc::Isa(value)); }, "isa"));
+    EXPECT_TRUE(refuses([&] { posenc::isa_name(posenc::Isa(value)); }, "isa"));  // not NULL
     const posenc::Sinusoid sinusoid{10000.0, posenc::SinCosLayout(value)};
     EXPECT_TRUE(
         refuses([&] { posenc::sinusoid_table(context, 2, 4, out.data(), 0, sinusoid); }, "layout"));
@@ -350,7 +395,8 @@ TEST(CppApi, StrideBuildersRefuseWhatOverflows) {
     EXPECT_TRUE(
         overflows([&] { posenc::dense_strides(layout, -big, big, big); }, "posenc::dense_strides"));
   }
-  EXPECT_TRUE(overflows([&] { posenc::kv_cache_strides(big, big, big); }, "posenc::dense_strides"));
+  EXPECT_TRUE(
+      overflows([&] { posenc::kv_cache_strides(big, big, big); }, "posenc::kv_cache_strides"));
   EXPECT_TRUE(overflows([&] { posenc::packed_qkv(big, big, big, big); }, "posenc::packed_qkv"));
   EXPECT_TRUE(overflows([&] { posenc::packed_qkv(1, INT64_MAX, 1, 1); }, "posenc::packed_qkv"));
   EXPECT_TRUE(

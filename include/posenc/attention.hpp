@@ -28,28 +28,39 @@ inline posenc_attention_desc attention_desc(int64_t batch, int64_t heads, int64_
 
 // Strides for POSENC_LAYOUT_STRIDED (desc.q_strides .. out_strides).
 
+namespace detail {
+
+// dense_strides below; `what` names the sizes in an overflow's message.
+inline posenc_token_strides dense_strides(bool bthd, int64_t heads, int64_t tokens,
+                                          int64_t head_dim, const char* what) {
+  // The inner product of the two, then the whole tensor's.
+  const int64_t inner = checked_product(bthd ? heads : tokens, head_dim, what);
+  const int64_t batch = checked_product(bthd ? tokens : heads, inner, what);
+  if (bthd) return {batch, head_dim, inner};
+  return {batch, inner, head_dim};
+}
+
+}  // namespace detail
+
 // A dense tensor of `tokens` tokens in the BHTD or BTHD layout (another
 // layout throws), to mix layouts in one call (a packed qkv in, a BTHD out).
 inline posenc_token_strides dense_strides(posenc_attention_layout layout, int64_t heads,
                                           int64_t tokens, int64_t head_dim) {
-  constexpr const char* kWhat = "posenc::dense_strides: heads * tokens * head_dim";
   const bool bthd = layout == POSENC_LAYOUT_BTHD;
   if (!bthd && layout != POSENC_LAYOUT_BHTD) {
     throw Error(POSENC_ERROR_INVALID_ARGUMENT,
                 "posenc::dense_strides: layout must be POSENC_LAYOUT_BHTD or POSENC_LAYOUT_BTHD");
   }
-  // The inner product of the two, then the whole tensor's.
-  const int64_t inner = detail::checked_product(bthd ? heads : tokens, head_dim, kWhat);
-  const int64_t batch = detail::checked_product(bthd ? tokens : heads, inner, kWhat);
-  if (bthd) return {batch, head_dim, inner};
-  return {batch, inner, head_dim};
+  return detail::dense_strides(bthd, heads, tokens, head_dim,
+                               "posenc::dense_strides: heads * tokens * head_dim");
 }
 
 // A KV cache [batch, kv_heads, capacity, head_dim] holding kv_len <=
 // capacity tokens: rows past kv_len are never read.
 inline posenc_token_strides kv_cache_strides(int64_t kv_heads, int64_t capacity,
                                              int64_t head_dim) {
-  return dense_strides(POSENC_LAYOUT_BHTD, kv_heads, capacity, head_dim);
+  return detail::dense_strides(false, kv_heads, capacity, head_dim,
+                               "posenc::kv_cache_strides: kv_heads * capacity * head_dim");
 }
 
 // q, k, v as the three views of one packed qkv tensor (what a fused qkv
@@ -118,6 +129,14 @@ inline void attention(const Context& context, const posenc_attention_desc& desc,
 
 namespace detail {
 
+// How a workspace names itself in errors.
+inline const char* workspace_name(const posenc_attention_desc&) {
+  return "posenc::AttentionWorkspace: workspace";
+}
+inline const char* workspace_name(const posenc_bottleneck_desc&) {
+  return "posenc::BottleneckWorkspace: workspace";
+}
+
 // A workspace sized once for a desc on a context, for calls that allocate
 // nothing whatever its size (posenc's own is kept within a bound:
 // posenc_attention): AttentionWorkspace ws(context, desc); ws.run(tensors) (likewise
@@ -139,7 +158,7 @@ class Workspace {
         desc_(desc) {
     size_t bytes = 0;
     check(kSize(context_.get(), &desc_, &bytes));
-    allocate(bytes_, bytes, "posenc::AttentionWorkspace or BottleneckWorkspace: workspace");
+    allocate(bytes_, bytes, workspace_name(desc_));
   }
   Workspace(Workspace&&) noexcept = default;
   Workspace& operator=(Workspace&& other) noexcept {

@@ -30,7 +30,9 @@
  *   it, so it ends after that part) returns POSENC_ERROR_UNSUPPORTED
  *   having written nothing. None may be called at
  *   process exit (from a static object's destructor or an atexit handler):
- *   oneDNN's own state may be gone by then.
+ *   oneDNN's own state may be gone by then. posenc_context_destroy and
+ *   posenc_rope_cache_destroy are the exceptions (they only free), so that
+ *   a static C++ Context or RopeCache may end then.
  * - Memory and failures: a call allocates what it needs before it writes
  *   any output, and its OpenMP threads allocate nothing in posenc: running out
  *   of memory returns POSENC_ERROR_OUT_OF_MEMORY with nothing written, never

@@ -83,15 +83,27 @@ enum class Isa {
 inline const char* version() { return posenc_version(); }
 inline const char* status_string(posenc_status status) { return posenc_status_string(status); }
 
-inline const char* isa_name(Isa isa) { return posenc_isa_name(detail::c_enum<posenc_isa>(isa)); }
+// The path's name ("avx2"); posenc::Error for a value that is not a path.
+inline const char* isa_name(Isa isa) {
+  const char* name = posenc_isa_name(detail::c_enum<posenc_isa>(isa));
+  if (name == nullptr) {
+    throw Error(POSENC_ERROR_INVALID_ARGUMENT, "posenc::isa_name: isa (" +
+                                                   std::to_string(static_cast<int>(isa)) +
+                                                   ") is not a posenc_isa");
+  }
+  return name;
+}
 // The path a name stands for, as POSENC_MAX_ISA reads it ("avx2", "AVX512", ...).
+inline Isa isa_from_name(const char* name) {
+  posenc_isa isa = POSENC_ISA_AUTO;
+  check(posenc_isa_from_name(name, &isa));  // NULL: refused by name
+  return Isa(isa);
+}
 inline Isa isa_from_name(const std::string& name) {
   if (name.find('\0') != std::string::npos) {  // the C function would read up to it
     throw Error(POSENC_ERROR_INVALID_ARGUMENT, "posenc::isa_from_name: name holds a NUL");
   }
-  posenc_isa isa = POSENC_ISA_AUTO;
-  check(posenc_isa_from_name(name.c_str(), &isa));
-  return Isa(isa);
+  return isa_from_name(name.c_str());
 }
 inline bool isa_available(Isa isa) {
   int available = 0;
@@ -120,7 +132,9 @@ inline float bf16_to_f32(uint16_t value) { return posenc_bf16_to_f32(value); }
 // Owns a posenc_context: the ISA path and thread count of the calls made with
 // it. A default-constructed Context, and one moved from, uses the process
 // default (the best path under the cap, OpenMP's thread count). Move-only;
-// safe to share by reference across threads.
+// safe to share by reference across threads. Its destructor may run at
+// process exit (a static Context): posenc_context_destroy is the one call
+// core.h allows then, with posenc_rope_cache_destroy.
 class Context {
  public:
   Context() = default;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -86,23 +87,24 @@ class RopeCache {
   posenc_rope_cache* handle_ = nullptr;
 };
 
-// Where angles come from: a cache, which must outlive the source (so not a
-// temporary one), or a config (on the fly), kept by value. Implicit, so that
-// either can be passed where RopeSource is expected.
+// Where angles come from: a RopeCache object, which must outlive the source
+// (so not a temporary one) and is read at each call (a cache assigned to it
+// since serves; one moved out of it leaves none, and calls fail), or a
+// config (on the fly), kept by value. Implicit, so that either can be
+// passed where RopeSource is expected.
 class RopeSource {
  public:
-  RopeSource(const RopeCache& cache) : cache_(cache.get()) {}
+  RopeSource(const RopeCache& cache) : cache_(&cache) {}
   RopeSource(RopeCache&&) = delete;
   RopeSource(const RopeCache&&) = delete;
-  RopeSource(const posenc_rope_config& config) : config_(config), on_the_fly_(true) {}
+  RopeSource(const posenc_rope_config& config) : config_(config) {}
 
-  const posenc_rope_config* config() const { return on_the_fly_ ? &config_ : nullptr; }
-  const posenc_rope_cache* cache() const { return cache_; }
+  const posenc_rope_config* config() const { return cache_ == nullptr ? &config_ : nullptr; }
+  const posenc_rope_cache* cache() const { return cache_ != nullptr ? cache_->get() : nullptr; }
 
  private:
   posenc_rope_config config_{};
-  bool on_the_fly_ = false;
-  const posenc_rope_cache* cache_ = nullptr;
+  const RopeCache* cache_ = nullptr;
 };
 
 // Positions offset + t, or explicit ids [batch, tokens].
@@ -137,6 +139,24 @@ void rope_qk(const Context& context, RopeSource angles, RopeLayout layout, int64
   check(posenc_rope_qk(context.get(), angles.config(), angles.cache(), &positions,
                        detail::c_enum<posenc_rope_layout>(layout), rope_dtype(q), batch, tokens,
                        q_heads, k_heads, head_dim, q, q_out, k, k_out));
+}
+// k alone (q_heads 0: q and q_out nullptr, as the C call takes them), and q
+// alone (k_heads 0).
+template <class Value>
+void rope_qk(const Context& context, RopeSource angles, RopeLayout layout, int64_t batch,
+             int64_t tokens, int64_t q_heads, int64_t k_heads, int64_t head_dim, std::nullptr_t,
+             std::nullptr_t, const Value* k, Value* k_out,
+             posenc_rope_positions positions = rope_offset(0)) {
+  rope_qk(context, angles, layout, batch, tokens, q_heads, k_heads, head_dim,
+          static_cast<const Value*>(nullptr), static_cast<Value*>(nullptr), k, k_out, positions);
+}
+template <class Value>
+void rope_qk(const Context& context, RopeSource angles, RopeLayout layout, int64_t batch,
+             int64_t tokens, int64_t q_heads, int64_t k_heads, int64_t head_dim, const Value* q,
+             Value* q_out, std::nullptr_t, std::nullptr_t,
+             posenc_rope_positions positions = rope_offset(0)) {
+  rope_qk(context, angles, layout, batch, tokens, q_heads, k_heads, head_dim, q, q_out,
+          static_cast<const Value*>(nullptr), static_cast<Value*>(nullptr), positions);
 }
 
 }  // namespace posenc
