@@ -269,7 +269,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     out_code = qv.dtype if out_code is None else out_code
     q_shape = qv.shape[:3] + (value_head_dim,)
     if out is None:
-        ov = _tensor.View.unallocated(q_shape, out_code) if sizing else \
+        ov = _tensor.View.unallocated(q_shape, out_code, q) if sizing else \
             _tensor.output(None, q, q_shape, out_code)
     else:
         ov = _tensor.view(out, "out", 4, _tensor.FLOATS)

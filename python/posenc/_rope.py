@@ -57,6 +57,8 @@ def inverse_frequencies(config):
 class RopeCache(Handle):
     """An immutable cos/sin table of a config for positions [0, max_positions)."""
 
+    __module__ = "posenc"  # pickled by its public name, not its file's
+
     _destroy = "posenc_rope_cache_destroy"
 
     def __init__(self, config, max_positions, context=None):

@@ -112,9 +112,11 @@ class View:
             self.strides = _dense_strides(self.shape)
 
     @classmethod
-    def unallocated(cls, shape, dtype):
-        """A dense output of `shape` and posenc dtype that is not made: what
-        a workspace size depends on (ptr reaches no memory)."""
+    def unallocated(cls, shape, dtype, like):
+        """A dense output of `shape` and posenc dtype that is not made, as
+        output(None, like, shape, dtype) would make it: what a workspace
+        size depends on (ptr reaches no memory)."""
+        _require_result_kind(like, dtype, "out_dtype")
         v = cls.__new__(cls)
         v.obj, v.ptr, v.dtype, v.shape, v.negated = None, _NOWHERE, dtype, tuple(shape), False
         v.strides, v.contiguous = _dense_strides(v.shape), True
@@ -261,14 +263,19 @@ def output(out, like, shape, dtype, name="out", dtype_argument="out_dtype"):
         if not v.contiguous:
             raise ValueError(f"{name}: must be dense (row-major contiguous)")
         return v
+    _require_result_kind(like, dtype, dtype_argument)
     if like is not None and is_torch(like):
         torch = torch_module()
         return view(torch.empty(shape, dtype=torch.bfloat16 if dtype == _abi.BF16
                                 else torch.float32, device="cpu"), name, kinds=FLOATS)
-    if dtype == _abi.BF16:
+    return view(np.empty(shape, dtype=np.float32), name, kinds=FLOATS)
+
+
+def _require_result_kind(like, dtype, dtype_argument):
+    """A result of the kind of `like` can hold dtype: numpy has no bfloat16."""
+    if dtype == _abi.BF16 and not (like is not None and is_torch(like)):
         raise TypeError(f"{dtype_argument}: bfloat16 results need torch (numpy has no "
                         "bfloat16): pass torch tensors")
-    return view(np.empty(shape, dtype=np.float32), name, kinds=FLOATS)
 
 
 def result_kind(dtype):

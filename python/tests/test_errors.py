@@ -551,6 +551,8 @@ def test_contexts_and_rope_caches_copy_and_pickle():
     assert copy.deepcopy(module).cache is cache
     cache2, context2 = pickle.loads(pickle.dumps((cache, context)))
     assert cache2 is not cache and cache2.max_positions == 16
+    # Pickled by the public names, which outlast the package's file names.
+    assert type(cache).__module__ == "posenc" and posenc.RopeCache is type(cache)
     assert (context2.num_threads, context2.isa) == (1, "baseline")
     # "auto" is pickled as asked, not as the path it chose here: a process
     # under a lower cap loads it.

@@ -256,6 +256,9 @@ def test_attention_workspace():
     assert posenc.attention_workspace_size(q, q, q, causal=True, out=out,
                                            workspace=workspace) > 0
     assert out._version == 0
+    # ... and refused where attention refuses it: numpy results have no bf16.
+    with pytest.raises(TypeError, match="out_dtype: bfloat16 results need torch"):
+        posenc.attention_workspace_size(q.numpy(), q.numpy(), q.numpy(), out_dtype="bfloat16")
 
 
 def test_attention_mask():

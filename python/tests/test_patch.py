@@ -745,3 +745,16 @@ def test_traced_patched_module_records_timm_ops():
         traced = torch.jit.trace(module, x, check_trace=False)
         torch.testing.assert_close(traced(other), reference(other), rtol=0, atol=0)
         torch.testing.assert_close(module(other), reference(other), rtol=1e-5, atol=1e-5)
+
+
+def test_unpatch_after_removing_a_wrapper_that_deleted_forward():
+    """The wrapper refused by unpatch, removed by `del`, leaves no forward of
+    the instance: unpatch then restores the class's."""
+    attention = timm_sam.Attention(32, num_heads=2)
+    posenc_torch.patch(attention)
+    attention.forward = lambda x: x
+    with pytest.raises(posenc_torch.PatchError, match="remove it first"):
+        posenc_torch.unpatch(attention)
+    del attention.forward
+    assert posenc_torch.unpatch(attention) == 1
+    assert not posenc_torch.is_patched(attention) and "forward" not in vars(attention)

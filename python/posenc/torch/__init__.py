@@ -95,19 +95,34 @@ def known_modules(model):
     return found
 
 
+def _compiling():
+    """Whether torch.compile is tracing the call (its tensors are fake: the
+    custom ops carry posenc's call into the graph)."""
+    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return is_compiling is not None and is_compiling()
+
+
 def _needs_torch(module, inputs):
     """Whether the call's tensors (its inputs, the module's parameters) ask
     for what posenc does not do: a gradient (grad mode on and a tensor
     requiring grad), a forward-mode tangent, or a torch.func transform's
     tensors without storage."""
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+    if torch.is_grad_enabled() and (any(t.requires_grad for t in tensors) or
+                                    any(p.requires_grad for p in module.parameters())):
+        return True
+    if _compiling():
+        return False
+    if any(has_tangent(t) or storage_address(t) is None for t in tensors):
+        return True
+    if any(storage_address(p) is None for p in module.parameters()):
+        return True
+    if torch.autograd.forward_ad._current_level < 0:  # no dual tensor can exist
+        return False
     # The parameters as forward reads them: functional_call's stand-ins
     # (torch 1.13's through the class's attribute lookup) included.
-    parameters = [getattr(owner, name) for owner in module.modules()
-                  for name, _ in owner.named_parameters(recurse=False)]
-    tensors = [x for x in inputs if isinstance(x, torch.Tensor)] + parameters
-    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        return True
-    return any(has_tangent(t) or storage_address(t) is None for t in tensors)
+    return any(has_tangent(getattr(owner, name)) for owner in module.modules()
+               for name, _ in owner.named_parameters(recurse=False))
 
 
 def _autocast():

@@ -41,6 +41,7 @@ def original_scale(module, head_dim):
 
 
 def restore(module):
-    """Gives a patched module its class's forward back."""
+    """Gives a patched module its class's forward back (the instance's, if
+    it still has one, removed)."""
     del module.__dict__[_PATCHED]
-    del module.forward
+    module.__dict__.pop("forward", None)

@@ -13,7 +13,7 @@ import torch
 def plain(submodule, classes):
     """Whether submodule is one of `classes` itself (not a subclass) without
     a forward of its own."""
-    return type(submodule) in classes and "forward" not in vars(submodule)
+    return type(submodule) in classes and "forward" not in submodule.__dict__
 
 
 def attn_drop_reason(module):

@@ -24,7 +24,7 @@ def _qkv_is_plain(qkv):
     without hooks (weight_norm's among them) or a forward of its own."""
     return type(qkv) is torch.nn.Conv2d and qkv.kernel_size == (1, 1) and \
         qkv.stride == (1, 1) and qkv.padding == (0, 0) and qkv.groups == 1 and \
-        not qkv._forward_hooks and not qkv._forward_pre_hooks and "forward" not in vars(qkv)
+        not qkv._forward_hooks and not qkv._forward_pre_hooks and "forward" not in qkv.__dict__
 
 
 def cannot_reproduce(module):
@@ -35,7 +35,7 @@ def cannot_reproduce(module):
     if not _qkv_is_plain(module.qkv):
         return (f"qkv ({type(module.qkv).__name__}) is not a plain 1x1 nn.Conv2d without hooks, "
                 "which posenc runs from its weight and bias")
-    if type(module.pos_embed).__name__ != "PosEmbedRel" or "forward" in vars(module.pos_embed):
+    if type(module.pos_embed).__name__ != "PosEmbedRel" or "forward" in module.pos_embed.__dict__:
         return f"pos_embed ({type(module.pos_embed).__name__}) is not timm's PosEmbedRel"
     pool = module.pool
     if not (plain(pool, (torch.nn.Identity,)) or (
