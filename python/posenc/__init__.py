@@ -9,7 +9,9 @@ heads, tokens or queries axis) is returned as it is, as torch does; no
 keys give attention rows of zeros. A feature axis of 0 (dim, head_dim,
 channels) and out-of-range parameters are refused even then. posenc
 computes no gradients: a tensor requiring grad is refused while grad mode
-is on (use torch.no_grad() or torch.inference_mode()). `context=None` means a context with torch's
+is on (use torch.no_grad() or torch.inference_mode()), as are a dual tensor
+of forward-mode AD and a torch.func transform's tensor. `context=None` means
+a context with torch's
 intra-op thread count (torch.get_num_threads()), see posenc.context.
 posenc.torch.patch(model) runs the attention of timm and Segment Anything
 models through posenc.
