@@ -1,11 +1,10 @@
 #include "cases/attention_unfused.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <limits>
 
+#include "cases/timing/machine.hpp"
 #include "ops/attention/position_bias.hpp"
 #include "ops/bias/attention_bias_desc.hpp"
 #include "posenc/bias.h"
@@ -34,7 +33,7 @@ void gemm(int64_t batch, int64_t m, int64_t n, int64_t k, const float* a, const 
   s.transpose_b = transpose_b;
   s.alpha = alpha;
   // One GEMM at a time, as PyTorch code runs it.
-  s.onednn_threads = onednn_team_threads(omp_get_max_threads());
+  s.onednn_threads = onednn_team_threads(op_threads());
   matmul(s, a, b, c);
 }
 

@@ -2,13 +2,12 @@
 // the learned tables' and T5's set against the way the models compute it
 // each forward (an index or bucket matrix, a gather into [q, kv, heads],
 // then a permute to [heads, q, kv]); and the table resizes.
-#include <omp.h>
-
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cases/case.hpp"
+#include "cases/timing/machine.hpp"
 #include "cases/values.hpp"
 #include "reference/bias.hpp"
 
@@ -57,18 +56,19 @@ int64_t table_floats(const posenc_position_bias_desc& d) {
 
 // The models' way for the tables and T5: per (i, j) the table row
 // (Swin's registered index, or T5's buckets computed each forward), a gather
-// into [q, kv, heads], a permute into out [heads, q, kv], on all threads.
+// into [q, kv, heads], a permute into out [heads, q, kv], on the ops'
+// threads (op_threads()).
 void gather_then_permute(const posenc_position_bias_desc& d, const std::vector<int64_t>& rows,
                          const float* table, std::vector<float>& gathered, float* out) {
   const int64_t pairs = d.q_len * d.kv_len, heads = d.heads;
   gathered.resize(size_t(pairs * heads));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(op_threads())
   for (int64_t n = 0; n < pairs; ++n) {
     for (int64_t h = 0; h < heads; ++h) {
       gathered[size_t(n * heads + h)] = table[rows[size_t(n)] * heads + h];
     }
   }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(op_threads())
   for (int64_t h = 0; h < heads; ++h) {
     for (int64_t n = 0; n < pairs; ++n) out[h * pairs + n] = gathered[size_t(n * heads + h)];
   }
@@ -101,7 +101,7 @@ Problem bias_problem(const posenc_position_bias_desc& d) {
   } else if (d.kind == POSENC_POSITION_BIAS_T5) {
     p.baseline = [b, d, table] {
       b->rows.resize(size_t(d.q_len * d.kv_len));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(op_threads())
       for (int64_t i = 0; i < d.q_len; ++i) {
         for (int64_t j = 0; j < d.kv_len; ++j) {
           b->rows[size_t(i * d.kv_len + j)] = reference::t5_relative_position_bucket(

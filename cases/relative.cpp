@@ -7,13 +7,12 @@
 //   and output, for comparison;
 // - 2D relative logits, decomposed and full; and decomposed with SAM's
 //   conventions (tables by query minus key, a key map of another size).
-#include <omp.h>
-
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cases/case.hpp"
+#include "cases/timing/machine.hpp"
 #include "ops/relative/relative_axis.hpp"
 #include "reference/relative.hpp"
 #include "runtime/matmul.hpp"
@@ -57,10 +56,10 @@ std::string describe_2d(const Spec& s) {
 int64_t rows_of(const Spec& s) { return s.batch * s.heads * s.queries; }
 
 // The pad/reshape skew of `matrices` [L, 2L-1] matrices, one matrix per task on
-// all OpenMP threads (as torch runs its copies).
+// the ops' threads, op_threads() (as torch runs its copies on all of its own).
 void pad_reshape_all(int64_t matrices, int64_t length, const float* in, float* out) {
   const int64_t workspace_floats = reference::pad_reshape_workspace(length);
-#pragma omp parallel
+#pragma omp parallel num_threads(op_threads())
   {
     std::vector<float> workspace(static_cast<size_t>(workspace_floats));
 #pragma omp for schedule(static)
@@ -71,11 +70,11 @@ void pad_reshape_all(int64_t matrices, int64_t length, const float* in, float* o
   }
 }
 
-// c[rows, columns] = a[rows, dim] x b[columns, dim]^T on the default threads.
+// c[rows, columns] = a[rows, dim] x b[columns, dim]^T on the ops' threads.
 void gemm_abt(int64_t rows, int64_t columns, int64_t dim, const float* a, const float* b,
               float* c) {
   MatmulShape s = dense_a_bt(rows, columns, dim);
-  s.onednn_threads = onednn_team_threads(omp_get_max_threads());
+  s.onednn_threads = onednn_team_threads(op_threads());
   matmul(s, a, b, c);
 }
 
