@@ -90,10 +90,11 @@ def main():
         unknown = set(names.split(",")) - set(known)
         if unknown:
             parser.error(f"unknown {', '.join(sorted(unknown))}: choose from {', '.join(known)}")
+    import torch  # first: libposenc then takes torch's OpenMP runtime, as one process should
     import posenc  # noqa: F401 (loads libposenc, and with it oneDNN)
     dnnl = onednn()
     every = len(os.sched_getaffinity(0))
-    with __import__("torch").no_grad():
+    with torch.no_grad():
         for case in args.cases.split(","):
             for dtype in args.dtypes.split(","):
                 for t in args.threads.split(","):

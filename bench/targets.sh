@@ -19,7 +19,9 @@
 #                                   the attention cases, all threads, and
 #                                   which oneDNN kernels ran
 #   bench/targets.sh models [OUT]   bench/torch_models.py, 2 and all threads
-#   bench/targets.sh scaling [OUT]  the plain and 2D attention rows at a
+#   bench/targets.sh scaling [OUT]  the plain and 2D attention rows (and the
+#                                   rows whose names hold theirs: causal,
+#                                   packed-qkv) at a
 #                                   quarter and half the logical CPUs, then
 #                                   at half with one thread a core
 #                                   (OMP_PLACES=cores) and at all pinned:
@@ -31,21 +33,26 @@
 #                                   first, the torch comparison among the
 #                                   first; on a 16-core Xeon with AMX the
 #                                   suite took over 90 s), each stage's
-#                                   seconds in OUT/all.txt, each stopped
-#                                   after STAGE_TIMEOUT seconds (240); a
-#                                   failing stage does not stop the next
+#                                   seconds and exit status in OUT/all.txt,
+#                                   each stopped after STAGE_TIMEOUT seconds
+#                                   (240; status 124, "cut"); a failing
+#                                   stage does not stop the next
 #
 # Each stage prints its table and writes it to OUT/<stage>.txt (OUT: the
 # current directory), row by row as measured (a stage cut short keeps what
 # it printed); a failing command is reported and the stage's next commands
 # still run. All threads means every logical CPU the process may use
-# (OMP_NUM_THREADS and OMP_THREAD_LIMIT from the caller are ignored). It needs only what was
+# (OMP_NUM_THREADS and OMP_THREAD_LIMIT from the caller are ignored, as are
+# its OpenMP placement and wait settings; the machine stage prints any
+# OpenMP or oneDNN variable left, such as a oneDNN ISA cap). It needs only what was
 # built: the programs are taken from POSENC_TESTS, POSENC_CLI and
 # POSENC_GEMM_SHAPES, the library from POSENC_LIBRARY (defaults: the build
 # tree), so a build unpacked on a machine without a compiler runs as it
 # is. The torch stages need python3 with torch 2.0 or later and timm.
 set -euo pipefail
 unset OMP_NUM_THREADS OMP_THREAD_LIMIT  # both change nproc and the runs' threads
+# Placement and waiting: the stages set them where they mean to.
+unset OMP_PROC_BIND OMP_PLACES OMP_WAIT_POLICY GOMP_CPU_AFFINITY GOMP_SPINCOUNT KMP_AFFINITY
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 stage=${1:-}
@@ -90,6 +97,10 @@ case "$stage" in
                      sort -u | wc -l)"
       siblings=/sys/devices/system/cpu/cpu0/topology/thread_siblings_list
       echo "cpu0's core runs CPUs: $(cat "$siblings" 2>/dev/null)"
+      echo "OpenMP and oneDNN settings left: $(env | grep -E '^(OMP|GOMP|KMP|DNNL|ONEDNN)_' |
+                                              tr '\n' ' ')"
+      echo "python3: $(python3 -c 'import sys, torch, timm
+print(sys.executable, "torch", torch.__version__, "timm", timm.__version__)' 2>&1 | tail -1)"
       for program in "$cli" "$tests" "$gemm_shapes" "$POSENC_LIBRARY"; do
         if [[ ! -e $program ]]; then
           echo "MISSING: $program"
@@ -102,7 +113,7 @@ case "$stage" in
       finish
     } 2>&1 | tee "$out/machine.txt" ;;
   tests)
-    "$tests" --gtest_brief=1 2>&1 | tee "$out/tests.txt" ;;
+    "$tests" 2>&1 | tee "$out/tests.txt" ;;  # every test's line: a cut run shows how far
   cases)
     { run "$cli" info
       run "$cli" bench --phases --isa avx512 --filter "$all_threads"
@@ -140,8 +151,13 @@ case "$stage" in
     : >"$out/all.txt"
     for each in machine sdpa cases gemms share scaling tests; do
       start=$SECONDS
-      SDPA_THREADS=all timeout "${STAGE_TIMEOUT:-240}" "$0" "$each" "$out" || status=1
-      echo "$each: $((SECONDS - start)) s" | tee -a "$out/all.txt"
+      stage_status=0
+      SDPA_THREADS=all timeout -k 10 "${STAGE_TIMEOUT:-240}" "$0" "$each" "$out" ||
+        stage_status=$?
+      ((stage_status == 0)) || status=1
+      cut=""
+      if ((stage_status == 124 || stage_status == 137)); then cut=", cut at STAGE_TIMEOUT"; fi
+      echo "$each: $((SECONDS - start)) s, status $stage_status$cut" | tee -a "$out/all.txt"
     done
     exit "$status" ;;
   *)

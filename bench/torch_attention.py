@@ -17,7 +17,8 @@ later (SDPA), timm, and a built libposenc (found as the package says:
 POSENC_LIBRARY, else the build tree).
 
     python3 bench/torch_attention.py [--cases plain,causal,rel2d,sam,decode]
-        [--dtypes fp32,bf16] [--threads 1,all] [--repeats 10] [--warmup 2] [--markdown]
+        [--dtypes fp32,bf16] [--threads 1,all] [--repeats 10] [--decode-repeats 200]
+        [--warmup 2] [--markdown]
 
 Cases (issue 18's target shapes): plain and causal B1 H32 T2048 d128; rel2d,
 posenc's 2D relative logits (tables indexed by key minus query, from the
@@ -25,9 +26,13 @@ scaled q) on B1 H4 64x64 d64; sam, SAM ViT-B's global attention (its tables
 as stored, from the unscaled q) on B1 H12 64x64 d64; decode, one query
 token against 512 cached ones, 32 query heads sharing 8 kv heads (Llama 3
 8B's attention) on d128: there a call's fixed cost (Python and C) is a
-visible part of its time. torch's grouped-query SDPA (enable_gqa, torch 2.5
-and later) or, before, k and v with their heads repeated once, outside the
-timed call.
+visible part of its time; torch runs SDPA on k and v with their heads
+repeated once, outside the timed call, and from torch 2.5 also its
+grouped-query SDPA (enable_gqa: on CPU 4-8x slower than the repeated heads
+on torch 2.6), the other column, the speedup against the faster. Decode
+rows take --decode-repeats calls (a call is some tenths of a millisecond).
+"All" threads are the CPUs the process may run on (its affinity), as nproc
+counts them.
 """
 import argparse
 import os
@@ -71,22 +76,29 @@ def make_inputs(case, dtype):
         randn(2 * size[1] - 1, head_dim, std=0.2)
 
 
-def torch_way(case, q, k, v, table_h, table_w, heads_apart=False):
+def torch_way(case, q, k, v, table_h, table_w, other=False):
+    """torch's call of the case; `other`: its other way (the 2D cases' bias
+    with the heads apart, decode's grouped-query SDPA), None where there is
+    none."""
     import torch
     import torch.nn.functional as F
     from timm.models.vision_transformer_sam import get_decomposed_rel_pos_bias
 
     heads, size, head_dim = CASES[case]
     if case in ("plain", "causal"):
+        if other:
+            return None
         return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=case == "causal")
     if case == "decode":
-        try:
-            F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        if other:
+            try:
+                F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+            except TypeError:  # before torch 2.5
+                return None
             return lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
-        except TypeError:
-            group = heads // DECODE_KV_HEADS
-            k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
-            return lambda: F.scaled_dot_product_attention(q, k, v)
+        group = heads // DECODE_KV_HEADS
+        k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
+        return lambda: F.scaled_dot_product_attention(q, k, v)
     # timm's layout: heads folded into the batch. posenc's tables are timm's
     # with the rows reversed (key minus query against query minus key), and
     # its rel2d logits come from the scaled q.
@@ -97,7 +109,7 @@ def torch_way(case, q, k, v, table_h, table_w, heads_apart=False):
     def run():
         bias_q = q3 * head_dim ** -0.5 if case == "rel2d" else q3
         bias = get_decomposed_rel_pos_bias(bias_q, table_h, table_w, size, size)
-        if heads_apart:
+        if other:
             mask = bias.view(*q.shape[:2], *bias.shape[1:])  # [B, H, N, N]
             return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         return F.scaled_dot_product_attention(q3, k3, v3, attn_mask=bias).view_as(q)
@@ -124,24 +136,25 @@ def measure(case, dtype, threads, args):
     torch.set_num_threads(threads)
     inputs = make_inputs(case, getattr(torch, DTYPES[dtype]))
     ours, theirs = posenc_way(case, *inputs), torch_way(case, *inputs)
+    repeats = args.decode_repeats if case == "decode" else args.repeats
     with torch.no_grad():
         want, got = theirs().float(), ours().float()
         diff, scale = (got - want).abs().max().item(), want.abs().max().item()
-        torch_s = median_seconds(theirs, args.repeats, args.warmup)
-        torch_4d_s = None
-        if case in ("rel2d", "sam"):
-            theirs_4d = torch_way(case, *inputs, heads_apart=True)
-            diff = max(diff, (got - theirs_4d().float()).abs().max().item())
-            torch_4d_s = median_seconds(theirs_4d, args.repeats, args.warmup)
-        posenc_s = median_seconds(ours, args.repeats, args.warmup)
+        torch_s = median_seconds(theirs, repeats, args.warmup)
+        other_s = None
+        theirs_other = torch_way(case, *inputs, other=True)
+        if theirs_other is not None:
+            diff = max(diff, (got - theirs_other().float()).abs().max().item())
+            other_s = median_seconds(theirs_other, repeats, args.warmup)
+        posenc_s = median_seconds(ours, repeats, args.warmup)
     heads, size, head_dim = CASES[case]
-    shape = f"H{heads} {'T%d' % size if isinstance(size, int) else '%dx%d' % size} d{head_dim}"
+    shape = f"B1 H{heads} {'T%d' % size if isinstance(size, int) else '%dx%d' % size} d{head_dim}"
     if case == "decode":
-        shape = f"H{heads}/{DECODE_KV_HEADS} q1 kv{size} d{head_dim}"
+        shape = f"B1 H{heads}/{DECODE_KV_HEADS} q1 kv{size} d{head_dim}"
     ok = agrees(diff, scale, dtype)
-    four_d = "-" if torch_4d_s is None else f"{torch_4d_s * 1e3:.2f}"
-    fastest_torch_s = min(torch_s, torch_4d_s or torch_s)
-    return [case, shape, dtype, str(threads), f"{torch_s * 1e3:.2f}", four_d,
+    other = "-" if other_s is None else f"{other_s * 1e3:.2f}"
+    fastest_torch_s = min(torch_s, other_s or torch_s)
+    return [case, shape, dtype, str(threads), f"{torch_s * 1e3:.2f}", other,
             f"{posenc_s * 1e3:.2f}", f"{fastest_torch_s / posenc_s:.2f}x",
             f"{diff:.2g} (of {scale:.2g}){'' if ok else ' DIFFERS'}"], ok
 
@@ -152,6 +165,7 @@ def main():
     parser.add_argument("--dtypes", default="fp32,bf16")
     parser.add_argument("--threads", default="1,all")
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--decode-repeats", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
@@ -167,7 +181,7 @@ def main():
     if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
         raise SystemExit(f"torch {torch.__version__} has no scaled_dot_product_attention "
                          "(torch 2.0 or later has)")
-    every = os.cpu_count()
+    every = len(os.sched_getaffinity(0))
     threads = [every if t == "all" else int(t) for t in args.threads.split(",")]
     print(f"{cpu_name()}, {every} CPUs; torch {torch.__version__}, timm {timm.__version__}, "
           f"posenc {posenc.version()} ({posenc.best_isa()}, {posenc.library_path})")
@@ -181,7 +195,8 @@ def main():
                     agreed.append(ok)
                     yield line
 
-    header = ["case", "shape", "dtype", "threads", "torch SDPA ms", "torch 4D SDPA ms",
+    header = ["case", "shape", "dtype", "threads", "torch SDPA ms",
+              "torch other SDPA ms (2D: 4D bias; decode: enable_gqa)",
               "posenc ms", "speedup (of the faster torch)", "max abs diff (of either)"]
     print_table(header, lines(), args.markdown)
     if not all(agreed):

@@ -207,7 +207,7 @@ def main():
     import torch
 
     import posenc
-    every = os.cpu_count()
+    every = len(os.sched_getaffinity(0))
     threads = [every if t == "all" else int(t) for t in args.threads.split(",")]
     print(f"{cpu_name()}, {every} CPUs; torch {torch.__version__}, timm {timm.__version__}, "
           f"posenc {posenc.version()} ({posenc.best_isa()}, {posenc.library_path}); "

@@ -129,10 +129,12 @@ double best_gemm_gflops(posenc_dtype type) {
 
 int op_threads() { return resolve_context(nullptr).num_threads; }
 
-// kRepeats GEMMs a thread and call; the rate of the whole team, which
-// oneDNN's threaded n^3 need not reach (with AMX it did not).
+// kRepeats GEMMs a thread and call, the median of kCalls calls (5 read a
+// fixed time per call, not a rate, on a 2-core VM with a busy neighbour);
+// the rate of the whole team, which oneDNN's threaded n^3 need not reach
+// (with AMX it did not).
 double own_gemms_team_gflops(posenc_dtype type, int64_t m, int64_t n, int64_t k) {
-  constexpr int kRepeats = 8;
+  constexpr int kRepeats = 8, kCalls = 15;
   const int threads = op_threads();
   const MatmulShape s = row_major(type, m, n, k);
   try {
@@ -146,7 +148,7 @@ double own_gemms_team_gflops(posenc_dtype type, int64_t m, int64_t n, int64_t k)
             for (int r = 0; r < kRepeats; ++r) operands[size_t(task)].multiply();
           });
         },
-        5);
+        kCalls);
     return 2.0 * double(m * n * k) * kRepeats * threads / seconds * 1e-9;
   } catch (const Error&) {
     return 0.0;
