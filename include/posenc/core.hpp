@@ -133,8 +133,8 @@ inline float bf16_to_f32(uint16_t value) { return posenc_bf16_to_f32(value); }
 // it. A default-constructed Context, and one moved from, uses the process
 // default (the best path under the cap, OpenMP's thread count). Move-only;
 // safe to share by reference across threads. Its destructor may run at
-// process exit (a static Context): posenc_context_destroy is the one call
-// core.h allows then, with posenc_rope_cache_destroy.
+// process exit (a static Context): core.h allows posenc_context_destroy
+// and posenc_rope_cache_destroy then.
 class Context {
  public:
   Context() = default;
