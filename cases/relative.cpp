@@ -13,7 +13,6 @@
 
 #include "cases/case.hpp"
 #include "cases/timing/machine.hpp"
-#include "ops/relative/relative_axis.hpp"
 #include "reference/relative.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
@@ -248,10 +247,10 @@ struct MapsSpec {
     d.relative_order = order;
     return d;
   }
-  RelativeAxis axis_h() const {
+  reference::Axis2d axis_h() const {
     return {height, kv_height, order == POSENC_RELATIVE_QUERY_MINUS_KEY};
   }
-  RelativeAxis axis_w() const {
+  reference::Axis2d axis_w() const {
     return {width, kv_width, order == POSENC_RELATIVE_QUERY_MINUS_KEY};
   }
 };

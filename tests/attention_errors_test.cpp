@@ -759,9 +759,6 @@ TEST_F(AttentionEmptyCalls, NoKeysGiveZeros) {
       const size_t count =
           product({2, 2, 3, d_.value_head_dim > 0 ? d_.value_head_dim : d_.head_dim});
       for (float x : as_floats(*out_, count, d_.out_dtype)) ASSERT_EQ(x, 0.0f) << name;
-      if (d_.out_dtype == POSENC_BF16) {  // out's bf16 values fill half the floats
-        for (size_t i = count / 2; i < count; ++i) ASSERT_EQ(out_->data()[i], 12345.0f) << name;
-      }
       EXPECT_TRUE(out_->guards_intact()) << name;
     }
   }

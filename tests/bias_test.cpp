@@ -177,6 +177,25 @@ TEST(BiasIndexRules, T5BucketsOfDistancesMinus200To200) {
   }
 }
 
+// A bucket on the edge of an fp32 log's rounding: unidirectional, 65536
+// buckets, max_distance 3276803, distance -539211 is bucket 52696 in
+// transformers' _relative_position_bucket (torch 1.13) and with a correctly
+// rounded log of the ratio 539211 / 32768; glibc's logf is an ulp low there,
+// which gave 52695.
+TEST(BiasIndexRules, T5BucketTakesACorrectlyRoundedLog) {
+  constexpr int64_t kBuckets = 65536, kMaxDistance = 3276803, kDistance = -539211, kWant = 52696;
+  EXPECT_EQ((ops::T5Buckets{kBuckets, kMaxDistance, false}.bucket(kDistance)), kWant);
+  EXPECT_EQ(reference::t5_relative_position_bucket(kDistance, false, kBuckets, kMaxDistance),
+            kWant);
+  posenc_position_bias_desc desc = position_bias_desc(POSENC_POSITION_BIAS_T5, 1, 1, 1);
+  desc.num_buckets = kBuckets;
+  desc.max_distance = kMaxDistance;
+  desc.bidirectional = 0;
+  desc.query_offset = -kDistance;  // one query at 539211, one key at 0
+  const std::vector<float> table = index_revealing_table(kBuckets, 1, false);
+  EXPECT_EQ(dense_bias(desc, table.data())[0], float(kWant));
+}
+
 // 1D table [heads, 2K+1], K = 2: row K + clamp(j - (p + i), -K, K).
 TEST(BiasIndexRules, Table1dRowsAreKeyMinusQueryClamped) {
   posenc_position_bias_desc desc = position_bias_desc(POSENC_POSITION_BIAS_TABLE_1D, 2, 2, 6);

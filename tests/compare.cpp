@@ -92,9 +92,20 @@ bool GuardedFloats::payload_untouched() const {
   return true;
 }
 
+bool GuardedFloats::payload_untouched_from_byte(size_t byte) const {
+  const auto* payload = reinterpret_cast<const unsigned char*>(storage_.data() + kGuard);
+  const auto* fill = reinterpret_cast<const unsigned char*>(&fill_);
+  for (size_t b = byte; b < (storage_.size() - 2 * kGuard) * sizeof(float); ++b) {
+    if (payload[b] != fill[b % sizeof(float)]) return false;
+  }
+  return true;
+}
+
 std::vector<float> as_floats(GuardedFloats& out, size_t count, posenc_dtype out_dtype) {
   std::vector<float> result(count);
   if (out_dtype == POSENC_BF16) {
+    EXPECT_TRUE(out.payload_untouched_from_byte(count * sizeof(uint16_t)))
+        << "a bf16 output of " << count << " elements was written past its end";
     const auto* bits = reinterpret_cast<const uint16_t*>(out.data());
     for (size_t i = 0; i < count; ++i) result[i] = posenc_bf16_to_f32(bits[i]);
   } else {

@@ -70,6 +70,9 @@ class GuardedFloats {
   float* data() { return storage_.data() + kGuard; }
   bool guards_intact() const;
   bool payload_untouched() const;  // still all `fill`
+  // Whether the payload's bytes from `byte` on still hold `fill`'s (a bf16
+  // output's unused second half).
+  bool payload_untouched_from_byte(size_t byte) const;
 
  private:
   static constexpr size_t kGuard = 64;
@@ -78,7 +81,8 @@ class GuardedFloats {
 };
 
 // The first `count` outputs of a buffer written as out_dtype, as floats
-// (bf16 outputs fill the first half of the buffer's bytes).
+// (bf16 outputs fill the first half of the buffer's bytes; a write to the
+// second half fails the test).
 std::vector<float> as_floats(GuardedFloats& out, size_t count, posenc_dtype out_dtype);
 
 }  // namespace posenc::test

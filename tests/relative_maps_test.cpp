@@ -12,7 +12,6 @@
 
 #include "compare.hpp"
 #include "isa_test.hpp"
-#include "ops/relative/relative_axis.hpp"
 #include "posenc/posenc.h"
 #include "posenc/posenc.hpp"
 #include "reference/relative.hpp"
@@ -170,7 +169,7 @@ TEST_P(RelativeLogits2dMaps, MatchesReference) {
       SCOPED_TRACE(testing::Message() << m.X << "x" << m.Y << " against " << m.KX << "x" << m.KY
                                       << " order " << m.order << " heads " << m.heads << " d "
                                       << m.dim << " table_heads " << table_heads);
-      const RelativeAxis axis_h{m.X, m.KX, m.order == kQmk}, axis_w{m.Y, m.KY, m.order == kQmk};
+      const ref::Axis2d axis_h{m.X, m.KX, m.order == kQmk}, axis_w{m.Y, m.KY, m.order == kQmk};
       const int64_t N = m.X * m.Y, rows = m.batch * m.heads * N;
       const auto q = random_floats(size_t(rows * m.dim), ++seed);
       const auto rh = random_floats(size_t(table_heads * axis_h.rows() * m.dim), ++seed);

@@ -44,10 +44,12 @@
  *   min(max_exact + trunc(log(r / max_exact) / log(max_distance /
  *   max_exact) * (n - max_exact)), n - 1), computed in fp32 as T5's PyTorch
  *   code does (so the truncation lands on the same bucket), with a
- *   correctly rounded log: torch's own fp32 log may be an ulp off, which
- *   moved a few buckets by one at num_buckets 4096 and more; against torch
- *   1.13 every bucket of num_buckets up to 320 and max_distance up to 2048
- *   matched, both directions, every distance. T5's defaults:
+ *   correctly rounded fp32 log (the double log rounded, which rounds the
+ *   other way for 2 of the floats in [1, 2^41)). An fp32 log that is not
+ *   (glibc's logf is an ulp off for about 1 float in 2,000, and torch's own
+ *   may be) can move a bucket by one where num_buckets is large: seen at
+ *   65536. Against torch 1.13 every bucket of num_buckets up to 320 and
+ *   max_distance up to 2048 matched, both directions, every distance. T5's defaults:
  *   num_buckets 32, max_distance 128. num_buckets >= 4 (bidirectional) or
  *   >= 2, at most 2^20; max_exact < max_distance <= 2^40. The buckets are
  *   looked up once per distance into heads x min(2 max_distance + 1, q_len
@@ -126,7 +128,9 @@ POSENC_API posenc_status posenc_position_bias(posenc_context* context,
  * the slopes of 2p heads (Press et al.'s get_slopes; BLOOM's
  * build_alibi_tensor; MPT's gen_slopes with alibi_bias_max 8 orders them
  * the same way). 8 heads: 2^-1 .. 2^-8. Values rounded once from the exact
- * power (BLOOM's fp32 pow can differ in the last bit). */
+ * power; BLOOM's, an fp32-rounded base raised to a power, are a few ulps
+ * off (up to 7 for BLOOM-176B's 112 heads, 11 for 128 heads: about 4e-4 of
+ * a logit 2048 positions away). */
 POSENC_API posenc_status posenc_alibi_slopes(int64_t heads, float* slopes);
 
 /* A relative table [rows, dim] resized to [new_rows, dim] along its rows by

@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "ops/bias/attention_bias_desc.hpp"
-#include "ops/relative/relative_axis.hpp"
 #include "reference/bias.hpp"
 #include "reference/relative.hpp"
 
@@ -62,10 +61,9 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
   const int64_t table_rows = table_rows_1d(max_offset, d.q_len, d.kv_len, d.max_distance);
   // RELATIVE_2D's axes: the key map is the query map's without kv_map_*.
   const bool query_minus_key = d.relative_order == POSENC_RELATIVE_QUERY_MINUS_KEY;
-  const RelativeAxis axis_h{d.map_height, d.kv_map_height ? d.kv_map_height : d.map_height,
-                            query_minus_key};
-  const RelativeAxis axis_w{d.map_width, d.kv_map_width ? d.kv_map_width : d.map_width,
-                            query_minus_key};
+  const Axis2d axis_h{d.map_height, d.kv_map_height ? d.kv_map_height : d.map_height,
+                      query_minus_key};
+  const Axis2d axis_w{d.map_width, d.kv_map_width ? d.kv_map_width : d.map_width, query_minus_key};
   auto table_of = [&](const float* table, int64_t rows, int64_t h, int64_t row,
                       int64_t columns) {
     return table + ((d.tables_per_head ? h * rows : 0) + row) * columns;

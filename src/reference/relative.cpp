@@ -90,8 +90,20 @@ Relative2d relative_logits_2d_decomposed(int64_t batch, int64_t heads, int64_t h
   return out;
 }
 
-Relative2d relative_logits_2d_maps(int64_t batch, int64_t heads, const RelativeAxis& axis_h,
-                                   const RelativeAxis& axis_w, int64_t dim, const float* q,
+int64_t Axis2d::row(int64_t a, int64_t c) const {
+  const double q_ratio = std::max(double(k) / double(q), 1.0);
+  const double k_ratio = std::max(double(q) / double(k), 1.0);
+  // Each step rounded to float32 (volatile: no fused multiply-add).
+  const volatile float q_coord = float(a) * float(q_ratio);
+  const volatile float k_coord = float(c) * float(k_ratio);
+  const volatile float difference = q_coord - k_coord;
+  const volatile float sum = difference + float(double(k - 1) * k_ratio);
+  const int64_t query_minus_key_row = std::clamp<int64_t>(int64_t(sum), 0, rows() - 1);
+  return query_minus_key ? query_minus_key_row : rows() - 1 - query_minus_key_row;
+}
+
+Relative2d relative_logits_2d_maps(int64_t batch, int64_t heads, const Axis2d& axis_h,
+                                   const Axis2d& axis_w, int64_t dim, const float* q,
                                    const float* row_table, const float* column_table,
                                    int64_t table_heads) {
   const int64_t X = axis_h.q, Y = axis_w.q, N = X * Y, KX = axis_h.k, KY = axis_w.k;

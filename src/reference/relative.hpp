@@ -9,8 +9,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/relative/relative_axis.hpp"
-
 namespace posenc::reference {
 
 // The 1D relative table's rows as posenc/relative.h and posenc/attention.h
@@ -26,6 +24,24 @@ inline int64_t table_row_1d(int64_t p, int64_t queries, int64_t clip, int64_t i,
   if (clip > 0) return std::clamp<int64_t>(j - (p + i), -clip, clip) + clip;
   return j - i + queries - 1;
 }
+
+// One axis of the 2D relative tables (posenc/attention.h, RELATIVE_2D),
+// written out here rather than taken from the ops' RelativeAxis: query
+// coordinates [0, q), key coordinates [0, k), 2 max(q, k) - 1 rows. Query
+// minus key is segment_anything's get_rel_pos as its float32 tensors
+// compute it,
+//   q_coords = arange(q)[:, None] * max(k / q, 1.0)
+//   k_coords = arange(k)[None, :] * max(q / k, 1.0)
+//   row = (q_coords - k_coords + (k - 1) * max(q / k, 1.0)).long()
+// (the Python floats rounded to float32 where they meet a tensor), clamped
+// to the table as posenc/attention.h states; key minus query takes the
+// mirrored row.
+struct Axis2d {
+  int64_t q, k;
+  bool query_minus_key;
+  int64_t rows() const { return 2 * std::max(q, k) - 1; }
+  int64_t row(int64_t a, int64_t c) const;
+};
 
 // [batch, heads, queries, keys]; table of [table_heads, keys, dim].
 std::vector<double> absolute_logits(int64_t batch, int64_t heads, int64_t queries,
@@ -55,10 +71,10 @@ Relative2d relative_logits_2d_decomposed(int64_t batch, int64_t heads, int64_t h
 
 // As posenc_relative_logits_2d_maps: over the query map axis_h.q x axis_w.q,
 // rel_h [batch, heads, N, axis_h.k] and rel_w [batch, heads, N, axis_w.k],
-// the table rows by the axes' rule; tables of axis_h.rows() and
+// the table rows by the axes' rows; tables of axis_h.rows() and
 // axis_w.rows() rows.
-Relative2d relative_logits_2d_maps(int64_t batch, int64_t heads, const RelativeAxis& axis_h,
-                                   const RelativeAxis& axis_w, int64_t dim, const float* q,
+Relative2d relative_logits_2d_maps(int64_t batch, int64_t heads, const Axis2d& axis_h,
+                                   const Axis2d& axis_w, int64_t dim, const float* q,
                                    const float* row_table, const float* column_table,
                                    int64_t table_heads);
 

@@ -32,10 +32,12 @@ struct T5Buckets {
     // In fp32, step by step as the PyTorch code: log(r / exact) /
     // log(max_distance / exact) (a double rounded to fp32) * (n - exact),
     // truncated toward zero, so boundary distances (64 of the defaults: 6.0
-    // exactly) land where they do there.
+    // exactly) land where they do there. The fp32 log is the double one
+    // rounded: correctly rounded but for 2 of the floats in [1, 2^41), where
+    // the C library's logf is an ulp off for about 1 in 2,000.
     const float ratio = float(r) / float(exact);
     const float range = float(std::log(double(max_distance) / double(exact)));
-    const float large = std::log(ratio) / range * float(n - exact);
+    const float large = float(std::log(double(ratio))) / range * float(n - exact);
     return first + std::min(exact + int64_t(large), n - 1);
   }
 };
