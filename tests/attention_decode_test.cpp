@@ -97,6 +97,21 @@ struct DecodeTensors {
     const auto get = [&](size_t i) { return f32[i].empty() ? nullptr : f32[i].data(); };
     return reference::attention(d, {get(0), get(1), get(2), get(3), nullptr, nullptr, get(4)});
   }
+  // The reference with |v| and |value table| (kBf16AttentionTol).
+  std::vector<double> magnitudes(const posenc_attention_desc& d) const {
+    DecodeTensors magnitudes = *this;
+    for (size_t i : {2, 4}) {
+      for (float& value : magnitudes.f32[i]) value = std::fabs(value);
+    }
+    return magnitudes.reference(d);
+  }
+  // got against the reference: fp32 within 1e-5 + 1e-4 |want|.
+  ::testing::AssertionResult matches(const std::vector<float>& got,
+                                     const posenc_attention_desc& d) const {
+    const std::vector<double> want = reference(d);
+    if (dtype == POSENC_BF16) return bf16_attention_close(got.data(), want, magnitudes(d));
+    return all_close(got.data(), want, 1e-5, 1e-4);
+  }
 };
 
 // The output of posenc_attention with a workspace of exactly the size
@@ -148,10 +163,7 @@ TEST_P(AttentionDecode, MatchesReference) {
               ASSERT_GT(key_splits(d, 2), 1);
             }
             const DecodeTensors in(d);
-            const std::vector<float> got = run(context(), d, in);
-            const double tol = dtype == POSENC_BF16 ? kBf16Tol : 1e-5;
-            EXPECT_TRUE(all_close(got.data(), in.reference(d), tol,
-                                  dtype == POSENC_BF16 ? kBf16Tol : 1e-4));
+            EXPECT_TRUE(in.matches(run(context(), d, in), d));
           }
         }
       }
@@ -214,8 +226,7 @@ TEST_P(AttentionDecode, NonFiniteInputsPropagateThroughTheMerge) {
         EXPECT_EQ(std::isnan(got[at]), nan_row) << "row " << row << " column " << c;
       }
     }
-    EXPECT_TRUE(all_close(got.data(), want, dtype == POSENC_BF16 ? kBf16Tol : 1e-5,
-                          dtype == POSENC_BF16 ? kBf16Tol : 1e-4));
+    EXPECT_TRUE(in.matches(got, d));
   }
 }
 

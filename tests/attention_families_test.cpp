@@ -80,9 +80,8 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s = {},
   const posenc_attention_desc& d = call.desc();
   SCOPED_TRACE(describe(d));
   const std::vector<float> got = run(context, call, true);
-  const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
-  return all_close(got.data(), reference::attention(d, call.reference()),
-                   bf16 ? kBf16Tol : kF32Atol, bf16 ? kBf16Tol : kF32Rtol)
+  return close_to_reference(got, reference::attention(d, call.reference()), call, kF32Atol,
+                            kF32Rtol)
          << " [" << describe(d) << "]";
 }
 

@@ -103,9 +103,7 @@ std::vector<double> reference_of(const AttentionTensors& inputs) {
                                              int64_t masked_row_period = 5) {
   const AttentionTensors inputs = masked_inputs(d, random_mask(d, 11, masked_row_period));
   const std::vector<float> got = run(context, inputs, false);
-  const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
-  return all_close(got.data(), reference_of(inputs), bf16 ? kBf16Tol : kF32Atol,
-                   bf16 ? kBf16Tol : kF32Rtol)
+  return close_to_reference(got, reference_of(inputs), inputs, kF32Atol, kF32Rtol)
          << " [" << describe(d) << "]";
 }
 
@@ -223,7 +221,7 @@ TEST_P(AttentionMask, FullyMaskedRowsAreZero) {
     std::fill(mask.begin() + 9 * 12, mask.end(), -kInf);             // all of item 1
     const AttentionTensors inputs = masked_inputs(d, mask);
     const std::vector<float> got = run(context(), inputs, false);
-    EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kBf16Tol, kBf16Tol));
+    EXPECT_TRUE(close_to_reference(got, reference_of(inputs), inputs, kF32Atol, kF32Rtol));
     for (size_t i = 0; i < got.size(); ++i) {
       const bool zero = (i / 8 == 3) || i >= 9 * 8;
       if (zero) {
@@ -329,7 +327,7 @@ TEST_P(AttentionMask, ScaleZeroBf16) {
     const std::vector<float> got = run(context.get(), inputs, false);
     if (first.empty()) {
       first = got;
-      EXPECT_TRUE(all_close(got.data(), reference_of(inputs), kBf16Tol, kBf16Tol));
+      EXPECT_TRUE(close_to_reference(got, reference_of(inputs), inputs, kF32Atol, kF32Rtol));
     } else {
       EXPECT_EQ(got, first) << threads << " threads";
     }

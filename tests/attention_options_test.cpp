@@ -95,9 +95,8 @@ void expect_all_biases_match(posenc_isa isa, const posenc_attention_desc& base,
         const std::vector<float> got = run(raw, call, false);
         if (first.empty()) {
           first = got;
-          const bool bf16 = dtype == POSENC_BF16;
-          EXPECT_TRUE(all_close(got.data(), reference::attention(d, call.reference()),
-                                bf16 ? kBf16Tol : 1e-5, bf16 ? kBf16Tol : 1e-4));
+          EXPECT_TRUE(
+              close_to_reference(got, reference::attention(d, call.reference()), call, 1e-5, 1e-4));
         } else {
           EXPECT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0)
               << threads << " threads";

@@ -179,9 +179,8 @@ void expect_matches(posenc_isa isa, posenc_attention_desc base,
           continue;
         }
         first = got;
-        const bool bf16 = dtype == POSENC_BF16;
-        EXPECT_TRUE(all_close(got.data(), reference::attention(d, call.reference()),
-                              bf16 ? kBf16Tol : 1e-5, bf16 ? kBf16Tol : 1e-4));
+        EXPECT_TRUE(
+            close_to_reference(got, reference::attention(d, call.reference()), call, 1e-5, 1e-4));
       }
     }
   }

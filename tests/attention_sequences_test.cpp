@@ -43,7 +43,6 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s) {
   const posenc_attention_desc& d = call.desc();
   const std::vector<float> got = run(context, call, true);
   const std::vector<double> want = reference::attention(d, call.reference());
-  const bool bf16 = d.dtype == POSENC_BF16;
   // Rows past q_length are exact zeros (the reference leaves them 0).
   for (size_t i = 0; i < got.size(); ++i) {
     if (want[i] == 0.0 && got[i] != 0.0f) {
@@ -51,7 +50,7 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s) {
                                            << " where the reference has an exact zero";
     }
   }
-  return all_close(got.data(), want, bf16 ? kBf16Tol : 1e-5, bf16 ? kBf16Tol : 1e-4);
+  return close_to_reference(got, want, call, 1e-5, 1e-4);
 }
 
 ::testing::AssertionResult matches_reference(posenc_context* context,

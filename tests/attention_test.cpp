@@ -155,17 +155,17 @@ std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
 }
 
 ::testing::AssertionResult close_enough(const std::vector<float>& got,
-                                       const std::vector<double>& want,
-                                       const posenc_attention_desc& d) {
-  const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
-  return all_close(got.data(), want, bf16 ? kBf16Tol : kF32Atol, bf16 ? kBf16Tol : kF32Rtol)
-         << " [" << describe(d) << "]";
+                                        const std::vector<double>& want,
+                                        const AttentionTensors& inputs) {
+  return close_to_reference(got, want, inputs, kF32Atol, kF32Rtol)
+         << " [" << describe(inputs.desc()) << "]";
 }
 
 ::testing::AssertionResult matches_reference(posenc_context* context,
                                              const posenc_attention_desc& d,
                                              bool with_workspace = false) {
-  return close_enough(run(context, d, inputs_of(d), with_workspace), reference_for(d), d);
+  const AttentionTensors inputs = inputs_of(d);
+  return close_enough(run(context, d, inputs, with_workspace), reference_for(d), inputs);
 }
 
 // The same for inputs a test made or changed, against the reference of these
@@ -173,8 +173,8 @@ std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
 ::testing::AssertionResult matches_reference(posenc_context* context,
                                              const posenc_attention_desc& d,
                                              const AttentionTensors& inputs) {
-  return close_enough(run(context, d, inputs, false),
-                      reference::attention(d, inputs.reference()), d);
+  return close_enough(run(context, d, inputs, false), reference::attention(d, inputs.reference()),
+                      inputs);
 }
 
 posenc_attention_desc desc(int64_t heads, int64_t q_len, int64_t kv_len, int64_t head_dim,
@@ -434,33 +434,52 @@ TEST_P(Attention, ShortLastKeyBlock) {
 }
 
 // Every key reaches the output, in bf16 too, where the suite's tolerance
-// (kBf16Tol) would not see one key of thousands lost: value row j is one-hot at
-// channel j % 64, so output channel c is the sum of the probabilities of the
-// keys j = c (mod 64), kv_len / 64 nearly equal ones (q is small). A key
-// lost or counted twice moves its channel by about 64 / kv_len (3% at 2049
-// keys) of its value, 4 times what the probabilities' rounding to bf16
-// (2^-9 relative) may: checked to 2^-7 of each channel. Decode steps (3
-// rows) and query blocks (130 rows); key blocks of up to 2048 keys, then of
-// 1024 with a short last one.
+// (kBf16AttentionTol) would not see one key of thousands lost: value row j
+// is one-hot at channel j % 64, so output channel c is the sum of the
+// probabilities of the visible keys j = c (mod 64), about keys / 64 nearly
+// equal ones (q is small). A key lost or counted twice moves its channel by
+// about 64 / keys (2% at 3073 keys) of its value, 4 times what the
+// probabilities' rounding to bf16 (2^-9 relative) may: checked to 2^-7 of
+// each channel, and a channel no visible key reaches to exactly 0. Decode
+// steps (3 rows) and query blocks (130 rows); key blocks of up to 2048 keys,
+// then of 1024 with a short last one; all keys, causal (each row a prefix
+// of its own), and per-sequence key counts (a batch of two, the second 37
+// keys shorter).
 TEST_P(Attention, Bf16EveryKeyReachesTheOutput) {
-  constexpr int64_t kHeads = 2, kDim = 64;
-  for (int64_t q_len : {3, 130}) {
-    for (int64_t kv_len : {257, 1025, 2049, 3073}) {
-      const posenc_attention_desc d = as_bf16(desc(kHeads, q_len, kv_len, kDim));
-      AttentionTensors x = inputs_of(d);
-      x.fill(Tensor::q, size_t(kHeads * q_len * kDim), 11, -0.25f, 0.25f);
-      std::vector<float> v(size_t(kHeads * kv_len * kDim), 0.0f);
-      for (int64_t h = 0; h < kHeads; ++h) {
-        for (int64_t j = 0; j < kv_len; ++j) v[size_t((h * kv_len + j) * kDim + j % kDim)] = 1.0f;
+  constexpr int64_t kHeads = 2, kDim = 64, kBatch = 2;
+  enum class Keys { all, causal, per_sequence };
+  for (Keys keys : {Keys::all, Keys::causal, Keys::per_sequence}) {
+    for (int64_t q_len : {3, 130}) {
+      for (int64_t kv_len : {257, 1025, 2049, 3073}) {
+        posenc_attention_desc d = as_bf16(desc(kHeads, q_len, kv_len, kDim, kBatch));
+        if (keys == Keys::causal) d = causal(d, kv_len - q_len);
+        Sequences s;
+        if (keys == Keys::per_sequence) s.kv_lengths = {kv_len, kv_len - 37};
+        AttentionTensors x(d, s);
+        const size_t tokens = size_t(kBatch * kHeads * kv_len);
+        x.fill(Tensor::q, size_t(kBatch * kHeads * q_len * kDim), 11, -0.25f, 0.25f);
+        x.fill(Tensor::k, tokens * size_t(kDim), 12);
+        std::vector<float> v(tokens * size_t(kDim), 0.0f);
+        for (size_t token = 0; token < tokens; ++token) {
+          v[token * size_t(kDim) + token % size_t(kv_len) % size_t(kDim)] = 1.0f;
+        }
+        x.set(Tensor::v, std::move(v));
+        const std::vector<float> got = run(context(), d, x, false);
+        const std::vector<double> want = reference::attention(d, x.reference());
+        double worst = 0.0;
+        size_t nonzero_where_none = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+          if (want[i] == 0.0) {
+            nonzero_where_none += got[i] != 0.0f;
+          } else {
+            worst = std::max(worst, std::abs(double(got[i]) - want[i]) / want[i]);
+          }
+        }
+        SCOPED_TRACE(testing::Message()
+                     << "keys " << int(keys) << ", q_len " << q_len << ", kv_len " << kv_len);
+        EXPECT_LE(worst, 0x1p-7);
+        EXPECT_EQ(nonzero_where_none, 0u);
       }
-      x.set(Tensor::v, std::move(v));
-      const std::vector<float> got = run(context(), d, x, false);
-      const std::vector<double> want = reference::attention(d, x.reference());
-      double worst = 0.0;
-      for (size_t i = 0; i < want.size(); ++i) {
-        worst = std::max(worst, std::abs(double(got[i]) - want[i]) / want[i]);
-      }
-      EXPECT_LE(worst, 0x1p-7) << "q_len " << q_len << ", kv_len " << kv_len;
     }
   }
 }
@@ -697,7 +716,7 @@ TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
       posenc_context_destroy(raw);
       if (first.empty()) {
         first = got;
-        EXPECT_TRUE(close_enough(got, reference::attention(d, inputs.reference()), d));
+        EXPECT_TRUE(close_enough(got, reference::attention(d, inputs.reference()), inputs));
       } else {
         EXPECT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0)
             << threads << " threads [" << describe(d) << "]";

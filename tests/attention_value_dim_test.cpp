@@ -71,10 +71,8 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s = {}) {
 
 ::testing::AssertionResult matches(posenc_context* context, const AttentionTensors& call) {
   const std::vector<float> got = run(context, call, true);
-  const posenc_attention_desc& d = call.desc();
-  const bool bf16 = d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16;
-  return all_close(got.data(), reference::attention(d, call.reference()), bf16 ? kBf16Tol : 1e-5,
-                   bf16 ? kBf16Tol : 1e-4);
+  return close_to_reference(got, reference::attention(call.desc(), call.reference()), call, 1e-5,
+                            1e-4);
 }
 
 // The options of posenc/attention.h, a few at a time.

@@ -10,9 +10,10 @@
 namespace posenc::test {
 namespace {
 
-template <class Getter>
+// got_at(i) against want[i] within bound_at(i) for each i < count.
+template <class Getter, class Bound>
 ::testing::AssertionResult compare(size_t count, const Getter& got_at,
-                                   const std::vector<double>& want, double atol, double rtol) {
+                                   const std::vector<double>& want, const Bound& bound_at) {
   size_t bad = 0, first_bad = 0;
   double worst = 0.0;
   for (size_t i = 0; i < count; ++i) {
@@ -22,7 +23,7 @@ template <class Getter>
       ok = std::isnan(w) ? std::isnan(g) : g == w;
     } else {
       const double err = std::fabs(g - w);
-      ok = err <= atol + rtol * std::fabs(w);  // false for NaN
+      ok = err <= bound_at(i);  // false for NaN
       if (ok && err > worst) worst = err;
       if (!ok && !std::isnan(err) && err > worst) worst = err;
     }
@@ -38,13 +39,23 @@ template <class Getter>
 
 ::testing::AssertionResult all_close(const float* got, const std::vector<double>& want,
                                      double atol, double rtol) {
-  return compare(want.size(), [got](size_t i) { return double(got[i]); }, want, atol, rtol);
+  return compare(
+      want.size(), [got](size_t i) { return double(got[i]); }, want,
+      [&](size_t i) { return atol + rtol * std::fabs(want[i]); });
 }
 
 ::testing::AssertionResult all_close_bf16(const uint16_t* got, const std::vector<double>& want,
                                           double atol, double rtol) {
-  return compare(want.size(), [got](size_t i) { return double(posenc_bf16_to_f32(got[i])); },
-                 want, atol, rtol);
+  return compare(
+      want.size(), [got](size_t i) { return double(posenc_bf16_to_f32(got[i])); }, want,
+      [&](size_t i) { return atol + rtol * std::fabs(want[i]); });
+}
+
+::testing::AssertionResult bf16_attention_close(const float* got, const std::vector<double>& want,
+                                                const std::vector<double>& magnitudes) {
+  return compare(
+      want.size(), [got](size_t i) { return double(got[i]); }, want,
+      [&](size_t i) { return kBf16AttentionTol * (magnitudes[i] + std::fabs(want[i])); });
 }
 
 float float_from_bits(uint32_t bits) {
