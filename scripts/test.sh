@@ -2,7 +2,9 @@
 # Builds posenc and runs every test:
 #   1. native build: the GoogleTest suite on every ISA path the CPU has, the
 #      whole suite again under POSENC_MAX_ISA=avx2 (AVX-512 tests skip; ctest's
-#      cap.* processes check oneDNN's cap), the cases' thread-count comparison
+#      cap.* processes check oneDNN's cap), on a CPU with AVX512-BF16 the
+#      AVX-512 path again as a CPU without it runs it (plain kernel table,
+#      bf16 widened to fp32 GEMMs), the cases' thread-count comparison
 #      with a default of 4 OpenMP threads, `posenc check`, then an install into a
 #      temporary prefix with the examples built against it; the Python
 #      package's tests (pytest, Debian's python3) on that build, and its
@@ -25,6 +27,11 @@ cmake --build "$root/build" -j "$jobs"
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 echo "== the suite again, capped with POSENC_MAX_ISA=avx2"
 POSENC_MAX_ISA=avx2 "$root/build/tests/posenc_tests" --gtest_brief=1
+if grep -qw avx512_bf16 /proc/cpuinfo; then
+  echo "== the AVX-512 path again, as a CPU without AVX512-BF16 runs it"
+  POSENC_TEST_WITHOUT_AVX512_BF16=1 "$root/build/tests/posenc_tests" --gtest_brief=1 \
+    --gtest_filter='-*/avx2:*/baseline'
+fi
 echo "== every case's bits across thread counts, with more OpenMP threads than cores"
 OMP_NUM_THREADS=4 "$root/build/tests/posenc_tests" --gtest_brief=1 --gtest_filter='Every/Cases.*'
 "$root/build/tools/posenc/posenc" check

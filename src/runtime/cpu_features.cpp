@@ -1,5 +1,7 @@
 #include "runtime/cpu_features.hpp"
 
+#include <atomic>
+
 #include "runtime/compiled_isas.hpp"
 
 namespace posenc {
@@ -33,11 +35,18 @@ CpuFeatures detected_features() {
   return found;
 }
 
+std::atomic<CpuFeatures> hidden_features{0};
+
 }  // namespace
 
 bool cpu_has(CpuFeatures features) {
   static const CpuFeatures detected = detected_features();
-  return (detected & features) == features;
+  const CpuFeatures present = detected & ~hidden_features.load(std::memory_order_relaxed);
+  return (present & features) == features;
+}
+
+void hide_cpu_features(CpuFeatures features) {
+  hidden_features.fetch_or(features, std::memory_order_relaxed);
 }
 
 bool cpu_supports(posenc_isa isa) {

@@ -24,6 +24,11 @@ using CpuFeatures = uint32_t;
 // True if the CPU and the OS support every feature in `features` (none: true).
 bool cpu_has(CpuFeatures features);
 
+// From now on, reports the CPU without `features` (and calls take the
+// kernel tables of such a CPU), for the tests: the AVX-512 path as a CPU
+// without AVX512-BF16 runs it, on one with it (tests/without_avx512_bf16.cpp).
+void hide_cpu_features(CpuFeatures features);
+
 // True if this build has the path `isa` and the CPU and OS can run it.
 bool cpu_supports(posenc_isa isa);
 
