@@ -290,6 +290,24 @@ TEST_P(AddSinusoid, DecodeStepsEqualFullSequence) {
   EXPECT_EQ(full, step);
 }
 
+// Large shapes: two sequences of 1031 tokens (prime) of 769 channels
+// (BERT's 768 and one), from an offset of 4093.
+TEST_P(AddSinusoid, LargeShapes) {
+  const int64_t batch = 2, tokens = 1031, dim = 769, offset = 4093;
+  for (auto layout : kLayouts) {
+    const std::vector<float> x = random_floats(size_t(batch * tokens * dim), 23);
+    GuardedFloats out(x.size());
+    ASSERT_EQ(posenc_add_sinusoid(context(), batch, tokens, dim, offset, 10000.0, layout, x.data(),
+                                  out.data()),
+              POSENC_OK);
+    EXPECT_TRUE(all_close(out.data(),
+                          ref::add_sinusoid(batch, tokens, dim, offset, 10000.0, layout, x.data()),
+                          4e-6, 1e-6))
+        << "layout " << layout;
+    EXPECT_TRUE(out.guards_intact());
+  }
+}
+
 class AddLearned : public IsaTest {};
 
 TEST_P(AddLearned, MatchesReference) {
@@ -323,7 +341,39 @@ TEST_P(AddLearned, RejectsRowsPastTheTable) {
   EXPECT_TRUE(out.payload_untouched());
 }
 
+// Large shapes: two sequences of 1031 tokens of BERT's 768 channels, from
+// row 61 of the table.
+TEST_P(AddLearned, LargeShapes) {
+  const int64_t batch = 2, tokens = 1031, dim = 768, rows = 1100, offset = 61;
+  const std::vector<float> table = random_floats(size_t(rows * dim), 21);
+  const std::vector<float> x = random_floats(size_t(batch * tokens * dim), 22);
+  GuardedFloats out(x.size());
+  ASSERT_EQ(posenc_add_learned(context(), batch, tokens, dim, offset, table.data(), rows, x.data(),
+                               out.data()),
+            POSENC_OK);
+  EXPECT_TRUE(all_close(
+      out.data(), ref::add_learned(batch, tokens, dim, offset, table.data(), x.data()), 0.0, 1e-7));
+  EXPECT_TRUE(out.guards_intact());
+}
+
 class ConcatSinusoid : public IsaTest {};
+
+TEST_P(ConcatSinusoid, LargeShapes) {
+  const int64_t batch = 2, tokens = 1031, x_dim = 768, pos_dim = 131, offset = 509;
+  for (auto layout : kLayouts) {
+    const std::vector<float> x = random_floats(size_t(batch * tokens * x_dim), 24);
+    GuardedFloats out(size_t(batch * tokens * (x_dim + pos_dim)));
+    ASSERT_EQ(posenc_concat_sinusoid(context(), batch, tokens, x_dim, pos_dim, offset, 10000.0,
+                                     layout, x.data(), out.data()),
+              POSENC_OK);
+    EXPECT_TRUE(all_close(
+        out.data(),
+        ref::concat_sinusoid(batch, tokens, x_dim, pos_dim, offset, 10000.0, layout, x.data()),
+        kSinusoidAtol, 0.0))
+        << "layout " << layout;
+    EXPECT_TRUE(out.guards_intact());
+  }
+}
 
 TEST_P(ConcatSinusoid, MatchesReference) {
   for (int64_t x_dim : {1, 5, 64}) {

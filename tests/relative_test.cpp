@@ -349,7 +349,7 @@ TEST_P(RelativeLogits1d, DecodeStepIsLastRowOfFullSequence) {
 struct Map {
   int64_t height, width;
 };
-const Map kMaps[] = {{1, 7}, {7, 1}, {7, 5}, {5, 7}, {14, 14}, {24, 40}};
+const Map kMaps[] = {{1, 1}, {1, 7}, {7, 1}, {7, 5}, {5, 7}, {14, 14}, {24, 40}};
 
 struct Inputs2d {
   std::vector<float> q, row_table, column_table;

@@ -290,9 +290,10 @@ TEST(RopeFrequencies, ScalingsKeepAndScaleTheRightPairs) {
 class Rope : public IsaTest {};
 
 TEST_P(Rope, MatchesReference) {
-  for (int64_t head_dim : {2, 8, 64, 80, 128}) {
-    for (int64_t rotary_dim : {head_dim, head_dim / 4 * 2, int64_t(6)}) {
-      if (rotary_dim < 2 || rotary_dim > head_dim) continue;
+  // Odd head sizes rotate an even part and copy the rest.
+  for (int64_t head_dim : {2, 3, 8, 33, 64, 80, 128}) {
+    for (int64_t rotary_dim : {head_dim, head_dim - 1, head_dim / 4 * 2, int64_t(6)}) {
+      if (rotary_dim < 2 || rotary_dim > head_dim || rotary_dim % 2 != 0) continue;
       for (auto pairing : kPairings) {
         for (auto layout : kLayouts) {
           for (int64_t cache_positions : {0, 64}) {
