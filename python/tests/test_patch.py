@@ -4,8 +4,8 @@ non-square maps, resized tables, qk_norm), timm's BottleneckAttn (both
 scale_pos_embed settings, qkv_bias, stride 2, qk_ratio != 1), timm's Swin
 window attention (odd and non-square windows, shifted and not, padded maps)
 and BEiT attention (class token, q and v biases, a shared bias), whole timm
-models; fp32 within 1e-5 of the
-output's magnitude, bf16 within 2e-2 (on every CPU: bf16 is widened to fp32
+models (and each replaced module on its inputs there); fp32 within 1e-5 of
+the output's magnitude, bf16 within 2e-2 (on every CPU: bf16 is widened to fp32
 where oneDNN does not multiply it in hardware); refusals; the fallback under autograd and in
 training, under torch.jit.trace and for hooks on the submodules posenc does not run."""
 import copy
@@ -14,15 +14,18 @@ import pickle
 import pytest
 import torch
 
+# Imported, not skipped when missing: the test set-up installs timm and
+# segment-anything (scripts/install-deps.sh --test), and a failed install
+# must not pass as skipped tests.
+import segment_anything.modeling.image_encoder as sam_encoder
+import timm
+import timm.layers.bottleneck_attn as timm_botnet
+import timm.models.beit as timm_beit
+import timm.models.swin_transformer as timm_swin
+import timm.models.vision_transformer_sam as timm_sam
+
 import posenc
 import posenc.torch as posenc_torch
-
-timm_sam = pytest.importorskip("timm.models.vision_transformer_sam")
-timm_botnet = pytest.importorskip("timm.layers.bottleneck_attn")
-sam_encoder = pytest.importorskip("segment_anything.modeling.image_encoder")
-timm_swin = pytest.importorskip("timm.models.swin_transformer")
-timm_beit = pytest.importorskip("timm.models.beit")
-import timm  # noqa: E402
 
 
 def randomize_position_tables(model):
