@@ -21,7 +21,7 @@ namespace ref = posenc::reference;
 
 // Reduced angles keep fp32 sin/cos within a few ulp of 1 for any position.
 constexpr double kSinusoidAtol = 2e-6;
-constexpr double kBf16Rtol = 1.0 / 256;  // half a bf16 ulp is 2^-9 relative
+constexpr double kBf16Rtol = 1.0 / 256;  // rounding to bf16: up to 2^-8 relative
 
 const posenc_sincos_layout kLayouts[] = {POSENC_SINCOS_INTERLEAVED, POSENC_SINCOS_SPLIT};
 

@@ -24,7 +24,7 @@ namespace {
 constexpr double kPi = 3.141592653589793238462643383279;
 // fp32 rotation of O(1) values with angles reduced in double.
 constexpr double kF32Atol = 1e-5;
-constexpr double kBf16Rtol = 1.0 / 256;  // half a bf16 ulp is 2^-9 relative
+constexpr double kBf16Rtol = 1.0 / 256;  // rounding to bf16: up to 2^-8 relative
 
 const posenc_rope_pairing kPairings[] = {POSENC_ROPE_INTERLEAVED, POSENC_ROPE_HALF_SPLIT};
 const posenc_rope_layout kLayouts[] = {POSENC_ROPE_BTHD, POSENC_ROPE_BHTD};

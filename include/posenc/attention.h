@@ -67,8 +67,8 @@
  *     the sum in float32, then truncated (for integer ratios the exact
  *     value; for some others, e.g. q = 8 against k = 6, one row below the
  *     exact floor, as in SAM; a row float32 rounding puts outside the
- *     table, possible on axes longer than 2048 where SAM's own indexing
- *     fails, is clamped to it). Under KEY_MINUS_QUERY the row is
+ *     table, possible only on axes of millions of positions where SAM's
+ *     own indexing fails, is clamped to it). Under KEY_MINUS_QUERY the row is
  *     2*max(q, k) - 2 minus that one. The tables have 2*max(q, k) - 1 rows
  *     (Rh: q = X, k = X'; Rw: q = Y, k = Y'). With q = k this is the plain
  *     formula of either order.

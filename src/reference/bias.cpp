@@ -46,9 +46,10 @@ int64_t t5_relative_position_bucket(int64_t relative_position, bool bidirectiona
   }
   const int64_t max_exact = num_buckets / 2;
   if (relative_position < max_exact) return relative_buckets + relative_position;
-  // The model's float32 tensor arithmetic, its log correctly rounded (long
-  // double's, rounded); the Python float log ratio is a double rounded to
-  // float32 when it meets the tensor.
+  // The model's float32 tensor arithmetic, its log correctly rounded (x86's
+  // 80-bit or aarch64's 128-bit long double log, rounded; where long double
+  // is double it is the op's); the Python float log ratio is a double
+  // rounded to float32 when it meets the tensor.
   const float position = float(relative_position);
   const float logarithm = float(std::log(static_cast<long double>(position / float(max_exact))));
   const float scaled = logarithm / float(std::log(double(max_distance) / double(max_exact))) *

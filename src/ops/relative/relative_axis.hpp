@@ -56,8 +56,9 @@ struct RelativeAxis {
     const float k_coord = mul32(float(c), float(k_scale));
     const float offset = float(double(k - 1) * k_scale);
     const auto row = int64_t(add32(add32(q_coord, -k_coord), offset));
-    // float32 rounding could reach one row past the table for axes longer
-    // than 2048 (where SAM's own indexing would fail): kept inside.
+    // float32 rounding can reach a row past the table only on axes of
+    // millions of positions (q = 8651268 against k = 8651284), where SAM's
+    // own indexing would fail: kept inside.
     return std::clamp<int64_t>(row, 0, rows() - 1);
   }
 };
