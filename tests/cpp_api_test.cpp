@@ -296,6 +296,7 @@ TEST(CppApi, ProcessSettingsGoThroughTheCAbi) {
   void (*volatile set_capacity)(int64_t) = &posenc::set_primitive_cache_capacity;
   int64_t (*volatile capacity_of)() = &posenc::primitive_cache_capacity;
   int64_t (*volatile size_of)() = &posenc::primitive_cache_size;
+  int64_t (*volatile evictions_of)() = &posenc::primitive_cache_evictions;
   posenc::Isa (*volatile cap_of)() = &posenc::max_isa;
   const int64_t capacity = capacity_of();
   EXPECT_EQ(capacity, posenc_primitive_cache_capacity());
@@ -313,6 +314,7 @@ TEST(CppApi, ProcessSettingsGoThroughTheCAbi) {
   EXPECT_EQ(posenc_primitive_cache_capacity(), capacity + 1);
   set_capacity(capacity);
   EXPECT_EQ(size_of(), posenc_primitive_cache_size());
+  EXPECT_EQ(evictions_of(), posenc_primitive_cache_evictions());
   EXPECT_EQ(cap_of(), posenc::Isa(posenc_max_isa()));
   EXPECT_THROW(posenc::set_max_isa(posenc::Isa(-1)), posenc::Error);
   EXPECT_EQ(cap_of(), posenc::Isa(posenc_max_isa()));

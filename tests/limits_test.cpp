@@ -70,16 +70,17 @@ std::vector<float> product(int64_t m, int64_t n, int64_t k) {
   return c;
 }
 
-// Distinct shapes stay under the cap, and a shape dropped from the cache
-// gives the same bits when made again: 100,000 shapes, as a decode loop over
-// growing key lengths makes them (about 3 s, mostly oneDNN creating
-// primitives).
+// Distinct shapes stay under the cap, each one dropped is counted, and a
+// shape dropped from the cache gives the same bits when made again: 100,000
+// shapes, as a decode loop over growing key lengths makes them (about 3 s,
+// mostly oneDNN creating primitives).
 TEST(Limits, PrimitiveCacheStaysUnderItsCapacity) {
   constexpr int64_t kCapacity = 32;
   constexpr int64_t kShapes = 100000;
   const CacheCapacity capacity(kCapacity);
   EXPECT_LE(posenc_primitive_cache_size(), kCapacity);
   const std::vector<float> first = product(1, 1, 1);
+  const int64_t evictions = posenc_primitive_cache_evictions();
   int64_t largest = 0;
   for (int64_t i = 0; i < kShapes; ++i) {
     // m, n, k of 1 to 40, 1 to 50, 1 to 50: 100,000 distinct shapes.
@@ -90,9 +91,13 @@ TEST(Limits, PrimitiveCacheStaysUnderItsCapacity) {
   }
   EXPECT_LE(largest, kCapacity);
   EXPECT_EQ(posenc_primitive_cache_size(), kCapacity);
+  // (1, 1, 1) is made again: every shape but the cache's last 32 was dropped.
+  EXPECT_EQ(posenc_primitive_cache_evictions() - evictions, kShapes - kCapacity);
   EXPECT_EQ(product(1, 1, 1), first);
+  EXPECT_EQ(posenc_primitive_cache_evictions() - evictions, kShapes - kCapacity + 1);
   posenc::set_primitive_cache_capacity(4);  // lowering it drops entries at once
   EXPECT_EQ(posenc_primitive_cache_size(), 4);
+  EXPECT_EQ(posenc_primitive_cache_evictions() - evictions, kShapes - kCapacity + 1 + 28);
 }
 
 // Threads running GEMMs of their own shapes through a cache of capacity 2:

@@ -1,4 +1,5 @@
-// ISA names, availability, contexts and bf16 scalars.
+// ISA names, availability, contexts, bf16 scalars and what a thread keeps
+// of a call's scratch.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,6 +7,7 @@
 
 #include "posenc/posenc.h"
 #include "runtime/kernel_registry.hpp"
+#include "runtime/workspace.hpp"
 
 namespace posenc::test {
 namespace {
@@ -61,6 +63,31 @@ TEST(Runtime, Bf16Conversions) {
       posenc_f32_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
   EXPECT_EQ(posenc_bf16_to_f32(posenc_f32_to_bf16(std::numeric_limits<float>::infinity())),
             std::numeric_limits<float>::infinity());
+}
+
+struct ScratchTestTag;
+
+// A call's scratch within kept_buffer_limit is kept by the thread and
+// reused; past it the call's own, of which the thread keeps nothing (a 2D
+// sinusoid table's 320 MiB column table, a T5 bias's gigabyte of lines,
+// were kept for the thread's life).
+TEST(Runtime, ScratchPastTheKeptLimitIsTheCallsOwn) {
+  const size_t limit = kept_buffer_limit(1);
+  const uint8_t* kept = nullptr;
+  {
+    const CallScratch<uint8_t, ScratchTestTag> small(1000, 1);
+    kept = small.get();
+  }
+  EXPECT_GE(kept_buffer<ScratchTestTag>().bytes, 1000u);
+  {
+    const CallScratch<uint8_t, ScratchTestTag> outsized(limit + 1, 1);
+    EXPECT_NE(outsized.get(), kept);
+  }
+  EXPECT_LT(kept_buffer<ScratchTestTag>().bytes, limit);
+  const CallScratch<uint8_t, ScratchTestTag> again(1000, 1);
+  EXPECT_EQ(again.get(), kept);
+  // More threads keep more: 16 MiB each past 16 threads.
+  EXPECT_EQ(kept_buffer_limit(64), size_t(64) << 24);
 }
 
 }  // namespace

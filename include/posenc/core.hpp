@@ -120,6 +120,7 @@ inline void set_primitive_cache_capacity(int64_t capacity) {
 }
 inline int64_t primitive_cache_capacity() { return posenc_primitive_cache_capacity(); }
 inline int64_t primitive_cache_size() { return posenc_primitive_cache_size(); }
+inline int64_t primitive_cache_evictions() { return posenc_primitive_cache_evictions(); }
 
 // Frees what the calling thread keeps between calls
 // (posenc_release_thread_memory).

@@ -39,7 +39,8 @@ __all__ = [
     "Context", "Error", "RopeCache", "absolute_logits", "add_learned", "add_sinusoid",
     "alibi_slopes", "attention", "attention_workspace_size", "best_isa", "bottleneck_mhsa",
     "concat_sinusoid", "default_context", "inverse_frequencies", "isa_available",
-    "library_path", "position_bias", "primitive_cache_capacity", "rel_to_abs",
+    "library_path", "position_bias", "primitive_cache_capacity", "primitive_cache_evictions",
+    "primitive_cache_size", "rel_to_abs",
     "relative_logits_1d", "relative_logits_2d", "relative_logits_2d_decomposed",
     "relative_logits_2d_maps", "release_thread_memory", "resize_relative_bias_table_2d",
     "resize_relative_table", "rope", "rope_config", "rope_qk", "set_default_context",
@@ -80,6 +81,18 @@ def set_primitive_cache_capacity(capacity):
 
 def primitive_cache_capacity():
     return _lib.posenc_primitive_cache_capacity()
+
+
+def primitive_cache_size():
+    """The primitives the cache holds now."""
+    return _lib.posenc_primitive_cache_size()
+
+
+def primitive_cache_evictions():
+    """The primitives the cache has dropped since the process started: a
+    count growing under steady traffic says its shapes outnumber the
+    capacity, and each call of a dropped shape makes them again."""
+    return _lib.posenc_primitive_cache_evictions()
 
 
 def release_thread_memory():

@@ -71,6 +71,7 @@ _PROTOTYPES = {
     "posenc_set_primitive_cache_capacity": (_st, [_i64]),
     "posenc_primitive_cache_capacity": (_i64, []),
     "posenc_primitive_cache_size": (_i64, []),
+    "posenc_primitive_cache_evictions": (_i64, []),
     "posenc_release_thread_memory": (None, []),
     "posenc_f32_to_bf16": (ctypes.c_uint16, [ctypes.c_float]),
     "posenc_bf16_to_f32": (ctypes.c_float, [ctypes.c_uint16]),

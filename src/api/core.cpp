@@ -130,6 +130,8 @@ int64_t posenc_primitive_cache_capacity(void) { return matmul_cache_capacity(); 
 
 int64_t posenc_primitive_cache_size(void) { return matmul_cache_size(); }
 
+int64_t posenc_primitive_cache_evictions(void) { return matmul_cache_evictions(); }
+
 void posenc_release_thread_memory(void) {
   // At thread exit, after posenc's state began to end: what is left is freed
   // by its destructors as the thread ends.

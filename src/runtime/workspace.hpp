@@ -84,12 +84,29 @@ uint8_t* call_memory(size_t bytes, size_t kept_limit, std::unique_ptr<uint8_t[]>
   return allocate_aligned(bytes, owned);
 }
 
-// The workspace an op given none keeps per calling thread: at most 256 MiB,
-// or 16 MiB per thread of the call where that is more (the scratch grows
-// with the threads: an attention's is a few MiB per thread).
-constexpr size_t kept_workspace_limit(int threads) {
+// The most the calling thread keeps of one buffer (an op's own workspace,
+// a scratch) for later calls of `threads` threads: 256 MiB, or 16 MiB per
+// thread where that is more (an attention's workspace is a few MiB per
+// thread). A call needing more allocates it for itself (call_memory).
+constexpr size_t kept_buffer_limit(int threads) {
   return std::max(size_t(256) << 20, size_t(threads) * (size_t(16) << 20));
 }
+
+// `count` T of scratch for one call of `threads` threads, 64-byte aligned,
+// not zeroed: call_memory for Tag within kept_buffer_limit(threads).
+template <class T, class Tag>
+class CallScratch {
+ public:
+  CallScratch(size_t count, int threads)
+      : base_(reinterpret_cast<T*>(
+            call_memory<Tag>(count * sizeof(T), kept_buffer_limit(threads), owned_))) {}
+
+  T* get() const { return base_; }
+
+ private:
+  std::unique_ptr<uint8_t[]> owned_;
+  T* base_;
+};
 
 // The thread_buffer tag of the ops' own workspaces.
 struct OpWorkspaceTag;
@@ -106,7 +123,7 @@ class Workspace {
   Workspace(void* given, size_t bytes, int threads)
       : base_(given != nullptr
                   ? workspace_aligned(static_cast<uint8_t*>(given))
-                  : call_memory<OpWorkspaceTag>(bytes, kept_workspace_limit(threads), owned_)) {}
+                  : call_memory<OpWorkspaceTag>(bytes, kept_buffer_limit(threads), owned_)) {}
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
 
@@ -118,20 +135,22 @@ class Workspace {
 };
 
 // The scratch of each thread of a parallel region (runtime/parallel.hpp):
-// `slots` arrays of `count` T, from the calling thread's buffer for Tag.
-// Made before the region; the region's threads only index it.
+// `slots` arrays of `count` T, a CallScratch for Tag. Made before the
+// region; the region's threads only index it.
 template <class T, class Tag>
 class RegionScratch {
  public:
   RegionScratch(int slots, int64_t count)
       : stride_(workspace_aligned(size_t(count) * sizeof(T))),
-        base_(thread_buffer<Tag>(size_t(slots) * stride_)) {}
+        scratch_(size_t(slots) * stride_, slots) {}
 
-  T* slot(int index) const { return reinterpret_cast<T*>(base_ + size_t(index) * stride_); }
+  T* slot(int index) const {
+    return reinterpret_cast<T*>(scratch_.get() + size_t(index) * stride_);
+  }
 
  private:
   size_t stride_;
-  uint8_t* base_;
+  CallScratch<uint8_t, Tag> scratch_;
 };
 
 }  // namespace posenc

@@ -10,10 +10,10 @@ namespace posenc::ops {
 namespace {
 
 // The inverse frequencies of `dim` columns, in the calling thread's buffer.
-const double* frequencies(int64_t dim, double base) {
-  auto* freqs = reinterpret_cast<double*>(
-      thread_buffer<struct FrequenciesTag>(size_t((dim + 1) / 2) * sizeof(double)));
-  inverse_frequencies(dim, base, freqs);
+using Frequencies = CallScratch<double, struct FrequenciesTag>;
+Frequencies frequencies(const ExecContext& ctx, int64_t dim, double base) {
+  Frequencies freqs(size_t((dim + 1) / 2), ctx.num_threads);
+  inverse_frequencies(dim, base, freqs.get());
   return freqs;
 }
 
@@ -38,15 +38,15 @@ void store_row(const ExecContext& ctx, const float* row, int64_t count, posenc_d
 void sinusoid_table(const ExecContext& ctx, int64_t length, int64_t dim, int64_t start,
                     double base, posenc_sincos_layout layout, posenc_dtype out_dtype,
                     void* out) {
-  const double* freqs = frequencies(dim, base);
+  const Frequencies freqs = frequencies(ctx, dim, base);
   const auto sinusoid_row = ctx.kernels->absolute.sinusoid_row;
   const RowScratch rows = row_scratch(ctx, length, dim);
   parallel_for(ctx.num_threads, length, [&](int64_t k, int slot) {
     if (out_dtype == POSENC_F32) {
-      sinusoid_row(start + k, freqs, dim, layout, static_cast<float*>(out) + k * dim);
+      sinusoid_row(start + k, freqs.get(), dim, layout, static_cast<float*>(out) + k * dim);
     } else {
       float* row = rows.slot(slot);
-      sinusoid_row(start + k, freqs, dim, layout, row);
+      sinusoid_row(start + k, freqs.get(), dim, layout, row);
       store_row(ctx, row, dim, out_dtype, out, k * dim);
     }
   });
@@ -56,17 +56,17 @@ void sinusoid_table_2d(const ExecContext& ctx, int64_t height, int64_t width, in
                        double base, posenc_sincos_layout layout, posenc_dtype out_dtype,
                        void* out) {
   const int64_t half = dim / 2;
-  const double* freqs = frequencies(half, base);
+  const Frequencies freqs = frequencies(ctx, half, base);
   const auto sinusoid_row = ctx.kernels->absolute.sinusoid_row;
-  auto* column_table = reinterpret_cast<float*>(
-      thread_buffer<struct ColumnTableTag>(size_t(width * half) * sizeof(float)));
+  const CallScratch<float, struct ColumnTableTag> columns(size_t(width * half), ctx.num_threads);
+  float* column_table = columns.get();
   for (int64_t y = 0; y < width; ++y) {
-    sinusoid_row(y, freqs, half, layout, column_table + y * half);
+    sinusoid_row(y, freqs.get(), half, layout, column_table + y * half);
   }
   const RowScratch rows = row_scratch(ctx, height, dim);
   parallel_for(ctx.num_threads, height, [&](int64_t x, int slot) {
     float* row = rows.slot(slot);
-    sinusoid_row(x, freqs, half, layout, row);
+    sinusoid_row(x, freqs.get(), half, layout, row);
     for (int64_t y = 0; y < width; ++y) {
       std::memcpy(row + half, column_table + y * half, size_t(half) * sizeof(float));
       store_row(ctx, row, dim, out_dtype, out, (x * width + y) * dim);
@@ -77,13 +77,13 @@ void sinusoid_table_2d(const ExecContext& ctx, int64_t height, int64_t width, in
 void add_sinusoid(const ExecContext& ctx, int64_t batch, int64_t tokens, int64_t dim,
                   int64_t offset, double base, posenc_sincos_layout layout, const float* x,
                   float* out) {
-  const double* freqs = frequencies(dim, base);
+  const Frequencies freqs = frequencies(ctx, dim, base);
   const auto sinusoid_row = ctx.kernels->absolute.sinusoid_row;
   const auto add = ctx.kernels->elementwise.add_f32;
   const RowScratch rows = row_scratch(ctx, tokens, dim);
   parallel_for(ctx.num_threads, tokens, [&](int64_t t, int slot) {
     float* encoding = rows.slot(slot);
-    sinusoid_row(offset + t, freqs, dim, layout, encoding);
+    sinusoid_row(offset + t, freqs.get(), dim, layout, encoding);
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t row = (b * tokens + t) * dim;
       add(x + row, encoding, out + row, dim);
@@ -103,13 +103,13 @@ void add_learned(const ExecContext& ctx, int64_t batch, int64_t tokens, int64_t 
 void concat_sinusoid(const ExecContext& ctx, int64_t batch, int64_t tokens, int64_t x_dim,
                      int64_t pos_dim, int64_t offset, double base,
                      posenc_sincos_layout layout, const float* x, float* out) {
-  const double* freqs = frequencies(pos_dim, base);
+  const Frequencies freqs = frequencies(ctx, pos_dim, base);
   const auto sinusoid_row = ctx.kernels->absolute.sinusoid_row;
   const int64_t out_dim = x_dim + pos_dim;
   const RowScratch rows = row_scratch(ctx, tokens, pos_dim);
   parallel_for(ctx.num_threads, tokens, [&](int64_t t, int slot) {
     float* encoding = rows.slot(slot);
-    sinusoid_row(offset + t, freqs, pos_dim, layout, encoding);
+    sinusoid_row(offset + t, freqs.get(), pos_dim, layout, encoding);
     for (int64_t b = 0; b < batch; ++b) {
       float* dst = out + (b * tokens + t) * out_dim;
       std::memcpy(dst, x + (b * tokens + t) * x_dim, size_t(x_dim) * sizeof(float));

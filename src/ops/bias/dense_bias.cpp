@@ -16,10 +16,9 @@ void position_bias(const ExecContext& ctx, const posenc_position_bias_desc& desc
   // The 2D table's entries, T5's lines, ALiBi's slopes: in the calling
   // thread's kept buffer, before the region (runtime/parallel.hpp), so a
   // repeated call allocates nothing.
-  struct PreparedTag;
-  float* prepared = reinterpret_cast<float*>(
-      thread_buffer<PreparedTag>(size_t(BiasRows::prepared_floats(desc)) * sizeof(float)));
-  const BiasRows rows(desc, table, prepared);
+  const CallScratch<float, struct PreparedTag> prepared(size_t(BiasRows::prepared_floats(desc)),
+                                                        ctx.num_threads);
+  const BiasRows rows(desc, table, prepared.get());
   const int64_t count = desc.heads * desc.q_len, width = desc.kv_len;
   const bool stream = stream_output(count * width * int64_t(sizeof(float)));
   constexpr int64_t kRowsPerTask = 16;
