@@ -80,6 +80,9 @@ TEST(Limits, PrimitiveCacheStaysUnderItsCapacity) {
   const CacheCapacity capacity(kCapacity);
   EXPECT_LE(posenc_primitive_cache_size(), kCapacity);
   const std::vector<float> first = product(1, 1, 1);
+  posenc::set_primitive_cache_capacity(1);  // keeps (1, 1, 1), the last used
+  posenc::set_primitive_cache_capacity(kCapacity);
+  ASSERT_EQ(posenc_primitive_cache_size(), 1);
   const int64_t evictions = posenc_primitive_cache_evictions();
   int64_t largest = 0;
   for (int64_t i = 0; i < kShapes; ++i) {

@@ -38,16 +38,18 @@
  *   of memory returns POSENC_ERROR_OUT_OF_MEMORY with nothing written, never
  *   an exit. What a call allocates is kept for the calling thread's later
  *   calls: per thread its scratch and an op's own workspace where the
- *   caller gives none (each buffer up to 256 MiB, or 16 MiB per thread of
- *   the call; a call needing more allocates that buffer for itself and
- *   frees it as it returns), a oneDNN stream and scratchpad, and for each
- *   thread of its calls the memory objects of each GEMM shape run (the
- *   primitives are shared, see posenc_set_primitive_cache_capacity): some
- *   kB a shape and thread, with a full primitive cache about 14 MB for a
- *   caller of 2 threads and 76 MB for one of 32. All of it is kept until
- *   the thread exits or calls posenc_release_thread_memory. So the first call of a shape on a
- *   thread allocates, and repeating it (or alternating it with a few other
- *   shapes) allocates nothing in posenc; oneDNN 2.6's execute still builds
+ *   caller gives none (about ten buffers, each up to 256 MiB, or 16 MiB per
+ *   thread of the call; a call needing more allocates that buffer for
+ *   itself and frees it as it returns), a oneDNN stream and scratchpad,
+ *   and for each thread of its calls the memory objects of each GEMM shape
+ *   run (the primitives are shared, see
+ *   posenc_set_primitive_cache_capacity): some kB a shape and thread, with
+ *   a full primitive cache about 14 MB for a caller of 2 threads and 76 MB
+ *   for one of 32. All of it is kept until the thread exits or calls
+ *   posenc_release_thread_memory. So the first call of a shape on a thread
+ *   allocates, and repeating it (or alternating it with a few other shapes)
+ *   allocates nothing in posenc, within those limits; oneDNN 2.6's execute
+ *   still builds
  *   a small argument map per GEMM (5 allocations of a few dozen bytes, freed
  *   at once). If one of those fails, the work left to that thread is run
  *   again (on an OpenMP thread, by the calling thread once the others
@@ -189,8 +191,9 @@ POSENC_API posenc_status posenc_set_primitive_cache_capacity(int64_t capacity);
 POSENC_API int64_t posenc_primitive_cache_capacity(void);
 /* The entries the cache holds now. */
 POSENC_API int64_t posenc_primitive_cache_size(void);
-/* The entries it has dropped since the process started, for room or as the
- * capacity was lowered. A count that keeps growing under steady traffic
+/* The entries it has dropped since the process started (a forked child
+ * counts on from its parent's count), for room or as the capacity was
+ * lowered. A count that keeps growing under steady traffic
  * says its shapes outnumber the capacity: each call of a dropped shape
  * makes its primitives again (on a 2-core Sapphire Rapids about a
  * millisecond and some hundreds of allocations an attention call, against

@@ -357,10 +357,12 @@ def test_core_functions():
     posenc.attention(*np.ones((3, 1, 4, 300, 64), np.float32))  # GEMM shapes in the cache
     size, evictions = posenc.primitive_cache_size(), posenc.primitive_cache_evictions()
     assert 1 <= size <= capacity
-    posenc.set_primitive_cache_capacity(1)  # drops all but one
-    assert posenc.primitive_cache_size() == 1
-    assert posenc.primitive_cache_evictions() == evictions + size - 1
-    posenc.set_primitive_cache_capacity(capacity)
+    try:
+        posenc.set_primitive_cache_capacity(1)  # drops all but one
+        assert posenc.primitive_cache_size() == 1
+        assert posenc.primitive_cache_evictions() == evictions + size - 1
+    finally:
+        posenc.set_primitive_cache_capacity(capacity)
     context = posenc.Context(num_threads=1, isa="baseline")
     assert context.isa == "baseline" and context.num_threads == 1
     np.testing.assert_allclose(posenc.sinusoid_table(5, 8, context=context),

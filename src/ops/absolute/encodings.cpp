@@ -40,7 +40,9 @@ void sinusoid_table(const ExecContext& ctx, int64_t length, int64_t dim, int64_t
                     void* out) {
   const Frequencies freqs = frequencies(ctx, dim, base);
   const auto sinusoid_row = ctx.kernels->absolute.sinusoid_row;
-  const RowScratch rows = row_scratch(ctx, length, dim);
+  // bf16 rows are made in fp32 first; fp32 ones in out.
+  const RowScratch rows(out_dtype == POSENC_BF16 ? region_threads(ctx.num_threads, length) : 0,
+                        dim);
   parallel_for(ctx.num_threads, length, [&](int64_t k, int slot) {
     if (out_dtype == POSENC_F32) {
       sinusoid_row(start + k, freqs.get(), dim, layout, static_cast<float*>(out) + k * dim);

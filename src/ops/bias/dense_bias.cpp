@@ -13,9 +13,9 @@ namespace posenc::ops {
 
 void position_bias(const ExecContext& ctx, const posenc_position_bias_desc& desc,
                    const float* table, float* out) {
-  // The 2D table's entries, T5's lines, ALiBi's slopes: in the calling
-  // thread's kept buffer, before the region (runtime/parallel.hpp), so a
-  // repeated call allocates nothing.
+  // The 2D table's entries, T5's lines, ALiBi's slopes: before the region
+  // (runtime/parallel.hpp), in the calling thread's kept buffer where they
+  // fit its limit, so a repeated call allocates nothing.
   const CallScratch<float, struct PreparedTag> prepared(size_t(BiasRows::prepared_floats(desc)),
                                                         ctx.num_threads);
   const BiasRows rows(desc, table, prepared.get());
