@@ -637,11 +637,9 @@ def test_the_custom_ops_fake_shapes_are_the_real_ones():
         assert (fake.shape, fake.dtype) == (real.shape, real.dtype)
 
 
-@pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
-                    reason="torch.library.custom_op came with torch 2.4")
-@pytest.mark.parametrize("kind", ["sam", "botnet", "swin"])
-def test_torch_compile_keeps_the_custom_ops_in_its_graph(kind):
-    """fullgraph=True: a graph break (Dynamo meeting the ctypes call) fails."""
+def compile_case(kind):
+    """A module of kind in eval mode, its input and keyword arguments, and
+    the custom op its patched forward calls."""
     torch.manual_seed(0)
     kwargs = {}
     if kind == "sam":
@@ -656,10 +654,11 @@ def test_torch_compile_keeps_the_custom_ops_in_its_graph(kind):
                                                                  window_size=(3, 5)))
         x, op = torch.randn(4, 15, 32), torch.ops.posenc.attention_table_2d.default
         kwargs["mask"] = torch.where(torch.rand(2, 15, 15) < 0.3, -100.0, 0.0)
-    module.eval()
-    with torch.no_grad():
-        expected = module(x, **kwargs)
-        posenc_torch.patch(module)
+    return module.eval(), x, kwargs, op
+
+
+def compiled_with_graphs(module):
+    """torch.compile(module, fullgraph=True) and the graphs it makes."""
     graphs = []
 
     def backend(graph_module, example_inputs):
@@ -667,11 +666,59 @@ def test_torch_compile_keeps_the_custom_ops_in_its_graph(kind):
         return graph_module.forward
 
     torch._dynamo.reset()
-    compiled = torch.compile(module, backend=backend, fullgraph=True)
+    return torch.compile(module, backend=backend, fullgraph=True), graphs
+
+
+@pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
+                    reason="torch.library.custom_op came with torch 2.4")
+@pytest.mark.parametrize("kind", ["sam", "botnet", "swin"])
+def test_torch_compile_keeps_the_custom_ops_in_its_graph(kind):
+    """fullgraph=True: a graph break (Dynamo meeting the ctypes call) fails."""
+    module, x, kwargs, op = compile_case(kind)
+    with torch.no_grad():
+        expected = module(x, **kwargs)
+        posenc_torch.patch(module)
+    compiled, graphs = compiled_with_graphs(module)
     with torch.no_grad():
         actual = compiled(x, **kwargs)
     assert [node.target for g in graphs for node in g.graph.nodes].count(op) == 1
     torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
+                    reason="torch.library.custom_op came with torch 2.4")
+@pytest.mark.parametrize("kind", ["sam", "botnet", "swin"])
+def test_torch_compile_traces_the_fallback(kind):
+    """With grad on the patched forward runs the module's own, which
+    fullgraph=True traces (the bound method's __get__ broke the graph)."""
+    module, x, kwargs, op = compile_case(kind)
+    expected = module(x, **kwargs)
+    posenc_torch.patch(module)
+    compiled, graphs = compiled_with_graphs(module)
+    actual = compiled(x, **kwargs)
+    assert [node.target for g in graphs for node in g.graph.nodes].count(op) == 0
+    torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
+    actual.sum().backward()
+
+
+def test_fx_symbolic_trace_records_the_modules_own_ops():
+    """Under torch.no_grad a patched submodule's forward met fx's proxies,
+    and failed on posenc's checks; it now runs the module's own forward.
+    (fx traces the root's class forward, so the module sits in a model.)"""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(randomize_bias_tables(
+        timm_swin.WindowAttention(32, num_heads=2, window_size=(3, 5)))).eval()
+    x = torch.randn(4, 15, 32)
+    with torch.no_grad():
+        try:
+            torch.fx.symbolic_trace(model)
+        except torch.fx.proxy.TraceError:  # torch 1.13 cannot trace timm's forward
+            pytest.skip("torch.fx cannot trace the unpatched module")
+        expected = model(x)
+        posenc_torch.patch(model)
+        traced = torch.fx.symbolic_trace(model)
+        torch.testing.assert_close(traced(x), expected, rtol=0, atol=0)
+    assert "posenc" not in traced.code
 
 
 def _explicit(module):

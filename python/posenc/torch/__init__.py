@@ -27,10 +27,9 @@ training mode, when autograd would record it (grad enabled and the input or
 a parameter requires grad: run inference under torch.no_grad() or
 torch.inference_mode()), under forward-mode AD (an input or a parameter
 with a tangent) and torch.func's transforms (vmap, grad, jvp), under
-torch.autocast, under torch.jit.trace (and
-so torch.onnx.export: before torch 2.4 the trace would not see posenc's
-call, and an exporter would not know its op; the trace records timm's
-ops), and for inputs posenc does not take (an input or mask not on the
+torch.autocast, under torch.jit.trace and torch.fx.symbolic_trace (which
+record timm's ops then, as does torch.onnx.export with dynamo=False: no
+exporter knows posenc's op), and for inputs posenc does not take (an input or mask not on the
 CPU, or neither float32 nor bfloat16), and where timm's forward would
 refuse the call or run more than posenc does: a BottleneckAttn given
 another map size, an empty batch or an input of another dtype than its qkv
@@ -43,7 +42,10 @@ timm's explicit softmax gives NaN. A module is checked when it is patched:
 a Swin or BEiT index or SAM's rope changed afterwards is not seen until it
 is unpatched and patched again. A patched model can be deep-copied,
 pickled and saved as it is (a shallow copy.copy's forward stays the
-original module's). dtype=torch.bfloat16 runs the attention in bf16
+original module's). With torch 2.4 and later torch.compile keeps posenc's
+custom ops in its graph and traces the fallback; torch.export keeps them
+under torch.no_grad(); unpatch before ONNX's dynamo exporter (torch 2.9's
+default) or torch.jit.script. dtype=torch.bfloat16 runs the attention in bf16
 (outputs keep the input's dtype); None runs it in the input's dtype.
 posenc's threads follow torch.get_num_threads() (posenc.set_default_context
 overrides it).
@@ -125,6 +127,12 @@ def _needs_torch(module, inputs):
                for name, _ in owner.named_parameters(recurse=False))
 
 
+def _fx_tracing():
+    """Whether torch.fx.symbolic_trace is tracing the call (its inputs are
+    proxies, which posenc's checks cannot read)."""
+    return torch.fx._symbolic_trace.is_fx_tracing()
+
+
 def _autocast():
     """Whether torch.autocast is on for the CPU (its layers would then run
     in its dtype, which posenc does not follow)."""
@@ -142,7 +150,7 @@ def _forward(module, kind, dtype, x, *args, **kwargs):
     module), so that a patched model can be copied, pickled and saved."""
     inputs = (x,) + args + tuple(kwargs.values())
     implementation = _IMPLEMENTATIONS[kind]
-    if module.training or _autocast() or torch.jit.is_tracing() or \
+    if module.training or _autocast() or torch.jit.is_tracing() or _fx_tracing() or \
             any(isinstance(t, torch.Tensor) and (not t.is_cpu or t.dtype not in _INPUT_DTYPES)
                 for t in inputs) or _needs_torch(module, inputs) or \
             hooks_need_original(module, implementation.SKIPPED):
@@ -158,7 +166,7 @@ def patch(model, dtype=None):
     PatchError, patching nothing, if any of them cannot be reproduced
     exactly."""
     if dtype not in _DTYPES:
-        raise ValueError(f"dtype: {dtype} is not None, torch.float32 or torch.bfloat16")
+        raise ValueError(f"dtype: {dtype!r} is not None, torch.float32 or torch.bfloat16")
     found, refused = [], []
     for name, module, kind in known_modules(model):
         if is_patched(module) and patched_dtype(module) == dtype:

@@ -4,6 +4,8 @@ hooks), which posenc would skip. Patching leaves the forward and a marker
 (its dtype and that forward), plain data, so that patched models copy and
 pickle."""
 
+import functools
+
 _PATCHED = "_posenc_patched"
 
 
@@ -30,7 +32,9 @@ def patched_dtype(module):
 
 
 def original_forward(module):
-    return type(module).forward.__get__(module)
+    """The class's forward bound to module, as a partial: torch.compile traces
+    it (not a function's __get__, which broke its graph at every fallback)."""
+    return functools.partial(type(module).forward, module)
 
 
 def original_scale(module, head_dim):
