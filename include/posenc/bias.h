@@ -49,11 +49,12 @@
  *   (glibc's logf is an ulp off for about 1 float in 2,000, and torch's own
  *   may be) can move a bucket by one where num_buckets is large: seen at
  *   65536. Against torch 1.13 every bucket of num_buckets up to 320 and
- *   max_distance up to 2048 matched, both directions, every distance. T5's defaults:
- *   num_buckets 32, max_distance 128. num_buckets >= 4 (bidirectional) or
- *   >= 2, at most 2^20; max_exact < max_distance <= 2^40. The buckets are
- *   looked up once per distance into heads x min(2 max_distance + 1, q_len
- *   + kv_len - 1) floats that the calling thread keeps for its later calls.
+ *   max_distance up to 2048 matched, both directions, every distance.
+ *   T5's defaults: num_buckets 32, max_distance 128. num_buckets >= 4
+ *   (bidirectional) or >= 2, at most 2^20; max_exact < max_distance <=
+ *   2^40. The buckets are looked up once per distance into heads x min(2
+ *   max_distance + 1, q_len + kv_len - 1) floats that the calling thread
+ *   keeps for its later calls (within posenc/core.h's limit).
  * - ALIBI (Press et al.; BLOOM, MPT, Falcon-RW): table is the slopes,
  *   [heads], or NULL for the standard ones (posenc_alibi_slopes):
  *     bidirectional = 0 (causal decoders): bias = slope[h] * d(i,j), which

@@ -49,9 +49,8 @@
  *   posenc_release_thread_memory. So the first call of a shape on a thread
  *   allocates, and repeating it (or alternating it with a few other shapes)
  *   allocates nothing in posenc, within those limits; oneDNN 2.6's execute
- *   still builds
- *   a small argument map per GEMM (5 allocations of a few dozen bytes, freed
- *   at once). If one of those fails, the work left to that thread is run
+ *   still builds a small argument map per GEMM (5 allocations of a few
+ *   dozen bytes, freed at once). If one of those fails, the work left to that thread is run
  *   again (on an OpenMP thread, by the calling thread once the others
  *   finish); only if that fails too (or a shape another thread dropped
  *   from the primitive cache meanwhile cannot be made again) is
