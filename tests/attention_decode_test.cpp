@@ -108,9 +108,8 @@ struct DecodeTensors {
   // got against the reference: fp32 within 1e-5 + 1e-4 |want|.
   ::testing::AssertionResult matches(const std::vector<float>& got,
                                      const posenc_attention_desc& d) const {
-    const std::vector<double> want = reference(d);
-    if (dtype == POSENC_BF16) return bf16_attention_close(got.data(), want, magnitudes(d));
-    return all_close(got.data(), want, 1e-5, 1e-4);
+    return attention_close(
+        got, reference(d), dtype == POSENC_BF16, [&] { return magnitudes(d); }, 1e-5, 1e-4);
   }
 };
 

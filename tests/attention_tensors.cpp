@@ -163,10 +163,9 @@ std::vector<double> reference_magnitudes(const AttentionTensors& call) {
                                               const AttentionTensors& call, double atol,
                                               double rtol) {
   const posenc_attention_desc& d = call.desc();
-  if (d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16) {
-    return bf16_attention_close(got.data(), want, reference_magnitudes(call));
-  }
-  return all_close(got.data(), want, atol, rtol);
+  return attention_close(
+      got, want, d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16,
+      [&] { return reference_magnitudes(call); }, atol, rtol);
 }
 
 ::testing::AssertionResult same_bits_at_1_to_3_threads(posenc_isa isa,

@@ -35,20 +35,24 @@ template <class Getter, class Bound>
          << got_at(first_bad) << ", want " << want[first_bad] << "; max error " << worst;
 }
 
+// atol + rtol |want[i]|.
+auto tolerance(double atol, double rtol, const std::vector<double>& want) {
+  return [atol, rtol, &want](size_t i) { return atol + rtol * std::fabs(want[i]); };
+}
+
 }  // namespace
 
 ::testing::AssertionResult all_close(const float* got, const std::vector<double>& want,
                                      double atol, double rtol) {
   return compare(
-      want.size(), [got](size_t i) { return double(got[i]); }, want,
-      [&](size_t i) { return atol + rtol * std::fabs(want[i]); });
+      want.size(), [got](size_t i) { return double(got[i]); }, want, tolerance(atol, rtol, want));
 }
 
 ::testing::AssertionResult all_close_bf16(const uint16_t* got, const std::vector<double>& want,
                                           double atol, double rtol) {
   return compare(
       want.size(), [got](size_t i) { return double(posenc_bf16_to_f32(got[i])); }, want,
-      [&](size_t i) { return atol + rtol * std::fabs(want[i]); });
+      tolerance(atol, rtol, want));
 }
 
 ::testing::AssertionResult bf16_attention_close(const float* got, const std::vector<double>& want,

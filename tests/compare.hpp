@@ -39,6 +39,17 @@ inline constexpr double kBf16AttentionTol = 0x1p-7;
 ::testing::AssertionResult all_close_bf16(const uint16_t* got, const std::vector<double>& want,
                                           double atol, double rtol);
 
+// An attention's output against its double reference: bf16 (inputs or
+// output) as bf16_attention_close, on the magnitudes() it asks for then;
+// fp32 within atol + rtol |want|.
+template <class Magnitudes>
+::testing::AssertionResult attention_close(const std::vector<float>& got,
+                                           const std::vector<double>& want, bool bf16,
+                                           const Magnitudes& magnitudes, double atol, double rtol) {
+  if (bf16) return bf16_attention_close(got.data(), want, magnitudes());
+  return all_close(got.data(), want, atol, rtol);
+}
+
 // bf16 bits of each value (round to nearest even), and the values of bf16 bits.
 using cases::from_bf16;
 using cases::to_bf16;
