@@ -4,15 +4,13 @@
 // such shapes get, and its bits at 1, 2 and 3 threads.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
-#include <memory>
 #include <string>
 #include <vector>
 
+#include "attention_tensors.hpp"
 #include "compare.hpp"
 #include "isa_test.hpp"
 #include "ops/attention/plan.hpp"
@@ -59,81 +57,32 @@ posenc_attention_desc decode_desc(int64_t q_len, int64_t kv_len, Bias bias, int6
   return d;
 }
 
-// One desc's tensors: fp32 values (bf16-rounded for bf16), and their bits.
-struct DecodeTensors {
-  std::vector<std::vector<float>> f32;  // q, k, v, table, value table
-  std::vector<std::vector<uint16_t>> bf16;
-  posenc_dtype dtype;
+// One desc's tensors: q, k, v and the tables it reads, random in [-1, 1)
+// (bf16-rounded for bf16).
+AttentionTensors decode_tensors(const posenc_attention_desc& d) {
+  AttentionTensors call(d);
+  const size_t table_heads = size_t(d.tables_per_head ? d.heads : 1);
+  const size_t rows_1d = size_t(relative_rows(d));
+  const size_t kv = size_t(d.batch * d.heads * d.kv_len * d.head_dim);
+  call.fill(Tensor::q, size_t(d.batch * d.heads * d.q_len * d.head_dim), 500);
+  call.fill(Tensor::k, kv, 501);
+  call.fill(Tensor::v, kv, 502);
+  if (d.bias == POSENC_BIAS_ABSOLUTE) {
+    call.fill(Tensor::table, table_heads * size_t(d.kv_len * d.head_dim), 503);
+  }
+  if (d.bias == POSENC_BIAS_RELATIVE_1D) {
+    call.fill(Tensor::table, table_heads * rows_1d * size_t(d.head_dim), 503);
+  }
+  if (d.relative_values) {
+    call.fill(Tensor::value_table, table_heads * rows_1d * size_t(d.head_dim), 504);
+  }
+  return call;
+}
 
-  explicit DecodeTensors(const posenc_attention_desc& d) : dtype(d.dtype) {
-    const size_t kv = size_t(d.batch * d.heads * d.kv_len * d.head_dim);
-    const size_t table_heads = size_t(d.tables_per_head ? d.heads : 1);
-    const int64_t rows_1d = d.max_distance > 0 ? 2 * d.max_distance + 1
-                                               : std::max<int64_t>(d.query_offset, 0) +
-                                                     d.q_len + d.kv_len - 1;
-    size_t table = 0;
-    if (d.bias == POSENC_BIAS_ABSOLUTE) table = size_t(d.kv_len);
-    if (d.bias == POSENC_BIAS_RELATIVE_1D) table = size_t(rows_1d);
-    const size_t values = d.relative_values ? size_t(rows_1d) : 0;
-    const size_t sizes[] = {size_t(d.batch * d.heads * d.q_len * d.head_dim), kv, kv,
-                            table_heads * table * size_t(d.head_dim),
-                            table_heads * values * size_t(d.head_dim)};
-    for (size_t i = 0; i < 5; ++i) {
-      f32.push_back(random_floats(sizes[i], uint32_t(500 + i)));
-      bf16.push_back(to_bf16(f32.back()));
-      if (dtype == POSENC_BF16) f32.back() = from_bf16(bf16.back());
-    }
-  }
-
-  const void* pass(size_t i) const {
-    if (f32[i].empty()) return nullptr;
-    return dtype == POSENC_BF16 ? static_cast<const void*>(bf16[i].data()) : f32[i].data();
-  }
-  posenc_attention_tensors tensors(float* out) const {
-    return {pass(0), pass(1),  pass(2), pass(3), nullptr, nullptr,
-            pass(4), out,      nullptr, nullptr, nullptr, nullptr};
-  }
-  std::vector<double> reference(const posenc_attention_desc& d) const {
-    const auto get = [&](size_t i) { return f32[i].empty() ? nullptr : f32[i].data(); };
-    return reference::attention(d, {get(0), get(1), get(2), get(3), nullptr, nullptr, get(4)});
-  }
-  // The reference with |v| and |value table| (kBf16AttentionTol).
-  std::vector<double> magnitudes(const posenc_attention_desc& d) const {
-    DecodeTensors magnitudes = *this;
-    for (size_t i : {2, 4}) {
-      for (float& value : magnitudes.f32[i]) value = std::fabs(value);
-    }
-    return magnitudes.reference(d);
-  }
-  // got against the reference: fp32 within 1e-5 + 1e-4 |want|.
-  ::testing::AssertionResult matches(const std::vector<float>& got,
-                                     const posenc_attention_desc& d) const {
-    return attention_close(
-        got, reference(d), dtype == POSENC_BF16, [&] { return magnitudes(d); }, 1e-5, 1e-4);
-  }
-};
-
-// The output of posenc_attention with a workspace of exactly the size
-// posenc_attention_workspace_size gives (a status other than OK fails the
-// test).
-std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
-                       const DecodeTensors& in) {
-  size_t bytes = 0;
-  EXPECT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK) << posenc_last_error();
-  std::vector<unsigned char> workspace(bytes);
-  GuardedFloats out(size_t(d.heads * d.q_len * d.head_dim));
-  const posenc_attention_tensors t = in.tensors(out.data());
-  EXPECT_EQ(posenc_attention(context, &d, &t, workspace.data(), bytes), POSENC_OK)
-      << posenc_last_error();
-  EXPECT_TRUE(out.guards_intact());
-  std::vector<float> got(size_t(d.heads * d.q_len * d.head_dim));
-  if (d.out_dtype == POSENC_BF16) {
-    const auto* bits = reinterpret_cast<const uint16_t*>(out.data());
-    for (size_t i = 0; i < got.size(); ++i) got[i] = posenc_bf16_to_f32(bits[i]);
-  } else {
-    std::memcpy(got.data(), out.data(), got.size() * sizeof(float));
-  }
-  return got;
+// got against the call's reference: fp32 within 1e-5 + 1e-4 |want|.
+::testing::AssertionResult matches(const std::vector<float>& got, const AttentionTensors& call) {
+  return close_to_reference(got, reference::attention(call.desc(), call.reference()), call, 1e-5,
+                            1e-4);
 }
 
 int64_t key_splits(const posenc_attention_desc& d, int threads) {
@@ -161,8 +110,8 @@ TEST_P(AttentionDecode, MatchesReference) {
             if (kv >= 2048) {
               ASSERT_GT(key_splits(d, 2), 1);
             }
-            const DecodeTensors in(d);
-            EXPECT_TRUE(in.matches(run(context(), d, in), d));
+            const AttentionTensors call = decode_tensors(d);
+            EXPECT_TRUE(matches(run(context(), call, true), call));
           }
         }
       }
@@ -177,22 +126,8 @@ TEST_P(AttentionDecode, SameBitsAtAnyThreadCount) {
       for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
         const posenc_attention_desc d = decode_desc(4, kv, bias, kv - 4, true, kv % 2, dtype);
         SCOPED_TRACE(name_of(d));
-        const DecodeTensors in(d);
-        std::vector<float> first;
-        for (int threads : {1, 2, 3}) {
-          ASSERT_EQ(key_splits(d, threads), key_splits(d, 1));
-          posenc_context* raw = nullptr;
-          ASSERT_EQ(posenc_context_create(GetParam(), threads, &raw), POSENC_OK);
-          const std::unique_ptr<posenc_context, void (*)(posenc_context*)> context(
-              raw, posenc_context_destroy);
-          const std::vector<float> got = run(context.get(), d, in);
-          if (first.empty()) {
-            first = got;
-          } else {
-            EXPECT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0)
-                << threads << " threads";
-          }
-        }
+        for (int threads : {2, 3}) ASSERT_EQ(key_splits(d, threads), key_splits(d, 1));
+        EXPECT_TRUE(same_bits_at_1_to_3_threads(GetParam(), decode_tensors(d)));
       }
     }
   }
@@ -208,15 +143,11 @@ TEST_P(AttentionDecode, NonFiniteInputsPropagateThroughTheMerge) {
     const posenc_attention_desc d = decode_desc(3, 5000, Bias::none, 4997, true, false, dtype);
     SCOPED_TRACE(name_of(d));
     ASSERT_GT(key_splits(d, 2), 1);
-    DecodeTensors in(d);
-    const auto set = [&](size_t tensor, int64_t element) {
-      in.f32[tensor][size_t(element)] = kNaN;
-      in.bf16[tensor][size_t(element)] = posenc_f32_to_bf16(kNaN);
-    };
-    set(0, 1 * kDim + 5);                      // head 0, query 1
-    set(1, (d.kv_len + 3000) * kDim + 2);      // head 1's key 3000
-    const std::vector<float> got = run(context(), d, in);
-    const std::vector<double> want = in.reference(d);
+    AttentionTensors call = decode_tensors(d);
+    call.values(Tensor::q)[size_t(1 * kDim + 5)] = kNaN;                  // head 0, query 1
+    call.values(Tensor::k)[size_t((d.kv_len + 3000) * kDim + 2)] = kNaN;  // head 1's key 3000
+    const std::vector<float> got = run(context(), call, true);
+    const std::vector<double> want = reference::attention(d, call.reference());
     for (int64_t row = 0; row < kHeads * d.q_len; ++row) {
       const bool nan_row = row == 1 || row >= d.q_len;  // head 0 query 1, all of head 1
       for (int64_t c = 0; c < kDim; ++c) {
@@ -225,7 +156,7 @@ TEST_P(AttentionDecode, NonFiniteInputsPropagateThroughTheMerge) {
         EXPECT_EQ(std::isnan(got[at]), nan_row) << "row " << row << " column " << c;
       }
     }
-    EXPECT_TRUE(in.matches(got, d));
+    EXPECT_TRUE(matches(got, call));
   }
 }
 
