@@ -4,12 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "posenc/core.h"
 #include "posenc/attention.h"
+#include "posenc/core.h"
 #include "posenc/core.hpp"
 #include "runtime/matmul.hpp"
 
@@ -50,6 +51,20 @@ TEST(Limits, PrimitiveCacheCapacityIsValidated) {
   EXPECT_NE(std::string(posenc_last_error()).find("capacity"), std::string::npos);
   EXPECT_EQ(posenc_set_primitive_cache_capacity(-5), POSENC_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(posenc_primitive_cache_capacity(), kDefaultPrimitiveCacheCapacity);
+}
+
+// POSENC_PRIMITIVE_CACHE_CAPACITY: a positive decimal integer, anything
+// else ignored.
+TEST(Limits, PrimitiveCacheCapacityFromTheEnvironment) {
+  EXPECT_EQ(primitive_cache_capacity_from("3"), 3);
+  EXPECT_EQ(primitive_cache_capacity_from("0100"), 100);
+  EXPECT_EQ(primitive_cache_capacity_from("9223372036854775807"), INT64_MAX);
+  for (const char* ignored :
+       {"", "0", "-3", "+3", " 3", "3 ", "3x", "0x10", "abc", "9223372036854775808"}) {
+    EXPECT_EQ(primitive_cache_capacity_from(ignored), kDefaultPrimitiveCacheCapacity)
+        << '"' << ignored << '"';
+  }
+  EXPECT_EQ(primitive_cache_capacity_from(nullptr), kDefaultPrimitiveCacheCapacity);
 }
 
 // C = A B^T of m x k and n x k small integers: exact in fp32, whatever the

@@ -146,7 +146,11 @@ POSENC_API posenc_status posenc_isa_available(posenc_isa isa, int* available);
  * cap (lower, higher or AUTO) returns POSENC_ERROR_UNSUPPORTED and changes
  * nothing. (On aarch64 oneDNN is not capped, and the cap may change.)
  * On x86-64 the caps map to oneDNN's avx512_core_amx, avx2 and sse41 (oneDNN's
- * lowest level); on aarch64 oneDNN is not capped. */
+ * lowest level). A cap is a rank
+ * (baseline and neon, then avx2, then avx512): another architecture's path
+ * caps at its rank (neon on x86-64 as baseline). It binds the calls of the
+ * default (NULL) context and the contexts created after it; a context
+ * created before it keeps its path. */
 POSENC_API posenc_status posenc_set_max_isa(posenc_isa isa);
 POSENC_API posenc_isa posenc_max_isa(void);
 
@@ -183,9 +187,9 @@ POSENC_API int posenc_context_num_threads(const posenc_context* context);
  * takes some tens of kB; an op shape uses one to about fifteen (an
  * attention with per-sequence lengths one more per distinct key count
  * rounded up to 32). The capacity starts at 1024, or at the environment
- * variable POSENC_PRIMITIVE_CACHE_CAPACITY (a positive integer; anything
- * else is ignored). capacity must be >= 1; lowering it drops entries at
- * once. */
+ * variable POSENC_PRIMITIVE_CACHE_CAPACITY (a positive integer, in digits
+ * only; anything else is ignored). capacity must be >= 1; lowering it
+ * drops entries at once. */
 POSENC_API posenc_status posenc_set_primitive_cache_capacity(int64_t capacity);
 POSENC_API int64_t posenc_primitive_cache_capacity(void);
 /* The entries the cache holds now. */

@@ -219,6 +219,10 @@ class PreparedProblem {
 // default, or POSENC_PRIMITIVE_CACHE_CAPACITY from the environment, holds
 // the GEMMs of many shapes of every op; a primitive takes some tens of kB.
 constexpr int64_t kDefaultPrimitiveCacheCapacity = 1024;
+// The capacity POSENC_PRIMITIVE_CACHE_CAPACITY's text asks for: decimal
+// digits of a value >= 1, else (NULL, signs, spaces, anything after the
+// digits, out of range) the default.
+int64_t primitive_cache_capacity_from(const char* text);
 void set_matmul_cache_capacity(int64_t capacity);
 int64_t matmul_cache_capacity();
 int64_t matmul_cache_size();

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -181,7 +183,8 @@ std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
 // A hit takes the shared lock only; its recency is an atomic tick.
 class MatmulCache {
  public:
-  MatmulCache() : capacity_(capacity_from_environment()) {}
+  MatmulCache()
+      : capacity_(primitive_cache_capacity_from(std::getenv("POSENC_PRIMITIVE_CACHE_CAPACITY"))) {}
 
   std::shared_ptr<const CachedMatmul> get(const MatmulShape& shape) {
     {
@@ -228,15 +231,6 @@ class MatmulCache {
   std::shared_mutex& mutex() { return mutex_; }
 
  private:
-  static int64_t capacity_from_environment() {
-    const char* text = std::getenv("POSENC_PRIMITIVE_CACHE_CAPACITY");
-    if (text == nullptr) return kDefaultPrimitiveCacheCapacity;
-    char* end = nullptr;
-    const long long value = std::strtoll(text, &end, 10);
-    return end != text && *end == '\0' && value >= 1 ? int64_t(value)
-                                                      : kDefaultPrimitiveCacheCapacity;
-  }
-
   // Drops least recently used entries until at most `capacity` remain
   // (mutex_ held exclusively).
   void evict_to(int64_t capacity) {
@@ -389,6 +383,16 @@ const char* onednn_matmul_impl(posenc_dtype type) {
   static const std::string names[2] = {impl_of_square_gemm(POSENC_F32),
                                        impl_of_square_gemm(POSENC_BF16)};
   return names[type == POSENC_BF16 ? 1 : 0].c_str();
+}
+
+int64_t primitive_cache_capacity_from(const char* text) {
+  if (text == nullptr || !std::isdigit(static_cast<unsigned char>(text[0]))) {
+    return kDefaultPrimitiveCacheCapacity;
+  }
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  return errno == 0 && *end == '\0' && value >= 1 ? int64_t(value) : kDefaultPrimitiveCacheCapacity;
 }
 
 void set_matmul_cache_capacity(int64_t capacity) { matmul_cache().set_capacity(capacity); }

@@ -1,9 +1,10 @@
 // The core of the C ABI: strings, ISA names and the cap, the primitive
 // cache's capacity, bf16 conversions, releasing the thread's memory.
 // Contexts are exercised by every family through FuzzContext.
-#include <cmath>
 #include <strings.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -38,16 +39,22 @@ void fuzz_core(FuzzInput& in) {
   require(posenc_max_isa() == cap && posenc_best_isa() != POSENC_ISA_AUTO, "the cap changed");
 
   // The primitive cache, process-wide: a capacity below 1 is refused and
-  // leaves it as it was; the size never exceeds it.
+  // leaves it as it was; a lower one drops (and counts) the entries above
+  // it; the size never exceeds it.
   const int64_t capacity = int64_t(in.byte()) - 8;
   const int64_t before = posenc_primitive_cache_capacity();
+  const int64_t size = posenc_primitive_cache_size();
+  const int64_t evictions = posenc_primitive_cache_evictions();
   if (capacity >= 1) {
     require(posenc_set_primitive_cache_capacity(capacity) == POSENC_OK &&
                 posenc_primitive_cache_capacity() == capacity,
             "a positive cache capacity");
+    require(posenc_primitive_cache_evictions() - evictions == std::max<int64_t>(size - capacity, 0),
+            "the entries dropped by a lower capacity, counted");
   } else {
     require(posenc_set_primitive_cache_capacity(capacity) == POSENC_ERROR_INVALID_ARGUMENT &&
-                posenc_primitive_cache_capacity() == before,
+                posenc_primitive_cache_capacity() == before &&
+                posenc_primitive_cache_evictions() == evictions,
             "a cache capacity below 1");
   }
   require(posenc_primitive_cache_size() <= posenc_primitive_cache_capacity(),
