@@ -3,7 +3,6 @@
 // per-kv-head packing of the attention's keys and values.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <optional>
 

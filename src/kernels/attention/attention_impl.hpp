@@ -17,7 +17,6 @@
 #include "kernels/batch_inline.hpp"
 #include "kernels/elementwise/bf16_impl.hpp"
 #include "kernels/elementwise/partial_batch_impl.hpp"
-#include "kernels/elementwise/running_max_impl.hpp"
 #include "runtime/prefetch.hpp"
 
 namespace posenc::kernels {

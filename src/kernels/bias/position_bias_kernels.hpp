@@ -5,7 +5,6 @@
 // AttentionBiasKernels::gather_add).
 #pragma once
 
-#include <climits>
 #include <cstdint>
 
 namespace posenc {

@@ -15,8 +15,6 @@
 #include <cstdint>
 #include <new>
 
-#include "ops/attention/problem.hpp"
-
 namespace posenc::ops {
 
 // Keys [first, end) of one task.

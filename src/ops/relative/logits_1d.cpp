@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "ops/relative/gemm.hpp"
 #include "ops/stream_output.hpp"
 #include "runtime/ceil_div.hpp"
+#include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/store_fence.hpp"
 #include "runtime/workspace.hpp"

@@ -21,8 +21,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "posenc/attention.h"
-
 namespace posenc {
 
 struct RelativeAxis {
