@@ -146,11 +146,10 @@ POSENC_API posenc_status posenc_isa_available(posenc_isa isa, int* available);
  * cap (lower, higher or AUTO) returns POSENC_ERROR_UNSUPPORTED and changes
  * nothing. (On aarch64 oneDNN is not capped, and the cap may change.)
  * On x86-64 the caps map to oneDNN's avx512_core_amx, avx2 and sse41 (oneDNN's
- * lowest level). A cap is a rank
- * (baseline and neon, then avx2, then avx512): another architecture's path
- * caps at its rank (neon on x86-64 as baseline). It binds the calls of the
- * default (NULL) context and the contexts created after it; a context
- * created before it keeps its path. */
+ * lowest level). A cap is a rank (baseline and neon, then avx2, then
+ * avx512): another architecture's path caps at its rank (neon on x86-64 as
+ * baseline). It binds the calls of the default (NULL) context and the
+ * contexts created after it; a context created before it keeps its path. */
 POSENC_API posenc_status posenc_set_max_isa(posenc_isa isa);
 POSENC_API posenc_isa posenc_max_isa(void);
 
