@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds posenc and runs every test:
+# Builds posenc and runs every test, each stage's as $(nproc) processes at
+# once (ctest -j, or a GoogleTest program in shards):
 #   1. native build: the GoogleTest suite on every ISA path the CPU has, the
 #      whole suite again under POSENC_MAX_ISA=avx2 (AVX-512 tests skip; ctest's
 #      cap.* processes check oneDNN's cap), on a CPU with AVX512-BF16 the
@@ -21,20 +22,41 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 jobs=$(nproc)
 
-echo "== native build and tests"
+# Names a stage, with the seconds the script has run so far.
+stage() { echo "== $* (at ${SECONDS} s)"; }
+
+# Runs a GoogleTest program as $jobs shards at once (one process each, the
+# caller's variables in their environment), then prints each shard's output;
+# fails if a shard fails.
+sharded() {
+  local out status=0 pids=() i
+  out=$(mktemp -d)
+  for ((i = 0; i < jobs; ++i)); do
+    GTEST_TOTAL_SHARDS=$jobs GTEST_SHARD_INDEX=$i "$@" --gtest_brief=1 >"$out/$i" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || status=1
+    cat "$out/$i"
+  done
+  rm -rf "$out"
+  return $status
+}
+
+stage "native build and tests"
 cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$root/build" -j "$jobs"
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
-echo "== the suite again, capped with POSENC_MAX_ISA=avx2"
-POSENC_MAX_ISA=avx2 "$root/build/tests/posenc_tests" --gtest_brief=1
-echo "== the AVX-512 path again, as a CPU without AVX512-BF16 runs it (skipped without one)"
-POSENC_TEST_WITHOUT_AVX512_BF16=1 "$root/build/tests/posenc_tests" --gtest_brief=1 \
+stage "the suite again, capped with POSENC_MAX_ISA=avx2"
+POSENC_MAX_ISA=avx2 sharded "$root/build/tests/posenc_tests"
+stage "the AVX-512 path again, as a CPU without AVX512-BF16 runs it (skipped without one)"
+POSENC_TEST_WITHOUT_AVX512_BF16=1 sharded "$root/build/tests/posenc_tests" \
   --gtest_filter='-*/avx2:*/baseline'
-echo "== every case's bits across thread counts, with more OpenMP threads than cores"
-OMP_NUM_THREADS=4 "$root/build/tests/posenc_tests" --gtest_brief=1 --gtest_filter='Every/Cases.*'
+stage "every case's bits across thread counts, with more OpenMP threads than cores"
+OMP_NUM_THREADS=4 sharded "$root/build/tests/posenc_tests" --gtest_filter='Every/Cases.*'
 "$root/build/tools/posenc/posenc" check
 "$root/scripts/check-install.sh" "$root/build"
-echo "== the Python package: tests, then pip install ./python"
+stage "the Python package: tests, then pip install ./python"
 POSENC_LIBRARY="$root/build/src/libposenc.so" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
   "$root/python/tests"
 venv=$(mktemp -d)
@@ -43,13 +65,13 @@ venv=$(mktemp -d)
 (cd "$venv" && bin/python -c 'import posenc, sys; sys.exit(not posenc.library_path.startswith(sys.prefix))')
 rm -rf "$venv"
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
+stage "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPOSENC_SANITIZE=address,undefined -DPOSENC_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "$root/build-asan" -j "$jobs"
 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs"
 
-echo "== ThreadSanitizer with Archer: application threads and 2-thread OpenMP regions"
+stage "ThreadSanitizer with Archer: application threads and 2-thread OpenMP regions"
 # clang links LLVM's libomp, which also serves oneDNN's GOMP_* calls (one
 # runtime in the process); its Archer tool tells TSan about the regions'
 # fork, barriers and join. The uninstrumented runtimes and oneDNN are ignored.
@@ -61,9 +83,9 @@ libomp=$(sed -n 's/^OpenMP_omp_LIBRARY:FILEPATH=//p' "$root/build-tsan/CMakeCach
 archer=$(dirname "$libomp")/libarcher.so
 [[ -f $archer ]] || { echo "no $archer (Debian: libomp-14-dev)" >&2; exit 1; }
 OMP_NUM_THREADS=2 OMP_TOOL_LIBRARIES="$archer" TSAN_OPTIONS=ignore_noninstrumented_modules=1 \
-  POSENC_CONCURRENCY_SECONDS=1 "$root/build-tsan/tests/posenc_tests" --gtest_brief=1
+  POSENC_CONCURRENCY_SECONDS=1 sharded "$root/build-tsan/tests/posenc_tests"
 
-echo "== fuzzing the C ABI for ${POSENC_FUZZ_SECONDS:-60} s"
+stage "fuzzing the C ABI for ${POSENC_FUZZ_SECONDS:-60} s"
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPOSENC_SANITIZE=address,undefined -DPOSENC_BUILD_FUZZERS=ON \
   -DPOSENC_BUILD_TESTS=OFF -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_TOOLS=OFF >/dev/null
@@ -84,5 +106,6 @@ if [[ $(uname -m) == x86_64 ]]; then
     -DPOSENC_ARM64_SYSROOT="$sysroot" \
     -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_TOOLS=OFF >/dev/null
   cmake --build "$root/build-arm64" -j "$jobs"
-  ctest --test-dir "$root/build-arm64" --output-on-failure
+  ctest --test-dir "$root/build-arm64" --output-on-failure -j "$jobs"
 fi
+stage "done"

@@ -1,4 +1,4 @@
-// Decoding (1 to 16 queries against up to 70000 keys) on every ISA path,
+// Decoding (1 to 16 queries against up to 35001 keys) on every ISA path,
 // fp32 and bf16, with every bias kind that a decode step can have, against
 // the double reference loops; the split of the keys (split_keys.hpp) that
 // such shapes get, and its bits at 1, 2 and 3 threads.
@@ -92,8 +92,12 @@ int64_t key_splits(const posenc_attention_desc& d, int threads) {
 
 class AttentionDecode : public IsaTest {};
 
+// The longest keys: 18 ranges of 2 key blocks, the last of 185 keys (4097
+// keys: 3 ranges, the last of 1 key).
+constexpr int64_t kLongKeys = 35001;
+
 TEST_P(AttentionDecode, MatchesReference) {
-  const int64_t kv_lens[] = {1, 2, 37, 1031, 4097, 70000};
+  const int64_t kv_lens[] = {1, 2, 37, 1031, 4097, kLongKeys};
   for (size_t n = 0; n < std::size(kv_lens); ++n) {
     const int64_t kv = kv_lens[n];
     for (int64_t q : {1, 4}) {
@@ -121,7 +125,7 @@ TEST_P(AttentionDecode, MatchesReference) {
 
 // The ranges are fixed by the problem: the same bits at 1, 2 and 3 threads.
 TEST_P(AttentionDecode, SameBitsAtAnyThreadCount) {
-  for (int64_t kv : {4097, 70000}) {
+  for (int64_t kv : {int64_t(4097), kLongKeys}) {
     for (Bias bias : {Bias::none, Bias::absolute, Bias::clipped_1d, Bias::values_1d}) {
       for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
         const posenc_attention_desc d = decode_desc(4, kv, bias, kv - 4, true, kv % 2, dtype);
@@ -179,6 +183,12 @@ TEST(AttentionDecodePlan, SplitsLongKeysOfFewQueryBlocks) {
   // Up to 16 queries.
   d = attention_desc(1, 1, 16, 70000, 64);
   EXPECT_GT(key_splits(d, 1), 1);
+  // AttentionDecode's longest keys.
+  const ops::AttentionPlan longest = ops::plan_attention(
+      ops::make_attention_problem(attention_desc(1, kHeads, 4, kLongKeys, kDim)), 2,
+      POSENC_ISA_AVX2);
+  EXPECT_EQ(longest.blocking.key_splits, 18);
+  EXPECT_EQ(longest.blocking.keys_per_split, 2048);
 }
 
 TEST(AttentionDecodePlan, NeverSplitsOtherShapes) {

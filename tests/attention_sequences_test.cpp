@@ -191,9 +191,9 @@ TEST_P(AttentionSequences, PaddingPastTheLengthsIsNeverRead) {
                               {1, 2600, 0, {2600, 1030, 5, 2047}},
                               {8, 2600, 0, {2600, 1030, 5, 2047}}};
       for (const Shape& shape : shapes) {
-        for (int64_t kv_heads : {4, 2}) {
+        for (int64_t kv_heads : {2, 1}) {
           posenc_attention_desc d =
-              with(attention_desc(4, 4, shape.q_len, shape.kv_len, 64), layout, dtype);
+              with(attention_desc(4, 2, shape.q_len, shape.kv_len, 64), layout, dtype);
           d.kv_heads = kv_heads;
           d.value_head_dim = shape.value_head_dim;
           for (int causal : {0, 1}) {

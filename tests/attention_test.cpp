@@ -643,9 +643,10 @@ TEST_P(Attention, PackedQkvViews) {
 // rows (matmul_on_packed_b), its keys being whole blocks of oneDNN's rows:
 // 250 tokens in query blocks of 64 from query 0, and from query offset 5
 // (keys rounded up to whole quanta); dense, BTHD and packed qkv views, fp32
-// and bf16, with relative values (fp32 probabilities first) too. Then 2176
-// tokens, in key blocks of 1024: the column blocks accumulate. (192 value
-// columns: AttentionValueDim.CausalBlocksOfWideValues.)
+// and bf16, with relative values (fp32 probabilities first) too. Then the
+// last 320 of 2176 tokens (query offset 1856, whole quanta), in key blocks
+// of 1024: the column blocks accumulate. (192 value columns:
+// AttentionValueDim.CausalBlocksOfWideValues.)
 TEST_P(Attention, CausalBlocksOfWideValues) {
   for (int64_t offset : {0, 5}) {
     const posenc_attention_desc dense = causal(desc(2, 250, 250 + offset, 128), offset);
@@ -663,7 +664,7 @@ TEST_P(Attention, CausalBlocksOfWideValues) {
       }
     }
   }
-  posenc_attention_desc long_keys = causal(desc(1, 2176, 2176, 128));
+  posenc_attention_desc long_keys = causal(desc(1, 320, 2176, 128), 1856);
   long_keys.layout = POSENC_LAYOUT_BTHD;
   EXPECT_TRUE(matches_reference(context(), long_keys));
   EXPECT_TRUE(matches_reference(context(), as_bf16(long_keys)));

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <limits>
 
 #include "ops/bias/attention_bias_desc.hpp"
@@ -23,16 +22,32 @@ double dot(const double* a, const float* b, int64_t n) {
   return sum;
 }
 
-// q, k, v given as element getters (b, h, t, c) so that the bottleneck can
-// feed its double projections.
-using Getter = std::function<double(int64_t, int64_t, int64_t, int64_t)>;
+// A tensor's elements as doubles, dense [batch, heads, tokens, row]: q, k
+// and v read from the desc's layout, or the bottleneck's double projections.
+struct HeadRows {
+  std::vector<double> values;
+  int64_t heads, tokens, row;
+  // Head h of batch b: rows[t * row + c].
+  const double* at(int64_t b, int64_t h) const {
+    return values.data() + size_t((b * heads + h) * tokens * row);
+  }
+};
 
-// rows[t * head_dim + c] = x(b, h, t, c)
-std::vector<double> head_rows(const Getter& x, int64_t b, int64_t h, int64_t tokens,
-                              int64_t head_dim) {
-  std::vector<double> rows(size_t(tokens * head_dim));
-  for (int64_t t = 0; t < tokens; ++t) {
-    for (int64_t c = 0; c < head_dim; ++c) rows[size_t(t * head_dim + c)] = x(b, h, t, c);
+// x, of `heads` heads and `tokens` tokens of `row` elements, read in the
+// desc's layout (STRIDED: by `strides`).
+HeadRows head_rows(const posenc_attention_desc& d, const float* x,
+                   const posenc_token_strides& strides, int64_t heads, int64_t tokens,
+                   int64_t row) {
+  HeadRows rows{std::vector<double>(size_t(d.batch * heads * tokens * row)), heads, tokens, row};
+  double* out = rows.values.data();
+  for (int64_t b = 0; b < d.batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      for (int64_t t = 0; t < tokens; ++t) {
+        for (int64_t c = 0; c < row; ++c) {
+          *out++ = double(x[index_of(d, strides, heads, tokens, b, h, t, c, row)]);
+        }
+      }
+    }
   }
   return rows;
 }
@@ -50,8 +65,9 @@ std::vector<double> dense_position_bias(const posenc_attention_desc& d, const fl
   return position_bias(ops::position_bias_desc_of(d, query_offset), table);
 }
 
-std::vector<double> attention_core(const posenc_attention_desc& d, const Getter& q,
-                                   const Getter& k, const Getter& v, const AttentionInputs& in) {
+std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRows& q,
+                                   const HeadRows& k, const HeadRows& v,
+                                   const AttentionInputs& in) {
   const int64_t dh = d.head_dim, dv = value_head_dim_of(d);
   const double alpha = d.bias_uses_scaled_q ? double(d.scale) : 1.0;
   int64_t max_offset = d.query_offset;
@@ -91,9 +107,9 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const Getter&
         has_position_bias(d) ? dense_position_bias(d, in.table, offset) : std::vector<double>();
     for (int64_t h = 0; h < d.heads; ++h) {
       const int64_t kv_head = h / (d.heads / kv_heads_of(d));
-      const std::vector<double> qs = head_rows(q, b, h, d.q_len, dh);
-      const std::vector<double> ks = head_rows(k, b, kv_head, d.kv_len, dh);
-      const std::vector<double> vs = head_rows(v, b, kv_head, d.kv_len, dv);
+      const double* qs = q.at(b, h);
+      const double* ks = k.at(b, kv_head);
+      const double* vs = v.at(b, kv_head);
       for (int64_t i = 0; i < q_length; ++i) {  // later rows stay zero
         const double* qi = &qs[size_t(i * dh)];
         int64_t visible = kv_length;
@@ -182,16 +198,10 @@ int64_t value_head_dim_of(const posenc_attention_desc& d) {
 }
 
 std::vector<double> attention(const posenc_attention_desc& d, const AttentionInputs& in) {
-  auto getter = [&d](const float* x, const posenc_token_strides& strides, int64_t heads,
-                     int64_t tokens, int64_t row) -> Getter {
-    return [&d, x, strides, heads, tokens, row](int64_t b, int64_t h, int64_t t, int64_t c) {
-      return double(x[index_of(d, strides, heads, tokens, b, h, t, c, row)]);
-    };
-  };
   const int64_t kv_heads = kv_heads_of(d);
-  return attention_core(d, getter(in.q, d.q_strides, d.heads, d.q_len, 0),
-                        getter(in.k, d.k_strides, kv_heads, d.kv_len, 0),
-                        getter(in.v, d.v_strides, kv_heads, d.kv_len, value_head_dim_of(d)),
+  return attention_core(d, head_rows(d, in.q, d.q_strides, d.heads, d.q_len, d.head_dim),
+                        head_rows(d, in.k, d.k_strides, kv_heads, d.kv_len, d.head_dim),
+                        head_rows(d, in.v, d.v_strides, kv_heads, d.kv_len, value_head_dim_of(d)),
                         in);
 }
 
@@ -217,10 +227,21 @@ std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& d, const float
       }
     }
   }
-  auto part = [&](int64_t first, int64_t head_size) -> Getter {
-    return [&, first, head_size](int64_t b, int64_t h, int64_t t, int64_t c) {
-      return qkv[size_t((b * channels + first + h * head_size + c) * n + t)];
-    };
+  // Channels [first, first + heads*head_size) as head rows.
+  auto part = [&](int64_t first, int64_t head_size) {
+    HeadRows rows{std::vector<double>(size_t(d.batch * d.heads * n * head_size)), d.heads, n,
+                  head_size};
+    double* out = rows.values.data();
+    for (int64_t b = 0; b < d.batch; ++b) {
+      for (int64_t h = 0; h < d.heads; ++h) {
+        for (int64_t t = 0; t < n; ++t) {
+          for (int64_t c = 0; c < head_size; ++c) {
+            *out++ = qkv[size_t((b * channels + first + h * head_size + c) * n + t)];
+          }
+        }
+      }
+    }
+    return rows;
   };
   posenc_attention_desc a;
   posenc_attention_desc_init(&a, d.batch, d.heads, n, n, d.head_dim);
