@@ -33,23 +33,30 @@ struct HeadRows {
   }
 };
 
-// x, of `heads` heads and `tokens` tokens of `row` elements, read in the
-// desc's layout (STRIDED: by `strides`).
-HeadRows head_rows(const posenc_attention_desc& d, const float* x,
-                   const posenc_token_strides& strides, int64_t heads, int64_t tokens,
-                   int64_t row) {
-  HeadRows rows{std::vector<double>(size_t(d.batch * heads * tokens * row)), heads, tokens, row};
+// Rows of `heads` heads and `tokens` tokens of `row` elements, element
+// (b, h, t, c) given by element(b, h, t, c).
+template <class Element>
+HeadRows head_rows(int64_t batch, int64_t heads, int64_t tokens, int64_t row,
+                   const Element& element) {
+  HeadRows rows{std::vector<double>(size_t(batch * heads * tokens * row)), heads, tokens, row};
   double* out = rows.values.data();
-  for (int64_t b = 0; b < d.batch; ++b) {
+  for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
       for (int64_t t = 0; t < tokens; ++t) {
-        for (int64_t c = 0; c < row; ++c) {
-          *out++ = double(x[index_of(d, strides, heads, tokens, b, h, t, c, row)]);
-        }
+        for (int64_t c = 0; c < row; ++c) *out++ = element(b, h, t, c);
       }
     }
   }
   return rows;
+}
+
+// x read in the desc's layout (STRIDED: by `strides`).
+HeadRows head_rows(const posenc_attention_desc& d, const float* x,
+                   const posenc_token_strides& strides, int64_t heads, int64_t tokens,
+                   int64_t row) {
+  return head_rows(d.batch, heads, tokens, row, [&](int64_t b, int64_t h, int64_t t, int64_t c) {
+    return double(x[index_of(d, strides, heads, tokens, b, h, t, c, row)]);
+  });
 }
 
 // The bias kinds without q (posenc/bias.h's), NONE for the others.
@@ -229,19 +236,10 @@ std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& d, const float
   }
   // Channels [first, first + heads*head_size) as head rows.
   auto part = [&](int64_t first, int64_t head_size) {
-    HeadRows rows{std::vector<double>(size_t(d.batch * d.heads * n * head_size)), d.heads, n,
-                  head_size};
-    double* out = rows.values.data();
-    for (int64_t b = 0; b < d.batch; ++b) {
-      for (int64_t h = 0; h < d.heads; ++h) {
-        for (int64_t t = 0; t < n; ++t) {
-          for (int64_t c = 0; c < head_size; ++c) {
-            *out++ = qkv[size_t((b * channels + first + h * head_size + c) * n + t)];
-          }
-        }
-      }
-    }
-    return rows;
+    return head_rows(d.batch, d.heads, n, head_size,
+                     [&](int64_t b, int64_t h, int64_t t, int64_t c) {
+                       return qkv[size_t((b * channels + first + h * head_size + c) * n + t)];
+                     });
   };
   posenc_attention_desc a;
   posenc_attention_desc_init(&a, d.batch, d.heads, n, n, d.head_dim);
