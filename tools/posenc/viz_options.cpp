@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "api/validate.hpp"
 #include "arguments.hpp"
@@ -49,54 +50,70 @@ void parse_only(const std::string& text, VizOptions& o) {
   }
 }
 
-void apply(const std::string& name, const std::string& value, VizOptions& o) {
-  if (name == "--out") {
-    if (value.empty()) throw BadArgument("--out: expected a folder, got ''");
-    o.out_dir = value;
-  } else if (name == "--prefix") {
-    // A folder in it would put the figures outside --out, or in one not made.
-    if (value.find('/') != std::string::npos) {
-      throw BadArgument("--prefix: expected no '/', got '" + value + "'");
-    }
-    o.prefix = value;
-  } else if (name == "--only") {
-    parse_only(value, o);
-  } else if (name == "--length") {
-    o.length = parse_int(name, value, 1, kMaxVizLength);
-  } else if (name == "--dim") {
-    o.dim = parse_int(name, value, 1, 8192);
-  } else if (name == "--base") {
-    o.base = parse_base(value);
-  } else if (name == "--layout") {
-    if (value != "interleaved" && value != "split") {
-      throw BadArgument("--layout: expected interleaved or split, got '" + value + "'");
-    }
-    o.layout = value == "split" ? POSENC_SINCOS_SPLIT : POSENC_SINCOS_INTERLEAVED;
-  } else if (name == "--query") {
-    o.query = parse_int(name, value, 0, 4095);
-  } else if (name == "--height") {
-    o.height = parse_int(name, value, 1, 64);
-  } else if (name == "--width") {
-    o.width = parse_int(name, value, 1, 64);
-  } else if (name == "--pixel") {
-    parse_pixel(value, o);
-  } else if (name == "--rel-dim") {
-    o.rel_dim = parse_int(name, value, 1, 8192);
-  } else if (name == "--queries") {
-    if (value != "shared" && value != "independent") {
-      throw BadArgument("--queries: expected shared or independent, got '" + value + "'");
-    }
-    o.independent_queries = value == "independent";
-  } else if (name == "--seed") {
-    o.seed = uint32_t(parse_int(name, value, 0, 0xFFFFFFFFLL));
-  } else if (name == "--table") {
-    if (value.empty()) throw BadArgument("--table: expected a file, got ''");
-    o.table_path = value;
-  } else if (name == "--table-dim") {
-    o.table_dim = parse_int(name, value, 1, kMaxVizTableDim);
-  } else {
-    throw BadArgument("unknown option '" + name + "' (see posenc viz --help)");
-  }
+// Each option's parser, from its value into the options.
+using OptionParser = void (*)(const std::string& value, VizOptions& o);
+
+const std::map<std::string, OptionParser>& option_parsers() {
+  static const std::map<std::string, OptionParser> parsers = {
+      {"--out",
+       [](const std::string& value, VizOptions& o) {
+         if (value.empty()) throw BadArgument("--out: expected a folder, got ''");
+         o.out_dir = value;
+       }},
+      {"--prefix",
+       [](const std::string& value, VizOptions& o) {
+         // A folder in it would put the figures outside --out, or in one not made.
+         if (value.find('/') != std::string::npos) {
+           throw BadArgument("--prefix: expected no '/', got '" + value + "'");
+         }
+         o.prefix = value;
+       }},
+      {"--only", parse_only},
+      {"--length",
+       [](const std::string& value, VizOptions& o) {
+         o.length = parse_int("--length", value, 1, kMaxVizLength);
+       }},
+      {"--dim",
+       [](const std::string& value, VizOptions& o) { o.dim = parse_int("--dim", value, 1, 8192); }},
+      {"--base", [](const std::string& value, VizOptions& o) { o.base = parse_base(value); }},
+      {"--layout",
+       [](const std::string& value, VizOptions& o) {
+         if (value != "interleaved" && value != "split") {
+           throw BadArgument("--layout: expected interleaved or split, got '" + value + "'");
+         }
+         o.layout = value == "split" ? POSENC_SINCOS_SPLIT : POSENC_SINCOS_INTERLEAVED;
+       }},
+      {"--query", [](const std::string& value,
+                     VizOptions& o) { o.query = parse_int("--query", value, 0, 4095); }},
+      {"--height", [](const std::string& value,
+                      VizOptions& o) { o.height = parse_int("--height", value, 1, 64); }},
+      {"--width", [](const std::string& value,
+                     VizOptions& o) { o.width = parse_int("--width", value, 1, 64); }},
+      {"--pixel", parse_pixel},
+      {"--rel-dim", [](const std::string& value,
+                       VizOptions& o) { o.rel_dim = parse_int("--rel-dim", value, 1, 8192); }},
+      {"--queries",
+       [](const std::string& value, VizOptions& o) {
+         if (value != "shared" && value != "independent") {
+           throw BadArgument("--queries: expected shared or independent, got '" + value + "'");
+         }
+         o.independent_queries = value == "independent";
+       }},
+      {"--seed",
+       [](const std::string& value, VizOptions& o) {
+         o.seed = uint32_t(parse_int("--seed", value, 0, 0xFFFFFFFFLL));
+       }},
+      {"--table",
+       [](const std::string& value, VizOptions& o) {
+         if (value.empty()) throw BadArgument("--table: expected a file, got ''");
+         o.table_path = value;
+       }},
+      {"--table-dim",
+       [](const std::string& value, VizOptions& o) {
+         o.table_dim = parse_int("--table-dim", value, 1, kMaxVizTableDim);
+       }},
+  };
+  return parsers;
 }
 
 // Checks between options, once all are known; fills the defaults that
@@ -125,17 +142,21 @@ void finish(VizOptions& o) {
 }  // namespace
 
 bool parse_viz_options(int argc, char** argv, VizOptions& options) {
+  std::set<std::string> given;  // a second value would silently replace the first
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") return false;
-    if (const auto joined = joined_option(arg)) {
-      apply(joined->first, joined->second, options);
-    } else if (i + 1 < argc) {
-      apply(arg, argv[++i], options);
-    } else {
-      throw BadArgument(arg.rfind("--", 0) == 0 ? arg + ": missing value"
-                                                : "unexpected argument '" + arg + "'");
+    const auto joined = joined_option(arg);
+    const std::string name = joined ? joined->first : arg;
+    const auto parser = option_parsers().find(name);
+    if (parser == option_parsers().end()) {
+      throw BadArgument(name.rfind("--", 0) == 0
+                            ? "unknown option '" + name + "' (see posenc viz --help)"
+                            : "unexpected argument '" + arg + "'");
     }
+    if (!joined && i + 1 == argc) throw BadArgument(name + ": missing value");
+    if (!given.insert(name).second) throw BadArgument(name + ": given twice");
+    parser->second(joined ? joined->second : argv[++i], options);
   }
   finish(options);
   return true;
