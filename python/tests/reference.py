@@ -146,3 +146,42 @@ def alibi_slopes(heads):
         return power_of_2(heads)
     closest = 2 ** math.floor(math.log2(heads))
     return power_of_2(closest) + alibi_slopes(2 * closest)[0::2][:heads - closest]
+
+
+def rope_inverse_frequencies(dim, base, scaling="none", factor=1.0, original_max_positions=0,
+                             sequence_length=0, beta_fast=32.0, beta_slow=1.0,
+                             low_freq_factor=1.0, high_freq_factor=4.0):
+    """(inv_freq, attention factor) as transformers' modeling_rope_utils
+    computes them (its _compute_*_parameters), step for step in float64."""
+    import math
+    exponents = np.arange(0, dim, 2) / dim
+    if scaling == "dynamic_ntk":  # max_position_embeddings = original_max_positions
+        length = max(sequence_length, original_max_positions)
+        base = base * ((factor * length / original_max_positions) - (factor - 1)) ** (
+            dim / (dim - 2))
+    inv_freq = 1.0 / base ** exponents
+    if scaling == "linear":
+        return inv_freq / factor, 1.0
+    if scaling == "yarn":
+        def correction_dim(rotations):
+            return (dim * math.log(original_max_positions / (rotations * 2 * math.pi))) / (
+                2 * math.log(base))
+        low = max(math.floor(correction_dim(beta_fast)), 0)
+        high = min(math.ceil(correction_dim(beta_slow)), dim - 1)
+        if low == high:
+            high += 0.001
+        ramp = np.clip((np.arange(dim // 2) - low) / (high - low), 0, 1)
+        extrapolation = 1 - ramp
+        inv_freq = inv_freq / factor * (1 - extrapolation) + inv_freq * extrapolation
+        return inv_freq, (0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0)
+    if scaling == "llama3":
+        low_freq_wavelen = original_max_positions / low_freq_factor
+        high_freq_wavelen = original_max_positions / high_freq_factor
+        wavelen = 2 * math.pi / inv_freq
+        scaled = np.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+        smooth = (original_max_positions / wavelen - low_freq_factor) / (
+            high_freq_factor - low_freq_factor)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
+        return np.where(medium, smoothed, scaled), 1.0
+    return inv_freq, 1.0

@@ -375,6 +375,28 @@ def test_rope_qk_in_place_bhtd_and_linear_scaling():
     close(k.transpose(1, 2), expected[1])
 
 
+@pytest.mark.parametrize("scaling, fields", [
+    ("linear", dict(factor=4.0)),
+    ("dynamic_ntk", dict(factor=2.0, original_max_positions=2048, sequence_length=5000)),
+    ("dynamic_ntk", dict(factor=2.0, original_max_positions=2048, sequence_length=1000)),
+    ("yarn", dict(factor=4.0, original_max_positions=4096)),
+    ("yarn", dict(factor=16.0, original_max_positions=8192, beta_fast=16.0, beta_slow=2.0)),
+    ("yarn", dict(factor=0.5, original_max_positions=256)),
+    ("llama3", dict(factor=8.0, original_max_positions=8192)),
+    ("llama3", dict(factor=32.0, original_max_positions=8192, low_freq_factor=2.0,
+                    high_freq_factor=8.0)),
+])
+@pytest.mark.parametrize("dim, base", [(128, 500000.0), (64, 10000.0), (26, 1e6)])
+def test_rope_scalings_match_transformers(scaling, fields, dim, base):
+    """Every scaling against transformers' formulas (reference.py), with their
+    floor and ceil of YaRN's correction range and llama3's three bands."""
+    inv_freq, attention_factor = posenc.inverse_frequencies(
+        posenc.rope_config(dim, base=base, scaling=scaling, **fields))
+    expected, expected_factor = reference.rope_inverse_frequencies(dim, base, scaling, **fields)
+    np.testing.assert_allclose(inv_freq, expected, rtol=1e-12)
+    assert attention_factor == pytest.approx(expected_factor, rel=1e-12)
+
+
 def test_attention_masks_as_torch_takes_them():
     """Bool masks (True: the key takes part), masks of fewer axes and
     expanded masks are read as torch's scaled_dot_product_attention
