@@ -18,6 +18,9 @@
  * - Every function checks all its arguments before writing anything. On error
  *   it returns a non-zero status, writes nothing to its outputs, and
  *   posenc_last_error() returns a message naming the bad argument.
+ * - The structs a call takes (descs, tensor lists, configs, positions) are
+ *   read before anything is written, so they may lie in an output or the
+ *   workspace; the tensors they point to may not, as each function says.
  * - A NULL context means the process-wide default context.
  * - Enums end in a *_MAX_ENUM sentinel (0x7FFFFFFF) that only widens their
  *   range, so that any value from 0 to INT32_MAX a caller passes is valid to

@@ -318,16 +318,14 @@ struct Validated {
   int64_t max_query_offset;
 };
 
-Validated validate(const posenc_attention_desc* desc, const posenc_attention_tensors* tensors) {
-  require_not_null(desc, "desc");
-  require_not_null(tensors, "tensors");
-  const DescExtents extents = validate_desc(*desc);
+Validated validate(const posenc_attention_desc& desc, const posenc_attention_tensors& tensors) {
+  const DescExtents extents = validate_desc(desc);
   // Every size product is checked before the problem multiplies them.
   int64_t max_query_offset = 0;
-  Regions inputs = validate_tensors(*desc, *tensors, extents, max_query_offset);
-  const int64_t out_bytes = extents.tensors.out * int64_t(dtype_bytes(desc->out_dtype));
+  Regions inputs = validate_tensors(desc, tensors, extents, max_query_offset);
+  const int64_t out_bytes = extents.tensors.out * int64_t(dtype_bytes(desc.out_dtype));
   for (const Region& r : inputs) {
-    require_disjoint(tensors->out, out_bytes, "tensors->out", r.pointer, r.bytes, r.name);
+    require_disjoint(tensors.out, out_bytes, "tensors->out", r.pointer, r.bytes, r.name);
   }
   return Validated{out_bytes, std::move(inputs), max_query_offset};
 }
@@ -399,19 +397,23 @@ posenc_status posenc_attention(posenc_context* context, const posenc_attention_d
                                const posenc_attention_tensors* tensors, void* workspace,
                                size_t workspace_bytes) {
   return guard("posenc_attention", [&] {
-    const Validated v = validate(desc, tensors);
-    if (is_empty(*desc)) {
-      if (v.out_bytes > 0) zero_rows(*desc, tensors->out, v.out_bytes);
+    require_not_null(desc, "desc");
+    require_not_null(tensors, "tensors");
+    // Copies, read throughout the call: out or the workspace may lie over the caller's.
+    const posenc_attention_desc d = *desc;
+    const posenc_attention_tensors t = *tensors;
+    const Validated v = validate(d, t);
+    if (is_empty(d)) {
+      if (v.out_bytes > 0) zero_rows(d, t.out, v.out_bytes);
       return;
     }
     const ExecContext ctx = resolve_context(context);
-    const ops::AttentionProblem problem =
-        ops::make_attention_problem(*desc, tensors, v.max_query_offset);
+    const ops::AttentionProblem problem = ops::make_attention_problem(d, &t, v.max_query_offset);
     const PrimitiveHold hold;  // the plan's primitives serve the call
     const ops::AttentionPlan plan = ops::plan_attention(problem, ctx.num_threads, ctx.isa);
-    require_workspace(workspace, workspace_bytes, plan.workspace_bytes, tensors->out, v.out_bytes,
+    require_workspace(workspace, workspace_bytes, plan.workspace_bytes, t.out, v.out_bytes,
                       "tensors->out", v.inputs);
-    ops::attention(ctx, problem, plan, *tensors, workspace);
+    ops::attention(ctx, problem, plan, t, workspace);
   });
 }
 

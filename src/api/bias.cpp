@@ -164,19 +164,19 @@ posenc_status posenc_position_bias(posenc_context* context,
                                    float* out) {
   return guard("posenc_position_bias", [&] {
     require_not_null(desc, "desc");
+    const posenc_position_bias_desc d = *desc;  // read throughout: out may lie over the caller's
     const int64_t table_floats = validate_position_bias_desc(
-        *desc, {"desc->window_height", "desc->window_width", "desc->window_height * window_width",
-                "desc->window_height * window_width + desc->class_token", "table"});
-    const int64_t out_bytes =
-        checked_bytes({desc->heads, desc->q_len, desc->kv_len}, sizeof(float), "out");
+        d, {"desc->window_height", "desc->window_width", "desc->window_height * window_width",
+            "desc->window_height * window_width + desc->class_token", "table"});
+    const int64_t out_bytes = checked_bytes({d.heads, d.q_len, d.kv_len}, sizeof(float), "out");
     require_tensor_or_empty(out, sizeof(float), out_bytes, "out");
-    if (desc->kind != POSENC_POSITION_BIAS_ALIBI || table != nullptr) {
+    if (d.kind != POSENC_POSITION_BIAS_ALIBI || table != nullptr) {
       const int64_t table_bytes = checked_bytes({table_floats}, sizeof(float), "table");
       require_tensor_or_empty(table, sizeof(float), table_bytes, "table");
       require_disjoint(out, out_bytes, "out", table, table_bytes, "table");
     }
     if (out_bytes == 0) return;
-    ops::position_bias(resolve_context(context), *desc, table, out);
+    ops::position_bias(resolve_context(context), d, table, out);
   });
 }
 

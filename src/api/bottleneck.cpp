@@ -69,7 +69,7 @@ void run_bottleneck(posenc_context* context, const posenc_bottleneck_desc* desc,
                     const posenc_bottleneck_tensors& t, const BottleneckNames& names,
                     void* workspace, size_t workspace_bytes) {
   validate_bottleneck_desc(desc);
-  const posenc_bottleneck_desc& d = *desc;
+  const posenc_bottleneck_desc d = *desc;  // read throughout: out may lie over the caller's
   const size_t es = dtype_bytes(d.dtype);
   const int64_t fmap_bytes =
       checked_bytes({d.batch, d.channels, d.height, d.width}, es, names.fmap);
@@ -152,7 +152,8 @@ posenc_status posenc_bottleneck(posenc_context* context, const posenc_bottleneck
   return guard("posenc_bottleneck", [&] {
     require_not_null(desc, "desc");
     require_not_null(tensors, "tensors");
-    run_bottleneck(context, desc, *tensors, kTensorsNames, workspace, workspace_bytes);
+    const posenc_bottleneck_tensors t = *tensors;  // the same
+    run_bottleneck(context, desc, t, kTensorsNames, workspace, workspace_bytes);
   });
 }
 
