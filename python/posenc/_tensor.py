@@ -32,12 +32,16 @@ def has_tangent(x):
 
 
 def storage_address(x):
-    """x.data_ptr(), or None for a tensor without storage of its own: one of
-    a torch.func (functorch) transform, such as vmap's batched tensors."""
+    """x.data_ptr() (0 for an empty tensor without storage), or None for a
+    tensor whose elements are not in memory of its own: one of a torch.func
+    (functorch) transform, such as vmap's batched tensors, and one with
+    elements and data_ptr 0 (a __torch_dispatch__ wrapper subclass's on
+    older torch, an efficient zero tensor's)."""
     try:
-        return x.data_ptr()
+        address = x.data_ptr()
     except RuntimeError:
         return None
+    return None if address == 0 and x.numel() > 0 else address
 
 
 _torch_dtype_codes = None
@@ -88,7 +92,8 @@ class View:
             address = storage_address(x)
             if address is None:
                 raise TypeError(f"{name}: a tensor without storage of its own (a torch.func "
-                                "transform's, such as vmap's), which posenc cannot read")
+                                "transform's, such as vmap's, or a tensor subclass's), which "
+                                "posenc cannot read")
             dtype = _torch_dtypes().get(x.dtype)
             # Only an empty tensor has no storage (data_ptr 0), which posenc
             # would read as an optional tensor not given.

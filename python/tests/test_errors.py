@@ -449,6 +449,43 @@ def test_forward_mode_tangents_and_transform_tensors_are_refused_by_name():
     assert bool((out == 0).all())
 
 
+def test_tensors_with_elements_out_of_memory_are_refused():
+    """A tensor with elements that holds them in no memory of its own
+    (data_ptr 0 or none: a __torch_dispatch__ wrapper subclass, an efficient
+    zero tensor) is refused by name; posenc read a dummy buffer for it."""
+    class Wrapper(torch.Tensor):
+        @staticmethod
+        def __new__(cls, inner):
+            return torch.Tensor._make_wrapper_subclass(cls, inner.shape, strides=inner.stride(),
+                                                       dtype=inner.dtype, device=inner.device)
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        __torch_function__ = torch._C._disabled_torch_function_impl
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            def unwrap(x):
+                return x.inner if isinstance(x, Wrapper) else x
+            return func(*map(unwrap, args), **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+
+    def without_memory(*shape):
+        kinds = [Wrapper(torch.randn(*shape))]
+        if hasattr(torch, "_efficientzerotensor"):
+            kinds.append(torch._efficientzerotensor(shape))
+        return kinds
+
+    q, out = torch.randn(1, 2, 5, 8), torch.zeros(1, 2, 5, 8)
+    for k in without_memory(1, 2, 5, 8):
+        with pytest.raises(TypeError, match="k: a tensor without storage"):
+            posenc.attention(q, k, q, out=out)
+    for x in without_memory(1, 10, 8):
+        with pytest.raises(TypeError, match="x: a tensor without storage"):
+            posenc.add_sinusoid(x)
+    assert bool((out == 0).all())
+
+
 def test_scalar_arguments_are_checked_and_named():
     """Scalars of the wrong kind are a TypeError naming the argument (not
     ctypes' 'argument 4: wrong type'); a yes/no option takes a bool."""
