@@ -215,22 +215,28 @@
  * hardware count as zero, as AVX512-BF16 and AMX treat them; widened to
  * fp32 they are kept.
  *
- * Range: where 2^-24 <= scale < 1 the GEMM forms q.k unscaled and the
- * softmax applies the scale, so a product q.k beyond FLT_MAX in magnitude
- * is inf (and its row NaN) even where scale q.k would be finite, as are a
- * bias beyond FLT_MAX * scale (the mask's case above). torch's math path,
- * scaling q and k first, keeps such rows finite; model logits are far
- * below these bounds.
+ * Range: at scales below 1 the GEMM forms q.k before the scale applies
+ * (where 2^-24 <= scale < 1 the softmax applies it, below 2^-24 the GEMM
+ * scales its sums), so a product q.k beyond FLT_MAX in magnitude is inf
+ * (and its row NaN) even where scale q.k would be finite, as is a bias
+ * beyond FLT_MAX * scale where 2^-24 <= scale < 1 (the mask's case above).
+ * As in flash attention, the v rows (and value_table rows) are summed with
+ * weights exp(s - max) in [0, 1] before the division by the weights' sum:
+ * a row whose keys' |v| add up past FLT_MAX may be inf where its weighted
+ * mean is finite. Weights below 2^-64 are 0. torch's math path, scaling q
+ * and k first and normalizing before the product with v, keeps such rows
+ * finite; model logits and values are far below these bounds.
  *
  * Non-finite inputs propagate as IEEE arithmetic does (a NaN in q, k, v or a
  * table gives NaN where it is used); nothing traps. As in the unfused
  * softmax(scores + mask) v, a key masked by the mask or by causality has
  * its v row multiplied by a zero weight, so a NaN or Inf there can reach
  * the rows of queries processed together with it (a key past kv_lengths[b]
- * cannot, above); rows that see no key are always zero, except that a NaN
- * score outlasts the mask's -inf (NaN + -inf is NaN): a row masked by -inf
- * everywhere whose scores hold a NaN (from q, k or a table) is NaN, as in
- * the unfused way.
+ * cannot, above), as can a NaN or Inf in a value_table row that another
+ * query processed together uses; rows that see no key are always zero,
+ * except that a NaN score outlasts the mask's -inf (NaN + -inf is NaN): a
+ * row masked by -inf everywhere whose scores hold a NaN (from q, k or a
+ * table) is NaN, as in the unfused way.
  */
 #ifndef POSENC_ATTENTION_H
 #define POSENC_ATTENTION_H
