@@ -320,8 +320,10 @@ TEST(CppApi, ProcessSettingsGoThroughTheCAbi) {
   EXPECT_EQ(cap_of(), posenc::Isa(posenc_max_isa()));
 }
 
-// Enum values the C enums do not have reach the C ABI as they are (a cast
-// to a C enum would be undefined for them), which refuses them.
+// Enum values the C enums do not have are refused, naming the argument:
+// negative ones by the C++ API (no C enum can hold them: forming one would
+// be undefined, which clang's -fsanitize=enum reports), the others by the C
+// ABI, which they reach as they are.
 TEST(CppApi, UnknownEnumValuesAreRefused) {
   auto refuses = [](auto call, const char* argument) {
     try {

@@ -21,34 +21,43 @@ struct Sinusoid {
 
 inline void sinusoid_table(const Context& context, int64_t length, int64_t dim, float* out,
                            int64_t start = 0, Sinusoid s = {}) {
-  check(posenc_sinusoid_table(context.get(), length, dim, start, s.base,
-                              detail::c_enum<posenc_sincos_layout>(s.layout), POSENC_F32, out));
+  check(posenc_sinusoid_table(
+      context.get(), length, dim, start, s.base,
+      detail::c_enum<posenc_sincos_layout>(s.layout, "posenc::sinusoid_table: layout"), POSENC_F32,
+      out));
 }
 
 // bf16 output as uint16_t bit patterns.
 inline void sinusoid_table_bf16(const Context& context, int64_t length, int64_t dim,
                                 uint16_t* out, int64_t start = 0, Sinusoid s = {}) {
-  check(posenc_sinusoid_table(context.get(), length, dim, start, s.base,
-                              detail::c_enum<posenc_sincos_layout>(s.layout), POSENC_BF16, out));
+  check(posenc_sinusoid_table(
+      context.get(), length, dim, start, s.base,
+      detail::c_enum<posenc_sincos_layout>(s.layout, "posenc::sinusoid_table_bf16: layout"),
+      POSENC_BF16, out));
 }
 
 inline void sinusoid_table_2d(const Context& context, int64_t height, int64_t width,
                               int64_t dim, float* out, Sinusoid s = {}) {
-  check(posenc_sinusoid_table_2d(context.get(), height, width, dim, s.base,
-                                 detail::c_enum<posenc_sincos_layout>(s.layout), POSENC_F32, out));
+  check(posenc_sinusoid_table_2d(
+      context.get(), height, width, dim, s.base,
+      detail::c_enum<posenc_sincos_layout>(s.layout, "posenc::sinusoid_table_2d: layout"),
+      POSENC_F32, out));
 }
 
 // bf16 output as uint16_t bit patterns.
 inline void sinusoid_table_2d_bf16(const Context& context, int64_t height, int64_t width,
                                    int64_t dim, uint16_t* out, Sinusoid s = {}) {
-  check(posenc_sinusoid_table_2d(context.get(), height, width, dim, s.base,
-                                 detail::c_enum<posenc_sincos_layout>(s.layout), POSENC_BF16, out));
+  check(posenc_sinusoid_table_2d(
+      context.get(), height, width, dim, s.base,
+      detail::c_enum<posenc_sincos_layout>(s.layout, "posenc::sinusoid_table_2d_bf16: layout"),
+      POSENC_BF16, out));
 }
 
 inline void add_sinusoid(const Context& context, int64_t batch, int64_t tokens, int64_t dim,
                          const float* x, float* out, int64_t offset = 0, Sinusoid s = {}) {
-  check(posenc_add_sinusoid(context.get(), batch, tokens, dim, offset, s.base,
-                            detail::c_enum<posenc_sincos_layout>(s.layout), x, out));
+  check(posenc_add_sinusoid(
+      context.get(), batch, tokens, dim, offset, s.base,
+      detail::c_enum<posenc_sincos_layout>(s.layout, "posenc::add_sinusoid: layout"), x, out));
 }
 
 inline void add_learned(const Context& context, int64_t batch, int64_t tokens, int64_t dim,
@@ -61,8 +70,9 @@ inline void add_learned(const Context& context, int64_t batch, int64_t tokens, i
 inline void concat_sinusoid(const Context& context, int64_t batch, int64_t tokens,
                             int64_t x_dim, int64_t pos_dim, const float* x, float* out,
                             int64_t offset = 0, Sinusoid s = {}) {
-  check(posenc_concat_sinusoid(context.get(), batch, tokens, x_dim, pos_dim, offset, s.base,
-                               detail::c_enum<posenc_sincos_layout>(s.layout), x, out));
+  check(posenc_concat_sinusoid(
+      context.get(), batch, tokens, x_dim, pos_dim, offset, s.base,
+      detail::c_enum<posenc_sincos_layout>(s.layout, "posenc::concat_sinusoid: layout"), x, out));
 }
 
 }  // namespace posenc

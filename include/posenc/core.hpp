@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <new>
 #include <string>
 #include <utility>
@@ -40,16 +39,18 @@ void allocate(std::vector<T>& v, uint64_t n, const char* what) {
   }
 }
 
-// `value` as the C enum CEnum: its int, copied, as the C ABI reads an enum
-// (and refuses one it does not know). A cast of a value outside the C
-// enum's range (a negative one, say) would be undefined.
+// `value` as the C enum CEnum, whose values run from 0 to its MAX_ENUM
+// (0x7FFFFFFF): the C ABI refuses one it does not know. A negative value is
+// outside that range, so no CEnum can hold it (forming one is undefined):
+// posenc::Error (INVALID_ARGUMENT) names `what` ("function: argument").
 template <class CEnum, class Enum>
-CEnum c_enum(Enum value) {
-  static_assert(sizeof(CEnum) == sizeof(int), "a C enum holds an int");
+CEnum c_enum(Enum value, const char* what) {
   const int raw = static_cast<int>(value);
-  CEnum c;
-  std::memcpy(&c, &raw, sizeof c);
-  return c;
+  if (raw < 0) {
+    throw Error(POSENC_ERROR_INVALID_ARGUMENT,
+                std::string(what) + ": unknown value " + std::to_string(raw));
+  }
+  return static_cast<CEnum>(raw);
 }
 
 // a * b and a + b, or posenc::Error (OVERFLOW) whose message starts with
@@ -85,7 +86,7 @@ inline const char* status_string(posenc_status status) { return posenc_status_st
 
 // The path's name ("avx2"); posenc::Error for a value that is not a path.
 inline const char* isa_name(Isa isa) {
-  const char* name = posenc_isa_name(detail::c_enum<posenc_isa>(isa));
+  const char* name = posenc_isa_name(detail::c_enum<posenc_isa>(isa, "posenc::isa_name: isa"));
   if (name == nullptr) {
     throw Error(POSENC_ERROR_INVALID_ARGUMENT, "posenc::isa_name: isa (" +
                                                    std::to_string(static_cast<int>(isa)) +
@@ -107,10 +108,13 @@ inline Isa isa_from_name(const std::string& name) {
 }
 inline bool isa_available(Isa isa) {
   int available = 0;
-  check(posenc_isa_available(detail::c_enum<posenc_isa>(isa), &available));
+  check(posenc_isa_available(detail::c_enum<posenc_isa>(isa, "posenc::isa_available: isa"),
+                             &available));
   return available != 0;
 }
-inline void set_max_isa(Isa isa) { check(posenc_set_max_isa(detail::c_enum<posenc_isa>(isa))); }
+inline void set_max_isa(Isa isa) {
+  check(posenc_set_max_isa(detail::c_enum<posenc_isa>(isa, "posenc::set_max_isa: isa")));
+}
 inline Isa max_isa() { return Isa(posenc_max_isa()); }
 inline Isa best_isa() { return Isa(posenc_best_isa()); }
 
@@ -140,7 +144,8 @@ class Context {
  public:
   Context() = default;
   explicit Context(Isa isa, int num_threads = 0) {
-    check(posenc_context_create(detail::c_enum<posenc_isa>(isa), num_threads, &handle_));
+    check(posenc_context_create(detail::c_enum<posenc_isa>(isa, "posenc::Context: isa"),
+                                num_threads, &handle_));
   }
   Context(Context&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
   Context& operator=(Context&& other) noexcept {

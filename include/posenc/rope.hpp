@@ -30,7 +30,7 @@ inline posenc_rope_config rope_config(int64_t rotary_dim,
                                       double base = 10000.0) {
   posenc_rope_config config;
   check(posenc_rope_config_init(&config, rotary_dim));
-  config.pairing = detail::c_enum<posenc_rope_pairing>(pairing);
+  config.pairing = detail::c_enum<posenc_rope_pairing>(pairing, "posenc::rope_config: pairing");
   config.base = base;
   return config;
 }
@@ -127,8 +127,8 @@ void rope(const Context& context, RopeSource angles, RopeLayout layout, int64_t 
           int64_t tokens, int64_t heads, int64_t head_dim, const Value* x, Value* out,
           posenc_rope_positions positions = rope_offset(0)) {
   check(posenc_rope(context.get(), angles.config(), angles.cache(), &positions,
-                    detail::c_enum<posenc_rope_layout>(layout), rope_dtype(x), batch, tokens, heads,
-                    head_dim, x, out));
+                    detail::c_enum<posenc_rope_layout>(layout, "posenc::rope: layout"),
+                    rope_dtype(x), batch, tokens, heads, head_dim, x, out));
 }
 
 template <class Value>
@@ -137,8 +137,9 @@ void rope_qk(const Context& context, RopeSource angles, RopeLayout layout, int64
              Value* q_out, const Value* k, Value* k_out,
              posenc_rope_positions positions = rope_offset(0)) {
   check(posenc_rope_qk(context.get(), angles.config(), angles.cache(), &positions,
-                       detail::c_enum<posenc_rope_layout>(layout), rope_dtype(q), batch, tokens,
-                       q_heads, k_heads, head_dim, q, q_out, k, k_out));
+                       detail::c_enum<posenc_rope_layout>(layout, "posenc::rope_qk: layout"),
+                       rope_dtype(q), batch, tokens, q_heads, k_heads, head_dim, q, q_out, k,
+                       k_out));
 }
 // k alone (q_heads 0: q and q_out nullptr, as the C call takes them), and q
 // alone (k_heads 0).
