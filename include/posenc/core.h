@@ -58,11 +58,17 @@
  *   finish); only if that fails too (or a shape another thread dropped
  *   from the primitive cache meanwhile cannot be made again) is
  *   POSENC_ERROR_OUT_OF_MEMORY returned with part of the output written.
- *   Two exceptions posenc cannot prevent: oneDNN 2.6 itself can crash when
- *   its own allocation fails while it makes a primitive, a stream or the
- *   memory objects of a GEMM shape (the first call of a shape, on each
- *   thread), and glibc ends the process when it has no memory to register
- *   the destructor of a thread's kept state (a thread's first call).
+ *   Three exceptions posenc cannot prevent: oneDNN 2.6 itself can crash
+ *   when its own allocation fails while it makes a primitive, a stream or
+ *   the memory objects of a GEMM shape (the first call of a shape, on each
+ *   thread); glibc ends the process when it has no memory to register the
+ *   destructor of a thread's kept state, or, where posenc was loaded with
+ *   dlopen (as Python loads it), for a thread's posenc thread-locals (a
+ *   thread's first call, or an OpenMP thread's first task); and
+ *   libgomp (GCC's OpenMP) ends it when it has no memory for a thread's
+ *   OpenMP state (a thread's first call) or for a team of another size than
+ *   the thread's last parallel region had (a call on another context's
+ *   thread count, or with fewer tasks than threads).
  */
 #ifndef POSENC_CORE_H
 #define POSENC_CORE_H
