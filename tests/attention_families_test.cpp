@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -21,9 +22,11 @@
 #include "isa_test.hpp"
 #include "ops/attention/position_bias.hpp"
 #include "ops/attention/problem.hpp"
+#include "ops/bias/attention_bias_desc.hpp"
 #include "posenc/posenc.h"
 #include "posenc/posenc.hpp"
 #include "reference/attention.hpp"
+#include "reference/bias.hpp"
 
 namespace posenc::test {
 namespace {
@@ -357,9 +360,10 @@ TEST_P(AttentionFamilies, ThreadCountIndependent) {
 }
 
 // The fused attention's rows of those kinds as ops/attention/
-// position_bias.cpp lays them out and adds them: per block of 7 keys the
-// values the whole row gets (bit for bit) and the block's maximum;
-// window_row's run the values add_row adds. The lines past the prepared
+// position_bias.cpp lays them out and adds them: the whole row's bias
+// against posenc/bias.h's reference (in the scores' unit, mask_alpha), per
+// block of 7 keys the values the whole row gets (bit for bit) and the
+// block's maximum; window_row's run the values add_row adds. The lines past the prepared
 // distances (K past q_len + kv_len, far offsets: their ends added one by
 // one), a lone window with the class token, ALiBi's standard slopes.
 TEST_P(AttentionFamilies, PositionBiasRowsAddTheirBiasAndReturnTheMaximum) {
@@ -382,6 +386,8 @@ TEST_P(AttentionFamilies, PositionBiasRowsAddTheirBiasAndReturnTheMaximum) {
     std::vector<float> prepared(size_t(ops::PositionBias::prepared_floats(p)));
     ops::PositionBias::prepare(p, t, kernels(), prepared.data());
     const ops::PositionBias bias(p, t, kernels(), prepared.data());
+    const std::vector<double> want = reference::position_bias(
+        ops::position_bias_desc_of(d, d.query_offset), static_cast<const float*>(t));
     for (int64_t h = 0; h < d.heads; ++h) {
       for (int64_t i = 0; i < d.q_len; ++i) {
         const int64_t position = d.query_offset + i;
@@ -389,6 +395,12 @@ TEST_P(AttentionFamilies, PositionBiasRowsAddTheirBiasAndReturnTheMaximum) {
         std::vector<float> whole = scores, blocks = scores;
         const float whole_max = bias.add_row(h, i, position, 0, d.kv_len, whole.data());
         ASSERT_EQ(whole_max, *std::max_element(whole.begin(), whole.end()));
+        for (int64_t j = 0; j < d.kv_len; ++j) {
+          const double added = p.mask_alpha * want[size_t((h * d.q_len + i) * d.kv_len + j)];
+          ASSERT_NEAR(whole[size_t(j)], scores[size_t(j)] + added,
+                      1e-6 * (1.0 + std::abs(scores[size_t(j)]) + std::abs(added)))
+              << "head " << h << " query " << i << " key " << j;
+        }
         for (int64_t first = 0; first < d.kv_len; first += 7) {
           const int64_t count = std::min<int64_t>(7, d.kv_len - first);
           float* block = blocks.data() + first;
