@@ -435,6 +435,12 @@ TEST_P(RelativeLogits2d, SingleRowMapIsTheOneDimensionalCase) {
                                       in.column_table.data(), 1, nullptr, one_d.data()),
             POSENC_OK);
   for (size_t i = 0; i < rel_w.size(); ++i) EXPECT_NEAR(rel_w[i], one_d[i], dot_atol(dim));
+  for (int64_t n = 0; n < heads * width; ++n) {  // Rh has the one row of distance 0
+    double want = 0.0;
+    for (int64_t c = 0; c < dim; ++c)
+      want += double(in.q[size_t(n * dim + c)]) * in.row_table[size_t(c)];
+    EXPECT_NEAR(rel_h[size_t(n)], want, dot_atol(dim)) << "query " << n;
+  }
 }
 
 TEST(RelativeCppApi, WrappersRunAndThrow) {
