@@ -61,15 +61,13 @@ std::vector<int64_t> positions_of(const Spec& s) {
   return positions;
 }
 
-// The rotation in double; the frequencies come from
-// posenc_rope_inverse_frequencies, which rope_test checks against the
-// formulas of each scaling.
+// The rotation and the frequencies of its scaling in double.
 std::vector<double> reference_of(const Spec& s, const std::vector<float>& x) {
   reference::RopeReference r{};
   r.pairing = s.config.pairing;
   r.rotary_dim = s.config.rotary_dim;
-  r.inv_freq.resize(size_t(s.config.rotary_dim / 2));
-  posenc_rope_inverse_frequencies(&s.config, r.inv_freq.data(), &r.attention_factor);
+  r.grid_width = s.config.grid_width;
+  r.inv_freq = reference::rope_inverse_frequencies(s.config, &r.attention_factor);
   r.layout = s.layout;
   r.batch = s.batch;
   r.tokens = s.tokens;

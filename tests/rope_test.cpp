@@ -1,6 +1,6 @@
 // RoPE on every ISA path against the double reference loops, with the
-// frequencies of every scaling computed here from the formulas of
-// posenc/rope.h.
+// frequencies of every scaling from the formulas of posenc/rope.h
+// (reference::rope_inverse_frequencies).
 #include "reference/rope.hpp"
 
 #include <gtest/gtest.h>
@@ -21,7 +21,6 @@
 namespace posenc::test {
 namespace {
 
-constexpr double kPi = 3.141592653589793238462643383279;
 // fp32 rotation of O(1) values with angles reduced in double.
 constexpr double kF32Atol = 1e-5;
 constexpr double kBf16Rtol = 1.0 / 256;  // rounding to bf16: up to 2^-8 relative
@@ -34,53 +33,6 @@ posenc_rope_config make_config(int64_t rotary_dim, posenc_rope_pairing pairing) 
   EXPECT_EQ(posenc_rope_config_init(&config, rotary_dim), POSENC_OK);
   config.pairing = pairing;
   return config;
-}
-
-// The inverse frequency of every pair and the attention factor, from the
-// formulas of posenc/rope.h written out in double.
-std::vector<double> formula_inv_freq(const posenc_rope_config& c, double* attention) {
-  const int64_t dim = c.grid_width > 0 ? c.rotary_dim / 2 : c.rotary_dim;
-  const double s = c.factor, context = double(c.original_max_positions);
-  std::vector<double> axis;
-  for (int64_t j = 0; j < dim / 2; ++j) {
-    double theta = c.base;
-    if (c.scaling == POSENC_ROPE_SCALING_DYNAMIC_NTK) {
-      const double length = std::max(double(c.sequence_length), context);
-      theta *= std::pow(s * length / context - (s - 1.0), double(dim) / double(dim - 2));
-    }
-    double w = 1.0 / std::pow(theta, double(2 * j) / double(dim));
-    if (c.scaling == POSENC_ROPE_SCALING_LINEAR) w /= s;
-    if (c.scaling == POSENC_ROPE_SCALING_YARN) {
-      auto corr = [&](double rotations) {
-        return double(dim) * std::log(context / (rotations * 2.0 * kPi)) / (2.0 * std::log(c.base));
-      };
-      const double lo = std::max(std::floor(corr(c.beta_fast)), 0.0);
-      double hi = std::min(std::ceil(corr(c.beta_slow)), double(dim - 1));
-      if (hi == lo) hi += 0.001;
-      const double ramp = std::min(1.0, std::max(0.0, (double(j) - lo) / (hi - lo)));
-      const double e = (1.0 - ramp) * c.extrapolation_factor;
-      w = w / s * (1.0 - e) + w * e;
-    }
-    if (c.scaling == POSENC_ROPE_SCALING_LLAMA3) {
-      const double wavelength = 2.0 * kPi / w;
-      if (wavelength > context / c.low_freq_factor) {
-        w /= s;
-      } else if (wavelength >= context / c.high_freq_factor) {
-        const double g = (context / wavelength - c.low_freq_factor) /
-                         (c.high_freq_factor - c.low_freq_factor);
-        w = (1.0 - g) * w / s + g * w;
-      }
-    }
-    axis.push_back(w);
-  }
-  *attention = 1.0;
-  if (c.scaling == POSENC_ROPE_SCALING_YARN) {
-    *attention = c.attention_factor > 0.0 ? c.attention_factor
-                                          : (s > 1.0 ? 0.1 * std::log(s) + 1.0 : 1.0);
-  }
-  std::vector<double> per_pair(size_t(c.rotary_dim / 2));
-  for (size_t j = 0; j < per_pair.size(); ++j) per_pair[j] = axis[j % axis.size()];
-  return per_pair;
 }
 
 // One call's shapes and where its angles come from.
@@ -108,7 +60,7 @@ std::vector<int64_t> positions_of(const Problem& p) {
 std::vector<double> reference_of(const Problem& p, const float* x) {
   reference::RopeReference r{p.config.pairing, p.config.rotary_dim, p.config.grid_width, {}, 1.0,
                              p.layout, p.batch, p.tokens, p.heads, p.head_dim, positions_of(p)};
-  r.inv_freq = formula_inv_freq(p.config, &r.attention_factor);
+  r.inv_freq = reference::rope_inverse_frequencies(p.config, &r.attention_factor);
   return reference::rope(r, x);
 }
 
@@ -200,7 +152,7 @@ TEST(RopeFrequencies, EveryScalingMatchesFormulas) {
     double attention = 0.0, want_attention = 0.0;
     ASSERT_EQ(posenc_rope_inverse_frequencies(&config, got.data(), &attention), POSENC_OK)
         << posenc_last_error();
-    const std::vector<double> want = formula_inv_freq(config, &want_attention);
+    const std::vector<double> want = reference::rope_inverse_frequencies(config, &want_attention);
     for (size_t j = 0; j < got.size(); ++j) EXPECT_NEAR(got[j], want[j], 1e-14 * want[j]) << j;
     EXPECT_DOUBLE_EQ(attention, want_attention);
   }

@@ -1,8 +1,60 @@
 #include "reference/rope.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace posenc::reference {
+namespace {
+
+constexpr double kPi = 3.141592653589793238462643383279;
+
+}  // namespace
+
+std::vector<double> rope_inverse_frequencies(const posenc_rope_config& c,
+                                             double* attention_factor) {
+  const int64_t dim = c.grid_width > 0 ? c.rotary_dim / 2 : c.rotary_dim;
+  const double s = c.factor, context = double(c.original_max_positions);
+  std::vector<double> axis;
+  for (int64_t j = 0; j < dim / 2; ++j) {
+    double theta = c.base;
+    if (c.scaling == POSENC_ROPE_SCALING_DYNAMIC_NTK) {
+      const double length = std::max(double(c.sequence_length), context);
+      theta *= std::pow(s * length / context - (s - 1.0), double(dim) / double(dim - 2));
+    }
+    double w = 1.0 / std::pow(theta, double(2 * j) / double(dim));
+    if (c.scaling == POSENC_ROPE_SCALING_LINEAR) w /= s;
+    if (c.scaling == POSENC_ROPE_SCALING_YARN) {
+      auto corr = [&](double rotations) {
+        return double(dim) * std::log(context / (rotations * 2.0 * kPi)) / (2.0 * std::log(c.base));
+      };
+      const double lo = std::max(std::floor(corr(c.beta_fast)), 0.0);
+      double hi = std::min(std::ceil(corr(c.beta_slow)), double(dim - 1));
+      if (hi == lo) hi += 0.001;
+      const double ramp = std::min(1.0, std::max(0.0, (double(j) - lo) / (hi - lo)));
+      const double e = (1.0 - ramp) * c.extrapolation_factor;
+      w = w / s * (1.0 - e) + w * e;
+    }
+    if (c.scaling == POSENC_ROPE_SCALING_LLAMA3) {
+      const double wavelength = 2.0 * kPi / w;
+      if (wavelength > context / c.low_freq_factor) {
+        w /= s;
+      } else if (wavelength >= context / c.high_freq_factor) {
+        const double g =
+            (context / wavelength - c.low_freq_factor) / (c.high_freq_factor - c.low_freq_factor);
+        w = (1.0 - g) * w / s + g * w;
+      }
+    }
+    axis.push_back(w);
+  }
+  *attention_factor = 1.0;
+  if (c.scaling == POSENC_ROPE_SCALING_YARN) {
+    *attention_factor =
+        c.attention_factor > 0.0 ? c.attention_factor : (s > 1.0 ? 0.1 * std::log(s) + 1.0 : 1.0);
+  }
+  std::vector<double> per_pair(size_t(c.rotary_dim / 2));
+  for (size_t j = 0; j < per_pair.size(); ++j) per_pair[j] = axis[j % axis.size()];
+  return per_pair;
+}
 
 std::vector<double> rope(const RopeReference& r, const float* x) {
   const int64_t pairs = r.rotary_dim / 2;

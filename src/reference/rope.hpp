@@ -19,6 +19,12 @@ struct RopeReference {
   std::vector<int64_t> positions;  // [batch, tokens]
 };
 
+// The inverse frequency of every pair (rotary_dim/2; in 2D the second half
+// repeats the first) and the attention factor of a config's scaling, from
+// the formulas of posenc/rope.h (transformers' modeling_rope_utils) in
+// double.
+std::vector<double> rope_inverse_frequencies(const posenc_rope_config& c, double* attention_factor);
+
 // x rotated, of the same shape and layout as x.
 std::vector<double> rope(const RopeReference& r, const float* x);
 
