@@ -36,6 +36,10 @@ struct Problem {
   std::function<std::vector<float>()> output;
   // The same output from the naive loops in double (src/reference).
   std::function<std::vector<double>()> reference;
+  // Given the reference, what each output's error is measured in (bf16
+  // attention: m + |want|, values.hpp's kBf16AttentionTolerance says why);
+  // empty: 1, the case's tolerance absolute.
+  std::function<std::vector<double>(const std::vector<double>&)> error_units;
   // The same result the baseline way (the case's baseline_name); empty if none.
   std::function<void()> baseline;
   // How far the baseline's own way may stray beyond the case's tolerance (the
@@ -52,8 +56,9 @@ struct Case {
   // demo`; "bench": timed by `posenc bench` and posenc_bench. Every case,
   // tagged or not, is run by the tests.
   std::vector<std::string> tags;
-  // Largest |output - reference| accepted; 0: bit for bit. Masked (-inf)
-  // and NaN outputs must match exactly.
+  // Largest |output - reference| accepted (in the problem's error_units
+  // where it has them); 0: bit for bit. Masked (-inf) and NaN outputs must
+  // match exactly.
   double tolerance = 0;
   // The way a problem's `baseline` computes the result ("naive",
   // "pad/reshape", "unfused", ...); a problem whose options that way does

@@ -68,7 +68,10 @@ Checked check_problem(const Problem& problem, double tolerance, posenc_context* 
     checked.failure = failure_reason(checked.status);
     return checked;
   }
-  checked.max_error = max_error(problem.output(), problem.reference());
+  const std::vector<double> want = problem.reference();
+  checked.max_error =
+      max_error(problem.output(), want,
+                problem.error_units ? problem.error_units(want) : std::vector<double>());
   return checked;
 }
 

@@ -77,8 +77,11 @@ std::vector<float> rounded_to_bf16(const std::vector<float>& values) {
   return from_bf16(to_bf16(values));
 }
 
-double max_error(const std::vector<float>& got, const std::vector<double>& want) {
-  if (got.size() != want.size()) return std::numeric_limits<double>::infinity();
+double max_error(const std::vector<float>& got, const std::vector<double>& want,
+                 const std::vector<double>& units) {
+  if (got.size() != want.size() || (!units.empty() && units.size() != want.size())) {
+    return std::numeric_limits<double>::infinity();
+  }
   double worst = 0.0;
   for (size_t i = 0; i < want.size(); ++i) {
     const double g = got[i], w = want[i];
@@ -87,7 +90,7 @@ double max_error(const std::vector<float>& got, const std::vector<double>& want)
       if (!same) return std::numeric_limits<double>::infinity();
       continue;
     }
-    const double err = std::fabs(g - w);
+    const double err = std::fabs(g - w) / (units.empty() ? 1.0 : units[i]);
     if (std::isnan(err)) return err;
     if (err > worst) worst = err;
   }

@@ -29,8 +29,20 @@ std::vector<float> from_bf16(const std::vector<uint16_t>& bits);
 // The values rounded to bf16, as fp32: what a bf16 op reads.
 std::vector<float> rounded_to_bf16(const std::vector<float>& values);
 
-// Largest |got[i] - want[i]|; infinite where an infinity or NaN of `want`
-// is not matched exactly, NaN where `got` is NaN and `want` is not.
-double max_error(const std::vector<float>& got, const std::vector<double>& want);
+// Largest |got[i] - want[i]| / units[i] (units empty: 1); infinite where an
+// infinity or NaN of `want` is not matched exactly, NaN where `got` is NaN
+// and `want` is not.
+double max_error(const std::vector<float>& got, const std::vector<double>& want,
+                 const std::vector<double>& units = {});
+
+// The bf16 attention's bound against the double reference on the same bf16
+// inputs, in units of m + |want|, m = sum_j p_j |v_j| (the reference on
+// |v|): the probabilities rounded to bf16 (2^-8 relative each) move an
+// output by up to 2^-8 m, an error e in the logits (bf16 operands of the
+// bias GEMMs) by up to e (m + |want|), the output's rounding by 2^-8 |want|.
+// The tests' largest error, on AMX, is 0.39 of it, and an output scaled by
+// 0.98 fails it. (An absolute 1e-2 passed an all-zero output of 70000 keys,
+// whose |want| is near m / sqrt(keys).)
+inline constexpr double kBf16AttentionTolerance = 0x1p-7;
 
 }  // namespace posenc::cases

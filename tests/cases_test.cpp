@@ -96,7 +96,12 @@ TEST_P(Cases, MatchReferenceWithTheSameBitsAtAnyThreadCount) {
     if (first.empty()) {
       const std::vector<double> want = problem.reference();
       ASSERT_EQ(out.size(), want.size());
-      EXPECT_TRUE(all_close(out.data(), want, c.tolerance, 0.0));
+      if (problem.error_units) {
+        EXPECT_LE(cases::max_error(out, want, problem.error_units(want)), c.tolerance)
+            << "in units of the error_units";
+      } else {
+        EXPECT_TRUE(all_close(out.data(), want, c.tolerance, 0.0));
+      }
       first = out;
       continue;
     }
@@ -124,8 +129,10 @@ TEST(CaseBaselines, ComputeTheReferenceResult) {
     const std::vector<float> out = problem.output();
     const std::vector<double> want = problem.reference();
     ASSERT_EQ(out.size(), want.size());
-    EXPECT_TRUE(all_close(out.data(), want,
-                           std::max(c.tolerance, kBaselineTolerance) + problem.baseline_error, 0.0));
+    // A bf16 attention's baseline is the fp32 call (its tolerance is in error_units).
+    const double tolerance =
+        problem.error_units ? kBaselineTolerance : std::max(c.tolerance, kBaselineTolerance);
+    EXPECT_TRUE(all_close(out.data(), want, tolerance + problem.baseline_error, 0.0));
   }
 }
 

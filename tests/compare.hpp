@@ -18,16 +18,9 @@ namespace posenc::test {
 // where the block rounds them to bf16.
 inline constexpr double kBf16Tol = 1e-2;
 
-// The bf16 attention's bound against the double reference on the same bf16
-// inputs, scaled to what bf16 rounding moves. With m = sum_j p_j |v_j| (the
-// reference on |v|): the probabilities rounded to bf16 (2^-8 relative each)
-// move an output by up to 2^-8 m, an error e in the logits (bf16 operands
-// of the bias GEMMs) by up to e (m + |want|), the output's rounding by 2^-8
-// |want|. So |got - want| <= kBf16AttentionTol (m + |want|): the suite's
-// largest error, on AMX, is 0.39 of it, and an output scaled by 0.98 fails
-// it. (kBf16Tol passed an all-zero output of 70000 keys, whose |want| is
-// near m / sqrt(keys).)
-inline constexpr double kBf16AttentionTol = 0x1p-7;
+// The bf16 attention's bound: |got - want| <= kBf16AttentionTol (m + |want|),
+// m the reference on |v| (cases/values.hpp says why).
+inline constexpr double kBf16AttentionTol = cases::kBf16AttentionTolerance;
 ::testing::AssertionResult bf16_attention_close(const float* got, const std::vector<double>& want,
                                                 const std::vector<double>& magnitudes);
 
