@@ -463,9 +463,7 @@ Problem problem_of(const std::shared_ptr<AttentionBuffers>& b) {
   p.reference = [b] { return b->reference(); };
   if (b->desc().dtype == POSENC_BF16) {
     p.error_units = [b](const std::vector<double>& want) {
-      std::vector<double> units = b->magnitudes();
-      for (size_t i = 0; i < units.size(); ++i) units[i] += std::fabs(want[i]);
-      return units;
+      return bf16_attention_units(b->magnitudes(), want);
     };
   }
   return p;

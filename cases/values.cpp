@@ -98,4 +98,12 @@ double max_error(const std::vector<float>& got, const std::vector<double>& want,
   return worst;
 }
 
+std::vector<double> bf16_attention_units(const std::vector<double>& magnitudes,
+                                         const std::vector<double>& want) {
+  std::vector<double> units(want.size(), std::numeric_limits<double>::quiet_NaN());
+  if (magnitudes.size() != want.size()) return units;
+  for (size_t i = 0; i < units.size(); ++i) units[i] = magnitudes[i] + std::fabs(want[i]);
+  return units;
+}
+
 }  // namespace posenc::cases

@@ -45,4 +45,9 @@ double max_error(const std::vector<float>& got, const std::vector<double>& want,
 // whose |want| is near m / sqrt(keys).)
 inline constexpr double kBf16AttentionTolerance = 0x1p-7;
 
+// The bound's units, m[i] + |want[i]|, from the reference on |v| and the
+// reference; all NaN where their sizes differ, so that no inexact output passes.
+std::vector<double> bf16_attention_units(const std::vector<double>& magnitudes,
+                                         const std::vector<double>& want);
+
 }  // namespace posenc::cases

@@ -57,9 +57,10 @@ auto tolerance(double atol, double rtol, const std::vector<double>& want) {
 
 ::testing::AssertionResult bf16_attention_close(const float* got, const std::vector<double>& want,
                                                 const std::vector<double>& magnitudes) {
+  const std::vector<double> units = cases::bf16_attention_units(magnitudes, want);
   return compare(
       want.size(), [got](size_t i) { return double(got[i]); }, want,
-      [&](size_t i) { return kBf16AttentionTol * (magnitudes[i] + std::fabs(want[i])); });
+      [&](size_t i) { return kBf16AttentionTol * units[i]; });
 }
 
 float float_from_bits(uint32_t bits) {
