@@ -336,22 +336,11 @@ class AttentionBuffers {
     posenc_attention(nullptr, &d, &t, dense_workspace_.data(), dense_workspace_.size());
   }
 
-  std::vector<double> reference() { return reference_with(inputs()); }
+  std::vector<double> reference() { return with_sequence_lengths(inputs(), reference::attention); }
 
-  // The reference on the magnitudes of v and of the relative values' table
-  // (q, k and the rest as they are): per output, m = sum_j p_j |v_j|, which
-  // the bf16 error bound scales with.
+  // The reference on |v| and |value_table| (the bf16 error bound's m).
   std::vector<double> magnitudes() {
-    reference::AttentionInputs in = inputs();
-    const size_t v_buffer = qkv_buffers_ == 1 ? 0 : 2;  // a packed qkv: v within it
-    const std::vector<float> v = absolute_values(*f32_[v_buffer]);
-    in.v = v.data() + (in.v - f32_[v_buffer]->data());
-    std::vector<float> value_table;
-    if (desc_.relative_values) {
-      value_table = absolute_values(*f32_.back());
-      in.value_table = value_table.data();
-    }
-    return reference_with(in);
+    return with_sequence_lengths(inputs(), reference::attention_value_magnitudes);
   }
 
   // The output as the reference gives it (a STRIDED one densely).
@@ -425,16 +414,13 @@ class AttentionBuffers {
                                       f(t.value_table), mask_.f32.data()};
   }
 
-  std::vector<double> reference_with(reference::AttentionInputs in) const {
+  // reference_loop(desc, in) with the sequence lengths as int64.
+  template <class ReferenceLoop>
+  std::vector<double> with_sequence_lengths(reference::AttentionInputs in,
+                                            const ReferenceLoop& reference_loop) const {
     const std::vector<int64_t> lengths(lengths_.begin(), lengths_.end());
     if (!lengths.empty()) in.kv_lengths = in.q_lengths = lengths.data();
-    return reference::attention(desc_, in);
-  }
-
-  static std::vector<float> absolute_values(const std::vector<float>& x) {
-    std::vector<float> magnitudes(x.size());
-    std::transform(x.begin(), x.end(), magnitudes.begin(), [](float e) { return std::fabs(e); });
-    return magnitudes;
+    return reference_loop(desc_, in);
   }
 
   posenc_attention_desc desc_;

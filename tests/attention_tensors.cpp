@@ -1,7 +1,6 @@
 #include "attention_tensors.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -83,17 +82,6 @@ reference::AttentionInputs AttentionTensors::reference() const {
   return in;
 }
 
-AttentionTensors AttentionTensors::with_value_magnitudes() const {
-  AttentionTensors magnitudes = *this;
-  for (Tensor x : {Tensor::v, Tensor::value_table}) {
-    std::vector<float> values = floats_[index(source_[index(x)])];
-    for (float& value : values) value = std::fabs(value);
-    magnitudes.floats_[index(x)] = std::move(values);
-    magnitudes.source_[index(x)] = x;  // the offset into it kept
-  }
-  return magnitudes;
-}
-
 posenc_attention_tensors AttentionTensors::tensors(void* out) const {
   for (size_t i = 0; i < kCount; ++i) {
     bits_[i] = passed_as_bf16(Tensor(i)) ? to_bf16(floats_[i]) : std::vector<uint16_t>{};
@@ -154,10 +142,6 @@ std::vector<float> run(posenc_context* context, const AttentionTensors& call,
   return rows;
 }
 
-std::vector<double> reference_magnitudes(const AttentionTensors& call) {
-  return reference::attention(call.desc(), call.with_value_magnitudes().reference());
-}
-
 ::testing::AssertionResult close_to_reference(const std::vector<float>& got,
                                               const std::vector<double>& want,
                                               const AttentionTensors& call, double atol,
@@ -165,7 +149,7 @@ std::vector<double> reference_magnitudes(const AttentionTensors& call) {
   const posenc_attention_desc& d = call.desc();
   return attention_close(
       got, want, d.dtype == POSENC_BF16 || d.out_dtype == POSENC_BF16,
-      [&] { return reference_magnitudes(call); }, atol, rtol);
+      [&] { return reference::attention_value_magnitudes(d, call.reference()); }, atol, rtol);
 }
 
 ::testing::AssertionResult same_bits_at_1_to_3_threads(posenc_isa isa,

@@ -56,9 +56,6 @@ class AttentionTensors {
 
   // The inputs of the reference loops (fp32, per-sequence values as int64).
   reference::AttentionInputs reference() const;
-  // The call with the magnitudes of v's and the relative values' table's
-  // values (a view of another tensor's buffer gets a buffer of its own).
-  AttentionTensors with_value_magnitudes() const;
   // The tensors as posenc_attention takes them, with `out`; the bf16 copies
   // are made now (of the values as they are) and live until the next call.
   posenc_attention_tensors tensors(void* out) const;
@@ -90,11 +87,6 @@ std::vector<float> run(posenc_context* context, const AttentionTensors& call, bo
 // the call's, some of them replaced.
 std::vector<float> run(posenc_context* context, const AttentionTensors& call,
                        posenc_attention_tensors tensors, bool asked_workspace);
-
-// sum_j p_ij (|v_jc| + |RV_row(i,j),c|) for each output element (i, c) of
-// the call: its reference with the magnitudes of v and of the relative
-// values, the scale of what bf16 rounding can move (kBf16AttentionTol).
-std::vector<double> reference_magnitudes(const AttentionTensors& call);
 
 // got, the call's output, against want, its double reference: within atol +
 // rtol |want| in fp32; in bf16 (dtype or out_dtype) as bf16_attention_close.

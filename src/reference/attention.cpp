@@ -72,9 +72,11 @@ std::vector<double> dense_position_bias(const posenc_attention_desc& d, const fl
   return position_bias(ops::position_bias_desc_of(d, query_offset), table);
 }
 
+// value_magnitudes: |value_table|'s rows in place of value_table's (v is the
+// caller's).
 std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRows& q,
-                                   const HeadRows& k, const HeadRows& v,
-                                   const AttentionInputs& in) {
+                                   const HeadRows& k, const HeadRows& v, const AttentionInputs& in,
+                                   bool value_magnitudes = false) {
   const int64_t dh = d.head_dim, dv = value_head_dim_of(d);
   const double alpha = d.bias_uses_scaled_q ? double(d.scale) : 1.0;
   int64_t max_offset = d.query_offset;
@@ -168,7 +170,9 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRow
           for (int64_t c = 0; c < dv; ++c) o[c] += a * vs[size_t(j * dv + c)];
           if (d.relative_values) {
             const float* rv = table_of(in.value_table, table_rows, h, relative_row(i, j), dv);
-            for (int64_t c = 0; c < dv; ++c) o[c] += a * double(rv[c]);
+            for (int64_t c = 0; c < dv; ++c) {
+              o[c] += a * (value_magnitudes ? std::fabs(double(rv[c])) : double(rv[c]));
+            }
           }
         }
       }
@@ -210,6 +214,16 @@ std::vector<double> attention(const posenc_attention_desc& d, const AttentionInp
                         head_rows(d, in.k, d.k_strides, kv_heads, d.kv_len, d.head_dim),
                         head_rows(d, in.v, d.v_strides, kv_heads, d.kv_len, value_head_dim_of(d)),
                         in);
+}
+
+std::vector<double> attention_value_magnitudes(const posenc_attention_desc& d,
+                                               const AttentionInputs& in) {
+  const int64_t kv_heads = kv_heads_of(d);
+  HeadRows v = head_rows(d, in.v, d.v_strides, kv_heads, d.kv_len, value_head_dim_of(d));
+  for (double& value : v.values) value = std::fabs(value);
+  return attention_core(d, head_rows(d, in.q, d.q_strides, d.heads, d.q_len, d.head_dim),
+                        head_rows(d, in.k, d.k_strides, kv_heads, d.kv_len, d.head_dim), v, in,
+                        /*value_magnitudes=*/true);
 }
 
 std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& d, const float* fmap,

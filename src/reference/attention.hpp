@@ -45,6 +45,12 @@ int64_t value_head_dim_of(const posenc_attention_desc& desc);
 // [batch, heads, q_len, value_head_dim] for STRIDED.
 std::vector<double> attention(const posenc_attention_desc& desc, const AttentionInputs& in);
 
+// The attention of |v| and |value_table| (q, k and the rest as they are):
+// per output, m = sum_j p_j (|v_j| + |RV_j|), the scale by which rounding the
+// probabilities can move it (the bf16 attention's error bound).
+std::vector<double> attention_value_magnitudes(const posenc_attention_desc& desc,
+                                               const AttentionInputs& in);
+
 // out [batch, heads*value_head_dim, height / stride, width / stride] (value
 // head size 0: head_dim); w_qkv [heads*(2*head_dim + value_head_dim),
 // channels], q, k and v channels in timm's split; qkv_bias may be NULL.
