@@ -138,6 +138,22 @@ if(NOT status EQUAL 2 OR NOT error MATCHES "POSENC_MAX_ISA=avx-2" OR NOT printed
   message(FATAL_ERROR "posenc check under POSENC_MAX_ISA=avx-2: status ${status}, "
                       "stderr '${error}', stdout '${printed}'")
 endif()
+# "-h" as an option's value is no request for help.
+foreach(command IN ITEMS "bench;--filter;-h" "viz;--prefix;-h;--only;table")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env POSENC_MAX_ISA=avx-2 ${POSENC} ${command}
+                  TIMEOUT 20 RESULT_VARIABLE status OUTPUT_VARIABLE printed ERROR_VARIABLE error)
+  if(NOT status EQUAL 2 OR NOT error MATCHES "POSENC_MAX_ISA=avx-2" OR NOT printed STREQUAL "")
+    message(FATAL_ERROR "posenc ${command} under POSENC_MAX_ISA=avx-2: status ${status}, "
+                        "stderr '${error}', stdout '${printed}'")
+  endif()
+endforeach()
+foreach(command IN ITEMS "bench;--help" "viz;-h")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env POSENC_MAX_ISA=avx-2 ${POSENC} ${command}
+                  TIMEOUT 20 RESULT_VARIABLE status OUTPUT_VARIABLE printed)
+  if(NOT status EQUAL 0 OR NOT printed MATCHES "usage")
+    message(FATAL_ERROR "posenc ${command} under POSENC_MAX_ISA=avx-2: status ${status}")
+  endif()
+endforeach()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env POSENC_MAX_ISA=avx-2 ${POSENC} info --help
                 TIMEOUT 20 RESULT_VARIABLE status OUTPUT_VARIABLE printed)
 if(NOT status EQUAL 0 OR NOT printed MATCHES "usage: posenc info")

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "runtime/isa_cap.hpp"
+
 namespace posenc::cli {
 
 int64_t parse_int(const std::string& option, const std::string& text, int64_t lo, int64_t hi) {
@@ -24,6 +26,13 @@ std::optional<std::pair<std::string, std::string>> joined_option(const std::stri
   const size_t equals = arg.find('=');
   if (arg.rfind("--", 0) != 0 || equals == std::string::npos) return std::nullopt;
   return std::make_pair(arg.substr(0, equals), arg.substr(equals + 1));
+}
+
+void require_known_isa_cap() {
+  posenc_isa isa;
+  if (environment_isa_cap(&isa) != EnvironmentCap::kUnknown) return;
+  throw BadArgument(std::string("POSENC_MAX_ISA=") + std::getenv("POSENC_MAX_ISA") +
+                    ": unknown ISA (expected one of " + isa_names() + "; empty or unset: no cap)");
 }
 
 }  // namespace posenc::cli

@@ -21,4 +21,11 @@ int64_t parse_int(const std::string& option, const std::string& text, int64_t lo
 // (the commands also take "--name value" as two).
 std::optional<std::pair<std::string, std::string>> joined_option(const std::string& arg);
 
+// Throws BadArgument unless POSENC_MAX_ISA is unset, empty or a name the
+// library takes: the library only warns about a bad name and runs uncapped,
+// so a mistyped cap would let `posenc check` pass on paths it was meant to
+// leave out. Each command calls it once its arguments are read and it is not
+// asked for help (help is given whatever the cap says).
+void require_known_isa_cap();
+
 }  // namespace posenc::cli

@@ -102,6 +102,7 @@ int run_bench(int argc, char** argv) {
     std::puts(kUsage);
     return 0;
   }
+  require_known_isa_cap();
   const std::vector<cases::Case> selected =
       cases::select(cases::all_cases(), options.tag, options.filter);
   if (selected.empty()) {

@@ -1,5 +1,7 @@
 // The subcommands of the posenc program; each returns the process exit code.
-// info, demo and check take no arguments: main refuses any before calling them.
+// info, demo and check take no arguments: main refuses any and checks
+// POSENC_MAX_ISA before calling them; bench and viz check it once they have
+// read theirs (require_known_isa_cap).
 #pragma once
 
 namespace posenc::cli {

@@ -1,8 +1,6 @@
 // posenc: command-line front end of the library.
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -10,7 +8,6 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "posenc/core.h"
-#include "runtime/isa_cap.hpp"
 
 namespace {
 
@@ -74,19 +71,6 @@ const Command* find_command(const char* name) {
   return nullptr;
 }
 
-// Whether POSENC_MAX_ISA is unset, empty or a name the library takes; if not,
-// says so. The library only warns about a bad name and runs uncapped, so a
-// mistyped cap would let `posenc check` pass on paths it was meant to leave out.
-bool max_isa_environment_valid(const char* command) {
-  posenc_isa isa;
-  if (posenc::environment_isa_cap(&isa) != posenc::EnvironmentCap::kUnknown) return true;
-  std::fprintf(stderr,
-               "posenc %s: POSENC_MAX_ISA=%s: unknown ISA (expected one of %s; empty or "
-               "unset: no cap)\n",
-               command, std::getenv("POSENC_MAX_ISA"), posenc::isa_names().c_str());
-  return false;
-}
-
 // status, unless what was printed to stdout did not all reach it (a full
 // disk; a closed pipe where SIGPIPE is ignored): then 1, with a message.
 int with_stdout_written(const char* command, int status) {
@@ -120,9 +104,6 @@ int run(int argc, char** argv) {
     print_usage(stderr);
     return 2;
   }
-  // (Help is given whatever the cap says.)
-  const bool asks_for_help = std::any_of(argv + 2, argv + argc, is_help);
-  if (!asks_for_help && !max_isa_environment_valid(name)) return 2;
   if (!command->takes_arguments && argc > 2) {
     if (argc == 3 && is_help(argv[2])) {
       std::printf("usage: posenc %s\n  ", name);
@@ -137,10 +118,11 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "posenc %s: unexpected argument '%s' (none taken)\n", name, unexpected);
     return 2;
   }
-  // A bad argument ends the command with status 2; a failure it does not
-  // handle itself (posenc::Error names the function and the argument) with
-  // status 1; both print the message, neither aborts.
+  // A bad argument (or POSENC_MAX_ISA) ends the command with status 2; a
+  // failure it does not handle itself (posenc::Error names the function and
+  // the argument) with status 1; both print the message, neither aborts.
   try {
+    if (!command->takes_arguments) posenc::cli::require_known_isa_cap();
     return command->run(argc - 1, argv + 1);
   } catch (const posenc::cli::BadArgument& e) {
     std::fprintf(stderr, "posenc %s: %s\n", name, e.what());
