@@ -70,6 +70,15 @@ if(NOT status EQUAL 2 OR NOT error MATCHES "--table: .*4097 rows.*more than 4096
   message(FATAL_ERROR "a table of 4097 rows gave status ${status} and '${error}'")
 endif()
 
+# A --table that cannot be read is refused before any figure is computed
+# (the similarity of 4096 positions of 8192 dimensions takes over a minute).
+execute_process(COMMAND ${POSENC} viz --out ${OUT}/unread --only similarity --length 4096
+                        --dim 8192 --table ${OUT}/missing.f32 --table-dim 4
+                TIMEOUT 20 RESULT_VARIABLE status ERROR_VARIABLE error)
+if(NOT status EQUAL 2 OR NOT error MATCHES "--table: .*missing.f32")
+  message(FATAL_ERROR "an unreadable --table gave status ${status} and '${error}'")
+endif()
+
 # Every figure or none: a folder where the last figure goes fails the run
 # before any file is put in place, and an old figure stays as it was.
 set(taken ${OUT}/taken)
@@ -84,6 +93,23 @@ if(NOT status EQUAL 1 OR NOT error MATCHES "relative_bias_cols.png: a folder is 
    NOT printed STREQUAL "" OR NOT kept STREQUAL "old" OR NOT count EQUAL 2)
   message(FATAL_ERROR "a folder in a figure's place gave status ${status}, '${error}', "
                       "printed '${printed}', left ${written}")
+endif()
+
+# Paths that cannot reach stdout (a full disk): status 1, the old figure
+# stays as it was and no partial file is left.
+if(EXISTS /dev/full)
+  set(unprinted ${OUT}/unprinted)
+  file(MAKE_DIRECTORY ${unprinted})
+  file(WRITE ${unprinted}/sinusoid_table.png "old")
+  execute_process(COMMAND ${POSENC} viz --out ${unprinted} --only table OUTPUT_FILE /dev/full
+                  RESULT_VARIABLE status ERROR_VARIABLE error)
+  file(READ ${unprinted}/sinusoid_table.png kept)
+  file(GLOB written ${unprinted}/*)
+  list(LENGTH written count)
+  if(NOT status EQUAL 1 OR NOT error MATCHES "cannot write the standard output" OR
+     NOT kept STREQUAL "old" OR NOT count EQUAL 1)
+    message(FATAL_ERROR "viz >/dev/full gave status ${status}, '${error}', left ${written}")
+  endif()
 endif()
 
 # A write that fails (files limited to 512 bytes) names the system's reason

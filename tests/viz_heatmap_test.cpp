@@ -108,6 +108,33 @@ std::array<int, 4> extent(const Image& image, Rgb c) {
   return box;
 }
 
+// A 2 x 2 map's cells are 256 px: its marker stays within 6 px of the marked
+// cell (NaN, grey), off the title and the colour bar's labels.
+TEST(VizHeatmap, MarkerOfABigCellStaysNearIt) {
+  Heatmap h;
+  h.rows = 2;
+  h.cols = 2;
+  h.values = {0.0f, std::nanf(""), 0.5f, 1.0f};
+  h.title = "a title";
+  h.scale = {&ColorMap::diverging(), -1.0, 1.0};
+  const Image plain = render_heatmap(h);
+  const std::array<int, 4> cell = extent(plain, Rgb{128, 128, 128});
+  ASSERT_GE(cell[2] - cell[0] + 1, 200);
+  h.marker = Cell{0, 1};
+  const Image marked = render_heatmap(h);
+  int changed = 0;
+  for (int y = 0; y < plain.height(); ++y) {
+    for (int x = 0; x < plain.width(); ++x) {
+      if (plain.at(x, y) == marked.at(x, y)) continue;
+      ++changed;
+      EXPECT_TRUE(x >= cell[0] - 6 && x <= cell[2] + 6 && y >= cell[1] - 6 && y <= cell[3] + 6)
+          << "the marker drew at (" << x << ", " << y << ")";
+      if (HasFailure()) return;
+    }
+  }
+  EXPECT_GT(changed, 0);
+}
+
 // A table of 32 rows by 4 columns, all NaN (grey, a colour the colour bar
 // lacks): its plot is 64 x 512 with square cells and 512 x 512 stretched.
 TEST(VizHeatmap, CellsAreSquareUnlessStretched) {

@@ -60,6 +60,7 @@ int run_viz(int argc, char** argv) {
     print_viz_help();
     return 0;
   }
+  require_known_isa_cap();
   check_out_dir(options.out_dir);
   // Every figure is computed (and --table read) before the folder is made,
   // and every file written before any is put in place.
@@ -67,6 +68,7 @@ int run_viz(int argc, char** argv) {
   for (NamedFigure& figure : relative_figures(options)) figures.push_back(std::move(figure));
   std::vector<std::string> paths;
   std::vector<fs::path> made;
+  bool paths_printed = false;
   try {
     made = missing_folders(options.out_dir);
     fs::create_directories(options.out_dir);
@@ -75,14 +77,18 @@ int run_viz(int argc, char** argv) {
       paths.push_back(options.out_dir + "/" + options.prefix + figure.file);
       files.stage(paths.back(), viz::render_heatmap(figure.heatmap));
     }
-    files.commit();
+    // The paths reach stdout before the files are put in place: where they
+    // cannot (main says why, status 1), the old files stay.
+    for (const std::string& path : paths) std::printf("%s\n", path.c_str());
+    paths_printed = std::fflush(stdout) == 0 && !std::ferror(stdout);
+    if (paths_printed) files.commit();
   } catch (const std::exception& e) {
     remove_if_empty(made);
     std::fprintf(stderr, "posenc viz: %s\n", e.what());
     return 1;
   }
-  for (const std::string& path : paths) std::printf("%s\n", path.c_str());
-  return 0;
+  if (!paths_printed) remove_if_empty(made);  // the partial files are gone
+  return paths_printed ? 0 : 1;
 }
 
 }  // namespace posenc::cli

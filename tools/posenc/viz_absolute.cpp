@@ -60,6 +60,11 @@ viz::RawTable load_table(const VizOptions& o) {
 
 std::vector<NamedFigure> absolute_figures(const VizOptions& o) {
   const bool all = o.only.empty();
+  const bool similarity = all || o.only.count("similarity");
+  // --table is read before any figure is computed: a bad one ends the
+  // command at once.
+  viz::RawTable learned;
+  if (similarity && !o.table_path.empty()) learned = load_table(o);
   std::vector<NamedFigure> figures;
   std::vector<float> table(size_t(o.length * o.dim));
   const Sinusoid sinusoid{o.base, SinCosLayout(o.layout)};
@@ -79,13 +84,12 @@ std::vector<NamedFigure> absolute_figures(const VizOptions& o) {
     h.square_cells = false;
     figures.push_back({"sinusoid_table.png", std::move(h)});
   }
-  if (all || o.only.count("similarity")) {
+  if (similarity) {
     figures.push_back(
         {"sinusoid_similarity.png",
          similarity_heatmap(table.data(), o.length, o.dim,
                             "cosine similarity of the sinusoid, " + shape_text(o.length, o.dim))});
     if (!o.table_path.empty()) {
-      const viz::RawTable learned = load_table(o);
       const std::string name = o.table_path.substr(o.table_path.find_last_of('/') + 1);
       figures.push_back({"table_similarity.png",
                          similarity_heatmap(learned.values.data(), learned.rows, learned.dim,

@@ -37,7 +37,8 @@ void add_logits(const VizOptions& o, std::vector<NamedFigure>& figures) {
   // along its diagonals: the logit depends on j - i only.
   std::vector<float> q = random_normal(o.independent_queries ? t : 1, d, 1.0, rng);
   if (!o.independent_queries) {
-    for (int64_t i = 1; i < t; ++i) q.insert(q.end(), q.begin(), q.begin() + d);
+    q.resize(size_t(t * d));
+    for (int64_t i = 1; i < t; ++i) std::copy_n(q.begin(), d, q.begin() + i * d);
   }
   const std::vector<float> table = random_table(2 * t - 1, d, rng);
   std::vector<float> logits(size_t(t * t));

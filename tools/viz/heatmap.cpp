@@ -103,7 +103,9 @@ void draw_cells(Image& image, const Heatmap& h, const Layout& l) {
 }
 
 void draw_marker(Image& image, const Cell& m, const Layout& l) {
-  const int t = std::max(1, std::min(l.cell_w, l.cell_h) / 6);
+  // The frame reaches 2t past the cell: at most 6 px, inside the gaps
+  // around the plot (big cells of a small map would reach the title).
+  const int t = std::clamp(std::min(l.cell_w, l.cell_h) / 6, 1, 3);
   const int x = l.plot_x + m.col * l.cell_w, y = l.plot_y + m.row * l.cell_h;
   image.frame_rect(x - 2 * t, y - 2 * t, l.cell_w + 4 * t, l.cell_h + 4 * t, t, kBlack);
   image.frame_rect(x - t, y - t, l.cell_w + 2 * t, l.cell_h + 2 * t, t, kWhite);
