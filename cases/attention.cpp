@@ -12,6 +12,8 @@
 // reads and writes (with grouped kv heads, k and v of kv_heads heads: a
 // decode step's bytes are its keys and values, so "of memcpy" is its read
 // bandwidth against the copy's).
+#include "posenc/attention.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -26,8 +28,8 @@
 #include "cases/values.hpp"
 #include "ops/attention/position_bias.hpp"
 #include "ops/attention/problem.hpp"
-#include "posenc/attention.hpp"
 #include "reference/attention.hpp"
+#include "reference/relative.hpp"
 
 namespace posenc::cases {
 namespace {
@@ -166,7 +168,7 @@ std::string describe(const posenc_attention_desc& d) {
 
 // Rows of the 1D table (and of the value table), as posenc/attention.h says.
 int64_t table_rows(const posenc_attention_desc& d) {
-  return d.max_distance > 0 ? 2 * d.max_distance + 1 : d.q_len + d.kv_len - 1;
+  return reference::table_rows_1d(d.query_offset, d.q_len, d.kv_len, d.max_distance);
 }
 
 // The (query, key) pairs of a head that take part: key j <= query_offset + i
@@ -180,15 +182,23 @@ double visible_pairs(const posenc_attention_desc& d) {
   return pairs;
 }
 
+// q k^T and p v over the visible pairs, and the products with the tables at
+// the PyTorch code's sizes: each query against every row of the bias table
+// (ABSOLUTE's kv_len rows) and the probabilities against every row of the
+// value table.
 double flops_of(const posenc_attention_desc& d) {
-  const double bh = double(d.batch * d.heads), dh = double(d.head_dim);
-  double position_rows = 0.0;
+  const double bh = double(d.batch * d.heads), q = double(d.q_len);
+  const double dh = double(d.head_dim), dv = double(reference::value_head_dim_of(d));
+  double bias_rows = 0.0;
   if (is_2d(d)) {
-    position_rows = double(rows_h(d) + rows_w(d));
-  } else if ((d.bias != POSENC_BIAS_NONE && !ops::is_position_bias(d.bias)) || d.relative_values) {
-    position_rows = double(table_rows(d));
+    bias_rows = double(rows_h(d) + rows_w(d));
+  } else if (d.bias == POSENC_BIAS_ABSOLUTE) {
+    bias_rows = double(d.kv_len);
+  } else if (d.bias == POSENC_BIAS_RELATIVE_1D) {
+    bias_rows = double(table_rows(d));
   }
-  return bh * dh * (4.0 * visible_pairs(d) + 2.0 * double(d.q_len) * position_rows);
+  const double value_rows = d.relative_values ? double(table_rows(d)) : 0.0;
+  return bh * 2.0 * (visible_pairs(d) * (dh + dv) + q * (bias_rows * dh + value_rows * dv));
 }
 
 

@@ -7,16 +7,18 @@
 //   and output, for comparison;
 // - 2D relative logits, decomposed and full; and decomposed with SAM's
 //   conventions (tables by query minus key, a key map of another size).
+#include "reference/relative.hpp"
+
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cases/case.hpp"
 #include "cases/timing/machine.hpp"
-#include "reference/relative.hpp"
+#include "cases/values.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
-#include "cases/values.hpp"
 
 namespace posenc::cases {
 namespace {
@@ -125,8 +127,26 @@ std::shared_ptr<Logits> logits(const Spec& s, int64_t table_rows, int64_t out_co
 
 // --- relative_logits_1d: a[i,j] = q_i . R[row(i, j)].
 int64_t table_rows_1d(const Spec& s) {
-  return s.options.clip > 0 ? 2 * s.options.clip + 1
-                            : s.options.query_offset + s.queries + s.keys - 1;
+  return reference::table_rows_1d(s.options.query_offset, s.queries, s.keys, s.options.clip);
+}
+// The table rows the queries of a head read, each a dot product with q:
+// query i's keys' distances j - (p + i) (causal: those up to 0), clamped
+// to [-K, K] where clipped.
+double rows_read_1d(const Spec& s) {
+  const int64_t K = s.options.clip;
+  double rows = 0.0;
+  for (int64_t i = 0; i < s.queries; ++i) {
+    const int64_t position = s.options.query_offset + i;
+    int64_t lo = -position, hi = s.keys - 1 - position;
+    if (s.options.causal) hi = std::min<int64_t>(hi, 0);
+    if (hi < lo) continue;
+    if (K > 0) {
+      lo = std::clamp(lo, -K, K);
+      hi = std::clamp(hi, -K, K);
+    }
+    rows += double(hi - lo + 1);
+  }
+  return rows;
 }
 Problem relative_1d_problem(const Spec& s) {
   const int64_t table_rows = table_rows_1d(s);
@@ -134,7 +154,7 @@ Problem relative_1d_problem(const Spec& s) {
   Problem p;
   p.write_bytes = double(b->out.size()) * kF;
   p.bytes = double(b->q->size() + b->table->size()) * kF + p.write_bytes;
-  p.flops = 2.0 * double(rows_of(s)) * double(s.keys) * double(s.dim);
+  p.flops = 2.0 * double(s.batch * s.heads) * rows_read_1d(s) * double(s.dim);
   p.run = [b, s](posenc_context* ctx) {
     return posenc_relative_logits_1d(ctx, s.batch, s.heads, s.queries, s.keys, s.dim,
                                      b->q->data(), b->table->data(), s.table_heads, &s.options,

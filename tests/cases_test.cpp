@@ -22,6 +22,7 @@
 #include "cases/values.hpp"
 #include "compare.hpp"
 #include "posenc/posenc.h"
+#include "reference/relative.hpp"
 #include "runtime/compiled_isas.hpp"
 
 namespace posenc::test {
@@ -228,6 +229,51 @@ TEST(CaseJson, NullWhereTheTableShowsADashAndForInfOrNan) {
   const std::string guarded = cases::bench_json_row(c, "avx2", timed, infinite);
   EXPECT_NE(guarded.find("\"gbytes_per_s\": null"), std::string::npos) << guarded;
   EXPECT_NE(guarded.find("\"fraction_of_memcpy\": null"), std::string::npos) << guarded;
+}
+
+// The FLOPs of the case `op` of shape `shape` at `size`.
+double case_flops(const std::string& op, const std::string& shape, Size size = Size::full) {
+  for (const Case& c : every_case()) {
+    if (c.op == op && c.shape_at(size) == shape) return c.make(size).flops;
+  }
+  ADD_FAILURE() << "no case " << op << " " << shape;
+  return 0.0;
+}
+
+// The attention's FLOPs, counted from its definition: per head, each
+// visible (query, key) pair's q . k and p v (2 d + 2 d); each query against
+// each of ABSOLUTE's kv_len table rows (2 d), or each of the 1D table's
+// rows (2 d), and the probabilities against each value-table row (2 d).
+TEST(CaseFlops, AttentionCountsItsProductsFromTheDefinition) {
+  const double d = 16, absolute = 2.0 * 3 * (37 * 41 * 4 * d + 37 * 41 * 2 * d);
+  EXPECT_EQ(case_flops("attention_f32", "absolute B2 H3 Tq37 Tk41 d16"), absolute);
+  // Causal from offset 297: query i sees keys 0..297 + i; 2 * 64 + 1 rows.
+  const double dh = 64, rows = 129;
+  double pairs = 0;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 300; ++j) pairs += j <= 297 + i ? 1 : 0;
+  }
+  EXPECT_EQ(case_flops("attention_1d_f32", "1D B2 H4 Tq3 Tk300 d64 BTHD @297 K64 causal values"),
+            2.0 * 4 * (pairs * 4 * dh + 3 * rows * 2 * dh + 3 * rows * 2 * dh));
+}
+
+// relative_logits_1d's FLOPs: a dot product (2 d) for each distinct table
+// row that a query's visible keys read (reference::table_row_1d).
+TEST(CaseFlops, RelativeLogits1dCountsTheRowsEachQueryReads) {
+  const int64_t queries = 257, keys = 257, offset = 5, clip = 40;
+  double rows = 0;
+  for (int64_t i = 0; i < queries; ++i) {
+    std::set<int64_t> read;
+    for (int64_t j = 0; j <= std::min(offset + i, keys - 1); ++j) {
+      read.insert(reference::table_row_1d(offset, queries, clip, i, j));
+    }
+    rows += double(read.size());
+  }
+  EXPECT_EQ(case_flops("relative_logits_1d", "B1 H2 T257 d80 @5 clip40 causal"),
+            2.0 * 2 * rows * 80);
+  // Unclipped and not causal: each query reads one row per key.
+  EXPECT_EQ(case_flops("relative_logits_1d", "B1 H3 T131 d48", Size::test),
+            2.0 * 3 * 131 * 131 * 48);
 }
 
 // bench and info report, and the machine's figures run on, the threads the
