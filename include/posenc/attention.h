@@ -189,11 +189,12 @@
  * key-padding mask); mask_batch is 1, batch, or any m dividing batch, batch
  * item b reading mask b % m (Swin's shifted-window mask with the windows
  * folded into the batch). The mask is read in place, never broadcast into a
- * copy. posenc divides the mask by scale where 2^-24 <= scale < 1 (the
- * softmax applies it), so a finite value beyond FLT_MAX * scale in
- * magnitude overflows. -FLT_MAX (torch.finfo(torch.float32).min, which
- * some code pads with) gives a key weight 0 at any scale in a row that has
- * another key; a row masked everywhere by it is zeros where
+ * copy. posenc divides the mask by scale where scale >= 2^-24 (the
+ * softmax applies it; the round trip may move a value by fp32 rounding), so
+ * below 1 a finite value beyond FLT_MAX * scale in magnitude overflows.
+ * -FLT_MAX (torch.finfo(torch.float32).min, which some code pads with)
+ * gives a key weight 0 at any scale in a row that has another key; a row
+ * masked everywhere by it is zeros where
  * 2^-24 <= scale < 1 (the division made it -inf) and the mean of v at
  * other scales. torch's fp32 softmax gives the mean of v at every scale
  * (scale q.k - FLT_MAX rounds to -FLT_MAX for each key), so at the usual
