@@ -85,7 +85,9 @@ Problem table_problem(const Spec& s) {
     return posenc_sinusoid_table(ctx, s.tokens, s.dim, s.offset, kBase, s.layout, POSENC_F32,
                                  b->out.data());
   };
-  p.reference = [s] { return reference::sinusoid_table(s.tokens, s.dim, s.offset, kBase, s.layout); };
+  p.reference = [s] {
+    return reference::sinusoid_table(s.tokens, s.dim, s.offset, kBase, s.layout);
+  };
   if (s.layout == kInterleaved) {  // the tutorial's layout only
     p.baseline = [b, s] { naive_sinusoid_table(b->out.data(), s.offset, s.tokens, s.dim); };
     p.baseline_error = naive_angle_error(s);

@@ -97,7 +97,9 @@ Problem bias_problem(const posenc_position_bias_desc& d) {
     // Swin registers the index once; only the gather and permute run per forward.
     b->rows = reference::swin_relative_position_index(d.window_height, d.window_width,
                                                       d.class_token != 0);
-    p.baseline = [b, d, table] { gather_then_permute(d, b->rows, table, b->gathered, b->out.data()); };
+    p.baseline = [b, d, table] {
+      gather_then_permute(d, b->rows, table, b->gathered, b->out.data());
+    };
   } else if (d.kind == POSENC_POSITION_BIAS_T5) {
     p.baseline = [b, d, table] {
       b->rows.resize(size_t(d.q_len * d.kv_len));
@@ -151,7 +153,8 @@ posenc_position_bias_desc alibi(int64_t heads, int64_t q_len, int64_t kv_len, in
 }
 posenc_position_bias_desc table_1d(int64_t heads, int64_t q_len, int64_t kv_len, int64_t k,
                                    int64_t offset = 0) {
-  posenc_position_bias_desc d = desc_of(POSENC_POSITION_BIAS_TABLE_1D, heads, q_len, kv_len, offset);
+  posenc_position_bias_desc d =
+      desc_of(POSENC_POSITION_BIAS_TABLE_1D, heads, q_len, kv_len, offset);
   d.max_distance = k;
   return d;
 }

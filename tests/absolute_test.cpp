@@ -39,7 +39,8 @@ TEST_P(SinusoidTable, MatchesReferenceF32) {
                                           POSENC_F32, out.data()),
                     POSENC_OK)
               << posenc_last_error();
-          EXPECT_TRUE(all_close(out.data(), ref::sinusoid_table(length, dim, start, 10000.0, layout),
+          EXPECT_TRUE(all_close(out.data(),
+                                ref::sinusoid_table(length, dim, start, 10000.0, layout),
                                 kSinusoidAtol, 0.0));
           EXPECT_TRUE(out.guards_intact());
         }
@@ -194,7 +195,8 @@ TEST_P(SinusoidTable2d, MatchesReference) {
         ASSERT_EQ(posenc_sinusoid_table_2d(context(), height, width, dim, 10000.0, layout,
                                            POSENC_F32, out.data()),
                   POSENC_OK);
-        EXPECT_TRUE(all_close(out.data(), ref::sinusoid_table_2d(height, width, dim, 10000.0, layout),
+        EXPECT_TRUE(all_close(out.data(),
+                              ref::sinusoid_table_2d(height, width, dim, 10000.0, layout),
                               kSinusoidAtol, 0.0));
         EXPECT_TRUE(out.guards_intact());
       }

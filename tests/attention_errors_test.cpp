@@ -29,7 +29,8 @@ class AttentionErrors : public ::testing::Test {
     posenc_attention_desc_init(&d_, 1, 1, kT, kT, kD);
     d_.bias = POSENC_BIAS_RELATIVE_1D;
     t_ = posenc_attention_tensors{q_.data(), k_.data(), v_.data(), table_.data(),
-                                  nullptr,   nullptr,   nullptr,   out_.data(), nullptr, nullptr, nullptr, nullptr};
+                                  nullptr,   nullptr,   nullptr,   out_.data(),
+                                  nullptr,   nullptr,   nullptr,   nullptr};
   }
 
   posenc_status call() { return posenc_attention(nullptr, &d_, &t_, nullptr, 0); }
@@ -44,7 +45,8 @@ class AttentionErrors : public ::testing::Test {
     posenc_attention_desc_init(&d_, 1, 1, kT, kT, kD);
     d_.bias = POSENC_BIAS_RELATIVE_1D;
     t_ = posenc_attention_tensors{q_.data(), k_.data(), v_.data(), table_.data(),
-                                  nullptr,   nullptr,   nullptr,   out_.data(), nullptr, nullptr, nullptr, nullptr};
+                                  nullptr,   nullptr,   nullptr,   out_.data(),
+                                  nullptr,   nullptr,   nullptr,   nullptr};
     return result;
   }
 
@@ -414,8 +416,8 @@ TEST_F(AttentionErrors, Bf16RunsAndIsSizedOnEveryCpu) {
   const std::vector<uint16_t> q = to_bf16(q_), k = to_bf16(k_), v = to_bf16(v_),
                               table = to_bf16(table_);
   d_.dtype = POSENC_BF16;
-  t_ = posenc_attention_tensors{q.data(), k.data(), v.data(), table.data(),
-                                nullptr,  nullptr,  nullptr,  out_.data(), nullptr, nullptr, nullptr, nullptr};
+  t_ = posenc_attention_tensors{q.data(), k.data(),    v.data(), table.data(), nullptr, nullptr,
+                                nullptr,  out_.data(), nullptr,  nullptr,      nullptr, nullptr};
   EXPECT_EQ(call(), POSENC_OK) << posenc_last_error();
   size_t bytes = 0;
   EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d_, &bytes), POSENC_OK)

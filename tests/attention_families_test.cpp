@@ -321,7 +321,8 @@ TEST_P(AttentionFamilies, SplitDecode) {
       d.dtype = dtype;
       d.causal = 1;
       EXPECT_TRUE(matches_reference(context(), call_of(d, seq)));
-      posenc_attention_desc grouped = bias == POSENC_BIAS_TABLE_1D ? table_1d(1, 16, 1, 8192, 50, 16)
+      posenc_attention_desc grouped = bias == POSENC_BIAS_TABLE_1D
+                                          ? table_1d(1, 16, 1, 8192, 50, 16)
                                       : bias == POSENC_BIAS_T5 ? t5(1, 16, 1, 8192, 32, 128, 0, 16)
                                                                : alibi(1, 16, 1, 8192, 0, 16);
       grouped.dtype = dtype;
@@ -452,7 +453,9 @@ class AttentionFamiliesErrors : public ::testing::Test {
     t.query_offsets = query_offsets_;
     ::testing::AssertionResult result =
         fails_with(posenc_attention(nullptr, &d, &t, nullptr, 0), want, argument);
-    if (result && !out_.payload_untouched()) result = ::testing::AssertionFailure() << "out written";
+    if (result && !out_.payload_untouched()) {
+      result = ::testing::AssertionFailure() << "out written";
+    }
     query_offsets_ = nullptr;
     return result;
   }
@@ -470,9 +473,12 @@ class AttentionFamiliesErrors : public ::testing::Test {
 };
 
 TEST_F(AttentionFamiliesErrors, ValidCallsWork) {
-  EXPECT_EQ(call(table_2d(1, kHeads, 3, 5, 0, kD), table_.data()), POSENC_OK) << posenc_last_error();
-  EXPECT_EQ(call(table_2d(1, kHeads, 3, 5, 1, kD), table_.data()), POSENC_OK) << posenc_last_error();
-  EXPECT_EQ(call(table_1d(1, kHeads, 8, 9, 0, kD), table_.data()), POSENC_OK) << posenc_last_error();
+  EXPECT_EQ(call(table_2d(1, kHeads, 3, 5, 0, kD), table_.data()), POSENC_OK)
+      << posenc_last_error();
+  EXPECT_EQ(call(table_2d(1, kHeads, 3, 5, 1, kD), table_.data()), POSENC_OK)
+      << posenc_last_error();
+  EXPECT_EQ(call(table_1d(1, kHeads, 8, 9, 0, kD), table_.data()), POSENC_OK)
+      << posenc_last_error();
   EXPECT_EQ(call(t5(1, kHeads, 8, 9, 32, 128, 1, kD), table_.data()), POSENC_OK)
       << posenc_last_error();
   EXPECT_EQ(call(alibi(1, kHeads, 8, 9, 0, kD), nullptr), POSENC_OK) << posenc_last_error();

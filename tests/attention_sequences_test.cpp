@@ -148,9 +148,11 @@ TEST_P(AttentionSequences, OffsetsWithCausalAndRelativeBias) {
       posenc_attention_desc v = relative_1d(d, 0, 1);
       v.causal = 0;
       v.relative_values = 1;
-      EXPECT_TRUE(matches_reference(context(), v, {{100, 7, 64, 0}, {37, 20, 1, 37}, {5, -40, 0, 90}}));
+      EXPECT_TRUE(
+          matches_reference(context(), v, {{100, 7, 64, 0}, {37, 20, 1, 37}, {5, -40, 0, 90}}));
       v.max_distance = 9;
-      EXPECT_TRUE(matches_reference(context(), v, {{100, 7, 64, 0}, {37, 20, 1, 37}, {5, -40, 0, 90}}));
+      EXPECT_TRUE(
+          matches_reference(context(), v, {{100, 7, 64, 0}, {37, 20, 1, 37}, {5, -40, 0, 90}}));
     }
   }
 }

@@ -270,8 +270,9 @@ TEST_P(Attention, DecodeStepIsLastRowOfFullSequence) {
   const auto table = random_floats(size_t(heads * (2 * length - 1) * dim), 92);
   const posenc_attention_desc full = causal(relative_1d(desc(heads, length, length, dim), 0, 1));
   std::vector<float> full_out(q.size()), last_q(size_t(heads * dim)), step_out(last_q.size());
-  const posenc_attention_tensors full_t{q.data(),     kv.data(), kv.data(), table.data(),
-                                        nullptr,      nullptr,   nullptr,   full_out.data(), nullptr, nullptr, nullptr, nullptr};
+  const posenc_attention_tensors full_t{q.data(), kv.data(), kv.data(), table.data(),
+                                        nullptr,  nullptr,   nullptr,   full_out.data(),
+                                        nullptr,  nullptr,   nullptr,   nullptr};
   ASSERT_EQ(posenc_attention(context(), &full, &full_t, nullptr, 0), POSENC_OK)
       << posenc_last_error();
   for (int64_t h = 0; h < heads; ++h) {
@@ -281,7 +282,8 @@ TEST_P(Attention, DecodeStepIsLastRowOfFullSequence) {
   const posenc_attention_desc step =
       causal(relative_1d(desc(heads, 1, length, dim), 0, 1), length - 1);
   const posenc_attention_tensors step_t{last_q.data(), kv.data(), kv.data(), table.data(),
-                                        nullptr,       nullptr,   nullptr,   step_out.data(), nullptr, nullptr, nullptr, nullptr};
+                                        nullptr,       nullptr,   nullptr,   step_out.data(),
+                                        nullptr,       nullptr,   nullptr,   nullptr};
   ASSERT_EQ(posenc_attention(context(), &step, &step_t, nullptr, 0), POSENC_OK)
       << posenc_last_error();
   for (int64_t h = 0; h < heads; ++h) {
@@ -740,15 +742,18 @@ class Bottleneck : public IsaTest {};
   const int64_t dv = d.value_head_dim == 0 ? d.head_dim : d.value_head_dim;
   const int64_t qkv = d.heads * (2 * d.head_dim + dv), inner = d.heads * dv;
   const int64_t heads = d.tables_per_head ? d.heads : 1;
-  const std::vector<float> fmap = values(size_t(d.batch * d.channels * d.height * d.width), 11, d.dtype);
+  const std::vector<float> fmap =
+      values(size_t(d.batch * d.channels * d.height * d.width), 11, d.dtype);
   // Weights of a model's scale, fan_in^-1/2: with weights in [-1, 1] the
   // position logits of an unscaled q are so large (std ~5) that rounding q
   // to bf16 once moves an output of a bf16 block by 0.04.
   std::vector<float> w = values(size_t(qkv * d.channels), 12, POSENC_F32);
   for (float& x : w) x /= std::sqrt(float(d.channels));
   if (d.dtype == POSENC_BF16) w = from_bf16(to_bf16(w));
-  const std::vector<float> rel_h = values(size_t(heads * (2 * d.height - 1) * d.head_dim), 13, d.dtype);
-  const std::vector<float> rel_w = values(size_t(heads * (2 * d.width - 1) * d.head_dim), 14, d.dtype);
+  const std::vector<float> rel_h =
+      values(size_t(heads * (2 * d.height - 1) * d.head_dim), 13, d.dtype);
+  const std::vector<float> rel_w =
+      values(size_t(heads * (2 * d.width - 1) * d.head_dim), 14, d.dtype);
   const std::vector<float> bias = values(qkv_bias ? size_t(qkv) : 0, 15, d.dtype);
   const size_t count = size_t(d.batch * inner * (d.height / d.stride) * (d.width / d.stride));
   GuardedFloats out(count);
@@ -1030,7 +1035,8 @@ TEST(RelativeTable, SameLogitsThroughRelativeLogitsAndAttention) {
           d.tables_per_head = per_head;
           std::vector<float> out(q.size());
           const posenc_attention_tensors t{q.data(), k.data(), v.data(), table.data(),
-                                           nullptr,  nullptr,  nullptr,  out.data(), nullptr, nullptr, nullptr, nullptr};
+                                           nullptr,  nullptr,  nullptr,  out.data(),
+                                           nullptr,  nullptr,  nullptr,  nullptr};
           ASSERT_EQ(posenc_attention(nullptr, &d, &t, nullptr, 0), POSENC_OK)
               << posenc_last_error();
           for (int64_t h = 0; h < kHeads; ++h) {
@@ -1263,11 +1269,12 @@ TEST(AttentionCppApi, BottleneckWrapper) {
                         reference::bottleneck_mhsa(d, fmap.data(), w.data(), nullptr,
                                                    rel_h.data(), rel_w.data()),
                         kF32Atol, kF32Rtol));
-  EXPECT_THROW(bottleneck_mhsa(context, d, nullptr, w.data(), rel_h.data(), rel_w.data(),
-                               out.data()),
-               posenc::Error);
+  EXPECT_THROW(
+      bottleneck_mhsa(context, d, nullptr, w.data(), rel_h.data(), rel_w.data(), out.data()),
+      posenc::Error);
   const std::vector<float> bias = random_floats(24, 45);
-  bottleneck(context, d, {fmap.data(), w.data(), bias.data(), rel_h.data(), rel_w.data(), out.data()});
+  bottleneck(context, d,
+             {fmap.data(), w.data(), bias.data(), rel_h.data(), rel_w.data(), out.data()});
   EXPECT_TRUE(all_close(out.data(),
                         reference::bottleneck_mhsa(d, fmap.data(), w.data(), bias.data(),
                                                    rel_h.data(), rel_w.data()),

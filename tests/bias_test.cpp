@@ -296,8 +296,8 @@ std::vector<posenc_position_bias_desc> reference_descs() {
     d.bidirectional = bi;
     d.query_offset = p;
   }
-  for (const auto& [heads, q, kv, bi, p] : {std::tuple{6, 19, 19, 0, 0}, std::tuple{12, 1, 70, 0, 69},
-                                            std::tuple{5, 23, 11, 1, -4}}) {
+  for (const auto& [heads, q, kv, bi, p] :
+       {std::tuple{6, 19, 19, 0, 0}, std::tuple{12, 1, 70, 0, 69}, std::tuple{5, 23, 11, 1, -4}}) {
     posenc_position_bias_desc& d = add(POSENC_POSITION_BIAS_ALIBI, heads, q, kv);
     d.bidirectional = bi;
     d.query_offset = p;
@@ -339,7 +339,8 @@ TEST_P(PositionBias, EveryKindMatchesTheReference) {
       EXPECT_TRUE(out.guards_intact());
       const std::vector<double> want = reference::position_bias(d, t);
       // Tables are copied exactly; ALiBi is slope * d in fp32.
-      EXPECT_TRUE(all_close(out.data(), want, 0.0, d.kind == POSENC_POSITION_BIAS_ALIBI ? 3e-7 : 0));
+      EXPECT_TRUE(
+          all_close(out.data(), want, 0.0, d.kind == POSENC_POSITION_BIAS_ALIBI ? 3e-7 : 0));
     }
   }
 }
@@ -693,28 +694,36 @@ TEST(ResizeRelativeBiasTable2d, BicubicAsTorchInterpolate) {
   std::vector<float> in(size_t((15 + 3) * heads));
   for (int64_t y = 0; y < 3; ++y) {
     for (int64_t x = 0; x < 5; ++x) {
-      for (int64_t h = 0; h < heads; ++h) in[size_t((y * 5 + x) * heads + h)] = float(f[size_t(y)] * g[size_t(x)] * double(h + 1));
+      for (int64_t h = 0; h < heads; ++h) {
+        in[size_t((y * 5 + x) * heads + h)] = float(f[size_t(y)] * g[size_t(x)] * double(h + 1));
+      }
     }
   }
   for (int64_t e = 0; e < 3 * heads; ++e) in[size_t(15 * heads + e)] = float(100 + e);
   std::vector<double> want(size_t((15 + 3) * heads));
   for (int64_t y = 0; y < 5; ++y) {
     for (int64_t x = 0; x < 3; ++x) {
-      for (int64_t h = 0; h < heads; ++h) want[size_t((y * 3 + x) * heads + h)] = f_want[size_t(y)] * g_want[size_t(x)] * double(h + 1);
+      for (int64_t h = 0; h < heads; ++h) {
+        want[size_t((y * 3 + x) * heads + h)] =
+            f_want[size_t(y)] * g_want[size_t(x)] * double(h + 1);
+      }
     }
   }
   for (int64_t e = 0; e < 3 * heads; ++e) want[size_t(15 * heads + e)] = 100 + e;
   std::vector<float> out(want.size());
   resize_relative_bias_table_2d(heads, 2, 3, 3, 2, true, in.data(), out.data());
   EXPECT_TRUE(all_close(out.data(), want, 1e-5, 1e-6));
-  EXPECT_TRUE(all_close(out.data(), reference::resize_bias_table_2d(heads, 2, 3, 3, 2, true, in.data()), 1e-5, 1e-6));
+  EXPECT_TRUE(all_close(
+      out.data(), reference::resize_bias_table_2d(heads, 2, 3, 3, 2, true, in.data()), 1e-5, 1e-6));
   // Swin's 7x7 window (13x13 grid) to 12x12 (23x23), 4 heads, and back down.
   const std::vector<float> swin = random_floats(13 * 13 * 4, 5);
   std::vector<float> up(23 * 23 * 4), down(13 * 13 * 4);
   resize_relative_bias_table_2d(4, 7, 7, 12, 12, false, swin.data(), up.data());
-  EXPECT_TRUE(all_close(up.data(), reference::resize_bias_table_2d(4, 7, 7, 12, 12, false, swin.data()), 1e-6, 1e-6));
+  EXPECT_TRUE(all_close(
+      up.data(), reference::resize_bias_table_2d(4, 7, 7, 12, 12, false, swin.data()), 1e-6, 1e-6));
   resize_relative_bias_table_2d(4, 12, 12, 7, 7, false, up.data(), down.data());
-  EXPECT_TRUE(all_close(down.data(), reference::resize_bias_table_2d(4, 12, 12, 7, 7, false, up.data()), 1e-6, 1e-6));
+  EXPECT_TRUE(all_close(
+      down.data(), reference::resize_bias_table_2d(4, 12, 12, 7, 7, false, up.data()), 1e-6, 1e-6));
   // The same size is the identity.
   std::vector<float> same(swin.size());
   resize_relative_bias_table_2d(4, 7, 7, 7, 7, false, swin.data(), same.data());

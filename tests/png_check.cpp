@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
     if (!png.error.empty()) {
       std::fprintf(stderr, "%s: %s\n", argv[i], png.error.c_str());
       ++bad;
-    } else if (png.bit_depth != 8 || png.color_type != PNG_COLOR_TYPE_RGB || png.width < 1 || png.height < 1) {
+    } else if (png.bit_depth != 8 || png.color_type != PNG_COLOR_TYPE_RGB || png.width < 1 ||
+               png.height < 1) {
       std::fprintf(stderr, "%s: not an 8-bit RGB image\n", argv[i]);
       ++bad;
     } else {

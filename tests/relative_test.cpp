@@ -340,7 +340,8 @@ TEST_P(RelativeLogits1d, DecodeStepIsLastRowOfFullSequence) {
     for (int64_t h = 0; h < heads; ++h) {
       const float* want = &full[size_t(((h + 1) * length - 1) * length)];
       for (int64_t j = 0; j < length; ++j) {
-        EXPECT_NEAR(step[size_t(h * length + j)], want[j], dot_atol(dim)) << "h " << h << " j " << j;
+        EXPECT_NEAR(step[size_t(h * length + j)], want[j], dot_atol(dim))
+            << "h " << h << " j " << j;
       }
     }
   }

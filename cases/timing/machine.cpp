@@ -186,7 +186,9 @@ double memcpy_seconds(size_t bytes) {
 double memset_seconds(size_t bytes) {
   char* dst = buffer(1, bytes).data();
   return median_seconds(
-      [&] { split_over_threads(bytes, [&](size_t b, size_t e) { std::memset(dst + b, 3, e - b); }); },
+      [&] {
+        split_over_threads(bytes, [&](size_t b, size_t e) { std::memset(dst + b, 3, e - b); });
+      },
       9);
 }
 

@@ -84,8 +84,9 @@
  * TABLE_2D bias of a batch of windows is expanded once per call to
  * [heads, N, N] in the workspace, shared by every window, when that is at
  * most 2^20 floats (Swin's, BEiT's); else, and for the other kinds, it is
- * added per block of keys from the table. `table` holds the weights as the model stores them, of `dtype`;
- * tables_per_head must be 0 (these tables are per head by construction).
+ * added per block of keys from the table. `table` holds the weights as
+ * the model stores them, of `dtype`; tables_per_head must be 0 (these
+ * tables are per head by construction).
  * - TABLE_2D (Swin v1, BEiT, timm's RelPosBias): the window is
  *   map_height x map_width (Wh x Ww), q_len = kv_len = Wh*Ww + class_token;
  *   table [(2Wh-1)(2Ww-1) + 3*class_token, heads]; query_offset 0, no

@@ -206,8 +206,8 @@ BoundArgs& gemm_args(GemmSlot& slot, const std::shared_ptr<const CachedMatmul>& 
                     {DNNL_ARG_WEIGHTS, mm->b},
                     {DNNL_ARG_DST, mm->c},
                     {DNNL_ARG_SCRATCHPAD,
-                     dnnl::memory::desc({int64_t(mm->scratchpad_bytes)}, dnnl::memory::data_type::u8,
-                                        dnnl::memory::format_tag::a)}};
+                     dnnl::memory::desc({int64_t(mm->scratchpad_bytes)},
+                                        dnnl::memory::data_type::u8, dnnl::memory::format_tag::a)}};
   });
 }
 
@@ -297,7 +297,9 @@ void run_through_output_copy(const MatmulShape& shape, const MatmulShape& throug
       }
     }
   };
-  if (shape.accumulate) rows([&](uint8_t* kept, uint8_t* out) { std::memcpy(kept, out, row_bytes); });
+  if (shape.accumulate) {
+    rows([&](uint8_t* kept, uint8_t* out) { std::memcpy(kept, out, row_bytes); });
+  }
   matmul(through, a, b, buffer.data());
   rows([&](uint8_t* kept, uint8_t* out) { std::memcpy(out, kept, row_bytes); });
 }
@@ -431,7 +433,9 @@ void pack_b(const MatmulShape& shape, const void* b, void* packed) {
 }
 
 void pack_b_by_reorder(const MatmulShape& shape, const void* b, void* packed) {
-  if (const std::shared_ptr<const CachedMatmul> mm = packing_matmul(shape)) reorder_b(mm, b, packed);
+  if (const std::shared_ptr<const CachedMatmul> mm = packing_matmul(shape)) {
+    reorder_b(mm, b, packed);
+  }
 }
 
 bool packed_b_in_tiles(const MatmulShape& shape) {

@@ -16,8 +16,8 @@ namespace posenc::viz {
 // renames them all to their paths. A failed stage(), or a set destroyed
 // before commit(), removes every partial file and leaves the paths as they
 // were (a rename failing in commit(), once stage() has refused folders,
-// leaves the files before it in place). Errors throw std::runtime_error naming the path and the cause (the
-// system's or libpng's message).
+// leaves the files before it in place). Errors throw std::runtime_error
+// naming the path and the cause (the system's or libpng's message).
 class PngFiles {
  public:
   PngFiles();

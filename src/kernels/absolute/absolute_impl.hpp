@@ -48,7 +48,9 @@ void sinusoid_row(int64_t position, const double* freqs, int64_t dim,
   alignas(64) float cosines[block];
   for (int64_t i0 = 0; i0 < sin_count; i0 += block) {
     const int64_t n = sin_count - i0 < block ? sin_count - i0 : block;
-    for (int64_t i = 0; i < n; ++i) angle[i] = float(reduce_angle<Arch>(double(position) * freqs[i0 + i]));
+    for (int64_t i = 0; i < n; ++i) {
+      angle[i] = float(reduce_angle<Arch>(double(position) * freqs[i0 + i]));
+    }
     for (int64_t i = n; i < block; ++i) angle[i] = 0.0f;
     for (int64_t i = 0; i < n; i += batch::size) {
       batch a = batch::load_aligned(angle + i);

@@ -336,7 +336,8 @@ void bottleneck_mhsa(const ExecContext& ctx, const BottleneckPlan& plan,
     result_tokens = (d.height / 2) * (d.width / 2);
   }
   const PhaseScope to_map(Phase::kTokensToMap, timed);
-  transpose_batch(ctx, d.batch, result_tokens, inner, dtype_bytes(d.out_dtype), result, tensors.out);
+  transpose_batch(ctx, d.batch, result_tokens, inner, dtype_bytes(d.out_dtype), result,
+                  tensors.out);
 }
 
 }  // namespace posenc::ops

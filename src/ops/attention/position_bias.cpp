@@ -110,7 +110,8 @@ void PositionBias::prepare(const AttentionProblem& p, const void* table,
     }
     case POSENC_BIAS_ALIBI:
       for (int64_t h = 0; h < heads; ++h) {
-        prepared[h] = alpha * (table != nullptr ? stored(table, p.dtype, h) : alibi_slope(h, heads));
+        prepared[h] =
+            alpha * (table != nullptr ? stored(table, p.dtype, h) : alibi_slope(h, heads));
       }
       break;
     default:

@@ -17,8 +17,9 @@ double source_coordinate(int64_t in_size, int64_t out_size, int64_t dst) {
 // coordinate t past its floor: at distances 1 + t, t, 1 - t and 2 - t.
 std::array<double, 4> cubic_weights(double t) {
   constexpr double A = -0.75;
-  const auto near = [](double x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };  // |x| <= 1
-  const auto far = [](double x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };  // 1 < |x| < 2
+  // |x| <= 1 and 1 < |x| < 2.
+  const auto near = [](double x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };
+  const auto far = [](double x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };
   return {far(t + 1), near(t), near(1 - t), far(2 - t)};
 }
 
