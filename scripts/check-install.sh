@@ -10,6 +10,7 @@ build=${1:?usage: check-install.sh BUILD_DIR}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix="$work/prefix"
+version=$(sed -n 's/^project(posenc VERSION \([0-9]*\.[0-9]*\).*/\1/p' "$root/CMakeLists.txt")
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
 echo "installed into a temporary prefix:"
@@ -26,7 +27,7 @@ consumer() {
   local dir="$work/consumer_$2"
   mkdir -p "$dir"
   printf '%s\n' "cmake_minimum_required(VERSION 3.25)" "project(consumer LANGUAGES $1)" \
-    "find_package(posenc 0.3 REQUIRED)" "add_executable(encode_c \"$root/examples/encode.c\")" \
+    "find_package(posenc $version REQUIRED)" "add_executable(encode_c \"$root/examples/encode.c\")" \
     "target_link_libraries(encode_c PRIVATE posenc::$2 m)" > "$dir/CMakeLists.txt"
   cmake -S "$dir" -B "$dir/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
   cmake --build "$dir/build" >/dev/null
@@ -38,11 +39,21 @@ echo "== the static library through find_package(posenc)"
 consumer "C CXX" posenc_static
 
 echo "== examples through pkg-config"
-libdir=$(dirname "$(find "$prefix" -name posenc.pc)")
-export PKG_CONFIG_PATH="$libdir"
-cc -std=c11 -Wall -Wextra -Werror "$root/examples/encode.c" -o "$work/encode_pc" \
-  $(pkg-config --cflags --libs posenc) -lm
-LD_LIBRARY_PATH="$(pkg-config --variable=libdir posenc)" "$work/encode_pc"
+# pkg-config escapes the spaces of a path with backslashes: eval splits its
+# output as the shell would.
+pcdir=$(dirname "$(find "$prefix" -name posenc.pc)")
+libdir=$(dirname "$pcdir")
+export PKG_CONFIG_PATH="$pcdir"
+eval "flags=($(pkg-config --cflags --libs posenc))"
+cc -std=c11 -Wall -Wextra -Werror "$root/examples/encode.c" -o "$work/encode_pc" "${flags[@]}" -lm
+LD_LIBRARY_PATH="$libdir" "$work/encode_pc"
 c++ -std=c++17 -O2 -Wall -Wextra -Werror "$root/examples/serving.cpp" -o "$work/serving_pc" \
-  $(pkg-config --cflags --libs posenc) -pthread
-LD_LIBRARY_PATH="$(pkg-config --variable=libdir posenc)" "$work/serving_pc" 2 200
+  "${flags[@]}" -pthread
+LD_LIBRARY_PATH="$libdir" "$work/serving_pc" 2 200
+echo "== the static library through pkg-config --static"
+eval "flags=($(pkg-config --cflags --static --libs-only-l posenc))"
+dependencies=()
+for flag in "${flags[@]}"; do [[ $flag == -lposenc ]] || dependencies+=("$flag"); done
+cc -std=c11 -DPOSENC_STATIC "$root/examples/encode.c" -o "$work/encode_pc_static" \
+  "$libdir/libposenc.a" "${dependencies[@]}"
+"$work/encode_pc_static" >/dev/null

@@ -5,8 +5,9 @@
 # scripts/make-arm64-sysroot.sh), clang with libFuzzer for the fuzzer, and
 # LLVM's OpenMP runtime with its Archer tool for ThreadSanitizer.
 # Debian's oneDNN is built with its OpenCL GPU runtime, so its CMake package
-# (and posenc's installed one, which finds it) needs the OpenCL headers and
-# libOpenCL.so: ocl-icd-opencl-dev, which libdnnl-dev itself does not pull in.
+# (and posenc's installed one for posenc::posenc_static) needs the OpenCL
+# headers and libOpenCL.so: ocl-icd-opencl-dev, which libdnnl-dev itself does
+# not pull in.
 # --test also installs what the Python package's tests need: Debian's
 # python3-torch (1.13), torchvision (timm imports it), numpy and pytest, and
 # from PyPI, without their dependencies, timm and segment-anything (pure

@@ -132,7 +132,7 @@ POSENC_API const char* posenc_status_string(posenc_status status);
  * pointer stays valid until the next posenc call on this thread. */
 POSENC_API const char* posenc_last_error(void);
 
-/* "0.3.0" */
+/* "0.4.0" */
 POSENC_API const char* posenc_version(void);
 
 /* Lower-case name: "auto", "baseline", "avx2", "avx512", "neon"; NULL for an
@@ -210,7 +210,7 @@ POSENC_API int64_t posenc_primitive_cache_size(void);
  * millisecond and some hundreds of allocations an attention call, against
  * tens of microseconds and none from the cache). Key lengths growing call
  * by call make new shapes; a KV cache's capacity as kv_len with the lengths
- * in kv_lengths (posenc/attention.h) does not. Added after 0.3.0. */
+ * in kv_lengths (posenc/attention.h) does not. Added in 0.4. */
 POSENC_API int64_t posenc_primitive_cache_evictions(void);
 
 /* Frees what the calling thread keeps for its later calls (see "Memory and
