@@ -437,8 +437,9 @@ TEST_F(AttentionErrors, Bf16RunsAndIsSizedOnEveryCpu) {
       << posenc_last_error();
 }
 
-// Sizes whose workspace overflows are refused by the field's name before any
-// arithmetic on them (heads = 2^61 once wrapped to a 576-byte workspace).
+// Sizes whose workspace overflows, or past posenc_attention's bounds, are
+// refused by the field's name before any arithmetic on them (heads = 2^61
+// once wrapped to a 576-byte workspace).
 TEST(BottleneckErrors, HugeSizesAreNamed) {
   posenc_bottleneck_desc d;
   posenc_bottleneck_desc_init(&d, 1, 4, 2, 3, 1, 4);
@@ -449,12 +450,18 @@ TEST(BottleneckErrors, HugeSizesAreNamed) {
     int64_t value;
     const char* name;
   };
-  const Huge huge[] = {{&posenc_bottleneck_desc::heads, int64_t(1) << 61, "desc->heads"},
-                       {&posenc_bottleneck_desc::heads, INT64_MAX, "desc->heads"},
-                       {&posenc_bottleneck_desc::head_dim, int64_t(1) << 62, "desc->head_dim"},
-                       {&posenc_bottleneck_desc::channels, INT64_MAX, "desc->channels"},
-                       {&posenc_bottleneck_desc::batch, int64_t(1) << 60, "desc->batch"},
-                       {&posenc_bottleneck_desc::width, INT64_MAX, "desc->width"}};
+  const Huge huge[] = {
+      {&posenc_bottleneck_desc::heads, int64_t(1) << 61, "desc->heads"},
+      {&posenc_bottleneck_desc::heads, INT64_MAX, "desc->heads"},
+      {&posenc_bottleneck_desc::head_dim, int64_t(1) << 62, "desc->head_dim"},
+      {&posenc_bottleneck_desc::channels, INT64_MAX, "desc->channels"},
+      {&posenc_bottleneck_desc::batch, int64_t(1) << 60, "desc->batch"},
+      {&posenc_bottleneck_desc::width, INT64_MAX, "desc->width"},
+      // posenc_attention's bounds on its sizes: head sizes
+      // below 2^39, q_len and kv_len below 2^38.
+      {&posenc_bottleneck_desc::head_dim, int64_t(1) << 39, "desc->head_dim"},
+      {&posenc_bottleneck_desc::value_head_dim, int64_t(1) << 39, "desc->value_head_dim"},
+      {&posenc_bottleneck_desc::height, int64_t(1) << 37, "desc->height * desc->width"}};
   for (const Huge& h : huge) {
     posenc_bottleneck_desc bad = d;
     bad.*h.field = h.value;

@@ -36,6 +36,12 @@ void validate_bottleneck_desc(const posenc_bottleneck_desc* desc) {
             std::to_string(d.height) + " x " + std::to_string(d.width) + ")");
   }
   require_non_negative(d.value_head_dim, "desc->value_head_dim");
+  // The block's attention has the map's tokens as q_len and kv_len: the
+  // bounds posenc_attention sets on them and on the head sizes hold here.
+  const int64_t tokens = checked_bytes({d.height, d.width}, 1, "desc->height * desc->width");
+  checked_bytes({tokens, 2}, size_t(1) << 24, "desc->height * desc->width");
+  checked_bytes({d.head_dim}, size_t(1) << 24, "desc->head_dim");
+  checked_bytes({d.value_head_dim}, size_t(1) << 24, "desc->value_head_dim");
   // Every intermediate (and the attention workspace) stays far below 2^63:
   // per token, the channels, q, k, v and the attention's output (heads x
   // (2 x head_dim + 2 x value_head_dim)) and 4096 for the attention's
