@@ -3,17 +3,18 @@
 // (attention_unfused.hpp), bf16 against the fused fp32 call; strided layouts
 // (a packed qkv, a KV cache) against the same call on dense BHTD tensors.
 //
-// FLOPs counted: 4*B*H*d per (query, key) pair a query sees for q k^T and
-// a v (Tq*Tk pairs; with causal, the keys up to each query's position, about
-// half: the work a causal kernel has to do), plus the position logits
-// at the size the unfused way computes them (1D: q R^T with R of Tq+Tk-1 rows,
-// 2*B*H*Tq*(Tq+Tk-1)*d; 2D: 2*B*H*N*(2X-1 + 2Y-1)*d); the BoTNet block adds
-// its 1x1 qkv projection, 2*B*N*C*3*H*d. Bytes: what the call
+// FLOPs counted: 2*B*H*(d + dv) per (query, key) pair a query sees for
+// q k^T and a v (Tq*Tk pairs; with causal, the keys up to each query's
+// position, about half: the work a causal kernel has to do), plus the
+// products with the position tables at the size the unfused way computes
+// them, each query against every row (ABSOLUTE: R of Tk rows; 1D: of
+// Tq+Tk-1 rows, or 2K+1 clipped, 2*B*H*Tq*rows*d, and the probabilities
+// against the value table's rows, 2*B*H*Tq*rows*dv; 2D:
+// 2*B*H*N*(2X-1 + 2Y-1)*d); the BoTNet block adds its 1x1 qkv projection,
+// 2*B*N*C*3*H*d. Bytes: what the call
 // reads and writes (with grouped kv heads, k and v of kv_heads heads: a
 // decode step's bytes are its keys and values, so "of memcpy" is its read
 // bandwidth against the copy's).
-#include "posenc/attention.hpp"
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -28,6 +29,7 @@
 #include "cases/values.hpp"
 #include "ops/attention/position_bias.hpp"
 #include "ops/attention/problem.hpp"
+#include "posenc/attention.hpp"
 #include "reference/attention.hpp"
 #include "reference/relative.hpp"
 
@@ -182,10 +184,7 @@ double visible_pairs(const posenc_attention_desc& d) {
   return pairs;
 }
 
-// q k^T and p v over the visible pairs, and the products with the tables at
-// the PyTorch code's sizes: each query against every row of the bias table
-// (ABSOLUTE's kv_len rows) and the probabilities against every row of the
-// value table.
+// As the file's header counts them.
 double flops_of(const posenc_attention_desc& d) {
   const double bh = double(d.batch * d.heads), q = double(d.q_len);
   const double dh = double(d.head_dim), dv = double(reference::value_head_dim_of(d));

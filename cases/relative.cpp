@@ -7,8 +7,6 @@
 //   and output, for comparison;
 // - 2D relative logits, decomposed and full; and decomposed with SAM's
 //   conventions (tables by query minus key, a key map of another size).
-#include "reference/relative.hpp"
-
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -17,6 +15,7 @@
 #include "cases/case.hpp"
 #include "cases/timing/machine.hpp"
 #include "cases/values.hpp"
+#include "reference/relative.hpp"
 #include "runtime/matmul.hpp"
 #include "runtime/parallel.hpp"
 

@@ -181,6 +181,20 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRow
   return out;
 }
 
+// q, k and v read in the desc's layout; value_magnitudes: |v| and
+// |value_table| in place of v and value_table.
+std::vector<double> attention_of_layout(const posenc_attention_desc& d, const AttentionInputs& in,
+                                        bool value_magnitudes) {
+  const int64_t kv_heads = kv_heads_of(d);
+  HeadRows v = head_rows(d, in.v, d.v_strides, kv_heads, d.kv_len, value_head_dim_of(d));
+  if (value_magnitudes) {
+    for (double& value : v.values) value = std::fabs(value);
+  }
+  return attention_core(d, head_rows(d, in.q, d.q_strides, d.heads, d.q_len, d.head_dim),
+                        head_rows(d, in.k, d.k_strides, kv_heads, d.kv_len, d.head_dim), v, in,
+                        value_magnitudes);
+}
+
 }  // namespace
 
 int64_t index_of(const posenc_attention_desc& d, const posenc_token_strides& strides,
@@ -209,21 +223,12 @@ int64_t value_head_dim_of(const posenc_attention_desc& d) {
 }
 
 std::vector<double> attention(const posenc_attention_desc& d, const AttentionInputs& in) {
-  const int64_t kv_heads = kv_heads_of(d);
-  return attention_core(d, head_rows(d, in.q, d.q_strides, d.heads, d.q_len, d.head_dim),
-                        head_rows(d, in.k, d.k_strides, kv_heads, d.kv_len, d.head_dim),
-                        head_rows(d, in.v, d.v_strides, kv_heads, d.kv_len, value_head_dim_of(d)),
-                        in);
+  return attention_of_layout(d, in, false);
 }
 
 std::vector<double> attention_value_magnitudes(const posenc_attention_desc& d,
                                                const AttentionInputs& in) {
-  const int64_t kv_heads = kv_heads_of(d);
-  HeadRows v = head_rows(d, in.v, d.v_strides, kv_heads, d.kv_len, value_head_dim_of(d));
-  for (double& value : v.values) value = std::fabs(value);
-  return attention_core(d, head_rows(d, in.q, d.q_strides, d.heads, d.q_len, d.head_dim),
-                        head_rows(d, in.k, d.k_strides, kv_heads, d.kv_len, d.head_dim), v, in,
-                        /*value_magnitudes=*/true);
+  return attention_of_layout(d, in, true);
 }
 
 std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& d, const float* fmap,
