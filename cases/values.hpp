@@ -40,9 +40,10 @@ double max_error(const std::vector<float>& got, const std::vector<double>& want,
 // |v|): the probabilities rounded to bf16 (2^-8 relative each) move an
 // output by up to 2^-8 m, an error e in the logits (bf16 operands of the
 // bias GEMMs) by up to e (m + |want|), the output's rounding by 2^-8 |want|.
-// The tests' largest error, on AMX, is 0.39 of it, and an output scaled by
-// 0.98 fails it. (An absolute 1e-2 passed an all-zero output of 70000 keys,
-// whose |want| is near m / sqrt(keys).)
+// The tests' largest error, on AMX, is 0.39 of it, the cases' with
+// AVX512-BF16's GEMMs 0.26, and an output scaled by 0.98 fails it. (An
+// absolute 1e-2 passed an all-zero output of 70000 keys, whose |want| is
+// near m / sqrt(keys).)
 inline constexpr double kBf16AttentionTolerance = 0x1p-7;
 
 // The bound's units, m[i] + |want[i]|, from the reference on |v| and the
