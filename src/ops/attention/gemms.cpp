@@ -56,7 +56,11 @@ PackedBlock packed_block(const AttentionProblem& p, const TaskGemms& task, int64
 
 PackedKeyValues packed_key_values(const AttentionProblem& p, const TaskGemms& task) {
   PackedKeyValues packed{0, 0, ceil_div(p.kv_len, task.key_block)};
-  for (int64_t i = 0; i < packed.key_blocks; ++i) {
+  // The blocks' GEMMs differ only in the first (it does not accumulate) and
+  // the last (it may be short): the second stands for those between, which
+  // are skipped.
+  const int64_t last = packed.key_blocks - 1;
+  for (int64_t i = 0; i <= last; i = i == 1 ? std::max(last, int64_t(2)) : i + 1) {
     const PackedBlock block = packed_block(p, task, i, p.kv_len);
     packed.key_block_bytes = std::max(packed.key_block_bytes, packed_b_bytes(block.keys));
     packed.value_block_bytes = std::max(packed.value_block_bytes, packed_b_bytes(block.values));
