@@ -51,9 +51,12 @@ c++ -std=c++17 -O2 -Wall -Wextra -Werror "$root/examples/serving.cpp" -o "$work/
   "${flags[@]}" -pthread
 LD_LIBRARY_PATH="$libdir" "$work/serving_pc" 2 200
 echo "== the static library through pkg-config --static"
-eval "flags=($(pkg-config --cflags --static --libs-only-l posenc))"
-dependencies=()
-for flag in "${flags[@]}"; do [[ $flag == -lposenc ]] || dependencies+=("$flag"); done
-cc -std=c11 -DPOSENC_STATIC "$root/examples/encode.c" -o "$work/encode_pc_static" \
-  "$libdir/libposenc.a" "${dependencies[@]}"
+eval "flags=($(pkg-config --cflags --static --libs posenc))"
+# -lposenc would find the shared library beside the static one: the archive
+# takes its place.
+static_flags=()
+for flag in "${flags[@]}"; do
+  if [[ $flag == -lposenc ]]; then static_flags+=("$libdir/libposenc.a"); else static_flags+=("$flag"); fi
+done
+cc -std=c11 -DPOSENC_STATIC "$root/examples/encode.c" -o "$work/encode_pc_static" "${static_flags[@]}"
 "$work/encode_pc_static" >/dev/null

@@ -16,7 +16,9 @@
 #   3. the suite under ThreadSanitizer with 2-thread OpenMP regions (clang,
 #      LLVM's libomp and its Archer tool);
 #   4. libFuzzer over the C ABI, the library instrumented for coverage;
-#   5. on x86-64, a cross build for aarch64 whose suite runs on the NEON path
+#   5. the library built by clang (LLVM's libomp), installed, and the
+#      examples built against it by GCC;
+#   6. on x86-64, a cross build for aarch64 whose suite runs on the NEON path
 #      under qemu-user (needs `install-deps.sh --test`).
 set -euo pipefail
 
@@ -100,6 +102,12 @@ mkdir -p "$corpus"
 ASAN_OPTIONS=allocator_may_return_null=1 "$root/build-fuzz/tests/fuzz/posenc_api_fuzzer" \
   -max_total_time="${POSENC_FUZZ_SECONDS:-60}" -print_final_stats=1 \
   -artifact_prefix="$root/build-fuzz/" "$corpus" "$root/tests/fuzz/corpus"
+
+stage "the library built by clang, installed, the examples built by GCC"
+CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-clang" -DCMAKE_BUILD_TYPE=Release \
+  -DPOSENC_BUILD_TESTS=OFF -DPOSENC_BUILD_BENCHMARKS=OFF -DPOSENC_BUILD_TOOLS=OFF >/dev/null
+cmake --build "$root/build-clang" -j "$jobs"
+"$root/scripts/check-install.sh" "$root/build-clang"
 
 if [[ $(uname -m) == x86_64 ]]; then
   stage "aarch64 (NEON) build, tests under qemu"
