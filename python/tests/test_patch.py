@@ -391,11 +391,12 @@ def test_unpatch_refuses_a_wrapper_set_after_patch_and_unpatches_nothing():
 def test_forward_mode_ad_and_torch_func_transforms_fall_back():
     """A tangent on the input or on a parameter, and a transform's batched
     tensors (without storage), get timm's forward: posenc would drop the
-    tangent, and cannot read the batched tensors."""
+    tangent, and cannot read the batched tensors. timm's explicit path:
+    torch 2.15's CPU flash attention, its fused one, has no forward AD."""
     forward_ad = torch.autograd.forward_ad
     torch.manual_seed(0)
-    attention = randomize_position_tables(timm_sam.Attention(
-        32, num_heads=2, use_rel_pos=True, input_size=(3, 5))).eval().requires_grad_(False)
+    attention = _explicit(randomize_position_tables(timm_sam.Attention(
+        32, num_heads=2, use_rel_pos=True, input_size=(3, 5)))).requires_grad_(False)
     reference = copy.deepcopy(attention)
     posenc_torch.patch(attention)
     x, tangent = torch.randn(1, 3, 5, 32), torch.randn(1, 3, 5, 32)
