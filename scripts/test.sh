@@ -12,7 +12,8 @@
 #      python3) on that build, and its install command into a temporary
 #      virtual environment;
 #   2. the suite, and the posenc program's tests, under AddressSanitizer and
-#      UndefinedBehaviorSanitizer;
+#      UndefinedBehaviorSanitizer (with float-cast-overflow, which GCC's
+#      "undefined" leaves out);
 #   3. the suite under ThreadSanitizer with 2-thread OpenMP regions (clang,
 #      LLVM's libomp and its Archer tool);
 #   4. libFuzzer over the C ABI, the library instrumented for coverage;
@@ -73,7 +74,7 @@ rm -rf "$venv"
 
 stage "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPOSENC_SANITIZE=address,undefined -DPOSENC_BUILD_BENCHMARKS=OFF >/dev/null
+  -DPOSENC_SANITIZE=address,undefined,float-cast-overflow -DPOSENC_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "$root/build-asan" -j "$jobs"
 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs"
 
