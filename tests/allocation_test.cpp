@@ -23,12 +23,15 @@
 #include <malloc.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <new>
 #include <string>
 #include <thread>
@@ -693,19 +696,25 @@ TEST(Allocations, ScratchIsWrittenBeforeItIsRead) {
 
 // Calls 2..101 of one shape, on 1 and 2 threads, with a caller workspace
 // or none (the op's own, kept by the calling thread): posenc allocates
-// nothing; oneDNN's execute allocates a fixed count per call (its argument
-// map per GEMM), the same for every call.
+// nothing; oneDNN's execute allocates a fixed count per GEMM (its argument
+// map). Every call runs the same GEMMs: the same count, except that on two
+// threads the attention's (and the BoTNet block's) thread taking over tasks
+// of another's run (TaskRuns) packs their kv head's keys and values again:
+// a call of those may count a few more than on one thread (3 a head here),
+// never fewer, and no more than a quarter more.
 TEST(Allocations, RepeatedShapesAllocateNothingInPosenc) {
   posenc_context* one = nullptr;
   ASSERT_EQ(posenc_context_create(POSENC_ISA_AUTO, 1, &one), POSENC_OK);
   for (const bool own : {false, true}) {
     const OwnWorkspaces workspaces(own);
+    std::map<std::string, long> one_thread_onednn;
     for (posenc_context* ctx : {one, two_threads()}) {
       for (const OpCase& op : op_cases()) {
         std::vector<float> out(op.floats);
         ASSERT_EQ(op.call(ctx, out.data()), POSENC_OK) << op.name;  // the first may allocate
         long per_call[3] = {0, 0, 0};
         long total[3] = {0, 0, 0};
+        long most_onednn = 0, fewest_onednn = LONG_MAX;
         for (int i = 0; i < 100; ++i) {
           {
             const Hook hook(Mode::kCount);
@@ -715,13 +724,24 @@ TEST(Allocations, RepeatedShapesAllocateNothingInPosenc) {
             if (i == 0) per_call[o] = counts[o];
             total[o] += counts[o];
           }
+          most_onednn = std::max(most_onednn, counts[int(Origin::kOneDnn)].load());
+          fewest_onednn = std::min(fewest_onednn, counts[int(Origin::kOneDnn)].load());
         }
         std::printf("%-30s %d thread(s)%s: per call posenc %ld, oneDNN %ld, other %ld\n",
                     op.name.c_str(), posenc_context_num_threads(ctx), own ? ", own workspace" : "",
                     per_call[0], per_call[1], per_call[2]);
         EXPECT_EQ(total[int(Origin::kPosenc)], 0) << op.name << (own ? " (own workspace)" : "");
         EXPECT_EQ(total[int(Origin::kOther)], 100 * per_call[int(Origin::kOther)]) << op.name;
-        EXPECT_EQ(total[int(Origin::kOneDnn)], 100 * per_call[int(Origin::kOneDnn)]) << op.name;
+        const bool packs_per_thread =
+            op.name.rfind("attention", 0) == 0 || op.name.rfind("bottleneck", 0) == 0;
+        if (ctx == one || !packs_per_thread) {
+          EXPECT_EQ(total[int(Origin::kOneDnn)], 100 * per_call[int(Origin::kOneDnn)]) << op.name;
+          one_thread_onednn[op.name] = per_call[int(Origin::kOneDnn)];
+        } else {
+          const long on_one = one_thread_onednn[op.name];
+          EXPECT_GE(fewest_onednn, on_one) << op.name;
+          EXPECT_LE(most_onednn, on_one + on_one / 4) << op.name;
+        }
       }
     }
   }

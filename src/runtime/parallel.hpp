@@ -7,11 +7,11 @@
 // creates a oneDNN object. Inside the region a GEMM only looks up what was
 // prepared, and the calling thread holds it (PrimitiveHold): another thread
 // dropping it from the primitive cache does not take it from the region. A
-// task can still
-// throw there: oneDNN 2.6's execute allocates its argument map. Its thread
-// then stops, and once the region has ended the calling thread runs that
-// thread's remaining tasks itself, the same way (one thread per GEMM, so the
-// same bits), making anything missing.
+// task can still throw there: oneDNN 2.6's execute allocates its argument
+// map. Its thread then stops (the others take the rest of its run), and
+// once the region has ended the calling thread runs the task that threw,
+// and any left, itself, the same way (one thread per GEMM, so the same
+// bits), making anything missing.
 // A call on one thread runs the task that threw, and those after it, again.
 // Running out of OpenMP threads cannot be caught: libgomp ends the process
 // when it cannot create a thread (posenc_context_create bounds num_threads).
@@ -26,11 +26,13 @@
 
 #include "runtime/matmul.hpp"
 #include "runtime/openmp_fork.hpp"
+#include "runtime/task_runs.hpp"
 
 namespace posenc {
 
 // The most threads a region uses (posenc_context_create's bound).
 constexpr int kMaxThreads = POSENC_MAX_THREADS;
+static_assert(kMaxThreads <= TaskRuns::kMaxRuns, "a run for every thread");
 
 // Sets the OpenMP thread count of the calling thread (which oneDNN's
 // primitives use outside a parallel region) for the life of the scope. Run
@@ -71,7 +73,8 @@ inline int region_threads(int threads, int64_t count) {
 
 // Calls body(task, slot), or body(task), for every task in [0, count) on
 // region_threads(threads, count) threads (or the fewer OpenMP gives), each
-// taking a contiguous run of tasks; slot in [0, region_threads) names the
+// starting on a contiguous run of tasks and taking over part of another's
+// when its own is done (TaskRuns); slot in [0, region_threads) names the
 // thread's scratch. GEMMs run in the slot's GemmSlots entry, on their thread
 // alone (oneDNN would otherwise split a GEMM of a region OpenMP made
 // inactive, a team of one, for threads that do not come). With one thread
@@ -106,25 +109,40 @@ void parallel_for(int threads, int64_t count, const Body& body) {
     for (int64_t task = run_until_failure(0, count, 0); task < count; ++task) call(task, 0);
     return;
   }
-  // Per thread: the task that threw (count if none), and the end of its run.
-  std::array<int64_t, kMaxThreads> failed, end;
-  std::fill_n(failed.begin(), slots, count);
-  std::fill_n(end.begin(), slots, int64_t(0));
+  TaskRuns runs(count, slots);
+  // Per thread: the tasks it took and did not finish, the first having thrown.
+  std::array<TaskRange, kMaxThreads> unfinished;
+  std::fill_n(unfinished.begin(), slots, TaskRange{});
   note_openmp_team();
 #pragma omp parallel num_threads(slots)
   {
     const int slot = omp_get_thread_num(), team = omp_get_num_threads();
-    const int64_t first = count * slot / team, last = count * (slot + 1) / team;
-    end[slot] = last;
+    if (team < slots) {  // OMP_THREAD_LIMIT, OMP_DYNAMIC, nested: the runs are the team's
+#pragma omp single
+      runs.split(team);
+    }
     const OpenMpThreads single(1);
     const GemmSlots::Use use(gemm_slots, slot, true);
-    const int64_t stopped = run_until_failure(first, last, slot);
-    if (stopped < last) failed[slot] = stopped;
+    for (TaskRange taken; runs.take(slot, taken);) {
+      const int64_t stopped = run_until_failure(taken.first, taken.last, slot);
+      if (stopped < taken.last) {
+        unfinished[size_t(slot)] = {stopped, taken.last};
+        break;
+      }
+    }
   }
+  // The tasks that threw, then what the runs of stopped threads kept (a
+  // run's last task, or more where every thread stopped).
   const OpenMpThreads single(1);
   const GemmSlots::Use use(gemm_slots, 0, false);
   for (int slot = 0; slot < slots; ++slot) {
-    for (int64_t task = failed[slot]; task < end[slot]; ++task) call(task, 0);
+    for (int64_t task = unfinished[size_t(slot)].first; task < unfinished[size_t(slot)].last;
+         ++task) {
+      call(task, 0);
+    }
+  }
+  for (TaskRange left; runs.take_left(left);) {
+    for (int64_t task = left.first; task < left.last; ++task) call(task, 0);
   }
 }
 

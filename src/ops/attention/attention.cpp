@@ -100,7 +100,7 @@ struct PackedOperand {
 // nothing else, writing nothing but the scratch's packed_kv_head.
 // Tasks go (batch, head or stack of heads, query block, key range), so that
 // the query heads of a kv head and their blocks follow each other: a thread
-// packs that kv head's keys and values once for the whole run of its tasks
+// packs that kv head's keys and values once for each stretch of its tasks
 // that read them (per-sequence calls visit the heads in another order,
 // attention() below).
 class QueryBlockRunner {
@@ -699,11 +699,13 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     }
     if (!p.per_sequence()) prepared.remember(gemms);
   }
-  // Each thread runs a contiguous run of tasks. With per-sequence lengths
-  // the heads' costs follow their sequences, so the (batch, kv head) groups
-  // are visited with a stride near 0.618 of their count (coprime with it):
-  // every run then holds a share of every sequence. A group's tasks stay
-  // together (its packed keys serve them all); the order changes no bits.
+  // Each thread starts on a contiguous run of tasks (TaskRuns: a thread
+  // done with its run takes over the back of another's). With per-sequence
+  // lengths the heads' costs follow their sequences, so the (batch, kv
+  // head) groups are visited with a stride near 0.618 of their count
+  // (coprime with it): every run then starts with a share of every
+  // sequence. A group's tasks stay together (its packed keys serve them
+  // all); the order changes no bits.
   const int64_t groups = p.batch * p.kv_heads;
   const int64_t group_tasks = blocking.kv_readers(p) * blocking.key_splits;
   int64_t stride = 1;
