@@ -8,50 +8,54 @@
 # DIR holds bin/posenc and lib/ (a ../shared/tools/pack-build.sh tarball
 # unpacked) or is a build tree (tools/posenc/posenc, src/). Each pass runs
 # every build once, in the order given; PASSES (2) passes, FILTER the rows
-# (default: the many-core targets' rows, bench/targets.sh's), THREADS the
+# (default: the many-core targets' rows, bench/target_rows.sh), THREADS the
 # OpenMP threads (default: all), ISA the path (default: the best the CPU
-# has). Each build's output is OUT/NAME-PASS.txt;
+# has). Each build's `posenc bench --json` is OUT/NAME-PASS.json;
 # OUT/compare.txt has each row's best median per build.
 set -euo pipefail
 (($# >= 2)) || { sed -n '2,/^set /{/^#/p;}' "$0" >&2; exit 2; }
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/target_rows.sh
+source "$root/bench/target_rows.sh"
 out=$1
 shift
 mkdir -p "$out"
-targets="attention_bf16 plain B1 H32 T2048 d128,attention_f32 plain B1 H32 T2048 d128"
-targets+=",2D B1 H4 64x64 d64,H12 64x64,C512 14x14"
-filter=${FILTER:-$targets}
 unset OMP_PROC_BIND OMP_PLACES OMP_WAIT_POLICY GOMP_CPU_AFFINITY GOMP_SPINCOUNT KMP_AFFINITY
 if [[ -n ${THREADS:-} ]]; then export OMP_NUM_THREADS=$THREADS; else unset OMP_NUM_THREADS; fi
 
+declare -A cli lib
 names=()
 for build in "$@"; do
   name=${build%%=*}
   dir=${build#*=}
   names+=("$name")
   if [[ -x $dir/bin/posenc ]]; then
-    printf -v "cli_$name" %s "$dir/bin/posenc"
-    printf -v "lib_$name" %s "$dir/lib"
+    cli[$name]=$dir/bin/posenc lib[$name]=$dir/lib
   else
-    printf -v "cli_$name" %s "$dir/tools/posenc/posenc"
-    printf -v "lib_$name" %s "$dir/src"
+    cli[$name]=$dir/tools/posenc/posenc lib[$name]=$dir/src
   fi
 done
 for pass in $(seq 1 "${PASSES:-2}"); do
   for name in "${names[@]}"; do
-    cli_var=cli_$name lib_var=lib_$name
-    LD_LIBRARY_PATH=${!lib_var}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-      "${!cli_var}" bench --isa "${ISA:-auto}" --filter "$filter" >"$out/$name-$pass.txt" 2>&1 ||
-      echo "$name, pass $pass: FAILED (status $?)"
+    LD_LIBRARY_PATH=${lib[$name]}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+      "${cli[$name]}" bench --json --isa "${ISA:-auto}" --filter "${FILTER:-$one_thread}" \
+      >"$out/$name-$pass.json" || echo "$name, pass $pass: FAILED (status $?)"
   done
 done
-# A row: op, shape (up to the ISA column), its median ms. The best per build.
-for name in "${names[@]}"; do
-  cat "$out/$name"-*.txt | awk -v build="$name" '
-    $0 ~ / (avx512|avx2|baseline|neon) +[0-9.]+ / {
-      for (i = 1; i <= NF; ++i) if ($i ~ /^(avx512|avx2|baseline|neon)$/) break
-      row = $1; for (j = 2; j < i; ++j) row = row " " $j
-      ms = $(i + 1)
-      if (!(row in best) || ms + 0 < best[row] + 0) best[row] = ms
-    }
-    END { for (row in best) print row "\t" build "\t" best[row] }'
-done | sort -s -t$'\t' -k1,1 | tee "$out/compare.txt"
+python3 - "$out" "${names[@]}" <<'EOF' | tee "$out/compare.txt"
+import glob, json, sys
+out, names = sys.argv[1], sys.argv[2:]
+best = {}  # (op shape isa, build): the lowest median ms of its passes
+for name in names:
+    for path in glob.glob(f"{out}/{name}-*.json"):
+        try:
+            results = json.load(open(path))["results"]
+        except (ValueError, KeyError):
+            continue  # a pass that failed
+        for r in results:
+            key = (f"{r['op']} {r['shape']} {r['isa']}", name)
+            best[key] = min(best.get(key, r["median_ms"]), r["median_ms"])
+for row in sorted({row for row, _ in best}):
+    cells = [f"{name} {best[(row, name)]:.3f}" for name in names if (row, name) in best]
+    print(f"{row}: " + ", ".join(cells) + " ms")
+EOF

@@ -112,7 +112,7 @@ void parallel_for(int threads, int64_t count, const Body& body) {
   TaskRuns runs(count, slots);
   // Per thread: the tasks it took and did not finish, the first having thrown.
   std::array<TaskRange, kMaxThreads> unfinished;
-  std::fill_n(unfinished.begin(), slots, TaskRange{});
+  std::fill_n(unfinished.begin(), slots, TaskRange{0, 0});
   note_openmp_team();
 #pragma omp parallel num_threads(slots)
   {

@@ -49,7 +49,7 @@ bool TaskRuns::take(int slot, TaskRange& range) {
     uint64_t longest = 1;
     for (int other = 0; other < team_; ++other) {
       const uint64_t w = run(other).load(std::memory_order_relaxed);
-      const uint64_t left = back_of(w) - std::min(front_of(w), back_of(w));
+      const uint64_t left = back_of(w) - front_of(w);
       if (left > longest) {
         longest = left;
         victim = other;
@@ -59,7 +59,7 @@ bool TaskRuns::take(int slot, TaskRange& range) {
     std::atomic<uint64_t>& theirs = run(victim);
     uint64_t word = theirs.load(std::memory_order_relaxed);
     const uint64_t front = front_of(word), back = back_of(word);
-    if (front >= back || back - front < 2) continue;
+    if (back - front < 2) continue;
     const uint64_t middle = front + (back - front) / 2;
     if (!theirs.compare_exchange_strong(word, pair(front, middle), std::memory_order_relaxed)) {
       continue;

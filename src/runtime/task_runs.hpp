@@ -15,7 +15,7 @@
 //
 // A thief takes by compare-and-swap on the pair, only from a run of two
 // units or more, leaving it at least one; its owner advances the front by
-// an add. A word never holds the same non-empty pair twice (its front unit
+// an add, only when it has seen a unit left. So front <= back always. A word never holds the same non-empty pair twice (its front unit
 // is taken before it empties, and only an empty run is refilled), so a
 // thief's stale compare fails.
 #pragma once
@@ -27,9 +27,10 @@
 
 namespace posenc {
 
-// Tasks [first, last).
+// Tasks [first, last). An aggregate without initializers: parallel_for
+// keeps kMaxThreads of them on the stack and sets its threads' only.
 struct TaskRange {
-  int64_t first = 0, last = 0;
+  int64_t first, last;
 };
 
 class TaskRuns {
