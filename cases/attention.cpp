@@ -952,6 +952,14 @@ std::vector<Case> attention_cases() {
                     grouped(plain(1, 8, 4, 3000, 16), 2)),
       kAttentionBf16({"bench"}, grouped(plain(1, 32, 1, 65536, 128, bf16), 8),
                      grouped(plain(1, 8, 4, 3000, 16, bf16), 2)),
+      // Eight queries against 8192 cached keys (drafted tokens checked, or a
+      // prompt's chunk) under multi-query attention: four query heads stacked
+      // a task, the keys split into eight ranges, each range of the one kv
+      // head read by eight tasks.
+      kAttentionF32({"bench"}, grouped(plain(1, 32, 8, 8192, 128), 1),
+                    grouped(plain(1, 16, 8, 3000, 16), 1)),
+      kAttentionBf16({"bench"}, grouped(plain(1, 32, 8, 8192, 128, bf16), 1),
+                     grouped(plain(1, 16, 8, 3000, 16, bf16), 1)),
       // Decoding: the keys of each head split into ranges (split_keys.hpp).
       kAttention1dF32({"check"}, decoding(desc_1d(1, 2, 4, 4097, 32), 64, 4093)),
       kAttention1dBf16({"check"}, decoding(desc_1d(1, 2, 4, 4097, 32, bf16), 64, 4093)),

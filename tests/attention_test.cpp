@@ -688,11 +688,15 @@ TEST_P(Attention, StridedOutAndRepeatedInputs) {
 }
 
 // Grouped heads whose tasks a thread count splits inside a group (6 heads
-// in groups of 3, 12 tasks), and packed qkv on each path of strided views
-// (q copied per task, keys and values packed or read as stored, decode
-// kernels, stacked heads, split keys, causal blocks reading a leading part
-// of the packed keys, and of each column block of values of 128 columns,
-// fp32 and bf16): the reference's values, the same bits on 1, 2, 3 threads.
+// in groups of 3, 12 tasks; 8 query heads a kv head reading each of its
+// packed key blocks, with split keys: 24 tasks a group, a thread's run
+// ending inside a group and the next starting there, blocks packed for
+// one kv head left in a slot that then packs the other's), and packed qkv
+// on each path of strided views (q copied per task, keys and values packed
+// or read as stored, decode kernels, stacked heads, split keys, causal
+// blocks reading a leading part of the packed keys, and of each column
+// block of values of 128 columns, fp32 and bf16): the reference's values,
+// the same bits on 1, 2, 3 threads.
 TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
   struct Call {
     posenc_attention_desc desc;
@@ -701,6 +705,8 @@ TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
   const Call calls[] = {
       {causal(grouped(relative_1d(desc(6, 70, 90, 16, 2), 0, 1), 2), 20), false},
       {from_kv_cache(grouped(relative_1d(desc(6, 130, 300, 16, 2), 8, 1), 3), 320), false},
+      {grouped(desc(16, 8, 4097, 32), 2), false},
+      {as_bf16(grouped(desc(16, 8, 4097, 32), 2)), false},
       {packed_qkv_desc(grouped(desc(6, 100, 100, 16, 2), 2), POSENC_LAYOUT_BTHD), true},
       {packed_qkv_desc(causal(desc(2, 200, 200, 16, 2)), POSENC_LAYOUT_BTHD), true},
       {packed_qkv_desc(causal(desc(2, 256, 256, 128)), POSENC_LAYOUT_BTHD), true},
@@ -1179,6 +1185,20 @@ TEST(AttentionPlan, StridedInputsReachTheGemmsDenseOrPacked) {
   const ops::AttentionPlan plan = ops::plan_attention(problem, 1, POSENC_ISA_AVX2);
   EXPECT_FALSE(plan.blocking.copies_queries);
   EXPECT_EQ(plan.layout.packed.bytes(), 0u);  // one reader of dense keys: as stored
+}
+
+// A few queries of many heads against long keys, a kv head for 8 query
+// heads (GroupedAndStridedSameBitsAtAnyThreadCount's): split keys, each key
+// block read by 8 tasks, so packed (a block when a task first reads it).
+TEST(AttentionPlan, SplitKeysOfSeveralReadersArePacked) {
+  const posenc_attention_desc d = grouped(desc(16, 8, 4097, 32), 2);
+  const ops::AttentionProblem problem = ops::make_attention_problem(d);
+  const ops::AttentionPlan plan = ops::plan_attention(problem, 1, POSENC_ISA_AVX2);
+  EXPECT_EQ(plan.blocking.key_splits, 3);
+  EXPECT_EQ(plan.blocking.kv_readers(problem), 8);
+  EXPECT_EQ(plan.blocking.tasks, 48);
+  EXPECT_EQ(plan.layout.packed.key_blocks, 5);
+  EXPECT_GT(plan.layout.packed.bytes(), 0u);
 }
 
 TEST(AttentionCppApi, WorkspaceObjectAndErrors) {

@@ -46,7 +46,7 @@ struct Scratch {
   float* wide_table_rows;
   uint8_t* packed_keys;
   uint8_t* packed_values;
-  int64_t* packed_kv_head;
+  int64_t* packed_block_kv;
 
   Scratch(uint8_t* slot, const SlotLayout& s)
       : dense_q(slot + s.dense_q),
@@ -65,7 +65,7 @@ struct Scratch {
         wide_table_rows(reinterpret_cast<float*>(slot + s.wide_table_rows)),
         packed_keys(slot + s.packed_keys),
         packed_values(slot + s.packed_values),
-        packed_kv_head(reinterpret_cast<int64_t*>(slot + s.packed_kv_head)) {}
+        packed_block_kv(reinterpret_cast<int64_t*>(slot + s.packed_block_kv)) {}
 
   // The same scratch with the task's result kept in a partial record.
   Scratch with_result_in(const Partial& partial) const {
@@ -97,12 +97,11 @@ struct PackedOperand {
 // (gemm_dtype), the GEMMs read q, keys, values and table rows widened into
 // the scratch (widen.hpp).
 // With shapes_only it runs each GEMM of the task dry (GemmSlots::Use) and
-// nothing else, writing nothing but the scratch's packed_kv_head.
-// Tasks go (batch, head or stack of heads, query block, key range), so that
-// the query heads of a kv head and their blocks follow each other: a thread
-// packs that kv head's keys and values once for each stretch of its tasks
-// that read them (per-sequence calls visit the heads in another order,
-// attention() below).
+// nothing else, writing nothing but the scratch's packed_block_kv.
+// Tasks go (batch, head or stack of heads, query block, key range); the
+// threads visit a kv head's tasks one after the other (attention() below),
+// and a thread packs each key block of that kv head once, when the first of
+// its tasks that reads the block runs.
 class QueryBlockRunner {
  public:
   QueryBlockRunner(const ExecContext& ctx, const AttentionProblem& p,
@@ -176,9 +175,11 @@ class QueryBlockRunner {
     return static_cast<const char*>(base) +
            size_t(b * st.batch + h * st.head + t * st.token) * p_.element_bytes();
   }
-  // Packs the key blocks holding the packed_key_count keys of sequence b's
-  // kv head, its values past its length zeros where its GEMMs read them.
-  void pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head, const Scratch& s) const;
+  // Packs key block `index` of kv head kv_index (b * kv_heads + the kv
+  // head) as its sequence's GEMMs read it (packed_key_count), its values
+  // past the length zeros, unless the scratch holds it already.
+  void pack_key_block(int64_t b, const Sequence& seq, int64_t kv_index, int64_t index,
+                      const Scratch& s) const;
   // Where the bias's and the relative values' GEMMs widen table rows: the
   // scratch's, none in a dry run (which reads no table).
   float* wide_table_rows(const Scratch& s) const {
@@ -231,7 +232,7 @@ class QueryBlockRunner {
   void values_past_length(const void* probs, int64_t ld, int64_t rows, const KeyBlock& kb,
                           int64_t stored, const char* values, const PackedOperand& packed,
                           bool accumulate, const Scratch& s) const;
-  // The keys of sequence seq's kv heads that pack_kv_head packs: those its
+  // The keys of sequence seq's kv heads that pack_key_block packs: those its
   // queries compute, in blocks of that many keys (packed_block), not of
   // kv_len's: a padded batch's short sequence, or causal queries that see
   // fewer than kv_len keys, pack only theirs.
@@ -239,7 +240,7 @@ class QueryBlockRunner {
     return computed_keys(p_, seq, 0, p_.q_len);
   }
   // Key block `index`'s keys and values as packed in the slot for a
-  // sequence of key_count keys (packed_key_count): pack_kv_head writes them
+  // sequence of key_count keys (packed_key_count): pack_key_block writes them
   // there, the GEMMs read them.
   PackedOperand packed_keys(int64_t index, int64_t key_count, const Scratch& s) const {
     return packed_operand(s.packed_keys, layout_.packed.key_block_bytes, index, key_count,
@@ -321,11 +322,6 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   const QueryBlock qb = blocking_.copies_queries ? queries_in_scratch(in_place, s) : in_place;
   // b * kv_heads + the kv head.
   const int64_t kv_index = query_task / blocking_.kv_readers(p_);
-  if (layout_.packed.bytes() > 0 && range.count() > 0 && *s.packed_kv_head != kv_index) {
-    *s.packed_kv_head = -1;  // until the whole kv head is packed
-    pack_kv_head(b, seq, p_.kv_head(qb.head), s);
-    *s.packed_kv_head = kv_index;
-  }
   const int64_t rows = qb.rows * blocking_.stacked_heads;
   if (!shapes_only_) {
     std::fill(s.row_max, s.row_max + rows, -std::numeric_limits<float>::infinity());
@@ -340,7 +336,9 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
     if (!shapes_only_) std::fill(s.weights, s.weights + rows * vw.count, 0.0f);
   }
   for (int64_t j = range.first; j < range.end; j += blocking_.key_block) {
-    key_block(qb, b, seq, KeyBlock{j, std::min(blocking_.key_block, range.end - j)}, range, vw, s);
+    const KeyBlock kb{j, std::min(blocking_.key_block, range.end - j)};
+    if (layout_.packed.bytes() > 0) pack_key_block(b, seq, kv_index, block_index(kb), s);
+    key_block(qb, b, seq, kb, range, vw, s);
   }
   if (p_.relative_values && range.count() > 0) {
     const PhaseScope timing = phase_scope(Phase::kRelativeValues);
@@ -390,30 +388,32 @@ void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const Partial
   store(qb, seq, s);
 }
 
-void QueryBlockRunner::pack_kv_head(int64_t b, const Sequence& seq, int64_t kv_head,
-                                    const Scratch& s) const {
+void QueryBlockRunner::pack_key_block(int64_t b, const Sequence& seq, int64_t kv_index,
+                                      int64_t index, const Scratch& s) const {
+  int64_t& packed_kv = s.packed_block_kv[index];
+  if (packed_kv == kv_index) return;
   const PhaseScope timing = phase_scope(Phase::kPackKeysValues);
-  const PackedKeyValues& packed = layout_.packed;
+  packed_kv = -1;  // until the block is packed
+  const int64_t kv_head = kv_index % p_.kv_heads;
   const int64_t key_count = packed_key_count(seq);
   // The values a GEMM reads past the length: up to it rounded (computed_keys).
   const int64_t values_read = keys_rounded(seq.kv_length, p_.kv_len);
-  for (int64_t i = 0; i < packed.key_blocks && i * blocking_.key_block < key_count; ++i) {
-    const int64_t first = i * blocking_.key_block;
-    // Blocks read as stored (no data) are not copied; the others hold the
-    // keys their GEMM shape has (packed_operand may keep kv_len's block).
-    if (const PackedOperand to = packed_keys(i, key_count, s); to.data != nullptr) {
-      const KeyBlock kb{first, to.packed_for.n};
-      pack_b(to.packed_for, gemm_keys(row_of(t_.k, p_.k, b, kv_head, first), kb, s), to.data);
-    }
-    if (const PackedOperand to = packed_values(i, key_count, s); to.data != nullptr) {
-      const KeyBlock kb{first, to.packed_for.k};
-      pack_b(to.packed_for, gemm_values(row_of(t_.v, p_.v, b, kv_head, first), kb, kb.count, s),
-             to.data);
-      const int64_t past = std::max<int64_t>(seq.kv_length - kb.first, 0);
-      const int64_t end = std::min(kb.count, values_read - kb.first);
-      if (past < end) zero_packed_b_rows(to.packed_for, to.data, past, end);
-    }
+  const int64_t first = index * blocking_.key_block;
+  // Blocks read as stored (no data) are not copied; the others hold the
+  // keys their GEMM shape has (packed_operand may keep kv_len's block).
+  if (const PackedOperand to = packed_keys(index, key_count, s); to.data != nullptr) {
+    const KeyBlock kb{first, to.packed_for.n};
+    pack_b(to.packed_for, gemm_keys(row_of(t_.k, p_.k, b, kv_head, first), kb, s), to.data);
   }
+  if (const PackedOperand to = packed_values(index, key_count, s); to.data != nullptr) {
+    const KeyBlock kb{first, to.packed_for.k};
+    pack_b(to.packed_for, gemm_values(row_of(t_.v, p_.v, b, kv_head, first), kb, kb.count, s),
+           to.data);
+    const int64_t past = std::max<int64_t>(seq.kv_length - kb.first, 0);
+    const int64_t end = std::min(kb.count, values_read - kb.first);
+    if (past < end) zero_packed_b_rows(to.packed_for, to.data, past, end);
+  }
+  packed_kv = kv_index;
 }
 
 // The block serves `shape` where its layout does (it can depend on the rows
@@ -561,7 +561,7 @@ void QueryBlockRunner::values_product(const void* probs, int64_t ld, int64_t row
       gemm(
           shape, probs, [&] { return gemm_values(values, kb, stored, s); }, packed, s.acc);
     } else if (!gemm_packed(shape, packed, probs, s.acc)) {
-      // (Packed, the values past the length are zeros: pack_kv_head.)
+      // (Packed, the values past the length are zeros: pack_key_block.)
       values_past_length(probs, ld, rows, kb, stored, values, packed, accumulate, s);
     }
     return;
@@ -654,6 +654,10 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
   PositionBias::prepare(problem, tensors.table, *ctx.kernels, position_bias);
   const QueryBlockRunner runner(ctx, problem, tensors, blocking, layout, position_bias);
   auto scratch = [&](int slot) { return Scratch(base + size_t(slot) * layout.bytes, layout); };
+  // Until its thread packs them, a slot holds no packed key block.
+  auto forget_packed_blocks = [&](int slot) {
+    std::fill_n(scratch(slot).packed_block_kv, layout.packed.key_blocks, int64_t(-1));
+  };
   uint8_t* records = base + plan.partials;
   // A task's scratch: its thread's, with its result in its partial record
   // when the keys are split.
@@ -690,8 +694,8 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
                                       true);
     const GemmSlots::Use dry(gemms, 0, false, true);
     const int64_t sequences = p.per_sequence() ? p.batch : 1;
+    forget_packed_blocks(0);
     for (int64_t b = 0; b < sequences; ++b) {
-      *scratch(0).packed_kv_head = -1;
       for (int64_t i = 0; i < head_tasks; ++i) {
         const int64_t task = b * (p.heads / blocking.stacked_heads) * head_tasks + i;
         dry_runner.run(task, task_scratch(task, 0));
@@ -705,22 +709,27 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
   // head) groups are visited with a stride near 0.618 of their count
   // (coprime with it): every run then starts with a share of every
   // sequence. A group's tasks stay together (its packed keys serve them
-  // all); the order changes no bits.
+  // all), and with split keys go range by range, each range's readers one
+  // after the other: a thread whose run holds part of a group then packs
+  // the ranges it reads, each for all their readers it runs, not every
+  // key for a few ranges of one reader. The order changes no bits.
   const int64_t groups = p.batch * p.kv_heads;
-  const int64_t group_tasks = blocking.kv_readers(p) * blocking.key_splits;
+  const int64_t readers = blocking.kv_readers(p);
+  const int64_t group_tasks = readers * blocking.key_splits;
   int64_t stride = 1;
   if (p.per_sequence() && blocking.slots > 1) {
     stride = std::max<int64_t>(1, groups * 618 / 1000);
     while (std::gcd(stride, groups) != 1) ++stride;
   }
-  for (int slot = 0; slot < blocking.slots; ++slot) *scratch(slot).packed_kv_head = -1;
+  for (int slot = 0; slot < blocking.slots; ++slot) forget_packed_blocks(slot);
   const MergeCounts finished(base + plan.merge_counts,
                              blocking.splits_keys() ? blocking.query_tasks() : 0);
   before_region.end();
   parallel_for(blocking.slots, blocking.tasks, [&](int64_t visit, int slot) {
     const PhaseScope timing(Phase::kTasks);
     const int64_t group = visit / group_tasks * stride % groups;
-    const int64_t task = group * group_tasks + visit % group_tasks;
+    const int64_t range = visit % group_tasks / readers, reader = visit % readers;
+    const int64_t task = (group * readers + reader) * blocking.key_splits + range;
     runner.run(task, task_scratch(task, slot));
     const int64_t query_task = task / blocking.key_splits;
     if (blocking.splits_keys() && finished.finish(query_task, blocking.key_splits)) {

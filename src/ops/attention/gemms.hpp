@@ -1,8 +1,9 @@
 // The two GEMMs of each (query block, key block) pair of the fused
 // attention, scores = scale q k^T and acc (+)= p v, and their keys and values
-// packed once per (batch, kv head) into oneDNN's blocked layout: a thread runs
-// the query blocks of a kv head's query heads one after the other, and
-// without packing oneDNN would relayout the same keys and values for each.
+// packed into oneDNN's blocked layout once per thread, key block and (batch,
+// kv head): a thread runs the query blocks of a kv head's query heads one
+// after the other, and without packing oneDNN would relayout the same keys
+// and values for each.
 #pragma once
 
 #include <cstddef>

@@ -108,13 +108,13 @@ int64_t stacked_heads(const AttentionProblem& p, int64_t query_blocks) {
   return 1;
 }
 
-// A kv head's keys and values are packed once per thread for the tasks that
-// read them (kv_readers: blocks of its query heads). For a single reader the
-// packing is not reused, and pays only where it moves the GEMMs to oneDNN's
-// brgemm kernels (AMX among them), which take no strided B: when the rows
-// of the keys or values are strided, the GEMMs have at least kMinRowsToPack
-// rows (the copy is then small against them) and the keys are not split
-// (a split task would pack every key).
+// A kv head's key blocks are packed by a thread for its tasks that read
+// them (kv_readers: blocks of its query heads), each block when a task first
+// reads it. For a single reader the packing is not reused, and pays only
+// where it moves the GEMMs to oneDNN's brgemm kernels (AMX among them),
+// which take no strided B: when the rows of the keys or values are strided,
+// the GEMMs have at least kMinRowsToPack rows (the copy is then small
+// against them) and the keys are not split (measured only without).
 bool packing_pays(const AttentionProblem& p, const AttentionBlocking& b) {
   if (b.decode_products) return false;  // they read keys and values as stored
   // (Widened keys and values are dense.)
@@ -215,7 +215,7 @@ SlotLayout slot_layout(const AttentionProblem& p, const AttentionBlocking& b) {
   s.packed = packing_pays(p, b) ? packed_key_values(p, task) : PackedKeyValues{0, 0, 0};
   s.packed_keys = reserve(offset, size_t(s.packed.key_blocks) * s.packed.key_block_bytes);
   s.packed_values = reserve(offset, size_t(s.packed.key_blocks) * s.packed.value_block_bytes);
-  s.packed_kv_head = reserve(offset, sizeof(int64_t));
+  s.packed_block_kv = reserve(offset, size_t(s.packed.key_blocks) * sizeof(int64_t));
   s.bytes = offset;
   return s;
 }

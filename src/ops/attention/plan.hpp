@@ -24,7 +24,7 @@ namespace posenc::ops {
 // kv_len / kKeyQuantum widths per row count, each made once, for a few
 // percent more work. The rows of v past a sequence's length never reach the
 // outputs (they may hold anything, NaN included, and a probability 0 times
-// NaN is NaN): a packed copy has them set to zero (pack_kv_head), without
+// NaN is NaN): a packed copy has them set to zero (pack_key_block), without
 // one the last quantum of such a block is multiplied from a copy padded with
 // zeros (the slot's value_tail), and the decode kernels take the exact
 // count. attention() still runs each call's GEMMs dry before its region
@@ -151,7 +151,8 @@ struct SlotLayout {
   PackedKeyValues packed;
   size_t packed_keys;   // packed.key_blocks blocks of packed.key_block_bytes
   size_t packed_values; // packed.key_blocks blocks of packed.value_block_bytes
-  size_t packed_kv_head; // int64: the (batch * kv_heads + kv head) packed there, or -1
+  size_t packed_block_kv; // packed.key_blocks int64: the (batch * kv_heads + kv head)
+                          // whose block is packed there, or -1
   size_t bytes;      // the whole slot
 };
 
