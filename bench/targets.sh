@@ -15,6 +15,10 @@
 #   bench/targets.sh gemms  [OUT]   posenc_gemm_shapes: oneDNN's GEMM rate at
 #                                   the attention's block shapes, all
 #                                   threads and 1
+#   bench/targets.sh floor  [OUT]   bench/torch_gemms.py, all threads and 1:
+#                                   torch's GEMM rate at the same block
+#                                   shapes, and the least time the cases'
+#                                   GEMMs take at it
 #   bench/targets.sh share  [OUT]   bench/gemm_share.py: the GEMMs' share of
 #                                   the attention cases, all threads, and
 #                                   which oneDNN kernels ran
@@ -27,8 +31,8 @@
 #                                   (OMP_PLACES=cores) and at all pinned:
 #                                   where the speed-up stops
 #   bench/targets.sh all    [OUT]   machine, sdpa (its all-threads rows
-#                                   only), cases, gemms, share, scaling,
-#                                   then tests, in one command (for a
+#                                   only), cases, gemms, floor, share,
+#                                   scaling, then tests, in one command (for a
 #                                   time-limited device session: the figures
 #                                   first, the torch comparison among the
 #                                   first; on a 16-core Xeon with AMX the
@@ -122,6 +126,8 @@ print(sys.executable, "torch", torch.__version__, "timm", timm.__version__)' 2>&
   sdpa)
     python3 "$root/bench/torch_attention.py" --threads "${SDPA_THREADS:-1,all}" --markdown 2>&1 |
       tee "$out/sdpa.txt" ;;
+  floor)
+    python3 "$root/bench/torch_gemms.py" --threads all,1 --markdown 2>&1 | tee "$out/floor.txt" ;;
   share)
     python3 "$root/bench/gemm_share.py" 2>&1 | tee "$out/share.txt" ;;
   scaling)
@@ -143,7 +149,7 @@ print(sys.executable, "torch", torch.__version__, "timm", timm.__version__)' 2>&
   all)
     status=0
     : >"$out/all.txt"
-    for each in machine sdpa cases gemms share scaling tests; do
+    for each in machine sdpa cases gemms floor share scaling tests; do
       start=$SECONDS
       stage_status=0
       SDPA_THREADS=all timeout -k 10 "${STAGE_TIMEOUT:-240}" "$0" "$each" "$out" ||
