@@ -9,19 +9,14 @@
 #include <vector>
 
 #include "png_reader.hpp"
+#include "scratch_dir.hpp"
 #include "viz/png_writer.hpp"
 
 namespace posenc::viz {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("posenc_viz_png_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using test::ScratchDir;
 
 // The partial files in dir (the writer's, or any other run's).
 std::vector<std::string> partial_files(const fs::path& dir) {
@@ -46,7 +41,8 @@ Image pattern(int width, int height) {
 
 TEST(VizPng, RoundTripKeepsEveryPixel) {
   for (auto [w, h] : {std::pair{1, 1}, {7, 5}, {3, 64}, {301, 2}}) {
-    const fs::path path = fresh_dir("round_trip") / "p.png";
+    const ScratchDir dir("viz_png_round_trip");
+    const fs::path path = dir / "p.png";
     const Image image = pattern(w, h);
     write_png(path.string(), image);
     const test::DecodedPng back = test::read_png(path.string());
@@ -63,21 +59,24 @@ TEST(VizPng, RoundTripKeepsEveryPixel) {
 // The partial file's name does not grow with the figure's: a name at the
 // system's limit of 255 bytes is written.
 TEST(VizPng, ANameOfTheLongestLengthIsWritten) {
-  const fs::path path = fresh_dir("long_name") / (std::string(251, 'n') + ".png");
+  const ScratchDir dir("viz_png_long_name");
+  const fs::path path = dir / (std::string(251, 'n') + ".png");
   write_png(path.string(), pattern(2, 2));
   EXPECT_EQ(test::read_png(path.string()).error, "");
   EXPECT_TRUE(partial_files(path.parent_path()).empty());
 }
 
 TEST(VizPng, OverwritesAnExistingFile) {
-  const fs::path path = fresh_dir("overwrite") / "p.png";
+  const ScratchDir dir("viz_png_overwrite");
+  const fs::path path = dir / "p.png";
   std::ofstream(path) << "not a png";
   write_png(path.string(), pattern(4, 4));
   EXPECT_EQ(test::read_png(path.string()).error, "");
 }
 
 TEST(VizPng, MissingFolderIsAnErrorNamingThePath) {
-  const fs::path path = fresh_dir("missing") / "no_such_folder" / "p.png";
+  const ScratchDir dir("viz_png_missing");
+  const fs::path path = dir / "no_such_folder" / "p.png";
   try {
     write_png(path.string(), pattern(2, 2));
     FAIL() << "expected an error";
@@ -90,7 +89,8 @@ TEST(VizPng, MissingFolderIsAnErrorNamingThePath) {
 // A folder at the target, which the file could not replace, is refused: the
 // error names the path, and no partial file is left.
 TEST(VizPng, FailedWriteLeavesNoPartialFile) {
-  const fs::path dir = fresh_dir("failed");
+  const ScratchDir scratch("viz_png_failed");
+  const fs::path& dir = scratch.path();
   const fs::path path = dir / "taken.png";
   fs::create_directories(path);
   std::ofstream(path / "keep") << "x";
@@ -102,7 +102,8 @@ TEST(VizPng, FailedWriteLeavesNoPartialFile) {
 // A file or link already at the partial name is neither followed nor
 // replaced: the write fails naming it, and what the link points to is kept.
 TEST(VizPng, AnExistingPartialFileOrLinkIsNotWrittenThrough) {
-  const fs::path dir = fresh_dir("partial_link");
+  const ScratchDir scratch("viz_png_partial_link");
+  const fs::path& dir = scratch.path();
   const fs::path path = dir / "p.png", victim = dir / "victim";
   std::ofstream(victim) << "keep";
   PngFiles files;
@@ -124,7 +125,8 @@ TEST(VizPng, AnExistingPartialFileOrLinkIsNotWrittenThrough) {
 // Two sets staged at once in one folder (two threads, or a write_png while
 // a set is staged) have partial files of their own.
 TEST(VizPng, SetsStagedTogetherDoNotCollide) {
-  const fs::path dir = fresh_dir("two_sets");
+  const ScratchDir scratch("viz_png_two_sets");
+  const fs::path& dir = scratch.path();
   PngFiles first, second;
   first.stage((dir / "a.png").string(), pattern(2, 2));
   second.stage((dir / "b.png").string(), pattern(3, 3));
@@ -140,7 +142,8 @@ TEST(VizPng, SetsStagedTogetherDoNotCollide) {
 // A partial file left by another run (a process killed while writing) does
 // not stand in the way.
 TEST(VizPng, APartialFileOfAnotherRunIsLeftAlone) {
-  const fs::path path = fresh_dir("stale") / "p.png";
+  const ScratchDir dir("viz_png_stale");
+  const fs::path path = dir / "p.png";
   // Named as by a process whose id is above Linux's largest.
   const fs::path stale = path.parent_path() / "posenc-4194305-0-0.partial";
   std::ofstream(stale) << "stale";
@@ -152,7 +155,8 @@ TEST(VizPng, APartialFileOfAnotherRunIsLeftAlone) {
 // A set is put in place whole or not at all: a folder at the second path
 // fails its stage, and the first path keeps its old contents.
 TEST(VizPng, AFailedSetLeavesEveryPathAsItWas) {
-  const fs::path dir = fresh_dir("set");
+  const ScratchDir scratch("viz_png_set");
+  const fs::path& dir = scratch.path();
   const fs::path first = dir / "a.png", second = dir / "b.png", third = dir / "c.png";
   std::ofstream(first) << "old";
   fs::create_directories(second);

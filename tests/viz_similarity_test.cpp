@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "scratch_dir.hpp"
 #include "viz/raw_table.hpp"
 #include "viz/similarity.hpp"
 
@@ -52,8 +53,9 @@ TEST(VizSimilarity, KnownVectorsAndZeroRows) {
   for (int j = 0; j < 5; ++j) EXPECT_EQ(s[4 * 5 + j], 0.0f);  // the zero row
 }
 
-std::string write_file(const std::string& name, const std::vector<float>& values) {
-  const std::string path = ::testing::TempDir() + "posenc_viz_" + name;
+std::string write_file(const test::ScratchDir& dir, const std::string& name,
+                       const std::vector<float>& values) {
+  const std::string path = (dir / name).string();
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(values.data()),
              std::streamsize(values.size() * sizeof(float)));
@@ -62,18 +64,20 @@ std::string write_file(const std::string& name, const std::vector<float>& values
 
 TEST(VizRawTable, LoadsRowsOfTheGivenDim) {
   const std::vector<float> values = random_table(6, 5, 3);
-  const RawTable t = load_raw_table(write_file("table.f32", values), 5, 6);
+  const test::ScratchDir dir("viz_raw_table");
+  const RawTable t = load_raw_table(write_file(dir, "table.f32", values), 5, 6);
   EXPECT_EQ(t.rows, 6);
   EXPECT_EQ(t.dim, 5);
   EXPECT_EQ(t.values, values);
 }
 
 TEST(VizRawTable, RejectsBadFilesWithTheirPath) {
-  const std::string ragged = write_file("ragged.f32", random_table(1, 7, 4));
+  const test::ScratchDir dir("viz_raw_table_bad");
+  const std::string ragged = write_file(dir, "ragged.f32", random_table(1, 7, 4));
   EXPECT_THROW(load_raw_table(ragged, 5, 100), std::runtime_error);
-  const std::string empty = write_file("empty.f32", {});
+  const std::string empty = write_file(dir, "empty.f32", {});
   EXPECT_THROW(load_raw_table(empty, 1, 100), std::runtime_error);
-  const std::string nan = write_file("nan.f32", {1.0f, std::nanf("")});
+  const std::string nan = write_file(dir, "nan.f32", {1.0f, std::nanf("")});
   EXPECT_THROW(load_raw_table(nan, 2, 100), std::runtime_error);
   try {
     load_raw_table("/nonexistent/posenc_table.f32", 4, 100);
@@ -87,9 +91,10 @@ TEST(VizRawTable, RejectsBadFilesWithTheirPath) {
 // similarity figure would be rows x rows), and anything but a regular file
 // (a folder's size means nothing; a FIFO would block the read).
 TEST(VizRawTable, RejectsTooManyRowsAndFilesThatAreNotRegular) {
-  const std::string table = write_file("seven_rows.f32", random_table(7, 2, 5));
+  const test::ScratchDir dir("viz_raw_table_rows");
+  const std::string table = write_file(dir, "seven_rows.f32", random_table(7, 2, 5));
   EXPECT_EQ(load_raw_table(table, 2, 7).rows, 7);
-  for (const std::string& path : {table, ::testing::TempDir()}) {
+  for (const std::string& path : {table, dir.path().string()}) {
     try {
       load_raw_table(path, 2, 6);
       FAIL() << "expected an error for " << path;
