@@ -402,6 +402,15 @@ const std::vector<OpCase>& op_cases() {
                    t.value_table = input(3).data() + 2048;
                    return attention(ctx, decode, t, out);
                  }});
+    // Multi-query attention, 8 queries of 16 heads against keys split into
+    // two ranges: each key block packed for the 16 tasks that read it.
+    posenc_attention_desc split_packed;
+    posenc_attention_desc_init(&split_packed, 1, 16, 8, 2049, 16);
+    split_packed.kv_heads = 1;
+    c.push_back({"attention_split_packed", 16 * 8 * 16,
+                 [split_packed](posenc_context* ctx, float* out) {
+                   return attention(ctx, split_packed, posenc_attention_tensors{}, out);
+                 }});
     // v, out and the relative values of 24 columns against q and k of 8, in
     // a decode step split into two key ranges.
     posenc_attention_desc value_dim;
@@ -431,8 +440,8 @@ const std::vector<OpCase>& op_cases() {
                    t.query_offsets = offsets;
                    return attention(ctx, d, t, out);
                   }});
-    // Grouped kv heads (packed once per kv head), read in place from a
-    // packed qkv (GEMM row strides of 8 heads of 16), out BTHD.
+    // Grouped kv heads (each key block packed once a thread), read in place
+    // from a packed qkv (GEMM row strides of 8 heads of 16), out BTHD.
     c.push_back({"attention_gqa_packed_qkv", 2 * 4 * 70 * 16,
                  [](posenc_context* ctx, float* out) {
                    posenc_attention_desc d = posenc::attention_desc(2, 4, 70, 70, 16);
@@ -872,10 +881,13 @@ TEST(PrimitiveCache, OfOneEntryMakesEachShapeOnceACall) {
       ASSERT_EQ(op.call(ctx, out.data()), POSENC_OK) << op.name;
       const int64_t made = matmul_cache_evictions() - evictions;  // each one made drops one
       // The workspace-size query in op.call (attention's, the bottleneck's)
-      // is a call of its own: its plan makes the packing shapes again (the
-      // bottleneck's plans both projections, with and without a qkv bias).
+      // is a call of its own: its plan makes the packing shapes again
+      // (attention's sizes the keys' and the values' blocks by the first,
+      // second and last key block's GEMMs: up to 5 shapes, the first two
+      // blocks' keys being one; the bottleneck's plans both projections,
+      // with and without a qkv bias).
       const bool bottleneck = op.name.rfind("bottleneck", 0) == 0;
-      const int64_t query_shapes = bottleneck ? 4 : op.name.rfind("attention", 0) == 0 ? 2 : 0;
+      const int64_t query_shapes = bottleneck ? 4 : op.name.rfind("attention", 0) == 0 ? 5 : 0;
       EXPECT_LE(made, shapes + 1 + query_shapes)
           << op.name << " on " << posenc_context_num_threads(ctx) << " thread(s)";
       EXPECT_TRUE(same_bits(out.data(), expected)) << op.name;

@@ -689,9 +689,9 @@ TEST_P(Attention, StridedOutAndRepeatedInputs) {
 
 // Grouped heads whose tasks a thread count splits inside a group (6 heads
 // in groups of 3, 12 tasks; 8 query heads a kv head reading each of its
-// packed key blocks, with split keys: 24 tasks a group, a thread's run
-// ending inside a group and the next starting there, blocks packed for
-// one kv head left in a slot that then packs the other's), and packed qkv
+// packed key blocks, with split keys: 24 tasks a group, on 3 threads a run
+// ending inside a group and the next starting there, on 1 and 3 a slot
+// holding blocks of one kv head when it packs the other's), and packed qkv
 // on each path of strided views (q copied per task, keys and values packed
 // or read as stored, decode kernels, stacked heads, split keys, causal
 // blocks reading a leading part of the packed keys, and of each column

@@ -154,8 +154,9 @@
  * Grouped-query attention: kv_heads (0 means heads) divides heads; k and v
  * have kv_heads heads and query head h reads kv head h / (heads / kv_heads)
  * (kv_heads = 1: multi-query attention). Tables stay per query head. Each
- * thread packs a kv head's keys and values (all the keys its sequence's
- * queries see) once for the run of tasks of its group's query heads it runs.
+ * thread packs each block of a kv head's keys and values (of the keys its
+ * sequence's queries see) once for the run of tasks of its group's query
+ * heads it runs, when the first of them that reads the block runs.
  * Decoding (q_len <= 16), a group's query heads are computed together, up
  * to 64 query rows, where that leaves at least 64 tasks (long keys split
  * into ranges, or many heads): each key and value is then read once for

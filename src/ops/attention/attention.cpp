@@ -214,7 +214,7 @@ class QueryBlockRunner {
   // The two products of key_block: scores[rows, ld] = q (ldq apart) times
   // kb's keys, and acc (+)= probs (ld apart; bf16 or fp32 for a GEMM, fp32
   // for a decode kernel) times kb's values. Each is a GEMM, with B packed
-  // once per kv head where that pays, or with blocking.decode_products a
+  // (pack_key_block) where that pays, or with blocking.decode_products a
   // decode kernel reading the keys and values where they are stored. Of
   // kb's values, the first `stored` rows exist (fewer than kb.count where
   // the keys were rounded past the sequence's length); no other is read
