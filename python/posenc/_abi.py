@@ -49,7 +49,8 @@ def integer(value, argument, bits=64):
         value = operator.index(value)
     except TypeError:
         raise TypeError(f"{argument}: expected an integer, got {type(value).__name__}") from None
-    if not -2**(bits - 1) <= value < 2**(bits - 1):
+    limit = 1 << (bits - 1)
+    if not -limit <= value < limit:
         raise OverflowError(f"{argument}: {value} does not fit in int{bits}")
     return value
 

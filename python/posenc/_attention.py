@@ -315,9 +315,6 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     tensors = _abi.AttentionTensors(q=views[0].ptr, k=views[1].ptr, v=views[2].ptr, out=ov.ptr)
 
     keep = views
-    tables = {name: t for name, t in (("table", table), ("table_h", table_h),
-                                       ("table_w", table_w), ("value_table", value_table))
-              if t is not None}
     # The lengths and offsets first: the 1D tables' rows follow query_offsets.
     if mask is not None or kv_lengths is not None or q_lengths is not None or \
             query_offsets is not None:
@@ -325,9 +322,13 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
                                               query_offsets)
     # Every argument _bias_fields checks, so that one given alone is refused
     # (test_errors gives each alone).
-    if bias is not None or tables or window is not None or class_token or \
+    if bias is not None or table is not None or table_h is not None or table_w is not None or \
+            value_table is not None or window is not None or class_token or \
             num_buckets is not None or bidirectional is not None or map_size is not None or \
             relative_order != "key_minus_query" or kv_map_size is not None:
+        tables = {name: t for name, t in (("table", table), ("table_h", table_h),
+                                           ("table_w", table_w), ("value_table", value_table))
+                  if t is not None}
         keep = keep + _bias_fields(desc, tensors, bias, tables, qv.dtype, heads, map_size,
                                    relative_order, kv_map_size, window, class_token,
                                    max_distance, num_buckets, bidirectional, query_offsets)

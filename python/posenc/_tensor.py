@@ -27,8 +27,10 @@ def is_torch(x):
 
 def has_tangent(x):
     """Whether torch tensor x carries a forward-mode tangent (a dual tensor
-    of torch.autograd.forward_ad's level in force), which posenc would drop."""
-    return sys.modules["torch"].autograd.forward_ad.unpack_dual(x).tangent is not None
+    of torch.autograd.forward_ad's level in force), which posenc would drop.
+    Outside a level none can (unpack_dual answers so without asking)."""
+    forward_ad = sys.modules["torch"].autograd.forward_ad
+    return forward_ad._current_level >= 0 and forward_ad.unpack_dual(x).tangent is not None
 
 
 def storage_address(x):
@@ -69,52 +71,66 @@ class View:
     __slots__ = ("obj", "ptr", "dtype", "shape", "strides", "contiguous", "negated")
 
     def __init__(self, x, name):
-        # A tensor with torch's negative bit (a lazy negation, such as a
-        # complex tensor's conj().imag) holds the values before it in memory:
-        # an input is read from a copy with the negation done (obj), an
-        # output is refused (writable).
-        self.negated = is_torch(x) and x.is_neg()
-        if self.negated:
-            x = x.resolve_neg()
-        if is_torch(x):
-            if not x.is_cpu:
-                raise ValueError(f"{name}: posenc runs on the CPU, got a {x.device} tensor")
-            if x.layout != torch_module().strided:
-                raise TypeError(f"{name}: expected a strided (dense) tensor, got {x.layout}")
-            if x.requires_grad and torch_module().is_grad_enabled():
-                raise RuntimeError(f"{name}: requires grad, and posenc computes no gradients: "
-                                   "call it under torch.no_grad() or torch.inference_mode(), "
-                                   "or pass a detached tensor")
-            if has_tangent(x):
-                raise RuntimeError(f"{name}: has a forward-mode tangent (a dual tensor), and "
-                                   "posenc computes no derivatives: pass its primal "
-                                   "(torch.autograd.forward_ad.unpack_dual(x).primal)")
-            address = storage_address(x)
-            if address is None:
-                raise TypeError(f"{name}: a tensor without storage of its own (a torch.func "
-                                "transform's, such as vmap's, or a tensor subclass's), which "
-                                "posenc cannot read")
-            dtype = _torch_dtypes().get(x.dtype)
-            # Only an empty tensor has no storage (data_ptr 0), which posenc
-            # would read as an optional tensor not given.
-            self.ptr = address or _NOWHERE
-            self.strides = x.stride()
-            self.contiguous = x.is_contiguous()
+        torch = sys.modules.get("torch")
+        if torch is not None and isinstance(x, torch.Tensor):
+            self._see_tensor(x, name, torch)
         elif isinstance(x, np.ndarray):
             dtype = _NUMPY_DTYPES.get(x.dtype)
             if any(s % x.itemsize for s in x.strides):
                 raise ValueError(f"{name}: strides not a multiple of the element size")
+            self.obj, self.dtype, self.shape, self.negated = x, dtype, x.shape, False
             self.ptr = x.ctypes.data
             self.strides = tuple(s // x.itemsize for s in x.strides)
             self.contiguous = _row_major(x.shape, self.strides)
         else:
             raise TypeError(f"{name}: expected a torch tensor or a numpy array, "
                             f"got {type(x).__name__}")
-        self.obj, self.dtype, self.shape = x, dtype, tuple(x.shape)
         if 0 in self.shape:
             # No element is ever reached by a stride: given the dense ones,
             # where numpy may give 0 (which reads as a broadcast axis).
             self.strides = _dense_strides(self.shape)
+
+    def _see_tensor(self, x, name, torch):
+        # A tensor with torch's negative bit (a lazy negation, such as a
+        # complex tensor's conj().imag) holds the values before it in memory:
+        # an input is read from a copy with the negation done (obj), an
+        # output is refused (writable).
+        self.negated = x.is_neg()
+        if self.negated:
+            x = x.resolve_neg()
+        if not x.is_cpu:
+            raise ValueError(f"{name}: posenc runs on the CPU, got a {x.device} tensor")
+        if x.layout != torch.strided:
+            raise TypeError(f"{name}: expected a strided (dense) tensor, got {x.layout}")
+        if x.requires_grad and torch.is_grad_enabled():
+            raise RuntimeError(f"{name}: requires grad, and posenc computes no gradients: "
+                               "call it under torch.no_grad() or torch.inference_mode(), "
+                               "or pass a detached tensor")
+        if has_tangent(x):
+            raise RuntimeError(f"{name}: has a forward-mode tangent (a dual tensor), and "
+                               "posenc computes no derivatives: pass its primal "
+                               "(torch.autograd.forward_ad.unpack_dual(x).primal)")
+        address = storage_address(x)
+        if address is None:
+            raise TypeError(f"{name}: a tensor without storage of its own (a torch.func "
+                            "transform's, such as vmap's, or a tensor subclass's), which "
+                            "posenc cannot read")
+        # Only an empty tensor has no storage (data_ptr 0), which posenc
+        # would read as an optional tensor not given.
+        self.obj, self.dtype, self.shape = x, _torch_dtypes().get(x.dtype), tuple(x.shape)
+        self.ptr = address or _NOWHERE
+        self.strides = x.stride()
+        self.contiguous = x.is_contiguous()
+
+    @classmethod
+    def of_new(cls, x, dtype, ptr, strides):
+        """The View of a dense array or CPU tensor x just made here, of
+        posenc dtype `dtype`, at ptr with element strides: nothing about it
+        needs checking."""
+        v = cls.__new__(cls)
+        v.obj, v.dtype, v.shape, v.negated, v.contiguous = x, dtype, tuple(x.shape), False, True
+        v.ptr, v.strides = ptr or _NOWHERE, strides
+        return v
 
     @classmethod
     def unallocated(cls, shape, dtype, like):
@@ -271,9 +287,11 @@ def output(out, like, shape, dtype, name="out", dtype_argument="out_dtype"):
     _require_result_kind(like, dtype, dtype_argument)
     if like is not None and is_torch(like):
         torch = torch_module()
-        return view(torch.empty(shape, dtype=torch.bfloat16 if dtype == _abi.BF16
-                                else torch.float32, device="cpu"), name, kinds=FLOATS)
-    return view(np.empty(shape, dtype=np.float32), name, kinds=FLOATS)
+        x = torch.empty(shape, dtype=torch.bfloat16 if dtype == _abi.BF16 else torch.float32,
+                        device="cpu")
+        return View.of_new(x, dtype, x.data_ptr(), x.stride())
+    x = np.empty(shape, dtype=np.float32)
+    return View.of_new(x, dtype, x.ctypes.data, _dense_strides(x.shape))
 
 
 def _require_result_kind(like, dtype, dtype_argument):

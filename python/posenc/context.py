@@ -56,6 +56,9 @@ def default_context():
         return _override
     torch = sys.modules.get("torch")
     threads = torch.get_num_threads() if torch is not None else 0
+    context = _by_threads.get(threads)  # made once a thread count, never replaced
+    if context is not None:
+        return context
     with _lock:
         context = _by_threads.get(threads)
         if context is None:
