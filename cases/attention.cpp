@@ -948,14 +948,26 @@ std::vector<Case> attention_cases() {
                     grouped(plain(1, 8, 1, 300, 16), 2)),
       kAttentionBf16({"bench"}, grouped(plain(1, 32, 1, 8192, 128, bf16), 8),
                      grouped(plain(1, 8, 1, 300, 16, bf16), 2)),
+      // A short cache, the decode row of bench/torch_attention.py: a kv
+      // head's four query heads stacked a task, its 512 keys two ranges.
+      kAttentionF32({"bench"}, grouped(plain(1, 32, 1, 512, 128), 8),
+                    grouped(plain(1, 8, 1, 200, 16), 2)),
+      kAttentionBf16({"bench"}, grouped(plain(1, 32, 1, 512, 128, bf16), 8),
+                     grouped(plain(1, 8, 1, 200, 16, bf16), 2)),
+      // Groups of 8 (Llama 2 70B's 64 heads on 8): 4 query heads stacked a
+      // task (the decode kernels' most rows), each kv head read twice.
+      kAttentionF32({"bench"}, grouped(plain(1, 64, 1, 4096, 128), 8),
+                    grouped(plain(1, 8, 1, 600, 16), 1)),
+      kAttentionBf16({"bench"}, grouped(plain(1, 64, 1, 4096, 128, bf16), 8),
+                     grouped(plain(1, 8, 1, 600, 16, bf16), 1)),
       kAttentionF32({"bench"}, grouped(plain(1, 32, 1, 65536, 128), 8),
                     grouped(plain(1, 8, 4, 3000, 16), 2)),
       kAttentionBf16({"bench"}, grouped(plain(1, 32, 1, 65536, 128, bf16), 8),
                      grouped(plain(1, 8, 4, 3000, 16, bf16), 2)),
       // Eight queries against 8192 cached keys (drafted tokens checked, or a
-      // prompt's chunk) under multi-query attention: four query heads stacked
-      // a task, the keys split into eight ranges, each range of the one kv
-      // head read by eight tasks.
+      // prompt's chunk) under multi-query attention: eight query heads
+      // stacked a task (64 rows), the keys split into 16 ranges of 512, each
+      // range of the one kv head read by four tasks.
       kAttentionF32({"bench"}, grouped(plain(1, 32, 8, 8192, 128), 1),
                     grouped(plain(1, 16, 8, 3000, 16), 1)),
       kAttentionBf16({"bench"}, grouped(plain(1, 32, 8, 8192, 128, bf16), 1),

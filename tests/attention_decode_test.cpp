@@ -85,15 +85,20 @@ AttentionTensors decode_tensors(const posenc_attention_desc& d) {
                             1e-4);
 }
 
+// The blocks of d's plan on the AVX2 path (threads change only the slots).
+ops::AttentionBlocking blocking_of(const posenc_attention_desc& d, int threads = 2) {
+  return ops::plan_attention(ops::make_attention_problem(d), threads, POSENC_ISA_AVX2).blocking;
+}
+
 int64_t key_splits(const posenc_attention_desc& d, int threads) {
-  return ops::plan_attention(ops::make_attention_problem(d), threads, POSENC_ISA_AVX2)
-      .blocking.key_splits;
+  return blocking_of(d, threads).key_splits;
 }
 
 class AttentionDecode : public IsaTest {};
 
 // The longest keys: 18 ranges of 2 key blocks, the last of 185 keys (4097
-// keys: 3 ranges, the last of 1 key).
+// keys: 9 ranges of one 512-key block, the last of 1 key; 1031 keys: 3,
+// the last of 7).
 constexpr int64_t kLongKeys = 35001;
 
 TEST_P(AttentionDecode, MatchesReference) {
@@ -110,8 +115,8 @@ TEST_P(AttentionDecode, MatchesReference) {
             const posenc_attention_desc d =
                 decode_desc(q, kv, bias, offset, step < 2, (n + size_t(step)) % 2, dtype);
             SCOPED_TRACE(name_of(d));
-            // Every shape of 2048 keys and more splits them.
-            if (kv >= 2048) {
+            // Every shape of 512 keys and more splits them.
+            if (kv >= 512) {
               ASSERT_GT(key_splits(d, 2), 1);
             }
             const AttentionTensors call = decode_tensors(d);
@@ -169,32 +174,59 @@ TEST_P(AttentionDecode, NonFiniteInputsPropagateThroughTheMerge) {
 POSENC_INSTANTIATE_ISA_TESTS(AttentionDecode);
 
 TEST(AttentionDecodePlan, SplitsLongKeysOfFewQueryBlocks) {
-  // B1 H8 decode: 8 tasks become 64 ranges of 1024 keys (65536 keys), or
-  // ranges of whole 1024-key blocks (8192).
+  // B1 H8 decode: 8 tasks become 64, each head's keys 8 ranges of whole
+  // 1024-key blocks (65536 keys), one block each (8192), or blocks of a
+  // multiple of 256 keys (2048: 8 ranges of 256).
   posenc_attention_desc d = attention_desc(1, 8, 1, 65536, 128);
-  const ops::AttentionPlan plan =
-      ops::plan_attention(ops::make_attention_problem(d), 2, POSENC_ISA_AVX2);
-  EXPECT_EQ(plan.blocking.key_splits, 8);
-  EXPECT_EQ(plan.blocking.keys_per_split, 8192);
-  EXPECT_EQ(plan.blocking.tasks, 64);
+  const ops::AttentionBlocking longer = blocking_of(d);
+  EXPECT_EQ(longer.key_splits, 8);
+  EXPECT_EQ(longer.keys_per_split, 8192);
+  EXPECT_EQ(longer.tasks, 64);
   d.kv_len = 8192;
   EXPECT_EQ(key_splits(d, 2), 8);
-  // The fewest keys split: two ranges of one key block.
   d.kv_len = 2048;
+  const ops::AttentionBlocking short_keys = blocking_of(d);
+  EXPECT_EQ(short_keys.key_splits, 8);
+  EXPECT_EQ(short_keys.keys_per_split, 256);
+  EXPECT_EQ(short_keys.key_block, 256);
+  // The fewest keys split: two ranges of 256.
+  d.kv_len = 512;
   EXPECT_EQ(key_splits(d, 16), 2);
+  // Past 1024 keys a range, whole 1024-key blocks: 70000 keys in 64 ranges
+  // of 1094 are rounded to 2048 (35 ranges), not to 1280, whose second
+  // block would end where the next range's first begins.
+  const ops::AttentionBlocking one_head = blocking_of(attention_desc(1, 1, 1, 70000, 64));
+  EXPECT_EQ(one_head.keys_per_split, 2048);
+  EXPECT_EQ(one_head.key_block, 1024);
   // Up to 16 queries.
   d = attention_desc(1, 1, 16, 70000, 64);
   EXPECT_GT(key_splits(d, 1), 1);
   // AttentionDecode's longest keys.
-  const ops::AttentionPlan longest = ops::plan_attention(
-      ops::make_attention_problem(attention_desc(1, kHeads, 4, kLongKeys, kDim)), 2,
-      POSENC_ISA_AVX2);
-  EXPECT_EQ(longest.blocking.key_splits, 18);
-  EXPECT_EQ(longest.blocking.keys_per_split, 2048);
+  const ops::AttentionBlocking longest = blocking_of(attention_desc(1, kHeads, 4, kLongKeys, kDim));
+  EXPECT_EQ(longest.key_splits, 18);
+  EXPECT_EQ(longest.keys_per_split, 2048);
+}
+
+// Grouped-query decoding on a short cache (B1 H32/8, 512 keys): the 4
+// query heads of a kv head stacked, which reads each key once rather than 4
+// times, and the keys split in 2 to make up the tasks (16). Unstacked and
+// unsplit, a thread of 16 read two heads' keys, each of them 4 times over.
+TEST(AttentionDecodePlan, StacksTheGroupOfAShortCacheAndSplitsItsKeys) {
+  posenc_attention_desc d = attention_desc(1, 32, 1, 512, 128);
+  d.kv_heads = 8;
+  const ops::AttentionBlocking short_cache = blocking_of(d, 16);
+  EXPECT_EQ(short_cache.stacked_heads, 4);
+  EXPECT_EQ(short_cache.key_splits, 2);
+  EXPECT_EQ(short_cache.keys_per_split, 256);
+  EXPECT_EQ(short_cache.tasks, 16);
+  // Too few keys to split (300): 4 heads stacked would leave 8 tasks of the
+  // 32, 2 leave 16.
+  d.kv_len = 300;
+  EXPECT_EQ(blocking_of(d, 16).stacked_heads, 2);
 }
 
 TEST(AttentionDecodePlan, NeverSplitsOtherShapes) {
-  EXPECT_EQ(key_splits(attention_desc(1, 8, 1, 2047, 128), 16), 1);   // short keys
+  EXPECT_EQ(key_splits(attention_desc(1, 8, 1, 511, 128), 16), 1);    // short keys
   EXPECT_EQ(key_splits(attention_desc(1, 8, 17, 65536, 128), 16), 1);  // prefill
   EXPECT_EQ(key_splits(attention_desc(8, 8, 1, 65536, 128), 16), 1);   // 64 heads
   posenc_attention_desc d = attention_desc(1, 1, 4, 4, 8);

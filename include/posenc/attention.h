@@ -158,9 +158,9 @@
  * sequence's queries see) once for the run of tasks of its group's query
  * heads it runs, when the first of them that reads the block runs.
  * Decoding (q_len <= 16), a group's query heads are computed together, up
- * to 64 query rows, where that leaves at least 64 tasks (long keys split
- * into ranges, or many heads): each key and value is then read once for
- * all of them.
+ * to 64 query rows, where that leaves at least 16 tasks (keys of 512 and
+ * more split into ranges, or many heads): each key and value is then read
+ * once for all of them.
  *
  * Per-sequence options (tensors of `batch` integers of desc->index_type;
  * each optional, NULL when unused):

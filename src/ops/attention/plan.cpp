@@ -28,15 +28,18 @@ constexpr int64_t kSingleKeyBlock = 2048;
 constexpr int64_t kKeyBlock = 1024;
 // Decoding: a problem of at most kMaxSplitQueries query rows (one query block)
 // whose (batch, head) pairs are fewer than kSplitTasks has its keys split
-// into ranges of whole kKeyBlock blocks, at least kMinSplitKeys each, about
-// kSplitTasks tasks in all: enough for the threads of a large machine. Fixed
-// by the problem, like kMinTasks.
+// into ranges of at least kMinSplitKeys keys, about kSplitTasks tasks in
+// all: enough for the threads of a large machine. A range is one key block
+// of a multiple of kMinSplitKeys keys up to kKeyBlock, or whole kKeyBlock
+// blocks. Fixed by the problem, like kMinTasks.
 constexpr int64_t kMaxSplitQueries = 16;
 constexpr int64_t kSplitTasks = 64;
-constexpr int64_t kMinSplitKeys = kKeyBlock;
+constexpr int64_t kMinSplitKeys = 256;
 // Grouped-query decoding: a kv head's query heads are stacked (their blocks
-// one GEMM's rows) up to kMaxStackedRows rows.
+// one GEMM's rows) up to kMaxStackedRows rows, while the tasks stay at least
+// kMinStackedTasks (a task for each core of a 16-core machine).
 constexpr int64_t kMaxStackedRows = 64;
+constexpr int64_t kMinStackedTasks = 16;
 // Tasks of at most this many rows run the decode kernels (keys and values
 // read as stored) instead of oneDNN's GEMMs, whose relayout of keys and
 // values costs more than a few rows' products. At 8 rows the GEMMs were as
@@ -70,8 +73,8 @@ size_t reserve(size_t& offset, size_t bytes) {
 }
 
 // How the keys of each query block are split: into `count` ranges of
-// keys_per_split keys (whole kKeyBlock blocks) for decoding, else into one
-// range (count 1, keys_per_split kv_len). Never for RELATIVE_2D, whose bias
+// keys_per_split keys for decoding, else into one range (count 1,
+// keys_per_split kv_len). Never for RELATIVE_2D, whose bias
 // logits are made at a task's key 0 (bias.cpp's prepare_2d), which a split
 // range may not start at (a key map of its own can pair few queries with
 // many keys).
@@ -85,23 +88,50 @@ KeySplit key_split(const AttentionProblem& p, int64_t query_tasks) {
   }
   const int64_t ranges = std::min(ceil_div(kSplitTasks, query_tasks), p.kv_len / kMinSplitKeys);
   if (ranges <= 1) return {1, p.kv_len};
-  const int64_t keys_per_split = round_up(ceil_div(p.kv_len, ranges), kKeyBlock);
+  const int64_t keys = ceil_div(p.kv_len, ranges);
+  const int64_t keys_per_split = round_up(keys, keys <= kKeyBlock ? kMinSplitKeys : kKeyBlock);
   return {ceil_div(p.kv_len, keys_per_split), keys_per_split};
+}
+
+// Whether the tasks of `rows` rows of a small problem run their products
+// with the decode kernels rather than oneDNN's GEMMs, each of which then
+// takes a few microseconds, a large part of them its fixed cost per call and
+// its relayout of B (docs/design.md section 5 has the measurements). Not on
+// the baseline path (SSE2 without FMA), whose kernels ran slower than
+// oneDNN's GEMMs, nor where oneDNN multiplies bf16 in hardware (AMX,
+// AVX512-BF16).
+bool small_problem_products(const AttentionProblem& p, int64_t rows, posenc_isa isa) {
+  return isa != POSENC_ISA_BASELINE && p.gemm_dtype == POSENC_F32 && p.kv_len <= kMaxSmallKeys &&
+         std::max(p.head_dim, p.value_head_dim) <= kMaxSmallHeadDim && rows <= kMaxSmallRows;
+}
+
+// Whether tasks of `rows` rows run their products with the decode kernels.
+bool runs_decode_products(const AttentionProblem& p, int64_t rows, posenc_isa isa) {
+  return rows <= kMaxDecodeRows || small_problem_products(p, rows, isa);
 }
 
 // The query heads a task stacks (decoding): the most of a kv head's group
 // (a divisor of it) whose single query blocks fit kMaxStackedRows, while
-// the tasks stay at least kSplitTasks (or as many as without stacking, if
-// fewer): stacking must not idle the threads of a large machine.
-int64_t stacked_heads(const AttentionProblem& p, int64_t query_blocks) {
+// the tasks (their key ranges counted) stay at least kMinStackedTasks, or
+// as many as without stacking if fewer. A task reads its keys and values
+// once for all its rows: unstacked, each query head's task reads them
+// again (group times the bytes in all), and on a short cache, too short to
+// split into many ranges, a thread would read several heads' worth. Tasks
+// whose heads' rows run the decode kernels are not stacked past them into
+// oneDNN's GEMMs, which relayout each key block on every call: B1 H64/8 q1
+// kv4096 d128 took 1.5x as long stacked 8 (GEMMs, each key read once) as 4
+// (decode kernels, read twice) on a 2-core Zen 5.
+int64_t stacked_heads(const AttentionProblem& p, int64_t query_blocks, posenc_isa isa) {
   if (query_blocks > 1 || p.q_len > kMaxSplitQueries) return 1;
   const int64_t group = p.heads / p.kv_heads;
   const int64_t heads_total = p.batch * p.heads;
   const int64_t unstacked_tasks = heads_total * key_split(p, heads_total).count;
+  const bool decodes = runs_decode_products(p, p.q_len, isa);
   for (int64_t s = std::min(group, kMaxStackedRows / p.q_len); s > 1; --s) {
+    if (group % s != 0 || (decodes && !runs_decode_products(p, s * p.q_len, isa))) continue;
     const int64_t query_tasks = heads_total / s;
-    if (group % s == 0 && query_tasks * key_split(p, query_tasks).count >=
-                              std::min(kSplitTasks, unstacked_tasks)) {
+    if (query_tasks * key_split(p, query_tasks).count >=
+        std::min(kMinStackedTasks, unstacked_tasks)) {
       return s;
     }
   }
@@ -122,18 +152,6 @@ bool packing_pays(const AttentionProblem& p, const AttentionBlocking& b) {
       b.widens_products(p) || (p.k.token == p.head_dim && p.v.token == p.value_head_dim);
   return b.kv_readers(p) > 1 ||
          (!kv_rows_dense && b.rows() >= kMinRowsToPack && !b.splits_keys());
-}
-
-// Whether the tasks of `rows` rows of a small problem run their products
-// with the decode kernels rather than oneDNN's GEMMs, each of which then
-// takes a few microseconds, a large part of them its fixed cost per call and
-// its relayout of B (docs/design.md section 5 has the measurements). Not on
-// the baseline path (SSE2 without FMA), whose kernels ran slower than
-// oneDNN's GEMMs, nor where oneDNN multiplies bf16 in hardware (AMX,
-// AVX512-BF16).
-bool small_problem_products(const AttentionProblem& p, int64_t rows, posenc_isa isa) {
-  return isa != POSENC_ISA_BASELINE && p.gemm_dtype == POSENC_F32 && p.kv_len <= kMaxSmallKeys &&
-         std::max(p.head_dim, p.value_head_dim) <= kMaxSmallHeadDim && rows <= kMaxSmallRows;
 }
 
 // The blocks depend on the problem and the ISA path only; threads sets the
@@ -158,15 +176,15 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads, pos
     b.query_block = std::min(whole_rows, p.q_len);
   }
   b.query_blocks = ceil_div(p.q_len, b.query_block);
-  b.stacked_heads = stacked_heads(p, b.query_blocks);
-  b.decode_products = b.rows() <= kMaxDecodeRows || small_problem_products(p, b.rows(), isa);
+  b.stacked_heads = stacked_heads(p, b.query_blocks, isa);
+  b.decode_products = runs_decode_products(p, b.rows(), isa);
   b.copies_queries = b.stacked_heads > 1 ||
                      (!b.decode_products && (p.q.token != p.head_dim || p.gemms_widen_bf16()));
   const int64_t query_tasks = heads_total / b.stacked_heads * b.query_blocks;
   const KeySplit split = key_split(p, query_tasks);
   b.key_splits = split.count;
   b.keys_per_split = split.keys_per_split;
-  b.key_block = split.count > 1 ? kKeyBlock : key_block;
+  b.key_block = split.count > 1 ? std::min(kKeyBlock, split.keys_per_split) : key_block;
   b.tasks = query_tasks * b.key_splits;
   b.slots = int(std::min<int64_t>(threads, b.tasks));
   return b;
