@@ -389,7 +389,7 @@ const std::vector<OpCase>& op_cases() {
                  [bf16_per_block](posenc_context* ctx, float* out) {
                    return attention(ctx, bf16_per_block, posenc_attention_tensors{}, out);
                  }});
-    // A decode step whose keys are split into three ranges, then merged.
+    // A decode step whose keys are split into ranges (8 of 512), then merged.
     posenc_attention_desc decode;
     posenc_attention_desc_init(&decode, 1, 2, 4, 4000, 8);
     decode.bias = POSENC_BIAS_RELATIVE_1D;
@@ -402,8 +402,9 @@ const std::vector<OpCase>& op_cases() {
                    t.value_table = input(3).data() + 2048;
                    return attention(ctx, decode, t, out);
                  }});
-    // Multi-query attention, 8 queries of 16 heads against keys split into
-    // two ranges: each key block packed for the 16 tasks that read it.
+    // Multi-query attention, 8 queries of 16 heads (4 stacked a task)
+    // against keys split into 5 ranges of 512: each key block packed for the
+    // 4 tasks that read it.
     posenc_attention_desc split_packed;
     posenc_attention_desc_init(&split_packed, 1, 16, 8, 2049, 16);
     split_packed.kv_heads = 1;
@@ -412,7 +413,7 @@ const std::vector<OpCase>& op_cases() {
                    return attention(ctx, split_packed, posenc_attention_tensors{}, out);
                  }});
     // v, out and the relative values of 24 columns against q and k of 8, in
-    // a decode step split into two key ranges.
+    // a decode step split into key ranges (8 of 256).
     posenc_attention_desc value_dim;
     posenc_attention_desc_init(&value_dim, 1, 1, 4, 2048, 8);
     value_dim.value_head_dim = 24;

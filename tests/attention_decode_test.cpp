@@ -193,8 +193,10 @@ TEST(AttentionDecodePlan, SplitsLongKeysOfFewQueryBlocks) {
   d.kv_len = 512;
   EXPECT_EQ(key_splits(d, 16), 2);
   // Past 1024 keys a range, whole 1024-key blocks: 70000 keys in 64 ranges
-  // of 1094 are rounded to 2048 (35 ranges), not to 1280, whose second
-  // block would end where the next range's first begins.
+  // of 1094 are rounded to 2048 (35 ranges), not to 1280: the next range's
+  // first block, at key 1280, would then have block index 1 (its first key
+  // over 1024), the previous range's second block's, and start off the
+  // blocks' grid.
   const ops::AttentionBlocking one_head = blocking_of(attention_desc(1, 1, 1, 70000, 64));
   EXPECT_EQ(one_head.keys_per_split, 2048);
   EXPECT_EQ(one_head.key_block, 1024);

@@ -309,7 +309,7 @@ TEST_P(AttentionFamilies, WithSequencesMaskGqaLayouts) {
 }
 
 // A decode step whose keys are split across tasks, then merged; then one of
-// 16 query heads on 2 kv heads whose tasks stack 2 query heads (plan.cpp).
+// 16 query heads on 2 kv heads whose tasks stack 4 query heads (plan.cpp).
 TEST_P(AttentionFamilies, SplitDecode) {
   const Sequences seq{{4500, 3001}, {4, 2}, {4496, 2999}};
   for (const posenc_dtype dtype : kDtypes) {

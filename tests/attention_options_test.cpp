@@ -142,7 +142,7 @@ TEST_P(AttentionAllOptions, SplitKeyDecode) {
 // Grouped-query decoding runs a kv head's query heads stacked as one task's
 // rows where the tasks stay many (plan.cpp): B8 H64 on 8 kv heads stacks all
 // 8 of a group for q_len 5 and 4 (the most rows a task takes) for q_len 16;
-// B1 H16 on 2 kv heads, one query against 8192 keys, stacks 2 and splits
+// B1 H16 on 2 kv heads, one query against 8192 keys, stacks 4 and splits
 // the keys. BTHD q and out, a per-head mask, lengths and offsets.
 // (A 2D map's stacked heads: Attention.GroupedKvHeads.)
 TEST_P(AttentionAllOptions, StackedHeadsDecode) {

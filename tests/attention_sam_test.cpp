@@ -234,10 +234,11 @@ TEST_P(AttentionSam, WithTheOtherOptions) {
 
 // Grouped heads stacked in a task (decoding) against keys of more than one
 // key block: each head's logits, made at the first key block, serve its
-// later ones. 2 query heads of a 1 x 2 map stack against a 3 x 700 key map.
+// later ones. 2 query heads of a 1 x 2 map stack against a 3 x 700 key map
+// (4 rows: the decode kernels).
 TEST_P(AttentionSam, StackedHeadsPastOneKeyBlock) {
   posenc_attention_desc d = map_desc(2, 64, 1, 2, 3, 700, 8, false);
-  d.kv_heads = 16;
+  d.kv_heads = 32;
   d.tables_per_head = 1;
   ASSERT_EQ(ops::plan_attention(ops::make_attention_problem(d), 2, GetParam())
                 .blocking.stacked_heads,

@@ -530,13 +530,11 @@ TEST_P(Attention, SmallProblems) {
   const posenc_attention_desc window = relative_2d(4, 7, 7, 32, 1, 3);
   EXPECT_TRUE(matches_reference(context(), window));
   EXPECT_TRUE(matches_reference(context(), as_bf16(window, POSENC_BF16)));
-  // 4 query heads of 3 queries per kv head, stacked (256 heads in all),
-  // where 12 rows still run the decode kernels: not on the baseline path,
-  // whose 3 rows a head do, and 6 or 12 would not.
+  // 4 query heads of 3 queries per kv head, stacked (256 heads in all).
   const posenc_attention_desc stacked = causal(grouped(desc(8, 3, 40, 32, 32), 2), 37);
   ASSERT_EQ(ops::plan_attention(ops::make_attention_problem(stacked), 2, GetParam())
                 .blocking.stacked_heads,
-            GetParam() == POSENC_ISA_BASELINE ? 1 : 4);
+            4);
   EXPECT_TRUE(matches_reference(context(), stacked));
   EXPECT_TRUE(matches_reference(context(), as_bf16(stacked)));
 }

@@ -160,7 +160,9 @@
  * Decoding (q_len <= 16), a group's query heads are computed together, up
  * to 64 query rows, where that leaves at least 16 tasks (keys of 512 and
  * more split into ranges, or many heads): each key and value is then read
- * once for all of them.
+ * once for all of them. A single query a head in groups of up to 8 stacks
+ * at most 4 heads (posenc's decode kernels, which read the keys as
+ * stored; oneDNN's GEMMs relayout them), reading each key at most twice.
  *
  * Per-sequence options (tensors of `batch` integers of desc->index_type;
  * each optional, NULL when unused):

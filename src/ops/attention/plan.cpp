@@ -116,19 +116,21 @@ bool runs_decode_products(const AttentionProblem& p, int64_t rows, posenc_isa is
 // as many as without stacking if fewer. A task reads its keys and values
 // once for all its rows: unstacked, each query head's task reads them
 // again (group times the bytes in all), and on a short cache, too short to
-// split into many ranges, a thread would read several heads' worth. Tasks
-// whose heads' rows run the decode kernels are not stacked past them into
-// oneDNN's GEMMs, which relayout each key block on every call: B1 H64/8 q1
-// kv4096 d128 took 1.5x as long stacked 8 (GEMMs, each key read once) as 4
-// (decode kernels, read twice) on a 2-core Zen 5.
+// split into many ranges, a thread would read several heads' worth.
+// A single query a head in groups of up to 2 kMaxDecodeRows stacks within
+// the decode kernels' rows, each key then read at most twice, rather than
+// into oneDNN's GEMMs, which relayout each key block on every call: on a
+// 2-core Zen 5, B1 H64/8 q1 kv4096 d128 took 1.5x as long stacked 8 (GEMMs)
+// as 4 (decode kernels). Larger groups, or more queries (4 queries of
+// H32/4 against 32768 keys: 2x as long unstacked), stack into the GEMMs.
 int64_t stacked_heads(const AttentionProblem& p, int64_t query_blocks, posenc_isa isa) {
   if (query_blocks > 1 || p.q_len > kMaxSplitQueries) return 1;
   const int64_t group = p.heads / p.kv_heads;
   const int64_t heads_total = p.batch * p.heads;
   const int64_t unstacked_tasks = heads_total * key_split(p, heads_total).count;
-  const bool decodes = runs_decode_products(p, p.q_len, isa);
+  const bool keeps_decoding = p.q_len == 1 && group <= 2 * kMaxDecodeRows;
   for (int64_t s = std::min(group, kMaxStackedRows / p.q_len); s > 1; --s) {
-    if (group % s != 0 || (decodes && !runs_decode_products(p, s * p.q_len, isa))) continue;
+    if (group % s != 0 || (keeps_decoding && !runs_decode_products(p, s, isa))) continue;
     const int64_t query_tasks = heads_total / s;
     if (query_tasks * key_split(p, query_tasks).count >=
         std::min(kMinStackedTasks, unstacked_tasks)) {
