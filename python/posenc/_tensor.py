@@ -123,12 +123,12 @@ class View:
         self.contiguous = x.is_contiguous()
 
     @classmethod
-    def of_new(cls, x, dtype, ptr, strides):
-        """The View of a dense array or CPU tensor x just made here, of
-        posenc dtype `dtype`, at ptr with element strides: nothing about it
-        needs checking."""
+    def of_new(cls, obj, shape, dtype, ptr, strides):
+        """The View of a dense output made here (obj: the array or CPU
+        tensor, None where it is not made), of posenc dtype `dtype`, at ptr
+        (0: nowhere) with element strides: nothing about it needs checking."""
         v = cls.__new__(cls)
-        v.obj, v.dtype, v.shape, v.negated, v.contiguous = x, dtype, tuple(x.shape), False, True
+        v.obj, v.dtype, v.shape, v.negated, v.contiguous = obj, dtype, tuple(shape), False, True
         v.ptr, v.strides = ptr or _NOWHERE, strides
         return v
 
@@ -138,10 +138,7 @@ class View:
         output(None, like, shape, dtype) would make it: what a workspace
         size depends on (ptr reaches no memory)."""
         _require_result_kind(like, dtype, "out_dtype")
-        v = cls.__new__(cls)
-        v.obj, v.ptr, v.dtype, v.shape, v.negated = None, _NOWHERE, dtype, tuple(shape), False
-        v.strides, v.contiguous = _dense_strides(v.shape), True
-        return v
+        return cls.of_new(None, shape, dtype, 0, _dense_strides(shape))
 
 
 def _dense_strides(shape):
@@ -289,9 +286,9 @@ def output(out, like, shape, dtype, name="out", dtype_argument="out_dtype"):
         torch = torch_module()
         x = torch.empty(shape, dtype=torch.bfloat16 if dtype == _abi.BF16 else torch.float32,
                         device="cpu")
-        return View.of_new(x, dtype, x.data_ptr(), x.stride())
+        return View.of_new(x, x.shape, dtype, x.data_ptr(), x.stride())
     x = np.empty(shape, dtype=np.float32)
-    return View.of_new(x, dtype, x.ctypes.data, _dense_strides(x.shape))
+    return View.of_new(x, x.shape, dtype, x.ctypes.data, _dense_strides(x.shape))
 
 
 def _require_result_kind(like, dtype, dtype_argument):
