@@ -162,12 +162,13 @@ class Handle:
     """Owns one C object, passed to the C function named by _destroy when
     collected. The objects are immutable: a copy is the object itself (a
     copy of the pointer would destroy it twice); pickling makes a new one
-    from what __reduce__ gives."""
+    from what __reduce__ gives. ctypes passes the object itself as its
+    handle (_as_parameter_), so a call holds the object while it runs."""
 
     _destroy = None
 
     def __init__(self, handle):
-        self._handle = handle
+        self._handle = self._as_parameter_ = handle
 
     def __copy__(self):
         return self
@@ -182,4 +183,4 @@ class Handle:
     def __del__(self):
         if getattr(self, "_handle", None) and lib is not None:
             getattr(lib, self._destroy)(self._handle)
-            self._handle = None
+            self._handle = self._as_parameter_ = None

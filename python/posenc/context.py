@@ -74,10 +74,8 @@ def _expect_context(context):
 
 
 def handle(context):
-    """The C handle for a context argument (None: the default), holding the
-    Context: the C call keeps its arguments, so the context outlives the call
-    even when another thread sets a new default meanwhile."""
-    context = _expect_context(context if context is not None else default_context())
-    pointer = ctypes.c_void_p(context.handle.value)
-    pointer.context = context
-    return pointer
+    """What a C call takes for a context argument (None: the default): the
+    Context itself, which ctypes passes as its handle; an argument of the
+    call, it outlives the call even when another thread sets a new default
+    meanwhile."""
+    return _expect_context(context if context is not None else default_context())
