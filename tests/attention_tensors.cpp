@@ -30,7 +30,15 @@ AttentionTensors::AttentionTensors(const posenc_attention_desc& d, Sequences s)
     : d_(d), s_(std::move(s)) {
   for (size_t i = 0; i < kCount; ++i) source_[i] = Tensor(i);
   const std::vector<int64_t>* wide[3] = {&s_.kv_lengths, &s_.q_lengths, &s_.query_offsets};
-  for (size_t i = 0; i < 3; ++i) s32_[i].assign(wide[i]->begin(), wide[i]->end());
+  for (size_t i = 0; i < 3; ++i) {
+    for (int64_t value : *wide[i]) {
+      // (An int32 copy must hold the values the reference reads.)
+      if (d_.index_type == POSENC_INDEX_INT32 && int32_t(value) != value) {
+        ADD_FAILURE() << "per-sequence value " << value << " does not fit index_type INT32";
+      }
+    }
+    s32_[i].assign(wide[i]->begin(), wide[i]->end());
+  }
 }
 
 bool AttentionTensors::passed_as_bf16(Tensor x) const {
