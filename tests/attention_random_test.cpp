@@ -66,10 +66,6 @@ class Draw {
   std::mt19937 bits_;
 };
 
-int64_t kv_heads_of(const posenc_attention_desc& d) {
-  return d.kv_heads == 0 ? d.heads : d.kv_heads;
-}
-
 int64_t divisor_of(Draw& r, int64_t n) {
   std::vector<int64_t> divisors;
   for (int64_t k = 1; k <= n; ++k) {
@@ -179,8 +175,8 @@ void draw_layout(Draw& r, posenc_attention_desc& d) {
   if (d.layout != POSENC_LAYOUT_STRIDED) return;
   const int64_t dv = reference::value_head_dim_of(d);
   d.q_strides = strides_of(r, d.heads, d.q_len, d.head_dim);
-  d.k_strides = strides_of(r, kv_heads_of(d), d.kv_len, d.head_dim);
-  d.v_strides = strides_of(r, kv_heads_of(d), d.kv_len, dv);
+  d.k_strides = strides_of(r, reference::kv_heads_of(d), d.kv_len, d.head_dim);
+  d.v_strides = strides_of(r, reference::kv_heads_of(d), d.kv_len, dv);
   d.out_strides = strides_of(r, d.heads, d.q_len, dv);
   // Zero strides: one k and v for the whole batch, or for all heads.
   if (r.one_in(5)) d.k_strides.batch = d.v_strides.batch = 0;
@@ -254,7 +250,7 @@ std::vector<float> mask_of(Draw& r, const posenc_attention_desc& d) {
 // the scores), ALiBi's given slopes in [0.01, 1) or none (the standard ones).
 void fill_inputs(Draw& r, AttentionTensors& x) {
   const posenc_attention_desc& d = x.desc();
-  const int64_t dv = reference::value_head_dim_of(d), kv_heads = kv_heads_of(d);
+  const int64_t dv = reference::value_head_dim_of(d), kv_heads = reference::kv_heads_of(d);
   const auto fill = [&](Tensor t, int64_t count, float low = -1.0f, float high = 1.0f) {
     x.fill(t, size_t(count), r.seed(), low, high);
   };
@@ -335,10 +331,10 @@ AttentionTensors random_call(uint32_t seed) {
   AttentionTensors call(d, std::move(s));
   fill_inputs(r, call);
   const Sequences& seq = call.sequences();
-  const int64_t dv = reference::value_head_dim_of(d);
+  const int64_t dv = reference::value_head_dim_of(d), kv_heads = reference::kv_heads_of(d);
   poison_unread(call, Tensor::q, d.q_strides, d.heads, d.q_len, d.head_dim, seq.q_lengths);
-  poison_unread(call, Tensor::k, d.k_strides, kv_heads_of(d), d.kv_len, d.head_dim, seq.kv_lengths);
-  poison_unread(call, Tensor::v, d.v_strides, kv_heads_of(d), d.kv_len, dv, seq.kv_lengths);
+  poison_unread(call, Tensor::k, d.k_strides, kv_heads, d.kv_len, d.head_dim, seq.kv_lengths);
+  poison_unread(call, Tensor::v, d.v_strides, kv_heads, d.kv_len, dv, seq.kv_lengths);
   return call;
 }
 

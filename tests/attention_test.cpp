@@ -43,10 +43,6 @@ std::string describe(const posenc_attention_desc& d) {
   return s.str();
 }
 
-int64_t kv_heads_of(const posenc_attention_desc& d) {
-  return d.kv_heads == 0 ? d.heads : d.kv_heads;
-}
-
 size_t extent(const posenc_attention_desc& d, const posenc_token_strides& s, int64_t heads,
               int64_t tokens) {
   return size_t(reference::extent_of(d, s, heads, tokens));
@@ -67,7 +63,7 @@ AttentionTensors inputs_of(const posenc_attention_desc& d, bool packed_qkv = fal
   const auto add = [&](Tensor t, size_t count, uint32_t salt) {
     x.fill(t, count, salt * 7919u + uint32_t(count));
   };
-  const int64_t kv_heads = kv_heads_of(d);
+  const int64_t kv_heads = reference::kv_heads_of(d);
   const size_t heads = size_t(d.tables_per_head ? d.heads : 1), dh = size_t(d.head_dim);
   if (packed_qkv) {
     const PackedQkv packed = posenc::packed_qkv(d.q_len, d.heads, kv_heads, d.head_dim);
@@ -186,7 +182,8 @@ posenc_attention_desc desc(int64_t heads, int64_t q_len, int64_t kv_len, int64_t
 // batch item (the queries its first q_len), out dense in out_layout: the
 // strides of packed_qkv_desc, for decode-sized q_len too.
 posenc_attention_desc packed_views(posenc_attention_desc d, posenc_attention_layout out_layout) {
-  const PackedQkv packed = posenc::packed_qkv(d.kv_len, d.heads, kv_heads_of(d), d.head_dim);
+  const PackedQkv packed =
+      posenc::packed_qkv(d.kv_len, d.heads, reference::kv_heads_of(d), d.head_dim);
   d.layout = POSENC_LAYOUT_STRIDED;
   d.q_strides = d.k_strides = d.v_strides = packed.strides;
   d.out_strides = dense_strides(out_layout, d.heads, d.q_len, d.head_dim);
@@ -578,19 +575,19 @@ TEST_P(Attention, GroupedKvHeadsBf16) {
 posenc_attention_desc from_kv_cache(posenc_attention_desc d, int64_t capacity) {
   d.layout = POSENC_LAYOUT_STRIDED;
   d.q_strides = d.out_strides = dense_strides(POSENC_LAYOUT_BTHD, d.heads, d.q_len, d.head_dim);
-  d.k_strides = d.v_strides = kv_cache_strides(kv_heads_of(d), capacity, d.head_dim);
+  d.k_strides = d.v_strides = kv_cache_strides(reference::kv_heads_of(d), capacity, d.head_dim);
   return d;
 }
 
 // The cache rows past kv_len hold NaN: read, they would reach the outputs.
 void poison_spare_rows(const posenc_attention_desc& d, int64_t capacity, std::vector<float>& x) {
   for (int64_t b = 0; b < d.batch; ++b) {
-    for (int64_t h = 0; h < kv_heads_of(d); ++h) {
+    for (int64_t h = 0; h < reference::kv_heads_of(d); ++h) {
       for (int64_t t = d.kv_len; t < capacity; ++t) {
         for (int64_t c = 0; c < d.head_dim; ++c) {
           // (The last head's spare rows lie past the tensor's extent.)
           const size_t e = size_t(
-              reference::index_of(d, d.k_strides, kv_heads_of(d), capacity, b, h, t, c));
+              reference::index_of(d, d.k_strides, reference::kv_heads_of(d), capacity, b, h, t, c));
           if (e < x.size()) x[e] = std::numeric_limits<float>::quiet_NaN();
         }
       }

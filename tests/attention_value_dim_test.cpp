@@ -38,10 +38,6 @@ std::string name_of(const posenc_attention_desc& d) {
          std::to_string(int(d.dtype));
 }
 
-int64_t kv_heads_of(const posenc_attention_desc& d) {
-  return d.kv_heads == 0 ? d.heads : d.kv_heads;
-}
-
 // The tensors of one desc (values rounded to bf16 for bf16 calls, so that
 // the reference sees what posenc sees; the mask stays fp32).
 AttentionTensors call_of(const posenc_attention_desc& d, Sequences s = {}) {
@@ -49,7 +45,7 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s = {}) {
   const auto add = [&](Tensor t, int64_t count, uint32_t salt) {
     x.fill(t, size_t(count), salt * 7919u + uint32_t(count));
   };
-  const int64_t kv_heads = kv_heads_of(d), dv = reference::value_head_dim_of(d);
+  const int64_t kv_heads = reference::kv_heads_of(d), dv = reference::value_head_dim_of(d);
   const int64_t heads = d.tables_per_head ? d.heads : 1;
   const int64_t rows_1d = relative_rows(d, x.sequences().query_offsets);
   add(Tensor::q, reference::extent_of(d, d.q_strides, d.heads, d.q_len), 1);

@@ -168,7 +168,7 @@ class Handle:
     _destroy = None
 
     def __init__(self, handle):
-        self._handle = self._as_parameter_ = handle
+        self._handle = handle
 
     def __copy__(self):
         return self
@@ -180,7 +180,11 @@ class Handle:
     def handle(self):
         return self._handle
 
+    @property
+    def _as_parameter_(self):  # what ctypes passes for the object
+        return self._handle
+
     def __del__(self):
         if getattr(self, "_handle", None) and lib is not None:
             getattr(lib, self._destroy)(self._handle)
-            self._handle = self._as_parameter_ = None
+            self._handle = None

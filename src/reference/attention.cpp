@@ -12,10 +12,6 @@
 namespace posenc::reference {
 namespace {
 
-int64_t kv_heads_of(const posenc_attention_desc& d) {
-  return d.kv_heads == 0 ? d.heads : d.kv_heads;
-}
-
 double dot(const double* a, const float* b, int64_t n) {
   double sum = 0.0;
   for (int64_t c = 0; c < n; ++c) sum += a[c] * double(b[c]);
@@ -216,6 +212,10 @@ int64_t extent_of(const posenc_attention_desc& d, const posenc_token_strides& st
   const int64_t row = row_size == 0 ? d.head_dim : row_size;
   return index_of(d, strides, heads, tokens, d.batch - 1, heads - 1, tokens - 1, row - 1, row) +
          1;
+}
+
+int64_t kv_heads_of(const posenc_attention_desc& d) {
+  return d.kv_heads == 0 ? d.heads : d.kv_heads;
 }
 
 int64_t value_head_dim_of(const posenc_attention_desc& d) {

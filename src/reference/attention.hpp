@@ -37,6 +37,9 @@ int64_t index_of(const posenc_attention_desc& desc, const posenc_token_strides& 
 int64_t extent_of(const posenc_attention_desc& desc, const posenc_token_strides& strides,
                   int64_t heads, int64_t tokens, int64_t row_size = 0);
 
+// The heads of k and v: kv_heads, or heads for 0.
+int64_t kv_heads_of(const posenc_attention_desc& desc);
+
 // The head size of v and out: value_head_dim, or head_dim for 0.
 int64_t value_head_dim_of(const posenc_attention_desc& desc);
 
