@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <string>
 #include <vector>
 
 #include "attention_tensors.hpp"
@@ -27,14 +26,6 @@ constexpr int64_t kHeads = 2, kDim = 16;
 // The bias of a decode step. (A 2D map has q_len = kv_len, never a decode
 // step: PlanNeverSplitsOtherShapes.)
 enum class Bias { none, absolute, clipped_1d, values_1d };
-
-std::string name_of(const posenc_attention_desc& d) {
-  return "Tq" + std::to_string(d.q_len) + " Tk" + std::to_string(d.kv_len) + " bias" +
-         std::to_string(int(d.bias)) + " K" + std::to_string(d.max_distance) + " values" +
-         std::to_string(d.relative_values) + " causal" + std::to_string(d.causal) + " @" +
-         std::to_string(d.query_offset) + " layout" + std::to_string(int(d.layout)) +
-         " dtype" + std::to_string(int(d.dtype));
-}
 
 posenc_attention_desc decode_desc(int64_t q_len, int64_t kv_len, Bias bias, int64_t offset,
                                   bool is_causal, bool bthd, posenc_dtype dtype) {
@@ -114,7 +105,7 @@ TEST_P(AttentionDecode, MatchesReference) {
             const int64_t offset = step == 0 ? kv - q : step == 1 ? kv / 3 : 0;
             const posenc_attention_desc d =
                 decode_desc(q, kv, bias, offset, step < 2, (n + size_t(step)) % 2, dtype);
-            SCOPED_TRACE(name_of(d));
+            SCOPED_TRACE(describe(d));
             // Every shape of 512 keys and more splits them.
             if (kv >= 512) {
               ASSERT_GT(key_splits(d, 2), 1);
@@ -136,7 +127,7 @@ TEST_P(AttentionDecode, SameBitsAtAnyThreadCount) {
       for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
         const posenc_attention_desc d =
             decode_desc(4, kv, bias, kv - 4, true, kv != kLongKeys, dtype);
-        SCOPED_TRACE(name_of(d));
+        SCOPED_TRACE(describe(d));
         for (int threads : {2, 3}) ASSERT_EQ(key_splits(d, threads), key_splits(d, 1));
         EXPECT_TRUE(same_bits_at_1_to_3_threads(GetParam(), decode_tensors(d)));
       }
@@ -152,7 +143,7 @@ TEST_P(AttentionDecode, NonFiniteInputsPropagateThroughTheMerge) {
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
   for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
     const posenc_attention_desc d = decode_desc(3, 5000, Bias::none, 4997, true, false, dtype);
-    SCOPED_TRACE(name_of(d));
+    SCOPED_TRACE(describe(d));
     ASSERT_GT(key_splits(d, 2), 1);
     AttentionTensors call = decode_tensors(d);
     call.values(Tensor::q)[size_t(1 * kDim + 5)] = kNaN;                  // head 0, query 1

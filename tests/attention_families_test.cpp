@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -32,17 +31,6 @@ namespace posenc::test {
 namespace {
 
 constexpr double kF32Atol = 2e-5, kF32Rtol = 2e-4;
-
-std::string describe(const posenc_attention_desc& d) {
-  std::ostringstream s;
-  s << "B " << d.batch << " H " << d.heads << " kvH " << d.kv_heads << " Tq " << d.q_len
-    << " Tk " << d.kv_len << " d " << d.head_dim << " layout " << d.layout << " dtype "
-    << d.dtype << " causal " << d.causal << " offset " << d.query_offset << " bias " << d.bias
-    << " K " << d.max_distance << " map " << d.map_height << "x" << d.map_width << " cls "
-    << d.class_token << " buckets " << d.num_buckets << " bidi " << d.bidirectional
-    << " mask_batch " << d.mask_batch;
-  return s.str();
-}
 
 // The floats of the kind's table (0: ALiBi without slopes).
 size_t table_floats(const posenc_attention_desc& d, bool alibi_slopes) {
@@ -81,11 +69,11 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s = {},
 ::testing::AssertionResult matches_reference(posenc_context* context,
                                              const AttentionTensors& call) {
   const posenc_attention_desc& d = call.desc();
-  SCOPED_TRACE(describe(d));
+  SCOPED_TRACE(describe(call));
   const std::vector<float> got = run(context, call, true);
   return close_to_reference(got, reference::attention(d, call.reference()), call, kF32Atol,
                             kF32Rtol)
-         << " [" << describe(d) << "]";
+         << " [" << describe(call) << "]";
 }
 
 posenc_attention_desc table_2d(int64_t batch, int64_t heads, int64_t wh, int64_t ww,
@@ -219,14 +207,16 @@ TEST_P(AttentionFamilies, Table1d) {
       d.dtype = dtype;
       EXPECT_TRUE(matches_reference(context(), call_of(d)));
     }
-    // K past q_len + kv_len with a far decode offset: distances beyond the
-    // prepared line read the stored table.
+    // K past q_len + kv_len with far offsets: distances beyond the
+    // prepared line read the stored table, within K (-74..-41, 56..89) and
+    // across each edge, where the clipping takes the edge row (-114..-81
+    // crosses -K, 86..119 crosses K).
     posenc_attention_desc d = table_1d(1, 2, 5, 30, 100, 16);
     d.dtype = dtype;
-    d.query_offset = 70;
-    EXPECT_TRUE(matches_reference(context(), call_of(d)));
-    d.query_offset = -60;
-    EXPECT_TRUE(matches_reference(context(), call_of(d)));
+    for (const int64_t offset : {70, -60, 110, -90}) {
+      d.query_offset = offset;
+      EXPECT_TRUE(matches_reference(context(), call_of(d)));
+    }
   }
 }
 

@@ -8,8 +8,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <sstream>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -25,19 +23,6 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr double kF32Atol = 1e-5, kF32Rtol = 1e-4;
-
-// The desc's fields as "name value" pairs, for failure messages.
-std::string describe(const posenc_attention_desc& d) {
-  const std::pair<const char*, double> fields[] = {
-      {"B", d.batch}, {"H", d.heads}, {"Tq", d.q_len}, {"Tk", d.kv_len}, {"d", d.head_dim},
-      {"layout", d.layout}, {"dtype", d.dtype}, {"out_dtype", d.out_dtype}, {"scale", d.scale},
-      {"causal", d.causal}, {"offset", d.query_offset}, {"bias", d.bias},
-      {"K", d.max_distance}, {"values", d.relative_values}, {"mask_batch", d.mask_batch},
-      {"mask_heads", d.mask_heads}, {"mask_q_len", d.mask_q_len}, {"mask_dtype", d.mask_dtype}};
-  std::ostringstream s;
-  for (const auto& [name, value] : fields) s << name << " " << value << " ";
-  return s.str();
-}
 
 size_t mask_count(const posenc_attention_desc& d) {
   return size_t(d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len);

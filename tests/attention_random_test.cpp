@@ -16,7 +16,6 @@
 #include <initializer_list>
 #include <limits>
 #include <random>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -338,43 +337,6 @@ AttentionTensors random_call(uint32_t seed) {
   return call;
 }
 
-std::string list(const std::vector<int64_t>& values) {
-  std::ostringstream s;
-  for (size_t i = 0; i < values.size(); ++i) s << (i == 0 ? "{" : ",") << values[i];
-  return s.str() + "}";
-}
-
-std::string list(const posenc_token_strides& s) {
-  return list(std::vector<int64_t>{s.batch, s.head, s.token});
-}
-
-// The call on one line: the desc's fields (those of other kinds 0), the
-// strides under STRIDED, the per-sequence values.
-std::string describe(uint32_t seed, const AttentionTensors& call) {
-  const posenc_attention_desc& d = call.desc();
-  std::ostringstream s;
-  s << "seed " << seed << ": B " << d.batch << " H " << d.heads << " kv_heads " << d.kv_heads
-    << " Tq " << d.q_len << " Tk " << d.kv_len << " d " << d.head_dim << " dv " << d.value_head_dim
-    << " layout " << d.layout << " dtype " << d.dtype << " out_dtype " << d.out_dtype << " scale "
-    << d.scale << " causal " << d.causal << " offset " << d.query_offset << " bias " << d.bias
-    << " per_head " << d.tables_per_head << " scaled_q " << d.bias_uses_scaled_q << " K "
-    << d.max_distance << " values " << d.relative_values << " map " << d.map_height << "x"
-    << d.map_width << " kv_map " << d.kv_map_height << "x" << d.kv_map_width << " order "
-    << d.relative_order << " class_token " << d.class_token << " buckets " << d.num_buckets
-    << " bidirectional " << d.bidirectional << " mask " << d.mask_batch << "x" << d.mask_heads
-    << "x" << d.mask_q_len << " mask_dtype " << d.mask_dtype << " index_type " << d.index_type;
-  if (d.layout == POSENC_LAYOUT_STRIDED) {
-    s << " q_strides " << list(d.q_strides) << " k_strides " << list(d.k_strides) << " v_strides "
-      << list(d.v_strides) << " out_strides " << list(d.out_strides);
-  }
-  const Sequences& seq = call.sequences();
-  if (!seq.kv_lengths.empty()) s << " kv_lengths " << list(seq.kv_lengths);
-  if (!seq.q_lengths.empty()) s << " q_lengths " << list(seq.q_lengths);
-  if (!seq.query_offsets.empty()) s << " query_offsets " << list(seq.query_offsets);
-  if (d.bias == POSENC_BIAS_ALIBI) s << (call.get(Tensor::table) ? " slopes" : " NULL slopes");
-  return s.str();
-}
-
 // ALiBi's bias is slope * d rounded to fp32 (posenc/bias.h): an error of up
 // to |slope d| 2^-24 in a score, which the softmax's scaling may double,
 // and errors e in the scores move the weights by up to 2 max |e|, the
@@ -411,7 +373,7 @@ TEST_P(AttentionRandom, MatchesReference) {
   for (uint32_t n = 0; n < kCalls; ++n) {
     const AttentionTensors call = random_call(kSeed + n);
     const posenc_attention_desc& d = call.desc();
-    SCOPED_TRACE(describe(kSeed + n, call));
+    SCOPED_TRACE("seed " + std::to_string(kSeed + n) + ": " + describe(call));
     // (A call that refuses the tensors fails in run().)
     size_t bytes = 0;
     if (posenc_attention_workspace_size(context(), &d, &bytes) != POSENC_OK) {
@@ -437,7 +399,7 @@ TEST_P(AttentionRandom, MatchesReference) {
 TEST_P(AttentionRandom, SameBitsAtAnyThreadCount) {
   for (uint32_t n = 0; n < kCalls; n += kThreadsPeriod) {
     const AttentionTensors call = random_call(kSeed + n);
-    SCOPED_TRACE(describe(kSeed + n, call));
+    SCOPED_TRACE("seed " + std::to_string(kSeed + n) + ": " + describe(call));
     EXPECT_TRUE(same_bits_at_1_to_3_threads(GetParam(), call));
   }
 }

@@ -4,12 +4,57 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <utility>
 
 #include "compare.hpp"
 #include "posenc/posenc.hpp"
 
 namespace posenc::test {
+namespace {
+
+std::string list(const std::vector<int64_t>& values) {
+  std::ostringstream s;
+  for (size_t i = 0; i < values.size(); ++i) s << (i == 0 ? "{" : ",") << values[i];
+  return s.str() + "}";
+}
+
+std::string list(const posenc_token_strides& s) {
+  return list(std::vector<int64_t>{s.batch, s.head, s.token});
+}
+
+}  // namespace
+
+std::string describe(const posenc_attention_desc& d) {
+  std::ostringstream s;
+  s.precision(std::numeric_limits<float>::max_digits10);
+  s << "B " << d.batch << " H " << d.heads << " kv_heads " << d.kv_heads << " Tq " << d.q_len
+    << " Tk " << d.kv_len << " d " << d.head_dim << " dv " << d.value_head_dim << " layout "
+    << d.layout << " dtype " << d.dtype << " out_dtype " << d.out_dtype << " scale " << d.scale
+    << " causal " << d.causal << " offset " << d.query_offset << " bias " << d.bias << " per_head "
+    << d.tables_per_head << " scaled_q " << d.bias_uses_scaled_q << " K " << d.max_distance
+    << " values " << d.relative_values << " map " << d.map_height << "x" << d.map_width
+    << " kv_map " << d.kv_map_height << "x" << d.kv_map_width << " order " << d.relative_order
+    << " class_token " << d.class_token << " buckets " << d.num_buckets << " bidirectional "
+    << d.bidirectional << " mask " << d.mask_batch << "x" << d.mask_heads << "x" << d.mask_q_len
+    << " mask_dtype " << d.mask_dtype << " index_type " << d.index_type;
+  if (d.layout == POSENC_LAYOUT_STRIDED) {
+    s << " q_strides " << list(d.q_strides) << " k_strides " << list(d.k_strides) << " v_strides "
+      << list(d.v_strides) << " out_strides " << list(d.out_strides);
+  }
+  return s.str();
+}
+
+std::string describe(const AttentionTensors& call) {
+  const posenc_attention_desc& d = call.desc();
+  const Sequences& seq = call.sequences();
+  std::string s = describe(d);
+  if (!seq.kv_lengths.empty()) s += " kv_lengths " + list(seq.kv_lengths);
+  if (!seq.q_lengths.empty()) s += " q_lengths " + list(seq.q_lengths);
+  if (!seq.query_offsets.empty()) s += " query_offsets " + list(seq.query_offsets);
+  if (d.bias == POSENC_BIAS_ALIBI) s += call.get(Tensor::table) ? " slopes" : " NULL slopes";
+  return s;
+}
 
 int64_t relative_rows(const posenc_attention_desc& d, const std::vector<int64_t>& query_offsets) {
   if (d.max_distance > 0) return 2 * d.max_distance + 1;

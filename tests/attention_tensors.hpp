@@ -2,13 +2,14 @@
 // tables and the mask as fp32 values with their bf16 copies, and the
 // per-sequence values; handed to the reference loops as fp32 and to the C
 // ABI in the desc's dtype (the mask in mask_dtype, the per-sequence tensors
-// in index_type).
+// in index_type); a desc or a call on one line, for failure messages.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "posenc/posenc.h"
@@ -33,6 +34,16 @@ int64_t relative_rows(const posenc_attention_desc& d,
 // `count` mask values: 2x for x of random_floats(count, seed), -inf where
 // x < minus_inf_below (-0.8: about one in ten).
 std::vector<float> mask_values(size_t count, uint32_t seed, float minus_inf_below = -0.8f);
+
+class AttentionTensors;
+
+// The desc on one line, for failure messages: every field (those of other
+// kinds 0), the strides under STRIDED, the scale to its last digit (so that
+// two descs with the same line are the same desc).
+std::string describe(const posenc_attention_desc& d);
+// The call on one line: its desc, the per-sequence values, and for ALiBi
+// whether slopes are given.
+std::string describe(const AttentionTensors& call);
 
 class AttentionTensors {
  public:

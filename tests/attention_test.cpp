@@ -11,7 +11,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -28,20 +27,6 @@ namespace posenc::test {
 namespace {
 
 constexpr double kF32Atol = 1e-5, kF32Rtol = 1e-4;
-
-std::string describe(const posenc_attention_desc& d) {
-  std::ostringstream s;
-  s << "B" << d.batch << " H" << d.heads << " Tq" << d.q_len << " Tk" << d.kv_len << " d"
-    << d.head_dim << " layout" << d.layout << " dtype" << d.dtype << "->" << d.out_dtype
-    << " scale" << d.scale << " causal" << d.causal << " offset" << d.query_offset << " bias"
-    << d.bias << " per_head" << d.tables_per_head << " scaled_q" << d.bias_uses_scaled_q
-    << " K" << d.max_distance << " map" << d.map_height << "x" << d.map_width << " values"
-    << d.relative_values << " kv_heads" << d.kv_heads;
-  for (const posenc_token_strides& t : {d.q_strides, d.k_strides, d.v_strides, d.out_strides}) {
-    s << " (" << t.batch << "," << t.head << "," << t.token << ")";
-  }
-  return s.str();
-}
 
 size_t extent(const posenc_attention_desc& d, const posenc_token_strides& s, int64_t heads,
               int64_t tokens) {
@@ -154,7 +139,7 @@ std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
                                         const std::vector<double>& want,
                                         const AttentionTensors& inputs) {
   return close_to_reference(got, want, inputs, kF32Atol, kF32Rtol)
-         << " [" << describe(inputs.desc()) << "]";
+         << " [" << describe(inputs) << "]";
 }
 
 ::testing::AssertionResult matches_reference(posenc_context* context,

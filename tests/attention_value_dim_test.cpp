@@ -27,17 +27,6 @@ namespace {
 // (head_dim, value_head_dim)
 constexpr int64_t kSizes[][2] = {{64, 48}, {48, 64}, {16, 1}, {8, 17}, {32, 130}, {17, 9}};
 
-std::string name_of(const posenc_attention_desc& d) {
-  return "B" + std::to_string(d.batch) + " H" + std::to_string(d.heads) + "/" +
-         std::to_string(d.kv_heads) + " Tq" + std::to_string(d.q_len) + " Tk" +
-         std::to_string(d.kv_len) + " d" + std::to_string(d.head_dim) + " dv" +
-         std::to_string(d.value_head_dim) + " layout" + std::to_string(int(d.layout)) +
-         " bias" + std::to_string(int(d.bias)) + " K" + std::to_string(d.max_distance) +
-         " values" + std::to_string(d.relative_values) + " causal" +
-         std::to_string(d.causal) + " mask" + std::to_string(d.mask_batch) + " dtype" +
-         std::to_string(int(d.dtype));
-}
-
 // The tensors of one desc (values rounded to bf16 for bf16 calls, so that
 // the reference sees what posenc sees; the mask stays fp32).
 AttentionTensors call_of(const posenc_attention_desc& d, Sequences s = {}) {
@@ -187,7 +176,7 @@ TEST_P(AttentionValueDim, MatchesReference) {
       for (posenc_dtype dtype : kDtypes) {
         Sequences s;
         const posenc_attention_desc d = desc_of(o, size[0], size[1], dtype, s);
-        SCOPED_TRACE(name_of(d));
+        SCOPED_TRACE(describe(d));
         EXPECT_TRUE(matches(context(), call_of(d, s)));
       }
     }
@@ -209,7 +198,7 @@ TEST_P(AttentionValueDim, SplitKeyDecode) {
   for (const auto& size : kSizes) {
     for (posenc_dtype dtype : kDtypes) {
       const posenc_attention_desc d = decode_desc(size[0], size[1], dtype);
-      SCOPED_TRACE(name_of(d));
+      SCOPED_TRACE(describe(d));
       const ops::AttentionPlan plan =
           ops::plan_attention(ops::make_attention_problem(d), 2, GetParam());
       ASSERT_GT(plan.blocking.key_splits, 1);
@@ -229,7 +218,7 @@ TEST_P(AttentionValueDim, CausalBlocksOfWideValues) {
       d.dtype = dtype;
       d.layout = layout;
       d.causal = 1;
-      SCOPED_TRACE(name_of(d));
+      SCOPED_TRACE(describe(d));
       EXPECT_TRUE(matches(context(), call_of(d)));
     }
   }
@@ -247,7 +236,7 @@ TEST_P(AttentionValueDim, SameBitsAtAnyThreadCount) {
     }
     calls.emplace_back(decode_desc(40, 17, dtype), Sequences{});
     for (const auto& [desc, sequences] : calls) {
-      SCOPED_TRACE(name_of(desc));
+      SCOPED_TRACE(describe(desc));
       EXPECT_TRUE(same_bits_at_1_to_3_threads(GetParam(), call_of(desc, sequences)));
     }
   }
