@@ -705,6 +705,15 @@ posenc_attention_desc kv_cache(posenc_attention_desc d, int64_t capacity) {
   d.k_strides = d.v_strides = kv_cache_strides(kv_heads_of(d), capacity, d.head_dim);
   return d;
 }
+// k and v from a token-major KV cache [batch, capacity, kv_heads, head_dim]
+// (llama.cpp's layout): each kv head's rows kv_heads x head_dim apart.
+posenc_attention_desc token_major_kv_cache(posenc_attention_desc d, int64_t capacity) {
+  d.layout = POSENC_LAYOUT_STRIDED;
+  d.q_strides = d.out_strides = dense_strides(POSENC_LAYOUT_BTHD, d.heads, d.q_len, d.head_dim);
+  const int64_t row = kv_heads_of(d) * d.head_dim;
+  d.k_strides = d.v_strides = posenc_token_strides{capacity * row, d.head_dim, row};
+  return d;
+}
 
 // --- bottleneck_mhsa: the BoTNet block on an NCHW map, with or without a
 // qkv bias; in bf16 timed against the fp32 block on the same values.
@@ -972,6 +981,14 @@ std::vector<Case> attention_cases() {
                     grouped(plain(1, 16, 8, 3000, 16), 1)),
       kAttentionBf16({"bench"}, grouped(plain(1, 32, 8, 8192, 128, bf16), 1),
                      grouped(plain(1, 16, 8, 3000, 16, bf16), 1)),
+      // Four drafted tokens of Falcon-40B's 128 query heads on 8 kv heads,
+      // against a token-major cache: 16 query heads stacked a task (64
+      // rows), the keys split into 8 ranges, each read by one task.
+      kAttentionF32({"bench"}, token_major_kv_cache(grouped(plain(1, 128, 4, 8192, 64), 8), 8448),
+                    token_major_kv_cache(grouped(plain(1, 32, 4, 3000, 16), 2), 3100)),
+      kAttentionBf16({"bench"},
+                     token_major_kv_cache(grouped(plain(1, 128, 4, 8192, 64, bf16), 8), 8448),
+                     token_major_kv_cache(grouped(plain(1, 32, 4, 3000, 16, bf16), 2), 3100)),
       // Decoding: the keys of each head split into ranges (split_keys.hpp).
       kAttention1dF32({"check"}, decoding(desc_1d(1, 2, 4, 4097, 32), 64, 4093)),
       kAttention1dBf16({"check"}, decoding(desc_1d(1, 2, 4, 4097, 32, bf16), 64, 4093)),
