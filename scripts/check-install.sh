@@ -2,7 +2,9 @@
 # Installs a built posenc into a temporary prefix and builds and runs the
 # examples against it, once through find_package(posenc) and once through
 # pkg-config, and the C example in a C-only project and against the static
-# library. Usage: check-install.sh BUILD_DIR
+# library; checks first that the static target names each library it links
+# by a file that exists and is no compiler's lib*.so link. Usage:
+# check-install.sh BUILD_DIR
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -15,6 +17,21 @@ version=$(sed -n 's/^project(posenc VERSION \([0-9]*\.[0-9]*\).*/\1/p' "$root/CM
 cmake --install "$build" --prefix "$prefix" >/dev/null
 echo "installed into a temporary prefix:"
 (cd "$prefix" && find . -type f | sort | sed 's/^/  /')
+
+echo "== the static target names runtimes, not a compiler's links to them"
+# (A compiler's folder holds libgomp.so, a link to libgomp.so.1 that goes
+# with that compiler version.)
+targets=$(find "$prefix" -name posencTargets.cmake)
+mapfile -t named < <(sed -n 's/.*INTERFACE_LINK_LIBRARIES "\(.*\)"/\1/p' "$targets" | tr ';' '\n' |
+  grep '^/' || true)
+for library in "${named[@]}"; do
+  [[ -e $library ]] || { echo "the static target names $library, which does not exist" >&2; exit 1; }
+  if [[ -L $library && $library == *.so ]]; then
+    echo "the static target names $library, a link to $(readlink "$library")" >&2
+    exit 1
+  fi
+  echo "  $library"
+done
 
 echo "== examples through find_package(posenc)"
 cmake -S "$root/examples" -B "$work/examples" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
