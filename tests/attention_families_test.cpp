@@ -69,11 +69,12 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s = {},
 ::testing::AssertionResult matches_reference(posenc_context* context,
                                              const AttentionTensors& call) {
   const posenc_attention_desc& d = call.desc();
-  SCOPED_TRACE(describe(call));
+  const std::string line = describe(call);
+  SCOPED_TRACE(line);
   const std::vector<float> got = run(context, call, true);
   return close_to_reference(got, reference::attention(d, call.reference()), call, kF32Atol,
                             kF32Rtol)
-         << " [" << describe(call) << "]";
+         << " [" << line << "]";
 }
 
 posenc_attention_desc table_2d(int64_t batch, int64_t heads, int64_t wh, int64_t ww,

@@ -35,16 +35,6 @@ int64_t relative_rows(const posenc_attention_desc& d,
 // x < minus_inf_below (-0.8: about one in ten).
 std::vector<float> mask_values(size_t count, uint32_t seed, float minus_inf_below = -0.8f);
 
-class AttentionTensors;
-
-// The desc on one line, for failure messages: every field (those of other
-// kinds 0), the strides under STRIDED, the scale to its last digit (so that
-// two descs with the same line are the same desc).
-std::string describe(const posenc_attention_desc& d);
-// The call on one line: its desc, the per-sequence values, and for ALiBi
-// whether slopes are given.
-std::string describe(const AttentionTensors& call);
-
 class AttentionTensors {
  public:
   explicit AttentionTensors(const posenc_attention_desc& d, Sequences s = {});
@@ -87,6 +77,14 @@ class AttentionTensors {
   size_t offset_[kCount] = {};
   mutable std::vector<uint16_t> bits_[kCount];
 };
+
+// The desc on one line, for failure messages: every field (those of other
+// kinds 0), the strides under STRIDED, the scale to its last digit (so that
+// two descs with the same line are the same desc).
+std::string describe(const posenc_attention_desc& d);
+// The call on one line: its desc, the per-sequence values, and for ALiBi
+// whether slopes are given.
+std::string describe(const AttentionTensors& call);
 
 // Runs the call into a guarded out (a status other than OK or a write past
 // out fails the test), with a workspace of the size
