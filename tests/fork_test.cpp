@@ -19,6 +19,7 @@
 #include "compare.hpp"
 #include "posenc/posenc.hpp"
 #include "runtime/matmul.hpp"
+#include "runtime/matmul_primitive.hpp"
 #include "runtime/openmp_fork.hpp"
 
 namespace posenc::test {
@@ -175,6 +176,34 @@ TEST(Fork, ChildForkedWhileAnotherThreadMakesPrimitivesMakesItsOwn) {
   stop.store(true);
   maker.join();
   set_primitive_cache_capacity(capacity);
+}
+
+// fork() waits while another thread runs a oneDNN primitive (holds a
+// PrimitiveRunHold, as matmul() does around each run): oneDNN's gemm takes
+// a lock of its own on every run, which a child forked then found held for
+// good (the test above hung about one child in a thousand on the AVX2 path).
+// Nothing else holds fork() up here, so a fork that did not wait ends well
+// within the wait below.
+TEST(Fork, WaitsWhileAnotherThreadRunsAPrimitive) {
+  if (!kChildMayStartThreads) GTEST_SKIP() << "ThreadSanitizer: no fork beside running threads";
+  std::atomic<bool> holding{false}, release{false}, child_ended{false};
+  std::thread runner([&] {
+    const PrimitiveRunHold hold;
+    holding.store(true);
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (!holding.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  int verdict = kHung;
+  std::thread forker([&] {
+    verdict = run_in_child([] { return kPassed; }, kLimit);
+    child_ended.store(true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_FALSE(child_ended.load()) << "fork() did not wait for the primitive's run";
+  release.store(true);
+  runner.join();
+  forker.join();
+  EXPECT_EQ(verdict, kPassed);
 }
 
 // A child forked while another thread sets the ISA cap (its cap, again,

@@ -180,6 +180,7 @@ void grow(std::vector<uint8_t>& buffer, size_t bytes) {
 }
 
 void execute(const dnnl::primitive& primitive, GemmSlot& slot, const BoundArgs& bound) {
+  const PrimitiveRunHold hold;
   const dnnl_status_t status = dnnl_primitive_execute(
       primitive.get(), slot.stream.get(), int(bound.args.size()), bound.args.data());
   if (status == dnnl_out_of_memory) throw std::bad_alloc();

@@ -256,21 +256,49 @@ class MatmulCache {
 
 MatmulCache& matmul_cache();
 
+// PrimitiveRunHold's locks: a thread takes the one of its stripe (threads
+// get stripes in turn as they first run a primitive), shared, so threads
+// past kRunStripes share a lock without waiting for each other. In storage
+// never destroyed, made as the library loads (no guard a fork could copy).
+// The fork handler holds every one at once, and ThreadSanitizer's deadlock
+// detector fails (and hung the forking thread) past 64 locks held by one
+// thread: 64 stripes and the two other locks did.
+constexpr int kRunStripes = 32;
+struct alignas(64) RunStripe {
+  std::shared_mutex lock;
+};
+struct RunStripes {
+  RunStripe stripes[kRunStripes];
+};
+alignas(RunStripes) unsigned char run_stripes_storage[sizeof(RunStripes)];
+RunStripes& run_stripes = *new (run_stripes_storage) RunStripes;
+
+std::shared_mutex& this_threads_run_lock() {
+  static std::atomic<unsigned> threads_seen{0};
+  thread_local int stripe = -1;
+  if (stripe < 0) stripe = int(threads_seen.fetch_add(1, std::memory_order_relaxed) % kRunStripes);
+  return run_stripes.stripes[stripe].lock;
+}
+
 // fork() copies a lock as it is: a child forked while another thread made a
-// primitive or held the cache would wait for it forever at its first GEMM.
-// Both are taken before the fork (in the order no thread nests them) and
-// released after it in the parent. The child, on one thread, makes them
-// anew: glibc releases a write-locked rwlock only for the thread id that
-// locked it, which the child's thread does not have.
+// primitive, held the cache or ran a primitive would wait for a lock forever
+// at its first GEMM. posenc's are taken before the fork (in the order no
+// thread nests them), so no thread is inside oneDNN then, and released after
+// it in the parent. The child, on one thread, makes them anew: glibc
+// releases a write-locked rwlock only for the thread id that locked it,
+// which the child's thread does not have.
 void lock_before_fork() {
   OnednnCacheOff::mutex().lock();
   matmul_cache().mutex().lock();
+  for (RunStripe& stripe : run_stripes.stripes) stripe.lock.lock();
 }
 void unlock_after_fork_in_parent() {
+  for (RunStripe& stripe : run_stripes.stripes) stripe.lock.unlock();
   matmul_cache().mutex().unlock();
   OnednnCacheOff::mutex().unlock();
 }
 void remake_locks_in_child() {
+  for (RunStripe& stripe : run_stripes.stripes) new (&stripe.lock) std::shared_mutex;
   new (&matmul_cache().mutex()) std::shared_mutex;
   new (&OnednnCacheOff::mutex()) std::mutex;
 }
@@ -304,6 +332,9 @@ std::string impl_of_square_gemm(posenc_dtype type) {
 }
 
 }  // namespace
+
+PrimitiveRunHold::PrimitiveRunHold() : lock_(this_threads_run_lock()) { lock_.lock_shared(); }
+PrimitiveRunHold::~PrimitiveRunHold() { lock_.unlock_shared(); }
 
 // Never destroyed, as the cache: destroyed at exit, they crashed threads
 // still inside posenc.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -34,6 +35,22 @@ struct CachedMatmul {
 // The engine of every primitive and memory object; never destroyed
 // (threads still inside posenc when the process exits keep using it).
 dnnl::engine& cpu_engine();
+
+// Held while the calling thread runs a oneDNN primitive: fork() waits until
+// no thread holds one. oneDNN takes locks of its own while a primitive runs
+// (its gemm, the AVX2 path's, on every run), and a child forked while
+// another thread held one would wait on it for good. The thread holds one
+// of several locks, each on a line of its own, and shares it.
+class PrimitiveRunHold {
+ public:
+  PrimitiveRunHold();
+  ~PrimitiveRunHold();
+  PrimitiveRunHold(const PrimitiveRunHold&) = delete;
+  PrimitiveRunHold& operator=(const PrimitiveRunHold&) = delete;
+
+ private:
+  std::shared_mutex& lock_;
+};
 
 // The primitive of `shape`: the cache's, made there if need be.
 std::shared_ptr<const CachedMatmul> cached_matmul(const MatmulShape& shape);
