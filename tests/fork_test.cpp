@@ -68,13 +68,19 @@ Expected outputs_of_every_case(posenc_context* context) {
   return e;
 }
 
+// In the child: whether `problem` gives the parent's bits, `expected`, again.
+int verdict_of_run(const cases::Problem& problem, const std::vector<float>& expected,
+                   posenc_context* context) {
+  if (problem.run(context) != POSENC_OK) return kOtherBits;
+  return bitwise_equal(problem.output(), expected) ? kPassed : kOtherBits;
+}
+
 // In the child: whether every case gives the parent's bits again.
 int verdict_of_rerun(const Expected& e, posenc_context* context, bool teams_lost) {
   if (openmp_teams_lost_to_fork() != teams_lost) return kWrongFlag;
   for (size_t i = 0; i < e.cases.size(); ++i) {
-    const cases::Problem problem = e.cases[i].make(Size::test);
-    if (problem.run(context) != POSENC_OK) return kOtherBits;
-    if (!bitwise_equal(problem.output(), e.outputs[i])) return kOtherBits;
+    const int verdict = verdict_of_run(e.cases[i].make(Size::test), e.outputs[i], context);
+    if (verdict != kPassed) return verdict;
   }
   return kPassed;
 }
@@ -230,12 +236,8 @@ TEST(Fork, ChildForkedWhileAnotherThreadRunsEveryCaseRunsOne) {
     const size_t i = child * 7 % e.cases.size();
     // Made here: the cases' shared inputs have a lock of their own.
     const cases::Problem problem = e.cases[i].make(Size::test);
-    const int verdict = run_in_child(
-        [&] {
-          if (problem.run(one.get()) != POSENC_OK) return int(kOtherBits);
-          return bitwise_equal(problem.output(), e.outputs[i]) ? int(kPassed) : int(kOtherBits);
-        },
-        kLimit);
+    const int verdict =
+        run_in_child([&] { return verdict_of_run(problem, e.outputs[i], one.get()); }, kLimit);
     EXPECT_EQ(verdict, kPassed) << "child " << child << ": " << e.cases[i].op << " "
                                 << e.cases[i].test_shape;
   }
