@@ -124,6 +124,9 @@ def _expect_q_tables(desc, views, query_offsets):
                          "[heads, rows, d]")
 
 
+_VALUE_TABLE_BIASES = {_abi.ATTENTION_BIAS[name] for name in ("none", "absolute", "relative_1d")}
+
+
 def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_order,
                  kv_map_size, window, class_token, max_distance, num_buckets, bidirectional,
                  query_offsets):
@@ -137,6 +140,11 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
             raise ValueError("bias: say 'absolute' or 'relative_1d' for `table`")
         bias = "relative_2d" if "table_h" in views else "none"
     desc.bias = _abi.enum_value(_abi.ATTENTION_BIAS, bias, "bias")
+    if "value_table" in views and desc.bias not in _VALUE_TABLE_BIASES:
+        # Shaw's value rows are by 1D distance, clipped at max_distance,
+        # which the 2D and bucketed biases do not share.
+        raise ValueError(f"value_table: goes with bias 'none', 'absolute' or 'relative_1d', "
+                         f"not {bias!r}")
     if desc.bias == _abi.ATTENTION_BIAS["relative_2d"]:
         if map_size is None:
             if "table_h" not in views or "table_w" not in views:
@@ -347,7 +355,8 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     "relative_1d" with `table`, "relative_2d" with table_h, table_w (the
     default when they are given; map_size (height, width) defaults to what
     their rows imply). Tables [rows, head_dim] or per head [heads, rows,
-    head_dim] (then all of them). value_table: Shaw's relative values.
+    head_dim] (then all of them). value_table: Shaw's relative values, with
+    bias "none", "absolute" or "relative_1d".
     mask: additive (float32 or bfloat16, -inf masks a key) or bool (True:
     the key takes part, as in torch's scaled_dot_product_attention), of
     [mask_batch, mask_heads, mask_q_len, kv_len] with mask_heads 1 or heads,

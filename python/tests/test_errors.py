@@ -19,9 +19,6 @@ def test_library_errors_carry_status_and_message():
     assert error.value.status == 2 and error.value.status_name == "invalid argument"
     assert "base" in str(error.value)
     q = torch.randn(1, 1, 6, 4)
-    with pytest.raises(posenc.Error, match="relative_values") as error:
-        posenc.attention(q, q, q, table_h=torch.randn(3, 4), table_w=torch.randn(5, 4),
-                         value_table=torch.randn(11, 4))
     with pytest.raises(posenc.Error, match="map_height") as error:
         posenc.attention(q, q, q, table_h=torch.randn(5, 4), table_w=torch.randn(5, 4))
     assert error.value.status == 3  # shape mismatch: 3 x 3 is not 6 tokens
@@ -99,6 +96,21 @@ def test_attention_options_are_checked_when_given():
         (ValueError, r"map_size: sizes must be >= 1, got \(-2, -3\)",
          dict(table_h=torch.randn(3, 4), table_w=torch.randn(5, 4), map_size=(-2, -3))),
         (ValueError, "bias: 'rope' is not one of", dict(bias="rope")),
+        # Shaw's values are by 1D distance: with a 2D or bucketed bias the
+        # package names value_table, not the library's desc field.
+        (ValueError, "value_table: goes with bias 'none', 'absolute' or 'relative_1d', not "
+         "'relative_2d'", dict(table_h=torch.randn(3, 4), table_w=torch.randn(5, 4),
+                               value_table=torch.randn(11, 4))),
+        (ValueError, "value_table: .*not 't5'",
+         dict(bias="t5", bidirectional=True, table=torch.randn(32, 2),
+              value_table=torch.randn(11, 4))),
+        (ValueError, "value_table: .*not 'alibi'",
+         dict(bias="alibi", bidirectional=False, value_table=torch.randn(11, 4))),
+        (ValueError, "value_table: .*not 'table_1d'",
+         dict(bias="table_1d", table=torch.randn(11, 2), value_table=torch.randn(11, 4))),
+        (ValueError, "value_table: .*not 'table_2d'",
+         dict(bias="table_2d", window=(2, 3), table=torch.randn(15, 2),
+              value_table=torch.randn(11, 4))),
         (TypeError, "table_h: must have q's dtype",
          dict(table_h=torch.randn(3, 4).bfloat16(), table_w=torch.randn(5, 4))),
         (ValueError, r"mask: expected \[m, 1 or 2, 1 or 6, 6\].*got \[1, 1, 6, 5\]",
