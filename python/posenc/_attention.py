@@ -74,19 +74,35 @@ def _no_q_table(desc, kind, table, dtype, heads, window, class_token, max_distan
         raise TypeError("table: must have q's dtype")
     f = _bias.kind_fields(kind, t, heads, window, class_token, max_distance, num_buckets,
                           bidirectional)
+    tokens = f.window[0] * f.window[1] + f.class_token
+    if kind == "table_2d" and not desc.q_len == desc.kv_len == tokens:
+        raise ValueError(f"window: {f.window[0]} x {f.window[1]}"
+                         f"{' plus the class token' if f.class_token else ''} is {tokens} "
+                         f"tokens, but q and k have {desc.q_len} and {desc.kv_len}")
     desc.map_height, desc.map_width = f.window
     desc.class_token, desc.max_distance = f.class_token, f.max_distance
     desc.num_buckets, desc.bidirectional = f.num_buckets, f.bidirectional
     return t
 
 
-def _relative_2d_options(desc, relative_order, kv_map_size):
+def _relative_2d_options(desc, relative_order, kv_map_size, map_source):
     """SAM's conventions of a relative_2d desc: the table order and the key
-    map (the query map's when None)."""
+    map (the query map's when None); the maps against q's and k's tokens,
+    the query map named by map_source (the argument it came from)."""
     desc.relative_order = _abi.enum_value(_abi.RELATIVE_ORDER, relative_order,
                                           "relative_order")
-    if kv_map_size is not None:
-        desc.kv_map_height, desc.kv_map_width = _abi.sizes(kv_map_size, "kv_map_size")
+    if desc.map_height * desc.map_width != desc.q_len:
+        raise ValueError(f"{map_source}: a {desc.map_height} x {desc.map_width} map, but q has "
+                         f"{desc.q_len} tokens")
+    if kv_map_size is None:
+        if desc.kv_len != desc.q_len:
+            raise ValueError(f"kv_map_size: needed for k's {desc.kv_len} tokens, which are not "
+                             f"the {desc.map_height} x {desc.map_width} query map")
+        return
+    desc.kv_map_height, desc.kv_map_width = _abi.sizes(kv_map_size, "kv_map_size")
+    if desc.kv_map_height * desc.kv_map_width != desc.kv_len:
+        raise ValueError(f"kv_map_size: a {desc.kv_map_height} x {desc.kv_map_width} map, but "
+                         f"k has {desc.kv_len} tokens")
 
 
 def _expect_q_tables(desc, views, query_offsets):
@@ -146,15 +162,17 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
         raise ValueError(f"value_table: goes with bias 'none', 'absolute' or 'relative_1d', "
                          f"not {bias!r}")
     if desc.bias == _abi.ATTENTION_BIAS["relative_2d"]:
+        map_source = "map_size"
         if map_size is None:
             if "table_h" not in views or "table_w" not in views:
                 raise ValueError("map_size: needed without table_h and table_w")
             if kv_map_size is not None:
                 raise ValueError("map_size: needed with kv_map_size")
+            map_source = "table_h, table_w (their rows imply map_size)"
             map_size = ((views["table_h"].shape[-2] + 1) // 2,
                         (views["table_w"].shape[-2] + 1) // 2)
         desc.map_height, desc.map_width = _abi.sizes(map_size, "map_size")
-        _relative_2d_options(desc, relative_order, kv_map_size)
+        _relative_2d_options(desc, relative_order, kv_map_size, map_source)
     elif relative_order != "key_minus_query" or kv_map_size is not None or \
             map_size is not None:
         raise ValueError("map_size, relative_order, kv_map_size: for bias 'relative_2d' only")

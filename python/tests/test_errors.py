@@ -18,10 +18,10 @@ def test_library_errors_carry_status_and_message():
         posenc.sinusoid_table(4, 8, base=1.0)
     assert error.value.status == 2 and error.value.status_name == "invalid argument"
     assert "base" in str(error.value)
-    q = torch.randn(1, 1, 6, 4)
-    with pytest.raises(posenc.Error, match="map_height") as error:
-        posenc.attention(q, q, q, table_h=torch.randn(5, 4), table_w=torch.randn(5, 4))
-    assert error.value.status == 3  # shape mismatch: 3 x 3 is not 6 tokens
+    with pytest.raises(posenc.Error, match="num_buckets") as error:
+        posenc.attention(*(torch.randn(1, 1, 6, 4),) * 3, bias="t5", bidirectional=True,
+                         table=torch.randn(2, 1))
+    assert error.value.status == 2
 
 
 def test_nothing_written_on_error():
@@ -93,9 +93,21 @@ def test_attention_options_are_checked_when_given():
          dict(value_table=torch.randn(7, 4), max_distance=-3)),
         (ValueError, r"window: sizes must be >= 1, got \(0, 6\)",
          dict(bias="table_2d", table=torch.randn(11, 2), window=(0, 6))),
+        (ValueError, "window: 2 x 2 is 4 tokens, but q and k have 6 and 6",
+         dict(bias="table_2d", table=torch.randn(9, 2), window=(2, 2))),
+        (ValueError, "window: 1 x 6 plus the class token is 7 tokens, but q and k have 6",
+         dict(bias="table_2d", table=torch.randn(14, 2), window=(1, 6), class_token=True)),
         (ValueError, r"map_size: sizes must be >= 1, got \(-2, -3\)",
          dict(table_h=torch.randn(3, 4), table_w=torch.randn(5, 4), map_size=(-2, -3))),
         (ValueError, "bias: 'rope' is not one of", dict(bias="rope")),
+        # Maps against q's and k's 6 tokens, named as given.
+        (ValueError, r"table_h, table_w \(their rows imply map_size\): a 3 x 3 map, but q has 6",
+         dict(table_h=torch.randn(5, 4), table_w=torch.randn(5, 4))),
+        (ValueError, "map_size: a 3 x 3 map, but q has 6 tokens",
+         dict(table_h=torch.randn(5, 4), table_w=torch.randn(5, 4), map_size=(3, 3))),
+        (ValueError, "kv_map_size: a 1 x 5 map, but k has 6 tokens",
+         dict(table_h=torch.randn(3, 4), table_w=torch.randn(9, 4), map_size=(2, 3),
+              kv_map_size=(1, 5))),
         # Shaw's values are by 1D distance: with a 2D or bucketed bias the
         # package names value_table, not the library's desc field.
         (ValueError, "value_table: goes with bias 'none', 'absolute' or 'relative_1d', not "
@@ -137,6 +149,10 @@ def test_attention_options_are_checked_when_given():
     for error, message, options in refusals:
         with pytest.raises(error, match=message):
             posenc.attention(q, q, q, out=out, **options)
+    k = torch.randn(2, 2, 12, 4)
+    with pytest.raises(ValueError, match="kv_map_size: needed for k's 12 tokens, which are not "
+                       "the 2 x 3 query map"):
+        posenc.attention(q, k, k, table_h=torch.randn(3, 4), table_w=torch.randn(5, 4), out=out)
     assert bool((out == 7.0).all())
 
 def test_relative_logits_2d_maps_errors():
