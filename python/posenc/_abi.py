@@ -65,12 +65,15 @@ def count(value, argument):
 
 def real(value, argument):
     """value as a C double, or a TypeError naming the argument (ctypes'
-    own error names only the position)."""
+    own error names only the position; an OverflowError, naming it, beyond
+    a double's range)."""
     if not isinstance(value, (str, bytes)):
         try:
             return float(value)
         except (TypeError, ValueError):
             pass
+        except OverflowError:
+            raise OverflowError(f"{argument}: beyond a double's range") from None
     raise TypeError(f"{argument}: expected a real number, got {type(value).__name__}")
 
 

@@ -74,11 +74,8 @@ def _no_q_table(desc, kind, table, dtype, heads, window, class_token, max_distan
         raise TypeError("table: must have q's dtype")
     f = _bias.kind_fields(kind, t, heads, window, class_token, max_distance, num_buckets,
                           bidirectional)
-    tokens = f.window[0] * f.window[1] + f.class_token
-    if kind == "table_2d" and not desc.q_len == desc.kv_len == tokens:
-        raise ValueError(f"window: {f.window[0]} x {f.window[1]}"
-                         f"{' plus the class token' if f.class_token else ''} is {tokens} "
-                         f"tokens, but q and k have {desc.q_len} and {desc.kv_len}")
+    if kind == "table_2d":
+        _bias.expect_window_tokens(f, desc.q_len, desc.kv_len, "q's and k's tokens")
     desc.map_height, desc.map_width = f.window
     desc.class_token, desc.max_distance = f.class_token, f.max_distance
     desc.num_buckets, desc.bidirectional = f.num_buckets, f.bidirectional
@@ -156,6 +153,9 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
             raise ValueError("bias: say 'absolute' or 'relative_1d' for `table`")
         bias = "relative_2d" if "table_h" in views else "none"
     desc.bias = _abi.enum_value(_abi.ATTENTION_BIAS, bias, "bias")
+    if desc.bias != _abi.ATTENTION_BIAS["relative_2d"] and ("table_h" in views or
+                                                            "table_w" in views):
+        raise ValueError(f"table_h, table_w: tables of bias 'relative_2d', not {bias!r}")
     if "value_table" in views and desc.bias not in _VALUE_TABLE_BIASES:
         # Shaw's value rows are by 1D distance, clipped at max_distance,
         # which the 2D and bucketed biases do not share.
@@ -319,7 +319,8 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
                 # An input's token rows are a GEMM's rows: at least a row apart.
                 x, s = views[i], strides[i]
                 if s is None or (_sizes(x, layout)[2] > 1 and s.token < x.shape[3]):
-                    views[i] = _tensor.dense(x.obj, name, 4, _tensor.FLOATS)
+                    views[i] = _tensor.View.dense_unmade(x) if sizing else \
+                        _tensor.dense(x.obj, name, 4, _tensor.FLOATS)
                     strides[i] = _token_strides(views[i], layout)
             for name, s in zip(("q", "k", "v", "out"), strides):
                 setattr(desc, name + "_strides", s)
@@ -455,6 +456,8 @@ def bottleneck_mhsa(fmap, w_qkv, rel_h, rel_w, heads, scale=None, out=None, out_
     f = _tensor.dense(fmap, "fmap", 4, _tensor.FLOATS)
     w = _tensor.dense(w_qkv, "w_qkv", (2, 4), _tensor.FLOATS)
     batch, channels, height, width = f.shape
+    if height < 1 or width < 1:  # (before the tables' 2 size - 1 rows)
+        raise ValueError(f"fmap: height and width must be >= 1, got {list(f.shape)}")
     rows = w.shape[0]
     th, tw = _table(rel_h, "rel_h", f.dtype, "fmap"), _table(rel_w, "rel_w", f.dtype, "fmap")
     head_dim = th.shape[-1]

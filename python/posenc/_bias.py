@@ -43,7 +43,7 @@ def kind_fields(kind, table, heads=None, window=None, class_token=False, max_dis
     f = Fields()
     class_token = _abi.flag(class_token, "class_token")
     if num_buckets is not None:
-        num_buckets = _abi.integer(num_buckets, "num_buckets")
+        num_buckets = _abi.count(num_buckets, "num_buckets")
     if max_distance is not None:
         max_distance = _abi.integer(max_distance, "max_distance")
     given = {"window": window is not None, "class_token": bool(class_token),
@@ -110,6 +110,16 @@ def _float32_result(dtype):
     return like
 
 
+def expect_window_tokens(f, q_len, kv_len, lengths):
+    """A table_2d bias's window (Fields f) against the lengths of its
+    queries and keys (`lengths`: where they come from)."""
+    tokens = f.window[0] * f.window[1] + f.class_token
+    if not q_len == kv_len == tokens:
+        raise ValueError(f"window: {f.window[0]} x {f.window[1]}"
+                         f"{' plus the class token' if f.class_token else ''} is {tokens} "
+                         f"tokens, but {lengths} are {q_len} and {kv_len}")
+
+
 def position_bias(kind, table=None, *, heads=None, q_len=None, kv_len=None, query_offset=0,
                   window=None, class_token=False, max_distance=None, num_buckets=None,
                   bidirectional=None, out=None, dtype=None, context=None):
@@ -130,6 +140,8 @@ def position_bias(kind, table=None, *, heads=None, q_len=None, kv_len=None, quer
         q_len = f.window[0] * f.window[1] + f.class_token
     q_len = _abi.count(q_len, "q_len")
     kv_len = q_len if kv_len is None else _abi.count(kv_len, "kv_len")
+    if kind_name == "table_2d":
+        expect_window_tokens(f, q_len, kv_len, "q_len and kv_len")
     desc = _abi.PositionBiasDesc()
     lib.posenc_position_bias_desc_init(ctypes.byref(desc), code, f.heads, q_len, kv_len)
     desc.query_offset = _abi.integer(query_offset, "query_offset")

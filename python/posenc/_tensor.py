@@ -5,6 +5,7 @@ torch is never imported here: a torch tensor can only exist once the caller
 has imported it, so numpy alone serves the functions without tensors.
 """
 import ctypes
+import math
 import sys
 
 import numpy as np
@@ -131,6 +132,12 @@ class View:
         v.obj, v.dtype, v.shape, v.negated, v.contiguous = obj, dtype, tuple(shape), False, True
         v.ptr, v.strides = ptr or _NOWHERE, strides
         return v
+
+    @classmethod
+    def dense_unmade(cls, v):
+        """The View a dense copy of v would be, not made: what a workspace
+        size depends on (ptr reaches no memory)."""
+        return cls.of_new(None, v.shape, v.dtype, 0, _dense_strides(v.shape))
 
     @classmethod
     def unallocated(cls, shape, dtype, like):
@@ -282,13 +289,27 @@ def output(out, like, shape, dtype, name="out", dtype_argument="out_dtype"):
             raise ValueError(f"{name}: must be dense (row-major contiguous)")
         return v
     _require_result_kind(like, dtype, dtype_argument)
-    if like is not None and is_torch(like):
-        torch = torch_module()
-        x = torch.empty(shape, dtype=torch.bfloat16 if dtype == _abi.BF16 else torch.float32,
-                        device="cpu")
-        return View.of_new(x, x.shape, dtype, x.data_ptr(), x.stride())
-    x = np.empty(shape, dtype=np.float32)
+    try:
+        if like is not None and is_torch(like):
+            torch = torch_module()
+            x = torch.empty(shape, dtype=torch.bfloat16 if dtype == _abi.BF16 else torch.float32,
+                            device="cpu")
+            return View.of_new(x, x.shape, dtype, x.data_ptr(), x.stride())
+        x = np.empty(shape, dtype=np.float32)
+    except (MemoryError, RuntimeError, ValueError, TypeError) as error:
+        raise _unmade_result(shape, dtype, name, error) from error
     return View.of_new(x, x.shape, dtype, x.ctypes.data, _dense_strides(x.shape))
+
+
+def _unmade_result(shape, dtype, name, error):
+    """The error of a result the allocator did not make (torch and numpy
+    say it in several ways, none naming the argument): a ValueError where
+    its bytes pass int64, else a MemoryError."""
+    size = math.prod(shape) * (2 if dtype == _abi.BF16 else 4)
+    text = f"{name}: a result of shape {list(shape)} ({size} bytes)"
+    if size >= 1 << 63:
+        return ValueError(f"{text} is larger than any memory")
+    return MemoryError(f"{text} could not be allocated: {error}")
 
 
 def _require_result_kind(like, dtype, dtype_argument):

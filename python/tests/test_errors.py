@@ -93,13 +93,18 @@ def test_attention_options_are_checked_when_given():
          dict(value_table=torch.randn(7, 4), max_distance=-3)),
         (ValueError, r"window: sizes must be >= 1, got \(0, 6\)",
          dict(bias="table_2d", table=torch.randn(11, 2), window=(0, 6))),
-        (ValueError, "window: 2 x 2 is 4 tokens, but q and k have 6 and 6",
+        (ValueError, "window: 2 x 2 is 4 tokens, but q's and k's tokens are 6 and 6",
          dict(bias="table_2d", table=torch.randn(9, 2), window=(2, 2))),
-        (ValueError, "window: 1 x 6 plus the class token is 7 tokens, but q and k have 6",
+        (ValueError, "window: 1 x 6 plus the class token is 7 tokens, but q's and k's tokens are 6",
          dict(bias="table_2d", table=torch.randn(14, 2), window=(1, 6), class_token=True)),
         (ValueError, r"map_size: sizes must be >= 1, got \(-2, -3\)",
          dict(table_h=torch.randn(3, 4), table_w=torch.randn(5, 4), map_size=(-2, -3))),
         (ValueError, "bias: 'rope' is not one of", dict(bias="rope")),
+        (ValueError, "table_h, table_w: tables of bias 'relative_2d', not 't5'",
+         dict(bias="t5", bidirectional=True, table=torch.randn(32, 2),
+              table_h=torch.randn(2, 3, 4))),
+        (ValueError, "table_h, table_w: tables of bias 'relative_2d', not 'relative_1d'",
+         dict(bias="relative_1d", table=torch.randn(11, 4), table_w=torch.randn(5, 4))),
         # Maps against q's and k's 6 tokens, named as given.
         (ValueError, r"table_h, table_w \(their rows imply map_size\): a 3 x 3 map, but q has 6",
          dict(table_h=torch.randn(5, 4), table_w=torch.randn(5, 4))),
@@ -581,6 +586,56 @@ def test_scalar_arguments_are_checked_and_named():
         posenc.attention(q, q, q, layout=None)
     assert torch.equal(posenc.attention(q, q, q, causal=np.True_),
                        posenc.attention(q, q, q, causal=True))
+
+
+def test_values_out_of_reach_name_their_argument():
+    """Reals beyond a double, results beyond memory, sizes below 1: each
+    names what the caller passed, not an allocator's or ctypes' words."""
+    q = torch.randn(1, 2, 6, 4)
+    for name, call in [
+            ("base", lambda: posenc.sinusoid_table(4, 4, base=10**400)),
+            ("scale", lambda: posenc.attention(q, q, q, scale=10**400)),
+            ("factor", lambda: posenc.rope_config(8, factor=10**400))]:
+        with pytest.raises(OverflowError, match=f"^{name}: beyond a double's range"):
+            call()
+    # Results of more bytes than int64 counts, then of more than memory holds.
+    for call in [lambda: posenc.alibi_slopes(2**61),
+                 lambda: posenc.sinusoid_table_2d(2**32, 2**32, 4),
+                 lambda: posenc.concat_sinusoid(torch.randn(2, 5, 4), 2**63 - 4),
+                 lambda: posenc.resize_relative_table(torch.randn(5, 4), 2**62),
+                 lambda: posenc.relative_logits_1d(q, torch.randn(11, 4), clip=5, keys=2**62)]:
+        with pytest.raises(ValueError, match=r"^out: a result of shape \[.*\] \(\d+ bytes\) "
+                           "is larger than any memory"):
+            call()
+    for dtype in (None, torch.float32):
+        with pytest.raises(MemoryError, match=r"^out: a result of shape \[1099511627776\] "
+                           r"\(4398046511104 bytes\) could not be allocated"):
+            posenc.alibi_slopes(2**40, dtype=dtype)
+    with pytest.raises(ValueError, match="^height: must be >= 1, got -2"):
+        posenc.relative_logits_2d(q, torch.randn(3, 4), torch.randn(5, 4), -2, -3)
+    with pytest.raises(ValueError, match="^width: must be >= 1, got 0"):
+        posenc.relative_logits_2d_decomposed(q[:, :, :0], torch.randn(1, 4), torch.randn(1, 4),
+                                             1, 0)
+    with pytest.raises(ValueError, match=r"^fmap: height and width must be >= 1, "
+                       r"got \[1, 8, 0, 4\]"):
+        posenc.bottleneck_mhsa(torch.randn(1, 8, 0, 4), torch.randn(24, 8), torch.randn(0, 4),
+                               torch.randn(7, 4), 2)
+    with pytest.raises(ValueError, match="^num_buckets: must be >= 0, got -1"):
+        posenc.attention(q, q, q, bias="t5", table=torch.randn(2, 2), num_buckets=-1,
+                         bidirectional=True)
+    with pytest.raises(ValueError, match="^window: 2 x 3 is 6 tokens, but q_len and kv_len "
+                       "are 5 and 5"):
+        posenc.position_bias("table_2d", torch.randn(15, 2), window=(2, 3), q_len=5)
+    with pytest.raises(ValueError, match="^window: 2 x 3 is 6 tokens, but q_len and kv_len "
+                       "are 6 and 7"):
+        posenc.position_bias("table_2d", torch.randn(15, 2), window=(2, 3), kv_len=7)
+
+
+def test_workspace_size_makes_no_copies():
+    """Sizing reads shapes and strides only: inputs of a layout the call
+    would copy (token rows closer than a row) are not copied to be sized."""
+    huge = torch.zeros(4).expand(1, 1, 2**36, 4)  # a copy would be 1 TiB
+    assert posenc.attention_workspace_size(huge, huge, huge) >= 0
 
 
 def test_errors_pickle():

@@ -368,6 +368,12 @@ def test_unpatch_restores_the_original_forward():
     assert "forward" not in vars(attention)
 
 
+def test_entry_points_take_modules_only():
+    for entry in (posenc_torch.patch, posenc_torch.unpatch, posenc_torch.known_modules):
+        with pytest.raises(TypeError, match="^model: expected a torch.nn.Module, got NoneType"):
+            entry(None)
+
+
 def test_unpatch_refuses_a_wrapper_set_after_patch_and_unpatches_nothing():
     """Deleting the instance's forward would drop the wrapper (accelerate's
     hooks are one), keeping it would keep posenc: refused, as it is."""
@@ -488,14 +494,16 @@ def test_inputs_posenc_does_not_take_fall_back():
 
 def test_masks_posenc_does_not_add_as_timm_does_fall_back():
     """timm adds Swin's mask and BEiT's shared_rel_pos_bias to the scores,
-    a bool one as 0 and 1 (not as torch's attn_mask reads it): the original
-    forward, exactly."""
+    a bool one as 0 and 1 (not as torch's attn_mask reads it), and Swin's
+    of another shape than SwinTransformerBlock's [nW, N, N] by its own
+    broadcasting: the original forward, exactly."""
     torch.manual_seed(0)
     swin = randomize_bias_tables(timm_swin.WindowAttention(16, num_heads=2,
                                                            window_size=(3, 4))).eval()
     beit = randomize_bias_tables(timm_beit.Attention(16, num_heads=2, qkv_bias=True,
                                                      window_size=(3, 3))).eval()
     cases = [(swin, torch.randn(4, 12, 16), "mask", torch.rand(2, 12, 12) < 0.7),
+             (swin, torch.randn(4, 12, 16), "mask", torch.randn(1, 2, 12, 12)),
              (beit, torch.randn(2, 10, 16), "shared_rel_pos_bias", torch.rand(2, 10, 10) < 0.7)]
     for module, x, name, mask in cases:
         reference = copy.deepcopy(module)

@@ -87,10 +87,17 @@ class PatchError(ValueError):
                          "; ".join(f"{name}: {reason}" for name, reason in refused))
 
 
+def _modules_of(model):
+    """model.named_modules(), or a TypeError naming model."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
+    return model.named_modules()
+
+
 def known_modules(model):
     """[(name, module, kind)] of the modules of model that patch knows."""
     found = []
-    for name, module in model.named_modules():
+    for name, module in _modules_of(model):
         kind = KNOWN.get((type(module).__module__, type(module).__name__))
         if kind is not None:
             found.append((name, module, kind))
@@ -189,7 +196,7 @@ def unpatch(model):
     module's forward was replaced since (a wrapper set after patch, such as
     accelerate's hooks): removing it would drop the wrapper, keeping it
     would keep posenc. Remove the wrapper first."""
-    patched = [(name, module) for name, module in model.named_modules() if is_patched(module)]
+    patched = [(name, module) for name, module in _modules_of(model) if is_patched(module)]
     wrapped = [(name or type(module).__name__, "its forward was replaced after patch (a "
                 "wrapper): remove it first") for name, module in patched
                if has_own_forward(module)]

@@ -16,7 +16,7 @@ head_dim^-1/2 whatever module.scale says (original_scale).
 import torch
 
 from . import _ops
-from ._original import original_scale
+from ._original import original_forward, original_scale
 from ._skipped import attn_drop_reason, plain
 
 # The submodules timm's explicit path calls and this forward does not
@@ -75,6 +75,10 @@ def cannot_reproduce(module):
 def forward(module, dtype, x, mask=None):
     """The patched forward: x [B*nW, N, C], mask [nW, N, N] or None."""
     windows, tokens, _ = x.shape
+    if mask is not None and (mask.dim() != 3 or tuple(mask.shape[1:]) != (tokens, tokens) or
+                             mask.shape[0] == 0 or windows % mask.shape[0]):
+        # Not SwinTransformerBlock's mask: timm's own broadcasting (or error).
+        return original_forward(module)(x, mask)
     run_dtype = dtype or x.dtype
     qkv = module.qkv(x).reshape(windows, tokens, 3, module.num_heads, -1)
     if qkv.dtype != run_dtype:
