@@ -93,7 +93,8 @@ def _relative_2d_options(desc, relative_order, kv_map_size, map_source):
                          f"{desc.q_len} tokens")
     if kv_map_size is None:
         if desc.kv_len != desc.q_len:
-            raise ValueError(f"kv_map_size: needed for k's {desc.kv_len} tokens, which are not "
+            needed = "kv_map_size" if map_source == "map_size" else "map_size and kv_map_size"
+            raise ValueError(f"{needed}: needed for k, whose tokens ({desc.kv_len}) are not "
                              f"the {desc.map_height} x {desc.map_width} query map")
         return
     desc.kv_map_height, desc.kv_map_width = _abi.sizes(kv_map_size, "kv_map_size")
@@ -151,7 +152,7 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
     if bias is None:
         if "table" in views:
             raise ValueError("bias: say 'absolute' or 'relative_1d' for `table`")
-        bias = "relative_2d" if "table_h" in views else "none"
+        bias = "relative_2d" if "table_h" in views or "table_w" in views else "none"
     desc.bias = _abi.enum_value(_abi.ATTENTION_BIAS, bias, "bias")
     if desc.bias != _abi.ATTENTION_BIAS["relative_2d"] and ("table_h" in views or
                                                             "table_w" in views):
@@ -162,6 +163,8 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
         raise ValueError(f"value_table: goes with bias 'none', 'absolute' or 'relative_1d', "
                          f"not {bias!r}")
     if desc.bias == _abi.ATTENTION_BIAS["relative_2d"]:
+        if ("table_h" in views) != ("table_w" in views):
+            raise ValueError("table_h, table_w: the relative_2d bias takes both")
         map_source = "map_size"
         if map_size is None:
             if "table_h" not in views or "table_w" not in views:

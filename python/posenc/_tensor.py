@@ -289,14 +289,21 @@ def output(out, like, shape, dtype, name="out", dtype_argument="out_dtype"):
             raise ValueError(f"{name}: must be dense (row-major contiguous)")
         return v
     _require_result_kind(like, dtype, dtype_argument)
+    if like is not None and is_torch(like):
+        torch = torch_module()
+        torch_dtype = torch.bfloat16 if dtype == _abi.BF16 else torch.float32
+        try:
+            x = torch.empty(shape, dtype=torch_dtype, device="cpu")
+        except (RuntimeError, TypeError) as error:
+            raise _unmade_result(shape, dtype, name, error) from error
+        address = storage_address(x)
+        if address is None:
+            raise TypeError(f"{name}: torch made a result without memory of its own (under a "
+                            "fake or dispatch mode?), which posenc cannot write")
+        return View.of_new(x, x.shape, dtype, address, x.stride())
     try:
-        if like is not None and is_torch(like):
-            torch = torch_module()
-            x = torch.empty(shape, dtype=torch.bfloat16 if dtype == _abi.BF16 else torch.float32,
-                            device="cpu")
-            return View.of_new(x, x.shape, dtype, x.data_ptr(), x.stride())
         x = np.empty(shape, dtype=np.float32)
-    except (MemoryError, RuntimeError, ValueError, TypeError) as error:
+    except (MemoryError, ValueError) as error:
         raise _unmade_result(shape, dtype, name, error) from error
     return View.of_new(x, x.shape, dtype, x.ctypes.data, _dense_strides(x.shape))
 

@@ -100,6 +100,10 @@ def test_attention_options_are_checked_when_given():
         (ValueError, r"map_size: sizes must be >= 1, got \(-2, -3\)",
          dict(table_h=torch.randn(3, 4), table_w=torch.randn(5, 4), map_size=(-2, -3))),
         (ValueError, "bias: 'rope' is not one of", dict(bias="rope")),
+        (ValueError, "table_h, table_w: the relative_2d bias takes both",
+         dict(table_w=torch.randn(5, 4))),
+        (ValueError, "table_h, table_w: the relative_2d bias takes both",
+         dict(bias="relative_2d", table_h=torch.randn(3, 4), map_size=(2, 3))),
         (ValueError, "table_h, table_w: tables of bias 'relative_2d', not 't5'",
          dict(bias="t5", bidirectional=True, table=torch.randn(32, 2),
               table_h=torch.randn(2, 3, 4))),
@@ -155,9 +159,12 @@ def test_attention_options_are_checked_when_given():
         with pytest.raises(error, match=message):
             posenc.attention(q, q, q, out=out, **options)
     k = torch.randn(2, 2, 12, 4)
-    with pytest.raises(ValueError, match="kv_map_size: needed for k's 12 tokens, which are not "
-                       "the 2 x 3 query map"):
+    with pytest.raises(ValueError, match=r"^map_size and kv_map_size: needed for k, whose "
+                       r"tokens \(12\) are not the 2 x 3 query map"):
         posenc.attention(q, k, k, table_h=torch.randn(3, 4), table_w=torch.randn(5, 4), out=out)
+    with pytest.raises(ValueError, match=r"^kv_map_size: needed for k"):
+        posenc.attention(q, k, k, table_h=torch.randn(3, 4), table_w=torch.randn(5, 4),
+                         map_size=(2, 3), out=out)
     assert bool((out == 7.0).all())
 
 def test_relative_logits_2d_maps_errors():
@@ -607,10 +614,11 @@ def test_values_out_of_reach_name_their_argument():
         with pytest.raises(ValueError, match=r"^out: a result of shape \[.*\] \(\d+ bytes\) "
                            "is larger than any memory"):
             call()
+    # 2^60 bytes: past any 64-bit CPU's address space, overcommitted or not.
     for dtype in (None, torch.float32):
-        with pytest.raises(MemoryError, match=r"^out: a result of shape \[1099511627776\] "
-                           r"\(4398046511104 bytes\) could not be allocated"):
-            posenc.alibi_slopes(2**40, dtype=dtype)
+        with pytest.raises(MemoryError, match=r"^out: a result of shape \[288230376151711744\] "
+                           r"\(1152921504606846976 bytes\) could not be allocated"):
+            posenc.alibi_slopes(2**58, dtype=dtype)
     with pytest.raises(ValueError, match="^height: must be >= 1, got -2"):
         posenc.relative_logits_2d(q, torch.randn(3, 4), torch.randn(5, 4), -2, -3)
     with pytest.raises(ValueError, match="^width: must be >= 1, got 0"):
@@ -633,9 +641,22 @@ def test_values_out_of_reach_name_their_argument():
 
 def test_workspace_size_makes_no_copies():
     """Sizing reads shapes and strides only: inputs of a layout the call
-    would copy (token rows closer than a row) are not copied to be sized."""
+    would copy (token rows closer than a row) are sized as their copies
+    are, without being copied."""
+    rows = torch.zeros(4).expand(1, 1, 1000, 4)
+    assert posenc.attention_workspace_size(rows, rows, rows) == \
+        posenc.attention_workspace_size(*(rows.contiguous(),) * 3)
     huge = torch.zeros(4).expand(1, 1, 2**36, 4)  # a copy would be 1 TiB
-    assert posenc.attention_workspace_size(huge, huge, huge) >= 0
+    posenc.attention_workspace_size(huge, huge, huge)
+
+
+def test_results_torch_makes_without_memory_are_refused():
+    """Under torch's fake tensor mode torch.empty makes no memory: posenc
+    must not write a result there."""
+    fake_tensor = pytest.importorskip("torch._subclasses.fake_tensor")
+    with fake_tensor.FakeTensorMode():
+        with pytest.raises(TypeError, match="^out: torch made a result without memory"):
+            posenc.alibi_slopes(8, dtype=torch.float32)
 
 
 def test_errors_pickle():

@@ -368,6 +368,20 @@ def test_unpatch_restores_the_original_forward():
     assert "forward" not in vars(attention)
 
 
+def test_inputs_of_other_tokens_than_the_window_get_timms_error():
+    swin = timm_swin.WindowAttention(16, num_heads=2, window_size=(3, 4)).eval()
+    beit = timm_beit.Attention(16, num_heads=2, window_size=(3, 3)).eval()
+    for module, x in ((swin, torch.randn(2, 6, 16)), (beit, torch.randn(2, 6, 16))):
+        with torch.no_grad(), pytest.raises(RuntimeError) as unpatched:
+            module(x)
+        posenc_torch.patch(module)
+        with torch.no_grad(), pytest.raises(RuntimeError) as patched:
+            module(x)
+        posenc_torch.unpatch(module)
+        assert type(patched.value) is type(unpatched.value)
+        assert str(patched.value) == str(unpatched.value)
+
+
 def test_entry_points_take_modules_only():
     for entry in (posenc_torch.patch, posenc_torch.unpatch, posenc_torch.known_modules):
         with pytest.raises(TypeError, match="^model: expected a torch.nn.Module, got NoneType"):
