@@ -63,6 +63,14 @@ def count(value, argument):
     return value
 
 
+def positive(value, argument):
+    """A size as integer() takes it, and >= 1: an axis that cannot be empty."""
+    value = integer(value, argument)
+    if value < 1:
+        raise ValueError(f"{argument}: must be >= 1, got {value}")
+    return value
+
+
 def real(value, argument):
     """value as a C double, or a TypeError naming the argument (ctypes'
     own error names only the position; an OverflowError, naming it, beyond

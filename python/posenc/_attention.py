@@ -149,13 +149,13 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
     no_q = isinstance(bias, str) and bias.lower() in _bias.KINDS
     views = {name: _table(t, name, dtype) for name, t in tables.items()
              if not (no_q and name == "table")}
+    tables_2d = "table_h" in views or "table_w" in views
     if bias is None:
         if "table" in views:
             raise ValueError("bias: say 'absolute' or 'relative_1d' for `table`")
-        bias = "relative_2d" if "table_h" in views or "table_w" in views else "none"
+        bias = "relative_2d" if tables_2d else "none"
     desc.bias = _abi.enum_value(_abi.ATTENTION_BIAS, bias, "bias")
-    if desc.bias != _abi.ATTENTION_BIAS["relative_2d"] and ("table_h" in views or
-                                                            "table_w" in views):
+    if desc.bias != _abi.ATTENTION_BIAS["relative_2d"] and tables_2d:
         raise ValueError(f"table_h, table_w: tables of bias 'relative_2d', not {bias!r}")
     if "value_table" in views and desc.bias not in _VALUE_TABLE_BIASES:
         # Shaw's value rows are by 1D distance, clipped at max_distance,
@@ -167,7 +167,7 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
             raise ValueError("table_h, table_w: the relative_2d bias takes both")
         map_source = "map_size"
         if map_size is None:
-            if "table_h" not in views or "table_w" not in views:
+            if not tables_2d:
                 raise ValueError("map_size: needed without table_h and table_w")
             if kv_map_size is not None:
                 raise ValueError("map_size: needed with kv_map_size")
@@ -322,7 +322,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
                 # An input's token rows are a GEMM's rows: at least a row apart.
                 x, s = views[i], strides[i]
                 if s is None or (_sizes(x, layout)[2] > 1 and s.token < x.shape[3]):
-                    views[i] = _tensor.View.dense_unmade(x) if sizing else \
+                    views[i] = _tensor.View.unmade(x.shape, x.dtype) if sizing else \
                         _tensor.dense(x.obj, name, 4, _tensor.FLOATS)
                     strides[i] = _token_strides(views[i], layout)
             for name, s in zip(("q", "k", "v", "out"), strides):

@@ -81,10 +81,7 @@ def _tables(q, row_table, column_table):
 
 
 def _map_inputs(q, row_table, column_table, height, width):
-    height, width = _abi.integer(height, "height"), _abi.integer(width, "width")
-    for name, size in (("height", height), ("width", width)):
-        if size < 1:
-            raise ValueError(f"{name}: must be >= 1, got {size}")
+    height, width = _abi.positive(height, "height"), _abi.positive(width, "width")
     qv, rv, cv, table_heads = _tables(q, row_table, column_table)
     if qv.shape[2] != height * width:
         raise ValueError(f"q: {qv.shape[2]} tokens, not height*width = {height * width}")

@@ -134,18 +134,17 @@ class View:
         return v
 
     @classmethod
-    def dense_unmade(cls, v):
-        """The View a dense copy of v would be, not made: what a workspace
-        size depends on (ptr reaches no memory)."""
-        return cls.of_new(None, v.shape, v.dtype, 0, _dense_strides(v.shape))
+    def unmade(cls, shape, dtype):
+        """A dense View of `shape` and posenc dtype that is not made (a dense
+        copy of an input, or an output): what a workspace size depends on
+        (ptr reaches no memory)."""
+        return cls.of_new(None, shape, dtype, 0, _dense_strides(shape))
 
     @classmethod
     def unallocated(cls, shape, dtype, like):
-        """A dense output of `shape` and posenc dtype that is not made, as
-        output(None, like, shape, dtype) would make it: what a workspace
-        size depends on (ptr reaches no memory)."""
+        """The output output(None, like, shape, dtype) would make, unmade."""
         _require_result_kind(like, dtype, "out_dtype")
-        return cls.of_new(None, shape, dtype, 0, _dense_strides(shape))
+        return cls.unmade(shape, dtype)
 
 
 def _dense_strides(shape):
