@@ -40,9 +40,9 @@ def forward(module, dtype, x, shared_rel_pos_bias=None):
     batch, tokens, channels = x.shape
     mask = shared_rel_pos_bias
     windowed = module.relative_position_bias_table is not None
-    if windowed and tokens != module.window_size[0] * module.window_size[1] + 1 or \
-            mask is not None and (mask.dim() > 4 or
-                                  (mask.dim() == 4 and mask.shape[0] not in (1, batch))):
+    if (windowed and tokens != module.window_size[0] * module.window_size[1] + 1) or \
+            (mask is not None and (mask.dim() > 4 or
+                                   (mask.dim() == 4 and mask.shape[0] not in (1, batch)))):
         # Not the window's tokens and the class token, or a mask torch would
         # not broadcast: timm's forward (and its error).
         return original_forward(module)(x, mask)

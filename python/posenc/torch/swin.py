@@ -76,9 +76,9 @@ def forward(module, dtype, x, mask=None):
     """The patched forward: x [B*nW, N, C], mask [nW, N, N] or None."""
     windows, tokens, _ = x.shape
     wh, ww = module.window_size
-    if tokens != wh * ww or mask is not None and (
+    if tokens != wh * ww or (mask is not None and (
             mask.dim() != 3 or tuple(mask.shape[1:]) != (tokens, tokens) or
-            mask.shape[0] == 0 or windows % mask.shape[0]):
+            mask.shape[0] == 0 or windows % mask.shape[0])):
         # Not a window's tokens, or not SwinTransformerBlock's mask: timm's
         # own broadcasting (or error).
         return original_forward(module)(x, mask)
