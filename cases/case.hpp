@@ -119,13 +119,19 @@ const std::vector<Family>& families();
 // Every family's cases.
 std::vector<Case> all_cases();
 
-// filter's comma-separated parts: a comma inside [...] separates none, as
-// shapes hold some (an attention mask's "mask[2,1,T,T]").
+// filter's comma-separated parts, without the spaces around them: a comma
+// inside [...] separates none, as shapes hold some (an attention mask's
+// "mask[2,1,T,T]").
 std::vector<std::string> filter_parts(const std::string& filter);
 
 // The cases with `tag` (every case if empty) whose "op shape" contains one of
 // filter's parts.
 std::vector<Case> select(const std::vector<Case>& cases, const std::string& tag,
                          const std::string& filter);
+
+// filter's parts that no case with `tag` contains (each part of a filter
+// given by hand is meant to select something).
+std::vector<std::string> unmatched_parts(const std::vector<Case>& cases, const std::string& tag,
+                                         const std::string& filter);
 
 }  // namespace posenc::cases

@@ -43,30 +43,44 @@ std::vector<std::string> filter_parts(const std::string& filter) {
     if (ch == ']' && depth > 0) --depth;
     parts.back() += ch;
   }
+  for (std::string& part : parts) {
+    part.erase(0, part.find_first_not_of(' '));
+    part.erase(part.find_last_not_of(' ') + 1);
+  }
   return parts;
 }
 
 namespace {
 
-// Whether `text` contains one of filter's parts (an empty filter matches everything).
-bool matches(const std::string& text, const std::string& filter) {
-  for (const std::string& part : filter_parts(filter)) {
-    if (text.find(part) != std::string::npos) return true;
-  }
-  return false;
+bool selectable(const Case& c, const std::string& tag, const std::string& part) {
+  return (tag.empty() || c.has_tag(tag)) && (c.op + " " + c.shape).find(part) != std::string::npos;
 }
 
 }  // namespace
 
 std::vector<Case> select(const std::vector<Case>& cases, const std::string& tag,
                          const std::string& filter) {
+  const std::vector<std::string> parts = filter_parts(filter);
   std::vector<Case> selected;
   for (const Case& c : cases) {
-    if ((tag.empty() || c.has_tag(tag)) && matches(c.op + " " + c.shape, filter)) {
+    if (std::any_of(parts.begin(), parts.end(),
+                    [&](const std::string& part) { return selectable(c, tag, part); })) {
       selected.push_back(c);
     }
   }
   return selected;
+}
+
+std::vector<std::string> unmatched_parts(const std::vector<Case>& cases, const std::string& tag,
+                                         const std::string& filter) {
+  std::vector<std::string> unmatched;
+  for (const std::string& part : filter_parts(filter)) {
+    if (std::none_of(cases.begin(), cases.end(),
+                     [&](const Case& c) { return selectable(c, tag, part); })) {
+      unmatched.push_back(part);
+    }
+  }
+  return unmatched;
 }
 
 }  // namespace posenc::cases

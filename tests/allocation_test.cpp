@@ -5,7 +5,8 @@
 //   either ends the call with POSENC_ERROR_OUT_OF_MEMORY and its output
 //   untouched, or the call recovers and gives the bits of a normal call;
 //   in a warm call on one thread, any one allocation failing (posenc's or
-//   oneDNN's) is recovered from;
+//   oneDNN's) is recovered from; making a C++ workspace, each failing is a
+//   posenc::Error;
 // - repeated calls of one shape, or of a few alternating ones, allocate
 //   nothing in posenc after the first (with a caller workspace where the op
 //   takes one, or with none: the op's own, kept by the thread); oneDNN's
@@ -669,6 +670,29 @@ TEST(AllocationFailure, OnTheOnlyThreadOfAWarmCallIsRunAgain) {
                 op.name.c_str(), n - 1);
   }
   posenc_context_destroy(context);
+}
+
+// Each allocation posenc makes while a C++ workspace is made (its context,
+// its size query, its buffer) failing in turn: a posenc::Error of
+// OUT_OF_MEMORY, never std::bad_alloc, the buffer's naming the workspace.
+TEST(AllocationFailure, OfACppWorkspaceIsAPosencError) {
+  const posenc_attention_desc desc = posenc::attention_desc(1, 2, 64, 64, 16);
+  bool buffer_refused = false;
+  for (long n = 1;; ++n) {
+    const Hook hook(Mode::kFailNthCaller, n);
+    try {
+      const posenc::AttentionWorkspace workspace(posenc::Context(posenc::Isa::automatic, 1), desc);
+      EXPECT_GT(workspace.size(), 0u);
+      if (failures == 0) break;  // past its allocations
+    } catch (const posenc::Error& e) {
+      EXPECT_EQ(e.status(), POSENC_ERROR_OUT_OF_MEMORY) << "n=" << n << ": " << e.what();
+      const std::string message = e.what();
+      buffer_refused |= message.rfind("posenc::AttentionWorkspace: workspace", 0) == 0;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "n=" << n << ": not a posenc::Error: " << e.what();
+    }
+  }
+  EXPECT_TRUE(buffer_refused);
 }
 
 // Every op on a thread of its own (its thread buffers made in the call,

@@ -1227,10 +1227,11 @@ TEST(AttentionCppApi, WorkspaceOutlivesTheContextItWasMadeFrom) {
   AttentionWorkspace from_temporary(Context(Isa::baseline, 1), d);
   AttentionWorkspace assigned(Context(), desc(1, 1, 1, 8));
   assigned = std::move(from_temporary);
+  EXPECT_EQ(from_temporary.size(), 0u);  // as the header says of a moved-from one
   std::fill(out.begin(), out.end(), 0.0f);
   assigned.run(inputs.tensors(out.data()));
   EXPECT_EQ(out, expected);
-  // Moved into itself, it keeps its buffer (a vector moved into itself empties).
+  // Moved into itself, it keeps its buffer.
   const size_t bytes = assigned.size();
   AttentionWorkspace& same = assigned;
   assigned = std::move(same);

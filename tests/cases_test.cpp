@@ -184,6 +184,21 @@ TEST(CaseSelect, CommasInsideBracketsDoNotSplitTheFilter) {
   EXPECT_EQ(either, cases::select(every_case(), "", "T2048 d128").size() + masked.size());
 }
 
+// The spaces around a part are not its own ("rope, skew" is rope or skew),
+// and a part no case contains is named, so that none is dropped unseen.
+TEST(CaseSelect, PartsLoseTheirSpacesAndThoseMatchingNothingAreNamed) {
+  EXPECT_EQ(cases::filter_parts(" rope,  skew d64 ,"),
+            (std::vector<std::string>{"rope", "skew d64", ""}));
+  const std::vector<Case> all = every_case();
+  EXPECT_EQ(cases::select(all, "", "rope, T2048 d128").size(),
+            cases::select(all, "", "rope").size() + cases::select(all, "", "T2048 d128").size());
+  EXPECT_EQ(cases::unmatched_parts(all, "", "rope, no such row,T2048"),
+            (std::vector<std::string>{"no such row"}));
+  EXPECT_EQ(cases::unmatched_parts(all, "check", "rel_to_abs,T2048 d128"),
+            (std::vector<std::string>{"T2048 d128"}));
+  EXPECT_TRUE(cases::unmatched_parts(all, "", "").empty());
+}
+
 // A bench row's JSON has null where its table shows "-" (no FLOPs, no
 // baseline, no GEMM rate for the op's type) and for inf and NaN.
 TEST(CaseJson, NullWhereTheTableShowsADashAndForInfOrNan) {

@@ -27,8 +27,9 @@ TEST(VizSimilarity, MatchesTheDoubleLoop) {
   for (auto [rows, dim] :
        {std::pair<int64_t, int64_t>{1, 1}, {13, 7}, {64, 128}, {5, 301}, {37, 19}, {71, 33}}) {
     const std::vector<float> t = random_table(rows, dim, unsigned(rows * 31 + dim));
-    const std::vector<float> got = cosine_similarity(t.data(), rows, dim);
+    const std::vector<float> got = cosine_similarity(t.data(), rows, dim, 1);
     ASSERT_EQ(got.size(), size_t(rows * rows));
+    EXPECT_EQ(cosine_similarity(t.data(), rows, dim, 3), got) << "bits on 3 threads";
     for (int64_t i = 0; i < rows; ++i) {
       for (int64_t j = 0; j < rows; ++j) {
         double dot = 0, ni = 0, nj = 0;
@@ -45,7 +46,7 @@ TEST(VizSimilarity, MatchesTheDoubleLoop) {
 
 TEST(VizSimilarity, KnownVectorsAndZeroRows) {
   const std::vector<float> t = {1, 0, 0, 1, 2, 2, -3, 0, 0, 0};  // 5 rows of 2
-  const std::vector<float> s = cosine_similarity(t.data(), 5, 2);
+  const std::vector<float> s = cosine_similarity(t.data(), 5, 2, 2);
   EXPECT_FLOAT_EQ(s[0 * 5 + 1], 0.0f);
   EXPECT_FLOAT_EQ(s[0 * 5 + 2], float(1 / std::sqrt(2.0)));
   EXPECT_FLOAT_EQ(s[0 * 5 + 3], -1.0f);

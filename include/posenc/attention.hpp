@@ -8,9 +8,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "posenc/attention.h"
 #include "posenc/core.hpp"
@@ -156,29 +157,41 @@ class Workspace {
   Workspace(const Context& context, const Desc& desc)
       : context_(context.get() ? Context(context.isa(), context.num_threads()) : Context()),
         desc_(desc) {
-    size_t bytes = 0;
-    check(kSize(context_.get(), &desc_, &bytes));
-    allocate(bytes_, bytes, workspace_name(desc_));
+    check(kSize(context_.get(), &desc_, &size_));
+    // Not zeroed, as posenc's own is not: each thread of a call first touches
+    // its part (a memset here would place every page on this thread's node).
+    bytes_.reset(new (std::nothrow) unsigned char[size_]);
+    if (size_ > 0 && !bytes_) {
+      throw Error(POSENC_ERROR_OUT_OF_MEMORY, std::string(workspace_name(desc_)) +
+                                                  ": no memory for " + std::to_string(size_) +
+                                                  " bytes");
+    }
   }
-  Workspace(Workspace&&) noexcept = default;
+  Workspace(Workspace&& other) noexcept
+      : context_(std::move(other.context_)),
+        desc_(other.desc_),
+        bytes_(std::move(other.bytes_)),
+        size_(std::exchange(other.size_, 0)) {}
   Workspace& operator=(Workspace&& other) noexcept {
-    if (this != &other) {  // a vector moved into itself would be emptied
+    if (this != &other) {
       context_ = std::move(other.context_);
       desc_ = other.desc_;
       bytes_ = std::move(other.bytes_);
+      size_ = std::exchange(other.size_, 0);
     }
     return *this;
   }
 
   void run(const Tensors& tensors) {
-    check(kRun(context_.get(), &desc_, &tensors, bytes_.data(), bytes_.size()));
+    check(kRun(context_.get(), &desc_, &tensors, bytes_.get(), size_));
   }
-  size_t size() const noexcept { return bytes_.size(); }
+  size_t size() const noexcept { return size_; }
 
  private:
   Context context_;
   Desc desc_;
-  std::vector<unsigned char> bytes_;
+  std::unique_ptr<unsigned char[]> bytes_;
+  size_t size_ = 0;
 };
 
 }  // namespace detail

@@ -84,7 +84,8 @@ enum class Isa {
 inline const char* version() { return posenc_version(); }
 inline const char* status_string(posenc_status status) { return posenc_status_string(status); }
 
-// The path's name ("avx2"); posenc::Error for a value that is not a path.
+// The path's name ("avx2", or "auto"); posenc::Error for a value that is
+// not a posenc_isa.
 inline const char* isa_name(Isa isa) {
   const char* name = posenc_isa_name(detail::c_enum<posenc_isa>(isa, "posenc::isa_name: isa"));
   if (name == nullptr) {

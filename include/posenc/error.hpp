@@ -12,7 +12,8 @@ namespace posenc {
 
 // Thrown by every C++ wrapper when the C call fails; what() is the C ABI's
 // message, which names the function and the bad argument (a wrapper's own
-// refusals, of sizes it cannot allocate, are worded the same way).
+// refusals, of sizes it cannot allocate, are worded the same way). Where
+// memory is too short even for that message, std::bad_alloc is thrown.
 class Error : public std::runtime_error {
  public:
   Error(posenc_status status, const std::string& message)

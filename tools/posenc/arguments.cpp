@@ -28,6 +28,10 @@ std::optional<std::pair<std::string, std::string>> joined_option(const std::stri
   return std::make_pair(arg.substr(0, equals), arg.substr(equals + 1));
 }
 
+bool value_follows(int argc, char** argv, int i) {
+  return i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0;
+}
+
 void require_known_isa_cap() {
   posenc_isa isa;
   if (environment_isa_cap(&isa) != EnvironmentCap::kUnknown) return;

@@ -21,6 +21,11 @@ int64_t parse_int(const std::string& option, const std::string& text, int64_t lo
 // (the commands also take "--name value" as two).
 std::optional<std::pair<std::string, std::string>> joined_option(const std::string& arg);
 
+// Whether argv[i + 1] can be the value of the option argv[i]: it is there and
+// is not an option ("--out --prefix=x" lacks --out's value; "--out=--x" names
+// such a folder).
+bool value_follows(int argc, char** argv, int i);
+
 // Throws BadArgument unless POSENC_MAX_ISA is unset, empty or a name the
 // library takes: the library only warns about a bad name and runs uncapped,
 // so a mistyped cap would let `posenc check` pass on paths it was meant to

@@ -35,7 +35,8 @@ const char* const kUsage =
     "usage: posenc bench [--json | --phases] [--isa auto|avx512|avx2|baseline|neon] "
     "[--filter TEXT[,TEXT...]] [--tag bench|demo|check] [--repeats N] (--name=VALUE also)\n"
     "  --filter: the rows whose \"op shape\" contains one of the comma-separated parts (a "
-    "comma inside [...], as in mask[2,1,T,T], separates none)";
+    "comma inside [...], as in mask[2,1,T,T], separates none; spaces around a part are "
+    "dropped; each part must match a row)";
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -51,7 +52,9 @@ Options parse(int argc, char** argv) {
     if (arg != "--isa" && arg != "--filter" && arg != "--tag" && arg != "--repeats") {
       throw BadArgument("unexpected argument '" + given + "'\n" + kUsage);
     }
-    if (!joined && i + 1 == argc) throw BadArgument(arg + ": missing value\n" + kUsage);
+    if (!joined && !value_follows(argc, argv, i)) {
+      throw BadArgument(arg + ": missing value\n" + kUsage);
+    }
     const std::string value = joined ? joined->second : argv[++i];
     if (!given_options.insert(arg).second) throw BadArgument(arg + ": given twice\n" + kUsage);
     if (arg == "--isa") {
@@ -103,12 +106,14 @@ int run_bench(int argc, char** argv) {
     return 0;
   }
   require_known_isa_cap();
-  const std::vector<cases::Case> selected =
-      cases::select(cases::all_cases(), options.tag, options.filter);
-  if (selected.empty()) {
-    throw BadArgument("--filter: '" + options.filter + "' matches no case tagged '" + options.tag +
-                      "'");
+  const std::vector<cases::Case> all = cases::all_cases();
+  const std::vector<std::string> unmatched =
+      cases::unmatched_parts(all, options.tag, options.filter);
+  if (!unmatched.empty()) {
+    throw BadArgument("--filter: '" + unmatched.front() + "' matches no case" +
+                      (options.tag.empty() ? "" : " tagged '" + options.tag + "'"));
   }
+  const std::vector<cases::Case> selected = cases::select(all, options.tag, options.filter);
   const std::vector<Context> contexts = bench_contexts(options.isa);
   const cases::MachineFigures& machine = cases::machine_figures();
   const cases::ColumnWidths widths = cases::column_widths(selected, cases::Size::full);

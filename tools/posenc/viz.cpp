@@ -46,10 +46,13 @@ void check_out_dir(const std::string& out_dir) {
 }
 
 // Removes the folders it was given, deepest first, unless they hold something
-// (a run that fails leaves no empty output folder behind).
+// (a run that fails leaves no empty output folder behind). errno stays as it
+// was: it may say why stdout failed, which main reports.
 void remove_if_empty(const std::vector<fs::path>& folders) noexcept {
+  const int reason = errno;
   std::error_code error;
   for (const fs::path& folder : folders) fs::remove(folder, error);
+  errno = reason;
 }
 
 }  // namespace

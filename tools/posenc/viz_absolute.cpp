@@ -7,6 +7,7 @@
 #include <string>
 
 #include "arguments.hpp"
+#include "cases/timing/machine.hpp"
 #include "posenc/posenc.hpp"
 #include "viz/raw_table.hpp"
 #include "viz/similarity.hpp"
@@ -35,7 +36,7 @@ viz::Heatmap similarity_heatmap(const float* table, int64_t rows, int64_t dim,
                                 const std::string& title) {
   viz::Heatmap h;
   h.rows = h.cols = int(rows);
-  h.values = viz::cosine_similarity(table, rows, dim);
+  h.values = viz::cosine_similarity(table, rows, dim, cases::op_threads());
   h.title = title;
   h.x.label = "position j";
   h.y.label = "position i";

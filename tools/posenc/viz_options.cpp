@@ -154,7 +154,7 @@ bool parse_viz_options(int argc, char** argv, VizOptions& options) {
                             ? "unknown option '" + name + "' (see posenc viz --help)"
                             : "unexpected argument '" + arg + "'");
     }
-    if (!joined && i + 1 == argc) throw BadArgument(name + ": missing value");
+    if (!joined && !value_follows(argc, argv, i)) throw BadArgument(name + ": missing value");
     if (!given.insert(name).second) throw BadArgument(name + ": given twice");
     parser->second(joined ? joined->second : argv[++i], options);
   }

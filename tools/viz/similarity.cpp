@@ -33,7 +33,7 @@ void products(const float* a, const float* b, int64_t dim, double (&dot)[I][J]) 
 
 }  // namespace
 
-std::vector<float> cosine_similarity(const float* table, int64_t rows, int64_t dim) {
+std::vector<float> cosine_similarity(const float* table, int64_t rows, int64_t dim, int threads) {
   std::vector<double> norms(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) {
     double sum = 0;
@@ -62,7 +62,8 @@ std::vector<float> cosine_similarity(const float* table, int64_t rows, int64_t d
   // Tile pairs with j's tile not before i's; a tile on the diagonal computes
   // its pairs below the diagonal too (and does not store them).
   const int64_t tiles = (rows + kTileRows - 1) / kTileRows;
-#pragma omp parallel for schedule(dynamic)
+  const int team = int(std::clamp<int64_t>(tiles * tiles, 1, threads));
+#pragma omp parallel for schedule(dynamic) num_threads(team)
   for (int64_t pair = 0; pair < tiles * tiles; ++pair) {
     const int64_t i_tile = pair / tiles, j_tile = pair % tiles;
     if (j_tile < i_tile) continue;
