@@ -1195,6 +1195,22 @@ TEST(AttentionCppApi, WorkspaceObjectAndErrors) {
   EXPECT_GT(workspace.size(), 0u);
   workspace.run(inputs.tensors(out.data()));
   EXPECT_TRUE(all_close(out.data(), reference_for(d), kF32Atol, kF32Rtol));
+  // The same call on the caller's buffer, at an odd address; one byte short
+  // is refused by name, nothing written.
+  const size_t bytes = posenc::attention_workspace_size(context, d);
+  std::vector<unsigned char> arena(bytes + 1);
+  std::vector<float> arena_out(out.size());
+  posenc::attention(context, d, inputs.tensors(arena_out.data()), arena.data() + 1, bytes);
+  EXPECT_EQ(arena_out, out);
+  std::fill(arena_out.begin(), arena_out.end(), -1.0f);
+  try {
+    posenc::attention(context, d, inputs.tensors(arena_out.data()), arena.data(), bytes - 1);
+    FAIL() << "expected posenc::Error";
+  } catch (const posenc::Error& e) {
+    EXPECT_EQ(e.status(), POSENC_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("workspace_bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(arena_out, std::vector<float>(out.size(), -1.0f));
   d.head_dim = 0;
   try {
     posenc::attention(context, d, inputs.tensors(out.data()));
@@ -1291,6 +1307,17 @@ TEST(AttentionCppApi, BottleneckWrapper) {
   std::vector<float> kept_out(out.size());
   workspace.run({fmap.data(), w.data(), bias.data(), rel_h.data(), rel_w.data(), kept_out.data()});
   EXPECT_EQ(kept_out, out);
+  // And on the caller's buffer; one byte short is refused, nothing written.
+  std::vector<unsigned char> arena(workspace.size());
+  std::vector<float> arena_out(out.size());
+  const posenc_bottleneck_tensors to_arena_out{fmap.data(),  w.data(),     bias.data(),
+                                               rel_h.data(), rel_w.data(), arena_out.data()};
+  bottleneck(context, d, to_arena_out, arena.data(), arena.size());
+  EXPECT_EQ(arena_out, out);
+  std::fill(arena_out.begin(), arena_out.end(), -1.0f);
+  EXPECT_THROW(bottleneck(context, d, to_arena_out, arena.data(), arena.size() - 1),
+               posenc::Error);
+  EXPECT_EQ(arena_out, std::vector<float>(out.size(), -1.0f));
 }
 
 }  // namespace

@@ -128,6 +128,13 @@ inline void attention(const Context& context, const posenc_attention_desc& desc,
   check(posenc_attention(context.get(), &desc, &tensors, nullptr, 0));
 }
 
+// Uses the caller's workspace (an arena's, say) of `bytes` >=
+// attention_workspace_size(context, desc), any alignment; null: posenc's own.
+inline void attention(const Context& context, const posenc_attention_desc& desc,
+                      const posenc_attention_tensors& tensors, void* workspace, size_t bytes) {
+  check(posenc_attention(context.get(), &desc, &tensors, workspace, bytes));
+}
+
 namespace detail {
 
 // How a workspace names itself in errors.
@@ -226,6 +233,14 @@ inline void bottleneck_mhsa(const Context& context, const posenc_bottleneck_desc
 inline void bottleneck(const Context& context, const posenc_bottleneck_desc& desc,
                        const posenc_bottleneck_tensors& tensors) {
   check(posenc_bottleneck(context.get(), &desc, &tensors, nullptr, 0));
+}
+
+// Uses the caller's workspace of `bytes` >= bottleneck_workspace_size(context,
+// desc), any alignment; null: posenc's own.
+inline void bottleneck(const Context& context, const posenc_bottleneck_desc& desc,
+                       const posenc_bottleneck_tensors& tensors, void* workspace,
+                       size_t bytes) {
+  check(posenc_bottleneck(context.get(), &desc, &tensors, workspace, bytes));
 }
 
 // posenc_bottleneck's workspace, kept (detail::Workspace above).

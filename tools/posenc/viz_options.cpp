@@ -143,9 +143,13 @@ void finish(VizOptions& o) {
 
 bool parse_viz_options(int argc, char** argv, VizOptions& options) {
   std::set<std::string> given;  // a second value would silently replace the first
+  bool help = false;            // the rest is still checked, as bench and info do
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") return false;
+    if (arg == "-h" || arg == "--help") {
+      help = true;
+      continue;
+    }
     const auto joined = joined_option(arg);
     const std::string name = joined ? joined->first : arg;
     const auto parser = option_parsers().find(name);
@@ -158,6 +162,7 @@ bool parse_viz_options(int argc, char** argv, VizOptions& options) {
     if (!given.insert(name).second) throw BadArgument(name + ": given twice");
     parser->second(joined ? joined->second : argv[++i], options);
   }
+  if (help) return false;
   finish(options);
   return true;
 }

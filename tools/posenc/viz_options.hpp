@@ -34,8 +34,8 @@ struct VizOptions {
   int64_t table_dim = 0;
 };
 
-// Fills options from argv[1..argc): false where help was asked for;
-// BadArgument (arguments.hpp) names a bad option.
+// Fills options from argv[1..argc): false where help was asked for (the
+// other options still checked); BadArgument (arguments.hpp) names a bad one.
 bool parse_viz_options(int argc, char** argv, VizOptions& options);
 
 void print_viz_help();
