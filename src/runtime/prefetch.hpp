@@ -10,15 +10,31 @@ namespace posenc {
 // The cache line of the x86-64 and AArch64 CPUs posenc runs on.
 inline constexpr int64_t kCacheLineBytes = 64;
 
-// Asks for the line holding p; reads nothing. An instruction of its own:
-// GCC 12 deleted __builtin_prefetch from the decode kernels' key loops.
+// Where a prefetched line goes: the core's first level cache, or only as
+// far as its second. A stream that a loop reads at memory bandwidth is
+// better asked into L2: its many outstanding lines hold L1's few miss
+// buffers for the whole trip from memory.
+enum class CacheLevel { l1, l2 };
+
+// Asks for the line holding p into `level`; reads nothing. An instruction
+// of its own: GCC 12 deleted __builtin_prefetch from the decode kernels' key
+// loops.
+template <CacheLevel level = CacheLevel::l1>
 inline void prefetch_line(const void* p) {
 #if defined(__x86_64__)
-  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
+  if constexpr (level == CacheLevel::l1) {
+    asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
+  } else {
+    asm volatile("prefetcht1 %0" : : "m"(*static_cast<const char*>(p)));
+  }
 #elif defined(__aarch64__)
-  asm volatile("prfm pldl1keep, [%0]" : : "r"(p));
+  if constexpr (level == CacheLevel::l1) {
+    asm volatile("prfm pldl1keep, [%0]" : : "r"(p));
+  } else {
+    asm volatile("prfm pldl2keep, [%0]" : : "r"(p));
+  }
 #else
-  __builtin_prefetch(p, 0, 3);
+  __builtin_prefetch(p, 0, level == CacheLevel::l1 ? 3 : 2);
 #endif
 }
 
@@ -26,9 +42,10 @@ inline void prefetch_line(const void* p) {
 // within a line, the bytes' last line is left out: for the rows of a
 // matrix it is the next row's first, asked for with it (asking for it
 // twice slowed the decode steps).
+template <CacheLevel level = CacheLevel::l1>
 inline void prefetch_bytes(const void* p, int64_t bytes) {
   const char* at = static_cast<const char*>(p);
-  for (int64_t b = 0; b < bytes; b += kCacheLineBytes) prefetch_line(at + b);
+  for (int64_t b = 0; b < bytes; b += kCacheLineBytes) prefetch_line<level>(at + b);
 }
 
 }  // namespace posenc

@@ -30,25 +30,36 @@ namespace posenc::kernels {
 // keys (several query rows per key). A step of 4 query rows per grouped kv
 // head in bf16 on AVX512-BF16 (B1 H32 kv8 kv8192 d128, one Zen 5 core):
 // 3.8 -> 0.9 ms, after the pair kernel kept its sums in registers (5.05 ->
-// 3.83 ms).
+// 3.83 ms). Keys, and values read in one or two column tiles, are asked
+// into L2 (decode_scores_rows, decode_values).
 
-// Rows [first, end) of a matrix (row_bytes each, ld elements apart).
+// Rows [first, end) of a matrix (row_bytes each, ld elements apart), into
+// `level`.
 template <class T>
-void prefetch_rows(const T* matrix, int64_t ld, int64_t first, int64_t end, int64_t row_bytes) {
-  for (int64_t j = first; j < end; ++j) prefetch_bytes(matrix + j * ld, row_bytes);
+void prefetch_rows(CacheLevel level, const T* matrix, int64_t ld, int64_t first, int64_t end,
+                   int64_t row_bytes) {
+  for (int64_t j = first; j < end; ++j) {
+    if (level == CacheLevel::l2) {
+      prefetch_bytes<CacheLevel::l2>(matrix + j * ld, row_bytes);
+    } else {
+      prefetch_bytes<CacheLevel::l1>(matrix + j * ld, row_bytes);
+    }
+  }
 }
 
-// The value rows of the next chunk, asked for one per key while a chunk's
-// first column tile reads its own: count rows of row_bytes, ld elements
-// apart, from rows (count 0, as value-initialized: none).
+// The value rows of the next chunk, asked for one per key into `level`
+// while a chunk's first column tile reads its own: count rows of
+// row_bytes, ld elements apart, from rows (count 0, as value-initialized:
+// none).
 template <class T>
 struct NextRows {
   const T* rows = nullptr;
   int64_t ld = 0, count = 0, row_bytes = 0;
+  CacheLevel level = CacheLevel::l1;
 
   // Row j of the next chunk, if it has one.
   void prefetch(int64_t j) const {
-    if (j < count) prefetch_bytes(rows + j * ld, row_bytes);
+    if (j < count) prefetch_rows(level, rows, ld, j, j + 1, row_bytes);
   }
 };
 
@@ -142,16 +153,21 @@ void decode_scores_rows(const T* q, int64_t ldq, int64_t rows, const T* k, int64
   constexpr int64_t kKeys = lanes / kRows;
   const T* query[kRows];
   for (int64_t r = 0; r < kRows; ++r) query[r] = q + std::min(r, rows - 1) * ldq;
-  // The keys kAhead on, asked for with several rows; one row's tiles read
-  // `lanes` whole keys in a row, which the hardware follows (asking as
-  // well cost a few percent there).
+  // The keys kAhead on, asked for into L2 with several rows (one Zen 4
+  // core, fp32 B1 H32 kv8 Tq1 d128 against 65536 keys: the scores 65 to
+  // 21-22 us a block of 1024 keys, bf16 18-20 to 14; asked into L1, the
+  // lines waited on its few miss buffers). One row's tiles are not asked
+  // for: with the asking loop there GCC 12 kept their 16 sums in memory, a
+  // warm step 1.3x slower.
   constexpr int64_t kAhead = 16;
   const int64_t row_bytes = dim * int64_t(sizeof(T));
-  if constexpr (kRows > 1) prefetch_rows(k, ldk, 0, std::min(kAhead, keys), row_bytes);
+  if constexpr (kRows > 1) {
+    prefetch_rows(CacheLevel::l2, k, ldk, 0, std::min(kAhead, keys), row_bytes);
+  }
   for (int64_t j0 = 0; j0 < keys; j0 += kKeys) {
     if constexpr (kRows > 1) {
-      prefetch_rows(k, ldk, std::min(j0 + kAhead, keys), std::min(j0 + kAhead + kKeys, keys),
-                    row_bytes);
+      prefetch_rows(CacheLevel::l2, k, ldk, std::min(j0 + kAhead, keys),
+                    std::min(j0 + kAhead + kKeys, keys), row_bytes);
     }
     // A tile short of keys repeats its first key (not stored), so that
     // every tile runs the same unrolled loops.
@@ -422,14 +438,27 @@ constexpr int value_columns() {
 // on, then one partial batch; the first tile asks for the next chunk's rows.
 template <class Arch, class T>
 struct WidenedValues {
+  // The columns of the widest tile for `rows` rows (1 to 4).
+  static constexpr int64_t widest_tile(int64_t rows) {
+    constexpr int64_t lanes = xsimd::batch<float, Arch>::size;
+    switch (rows) {
+      case 1:
+        return value_columns<Arch, 1>() * lanes;
+      case 2:
+        return value_columns<Arch, 2>() * lanes;
+      case 3:
+        return value_columns<Arch, 3>() * lanes;
+      default:
+        return value_columns<Arch, 4>() * lanes;
+    }
+  }
+
   template <int kRows>
   static void rows(const float* probs, int64_t ld_probs, const T* v, int64_t ldv, int64_t keys,
                    int64_t dim, float* acc, int64_t ld_acc, const NextRows<T>& next) {
     // One tile reading whole rows asks for nothing: the hardware follows it
     // (asking as well slowed one query row of fp32 by 5-15%).
-    constexpr int64_t widest =
-        value_columns<Arch, kRows>() * int64_t(xsimd::batch<float, Arch>::size);
-    const NextRows<T> ask = dim > widest ? next : NextRows<T>{};
+    const NextRows<T> ask = dim > widest_tile(kRows) ? next : NextRows<T>{};
     const int64_t c0 = whole_tiles<kRows, value_columns<Arch, kRows>()>(
         probs, ld_probs, v, ldv, keys, 0, dim, acc, ld_acc, ask);
     if (c0 < dim) {
@@ -470,15 +499,25 @@ void decode_values(const float* probs, int64_t ld_probs, int64_t rows, const T* 
     for (int64_t r = 0; r < rows; ++r) std::fill(acc + r * ld_acc, acc + r * ld_acc + dim, 0.0f);
   }
   // The first chunk's rows at once, then each next chunk's as the one
-  // before it is read.
+  // before it is read: into L2 where one group of rows reads them in one or
+  // two column tiles (rows streamed through, as the key tiles'), into L1
+  // where narrower passes (SSE2's, AVX2's with several rows) or further
+  // groups read them again, the first pass a line of each row. A Zen 4
+  // core, a step of B1 H32 kv8 Tq1 d128 against 8192 keys: L2 took the
+  // AVX-512 path's fp32 step 4.1 to 3.5 ms, L1 the AVX2 path's 5.5 to 4.7
+  // and SSE2's 7.9 to 7.0.
   const int64_t row_bytes = dim * int64_t(sizeof(T));
-  prefetch_rows(v, ldv, 0, std::min(kDecodeChunkKeys, keys), row_bytes);
+  const CacheLevel level = rows <= kMaxRows && dim <= 2 * Values::widest_tile(rows)
+                               ? CacheLevel::l2
+                               : CacheLevel::l1;
+  prefetch_rows(level, v, ldv, 0, std::min(kDecodeChunkKeys, keys), row_bytes);
   for (int64_t j0 = 0; j0 < keys; j0 += kDecodeChunkKeys) {
     const int64_t chunk = std::min(kDecodeChunkKeys, keys - j0);
     const T* vc = v + j0 * ldv;
     // The next chunk's rows, asked for by the first group of rows.
     const int64_t next_keys = std::min(kDecodeChunkKeys, keys - j0 - chunk);
-    const NextRows<T> next{next_keys > 0 ? vc + chunk * ldv : vc, ldv, next_keys, row_bytes};
+    const NextRows<T> next{next_keys > 0 ? vc + chunk * ldv : vc, ldv, next_keys, row_bytes,
+                           level};
     for (int64_t r0 = 0; r0 < rows; r0 += kMaxRows) {
       const float* pr = probs + r0 * ld_probs + j0;
       float* ar = acc + r0 * ld_acc;
