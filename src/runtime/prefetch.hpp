@@ -18,34 +18,36 @@ enum class CacheLevel { l1, l2 };
 
 // Asks for the line holding p into `level`; reads nothing. An instruction
 // of its own: GCC 12 deleted __builtin_prefetch from the decode kernels' key
-// loops.
-template <CacheLevel level = CacheLevel::l1>
-inline void prefetch_line(const void* p) {
+// loops. (Inlined: a constant level picks one instruction.)
+inline void prefetch_line(const void* p, CacheLevel level = CacheLevel::l1) {
 #if defined(__x86_64__)
-  if constexpr (level == CacheLevel::l1) {
+  if (level == CacheLevel::l1) {
     asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
   } else {
     asm volatile("prefetcht1 %0" : : "m"(*static_cast<const char*>(p)));
   }
 #elif defined(__aarch64__)
-  if constexpr (level == CacheLevel::l1) {
+  if (level == CacheLevel::l1) {
     asm volatile("prfm pldl1keep, [%0]" : : "r"(p));
   } else {
     asm volatile("prfm pldl2keep, [%0]" : : "r"(p));
   }
 #else
-  __builtin_prefetch(p, 0, level == CacheLevel::l1 ? 3 : 2);
+  if (level == CacheLevel::l1) {
+    __builtin_prefetch(p, 0, 3);
+  } else {
+    __builtin_prefetch(p, 0, 2);
+  }
 #endif
 }
 
-// Asks for the `bytes` at p, a line per 64 bytes from p on. Where p lies
-// within a line, the bytes' last line is left out: for the rows of a
-// matrix it is the next row's first, asked for with it (asking for it
-// twice slowed the decode steps).
-template <CacheLevel level = CacheLevel::l1>
-inline void prefetch_bytes(const void* p, int64_t bytes) {
+// Asks for the `bytes` at p into `level`, a line per 64 bytes from p on.
+// Where p lies within a line, the bytes' last line is left out: for the
+// rows of a matrix it is the next row's first, asked for with it (asking
+// for it twice slowed the decode steps).
+inline void prefetch_bytes(const void* p, int64_t bytes, CacheLevel level = CacheLevel::l1) {
   const char* at = static_cast<const char*>(p);
-  for (int64_t b = 0; b < bytes; b += kCacheLineBytes) prefetch_line<level>(at + b);
+  for (int64_t b = 0; b < bytes; b += kCacheLineBytes) prefetch_line(at + b, level);
 }
 
 }  // namespace posenc

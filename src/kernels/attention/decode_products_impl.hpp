@@ -38,13 +38,7 @@ namespace posenc::kernels {
 template <class T>
 void prefetch_rows(CacheLevel level, const T* matrix, int64_t ld, int64_t first, int64_t end,
                    int64_t row_bytes) {
-  for (int64_t j = first; j < end; ++j) {
-    if (level == CacheLevel::l2) {
-      prefetch_bytes<CacheLevel::l2>(matrix + j * ld, row_bytes);
-    } else {
-      prefetch_bytes<CacheLevel::l1>(matrix + j * ld, row_bytes);
-    }
-  }
+  for (int64_t j = first; j < end; ++j) prefetch_bytes(matrix + j * ld, row_bytes, level);
 }
 
 // The value rows of the next chunk, asked for one per key into `level`
