@@ -21,8 +21,8 @@ namespace {
 
 constexpr float kGuard = 12345.0f;
 constexpr int64_t kRows[] = {1, 2, 3, 4, 5, 7, 8, 12, 13, 49, 64};
-// (Tails of 16 fp32 lanes and of 32 bf16.)
-constexpr int64_t kDims[] = {1, 5, 16, 31, 33, 63, 64, 96, 128, 129, 300};
+// (Tails of 8 and 16 fp32 lanes and of 32 bf16, odd and even.)
+constexpr int64_t kDims[] = {1, 5, 16, 31, 33, 62, 63, 64, 96, 128, 129, 300};
 
 // The bf16 decode kernels of a path: the portable ones, then those with
 // AVX512-BF16's pair products where the path has them and the CPU can run
@@ -150,7 +150,7 @@ TEST_P(DecodeProducts, ValuesMatchDoubleLoops) {
         for (int64_t keys : {1, 5, 40, 63, 64, 65, 130}) {
           // (123: tiles of 8, 4, 2 and 1 batches of 8 lanes and a partial
           // batch, as one row takes them.)
-          for (int64_t dim : {1, 7, 16, 17, 33, 50, 64, 65, 96, 123, 128, 200}) {
+          for (int64_t dim : {1, 7, 16, 17, 33, 50, 62, 64, 65, 96, 123, 128, 200}) {
             SCOPED_TRACE(testing::Message()
                          << (bf16 ? "bf16 kernel " + std::to_string(variant) : "f32")
                          << (accumulate ? " accumulate" : "") << " rows " << rows << " keys "

@@ -1,10 +1,11 @@
 // Loads and stores of the first `count` lanes of a batch (count < lanes), for
 // the tails of rows, templated on the xsimd arch: masked instructions on
-// AVX-512 and AVX2 (which never touch the lanes masked off), a copy through a
-// small buffer elsewhere.
+// AVX-512 and AVX2 (which never touch the lanes masked off), elsewhere a copy
+// through a small buffer by a loop of constant bound (copying `count`
+// elements called memmove, around which GCC kept the callers' sums in
+// memory).
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -49,8 +50,7 @@ xsimd::batch<float, Arch> load_partial(const float* x, int64_t count, float fill
 #endif
   {
     alignas(64) float lanes[batch::size];
-    std::fill(lanes, lanes + batch::size, fill);
-    std::copy(x, x + count, lanes);
+    for (size_t i = 0; i < batch::size; ++i) lanes[i] = int64_t(i) < count ? x[i] : fill;
     return batch::load_aligned(lanes);
   }
 }
@@ -63,9 +63,33 @@ xsimd::batch<float, Arch> load_floats_partial(const float* x, int64_t count) {
 }
 template <class Arch>
 xsimd::batch<float, Arch> load_floats_partial(const uint16_t* x, int64_t count) {
-  uint16_t lanes[xsimd::batch<float, Arch>::size] = {};
-  std::copy(x, x + count, lanes);
-  return load_bf16<Arch>(lanes);
+#if XSIMD_WITH_AVX512BW
+  if constexpr (std::is_base_of_v<xsimd::avx512bw, Arch>) {
+    const __m256i bits = _mm256_maskz_loadu_epi16(lane_mask_avx512<Arch>(count), x);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+  } else
+#endif
+#if XSIMD_WITH_AVX2
+  if constexpr (std::is_base_of_v<xsimd::avx2, Arch>) {
+    // AVX2 masks 32-bit lanes: the whole pairs of values, then an odd last
+    // value into the next pair's lane, as that pair's first.
+    const __m128i pair_index = _mm_setr_epi32(0, 1, 2, 3);
+    const __m128i pairs = _mm_set1_epi32(int(count / 2));
+    __m128i bits = _mm_maskload_epi32(reinterpret_cast<const int*>(x),
+                                      _mm_cmpgt_epi32(pairs, pair_index));
+    if (count % 2 == 1) {
+      bits = _mm_blendv_epi8(bits, _mm_set1_epi32(x[count - 1]),
+                             _mm_cmpeq_epi32(pairs, pair_index));
+    }
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+  } else
+#endif
+  {
+    constexpr int64_t lanes = xsimd::batch<float, Arch>::size;
+    uint16_t values[lanes];
+    for (int64_t i = 0; i < lanes; ++i) values[i] = i < count ? x[i] : uint16_t(0);
+    return load_bf16<Arch>(values);
+  }
 }
 
 // out[0, count) = the first lanes of v.
@@ -85,7 +109,9 @@ void store_partial(xsimd::batch<float, Arch> v, float* out, int64_t count) {
   {
     alignas(64) float lanes[batch::size];
     v.store_aligned(lanes);
-    std::copy(lanes, lanes + count, out);
+    for (size_t i = 0; i < batch::size; ++i) {
+      if (int64_t(i) < count) out[i] = lanes[i];
+    }
   }
 }
 
