@@ -249,6 +249,14 @@ std::vector<Case> rope_cases() {
   yarn.config.scaling = POSENC_ROPE_SCALING_YARN;
   yarn.config.factor = 4.0;
   yarn.config.original_max_positions = 32;
+  // GPT-NeoX-20B's partial rotation in bf16: 24 of a head of 96 (12 pairs,
+  // a tail of a batch on the AVX2 and AVX-512 paths); timed on 256 tokens,
+  // whose q and k (3 MiB each) stay in cache as after their projection.
+  const auto neox = [&](int64_t tokens, int64_t heads) {
+    Spec s = bf16(qk(tokens, heads, 96, half, true));
+    s.config.rotary_dim = 24;
+    return s;
+  };
   Spec decode = qk(64, 4, 96, interleaved, false);
   decode.batch = 2;
   decode.config.rotary_dim = 80;
@@ -265,6 +273,7 @@ std::vector<Case> rope_cases() {
       kRopeQk(timed, qk(2048, 32, 128, interleaved, false), qk(37, 3, 128, interleaved, false)),
       kRopeQk(timed, in_place(qk(2048, 32, 128, half, true)), in_place(qk(37, 3, 128, half, true))),
       kRopeQkBf16(timed, bf16(qk(2048, 32, 128, half, true)), bf16(qk(37, 3, 96, half, true))),
+      kRopeQkBf16(timed, neox(256, 64), neox(37, 3)),
   };
 }
 

@@ -115,4 +115,48 @@ void store_partial(xsimd::batch<float, Arch> v, float* out, int64_t count) {
   }
 }
 
+// out[0, count) = the first lanes of v rounded to bf16 (as
+// store_rounded_bf16).
+template <class Arch>
+void store_rounded_bf16_partial(xsimd::batch<float, Arch> v, uint16_t* out, int64_t count) {
+#if XSIMD_WITH_AVX512BW
+  if constexpr (std::is_base_of_v<xsimd::avx512bw, Arch>) {
+    const __m512i high = bf16_high_bits<Arch>(v);
+    _mm256_mask_storeu_epi16(out, lane_mask_avx512<Arch>(count),
+                             _mm512_cvtepi32_epi16(_mm512_srli_epi32(high, 16)));
+  } else
+#endif
+#if XSIMD_WITH_AVX2
+  if constexpr (std::is_base_of_v<xsimd::avx2, Arch>) {
+    // As load_floats_partial: the whole pairs by a masked 32-bit store, then
+    // an odd last value.
+    alignas(16) uint16_t values[8];
+    store_rounded_bf16<Arch>(v, values);
+    const __m128i pair_index = _mm_setr_epi32(0, 1, 2, 3);
+    _mm_maskstore_epi32(reinterpret_cast<int*>(out),
+                        _mm_cmpgt_epi32(_mm_set1_epi32(int(count / 2)), pair_index),
+                        _mm_load_si128(reinterpret_cast<const __m128i*>(values)));
+    if (count % 2 == 1) out[count - 1] = values[count - 1];
+  } else
+#endif
+  {
+    constexpr int64_t lanes = xsimd::batch<float, Arch>::size;
+    uint16_t values[lanes];
+    store_rounded_bf16<Arch>(v, values);
+    for (int64_t i = 0; i < lanes; ++i) {
+      if (i < count) out[i] = values[i];
+    }
+  }
+}
+
+// out[0, count) = the first lanes of v, as fp32 or rounded to bf16.
+template <class Arch>
+void store_floats_partial(xsimd::batch<float, Arch> v, float* out, int64_t count) {
+  store_partial<Arch>(v, out, count);
+}
+template <class Arch>
+void store_floats_partial(xsimd::batch<float, Arch> v, uint16_t* out, int64_t count) {
+  store_rounded_bf16_partial<Arch>(v, out, count);
+}
+
 }  // namespace posenc::kernels

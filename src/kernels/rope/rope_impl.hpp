@@ -14,6 +14,7 @@
 #include "kernels/batch_inline.hpp"
 #include "kernels/elementwise/bf16_impl.hpp"
 #include "kernels/elementwise/fused_multiply_add_impl.hpp"
+#include "kernels/elementwise/partial_batch_impl.hpp"
 #include "kernels/rope/rope_kernels.hpp"
 #include "posenc/rope.h"
 
@@ -36,55 +37,69 @@ POSENC_BATCH_INLINE xsimd::batch<float, Arch> swap_pairs(xsimd::batch<float, Arc
   }
 }
 
-// Values [i, i + lanes) of an INTERLEAVED row.
-template <class Arch, class T>
+// A batch of values at p as floats, or with kPartial its first count lanes
+// (the others 0); and back.
+template <class Arch, bool kPartial, class T>
+POSENC_BATCH_INLINE xsimd::batch<float, Arch> load_values(const T* p, int64_t count) {
+  if constexpr (kPartial) {
+    return load_floats_partial<Arch>(p, count);
+  } else {
+    return load_floats<Arch>(p);
+  }
+}
+template <class Arch, bool kPartial, class T>
+POSENC_BATCH_INLINE void store_values(xsimd::batch<float, Arch> v, T* p, int64_t count) {
+  if constexpr (kPartial) {
+    store_floats_partial<Arch>(v, p, count);
+  } else {
+    store_floats<Arch>(v, p);
+  }
+}
+
+// Values [i, i + count) of an INTERLEAVED row (count lanes with kPartial,
+// else a batch's; count even: whole pairs).
+template <class Arch, bool kPartial, class T>
 POSENC_BATCH_INLINE void interleaved_step(const T* x, T* out, const float* cos, const float* sin,
-                                          int64_t i) {
-  const auto v = load_floats<Arch>(x + i);
-  const auto c = load_floats<Arch>(cos + i);
-  const auto s = load_floats<Arch>(sin + i);
-  store_floats<Arch>(fused_multiply_add<Arch>(swap_pairs<Arch>(v), s, v * c), out + i);
+                                          int64_t i, int64_t count) {
+  const auto v = load_values<Arch, kPartial>(x + i, count);
+  const auto c = load_values<Arch, kPartial>(cos + i, count);
+  const auto s = load_values<Arch, kPartial>(sin + i, count);
+  store_values<Arch, kPartial>(fused_multiply_add<Arch>(swap_pairs<Arch>(v), s, v * c), out + i,
+                               count);
 }
 
-// Pairs [j, j + lanes) of a HALF_SPLIT row of `pairs` pairs: the first-half
-// values (Half 0), the second-half values (Half 1), or both (Half 2).
-template <class Arch, int Half, class T>
-POSENC_BATCH_INLINE void half_split_step(const T* x, T* out, const float* cos, const float* sin,
-                                         int64_t pairs, int64_t j) {
-  const auto a = load_floats<Arch>(x + j);
-  const auto b = load_floats<Arch>(x + pairs + j);
-  const auto c = load_floats<Arch>(cos + j);
-  const auto s = load_floats<Arch>(sin + j);
-  if (Half != 1) store_floats<Arch>(fused_multiply_add<Arch>(a, c, -(b * s)), out + j);
-  if (Half != 0) store_floats<Arch>(fused_multiply_add<Arch>(a, s, b * c), out + pairs + j);
-}
-
-// Copies n values of `from` to `to`.
-template <class Arch, class T>
-void copy_values(const T* from, T* to, int64_t n) {
-  std::memcpy(to, from, size_t(n) * sizeof(T));
-}
-
-// Full batches in place; a tail of n < lanes goes through zero-padded local
-// copies. Every pointer is passed by value, so the compiler keeps them in
-// registers across the stores to out.
+// Full batches, then a tail of fewer pairs by partial loads and stores.
+// Every pointer is passed by value, so the compiler keeps them in registers
+// across the stores to out.
 template <class Arch, class T>
 void rotate_interleaved(const T* x, T* out, const float* row, int64_t rotary_dim) {
   constexpr int64_t lanes = xsimd::batch<float, Arch>::size;
   const float* cos = row;
   const float* sin = row + rotary_dim;
   int64_t i = 0;
-  for (; i + lanes <= rotary_dim; i += lanes) interleaved_step<Arch>(x, out, cos, sin, i);
-  if (i == rotary_dim) return;
-  const int64_t n = rotary_dim - i;
-  alignas(64) T x_tail[lanes] = {};
-  alignas(64) T out_tail[lanes];
-  alignas(64) float cos_tail[lanes] = {}, sin_tail[lanes] = {};
-  copy_values<Arch>(x + i, x_tail, n);
-  copy_values<Arch>(cos + i, cos_tail, n);
-  copy_values<Arch>(sin + i, sin_tail, n);
-  interleaved_step<Arch>(x_tail, out_tail, cos_tail, sin_tail, 0);
-  copy_values<Arch>(out_tail, out + i, n);
+  for (; i + lanes <= rotary_dim; i += lanes) {
+    interleaved_step<Arch, false>(x, out, cos, sin, i, lanes);
+  }
+  if (i < rotary_dim) interleaved_step<Arch, true>(x, out, cos, sin, i, rotary_dim - i);
+}
+
+// Pairs [j, j + count) of a HALF_SPLIT row of `pairs` pairs (count lanes
+// with kPartial, else a batch's): the first-half values (Half 0), the
+// second-half values (Half 1), or both (Half 2).
+template <class Arch, int Half, bool kPartial, class T>
+POSENC_BATCH_INLINE void half_split_step(const T* x, T* out, const float* cos, const float* sin,
+                                         int64_t pairs, int64_t j, int64_t count) {
+  using batch = xsimd::batch<float, Arch>;
+  const batch a = load_values<Arch, kPartial>(x + j, count);
+  const batch b = load_values<Arch, kPartial>(x + pairs + j, count);
+  const batch c = load_values<Arch, kPartial>(cos + j, count);
+  const batch s = load_values<Arch, kPartial>(sin + j, count);
+  if (Half != 1) {
+    store_values<Arch, kPartial>(fused_multiply_add<Arch>(a, c, -(b * s)), out + j, count);
+  }
+  if (Half != 0) {
+    store_values<Arch, kPartial>(fused_multiply_add<Arch>(a, s, b * c), out + pairs + j, count);
+  }
 }
 
 template <class Arch, class T>
@@ -95,25 +110,18 @@ void rotate_half_split(const T* x, T* out, const float* row, int64_t rotary_dim)
   const float* sin = row + pairs;
   int64_t j = 0;
   if (out != x) {  // each half in order: the stores stream through memory
-    for (; j + lanes <= pairs; j += lanes) half_split_step<Arch, 0>(x, out, cos, sin, pairs, j);
+    for (; j + lanes <= pairs; j += lanes) {
+      half_split_step<Arch, 0, false>(x, out, cos, sin, pairs, j, lanes);
+    }
     for (j = 0; j + lanes <= pairs; j += lanes) {
-      half_split_step<Arch, 1>(x, out, cos, sin, pairs, j);
+      half_split_step<Arch, 1, false>(x, out, cos, sin, pairs, j, lanes);
     }
   } else {
-    for (; j + lanes <= pairs; j += lanes) half_split_step<Arch, 2>(x, out, cos, sin, pairs, j);
+    for (; j + lanes <= pairs; j += lanes) {
+      half_split_step<Arch, 2, false>(x, out, cos, sin, pairs, j, lanes);
+    }
   }
-  if (j == pairs) return;
-  const int64_t n = pairs - j;  // the tail as a row of `lanes` pairs
-  alignas(64) T x_tail[2 * lanes] = {};
-  alignas(64) T out_tail[2 * lanes];
-  alignas(64) float cos_tail[lanes] = {}, sin_tail[lanes] = {};
-  copy_values<Arch>(x + j, x_tail, n);
-  copy_values<Arch>(x + pairs + j, x_tail + lanes, n);
-  copy_values<Arch>(cos + j, cos_tail, n);
-  copy_values<Arch>(sin + j, sin_tail, n);
-  half_split_step<Arch, 2>(x_tail, out_tail, cos_tail, sin_tail, lanes, 0);
-  copy_values<Arch>(out_tail, out + j, n);
-  copy_values<Arch>(out_tail + lanes, out + pairs + j, n);
+  if (j < pairs) half_split_step<Arch, 2, true>(x, out, cos, sin, pairs, j, pairs - j);
 }
 
 template <class Arch, class T, posenc_rope_pairing Pairing>
