@@ -31,11 +31,9 @@ POSENC_BATCH_INLINE void store_bf16(xsimd::batch<float, Arch> x, uint16_t* out, 
       finite_only ? bf16_high_bits_of_non_nan<Arch>(x) : bf16_high_bits<Arch>(x);
   if (count == int64_t(ubatch::size)) {
     store_high_halves<Arch>(high, out);
-    return;
+  } else {
+    store_high_halves_partial<Arch>(high, out, count);
   }
-  alignas(64) uint32_t wide[ubatch::size];
-  high.store_aligned(wide);
-  for (int64_t l = 0; l < count; ++l) out[l] = uint16_t(wide[l] >> 16);
 }
 
 // The exponentials exp(scale (x - shift)) of a row, scale > 0; the lines

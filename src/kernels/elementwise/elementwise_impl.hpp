@@ -31,9 +31,7 @@ void f32_to_bf16(const float* x, uint16_t* out, int64_t n) {
   for (; j + lanes <= n; j += lanes) {
     store_rounded_bf16<Arch>(batch::load_unaligned(x + j), out + j);
   }
-  if (j < n) {
-    store_rounded_bf16_partial<Arch>(load_partial<Arch>(x + j, n - j, 0.0f), out + j, n - j);
-  }
+  if (j < n) store_floats_partial<Arch>(load_partial<Arch>(x + j, n - j, 0.0f), out + j, n - j);
 }
 
 template <class Arch>

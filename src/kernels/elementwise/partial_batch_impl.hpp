@@ -115,13 +115,13 @@ void store_partial(xsimd::batch<float, Arch> v, float* out, int64_t count) {
   }
 }
 
-// out[0, count) = the first lanes of v rounded to bf16 (as
-// store_rounded_bf16).
+// out[0, count) = the upper 16 bits of the first lanes of `high` (bf16
+// bits rounded there, as for store_high_halves).
 template <class Arch>
-void store_rounded_bf16_partial(xsimd::batch<float, Arch> v, uint16_t* out, int64_t count) {
+void store_high_halves_partial(xsimd::batch<uint32_t, Arch> high, uint16_t* out,
+                               int64_t count) {
 #if XSIMD_WITH_AVX512BW
   if constexpr (std::is_base_of_v<xsimd::avx512bw, Arch>) {
-    const __m512i high = bf16_high_bits<Arch>(v);
     _mm256_mask_storeu_epi16(out, lane_mask_avx512<Arch>(count),
                              _mm512_cvtepi32_epi16(_mm512_srli_epi32(high, 16)));
   } else
@@ -131,7 +131,7 @@ void store_rounded_bf16_partial(xsimd::batch<float, Arch> v, uint16_t* out, int6
     // As load_floats_partial: the whole pairs by a masked 32-bit store, then
     // an odd last value.
     alignas(16) uint16_t values[8];
-    store_rounded_bf16<Arch>(v, values);
+    store_high_halves<Arch>(high, values);
     const __m128i pair_index = _mm_setr_epi32(0, 1, 2, 3);
     _mm_maskstore_epi32(reinterpret_cast<int*>(out),
                         _mm_cmpgt_epi32(_mm_set1_epi32(int(count / 2)), pair_index),
@@ -142,7 +142,7 @@ void store_rounded_bf16_partial(xsimd::batch<float, Arch> v, uint16_t* out, int6
   {
     constexpr int64_t lanes = xsimd::batch<float, Arch>::size;
     uint16_t values[lanes];
-    store_rounded_bf16<Arch>(v, values);
+    store_high_halves<Arch>(high, values);
     for (int64_t i = 0; i < lanes; ++i) {
       if (i < count) out[i] = values[i];
     }
@@ -156,7 +156,7 @@ void store_floats_partial(xsimd::batch<float, Arch> v, float* out, int64_t count
 }
 template <class Arch>
 void store_floats_partial(xsimd::batch<float, Arch> v, uint16_t* out, int64_t count) {
-  store_rounded_bf16_partial<Arch>(v, out, count);
+  store_high_halves_partial<Arch>(bf16_high_bits<Arch>(v), out, count);
 }
 
 }  // namespace posenc::kernels
