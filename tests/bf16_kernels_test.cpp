@@ -45,6 +45,10 @@ std::vector<float> rounding_inputs() {
 
 class Bf16Kernels : public IsaTest {};
 
+// Lengths with every tail of 4, 8 and 16 lanes (1 to 15), and longer rows.
+constexpr size_t kLengths[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+                               13, 14, 15, 16, 17, 31, 32, 33, 61, 64, 97};
+
 // x[first, first + n) through the kernel, into a buffer with a guard value
 // behind the n outputs.
 void expect_f32_to_bf16_matches_scalar(const KernelTable& kernels, const std::vector<float>& x,
@@ -62,7 +66,7 @@ void expect_f32_to_bf16_matches_scalar(const KernelTable& kernels, const std::ve
 
 TEST_P(Bf16Kernels, F32ToBf16RoundsAsScalar) {
   const std::vector<float> x = rounding_inputs();
-  for (size_t n : {1, 2, 3, 4, 5, 7, 8, 9, 13, 15, 16, 17, 31, 32, 33, 61, 64, 97}) {
+  for (size_t n : kLengths) {
     for (size_t first : {0, 1, 3}) expect_f32_to_bf16_matches_scalar(kernels(), x, first, n);
   }
   expect_f32_to_bf16_matches_scalar(kernels(), x, 0, x.size());
@@ -91,7 +95,7 @@ TEST_P(Bf16Kernels, Bf16ToF32WidensEveryPatternExactly) {
     }
     EXPECT_EQ(bits_of(out[n]), bits_of(guard)) << "written past n = " << n;
   };
-  for (size_t n : {1, 2, 3, 4, 5, 7, 8, 9, 13, 15, 16, 17, 31, 32, 33, 61, 64, 97}) {
+  for (size_t n : kLengths) {
     for (size_t first : {0, 1, 3, 0x7F7F, 0xFF70}) expect_widened(first, n);
   }
   expect_widened(0, x.size());
