@@ -359,23 +359,36 @@ TEST_P(Rope, ExplicitPositions) {
   }
 }
 
+// bf16 rotations of odd and even pair counts (tails of every batch width,
+// an odd last value among them) with values passed through after them: out
+// of place against the reference, and in place with the same bits (a store
+// past a tail would change a passed-through value there).
 TEST_P(Rope, Bf16) {
-  for (auto pairing : kPairings) {
-    for (auto layout : kLayouts) {
-      for (int64_t cache_positions : {0, 64}) {
-        Problem p{make_config(40, pairing)};
-        p.layout = layout;
-        p.head_dim = 52;
-        p.offset = 50;
-        p.cache_positions = cache_positions;
-        const std::vector<uint16_t> x = to_bf16(random_floats(p.size(), 8));
-        std::vector<uint16_t> out(x.size());
-        ASSERT_EQ(run(context(), p, POSENC_BF16, x.data(), out.data()), POSENC_OK)
-            << posenc_last_error();
-        EXPECT_TRUE(all_close_bf16(out.data(), reference_of(p, from_bf16(x).data()), kF32Atol,
-                                   kBf16Rtol));
-        for (size_t v = 0; v < x.size(); v += size_t(p.head_dim)) {  // passed through
-          EXPECT_EQ(0, std::memcmp(&out[v + 40], &x[v + 40], 12 * sizeof(uint16_t)));
+  for (int64_t rotary_dim : {10, 14, 26, 30, 40}) {
+    for (auto pairing : kPairings) {
+      for (auto layout : kLayouts) {
+        for (int64_t cache_positions : {0, 64}) {
+          SCOPED_TRACE(testing::Message() << "rotary_dim " << rotary_dim << " pairing " << pairing
+                                          << " layout " << layout << " cache " << cache_positions);
+          Problem p{make_config(rotary_dim, pairing)};
+          p.layout = layout;
+          p.head_dim = 52;
+          p.offset = 50;
+          p.cache_positions = cache_positions;
+          const std::vector<uint16_t> x = to_bf16(random_floats(p.size(), 8));
+          std::vector<uint16_t> out(x.size());
+          ASSERT_EQ(run(context(), p, POSENC_BF16, x.data(), out.data()), POSENC_OK)
+              << posenc_last_error();
+          EXPECT_TRUE(all_close_bf16(out.data(), reference_of(p, from_bf16(x).data()), kF32Atol,
+                                     kBf16Rtol));
+          const size_t passed = size_t(p.head_dim - rotary_dim);
+          for (size_t v = 0; v < x.size(); v += size_t(p.head_dim)) {  // passed through
+            EXPECT_EQ(0, std::memcmp(&out[v + size_t(rotary_dim)], &x[v + size_t(rotary_dim)],
+                                     passed * sizeof(uint16_t)));
+          }
+          std::vector<uint16_t> in_place = x;
+          ASSERT_EQ(run(context(), p, POSENC_BF16, in_place.data(), in_place.data()), POSENC_OK);
+          EXPECT_EQ(in_place, out);
         }
       }
     }

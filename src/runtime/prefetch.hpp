@@ -18,7 +18,8 @@ enum class CacheLevel { l1, l2 };
 
 // Asks for the line holding p into `level`; reads nothing. An instruction
 // of its own: GCC 12 deleted __builtin_prefetch from the decode kernels' key
-// loops. (Inlined: a constant level picks one instruction.)
+// loops. (Inlined: a constant level picks one instruction, a level known
+// at run time costs a branch.)
 inline void prefetch_line(const void* p, CacheLevel level = CacheLevel::l1) {
 #if defined(__x86_64__)
   if (level == CacheLevel::l1) {

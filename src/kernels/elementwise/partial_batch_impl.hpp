@@ -1,6 +1,7 @@
 // Loads and stores of the first `count` lanes of a batch (count < lanes), for
 // the tails of rows, templated on the xsimd arch: masked instructions on
-// AVX-512 and AVX2 (which never touch the lanes masked off), elsewhere a copy
+// AVX-512 and AVX2 (which never touch the lanes masked off; AVX2 masks 32-bit
+// lanes, so an odd last bf16 value moves by itself), elsewhere a copy
 // through a small buffer by a loop of constant bound (copying `count`
 // elements called memmove, around which GCC kept the callers' sums in
 // memory).
@@ -63,7 +64,7 @@ xsimd::batch<float, Arch> load_floats_partial(const float* x, int64_t count) {
 }
 template <class Arch>
 xsimd::batch<float, Arch> load_floats_partial(const uint16_t* x, int64_t count) {
-#if XSIMD_WITH_AVX512BW
+#if XSIMD_WITH_AVX512BW && defined(__AVX512VL__)
   if constexpr (std::is_base_of_v<xsimd::avx512bw, Arch>) {
     const __m256i bits = _mm256_maskz_loadu_epi16(lane_mask_avx512<Arch>(count), x);
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
@@ -120,7 +121,7 @@ void store_partial(xsimd::batch<float, Arch> v, float* out, int64_t count) {
 template <class Arch>
 void store_high_halves_partial(xsimd::batch<uint32_t, Arch> high, uint16_t* out,
                                int64_t count) {
-#if XSIMD_WITH_AVX512BW
+#if XSIMD_WITH_AVX512BW && defined(__AVX512VL__)
   if constexpr (std::is_base_of_v<xsimd::avx512bw, Arch>) {
     _mm256_mask_storeu_epi16(out, lane_mask_avx512<Arch>(count),
                              _mm512_cvtepi32_epi16(_mm512_srli_epi32(high, 16)));
