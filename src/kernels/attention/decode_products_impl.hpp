@@ -53,7 +53,7 @@ struct NextRows {
 
   // Row j of the next chunk, if it has one.
   void prefetch(int64_t j) const {
-    if (j < count) prefetch_rows(level, rows, ld, j, j + 1, row_bytes);
+    if (j < count) prefetch_bytes(rows + j * ld, row_bytes, level);
   }
 };
 
@@ -415,16 +415,16 @@ void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_
 // every column tile reads them.
 constexpr int64_t kDecodeChunkKeys = 64;
 
-// Column batches of decode_values' widest tile for kRows rows: kRows x
-// kColumns accumulators, kRows probabilities and a value batch in
+// Column batches of decode_values' widest tile for `rows` rows: rows x
+// columns accumulators, `rows` probabilities and a value batch in
 // registers. Two FMA pipes of 4 cycles' latency need 8 independent sums
 // (one row of 2 batches waited on its FMAs): 8, 4, 3 and 2 batches for 1
 // to 4 rows with 16 vector registers; with 32, 8 (a head of 128 floats in
 // one pass at 16 lanes), 8, 6 and 4.
-template <class Arch, int kRows>
-constexpr int value_columns() {
+template <class Arch>
+constexpr int value_columns(int64_t rows) {
   constexpr int chains = vector_registers<Arch>() / 2;
-  return std::clamp((chains + kRows - 1) / kRows, chains / 4, 8);
+  return std::clamp(int((chains + rows - 1) / rows), chains / 4, 8);
 }
 
 // Rows [0, kRows) of decode_values over keys [0, keys) (a chunk), tile by
@@ -434,17 +434,7 @@ template <class Arch, class T>
 struct WidenedValues {
   // The columns of the widest tile for `rows` rows (1 to 4).
   static constexpr int64_t widest_tile(int64_t rows) {
-    constexpr int64_t lanes = xsimd::batch<float, Arch>::size;
-    switch (rows) {
-      case 1:
-        return value_columns<Arch, 1>() * lanes;
-      case 2:
-        return value_columns<Arch, 2>() * lanes;
-      case 3:
-        return value_columns<Arch, 3>() * lanes;
-      default:
-        return value_columns<Arch, 4>() * lanes;
-    }
+    return value_columns<Arch>(rows) * int64_t(xsimd::batch<float, Arch>::size);
   }
 
   template <int kRows>
@@ -453,7 +443,7 @@ struct WidenedValues {
     // One tile reading whole rows asks for nothing: the hardware follows it
     // (asking as well slowed one query row of fp32 by 5-15%).
     const NextRows<T> ask = dim > widest_tile(kRows) ? next : NextRows<T>{};
-    const int64_t c0 = whole_tiles<kRows, value_columns<Arch, kRows>()>(
+    const int64_t c0 = whole_tiles<kRows, value_columns<Arch>(kRows)>(
         probs, ld_probs, v, ldv, keys, 0, dim, acc, ld_acc, ask);
     if (c0 < dim) {
       decode_values_tile<Arch, T, kRows, 1, true>(probs, ld_probs, v, ldv, keys, c0, dim, acc,
