@@ -389,8 +389,7 @@ void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_
     for (int r = 0; r < kRows; ++r) p[r] = batch(probs[r * ld_probs + j]);
 #pragma GCC unroll 8
     for (int t = 0; t < kColumns; ++t) {
-      const batch value = kPartial ? load_floats_partial<Arch>(vj, count)
-                                   : load_floats<Arch>(vj + t * lanes);
+      const batch value = load_values<Arch, kPartial>(vj + t * lanes, count);
 #pragma GCC unroll 8
       for (int r = 0; r < kRows; ++r) {
         sums[r][t] = fused_multiply_add<Arch>(p[r], value, sums[r][t]);
@@ -402,11 +401,8 @@ void decode_values_tile(const float* probs, int64_t ld_probs, const T* v, int64_
 #pragma GCC unroll 8
     for (int t = 0; t < kColumns; ++t) {
       float* out = acc + r * ld_acc + c0 + t * lanes;
-      if constexpr (kPartial) {
-        store_partial<Arch>(load_partial<Arch>(out, count, 0.0f) + sums[r][t], out, count);
-      } else {
-        (batch::load_unaligned(out) + sums[r][t]).store_unaligned(out);
-      }
+      const batch sum = load_values<Arch, kPartial>(out, count) + sums[r][t];
+      store_values<Arch, kPartial>(sum, out, count);
     }
   }
 }

@@ -12,6 +12,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/batch_inline.hpp"
 #include "kernels/elementwise/bf16_impl.hpp"
 
 namespace posenc::kernels {
@@ -158,6 +159,25 @@ void store_floats_partial(xsimd::batch<float, Arch> v, float* out, int64_t count
 template <class Arch>
 void store_floats_partial(xsimd::batch<float, Arch> v, uint16_t* out, int64_t count) {
   store_high_halves_partial<Arch>(bf16_high_bits<Arch>(v), out, count);
+}
+
+// A batch of values at p as floats, or with kPartial its first count lanes
+// (the others 0); and back: a kernel's whole and tail steps as one template.
+template <class Arch, bool kPartial, class T>
+POSENC_BATCH_INLINE xsimd::batch<float, Arch> load_values(const T* p, int64_t count) {
+  if constexpr (kPartial) {
+    return load_floats_partial<Arch>(p, count);
+  } else {
+    return load_floats<Arch>(p);
+  }
+}
+template <class Arch, bool kPartial, class T>
+POSENC_BATCH_INLINE void store_values(xsimd::batch<float, Arch> v, T* p, int64_t count) {
+  if constexpr (kPartial) {
+    store_floats_partial<Arch>(v, p, count);
+  } else {
+    store_floats<Arch>(v, p);
+  }
 }
 
 }  // namespace posenc::kernels

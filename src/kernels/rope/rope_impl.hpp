@@ -37,25 +37,6 @@ POSENC_BATCH_INLINE xsimd::batch<float, Arch> swap_pairs(xsimd::batch<float, Arc
   }
 }
 
-// A batch of values at p as floats, or with kPartial its first count lanes
-// (the others 0); and back.
-template <class Arch, bool kPartial, class T>
-POSENC_BATCH_INLINE xsimd::batch<float, Arch> load_values(const T* p, int64_t count) {
-  if constexpr (kPartial) {
-    return load_floats_partial<Arch>(p, count);
-  } else {
-    return load_floats<Arch>(p);
-  }
-}
-template <class Arch, bool kPartial, class T>
-POSENC_BATCH_INLINE void store_values(xsimd::batch<float, Arch> v, T* p, int64_t count) {
-  if constexpr (kPartial) {
-    store_floats_partial<Arch>(v, p, count);
-  } else {
-    store_floats<Arch>(v, p);
-  }
-}
-
 // Values [i, i + count) of an INTERLEAVED row (count lanes with kPartial,
 // else a batch's; count even: whole pairs).
 template <class Arch, bool kPartial, class T>
