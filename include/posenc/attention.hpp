@@ -122,17 +122,19 @@ inline size_t attention_workspace_size(const Context& context,
   return bytes;
 }
 
-// Uses posenc's own workspace (kept by the calling thread: posenc_attention).
-inline void attention(const Context& context, const posenc_attention_desc& desc,
-                      const posenc_attention_tensors& tensors) {
-  check(posenc_attention(context.get(), &desc, &tensors, nullptr, 0));
-}
-
 // Uses the caller's workspace (an arena's, say) of `bytes` >=
 // attention_workspace_size(context, desc), any alignment; null: posenc's own.
+// (Two overloads rather than default arguments, so that a workspace passed
+// without its size stays a compile error.)
 inline void attention(const Context& context, const posenc_attention_desc& desc,
                       const posenc_attention_tensors& tensors, void* workspace, size_t bytes) {
   check(posenc_attention(context.get(), &desc, &tensors, workspace, bytes));
+}
+
+// Uses posenc's own workspace (kept by the calling thread: posenc_attention).
+inline void attention(const Context& context, const posenc_attention_desc& desc,
+                      const posenc_attention_tensors& tensors) {
+  attention(context, desc, tensors, nullptr, 0);
 }
 
 namespace detail {
@@ -229,18 +231,18 @@ inline void bottleneck_mhsa(const Context& context, const posenc_bottleneck_desc
                                0));
 }
 
-// Uses posenc's own workspace (a BottleneckWorkspace is the caller's).
-inline void bottleneck(const Context& context, const posenc_bottleneck_desc& desc,
-                       const posenc_bottleneck_tensors& tensors) {
-  check(posenc_bottleneck(context.get(), &desc, &tensors, nullptr, 0));
-}
-
 // Uses the caller's workspace of `bytes` >= bottleneck_workspace_size(context,
 // desc), any alignment; null: posenc's own.
 inline void bottleneck(const Context& context, const posenc_bottleneck_desc& desc,
                        const posenc_bottleneck_tensors& tensors, void* workspace,
                        size_t bytes) {
   check(posenc_bottleneck(context.get(), &desc, &tensors, workspace, bytes));
+}
+
+// Uses posenc's own workspace (a BottleneckWorkspace is the caller's).
+inline void bottleneck(const Context& context, const posenc_bottleneck_desc& desc,
+                       const posenc_bottleneck_tensors& tensors) {
+  bottleneck(context, desc, tensors, nullptr, 0);
 }
 
 // posenc_bottleneck's workspace, kept (detail::Workspace above).
