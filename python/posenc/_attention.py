@@ -204,7 +204,8 @@ def _mask_as_read(mask):
     as in torch's scaled_dot_product_attention) becomes the additive float32
     mask of 0 and -inf."""
     in_torch = _tensor.is_torch(mask)
-    if not (in_torch or isinstance(mask, np.ndarray)) or not 1 <= mask.ndim <= 4:
+    if not (in_torch or isinstance(mask, np.ndarray)) or not 1 <= mask.ndim <= 4 or \
+            in_torch and (not mask.is_cpu or mask.layout != _tensor.torch_module().strided):
         return mask  # refused by _tensor.dense, naming the mask
     mask = mask[(None,) * (4 - mask.ndim)]
     strides = mask.stride() if in_torch else mask.strides

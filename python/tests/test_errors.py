@@ -595,6 +595,19 @@ def test_scalar_arguments_are_checked_and_named():
                        posenc.attention(q, q, q, causal=True))
 
 
+def test_a_mask_not_on_the_cpu_or_not_strided_is_refused_by_name():
+    """As q, k and v are, before it is looked at (a bool mask made additive)."""
+    q = torch.randn(1, 1, 3, 4)
+    keep = torch.ones(1, 1, 3, 3, dtype=torch.bool)
+    for mask in (keep.to("meta"), torch.zeros(1, 1, 3, 3, device="meta")):
+        with pytest.raises(ValueError, match="^mask: posenc runs on the CPU"):
+            posenc.attention(q, q, q, mask=mask)
+    for mask in (keep.to_sparse(), torch.zeros(1, 1, 3, 3).to_sparse(),
+                 torch.zeros(1, 1, 3, 3).to_mkldnn()):
+        with pytest.raises(TypeError, match="^mask: expected a strided"):
+            posenc.attention(q, q, q, mask=mask)
+
+
 def test_values_out_of_reach_name_their_argument():
     """Reals beyond a double, results beyond memory, sizes below 1: each
     names what the caller passed, not an allocator's or ctypes' words."""
