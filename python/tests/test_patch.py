@@ -760,14 +760,17 @@ SKIPPED_SUBMODULES = [
      (2, 10, 16), ("attn_drop",)),
     (lambda: randomize_position_tables(timm_sam.Attention(16, num_heads=2, use_rel_pos=True,
                                                           input_size=(3, 4))),
-     (2, 3, 4, 16), ("attn_drop",)),
+     (2, 3, 4, 16), ("attn_drop", "q_norm", "k_norm")),
+    (lambda: randomize_position_tables(timm_sam.Attention(16, num_heads=2, use_rel_pos=True,
+                                                          qk_norm=True, input_size=(3, 4))),
+     (2, 3, 4, 16), ("q_norm", "k_norm")),
     (lambda: timm_botnet.BottleneckAttn(8, 16, feat_size=(4, 6), stride=2, num_heads=2),
      (2, 8, 4, 6), ("pos_embed", "pool")),
 ]
 
 
 @pytest.mark.parametrize("make,shape,skipped", SKIPPED_SUBMODULES,
-                         ids=["swin", "beit", "sam", "botnet"])
+                         ids=["swin", "beit", "sam", "sam_qk_norm", "botnet"])
 def test_hooks_on_submodules_posenc_does_not_run_fall_back(make, shape, skipped):
     """timm's forward gives these submodules what posenc's fused attention
     never makes (the probabilities) or runs inside it: while one has a
@@ -805,6 +808,38 @@ def test_hooks_on_submodules_posenc_does_not_run_fall_back(make, shape, skipped)
         hook.remove()
     assert unpatched_calls == calls
     torch.testing.assert_close(actual, expected, rtol=0, atol=0)
+
+
+DROPPING = [
+    (lambda: timm_swin.WindowAttention(16, num_heads=2, window_size=3, attn_drop=0.5),
+     (2, 9, 16)),
+    (lambda: timm_beit.Attention(16, num_heads=2, window_size=(3, 3), attn_drop=0.5),
+     (2, 10, 16)),
+    (lambda: timm_sam.Attention(16, num_heads=2, use_rel_pos=True, input_size=(3, 4),
+                                attn_drop=0.5), (2, 3, 4, 16)),
+]
+
+
+@pytest.mark.parametrize("make,shape", DROPPING, ids=["swin", "beit", "sam"])
+def test_an_attn_drop_in_training_mode_falls_back(make, shape):
+    """Monte Carlo dropout: the module in eval mode, its attn_drop in
+    training mode drops attention probabilities, which posenc never makes."""
+    torch.manual_seed(0)
+    module = _explicit(make())
+    module.attn_drop.train()
+    reference = copy.deepcopy(module)
+    posenc_torch.patch(module)
+    x = torch.randn(*shape)
+    with torch.no_grad():
+        for _ in range(2):
+            torch.manual_seed(1)
+            actual = module(x)
+            torch.manual_seed(1)
+            torch.testing.assert_close(actual, reference(x), rtol=0, atol=0)
+        assert not torch.equal(module(x), module(x))
+        module.attn_drop.p = 0.0  # drops nothing: as unpatched, without a seed
+        reference.attn_drop.p = 0.0
+        torch.testing.assert_close(module(x), reference(x))
 
 
 def test_skipped_submodules_that_could_compute_are_refused():

@@ -23,7 +23,8 @@ cannot reproduce exactly makes patch raise PatchError naming it and why, and
 nothing is patched (a module with a forward of its own, an instance
 attribute such as a wrapper, among them: posenc would skip it). A patched
 module falls back to its original forward in
-training mode, when autograd would record it (grad enabled and the input or
+training mode (the module's, or its attn_drop's with p > 0, as in Monte
+Carlo dropout), when autograd would record it (grad enabled and the input or
 a parameter requires grad: run inference under torch.no_grad() or
 torch.inference_mode()), under forward-mode AD (an input or a parameter
 with a tangent) and torch.func's transforms (vmap, grad, jvp), under
@@ -35,8 +36,9 @@ refuse the call or run more than posenc does: a BottleneckAttn given
 another map size, an empty batch or an input of another dtype than its qkv
 weight; a BEiT shared bias torch would not broadcast; while global forward
 hooks are registered, or forward hooks on a submodule timm's forward calls
-and posenc's does not (attn_drop, Swin's softmax, BottleneckAttn's
-pos_embed and pool, whose classes patch checks: _skipped.py). A query
+and posenc's does not, or not as timm does (attn_drop, Swin's softmax,
+SAM's q_norm and k_norm, BottleneckAttn's pos_embed and pool, whose
+classes patch checks: _skipped.py). A query
 whose mask row is -inf for every key gets attention output zeros, where
 timm's explicit softmax gives NaN. A module is checked when it is patched:
 a Swin or BEiT index or SAM's rope changed afterwards is not seen until it
@@ -59,7 +61,7 @@ from .._tensor import has_tangent, storage_address
 from . import beit, botnet, sam, swin
 from ._original import (has_own_forward, is_patched, original_forward, patched_dtype,
                         restore, set_patched_forward)
-from ._skipped import hooks_need_original
+from ._skipped import attn_drop_drops, hooks_need_original
 
 PatchedModule = collections.namedtuple("PatchedModule", "name kind")
 
@@ -159,7 +161,7 @@ def _forward(module, kind, dtype, x, *args, **kwargs):
     implementation = _IMPLEMENTATIONS[kind]
     if module.training or _autocast() or torch.jit.is_tracing() or _fx_tracing() or \
             any(isinstance(t, torch.Tensor) and (not t.is_cpu or t.dtype not in _INPUT_DTYPES)
-                for t in inputs) or _needs_torch(module, inputs) or \
+                for t in inputs) or _needs_torch(module, inputs) or attn_drop_drops(module) or \
             hooks_need_original(module, implementation.SKIPPED):
         return original_forward(module)(x, *args, **kwargs)
     return implementation.forward(module, dtype, x, *args, **kwargs)

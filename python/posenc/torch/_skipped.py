@@ -2,7 +2,8 @@
 does not: timm's explicit path gives its softmax and attn_drop the
 attention probabilities, which posenc's fused attention never makes, and
 BottleneckAttn's pos_embed and pool run inside posenc. In eval mode they
-compute nothing posenc does not (each kind's cannot_reproduce checks their
+compute nothing posenc does not (an attn_drop left in training mode inside
+an eval-mode module falls back) (each kind's cannot_reproduce checks their
 classes), but forward hooks on them would not run: a call falls back to the
 original forward while one has hooks, or while global forward hooks are
 registered (which would run on them), so that every hook sees what it would
@@ -23,6 +24,14 @@ def attn_drop_reason(module):
     if drop is None or plain(drop, (torch.nn.Dropout, torch.nn.Identity)):
         return None
     return f"attn_drop ({type(drop).__name__}) is not an nn.Dropout or nn.Identity"
+
+
+def attn_drop_drops(module):
+    """Whether module's attn_drop (where it has one) drops now: in training
+    mode with p > 0, as in Monte Carlo dropout, where the model is in eval
+    mode and its dropouts are not."""
+    drop = getattr(module, "attn_drop", None)
+    return isinstance(drop, torch.nn.Dropout) and drop.training and drop.p > 0
 
 
 def global_hooks():

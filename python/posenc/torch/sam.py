@@ -17,9 +17,11 @@ from . import _ops
 from ._original import original_scale
 from ._skipped import attn_drop_reason
 
-# The submodules timm's explicit path calls and this forward does not
-# (_skipped.py; segment_anything's Attention has none).
-SKIPPED = ("attn_drop",)
+# The submodules timm's forward calls and this one does not, or not as timm
+# does (_skipped.py; segment_anything's Attention has none): attn_drop;
+# q_norm and k_norm, left out where they are nn.Identity, else given
+# [B, N, heads, d] views where timm gives [B, heads, N, d].
+SKIPPED = ("attn_drop", "q_norm", "k_norm")
 
 
 def _table(rel_pos, size, dtype):
