@@ -6,9 +6,12 @@ by the package, then called through ctypes with nothing else around it).
 
 Rows: a one-query, four-key call (almost nothing but the argument
 handling), and decode (one query, grouped heads B1 H32/8 kv512 d128, fp32
-and bf16) with and without out=. The two are called in turn; each row
-prints their medians, the difference (what the package costs a call) and
-the share of the call it is.
+and bf16) with and without out=. Three calls are made in turn: the
+package's with the shapes of the calls before it (the desc it kept for
+them, posenc/_call_plans.py), the package's as for shapes it has not seen
+(the full way) and the C call alone. Each row prints their medians and
+what the package costs a call on top of the C call both ways, with its
+share of the kept call.
 """
 import argparse
 import ctypes
@@ -21,7 +24,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import posenc  # noqa: E402
-from posenc import _attention  # noqa: E402
+from posenc import _attention, _call_plans  # noqa: E402
 from posenc._lib import check, lib  # noqa: E402
 from posenc.context import handle  # noqa: E402
 
@@ -46,18 +49,30 @@ def c_call(q, k, v, out):
     return call
 
 
-def interleaved_medians(first, second, repeats, warmup=20):
-    """The median times of first() and second(), called in turn (so that a
-    slow spell of the machine weighs on both alike)."""
+def new_shapes(call, *args, **options):
+    """call(*args, **options) as for shapes not seen before (the full way),
+    the descs kept for the other calls left as they are."""
+    kept = _attention._PLANS
+    _attention._PLANS = _call_plans.Plans()
+    try:
+        return call(*args, **options)
+    finally:
+        _attention._PLANS = kept
+
+
+def interleaved_medians(calls, repeats, warmup=20):
+    """The median times of the calls, made in turn (so that a slow spell of
+    the machine weighs on all alike)."""
     for _ in range(warmup):
-        first(), second()
-    times = ([], [])
+        for call in calls:
+            call()
+    times = [[] for _ in calls]
     for _ in range(repeats):
-        for fn, spent in zip((first, second), times):
+        for call, spent in zip(calls, times):
             start = time.perf_counter()
-            fn()
+            call()
             spent.append(time.perf_counter() - start)
-    return statistics.median(times[0]), statistics.median(times[1])
+    return [statistics.median(spent) for spent in times]
 
 
 def rows(threads, repeats):
@@ -66,12 +81,15 @@ def rows(threads, repeats):
         k, v = torch.randn(kv_shape).to(dtype), torch.randn(kv_shape).to(dtype)
         out = torch.empty_like(q)
         for given_out in (False, True):
-            python, c = interleaved_medians(
-                (lambda: posenc.attention(q, k, v, out=out)) if given_out
-                else (lambda: posenc.attention(q, k, v)), c_call(q, k, v, out), repeats)
+            options = {"out": out} if given_out else {}
+            kept, full, c = interleaved_medians(
+                (lambda: posenc.attention(q, k, v, **options),
+                 lambda: new_shapes(posenc.attention, q, k, v, **options),
+                 c_call(q, k, v, out)), repeats)
             yield [name + (", out=" if given_out else ""), str(dtype).split(".")[1],
-                   str(threads), f"{python * 1e6:.1f}", f"{c * 1e6:.1f}",
-                   f"{(python - c) * 1e6:.1f}", f"{(python - c) / python:.0%}"]
+                   str(threads), f"{kept * 1e6:.1f}", f"{full * 1e6:.1f}", f"{c * 1e6:.1f}",
+                   f"{(kept - c) * 1e6:.1f}", f"{(full - c) * 1e6:.1f}",
+                   f"{(kept - c) / kept:.0%}"]
 
 
 def main():
@@ -81,7 +99,8 @@ def main():
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     print(f"# {cpu_name()}, torch {torch.__version__}, medians of {args.repeats} calls (us)")
-    header = ["case", "dtype", "threads", "posenc.attention", "C call", "package", "share"]
+    header = ["case", "dtype", "threads", "posenc.attention", "the full way", "C call",
+              "package", "full way's", "share"]
     all_threads = len(os.sched_getaffinity(0))
 
     def lines():

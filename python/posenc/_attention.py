@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from . import _abi, _tensor
-from . import _bias
+from . import _bias, _call_plans
 from ._lib import check, lib
 from .context import handle
 
@@ -266,6 +266,10 @@ _DESC_DEFAULTS = _abi.AttentionDesc()
 lib.posenc_attention_desc_init(ctypes.byref(_DESC_DEFAULTS), 1, 1, 1, 1, 1)
 
 
+# Calls made before, by signature (_call_plans): their descs reused.
+_PLANS = _call_plans.Plans()
+
+
 def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias=None,
           table=None, table_h=None, table_w=None, bias_uses_scaled_q=True, max_distance=None,
           map_size=None, value_table=None, mask=None, kv_lengths=None, q_lengths=None,
@@ -416,6 +420,23 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     query map (map_size then needed), with SAM's coordinate scaling: the
     tables have 2 max(query, key) - 1 rows per axis.
     """
+    given = (q, k, v, out, mask, kv_lengths, q_lengths, query_offsets)  # TENSOR_FIELDS
+    key = None
+    if bias is None and table is None and table_h is None and table_w is None and \
+            bias_uses_scaled_q is True and max_distance is None and map_size is None and \
+            value_table is None and window is None and class_token is False and \
+            num_buckets is None and bidirectional is None and \
+            relative_order == "key_minus_query" and kv_map_size is None:
+        options = _call_plans.plain_options(layout, scale, causal, query_offset, out_dtype)
+        key = None if options is None else _call_plans.signature(given, options)
+    plan = None if key is None else _PLANS.get(key)
+    made = None if plan is None else plan.tensors(given)
+    if made is not None:
+        tensors, result = made
+        pointer, size, pinned = _tensor.workspace_buffer(workspace)
+        check(lib.posenc_attention(handle(context), ctypes.byref(plan.desc),
+                                   ctypes.byref(tensors), pointer, size))
+        return result
     desc, tensors, ov, keep = _plan(
         q, k, v, layout, scale, causal, query_offset, bias, table, table_h, table_w,
         bias_uses_scaled_q, max_distance, map_size, value_table, mask, kv_lengths, q_lengths,
@@ -424,6 +445,8 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     pointer, size, pinned = _tensor.workspace_buffer(workspace)
     check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                pointer, size))
+    if key is not None:
+        _PLANS.keep(key, desc, tensors, given, ov.obj)
     del keep, pinned
     return ov.obj
 
