@@ -84,33 +84,42 @@ class Plan:
                 continue
             if x.is_neg() or not x.is_cpu or (grad and x.requires_grad):
                 return None
-            try:
-                address = x.data_ptr()
-            except RuntimeError:
-                return None
-            if address == 0:
-                return None
-            addresses[name] = address
+            addresses[name] = _address(x)
         out = given[_OUT]
         if out is None:
             try:
                 out = torch.empty(self.out_shape, dtype=self.out_dtype, device="cpu")
             except (RuntimeError, TypeError):  # the full way names the failure
                 return None
-            if type(out) is not torch.Tensor or out.data_ptr() == 0:
-                return None
-            addresses["out"] = out.data_ptr()
-        elif out.is_inference():
-            # No version counter to bump; outside inference mode torch
-            # refuses the write, which the full way reports.
-            if not torch.is_inference_mode_enabled():
-                return None
-        else:
-            try:  # an in-place op on no element: torch's version bump
-                out.as_strided((0,), (1,)).zero_()
-            except RuntimeError:
-                return None
+            addresses["out"] = _address(out) if type(out) is torch.Tensor else None
+        if None in addresses.values():
+            return None
+        if given[_OUT] is not None and not _written_as_in_place(out, torch):
+            return None
         return _abi.AttentionTensors(**addresses), out
+
+
+def _written_as_in_place(out, torch):
+    """Whether torch lets an in-place op write the caller's out, whose
+    version it then bumps as such an op does (an inference tensor has no
+    version; outside inference mode torch refuses the write, which the full
+    way reports)."""
+    if out.is_inference():
+        return torch.is_inference_mode_enabled()
+    try:  # an in-place op on no element
+        out.as_strided((0,), (1,)).zero_()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _address(x):
+    """x.data_ptr(), or None for a tensor without storage of its own (a
+    torch.func transform's wrapper, an efficient zero tensor)."""
+    try:
+        return x.data_ptr() or None
+    except RuntimeError:
+        return None
 
 
 class Plans:

@@ -120,6 +120,18 @@ def test_a_repeat_checks_each_tensor_as_it_is_now():
             posenc.attention(dual, k, v)
 
 
+def test_a_result_made_under_a_grad_transform_is_refused_as_the_first_calls_refuse_it():
+    """torch.func's grad wraps the result torch.empty makes, without storage
+    posenc could write."""
+    grad = getattr(getattr(torch, "func", None), "grad", None) or \
+        pytest.importorskip("functorch").grad
+    q, k, v = randn(1, 2, 3, 8), randn(1, 2, 5, 8), randn(1, 2, 5, 8)
+    for _ in range(2):
+        posenc.attention(q, k, v)
+    with pytest.raises(TypeError, match="^out: torch made a result without memory"):
+        grad(lambda x: posenc.attention(q, k, v).sum() + x)(torch.ones(()))
+
+
 def test_at_most_the_capacity_kept():
     q = randn(1, 1, 2, 8)
     first = None
