@@ -2,13 +2,14 @@
 
 Most of a call's fixed cost in Python is seeing its tensors and building
 its desc, and it grows after a call that pushed the interpreter out of the
-caches (README, "Against PyTorch"). A call whose torch tensors have the
-shapes, strides and dtypes of an earlier call's, with the same options,
-gets the same desc: only the tensors' addresses differ, and what each call
-must still check of a tensor's state (a lazy negation, the device,
-autograd, forward-mode tangents, an output's version). Such calls reuse the
-desc kept here and pass the addresses; a tensor that needs more than that
-sends the call the full way, which also says what is wrong with it.
+caches (README, "Against PyTorch"). Calls whose torch tensors have the
+same shapes, strides and dtypes, with the same options, get the same desc:
+only the tensors' addresses differ, and what each call must still check of
+a tensor's state (a lazy negation, the device, autograd, forward-mode
+tangents, an output's version). From a signature's third call on, calls
+reuse the desc kept here and pass the addresses; a tensor that needs more
+than that sends the call the full way, which also says what is wrong with
+it.
 
 Kept only where every tensor reaches posenc as the caller's own (no copy,
 no bool mask made additive) and no position bias is given (the full way

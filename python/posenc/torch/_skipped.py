@@ -1,13 +1,15 @@
 """The submodules a kind's original forward calls and its patched forward
-does not: timm's explicit path gives its softmax and attn_drop the
-attention probabilities, which posenc's fused attention never makes, and
+does not, or not as timm does: timm's explicit path gives its softmax and
+attn_drop the attention probabilities, which posenc's fused attention
+never makes, SAM's q_norm and k_norm get other views of q and k, and
 BottleneckAttn's pos_embed and pool run inside posenc. In eval mode they
-compute nothing posenc does not (an attn_drop left in training mode inside
-an eval-mode module falls back) (each kind's cannot_reproduce checks their
-classes), but forward hooks on them would not run: a call falls back to the
-original forward while one has hooks, or while global forward hooks are
-registered (which would run on them), so that every hook sees what it would
-without posenc (timm's AttentionExtract reads the probabilities so)."""
+compute nothing posenc does not (each kind's cannot_reproduce checks their
+classes; a call whose attn_drop is left in training mode falls back:
+attn_drop_drops), but forward hooks on them would not run, or would see
+other tensors: a call falls back to the original forward while one has
+hooks, or while global forward hooks are registered (which would run on
+them), so that every hook sees what it would without posenc (timm's
+AttentionExtract reads the probabilities so)."""
 import torch
 
 
