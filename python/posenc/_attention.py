@@ -427,8 +427,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
             value_table is None and window is None and class_token is False and \
             num_buckets is None and bidirectional is None and \
             relative_order == "key_minus_query" and kv_map_size is None:
-        options = _call_plans.plain_options(layout, scale, causal, query_offset, out_dtype)
-        key = None if options is None else _call_plans.signature(given, options)
+        key = _call_plans.signature(given, layout, scale, causal, query_offset, out_dtype)
     plan = None if key is None else _PLANS.get(key)
     made = None if plan is None else plan.tensors(given)
     if made is not None:

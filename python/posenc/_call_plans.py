@@ -18,7 +18,7 @@ signatures, the oldest dropped first.
 """
 import sys
 
-from . import _abi
+from . import _abi, _tensor
 
 _CAPACITY = 64
 
@@ -28,14 +28,18 @@ TENSOR_FIELDS = ("q", "k", "v", "out", "mask", "kv_lengths", "q_lengths", "query
 _OUT = TENSOR_FIELDS.index("out")
 
 
-def signature(tensors, options):
+def signature(tensors, layout, scale, causal, query_offset, out_dtype):
     """The key of a call whose `tensors` (in TENSOR_FIELDS order, None where
-    not given) are plain torch tensors with strides and whose `options` are
-    plain values, or None for a call that goes the full way."""
+    not given) are plain torch tensors with strides and whose options are
+    plain values (a tensor as the scale could change between calls), or
+    None for a call that goes the full way."""
     torch = sys.modules.get("torch")
-    if torch is None:
+    if torch is None or type(layout) is not str or \
+            type(scale) not in (float, int, type(None)) or type(causal) is not bool or \
+            type(query_offset) is not int or \
+            not (out_dtype is None or isinstance(out_dtype, (str, torch.dtype))):
         return None
-    key = [options]
+    key = [layout, scale, causal, query_offset, out_dtype]
     for x in tensors:
         if x is None:
             key.append(None)
@@ -47,18 +51,6 @@ def signature(tensors, options):
         except RuntimeError:  # sparse or mkldnn tensors have no strides
             return None
     return tuple(key)
-
-
-def plain_options(layout, scale, causal, query_offset, out_dtype):
-    """The options as part of a signature, or None where one is not a
-    plain value (a tensor as the scale could change between calls)."""
-    torch = sys.modules.get("torch")
-    if torch is None or type(layout) is not str or \
-            type(scale) not in (float, int, type(None)) or type(causal) is not bool or \
-            type(query_offset) is not int or \
-            not (out_dtype is None or isinstance(out_dtype, (str, torch.dtype))):
-        return None
-    return (layout, scale, causal, query_offset, out_dtype)
 
 
 class Plan:
@@ -76,7 +68,7 @@ class Plan:
         grad mode, a forward-mode level in force, no address of its own, or
         an output that is not written as by an in-place op here."""
         torch = sys.modules["torch"]
-        if sys.modules["torch.autograd.forward_ad"]._current_level >= 0:
+        if _tensor.forward_ad_level():
             return None
         grad = torch.is_grad_enabled()
         addresses = {}
@@ -95,32 +87,18 @@ class Plan:
             addresses["out"] = _address(out) if type(out) is torch.Tensor else None
         if None in addresses.values():
             return None
-        if given[_OUT] is not None and not _written_as_in_place(out, torch):
-            return None
+        if given[_OUT] is not None:
+            try:
+                _tensor.write_in_place(out)
+            except RuntimeError:  # the full way names the refusal
+                return None
         return _abi.AttentionTensors(**addresses), out
 
 
-def _written_as_in_place(out, torch):
-    """Whether torch lets an in-place op write the caller's out, whose
-    version it then bumps as such an op does (an inference tensor has no
-    version; outside inference mode torch refuses the write, which the full
-    way reports)."""
-    if out.is_inference():
-        return torch.is_inference_mode_enabled()
-    try:  # an in-place op on no element
-        out.as_strided((0,), (1,)).zero_()
-    except RuntimeError:
-        return False
-    return True
-
-
 def _address(x):
-    """x.data_ptr(), or None for a tensor without storage of its own (a
-    torch.func transform's wrapper, an efficient zero tensor)."""
-    try:
-        return x.data_ptr() or None
-    except RuntimeError:
-        return None
+    """Where x's elements are, or None for a tensor without storage of its
+    own, and for an empty one (which the full way passes elsewhere)."""
+    return _tensor.storage_address(x) or None
 
 
 class Plans:

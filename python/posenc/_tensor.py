@@ -26,12 +26,18 @@ def is_torch(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
+def forward_ad_level():
+    """Whether a level of torch.autograd.forward_ad is in force (only then
+    can a tensor carry a tangent)."""
+    return sys.modules["torch"].autograd.forward_ad._current_level >= 0
+
+
 def has_tangent(x):
     """Whether torch tensor x carries a forward-mode tangent (a dual tensor
     of torch.autograd.forward_ad's level in force), which posenc would drop.
     Outside a level none can (unpack_dual answers so without asking)."""
-    forward_ad = sys.modules["torch"].autograd.forward_ad
-    return forward_ad._current_level >= 0 and forward_ad.unpack_dual(x).tangent is not None
+    return forward_ad_level() and \
+        sys.modules["torch"].autograd.forward_ad.unpack_dual(x).tangent is not None
 
 
 def storage_address(x):
@@ -224,11 +230,20 @@ def writable(v, name):
         raise ValueError(f"{name}: a tensor with torch's negative bit (a lazy negation) is "
                          "not written in place: pass one without it (resolve_neg())")
     if is_torch(v.obj):
-        try:  # an in-place op on no element: torch's checks and version bump
-            v.obj.as_strided((0,), (1,)).zero_()
+        try:
+            write_in_place(v.obj)
         except RuntimeError as error:
             raise RuntimeError(f"{name}: {error}") from None
     return v
+
+
+def write_in_place(x):
+    """Does to torch tensor x what an in-place op writing it does: torch's
+    checks (RuntimeError where it would refuse the write) and the version
+    bump, by an in-place op on no element; an inference tensor in inference
+    mode has no version to bump."""
+    if not (x.is_inference() and torch_module().is_inference_mode_enabled()):
+        x.as_strided((0,), (1,)).zero_()
 
 
 def workspace_buffer(workspace):
