@@ -67,7 +67,7 @@ class Plan:
         way's checks: a lazy negation, not on the CPU, requiring grad in
         grad mode, a forward-mode level in force, no address of its own, or
         an output that is not written as by an in-place op here."""
-        torch = sys.modules["torch"]
+        torch = _tensor.torch_module()
         if _tensor.forward_ad_level():
             return None
         grad = torch.is_grad_enabled()

@@ -29,7 +29,7 @@ def is_torch(x):
 def forward_ad_level():
     """Whether a level of torch.autograd.forward_ad is in force (only then
     can a tensor carry a tangent)."""
-    return sys.modules["torch"].autograd.forward_ad._current_level >= 0
+    return torch_module().autograd.forward_ad._current_level >= 0
 
 
 def has_tangent(x):
@@ -37,7 +37,7 @@ def has_tangent(x):
     of torch.autograd.forward_ad's level in force), which posenc would drop.
     Outside a level none can (unpack_dual answers so without asking)."""
     return forward_ad_level() and \
-        sys.modules["torch"].autograd.forward_ad.unpack_dual(x).tangent is not None
+        torch_module().autograd.forward_ad.unpack_dual(x).tangent is not None
 
 
 def storage_address(x):
