@@ -26,6 +26,11 @@ def is_torch(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
+def is_torch_dtype(x):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.dtype)
+
+
 def forward_ad_level():
     """Whether a level of torch.autograd.forward_ad is in force (only then
     can a tensor carry a tangent)."""
@@ -78,9 +83,8 @@ class View:
     __slots__ = ("obj", "ptr", "dtype", "shape", "strides", "contiguous", "negated")
 
     def __init__(self, x, name):
-        torch = sys.modules.get("torch")
-        if torch is not None and isinstance(x, torch.Tensor):
-            self._see_tensor(x, name, torch)
+        if is_torch(x):
+            self._see_tensor(x, name, torch_module())
         elif isinstance(x, np.ndarray):
             dtype = _NUMPY_DTYPES.get(x.dtype)
             if any(s % x.itemsize for s in x.strides):
@@ -279,8 +283,7 @@ def dtype_code(dtype, argument="dtype"):
         return None
     if isinstance(dtype, str):
         return _abi.enum_value({"float32": _abi.F32, "bfloat16": _abi.BF16}, dtype, argument)
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(dtype, torch.dtype):
+    if is_torch_dtype(dtype):
         code = _torch_dtypes().get(dtype)
     else:
         code = _NUMPY_DTYPES.get(np.dtype(dtype))
@@ -343,7 +346,6 @@ def _require_result_kind(like, dtype, dtype_argument):
 def result_kind(dtype):
     """For functions without tensor inputs: a torch dtype asks for a torch
     result, anything else for numpy. Returns (`like` for output(), code)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(dtype, torch.dtype):
-        return torch.empty(0, device="cpu"), dtype_code(dtype)
+    if is_torch_dtype(dtype):
+        return torch_module().empty(0, device="cpu"), dtype_code(dtype)
     return None, dtype_code(dtype if dtype is not None else "float32")
