@@ -216,6 +216,12 @@ TEST_F(RopeErrors, ConfigFields) {
          c.original_max_positions = 16;
          c.beta_slow = 0.0;
        }},
+      {"fractional_correction_range",
+       [](posenc_rope_config& c) {
+         c.scaling = POSENC_ROPE_SCALING_YARN;
+         c.original_max_positions = 16;
+         c.fractional_correction_range = 2;
+       }},
       {"low_freq_factor",
        [](posenc_rope_config& c) {
          c.scaling = POSENC_ROPE_SCALING_LLAMA3;

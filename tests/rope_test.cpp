@@ -11,6 +11,7 @@
 #include <memory>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "compare.hpp"
@@ -134,6 +135,9 @@ TEST(RopeFrequencies, EveryScalingMatchesFormulas) {
   c.beta_fast = 16.0;
   c.beta_slow = 2.0;
   configs.push_back(c);
+  c.fractional_correction_range = 1;
+  configs.push_back(c);
+  c.fractional_correction_range = 0;
   c.scaling = POSENC_ROPE_SCALING_LLAMA3;  // Llama 3.1: theta 500000, s 8, L0 8192
   c.factor = 8.0;
   c.original_max_positions = 8192;
@@ -188,6 +192,61 @@ TEST(RopeFrequencies, YarnBetasAtTheEndsOfTheDoubles) {
           << j;
     }
   }
+}
+
+// gpt-oss's YaRN (rotary_dim 64, theta 150000, s 32, L0 4096, betas 32 and
+// 1, transformers' truncate = False): the correction range is d(32) =
+// 8.0928 to d(1) = 17.3980 (d(b) = 64 ln(4096 / (2 pi b)) / (2 ln 150000)),
+// not rounded out to [8, 18]; pairs below it keep w_j, pairs above are w_j / s.
+TEST(RopeFrequencies, YarnFractionalCorrectionRange) {
+  posenc_rope_config c = make_config(64, POSENC_ROPE_HALF_SPLIT);
+  c.base = 150000.0;
+  c.scaling = POSENC_ROPE_SCALING_YARN;
+  c.factor = 32.0;
+  c.original_max_positions = 4096;
+  std::vector<double> rounded(32), fractional(32);
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&c, rounded.data(), nullptr), POSENC_OK);
+  c.fractional_correction_range = 1;
+  double attention = 0.0;
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&c, fractional.data(), &attention), POSENC_OK)
+      << posenc_last_error();
+  EXPECT_DOUBLE_EQ(attention, 0.1 * std::log(32.0) + 1.0);
+  for (const auto& [range, got] : {std::tuple{std::pair{8.0, 18.0}, rounded},
+                                   std::tuple{std::pair{8.092779115512402, 17.39802450158856},
+                                              fractional}}) {
+    for (size_t j = 0; j < got.size(); ++j) {
+      const double w = std::pow(150000.0, -double(2 * j) / 64.0);
+      const double ramp =
+          std::clamp((double(j) - range.first) / (range.second - range.first), 0.0, 1.0);
+      EXPECT_NEAR(got[j], ramp * w / 32.0 + (1.0 - ramp) * w, 1e-14 * w) << j;
+    }
+  }
+  EXPECT_NE(rounded[9], fractional[9]);
+}
+
+// extrapolation_factor 0, llama.cpp's ext_factor 0: YaRN is then linear
+// interpolation, and llama.cpp scales no magnitude (attention factor 1, not
+// 0.1 ln s + 1), unless one is given.
+TEST(RopeFrequencies, YarnWithoutExtrapolationIsLinear) {
+  posenc_rope_config c = make_config(32, POSENC_ROPE_INTERLEAVED);
+  c.scaling = POSENC_ROPE_SCALING_LINEAR;
+  c.factor = 4.0;
+  std::vector<double> linear(16), yarn(16);
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&c, linear.data(), nullptr), POSENC_OK);
+  c.scaling = POSENC_ROPE_SCALING_YARN;
+  c.original_max_positions = 1024;
+  c.extrapolation_factor = 0.0;
+  double attention = 0.0;
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&c, yarn.data(), &attention), POSENC_OK);
+  EXPECT_EQ(yarn, linear);
+  EXPECT_EQ(attention, 1.0);
+  c.attention_factor = 1.5;
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&c, yarn.data(), &attention), POSENC_OK);
+  EXPECT_EQ(attention, 1.5);
+  c.attention_factor = 0.0;
+  c.extrapolation_factor = 0.25;  // any extrapolation: llama.cpp's full default
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&c, yarn.data(), &attention), POSENC_OK);
+  EXPECT_DOUBLE_EQ(attention, 0.1 * std::log(4.0) + 1.0);
 }
 
 // What each scaling must do, independent of how its formula is written.
@@ -466,6 +525,8 @@ TEST_P(Rope, Scalings) {
   c.pairing = POSENC_ROPE_INTERLEAVED;
   c.extrapolation_factor = 0.25;
   c.attention_factor = 0.8;
+  configs.push_back(c);
+  c.fractional_correction_range = 1;  // after the rounded one: the thread's angles are not reused
   configs.push_back(c);
   for (const posenc_rope_config& config : configs) {
     for (int64_t cache_positions : {0, 512}) {

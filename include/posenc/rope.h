@@ -27,19 +27,22 @@
  *   rotations over L0 positions is r_j = L0 w_j / (2 pi); the dimension where
  *   r_j = b is d(b) = F ln(L0 / (2 pi b)) / (2 ln theta). With
  *   lo = max(floor(d(beta_fast)), 0), hi = min(ceil(d(beta_slow)), F - 1)
- *   (hi += 0.001 if equal), the ramp is m_j = clamp((j - lo)/(hi - lo), 0, 1)
- *   and the extrapolation weight e_j = (1 - m_j) * extrapolation_factor:
+ *   (without the floor and ceil when fractional_correction_range is 1:
+ *   Hugging Face's truncate = False, as gpt-oss sets it; hi += 0.001 if
+ *   equal), the ramp is m_j = clamp((j - lo)/(hi - lo), 0, 1) and the
+ *   extrapolation weight e_j = (1 - m_j) * extrapolation_factor:
  *       w_j = (1 - e_j) * (w_j / s) + e_j * w_j.
  *   High-frequency pairs (many rotations) keep w_j, low-frequency pairs are
  *   interpolated. The attention factor a multiplies cos and sin (so q.k
  *   scales by a^2, as in Hugging Face); 0 selects the paper's default
- *   0.1 ln(s) + 1 (1 when s <= 1). extrapolation_factor = 1 is YaRN,
- *   0 is pure position interpolation (llama.cpp's ext_factor). Newer Hugging
- *   Face configs are the caller's to resolve: an attention factor of
- *   get_mscale(s, mscale) / get_mscale(s, mscale_all_dim) (DeepSeek) is
- *   passed as attention_factor, a factor derived from max_position_embeddings
- *   / original_max_position_embeddings as factor; truncate = False (lo and
- *   hi not rounded) is not offered.
+ *   0.1 ln(s) + 1 (1 when s <= 1, or when extrapolation_factor is 0).
+ *   extrapolation_factor is llama.cpp's ext_factor: 1 is YaRN, 0 pure
+ *   position interpolation, whose default attention factor llama.cpp leaves
+ *   at 1. Newer Hugging Face configs are the caller's to resolve: an
+ *   attention factor of get_mscale(s, mscale) / get_mscale(s,
+ *   mscale_all_dim) (DeepSeek) is passed as attention_factor, a factor
+ *   derived from max_position_embeddings / original_max_position_embeddings
+ *   as factor.
  * - LLAMA3 (Llama 3.1's frequency smoothing): with wavelength
  *   lambda_j = 2 pi / w_j, lambda_hi = L0 / high_freq_factor and
  *   lambda_lo = L0 / low_freq_factor:
@@ -132,6 +135,8 @@ typedef struct posenc_rope_config {
   double beta_slow;             /* YARN, > 0; default 1 */
   double low_freq_factor;       /* LLAMA3, > 0; default 1 */
   double high_freq_factor;      /* LLAMA3, > low_freq_factor; default 4 */
+  int fractional_correction_range; /* YARN, 0 (default: lo and hi rounded) or 1; added in
+                                      0.5 */
 } posenc_rope_config;
 
 /* Fills *config with the defaults above and the given rotary_dim. */

@@ -198,7 +198,8 @@ class RopeConfig(ctypes.Structure):  # posenc_rope_config
                 ("extrapolation_factor", ctypes.c_double),
                 ("attention_factor", ctypes.c_double), ("beta_fast", ctypes.c_double),
                 ("beta_slow", ctypes.c_double), ("low_freq_factor", ctypes.c_double),
-                ("high_freq_factor", ctypes.c_double)]
+                ("high_freq_factor", ctypes.c_double),
+                ("fractional_correction_range", ctypes.c_int)]
 
 
 class RopePositions(ctypes.Structure):  # posenc_rope_positions

@@ -12,6 +12,8 @@ from .context import handle
 _ENUM_FIELDS = {"pairing": _abi.ROPE_PAIRING, "scaling": _abi.ROPE_SCALING}
 _INT64_FIELDS = {name for name, kind in _abi.RopeConfig._fields_ if kind is ctypes.c_int64}
 _DOUBLE_FIELDS = {name for name, kind in _abi.RopeConfig._fields_ if kind is ctypes.c_double}
+_FLAG_FIELDS = {name for name, kind in _abi.RopeConfig._fields_
+                if kind is ctypes.c_int} - _ENUM_FIELDS.keys()  # c_enum is c_int too
 
 
 def rope_config(rotary_dim, **fields):
@@ -19,7 +21,8 @@ def rope_config(rotary_dim, **fields):
     and the given fields: pairing ("half_split", "interleaved"), base,
     grid_width, scaling ("none", "linear", "dynamic_ntk", "yarn", "llama3"),
     factor, original_max_positions, sequence_length, extrapolation_factor,
-    attention_factor, beta_fast, beta_slow, low_freq_factor, high_freq_factor."""
+    attention_factor, beta_fast, beta_slow, low_freq_factor, high_freq_factor,
+    fractional_correction_range (True: transformers' YaRN truncate=False)."""
     config = _abi.RopeConfig()
     check(lib.posenc_rope_config_init(ctypes.byref(config), _abi.integer(rotary_dim, "rotary_dim")))
     names = {name for name, _ in _abi.RopeConfig._fields_}
@@ -32,6 +35,8 @@ def rope_config(rotary_dim, **fields):
             value = _abi.integer(value, name)
         elif name in _DOUBLE_FIELDS:
             value = _abi.real(value, name)
+        elif name in _FLAG_FIELDS:
+            value = _abi.flag(value, name)
         setattr(config, name, value)
     return config
 

@@ -150,7 +150,8 @@ def alibi_slopes(heads):
 
 def rope_inverse_frequencies(dim, base, scaling="none", factor=1.0, original_max_positions=0,
                              sequence_length=0, beta_fast=32.0, beta_slow=1.0,
-                             low_freq_factor=1.0, high_freq_factor=4.0):
+                             low_freq_factor=1.0, high_freq_factor=4.0,
+                             fractional_correction_range=False):
     """(inv_freq, attention factor) as transformers' modeling_rope_utils
     computes them (its _compute_*_parameters), step for step in float64."""
     import math
@@ -166,8 +167,10 @@ def rope_inverse_frequencies(dim, base, scaling="none", factor=1.0, original_max
         def correction_dim(rotations):
             return (dim * math.log(original_max_positions / (rotations * 2 * math.pi))) / (
                 2 * math.log(base))
-        low = max(math.floor(correction_dim(beta_fast)), 0)
-        high = min(math.ceil(correction_dim(beta_slow)), dim - 1)
+        low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+        if not fractional_correction_range:  # transformers' truncate
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, dim - 1)
         if low == high:
             high += 0.001
         ramp = np.clip((np.arange(dim // 2) - low) / (high - low), 0, 1)

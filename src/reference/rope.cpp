@@ -27,8 +27,10 @@ std::vector<double> rope_inverse_frequencies(const posenc_rope_config& c,
       auto corr = [&](double rotations) {
         return double(dim) * std::log(context / (rotations * 2.0 * kPi)) / (2.0 * std::log(c.base));
       };
-      const double lo = std::max(std::floor(corr(c.beta_fast)), 0.0);
-      double hi = std::min(std::ceil(corr(c.beta_slow)), double(dim - 1));
+      const bool rounded = c.fractional_correction_range == 0;
+      const double fast = corr(c.beta_fast), slow = corr(c.beta_slow);
+      const double lo = std::max(rounded ? std::floor(fast) : fast, 0.0);
+      double hi = std::min(rounded ? std::ceil(slow) : slow, double(dim - 1));
       if (hi == lo) hi += 0.001;
       const double ramp = std::min(1.0, std::max(0.0, (double(j) - lo) / (hi - lo)));
       const double e = (1.0 - ramp) * c.extrapolation_factor;
@@ -47,9 +49,10 @@ std::vector<double> rope_inverse_frequencies(const posenc_rope_config& c,
     axis.push_back(w);
   }
   *attention_factor = 1.0;
-  if (c.scaling == POSENC_ROPE_SCALING_YARN) {
-    *attention_factor =
-        c.attention_factor > 0.0 ? c.attention_factor : (s > 1.0 ? 0.1 * std::log(s) + 1.0 : 1.0);
+  if (c.scaling == POSENC_ROPE_SCALING_YARN && c.attention_factor > 0.0) {
+    *attention_factor = c.attention_factor;
+  } else if (c.scaling == POSENC_ROPE_SCALING_YARN && s > 1.0 && c.extrapolation_factor != 0.0) {
+    *attention_factor = 0.1 * std::log(s) + 1.0;
   }
   std::vector<double> per_pair(size_t(c.rotary_dim / 2));
   for (size_t j = 0; j < per_pair.size(); ++j) per_pair[j] = axis[j % axis.size()];

@@ -31,6 +31,7 @@ posenc_rope_config draw_config(FuzzInput& in, int& bad) {
   c.beta_slow = double(in.byte() % 4);
   c.low_freq_factor = double(in.byte() % 4);
   c.high_freq_factor = double(in.byte() % 8);
+  c.fractional_correction_range = in.choice(3);  // 2: refused under YARN
   bad += c.rotary_dim % 2 != 0 || c.pairing > POSENC_ROPE_HALF_SPLIT || c.grid_width < 0 ||
          (c.grid_width > 0 && c.rotary_dim % 4 != 0) || c.scaling > POSENC_ROPE_SCALING_LLAMA3;
   return c;

@@ -38,10 +38,14 @@ double yarn_correction_dim(double rotations, int64_t dim, double base, double co
 std::vector<double> yarn(const posenc_rope_config& c, int64_t dim) {
   std::vector<double> freqs = inverse_frequencies(dim, c.base);
   const double context = double(c.original_max_positions);
-  const double low =
-      std::max(std::floor(yarn_correction_dim(c.beta_fast, dim, c.base, context)), 0.0);
-  double high =
-      std::min(std::ceil(yarn_correction_dim(c.beta_slow, dim, c.base, context)), double(dim - 1));
+  double low = yarn_correction_dim(c.beta_fast, dim, c.base, context);
+  double high = yarn_correction_dim(c.beta_slow, dim, c.base, context);
+  if (!c.fractional_correction_range) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(low, 0.0);
+  high = std::min(high, double(dim - 1));
   if (high == low) high += 0.001;
   for (size_t j = 0; j < freqs.size(); ++j) {
     const double ramp = std::clamp((double(j) - low) / (high - low), 0.0, 1.0);
@@ -89,7 +93,8 @@ RopeAngles rope_angles(const posenc_rope_config& config) {
       angles.axis_inv_freq = yarn(config, dim);
       if (config.attention_factor > 0.0) {
         angles.attention_factor = config.attention_factor;
-      } else if (config.factor > 1.0) {
+      } else if (config.factor > 1.0 && config.extrapolation_factor > 0.0) {
+        // Without extrapolation llama.cpp leaves the magnitude alone.
         angles.attention_factor = 0.1 * std::log(config.factor) + 1.0;
       }
       break;
@@ -114,7 +119,8 @@ bool same_config(const posenc_rope_config& a, const posenc_rope_config& b) {
          same(a.extrapolation_factor, b.extrapolation_factor) &&
          same(a.attention_factor, b.attention_factor) && same(a.beta_fast, b.beta_fast) &&
          same(a.beta_slow, b.beta_slow) && same(a.low_freq_factor, b.low_freq_factor) &&
-         same(a.high_freq_factor, b.high_freq_factor);
+         same(a.high_freq_factor, b.high_freq_factor) &&
+         a.fractional_correction_range == b.fractional_correction_range;
 }
 
 // The calling thread's angles of its last config.
