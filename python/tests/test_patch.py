@@ -155,6 +155,35 @@ def test_timm_sam_without_rel_pos_and_with_qk_norm(dtype, tolerance):
             tolerance)
 
 
+class _AcrossHeadsCentred(torch.nn.Module):
+    """A norm over the first axis, batch and heads in timm's [B * heads, N, d]
+    layout."""
+
+    def forward(self, x):
+        return x - x.mean(0, keepdim=True)
+
+
+class _Doubled(torch.nn.Identity):
+    """An nn.Identity in type only."""
+
+    def forward(self, x):
+        return 2 * x
+
+
+@pytest.mark.parametrize("q_norm,k_norm", [
+    (torch.nn.Identity(), torch.nn.LayerNorm(8)), (_Doubled(), _Doubled()),
+    (_AcrossHeadsCentred(), torch.nn.Identity())],
+    ids=["k_only", "identity_subclass", "across_heads"])
+def test_timm_sam_each_norm_as_timm_calls_it(q_norm, k_norm):
+    """q_norm and k_norm are each run unless an nn.Identity itself, on q and
+    k laid out as timm gives them."""
+    torch.manual_seed(0)
+    module = timm_sam.Attention(32, num_heads=4, use_rel_pos=True, input_size=(3, 5))
+    randomize_position_tables(module)
+    module.q_norm, module.k_norm = q_norm, k_norm
+    compare(module, torch.randn(2, 3, 5, 32))
+
+
 def torch_runs(module, x):
     """False where torch itself cannot run module on x: POSENC_MAX_ISA below
     avx512 caps oneDNN process-wide, and a torch linked to the same libdnnl

@@ -1,7 +1,7 @@
 """The submodules a kind's original forward calls and its patched forward
 does not, or not as timm does: timm's explicit path gives its softmax and
 attn_drop the attention probabilities, which posenc's fused attention
-never makes, SAM's q_norm and k_norm get other views of q and k, and
+never makes, SAM's q_norm and k_norm are skipped where nn.Identity, and
 BottleneckAttn's pos_embed and pool run inside posenc. In eval mode they
 compute nothing posenc does not (each kind's cannot_reproduce checks their
 classes; a call whose attn_drop is left in training mode falls back:

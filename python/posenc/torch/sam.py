@@ -15,12 +15,11 @@ import torch.nn.functional as F
 
 from . import _ops
 from ._original import original_scale
-from ._skipped import attn_drop_reason
+from ._skipped import attn_drop_reason, plain
 
-# The submodules timm's forward calls and this one does not, or not as timm
-# does (_skipped.py; segment_anything's Attention has none): attn_drop;
-# q_norm and k_norm, left out where they are nn.Identity, else given
-# [B, N, heads, d] views where timm gives [B, heads, N, d].
+# The submodules timm's forward calls and this one does not (_skipped.py;
+# segment_anything's Attention has none): attn_drop, and q_norm and k_norm
+# where they are nn.Identity.
 SKIPPED = ("attn_drop", "q_norm", "k_norm")
 
 
@@ -41,6 +40,16 @@ def cannot_reproduce(module):
     return attn_drop_reason(module)
 
 
+def _normed(norm, x):
+    """x [B, N, heads, d] after timm's q_norm or k_norm, given x as timm
+    gives it, [B * heads, N, d]; a plain nn.Identity is skipped."""
+    if norm is None or plain(norm, (torch.nn.Identity,)):
+        return x
+    batch, tokens, heads, head_dim = x.shape
+    x = norm(x.transpose(1, 2).reshape(batch * heads, tokens, head_dim))
+    return x.reshape(batch, heads, tokens, head_dim).transpose(1, 2)
+
+
 def forward(module, dtype, x):
     """The patched forward of either Attention class."""
     batch, height, width, channels = x.shape
@@ -50,9 +59,8 @@ def forward(module, dtype, x):
     run_dtype = dtype or x.dtype
     qkv = module.qkv(x.reshape(batch, tokens, channels)).view(batch, tokens, 3, heads, head_dim)
     q, k, v = qkv.unbind(2)  # [B, N, heads, d] views, token stride 3C
-    q_norm, k_norm = getattr(module, "q_norm", None), getattr(module, "k_norm", None)
-    if q_norm is not None and not isinstance(q_norm, torch.nn.Identity):
-        q, k = q_norm(q), k_norm(k)  # in the module's dtype, as timm's
+    q = _normed(getattr(module, "q_norm", None), q)  # in the module's dtype, as timm's
+    k = _normed(getattr(module, "k_norm", None), k)
     if qkv.dtype != run_dtype:
         q, k, v = (t.to(run_dtype) for t in (q, k, v))
     table_h = table_w = None
