@@ -753,6 +753,23 @@ def test_torch_compile_traces_the_fallback(kind):
     actual.sum().backward()
 
 
+@pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
+                    reason="torch.library.custom_op came with torch 2.4")
+@pytest.mark.parametrize("strict", [False, True], ids=["non_strict", "strict"])
+@pytest.mark.parametrize("kind", ["sam", "botnet", "swin"])
+def test_torch_export_keeps_the_custom_ops(kind, strict):
+    """Under torch.no_grad. torch 2.15's is_fx_tracing is true under export's
+    default, non-strict tracing, where the patched forward ran timm's ops."""
+    module, x, kwargs, op = compile_case(kind)
+    with torch.no_grad():
+        expected = module(x, **kwargs)
+        posenc_torch.patch(module)
+        program = torch.export.export(module, (x,), kwargs, strict=strict)
+        actual = program.module()(x, **kwargs)
+    assert [node.target for node in program.graph.nodes].count(op) == 1
+    torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
+
+
 def test_fx_symbolic_trace_records_the_modules_own_ops():
     """Under torch.no_grad a patched submodule's forward met fx's proxies,
     and failed on posenc's checks; it now runs the module's own forward.

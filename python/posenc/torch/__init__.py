@@ -138,8 +138,11 @@ def _needs_torch(module, inputs):
 
 def _fx_tracing():
     """Whether torch.fx.symbolic_trace is tracing the call (its inputs are
-    proxies, which posenc's checks cannot read)."""
-    return torch.fx._symbolic_trace.is_fx_tracing()
+    proxies, which posenc's checks cannot read). torch 2.15's is_fx_tracing
+    is also true under torch.export's default (non-strict) tracing, which
+    keeps the custom ops; its is_fx_symbolic_tracing is not."""
+    trace = torch.fx._symbolic_trace
+    return getattr(trace, "is_fx_symbolic_tracing", trace.is_fx_tracing)()
 
 
 def _autocast():
