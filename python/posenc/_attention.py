@@ -197,21 +197,28 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
     return list(views.values())
 
 
-def _mask_as_read(mask):
+def _mask_as_read(mask, kv_len):
     """The mask as posenc reads it, as torch broadcasts it: fewer than 4 axes
     get leading axes of one; an expanded axis (stride 0) but the last is read
-    as one element, not copied out; a bool mask (True: the key takes part,
-    as in torch's scaled_dot_product_attention) becomes the additive float32
+    as one element, not copied out; a key axis of one (a value for every
+    key) is copied out to kv_len; a bool mask (True: the key takes part, as
+    in torch's scaled_dot_product_attention) becomes the additive float32
     mask of 0 and -inf."""
     in_torch = _tensor.is_torch(mask)
-    if not (in_torch or isinstance(mask, np.ndarray)) or not 1 <= mask.ndim <= 4 or \
+    if not (in_torch or isinstance(mask, np.ndarray)) or \
             in_torch and (not mask.is_cpu or mask.layout != _tensor.torch_module().strided):
         return mask  # refused by _tensor.dense, naming the mask
+    if not 1 <= mask.ndim <= 4:
+        raise ValueError(f"mask: expected 1 to 4 dimensions, got {mask.ndim}")
     mask = mask[(None,) * (4 - mask.ndim)]
     strides = mask.stride() if in_torch else mask.strides
     for axis in range(3):
         if mask.shape[axis] > 1 and strides[axis] == 0:
             mask = mask[(slice(None),) * axis + (slice(0, 1),)]
+    if mask.shape[3] == 1 and kv_len != 1:
+        keys = mask.shape[:3] + (kv_len,)
+        mask = mask.expand(keys).contiguous() if in_torch else \
+            np.ascontiguousarray(np.broadcast_to(mask, keys))
     if in_torch:
         torch = _tensor.torch_module()
         if mask.dtype == torch.bool:
@@ -228,16 +235,16 @@ def _mask_and_length_fields(desc, tensors, mask, kv_lengths, q_lengths, query_of
     views = {}
     batch, heads, q_len, kv_len = desc.batch, desc.heads, desc.q_len, desc.kv_len
     if mask is not None:
-        m = views["mask"] = _tensor.dense(_mask_as_read(mask), "mask", 4, _tensor.FLOATS,
+        m = views["mask"] = _tensor.dense(_mask_as_read(mask, kv_len), "mask", 4, _tensor.FLOATS,
                                           "float32, bfloat16 or bool")
         # The shape as given: an expanded axis read as one still has a size.
         given_batch, given_heads, given_q_len, given_kv_len = \
             (1,) * (4 - mask.ndim) + tuple(mask.shape)
-        fits = (batch % given_batch == 0 if given_batch else batch == 0,
-                given_heads in (1, heads), given_q_len in (1, q_len), given_kv_len == kv_len)
+        fits = (batch % given_batch == 0 if given_batch else batch == 0, given_heads in (1, heads),
+                given_q_len in (1, q_len), given_kv_len in (1, kv_len))
         if not all(fits):
-            raise ValueError(f"mask: expected [m, 1 or {heads}, 1 or {q_len}, {kv_len}] with m "
-                             f"dividing the batch {batch} (item b reads mask b % m), or fewer "
+            raise ValueError(f"mask: expected [m, 1 or {heads}, 1 or {q_len}, 1 or {kv_len}] with "
+                             f"m dividing the batch {batch} (item b reads mask b % m), or fewer "
                              f"leading axes, got {list(mask.shape)}")
         if given_batch == 0:
             del views["mask"]  # no items to mask: posenc's mask_batch 0 is "no mask"
@@ -311,7 +318,8 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
             _tensor.writable(ov, "out")
         _tensor.expect_shape(ov, q_shape, "out")
         if ov.dtype != out_code:
-            raise TypeError("out: dtype differs from out_dtype")
+            result = "out_dtype" if out_dtype is not None else "q's, as out_dtype is not given"
+            raise TypeError(f"out: its dtype is not the result's ({result})")
 
     desc = _abi.AttentionDesc.from_buffer_copy(_DESC_DEFAULTS)
     desc.batch, desc.heads, desc.q_len, desc.kv_len = batch, heads, q_len, kv_len

@@ -134,18 +134,22 @@ def test_attention_options_are_checked_when_given():
               value_table=torch.randn(11, 4))),
         (TypeError, "table_h: must have q's dtype",
          dict(table_h=torch.randn(3, 4).bfloat16(), table_w=torch.randn(5, 4))),
-        (ValueError, r"mask: expected \[m, 1 or 2, 1 or 6, 6\].*got \[1, 1, 6, 5\]",
+        (ValueError, r"mask: expected \[m, 1 or 2, 1 or 6, 1 or 6\].*got \[1, 1, 6, 5\]",
          dict(mask=torch.zeros(1, 1, 6, 5))),
         (TypeError, "mask: expected float32, bfloat16 or bool, got torch.int32",
          dict(mask=torch.zeros(1, 1, 6, 6, dtype=torch.int32))),
         (TypeError, "mask: expected float32, bfloat16 or bool, got float64",
          dict(mask=np.zeros((6, 6)))),
+        (ValueError, "mask: expected 1 to 4 dimensions, got 5",
+         dict(mask=torch.zeros(1, 1, 1, 6, 6))),
+        (ValueError, "mask: expected 1 to 4 dimensions, got 0",
+         dict(mask=np.zeros((), np.float32))),
         # Expanded axes (stride 0, read as one) of sizes torch would refuse.
-        (ValueError, r"mask: expected \[m, 1 or 2, 1 or 6, 6\].*got \[2, 3, 6, 6\]",
+        (ValueError, r"mask: expected \[m, 1 or 2, 1 or 6, 1 or 6\].*got \[2, 3, 6, 6\]",
          dict(mask=torch.zeros(2, 1, 6, 6).expand(2, 3, 6, 6))),
-        (ValueError, r"mask: expected \[m, 1 or 2, 1 or 6, 6\].*got \[3, 1, 6, 6\]",
+        (ValueError, r"mask: expected \[m, 1 or 2, 1 or 6, 1 or 6\].*got \[3, 1, 6, 6\]",
          dict(mask=torch.zeros(1, 1, 6, 6).expand(3, 1, 6, 6))),
-        (ValueError, r"mask: expected \[m, 1 or 2, 1 or 6, 6\].*got \[1, 4, 6\]",
+        (ValueError, r"mask: expected \[m, 1 or 2, 1 or 6, 1 or 6\].*got \[1, 4, 6\]",
          dict(mask=np.broadcast_to(np.zeros((1, 1, 6), np.float32), (1, 4, 6)))),
         (ValueError, "scale: 1e[+]?39 is outside float32's range", dict(scale=1e39)),
         (ValueError, "scale: 3.40282357e[+]?38 is outside", dict(scale=3.40282357e38)),
@@ -795,6 +799,10 @@ def test_dtype_mismatches_are_type_errors_naming_the_argument():
     x = np.ones((1, 1, 4, 8), np.float32)
     with pytest.raises(TypeError, match="out_dtype: bfloat16 results need torch"):
         posenc.attention(x, x, x, out_dtype="bfloat16")
+    with pytest.raises(TypeError, match=r"out: its dtype is not the result's \(q's, as out_dtype"):
+        posenc.attention(q.bfloat16(), q.bfloat16(), q.bfloat16(), out=torch.zeros(1, 3, 2, 8))
+    with pytest.raises(TypeError, match=r"out: its dtype is not the result's \(out_dtype\)"):
+        posenc.attention(q, q, q, out=torch.zeros(1, 3, 2, 8), out_dtype=torch.bfloat16)
     with pytest.raises(TypeError, match="dtype: bfloat16 results need torch"):
         posenc.sinusoid_table(4, 8, dtype="bfloat16")
     with pytest.raises(ValueError, match="heads: must be >= 0, got -1"):

@@ -414,7 +414,15 @@ def test_attention_masks_as_torch_takes_them():
                  torch.from_numpy(keep)[None, None].expand(2, 3, 4, 6)):
         close(posenc.attention(tq, tk, tv, mask=mask), expected)
     expanded = torch.from_numpy(additive[0]).expand(2, 3, 4, 6)  # every axis but the keys'
-    assert posenc._attention._mask_as_read(expanded).shape == (1, 1, 1, 6)
+    assert posenc._attention._mask_as_read(expanded, 6).shape == (1, 1, 1, 6)
+    # A key axis of one, a value for every key: a query row that sees no key is zeros.
+    rows = rng.random((2, 1, 4, 1)) < 0.5
+    rows[0, 0, 0] = True
+    by_rows = reference.attention(q, k, v, 8 ** -0.5,
+                                  mask=np.where(rows, 0, -np.inf).astype(np.float32))
+    assert np.abs(by_rows[~np.broadcast_to(rows[..., 0], (2, 3, 4))]).max() == 0
+    for mask in (torch.from_numpy(rows), np.where(rows, np.float32(0), np.float32(-np.inf))):
+        close(posenc.attention(tq, tk, tv, mask=mask), by_rows)
     with pytest.raises(ValueError, match="mask: expected"):
         posenc.attention(tq, tk, tv, mask=torch.zeros(3, 1, 4, 6))  # 3 does not divide 2
     # A bool mask becomes float32 whatever torch's default dtype.
