@@ -32,6 +32,7 @@ ROPE_LAYOUT = {"bthd": 0, "bhtd": 1}
 ROPE_SCALING = {"none": 0, "linear": 1, "dynamic_ntk": 2, "yarn": 3, "llama3": 4}
 ROPE_POSITIONS = {"int32": 0, "int64": 1}
 ROPE_MAX_ROTARY_DIM = 65536  # POSENC_ROPE_MAX_ROTARY_DIM
+MAX_THREADS = 1024  # POSENC_MAX_THREADS
 
 
 def enum_value(table, name, argument):
@@ -78,7 +79,7 @@ def real(value, argument):
     if not isinstance(value, (str, bytes)):
         try:
             return float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RuntimeError):  # RuntimeError: torch's, e.g. a meta tensor
             pass
         except OverflowError:
             raise OverflowError(f"{argument}: beyond a double's range") from None

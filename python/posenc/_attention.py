@@ -217,8 +217,8 @@ def _mask_as_read(mask, kv_len):
             mask = mask[(slice(None),) * axis + (slice(0, 1),)]
     if mask.shape[3] == 1 and kv_len != 1:
         keys = mask.shape[:3] + (kv_len,)
-        mask = mask.expand(keys).contiguous() if in_torch else \
-            np.ascontiguousarray(np.broadcast_to(mask, keys))
+        mask = _tensor.contiguous_copy(
+            mask.expand(keys) if in_torch else np.broadcast_to(mask, keys), "mask")
     if in_torch:
         torch = _tensor.torch_module()
         if mask.dtype == torch.bool:

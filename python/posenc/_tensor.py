@@ -204,8 +204,17 @@ def dense(x, name, ndim=None, kinds=F32_ONLY, kinds_text=None):
     v = view(x, name, ndim, kinds, kinds_text)
     if v.contiguous:
         return v
-    copy = x.contiguous() if is_torch(x) else np.ascontiguousarray(x)
-    return view(copy, name, ndim, kinds, kinds_text)
+    return view(contiguous_copy(x, name), name, ndim, kinds, kinds_text)
+
+
+def contiguous_copy(x, name):
+    """A row-major copy of a torch tensor or numpy array, or the error of one
+    the allocator cannot make, naming it."""
+    try:
+        return x.contiguous() if is_torch(x) else np.ascontiguousarray(x)
+    except (MemoryError, RuntimeError, ValueError) as error:
+        itemsize = x.element_size() if is_torch(x) else x.itemsize
+        raise _unmade(f"{name}: a dense copy", tuple(x.shape), itemsize, error) from error
 
 
 def expect_shape(v, shape, name):
@@ -272,6 +281,8 @@ def workspace_buffer(workspace):
     if isinstance(workspace, np.ndarray):
         if not workspace.flags.c_contiguous or not workspace.flags.writeable:
             raise ValueError("workspace: must be a contiguous, writable array")
+        if workspace.dtype.hasobject:  # posenc's writes would corrupt its objects
+            raise TypeError(f"workspace: an array of {workspace.dtype} holds Python objects")
         return workspace.ctypes.data, workspace.nbytes, workspace
     raise TypeError(f"workspace: expected a bytearray, a numpy array or a torch tensor, "
                     f"got {type(workspace).__name__}")
@@ -286,7 +297,10 @@ def dtype_code(dtype, argument="dtype"):
     if is_torch_dtype(dtype):
         code = _torch_dtypes().get(dtype)
     else:
-        code = _NUMPY_DTYPES.get(np.dtype(dtype))
+        try:
+            code = _NUMPY_DTYPES.get(np.dtype(dtype))
+        except TypeError:  # not a dtype at all
+            code = None
     if code not in (_abi.F32, _abi.BF16):
         raise TypeError(f"{argument}: {dtype} is not float32 or bfloat16")
     return code
@@ -312,7 +326,7 @@ def output(out, like, shape, dtype, name="out", dtype_argument="out_dtype"):
         try:
             x = torch.empty(shape, dtype=torch_dtype, device="cpu")
         except (RuntimeError, TypeError) as error:
-            raise _unmade_result(shape, dtype, name, error) from error
+            raise _unmade(f"{name}: a result", shape, _itemsize(dtype), error) from error
         address = storage_address(x)
         if address is None:
             raise TypeError(f"{name}: torch made a result without memory of its own (under a "
@@ -321,18 +335,24 @@ def output(out, like, shape, dtype, name="out", dtype_argument="out_dtype"):
     try:
         x = np.empty(shape, dtype=np.float32)
     except (MemoryError, ValueError) as error:
-        raise _unmade_result(shape, dtype, name, error) from error
+        raise _unmade(f"{name}: a result", shape, _itemsize(dtype), error) from error
     return View.of_new(x, x.shape, dtype, x.ctypes.data, _dense_strides(x.shape))
 
 
-def _unmade_result(shape, dtype, name, error):
-    """The error of a result the allocator did not make (torch and numpy
-    say it in several ways, none naming the argument): a ValueError where
-    its bytes pass int64, else a MemoryError."""
-    size = math.prod(shape) * (2 if dtype == _abi.BF16 else 4)
-    text = f"{name}: a result of shape {list(shape)} ({size} bytes)"
+def _itemsize(dtype):
+    return 2 if dtype == _abi.BF16 else 4
+
+
+def _unmade(what, shape, itemsize, error):
+    """The error of a tensor the allocator did not make (torch and numpy say
+    it in several ways, none naming the argument): a ValueError where its
+    bytes, or an empty one's strides, pass int64, else a MemoryError."""
+    size = math.prod(shape) * itemsize
+    text = f"{what} of shape {list(shape)} ({size} bytes)"
     if size >= 1 << 63:
         return ValueError(f"{text} is larger than any memory")
+    if math.prod(max(n, 1) for n in shape) * itemsize >= 1 << 63:
+        return ValueError(f"{text} has strides past int64")
     return MemoryError(f"{text} could not be allocated: {error}")
 
 

@@ -51,11 +51,12 @@ def set_default_context(context):
 def default_context():
     """The context of calls given none: the one set by set_default_context,
     else one with torch.get_num_threads() threads once torch is imported (so
-    posenc follows torch.set_num_threads), else OpenMP's default."""
+    posenc follows torch.set_num_threads; at most posenc's maximum), else
+    OpenMP's default."""
     if _override is not None:
         return _override
     torch = sys.modules.get("torch")
-    threads = torch.get_num_threads() if torch is not None else 0
+    threads = min(torch.get_num_threads(), _abi.MAX_THREADS) if torch is not None else 0
     context = _by_threads.get(threads)  # made once a thread count, never replaced
     if context is not None:
         return context

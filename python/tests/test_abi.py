@@ -34,6 +34,7 @@ def expected_lines():
     yield "POSENC_BF16", _abi.BF16
     yield "POSENC_ERROR_UNSUPPORTED", _abi.UNSUPPORTED
     yield "POSENC_ROPE_MAX_ROTARY_DIM", _abi.ROPE_MAX_ROTARY_DIM
+    yield "POSENC_MAX_THREADS", _abi.MAX_THREADS
 
 
 def test_structs_and_enums_match_the_headers(tmp_path):

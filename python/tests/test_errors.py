@@ -328,6 +328,10 @@ def test_outputs_and_workspaces_must_be_writable_memory_of_their_size():
             posenc.attention(q, q, q, workspace=workspace)
     with pytest.raises(TypeError, match="workspace: expected a bytearray"):
         posenc.attention(q, q, q, workspace=memoryview(bytearray(size)))
+    # posenc's scratch floats over an array's object pointers crashed its release.
+    for workspace in (np.empty(size, dtype=object), np.zeros(size, [("a", "f4"), ("o", "O")])):
+        with pytest.raises(TypeError, match="^workspace: an array of .* holds Python objects"):
+            posenc.attention(q, q, q, workspace=workspace)
     torch.testing.assert_close(posenc.attention(q, q, q, workspace=bytearray(size)),
                                posenc.attention(q, q, q), rtol=0, atol=0)
 
@@ -631,6 +635,17 @@ def test_values_out_of_reach_name_their_argument():
         with pytest.raises(ValueError, match=r"^out: a result of shape \[.*\] \(\d+ bytes\) "
                            "is larger than any memory"):
             call()
+    # Dense copies likewise: of an input expanded past int64's bytes; an empty
+    # result whose other axes' strides pass int64.
+    with pytest.raises(ValueError, match=r"^x: a dense copy of shape \[1048576, 1048576, "
+                       r"1048576, 4\] \(\d+ bytes\) is larger than any memory"):
+        posenc.rope(torch.zeros(1, 1, 1, 4).expand(2**20, 2**20, 2**20, 4), posenc.rope_config(4))
+    # (torch 1.13 makes it, and posenc refuses its tokens.)
+    with pytest.raises((ValueError, posenc.Error),
+                       match=r"^out: a result of shape \[0, 4611686018427387904, "
+                       r"4611686018427387904\] \(0 bytes\) has strides past int64|"
+                       r"tokens must be <= 2\^53 \(got 4611686018427387904\)"):
+        posenc.add_sinusoid(torch.empty_strided((0, 2**62, 2**62), (0, 0, 0)))
     # 2^60 bytes: past any 64-bit CPU's address space, overcommitted or not.
     for dtype in (None, torch.float32):
         with pytest.raises(MemoryError, match=r"^out: a result of shape \[288230376151711744\] "

@@ -655,7 +655,7 @@ def test_patched_models_copy_pickle_and_save(tmp_path):
             torch.testing.assert_close(twin(x), expected, rtol=1e-5, atol=1e-5)
 
 
-def test_posenc_follows_torch_threads():
+def test_posenc_follows_torch_threads(monkeypatch):
     threads = torch.get_num_threads()
     try:
         for count in (1, 2):
@@ -663,6 +663,9 @@ def test_posenc_follows_torch_threads():
             assert posenc.default_context().num_threads == count
     finally:
         torch.set_num_threads(threads)
+    # Past posenc's maximum, which torch takes (its pool made at once, slowly).
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2000)
+    assert posenc.default_context().num_threads == 1024
 
 
 @pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
