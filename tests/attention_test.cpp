@@ -400,6 +400,22 @@ TEST_P(Attention, Bf16) {
   d = desc(4, 40, 60, 64);
   d.bias = POSENC_BIAS_ABSOLUTE;
   EXPECT_TRUE(matches_reference(context(), as_bf16(d, POSENC_BF16), true));
+  // Heads of 63 and blocks of 63 keys: a depth oneDNN 2.6.3's AMX bf16
+  // matmul runs into an illegal instruction (at 65 query rows among many
+  // others), which posenc's GEMMs split (runtime/matmul.hpp). Last, 2 kv
+  // heads as strided views, as a fuzzer drew it.
+  EXPECT_TRUE(matches_reference(context(), as_bf16(desc(8, 65, 7, 63))));
+  EXPECT_TRUE(matches_reference(context(), as_bf16(relative_1d(desc(2, 65, 130, 63), 0, 1))));
+  EXPECT_TRUE(matches_reference(context(), as_bf16(desc(2, 65, 63, 64), POSENC_BF16)));
+  d = relative_1d(desc(2, 130, 2048 + 63, 8), 0, 1);
+  EXPECT_TRUE(matches_reference(context(), as_bf16(causal(d, 2048 + 63 - 130))));
+  d = desc(4, 70, 5, 63, 3);
+  d.kv_heads = 2;
+  d.layout = POSENC_LAYOUT_STRIDED;
+  d.q_strides = d.v_strides = dense_strides(POSENC_LAYOUT_BTHD, 4, 70, 63);
+  d.k_strides = dense_strides(POSENC_LAYOUT_BHTD, 2, 5, 63);
+  d.out_strides = dense_strides(POSENC_LAYOUT_BHTD, 4, 70, 63);
+  EXPECT_TRUE(matches_reference(context(), as_bf16(d)));
 }
 
 // Rows of more than 2048 keys go in key blocks of 1024 with the online
@@ -834,6 +850,12 @@ TEST_P(Bottleneck, Bf16) {
   // Heads of 56 columns, a bf16 width whose panel rows are padded to 64
   // (gemm_output_stride), over 144 tokens (two row tiles).
   d = bottleneck_desc(2, 16, 9, 8, 2, 56);
+  d.dtype = POSENC_BF16;
+  EXPECT_TRUE(bottleneck_matches(context(), d, true));
+  // 63 channels and heads of 63: the projection's and the attention's GEMM
+  // depth that oneDNN 2.6.3's AMX kernels cannot run (runtime/matmul.hpp),
+  // over 130 tokens (two row tiles).
+  d = bottleneck_desc(2, 63, 13, 5, 1, 63);
   d.dtype = POSENC_BF16;
   EXPECT_TRUE(bottleneck_matches(context(), d, true));
 }

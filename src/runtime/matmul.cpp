@@ -232,6 +232,35 @@ bool needs_padded_output(const MatmulShape& shape) {
          onednn_bf16_dense_width_is_broken(shape.n);
 }
 
+// A bf16 GEMM of the depth oneDNN cannot run, as two on B as stored: depth
+// kSplitDepth, then the rest accumulated onto it (A B in full where alpha
+// is 0, which matmul() applies after).
+constexpr int64_t kSplitDepth = 32;
+
+bool splits_depth(const MatmulShape& shape) {
+  return shape.ab_type == POSENC_BF16 && onednn_bf16_depth_is_broken(shape.k);
+}
+
+struct DepthSplit {
+  MatmulShape low, high;
+  size_t high_a_offset, high_b_offset;  // bytes
+};
+
+DepthSplit depth_split(const MatmulShape& shape) {
+  DepthSplit split{shape, shape, 0, 0};
+  for (MatmulShape* part : {&split.low, &split.high}) {
+    part->b_packed = false;
+    if (shape.alpha == 0.0f) part->alpha = 1.0f;
+  }
+  split.low.k = kSplitDepth;
+  split.high.k = shape.k - kSplitDepth;
+  split.high.accumulate = true;
+  const size_t element = dtype_bytes(shape.ab_type);
+  split.high_a_offset = size_t(kSplitDepth) * element;
+  split.high_b_offset = size_t(shape.transpose_b ? kSplitDepth : kSplitDepth * shape.ldb) * element;
+  return split;
+}
+
 // Calls prepare(slots) on the slots of the region being finished (or the
 // thread's own slot), outside regions only.
 template <class Prepare>
@@ -330,6 +359,14 @@ void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
   // Alpha 0: the primitive computes A B (create_matmul), times 0 here;
   // accumulating, 0 * A B adds nothing and C stays as it is.
   if (shape.alpha == 0.0f && shape.accumulate) return;
+  if (splits_depth(shape)) {
+    const DepthSplit split = depth_split(shape);
+    matmul(split.low, a, b, c);
+    matmul(split.high, static_cast<const uint8_t*>(a) + split.high_a_offset,
+           static_cast<const uint8_t*>(b) + split.high_b_offset, c);
+    if (shape.alpha == 0.0f && !binding.dry) times_zero(shape, c);
+    return;
+  }
   prepare_outside_region(shape);
   if (binding.dry) return;
   if (needs_padded_output(shape)) {
@@ -368,6 +405,12 @@ GemmSlots::GemmSlots(int count) {
 GemmSlot* GemmSlots::slot(int index) const { return (*own_)[size_t(index)].get(); }
 
 void GemmSlots::prepare(const MatmulShape& shape) const {
+  if (splits_depth(shape)) {
+    const DepthSplit split = depth_split(shape);
+    prepare(split.low);
+    prepare(split.high);
+    return;
+  }
   const bool padded = needs_padded_output(shape);
   const std::shared_ptr<const CachedMatmul> mm =
       held_or_cached(held(), padded ? padded_shape(shape) : shape);
@@ -378,7 +421,15 @@ void GemmSlots::prepare(const MatmulShape& shape) const {
   if (padded) prepare_output_copy(output_bytes(padded_shape(shape)));
 }
 
-void GemmSlots::hold(const MatmulShape& shape) const { held_or_cached(held(), shape); }
+void GemmSlots::hold(const MatmulShape& shape) const {
+  if (splits_depth(shape)) {
+    const DepthSplit split = depth_split(shape);
+    hold(split.low);
+    hold(split.high);
+    return;
+  }
+  held_or_cached(held(), shape);
+}
 
 void GemmSlots::prepare_output_copy(size_t bytes) const {
   for (int i = 0; i < count_; ++i) grow(slot(i)->output_copy, bytes);
@@ -485,6 +536,7 @@ bool packed_b_serves(const MatmulShape& shape, const MatmulShape& packed_for) {
 
 bool matmul_on_packed_b(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
                         const void* packed_b, void* c) {
+  if (splits_depth(shape)) return false;  // its two GEMMs read B as stored
   const std::shared_ptr<const CachedMatmul> whole = primitive_for(packed_for);
   if (shape == packed_for || holds_packed_b_of(*whole, shape)) {
     matmul(shape, a, packed_b, c);

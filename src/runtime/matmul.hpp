@@ -276,6 +276,13 @@ inline bool onednn_bf16_dense_width_is_broken(int64_t columns) {
   return columns >= 49 && columns <= 63;
 }
 
+// oneDNN 2.6.3's AMX bf16 matmul (brg:avx512_core_amx_bf16) executes an
+// illegal instruction for a depth k of 63 at most row and column counts (of
+// depths 1 to 300, rows 1 to 200, columns 1 to 100, B as stored either way,
+// 63 alone). matmul() runs such a GEMM as two, of depths 32 and 31, on B as
+// stored, which is never packed for it (packed_b_bytes 0).
+inline bool onednn_bf16_depth_is_broken(int64_t depth) { return depth == 63; }
+
 // Whether oneDNN multiplies bf16 in hardware (AVX512-BF16 or AMX, under the
 // ISA cap). Elsewhere its bf16 GEMM, where it has one, widens the operands
 // itself at a fraction of its fp32 rate (a fifth on a 2-core Xeon without

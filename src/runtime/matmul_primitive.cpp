@@ -143,9 +143,11 @@ std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
     attr.set_post_ops(ops);
   }
   const dnnl::memory::desc b_any(b.dims(), b.data_type(), dnnl::memory::format_tag::any);
-  dnnl::matmul::desc desc(a, s.b_packed ? b_any : b, c);
+  // B of a depth matmul() splits is read as stored (onednn_bf16_depth_is_broken).
+  const bool packs = s.b_packed && !(s.ab_type == POSENC_BF16 && onednn_bf16_depth_is_broken(s.k));
+  dnnl::matmul::desc desc(a, packs ? b_any : b, c);
   dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
-  if (s.b_packed && pd.weights_desc() != b) {
+  if (packs && pd.weights_desc() != b) {
     const dnnl::memory::desc spread = rows_spread(pd.weights_desc());
     if (!spread.is_zero()) {
       // The same implementation or none (allow_empty: an optimization must
