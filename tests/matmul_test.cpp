@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,6 +40,27 @@ std::vector<double> naive_matmul(const MatmulShape& s, const float* a, const flo
     }
   }
   return c;
+}
+
+// The bf16 GEMM of `s` on random operands (of seed) against the naive loop
+// on their bf16 values, or nullopt where this CPU has no bf16 GEMM.
+std::optional<::testing::AssertionResult> bf16_matmul_matches(const MatmulShape& s,
+                                                              uint32_t seed) {
+  const int64_t b_rows = s.transpose_b ? s.n : s.k;
+  const std::vector<uint16_t> a16 = to_bf16(
+      random_floats(size_t((s.batch - 1) * s.batch_stride_a + s.m * s.lda), seed));
+  const std::vector<uint16_t> b16 = to_bf16(
+      random_floats(size_t((s.batch - 1) * s.batch_stride_b + b_rows * s.ldb), seed + 1));
+  const std::vector<float> a = from_bf16(a16), b = from_bf16(b16);
+  std::vector<float> out =
+      random_floats(size_t((s.batch - 1) * s.batch_stride_c + s.m * s.ldc), seed + 2);
+  const auto want = naive_matmul(s, a.data(), b.data(), out.data());
+  try {
+    matmul(s, a16.data(), b16.data(), out.data());
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return all_close(out.data(), want, 1e-4, 1e-4);
 }
 
 struct Case {
@@ -254,18 +276,9 @@ TEST(Matmul, Bf16InputsAccumulateInF32) {
           s.transpose_b = transpose;
           s.accumulate = accumulate;
           s.ab_type = POSENC_BF16;
-          const std::vector<uint16_t> a16 = to_bf16(random_floats(size_t(s.m * s.k), 4));
-          const std::vector<uint16_t> b16 = to_bf16(random_floats(size_t(s.n * s.k), 5));
-          // The naive loop sees the GEMM's inputs: the bf16 values.
-          const std::vector<float> a = from_bf16(a16), b = from_bf16(b16);
-          std::vector<float> out = random_floats(size_t(s.m * s.n), 6);
-          const auto want = naive_matmul(s, a.data(), b.data(), out.data());
-          try {
-            matmul(s, a16.data(), b16.data(), out.data());
-          } catch (const std::exception& e) {
-            GTEST_SKIP() << "no bf16 GEMM on this CPU: " << e.what();
-          }
-          ASSERT_TRUE(all_close(out.data(), want, 1e-4, 1e-4));
+          const auto matches = bf16_matmul_matches(s, 4);
+          if (!matches) GTEST_SKIP() << "no bf16 GEMM on this CPU";
+          ASSERT_TRUE(*matches);
         }
       }
     }
@@ -300,19 +313,9 @@ TEST(Matmul, Bf16DepthOfSixtyThreeRunsAsTwo) {
             s.accumulate = accumulate;
             s.alpha = alpha;
             s.ab_type = POSENC_BF16;
-            const std::vector<uint16_t> a16 =
-                to_bf16(random_floats(size_t(s.batch * s.batch_stride_a), 11));
-            const std::vector<uint16_t> b16 =
-                to_bf16(random_floats(size_t(s.batch * s.batch_stride_b), 12));
-            const std::vector<float> a = from_bf16(a16), b = from_bf16(b16);
-            std::vector<float> out = random_floats(size_t(s.batch * s.batch_stride_c), 13);
-            const auto want = naive_matmul(s, a.data(), b.data(), out.data());
-            try {
-              matmul(s, a16.data(), b16.data(), out.data());
-            } catch (const std::exception& e) {
-              GTEST_SKIP() << "no bf16 GEMM on this CPU: " << e.what();
-            }
-            ASSERT_TRUE(all_close(out.data(), want, 1e-4, 1e-4));
+            const auto matches = bf16_matmul_matches(s, 11);
+            if (!matches) GTEST_SKIP() << "no bf16 GEMM on this CPU";
+            ASSERT_TRUE(*matches);
           }
         }
       }

@@ -261,6 +261,17 @@ DepthSplit depth_split(const MatmulShape& shape) {
   return split;
 }
 
+// Calls `each` on the two GEMMs of a shape depth_split splits, and returns
+// true; false, calling nothing, for any other shape.
+template <class Each>
+bool for_each_depth_part(const MatmulShape& shape, const Each& each) {
+  if (!splits_depth(shape)) return false;
+  const DepthSplit split = depth_split(shape);
+  each(split.low);
+  each(split.high);
+  return true;
+}
+
 // Calls prepare(slots) on the slots of the region being finished (or the
 // thread's own slot), outside regions only.
 template <class Prepare>
@@ -405,12 +416,7 @@ GemmSlots::GemmSlots(int count) {
 GemmSlot* GemmSlots::slot(int index) const { return (*own_)[size_t(index)].get(); }
 
 void GemmSlots::prepare(const MatmulShape& shape) const {
-  if (splits_depth(shape)) {
-    const DepthSplit split = depth_split(shape);
-    prepare(split.low);
-    prepare(split.high);
-    return;
-  }
+  if (for_each_depth_part(shape, [&](const MatmulShape& part) { prepare(part); })) return;
   const bool padded = needs_padded_output(shape);
   const std::shared_ptr<const CachedMatmul> mm =
       held_or_cached(held(), padded ? padded_shape(shape) : shape);
@@ -422,12 +428,7 @@ void GemmSlots::prepare(const MatmulShape& shape) const {
 }
 
 void GemmSlots::hold(const MatmulShape& shape) const {
-  if (splits_depth(shape)) {
-    const DepthSplit split = depth_split(shape);
-    hold(split.low);
-    hold(split.high);
-    return;
-  }
+  if (for_each_depth_part(shape, [&](const MatmulShape& part) { hold(part); })) return;
   held_or_cached(held(), shape);
 }
 
