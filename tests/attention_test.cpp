@@ -402,7 +402,7 @@ TEST_P(Attention, Bf16) {
   EXPECT_TRUE(matches_reference(context(), as_bf16(d, POSENC_BF16), true));
   // Heads of 63 and blocks of 63 keys: a depth oneDNN 2.6.3's AMX bf16
   // matmul runs into an illegal instruction (at 65 query rows among many
-  // others), which posenc's GEMMs split (runtime/matmul.hpp). Last, 2 kv
+  // others), which posenc's GEMMs pad to 64 (runtime/matmul.hpp). Last, 2 kv
   // heads as strided views, as a fuzzer drew it.
   EXPECT_TRUE(matches_reference(context(), as_bf16(desc(8, 65, 7, 63))));
   EXPECT_TRUE(matches_reference(context(), as_bf16(relative_1d(desc(2, 65, 130, 63), 0, 1))));

@@ -130,13 +130,14 @@ typedef struct posenc_rope_config {
   int64_t original_max_positions; /* L0 >= 1 (DYNAMIC_NTK, YARN, LLAMA3); default 0: unset */
   int64_t sequence_length;      /* L >= 1 (DYNAMIC_NTK); default 0: unset */
   double extrapolation_factor;  /* YARN, in [0, 1]; default 1 */
-  double attention_factor;      /* YARN, in [0, 2^64]; 0 (default): 0.1 ln(s) + 1 */
+  double attention_factor;      /* YARN, in [0, 2^64]; 0 (default): 0.1 ln(s) + 1, or 1 (see
+                                   above) */
   double beta_fast;             /* YARN, > beta_slow; default 32 */
   double beta_slow;             /* YARN, > 0; default 1 */
   double low_freq_factor;       /* LLAMA3, > 0; default 1 */
   double high_freq_factor;      /* LLAMA3, > low_freq_factor; default 4 */
-  int fractional_correction_range; /* YARN, 0 (default: lo and hi rounded) or 1; added in
-                                      0.5 */
+  /* Added in 0.5. YARN: 0 (default) rounds lo and hi, 1 keeps them fractional. */
+  int fractional_correction_range;
 } posenc_rope_config;
 
 /* Fills *config with the defaults above and the given rotary_dim. */

@@ -50,7 +50,7 @@ __all__ = [
 
 
 def version():
-    """The loaded libposenc.s version ("0.5.0")."""
+    """The loaded libposenc's version ("0.5.0")."""
     return _lib.posenc_version().decode()
 
 

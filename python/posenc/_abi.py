@@ -31,6 +31,8 @@ ROPE_PAIRING = {"interleaved": 0, "half_split": 1}
 ROPE_LAYOUT = {"bthd": 0, "bhtd": 1}
 ROPE_SCALING = {"none": 0, "linear": 1, "dynamic_ntk": 2, "yarn": 3, "llama3": 4}
 ROPE_POSITIONS = {"int32": 0, "int64": 1}
+# The library version whose structs these mirror (major, minor: the soname's).
+ABI_VERSION = ("0", "5")
 ROPE_MAX_ROTARY_DIM = 65536  # POSENC_ROPE_MAX_ROTARY_DIM
 MAX_THREADS = 1024  # POSENC_MAX_THREADS
 

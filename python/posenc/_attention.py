@@ -197,12 +197,11 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
     return list(views.values())
 
 
-def _mask_as_read(mask, kv_len):
+def _mask_as_read(mask):
     """The mask as posenc reads it, as torch broadcasts it: fewer than 4 axes
     get leading axes of one; an expanded axis (stride 0) but the last is read
-    as one element, not copied out; a key axis of one (a value for every
-    key) is copied out to kv_len; a bool mask (True: the key takes part, as
-    in torch's scaled_dot_product_attention) becomes the additive float32
+    as one element, not copied out; a bool mask (True: the key takes part,
+    as in torch's scaled_dot_product_attention) becomes the additive float32
     mask of 0 and -inf."""
     in_torch = _tensor.is_torch(mask)
     if not (in_torch or isinstance(mask, np.ndarray)) or \
@@ -215,10 +214,6 @@ def _mask_as_read(mask, kv_len):
     for axis in range(3):
         if mask.shape[axis] > 1 and strides[axis] == 0:
             mask = mask[(slice(None),) * axis + (slice(0, 1),)]
-    if mask.shape[3] == 1 and kv_len != 1:
-        keys = mask.shape[:3] + (kv_len,)
-        mask = _tensor.contiguous_copy(
-            mask.expand(keys) if in_torch else np.broadcast_to(mask, keys), "mask")
     if in_torch:
         torch = _tensor.torch_module()
         if mask.dtype == torch.bool:
@@ -229,14 +224,22 @@ def _mask_as_read(mask, kv_len):
     return mask
 
 
+def _keys_copied_out(mask, kv_len):
+    """A mask as read whose key axis is one (a value for every key), copied
+    out to kv_len keys, which posenc reads."""
+    keys = tuple(mask.shape[:3]) + (kv_len,)
+    return _tensor.contiguous_copy(
+        mask.expand(keys) if _tensor.is_torch(mask) else np.broadcast_to(mask, keys), "mask")
+
+
 def _mask_and_length_fields(desc, tensors, mask, kv_lengths, q_lengths, query_offsets):
     """Sets desc's and tensors' fields of the mask and the per-sequence
     lengths and offsets; returns their Views."""
     views = {}
     batch, heads, q_len, kv_len = desc.batch, desc.heads, desc.q_len, desc.kv_len
     if mask is not None:
-        m = views["mask"] = _tensor.dense(_mask_as_read(mask, kv_len), "mask", 4, _tensor.FLOATS,
-                                          "float32, bfloat16 or bool")
+        m = _tensor.dense(_mask_as_read(mask), "mask", 4, _tensor.FLOATS,
+                          "float32, bfloat16 or bool")
         # The shape as given: an expanded axis read as one still has a size.
         given_batch, given_heads, given_q_len, given_kv_len = \
             (1,) * (4 - mask.ndim) + tuple(mask.shape)
@@ -246,9 +249,10 @@ def _mask_and_length_fields(desc, tensors, mask, kv_lengths, q_lengths, query_of
             raise ValueError(f"mask: expected [m, 1 or {heads}, 1 or {q_len}, 1 or {kv_len}] with "
                              f"m dividing the batch {batch} (item b reads mask b % m), or fewer "
                              f"leading axes, got {list(mask.shape)}")
-        if given_batch == 0:
-            del views["mask"]  # no items to mask: posenc's mask_batch 0 is "no mask"
-        else:
+        if given_batch > 0:  # else no items to mask: posenc's mask_batch 0 is "no mask"
+            if m.shape[3] != kv_len:
+                m = _tensor.dense(_keys_copied_out(m.obj, kv_len), "mask", 4, _tensor.FLOATS)
+            views["mask"] = m
             desc.mask_batch, desc.mask_heads, desc.mask_q_len = m.shape[:3]
             desc.mask_dtype = m.dtype
     index_types = set()

@@ -1,6 +1,7 @@
 """Finding and loading libposenc, the C functions' prototypes, errors.
 
-The library is the first of:
+The library is the first of this package's minor version (_abi mirrors
+its structs) among:
   1. the file named by the environment variable POSENC_LIBRARY;
   2. the package's own copy (posenc/libposenc.so*, put there by
      `POSENC_LIBRARY=... pip install ./python` or a build that copies it);
@@ -35,15 +36,33 @@ def _candidates():
     yield os.path.join(_HERE, "..", "..", "build", "src", "libposenc.so")
 
 
+def abi_mismatch(library):
+    """Why library's structs are not those _abi mirrors (another minor
+    version, as its soname says), or None."""
+    version_of = getattr(library, "posenc_version", None)
+    if version_of is None:
+        return "no posenc_version: not libposenc"
+    version_of.restype = ctypes.c_char_p
+    version = version_of().decode()
+    if tuple(version.split(".")[:2]) != _abi.ABI_VERSION:
+        return f"version {version}, where this package takes {'.'.join(_abi.ABI_VERSION)}.x"
+    return None
+
+
 def _load():
     tried = []
     for path in _candidates():
         try:
-            return ctypes.CDLL(path), path
+            library = ctypes.CDLL(path)
         except OSError as error:
             tried.append(f"{path}: {error}")
-    raise ImportError("posenc: libposenc not found; build it (cmake) and set "
-                      "POSENC_LIBRARY to its path. Tried:\n  " + "\n  ".join(tried))
+            continue
+        mismatch = abi_mismatch(library)
+        if mismatch is None:
+            return library, path
+        tried.append(f"{path}: {mismatch}")
+    raise ImportError("posenc: no libposenc of this package's version found; build it (cmake) "
+                      "and set POSENC_LIBRARY to its path. Tried:\n  " + "\n  ".join(tried))
 
 
 lib, library_path = _load()

@@ -56,3 +56,22 @@ def test_structs_and_enums_match_the_headers(tmp_path):
                   if int(c) != value]
     assert len(printed) == len(lines)
     assert not mismatches, "\n".join(mismatches)
+
+
+def test_the_library_is_of_the_mirrors_version():
+    """The package loads only a libposenc of the minor version its mirrors
+    and its own version are of (0.5's RopeConfig has a field 0.4's lacks)."""
+    import posenc
+    from posenc._lib import abi_mismatch, lib
+    assert tuple(posenc.version().split(".")[:2]) == _abi.ABI_VERSION
+    assert tuple(posenc.__version__.split(".")[:2]) == _abi.ABI_VERSION
+    assert abi_mismatch(lib) is None
+
+    class Older:
+        @staticmethod
+        def posenc_version():
+            return b"0.4.0"
+
+    assert abi_mismatch(Older()) == \
+        f"version 0.4.0, where this package takes {'.'.join(_abi.ABI_VERSION)}.x"
+    assert abi_mismatch(object()) == "no posenc_version: not libposenc"

@@ -748,6 +748,13 @@ def test_contexts_and_rope_caches_copy_and_pickle():
     del cache, context, copies, module
     gc.collect()
     assert torch.equal(posenc.rope(x, cache=cache2, context=context2), want)
+    # A config pickled by 0.4, whose struct ended before
+    # fractional_correction_range, loads with it 0 (0.4's rounded range).
+    config = posenc.rope_config(8, scaling="yarn", factor=2.0, original_max_positions=16,
+                                fractional_correction_range=True)
+    unpickle, (kind, (fields, data)) = config.__reduce__()
+    older = pickle.loads(pickle.dumps(unpickle(kind, (fields, data[:112]))))
+    assert (older.scaling, older.factor, older.fractional_correction_range) == (3, 2.0, 0)
 
 
 def test_lazily_negated_tensors_are_read_negated_and_not_written():

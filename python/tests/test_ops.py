@@ -414,7 +414,7 @@ def test_attention_masks_as_torch_takes_them():
                  torch.from_numpy(keep)[None, None].expand(2, 3, 4, 6)):
         close(posenc.attention(tq, tk, tv, mask=mask), expected)
     expanded = torch.from_numpy(additive[0]).expand(2, 3, 4, 6)  # every axis but the keys'
-    assert posenc._attention._mask_as_read(expanded, 6).shape == (1, 1, 1, 6)
+    assert posenc._attention._mask_as_read(expanded).shape == (1, 1, 1, 6)
     # A key axis of one, a value for every key: a query row that sees no key is zeros.
     rows = rng.random((2, 1, 4, 1)) < 0.5
     rows[0, 0, 0] = True

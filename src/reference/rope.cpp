@@ -51,7 +51,7 @@ std::vector<double> rope_inverse_frequencies(const posenc_rope_config& c,
   *attention_factor = 1.0;
   if (c.scaling == POSENC_ROPE_SCALING_YARN && c.attention_factor > 0.0) {
     *attention_factor = c.attention_factor;
-  } else if (c.scaling == POSENC_ROPE_SCALING_YARN && s > 1.0 && c.extrapolation_factor != 0.0) {
+  } else if (c.scaling == POSENC_ROPE_SCALING_YARN && s > 1.0 && c.extrapolation_factor > 0.0) {
     *attention_factor = 0.1 * std::log(s) + 1.0;
   }
   std::vector<double> per_pair(size_t(c.rotary_dim / 2));

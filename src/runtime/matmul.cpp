@@ -101,6 +101,7 @@ struct GemmSlot {
   dnnl::stream stream;  // made with the first arguments (ops without GEMMs need none)
   std::vector<uint8_t> scratchpad;
   std::vector<uint8_t> output_copy;
+  std::vector<uint8_t> depth_copy;  // A and B of a GEMM run at a padded depth
   BoundArgsByGemm gemms, packs;
 };
 
@@ -232,46 +233,6 @@ bool needs_padded_output(const MatmulShape& shape) {
          onednn_bf16_dense_width_is_broken(shape.n);
 }
 
-// A bf16 GEMM of the depth oneDNN cannot run, as two on B as stored: depth
-// kSplitDepth, then the rest accumulated onto it (A B in full where alpha
-// is 0, which matmul() applies after).
-constexpr int64_t kSplitDepth = 32;
-
-bool splits_depth(const MatmulShape& shape) {
-  return shape.ab_type == POSENC_BF16 && onednn_bf16_depth_is_broken(shape.k);
-}
-
-struct DepthSplit {
-  MatmulShape low, high;
-  size_t high_a_offset, high_b_offset;  // bytes
-};
-
-DepthSplit depth_split(const MatmulShape& shape) {
-  DepthSplit split{shape, shape, 0, 0};
-  for (MatmulShape* part : {&split.low, &split.high}) {
-    part->b_packed = false;
-    if (shape.alpha == 0.0f) part->alpha = 1.0f;
-  }
-  split.low.k = kSplitDepth;
-  split.high.k = shape.k - kSplitDepth;
-  split.high.accumulate = true;
-  const size_t element = dtype_bytes(shape.ab_type);
-  split.high_a_offset = size_t(kSplitDepth) * element;
-  split.high_b_offset = size_t(shape.transpose_b ? kSplitDepth : kSplitDepth * shape.ldb) * element;
-  return split;
-}
-
-// Calls `each` on the two GEMMs of a shape depth_split splits, and returns
-// true; false, calling nothing, for any other shape.
-template <class Each>
-bool for_each_depth_part(const MatmulShape& shape, const Each& each) {
-  if (!splits_depth(shape)) return false;
-  const DepthSplit split = depth_split(shape);
-  each(split.low);
-  each(split.high);
-  return true;
-}
-
 // Calls prepare(slots) on the slots of the region being finished (or the
 // thread's own slot), outside regions only.
 template <class Prepare>
@@ -287,6 +248,72 @@ void prepare_outside_region(const Prepare& prepare) {
 // Makes what `shape` needs in those slots.
 void prepare_outside_region(const MatmulShape& shape) {
   prepare_outside_region([&](const GemmSlots& slots) { slots.prepare(shape); });
+}
+
+// A bf16 GEMM of the depth oneDNN cannot run (pads_depth) runs at depth
+// kPaddedDepth on copies of A and B in the slot's depth_copy, A's rows and
+// B's depth padded with zeros (which add nothing), B as stored.
+constexpr int64_t kPaddedDepth = 64;
+
+MatmulShape depth_padded_shape(const MatmulShape& shape) {
+  MatmulShape padded = shape;
+  padded.k = padded.lda = kPaddedDepth;
+  padded.ldb = shape.transpose_b ? kPaddedDepth : shape.n;
+  padded.batch_stride_a = shape.batch_stride_a == 0 ? 0 : shape.m * kPaddedDepth;
+  padded.batch_stride_b = shape.batch_stride_b == 0 ? 0 : shape.n * kPaddedDepth;
+  padded.b_packed = false;
+  return padded;
+}
+
+// Elements of the copies of A and B: one batch item's where it broadcasts.
+struct DepthCopy {
+  int64_t a_elements, b_elements;
+  size_t bytes() const { return size_t(a_elements + b_elements) * sizeof(uint16_t); }
+};
+
+DepthCopy depth_copy_of(const MatmulShape& shape) {
+  const int64_t a_items = shape.batch_stride_a == 0 ? 1 : shape.batch;
+  const int64_t b_items = shape.batch_stride_b == 0 ? 1 : shape.batch;
+  return DepthCopy{a_items * shape.m * kPaddedDepth, b_items * shape.n * kPaddedDepth};
+}
+
+// dst[r * dst_stride + j] = src[r * src_stride + j] for r < rows, j < width,
+// and 0 for width <= j < dst_stride.
+void copy_padded_rows(const uint16_t* src, int64_t src_stride, int64_t rows, int64_t width,
+                      uint16_t* dst, int64_t dst_stride) {
+  for (int64_t r = 0; r < rows; ++r) {
+    std::memcpy(dst + r * dst_stride, src + r * src_stride, size_t(width) * sizeof(uint16_t));
+    std::fill(dst + r * dst_stride + width, dst + (r + 1) * dst_stride, uint16_t(0));
+  }
+}
+
+void run_with_padded_depth(const MatmulShape& shape, const void* a, const void* b, void* c) {
+  const MatmulShape padded = depth_padded_shape(shape);
+  const DepthCopy copy = depth_copy_of(shape);
+  prepare_outside_region([&](const GemmSlots& slots) { slots.prepare_depth_copy(copy.bytes()); });
+  std::vector<uint8_t>& buffer = current_slot().depth_copy;
+  if (buffer.size() < copy.bytes()) throw NotPrepared();
+  auto* a_copy = reinterpret_cast<uint16_t*>(buffer.data());
+  uint16_t* b_copy = a_copy + copy.a_elements;
+  if (!binding.dry) {
+    const auto* a16 = static_cast<const uint16_t*>(a);
+    const auto* b16 = static_cast<const uint16_t*>(b);
+    for (int64_t item = 0; item * shape.m * kPaddedDepth < copy.a_elements; ++item) {
+      copy_padded_rows(a16 + item * shape.batch_stride_a, shape.lda, shape.m, shape.k,
+                       a_copy + item * padded.batch_stride_a, kPaddedDepth);
+    }
+    for (int64_t item = 0; item * shape.n * kPaddedDepth < copy.b_elements; ++item) {
+      uint16_t* to = b_copy + item * padded.batch_stride_b;
+      const uint16_t* from = b16 + item * shape.batch_stride_b;
+      if (shape.transpose_b) {  // n rows of depth k
+        copy_padded_rows(from, shape.ldb, shape.n, shape.k, to, kPaddedDepth);
+      } else {  // k rows of n, then zero rows
+        copy_padded_rows(from, shape.ldb, shape.k, shape.n, to, shape.n);
+        std::fill(to + shape.k * shape.n, to + kPaddedDepth * shape.n, uint16_t(0));
+      }
+    }
+  }
+  matmul(padded, a_copy, b_copy, c);
 }
 
 void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
@@ -370,12 +397,8 @@ void matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
   // Alpha 0: the primitive computes A B (create_matmul), times 0 here;
   // accumulating, 0 * A B adds nothing and C stays as it is.
   if (shape.alpha == 0.0f && shape.accumulate) return;
-  if (splits_depth(shape)) {
-    const DepthSplit split = depth_split(shape);
-    matmul(split.low, a, b, c);
-    matmul(split.high, static_cast<const uint8_t*>(a) + split.high_a_offset,
-           static_cast<const uint8_t*>(b) + split.high_b_offset, c);
-    if (shape.alpha == 0.0f && !binding.dry) times_zero(shape, c);
+  if (pads_depth(shape)) {
+    run_with_padded_depth(shape, a, b, c);
     return;
   }
   prepare_outside_region(shape);
@@ -416,7 +439,11 @@ GemmSlots::GemmSlots(int count) {
 GemmSlot* GemmSlots::slot(int index) const { return (*own_)[size_t(index)].get(); }
 
 void GemmSlots::prepare(const MatmulShape& shape) const {
-  if (for_each_depth_part(shape, [&](const MatmulShape& part) { prepare(part); })) return;
+  if (pads_depth(shape)) {
+    prepare(depth_padded_shape(shape));
+    prepare_depth_copy(depth_copy_of(shape).bytes());
+    return;
+  }
   const bool padded = needs_padded_output(shape);
   const std::shared_ptr<const CachedMatmul> mm =
       held_or_cached(held(), padded ? padded_shape(shape) : shape);
@@ -428,12 +455,15 @@ void GemmSlots::prepare(const MatmulShape& shape) const {
 }
 
 void GemmSlots::hold(const MatmulShape& shape) const {
-  if (for_each_depth_part(shape, [&](const MatmulShape& part) { hold(part); })) return;
-  held_or_cached(held(), shape);
+  held_or_cached(held(), pads_depth(shape) ? depth_padded_shape(shape) : shape);
 }
 
 void GemmSlots::prepare_output_copy(size_t bytes) const {
   for (int i = 0; i < count_; ++i) grow(slot(i)->output_copy, bytes);
+}
+
+void GemmSlots::prepare_depth_copy(size_t bytes) const {
+  for (int i = 0; i < count_; ++i) grow(slot(i)->depth_copy, bytes);
 }
 
 GemmSlots::Use::Use(const GemmSlots& slots, int slot, bool in_region, bool dry)
@@ -446,7 +476,12 @@ GemmSlots::Use::~Use() {
   binding = Binding{previous_slot_, previous_slots_, previous_in_region_, previous_dry_};
 }
 
+bool pads_depth(const MatmulShape& shape) {
+  return shape.ab_type == POSENC_BF16 && onednn_bf16_depth_is_broken(shape.k);
+}
+
 size_t packed_b_bytes(const MatmulShape& shape) {
+  if (pads_depth(shape)) return 0;
   const std::shared_ptr<const CachedMatmul> mm = primitive_for(shape);
   return mm->pack ? mm->b.get_size() : 0;
 }
@@ -532,12 +567,13 @@ bool holds_packed_b_of(const CachedMatmul& whole, const MatmulShape& part) {
 }  // namespace
 
 bool packed_b_serves(const MatmulShape& shape, const MatmulShape& packed_for) {
+  if (pads_depth(shape)) return false;
   return shape == packed_for || holds_packed_b_of(*primitive_for(packed_for), shape);
 }
 
 bool matmul_on_packed_b(const MatmulShape& shape, const MatmulShape& packed_for, const void* a,
                         const void* packed_b, void* c) {
-  if (splits_depth(shape)) return false;  // its two GEMMs read B as stored
+  if (pads_depth(shape)) return false;  // B as stored
   const std::shared_ptr<const CachedMatmul> whole = primitive_for(packed_for);
   if (shape == packed_for || holds_packed_b_of(*whole, shape)) {
     matmul(shape, a, packed_b, c);

@@ -9,8 +9,9 @@
 // carried into it).
 //
 // With b_packed (batch 1 only), b is instead B in oneDNN's own blocked
-// layout for the GEMM, written by pack_b (for GEMMs that reuse one B, such as one head's keys for
-// all its query blocks: the layout change is then paid once).
+// layout for the GEMM, written by pack_b (for GEMMs that reuse one B, such
+// as one head's keys for all its query blocks: the layout change is then
+// paid once), or B as stored where packed_b_bytes is 0.
 //
 // Safe to call from many threads at once. Inside an OpenMP parallel region
 // the GEMM runs on the calling thread alone.
@@ -91,9 +92,10 @@ class PrimitiveHold {
 class GemmSlots {
  public:
   explicit GemmSlots(int count);  // allocates any missing slot
-  // Creates the primitive of `shape` (for matmul or pack_b) and its memory
-  // objects and scratchpad in every slot, so that running it in the region
-  // allocates nothing in posenc.
+  // Creates the primitive of `shape` (for matmul or pack_b; at a padded
+  // depth, of the GEMM matmul() runs) and its memory objects, scratchpad and
+  // copies in every slot, so that running it in the region allocates
+  // nothing in posenc.
   void prepare(const MatmulShape& shape) const;
   // Holds the primitive of `shape` (PrimitiveHold): looked up, or made where
   // the cache dropped it; its memory objects are not made.
@@ -101,6 +103,8 @@ class GemmSlots {
   // Grows every slot's buffer for GEMM outputs written there first to at
   // least `bytes`.
   void prepare_output_copy(size_t bytes) const;
+  // Likewise the buffer for the copies of A and B of a GEMM at a padded depth.
+  void prepare_depth_copy(size_t bytes) const;
   // The primitives the calling thread holds.
   HeldPrimitives& held() const { return hold_.held(); }
 
@@ -227,8 +231,12 @@ void set_matmul_cache_capacity(int64_t capacity);
 int64_t matmul_cache_capacity();
 int64_t matmul_cache_size();
 
+// Whether matmul() runs `shape` at a padded depth (onednn_bf16_depth_is_broken).
+bool pads_depth(const MatmulShape& shape);
+
 // Bytes of B packed for the GEMM of `shape` (b_packed set, batch 1), or 0
-// when oneDNN takes B as it is stored (packing would only copy it).
+// when oneDNN takes B as it is stored (packing would only copy it) or
+// matmul() pads its depth.
 size_t packed_b_bytes(const MatmulShape& shape);
 
 // Writes B (stored as `shape` says: ldb, transpose_b) to `packed`, of
@@ -279,8 +287,8 @@ inline bool onednn_bf16_dense_width_is_broken(int64_t columns) {
 // oneDNN 2.6.3's AMX bf16 matmul (brg:avx512_core_amx_bf16) executes an
 // illegal instruction for a depth k of 63 at most row and column counts (of
 // depths 1 to 300, rows 1 to 200, columns 1 to 100, B as stored either way,
-// 63 alone). matmul() runs such a GEMM as two, of depths 32 and 31, on B as
-// stored, which is never packed for it (packed_b_bytes 0).
+// 63 alone). matmul() runs such a GEMM (pads_depth) at depth 64 on copies
+// of A and B padded with zeros; its B is never packed (packed_b_bytes 0).
 inline bool onednn_bf16_depth_is_broken(int64_t depth) { return depth == 63; }
 
 // Whether oneDNN multiplies bf16 in hardware (AVX512-BF16 or AMX, under the

@@ -143,8 +143,7 @@ std::shared_ptr<const CachedMatmul> create_matmul(const MatmulShape& s) {
     attr.set_post_ops(ops);
   }
   const dnnl::memory::desc b_any(b.dims(), b.data_type(), dnnl::memory::format_tag::any);
-  // B of a depth matmul() splits is read as stored (onednn_bf16_depth_is_broken).
-  const bool packs = s.b_packed && !(s.ab_type == POSENC_BF16 && onednn_bf16_depth_is_broken(s.k));
+  const bool packs = s.b_packed && !pads_depth(s);  // whose B is read as stored
   dnnl::matmul::desc desc(a, packs ? b_any : b, c);
   dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
   if (packs && pd.weights_desc() != b) {
