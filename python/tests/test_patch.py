@@ -411,6 +411,21 @@ def test_inputs_of_other_tokens_than_the_window_get_timms_error():
         assert str(patched.value) == str(unpatched.value)
 
 
+def test_a_swin_mask_wider_than_the_input_gets_timms_error():
+    """An fp32 mask in a bf16 Swin block: timm's scores become fp32, and
+    their product with the bf16 v fails; so does the patched module's."""
+    swin = timm_swin.WindowAttention(16, num_heads=2, window_size=(2, 2)).eval().bfloat16()
+    x, mask = torch.randn(4, 4, 16).bfloat16(), torch.zeros(2, 4, 4)
+    with torch.no_grad(), pytest.raises(RuntimeError) as unpatched:
+        swin(x, mask)
+    posenc_torch.patch(swin)
+    with torch.no_grad(), pytest.raises(RuntimeError) as patched:
+        swin(x, mask)
+    assert str(patched.value) == str(unpatched.value)
+    with torch.no_grad():  # a mask of the input's dtype is posenc's
+        swin(x, mask.bfloat16())
+
+
 def test_entry_points_take_modules_only():
     for entry in (posenc_torch.patch, posenc_torch.unpatch, posenc_torch.known_modules):
         with pytest.raises(TypeError, match="^model: expected a torch.nn.Module, got NoneType"):

@@ -34,7 +34,8 @@ exporter knows posenc's op), and for inputs posenc does not take (an input or ma
 CPU, or neither float32 nor bfloat16), and where timm's forward would
 refuse the call or run more than posenc does: a BottleneckAttn given
 another map size, an empty batch or an input of another dtype than its qkv
-weight; a BEiT shared bias torch would not broadcast; while global forward
+weight; a BEiT shared bias torch would not broadcast; a Swin mask of a wider
+dtype than its input (fp32 in a bf16 block); while global forward
 hooks are registered, or forward hooks on a submodule timm's forward calls
 and posenc's does not, or not as timm does (attn_drop, Swin's softmax,
 SAM's q_norm and k_norm, BottleneckAttn's pos_embed and pool, whose

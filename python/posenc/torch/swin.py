@@ -78,9 +78,12 @@ def forward(module, dtype, x, mask=None):
     wh, ww = module.window_size
     if tokens != wh * ww or (mask is not None and (
             mask.dim() != 3 or tuple(mask.shape[1:]) != (tokens, tokens) or
-            mask.shape[0] == 0 or windows % mask.shape[0])):
+            mask.shape[0] == 0 or windows % mask.shape[0] or
+            torch.promote_types(x.dtype, mask.dtype) != x.dtype)):
         # Not a window's tokens, or not SwinTransformerBlock's mask: timm's
-        # own broadcasting (or error).
+        # own broadcasting (or error; a mask of a wider dtype than x, fp32
+        # in a bf16 module, makes its scores fp32, which its product with v
+        # refuses).
         return original_forward(module)(x, mask)
     run_dtype = dtype or x.dtype
     qkv = module.qkv(x).reshape(windows, tokens, 3, module.num_heads, -1)
