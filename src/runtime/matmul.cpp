@@ -477,7 +477,8 @@ GemmSlots::Use::~Use() {
 }
 
 bool pads_depth(const MatmulShape& shape) {
-  return shape.ab_type == POSENC_BF16 && onednn_bf16_depth_is_broken(shape.k);
+  return shape.ab_type == POSENC_BF16 && onednn_bf16_depth_is_broken(shape.k) &&
+         onednn_bf16_gemm_is_amx();
 }
 
 size_t packed_b_bytes(const MatmulShape& shape) {

@@ -231,7 +231,8 @@ void set_matmul_cache_capacity(int64_t capacity);
 int64_t matmul_cache_capacity();
 int64_t matmul_cache_size();
 
-// Whether matmul() runs `shape` at a padded depth (onednn_bf16_depth_is_broken).
+// Whether matmul() runs `shape` at a padded depth (onednn_bf16_depth_is_broken,
+// on AMX).
 bool pads_depth(const MatmulShape& shape);
 
 // Bytes of B packed for the GEMM of `shape` (b_packed set, batch 1), or 0
@@ -287,8 +288,9 @@ inline bool onednn_bf16_dense_width_is_broken(int64_t columns) {
 // oneDNN 2.6.3's AMX bf16 matmul (brg:avx512_core_amx_bf16) executes an
 // illegal instruction for a depth k of 63 at most row and column counts (of
 // depths 1 to 300, rows 1 to 200, columns 1 to 100, B as stored either way,
-// 63 alone). matmul() runs such a GEMM (pads_depth) at depth 64 on copies
-// of A and B padded with zeros; its B is never packed (packed_b_bytes 0).
+// 63 alone; its AVX512-BF16 kernels, brg:avx512_core_bf16, run them).
+// matmul() runs such a GEMM (pads_depth) at depth 64 on copies of A and B
+// padded with zeros; its B is never packed (packed_b_bytes 0).
 inline bool onednn_bf16_depth_is_broken(int64_t depth) { return depth == 63; }
 
 // Whether oneDNN multiplies bf16 in hardware (AVX512-BF16 or AMX, under the
@@ -299,6 +301,8 @@ inline bool onednn_bf16_depth_is_broken(int64_t depth) { return depth == 63; }
 // ops/attention/problem.hpp). Fixed for the process once asked, as oneDNN's
 // ISA is.
 bool onednn_bf16_gemm_is_native();
+// Whether it does so on AMX.
+bool onednn_bf16_gemm_is_amx();
 
 // oneDNN's version and the ISA its primitives dispatch to, for `posenc info`.
 const char* onednn_version_string();

@@ -387,24 +387,42 @@ const char* onednn_isa_string() {
   }
 }
 
-bool onednn_bf16_gemm_is_native() {
 #if defined(__x86_64__)
-  // -1 until known: an atomic rather than a static's guard, and asked of
-  // oneDNN under the lock held across fork() while primitives are made, as
-  // oneDNN detects the CPU once behind a guard of its own. A fork while
-  // another thread held either guard (on a process's first bf16 call) left
-  // the child waiting on it for good.
-  static std::atomic<int> native{-1};
-  int known = native.load(std::memory_order_relaxed);
+namespace {
+
+// Whether oneDNN's effective ISA includes `isa` (its ISAs are bit sets: AMX
+// includes AVX512-BF16). The ISA is -1 until known: an atomic rather than a
+// static's guard, and asked of oneDNN under the lock held across fork()
+// while primitives are made, as oneDNN detects the CPU once behind a guard
+// of its own. A fork while another thread held either guard (on a
+// process's first bf16 call) left the child waiting on it for good.
+bool onednn_isa_includes(dnnl::cpu_isa isa) {
+  static std::atomic<int64_t> effective{-1};
+  int64_t known = effective.load(std::memory_order_relaxed);
   if (known < 0) {
     const std::lock_guard<std::mutex> lock(OnednnCacheOff::mutex());
     isa_cap();  // applies the cap to oneDNN first
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
-    known = (isa & bf16) == bf16 ? 1 : 0;  // the ISAs are bit sets: AMX includes it
-    native.store(known, std::memory_order_relaxed);
+    known = int64_t(static_cast<unsigned>(dnnl::get_effective_cpu_isa()));
+    effective.store(known, std::memory_order_relaxed);
   }
-  return known == 1;
+  const auto wanted = static_cast<unsigned>(isa);
+  return (static_cast<unsigned>(known) & wanted) == wanted;
+}
+
+}  // namespace
+#endif
+
+bool onednn_bf16_gemm_is_native() {
+#if defined(__x86_64__)
+  return onednn_isa_includes(dnnl::cpu_isa::avx512_core_bf16);
+#else
+  return false;
+#endif
+}
+
+bool onednn_bf16_gemm_is_amx() {
+#if defined(__x86_64__)
+  return onednn_isa_includes(dnnl::cpu_isa::avx512_core_amx);
 #else
   return false;
 #endif
