@@ -387,16 +387,16 @@ const char* onednn_isa_string() {
   }
 }
 
-#if defined(__x86_64__)
 namespace {
 
-// Whether oneDNN's effective ISA includes `isa` (its ISAs are bit sets: AMX
-// includes AVX512-BF16). The ISA is -1 until known: an atomic rather than a
-// static's guard, and asked of oneDNN under the lock held across fork()
-// while primitives are made, as oneDNN detects the CPU once behind a guard
-// of its own. A fork while another thread held either guard (on a
-// process's first bf16 call) left the child waiting on it for good.
+// Whether oneDNN's effective ISA includes the x86 `isa` (its ISAs are bit
+// sets: AMX includes AVX512-BF16). The ISA is -1 until known: an atomic
+// rather than a static's guard, and asked of oneDNN under the lock held
+// across fork() while primitives are made, as oneDNN detects the CPU once
+// behind a guard of its own. A fork while another thread held either guard
+// (on a process's first bf16 call) left the child waiting on it for good.
 bool onednn_isa_includes(dnnl::cpu_isa isa) {
+#if defined(__x86_64__)
   static std::atomic<int64_t> effective{-1};
   int64_t known = effective.load(std::memory_order_relaxed);
   if (known < 0) {
@@ -407,26 +407,17 @@ bool onednn_isa_includes(dnnl::cpu_isa isa) {
   }
   const auto wanted = static_cast<unsigned>(isa);
   return (static_cast<unsigned>(known) & wanted) == wanted;
+#else
+  (void)isa;
+  return false;
+#endif
 }
 
 }  // namespace
-#endif
 
-bool onednn_bf16_gemm_is_native() {
-#if defined(__x86_64__)
-  return onednn_isa_includes(dnnl::cpu_isa::avx512_core_bf16);
-#else
-  return false;
-#endif
-}
+bool onednn_bf16_gemm_is_native() { return onednn_isa_includes(dnnl::cpu_isa::avx512_core_bf16); }
 
-bool onednn_bf16_gemm_is_amx() {
-#if defined(__x86_64__)
-  return onednn_isa_includes(dnnl::cpu_isa::avx512_core_amx);
-#else
-  return false;
-#endif
-}
+bool onednn_bf16_gemm_is_amx() { return onednn_isa_includes(dnnl::cpu_isa::avx512_core_amx); }
 
 const char* onednn_matmul_impl(posenc_dtype type) {
   // Kept here: the cache may drop the primitive.
