@@ -11,6 +11,7 @@ does not take STRIDED yet. out must have head_dim of stride 1 and no
 negative stride on an axis of more than one element.
 """
 import ctypes
+import inspect
 import math
 
 import numpy as np
@@ -462,10 +463,17 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     return ov.obj
 
 
+# attention's options, which attention_workspace_size takes too.
+_OPTIONS = frozenset(inspect.signature(_plan).parameters) - {"q", "k", "v", "sizing"}
+
+
 def attention_workspace_size(q, k, v, *, context=None, workspace=None, **options):
     """Bytes of the workspace attention(q, k, v, **options) needs (its
     workspace, if given, aside). Writes nothing, and makes no output."""
     del workspace  # attention's own, which the size does not depend on
+    unknown = sorted(options.keys() - _OPTIONS)
+    if unknown:
+        raise TypeError(f"attention_workspace_size: {unknown[0]!r} is not an option of attention")
     desc, _, _, _ = _plan(q, k, v, **options, sizing=True)
     size = ctypes.c_size_t()
     check(lib.posenc_attention_workspace_size(handle(context), ctypes.byref(desc),

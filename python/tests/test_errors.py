@@ -328,6 +328,10 @@ def test_outputs_and_workspaces_must_be_writable_memory_of_their_size():
             posenc.attention(q, q, q, workspace=workspace)
     with pytest.raises(TypeError, match="workspace: expected a bytearray"):
         posenc.attention(q, q, q, workspace=memoryview(bytearray(size)))
+    for option in ("bogus", "sizing"):  # (sizing: the private planner's own)
+        with pytest.raises(TypeError, match=f"^attention_workspace_size: '{option}' is not an "
+                           "option of attention"):
+            posenc.attention_workspace_size(q, q, q, **{option: True})
     # posenc's scratch floats over an array's object pointers crashed its release.
     for workspace in (np.empty(size, dtype=object), np.zeros(size, [("a", "f4"), ("o", "O")])):
         with pytest.raises(TypeError, match="^workspace: an array of .* holds Python objects"):
