@@ -103,6 +103,10 @@ struct GemmSlot {
   std::vector<uint8_t> output_copy;
   std::vector<uint8_t> depth_copy;  // A and B of a GEMM run at a padded depth
   BoundArgsByGemm gemms, packs;
+
+  std::vector<uint8_t>& copy(GemmSlots::Copy which) {
+    return which == GemmSlots::Copy::kOutput ? output_copy : depth_copy;
+  }
 };
 
 // The entries of the shapes a thread has made or looked up while a
@@ -250,6 +254,15 @@ void prepare_outside_region(const MatmulShape& shape) {
   prepare_outside_region([&](const GemmSlots& slots) { slots.prepare(shape); });
 }
 
+// The slot's copy buffer `which` of at least `bytes`: grown outside
+// regions, checked inside.
+std::vector<uint8_t>& prepared_copy(GemmSlots::Copy which, size_t bytes) {
+  prepare_outside_region([&](const GemmSlots& slots) { slots.prepare_copy(which, bytes); });
+  std::vector<uint8_t>& buffer = current_slot().copy(which);
+  if (buffer.size() < bytes) throw NotPrepared();
+  return buffer;
+}
+
 // A bf16 GEMM of the depth oneDNN cannot run (pads_depth) runs at depth
 // kPaddedDepth on copies of A and B in the slot's depth_copy, A's rows and
 // B's depth padded with zeros (which add nothing), B as stored.
@@ -265,16 +278,18 @@ MatmulShape depth_padded_shape(const MatmulShape& shape) {
   return padded;
 }
 
-// Elements of the copies of A and B: one batch item's where it broadcasts.
+// The copies of A and B: their batch items (one where it broadcasts) and
+// each item's elements.
 struct DepthCopy {
-  int64_t a_elements, b_elements;
-  size_t bytes() const { return size_t(a_elements + b_elements) * sizeof(uint16_t); }
+  int64_t a_items, b_items, a_item, b_item;
+  int64_t a_elements() const { return a_items * a_item; }
+  size_t bytes() const { return size_t(a_elements() + b_items * b_item) * sizeof(uint16_t); }
 };
 
 DepthCopy depth_copy_of(const MatmulShape& shape) {
-  const int64_t a_items = shape.batch_stride_a == 0 ? 1 : shape.batch;
-  const int64_t b_items = shape.batch_stride_b == 0 ? 1 : shape.batch;
-  return DepthCopy{a_items * shape.m * kPaddedDepth, b_items * shape.n * kPaddedDepth};
+  return DepthCopy{shape.batch_stride_a == 0 ? 1 : shape.batch,
+                   shape.batch_stride_b == 0 ? 1 : shape.batch, shape.m * kPaddedDepth,
+                   shape.n * kPaddedDepth};
 }
 
 // dst[r * dst_stride + j] = src[r * src_stride + j] for r < rows, j < width,
@@ -288,22 +303,19 @@ void copy_padded_rows(const uint16_t* src, int64_t src_stride, int64_t rows, int
 }
 
 void run_with_padded_depth(const MatmulShape& shape, const void* a, const void* b, void* c) {
-  const MatmulShape padded = depth_padded_shape(shape);
   const DepthCopy copy = depth_copy_of(shape);
-  prepare_outside_region([&](const GemmSlots& slots) { slots.prepare_depth_copy(copy.bytes()); });
-  std::vector<uint8_t>& buffer = current_slot().depth_copy;
-  if (buffer.size() < copy.bytes()) throw NotPrepared();
-  auto* a_copy = reinterpret_cast<uint16_t*>(buffer.data());
-  uint16_t* b_copy = a_copy + copy.a_elements;
+  auto* a_copy =
+      reinterpret_cast<uint16_t*>(prepared_copy(GemmSlots::Copy::kDepth, copy.bytes()).data());
+  uint16_t* b_copy = a_copy + copy.a_elements();
   if (!binding.dry) {
     const auto* a16 = static_cast<const uint16_t*>(a);
     const auto* b16 = static_cast<const uint16_t*>(b);
-    for (int64_t item = 0; item * shape.m * kPaddedDepth < copy.a_elements; ++item) {
+    for (int64_t item = 0; item < copy.a_items; ++item) {
       copy_padded_rows(a16 + item * shape.batch_stride_a, shape.lda, shape.m, shape.k,
-                       a_copy + item * padded.batch_stride_a, kPaddedDepth);
+                       a_copy + item * copy.a_item, kPaddedDepth);
     }
-    for (int64_t item = 0; item * shape.n * kPaddedDepth < copy.b_elements; ++item) {
-      uint16_t* to = b_copy + item * padded.batch_stride_b;
+    for (int64_t item = 0; item < copy.b_items; ++item) {
+      uint16_t* to = b_copy + item * copy.b_item;
       const uint16_t* from = b16 + item * shape.batch_stride_b;
       if (shape.transpose_b) {  // n rows of depth k
         copy_padded_rows(from, shape.ldb, shape.n, shape.k, to, kPaddedDepth);
@@ -313,7 +325,7 @@ void run_with_padded_depth(const MatmulShape& shape, const void* a, const void* 
       }
     }
   }
-  matmul(padded, a_copy, b_copy, c);
+  matmul(depth_padded_shape(shape), a_copy, b_copy, c);
 }
 
 void run_matmul(const MatmulShape& shape, const void* a, const void* b, void* c) {
@@ -342,14 +354,10 @@ size_t output_bytes(const MatmulShape& shape) {
 
 // Runs the GEMM of `shape` as `through`, the same GEMM with its output laid
 // out in the slot's output_copy (through's ldc and batch stride): copied
-// from c first when it accumulates, into c after. The buffer is grown
-// outside regions, checked inside.
+// from c first when it accumulates, into c after.
 void run_through_output_copy(const MatmulShape& shape, const MatmulShape& through,
                              const void* a, const void* b, void* c) {
-  const size_t bytes = output_bytes(through);
-  prepare_outside_region([&](const GemmSlots& slots) { slots.prepare_output_copy(bytes); });
-  std::vector<uint8_t>& buffer = current_slot().output_copy;
-  if (buffer.size() < bytes) throw NotPrepared();
+  std::vector<uint8_t>& buffer = prepared_copy(GemmSlots::Copy::kOutput, output_bytes(through));
   if (binding.dry) {  // prepares `through`, computes nothing
     matmul(through, a, b, buffer.data());
     return;
@@ -441,7 +449,7 @@ GemmSlot* GemmSlots::slot(int index) const { return (*own_)[size_t(index)].get()
 void GemmSlots::prepare(const MatmulShape& shape) const {
   if (pads_depth(shape)) {
     prepare(depth_padded_shape(shape));
-    prepare_depth_copy(depth_copy_of(shape).bytes());
+    prepare_copy(Copy::kDepth, depth_copy_of(shape).bytes());
     return;
   }
   const bool padded = needs_padded_output(shape);
@@ -451,19 +459,15 @@ void GemmSlots::prepare(const MatmulShape& shape) const {
     gemm_args(*slot(i), mm);
     if (mm->pack) pack_args(*slot(i), mm);
   }
-  if (padded) prepare_output_copy(output_bytes(padded_shape(shape)));
+  if (padded) prepare_copy(Copy::kOutput, output_bytes(padded_shape(shape)));
 }
 
 void GemmSlots::hold(const MatmulShape& shape) const {
   held_or_cached(held(), pads_depth(shape) ? depth_padded_shape(shape) : shape);
 }
 
-void GemmSlots::prepare_output_copy(size_t bytes) const {
-  for (int i = 0; i < count_; ++i) grow(slot(i)->output_copy, bytes);
-}
-
-void GemmSlots::prepare_depth_copy(size_t bytes) const {
-  for (int i = 0; i < count_; ++i) grow(slot(i)->depth_copy, bytes);
+void GemmSlots::prepare_copy(Copy which, size_t bytes) const {
+  for (int i = 0; i < count_; ++i) grow(slot(i)->copy(which), bytes);
 }
 
 GemmSlots::Use::Use(const GemmSlots& slots, int slot, bool in_region, bool dry)

@@ -100,11 +100,11 @@ class GemmSlots {
   // Holds the primitive of `shape` (PrimitiveHold): looked up, or made where
   // the cache dropped it; its memory objects are not made.
   void hold(const MatmulShape& shape) const;
-  // Grows every slot's buffer for GEMM outputs written there first to at
-  // least `bytes`.
-  void prepare_output_copy(size_t bytes) const;
-  // Likewise the buffer for the copies of A and B of a GEMM at a padded depth.
-  void prepare_depth_copy(size_t bytes) const;
+  // A slot's buffers for copies: of GEMM outputs written there first, and
+  // of A and B of a GEMM at a padded depth.
+  enum class Copy { kOutput, kDepth };
+  // Grows every slot's buffer `which` to at least `bytes`.
+  void prepare_copy(Copy which, size_t bytes) const;
   // The primitives the calling thread holds.
   HeldPrimitives& held() const { return hold_.held(); }
 
