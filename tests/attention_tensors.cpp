@@ -168,30 +168,40 @@ std::vector<float> run(posenc_context* context, const AttentionTensors& call,
     size_t bytes = 0;
     EXPECT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK)
         << posenc_last_error();
-    workspace.resize(bytes);
+    workspace.resize(bytes + 1);
   }
+  // An odd address: the workspace may have any alignment.
+  void* const ws = asked_workspace ? workspace.data() + 1 : nullptr;
+  const size_t ws_bytes = asked_workspace ? workspace.size() - 1 : 0;
   const int64_t dv = reference::value_head_dim_of(d);
   const size_t span = size_t(reference::extent_of(d, d.out_strides, d.heads, d.q_len, dv));
   GuardedFloats out(span);
   t.out = out.data();
-  EXPECT_EQ(posenc_attention(context, &d, &t, asked_workspace ? workspace.data() : nullptr,
-                             workspace.size()),
-            POSENC_OK)
-      << posenc_last_error();
+  EXPECT_EQ(posenc_attention(context, &d, &t, ws, ws_bytes), POSENC_OK) << posenc_last_error();
   EXPECT_TRUE(out.guards_intact());
   const std::vector<float> all = as_floats(out, span, d.out_dtype);
   if (d.layout != POSENC_LAYOUT_STRIDED) return all;
+  // A STRIDED out's rows, densely; every element between them must still
+  // hold what it held before the call.
+  GuardedFloats fresh(span);
+  const std::vector<float> before = as_floats(fresh, span, d.out_dtype);
+  std::vector<bool> in_rows(span, false);
   std::vector<float> rows;
   for (int64_t b = 0; b < d.batch; ++b) {
     for (int64_t h = 0; h < d.heads; ++h) {
       for (int64_t i = 0; i < d.q_len; ++i) {
         for (int64_t c = 0; c < dv; ++c) {
-          rows.push_back(
-              all[size_t(reference::index_of(d, d.out_strides, d.heads, d.q_len, b, h, i, c, dv))]);
+          const size_t e =
+              size_t(reference::index_of(d, d.out_strides, d.heads, d.q_len, b, h, i, c, dv));
+          rows.push_back(all[e]);
+          in_rows[e] = true;
         }
       }
     }
   }
+  size_t written_between = 0;
+  for (size_t e = 0; e < span; ++e) written_between += !in_rows[e] && all[e] != before[e];
+  EXPECT_EQ(written_between, 0u) << "elements of out between its rows were written";
   return rows;
 }
 

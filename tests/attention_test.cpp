@@ -28,9 +28,11 @@ namespace {
 
 constexpr double kF32Atol = 1e-5, kF32Rtol = 1e-4;
 
+// The elements a tensor of `heads` heads and `tokens` tokens of row_size
+// (0: head_dim) spans.
 size_t extent(const posenc_attention_desc& d, const posenc_token_strides& s, int64_t heads,
-              int64_t tokens) {
-  return size_t(reference::extent_of(d, s, heads, tokens));
+              int64_t tokens, int64_t row_size = 0) {
+  return size_t(reference::extent_of(d, s, heads, tokens, row_size));
 }
 
 // Uniform values in [-1, 1), rounded to bf16 when the call takes bf16 (so
@@ -50,15 +52,16 @@ AttentionTensors inputs_of(const posenc_attention_desc& d, bool packed_qkv = fal
   };
   const int64_t kv_heads = reference::kv_heads_of(d);
   const size_t heads = size_t(d.tables_per_head ? d.heads : 1), dh = size_t(d.head_dim);
+  const int64_t dv = reference::value_head_dim_of(d);
   if (packed_qkv) {
     const PackedQkv packed = posenc::packed_qkv(d.q_len, d.heads, kv_heads, d.head_dim);
-    add(Tensor::q, size_t(packed.v_offset) + extent(d, d.v_strides, kv_heads, d.kv_len), 1);
+    add(Tensor::q, size_t(packed.v_offset) + extent(d, d.v_strides, kv_heads, d.kv_len, dv), 1);
     x.view(Tensor::k, Tensor::q, size_t(packed.k_offset));
     x.view(Tensor::v, Tensor::q, size_t(packed.v_offset));
   } else {
     add(Tensor::q, extent(d, d.q_strides, d.heads, d.q_len), 1);
     add(Tensor::k, extent(d, d.k_strides, kv_heads, d.kv_len), 2);
-    add(Tensor::v, extent(d, d.v_strides, kv_heads, d.kv_len), 3);
+    add(Tensor::v, extent(d, d.v_strides, kv_heads, d.kv_len, dv), 3);
   }
   if (d.bias == POSENC_BIAS_ABSOLUTE) add(Tensor::table, heads * size_t(d.kv_len) * dh, 4);
   if (d.bias == POSENC_BIAS_RELATIVE_1D) {
@@ -68,7 +71,9 @@ AttentionTensors inputs_of(const posenc_attention_desc& d, bool packed_qkv = fal
     add(Tensor::table_h, heads * size_t(2 * d.map_height - 1) * dh, 5);
     add(Tensor::table_w, heads * size_t(2 * d.map_width - 1) * dh, 6);
   }
-  if (d.relative_values) add(Tensor::value_table, heads * size_t(relative_rows(d)) * dh, 7);
+  if (d.relative_values) {
+    add(Tensor::value_table, heads * size_t(relative_rows(d)) * size_t(dv), 7);
+  }
   return x;
 }
 
@@ -84,57 +89,6 @@ const std::vector<double>& reference_for(const posenc_attention_desc& d) {
   return it->second;
 }
 
-// The rows of a STRIDED out as floats, densely [batch, heads, q_len,
-// head_dim], as the reference gives them; every element of the buffer
-// outside them must still hold what it held before the call.
-std::vector<float> strided_rows(GuardedFloats& out, const posenc_attention_desc& d) {
-  const size_t span = extent(d, d.out_strides, d.heads, d.q_len);
-  const std::vector<float> all = as_floats(out, span, d.out_dtype);
-  GuardedFloats fresh(span);
-  const std::vector<float> before = as_floats(fresh, span, d.out_dtype);
-  std::vector<bool> in_rows(span, false);
-  std::vector<float> rows;
-  for (int64_t b = 0; b < d.batch; ++b) {
-    for (int64_t h = 0; h < d.heads; ++h) {
-      for (int64_t i = 0; i < d.q_len; ++i) {
-        for (int64_t c = 0; c < d.head_dim; ++c) {
-          const size_t e =
-              size_t(reference::index_of(d, d.out_strides, d.heads, d.q_len, b, h, i, c));
-          rows.push_back(all[e]);
-          in_rows[e] = true;
-        }
-      }
-    }
-  }
-  size_t written_outside = 0;
-  for (size_t e = 0; e < span; ++e) written_outside += !in_rows[e] && all[e] != before[e];
-  EXPECT_EQ(written_outside, 0u) << "elements of out between its rows were written";
-  return rows;
-}
-
-// Runs posenc_attention (with a caller workspace when asked) and returns the
-// output as floats (a STRIDED one densely).
-std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
-                       const AttentionTensors& inputs, bool with_workspace) {
-  const size_t count = extent(d, d.out_strides, d.heads, d.q_len);
-  GuardedFloats out(count);
-  std::vector<unsigned char> workspace;
-  if (with_workspace) {
-    size_t bytes = 0;
-    EXPECT_EQ(posenc_attention_workspace_size(context, &d, &bytes), POSENC_OK);
-    workspace.resize(bytes + 1);
-  }
-  const posenc_attention_tensors t = inputs.tensors(out.data());
-  // An odd address: the workspace may have any alignment.
-  void* ws = with_workspace ? workspace.data() + 1 : nullptr;
-  EXPECT_EQ(posenc_attention(context, &d, &t, ws, workspace.size() - (with_workspace ? 1 : 0)),
-            POSENC_OK)
-      << posenc_last_error();
-  EXPECT_TRUE(out.guards_intact());
-  if (d.layout == POSENC_LAYOUT_STRIDED) return strided_rows(out, d);
-  return as_floats(out, count, d.out_dtype);
-}
-
 ::testing::AssertionResult close_enough(const std::vector<float>& got,
                                         const std::vector<double>& want,
                                         const AttentionTensors& inputs) {
@@ -146,7 +100,7 @@ std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
                                              const posenc_attention_desc& d,
                                              bool with_workspace = false) {
   const AttentionTensors inputs = inputs_of(d);
-  return close_enough(run(context, d, inputs, with_workspace), reference_for(d), inputs);
+  return close_enough(run(context, inputs, with_workspace), reference_for(d), inputs);
 }
 
 // The same for inputs a test made or changed, against the reference of these
@@ -154,7 +108,7 @@ std::vector<float> run(posenc_context* context, const posenc_attention_desc& d,
 ::testing::AssertionResult matches_reference(posenc_context* context,
                                              const posenc_attention_desc& d,
                                              const AttentionTensors& inputs) {
-  return close_enough(run(context, d, inputs, false), reference::attention(d, inputs.reference()),
+  return close_enough(run(context, inputs, false), reference::attention(d, inputs.reference()),
                       inputs);
 }
 
@@ -335,7 +289,7 @@ TEST_P(Attention, FullyMaskedRowsAreZero) {
   posenc_attention_desc d = causal(relative_1d(desc(2, 20, 10, 8), 4, 0), -5);
   EXPECT_TRUE(matches_reference(context(), d));
   AttentionTensors inputs = inputs_of(d);
-  const std::vector<float> got = run(context(), d, inputs, false);
+  const std::vector<float> got = run(context(), inputs, false);
   for (size_t i = 0; i < size_t(5 * 8); ++i) ASSERT_EQ(got[i], 0.0f) << i;
   // Every query before every key.
   EXPECT_TRUE(matches_reference(context(), causal(desc(1, 8, 10, 8), -30)));
@@ -346,7 +300,7 @@ TEST_P(Attention, NonFiniteInputsPropagate) {
   AttentionTensors inputs = inputs_of(d);
   inputs.values(Tensor::q)[3 * 8 + 2] = std::numeric_limits<float>::quiet_NaN();  // query 3
   inputs.values(Tensor::v)[5 * 8 + 1] = std::numeric_limits<float>::infinity();  // key 5, col 1
-  const std::vector<float> got = run(context(), d, inputs, false);
+  const std::vector<float> got = run(context(), inputs, false);
   for (int64_t i = 0; i < 16; ++i) {
     for (int64_t c = 0; c < 8; ++c) {
       const float x = got[size_t(i * 8 + c)];
@@ -370,7 +324,7 @@ TEST_P(Attention, HugeLogitsStaySoftmaxStable) {
   std::vector<float>& k = inputs.values(Tensor::k);
   for (int64_t c = 0; c < 8; ++c) q[c] = c == 0 ? 1e15f : 0.0f;  // query 0
   for (int64_t j = 0; j < 6; ++j) k[j * 8] = float(j) * 1e15f;   // logit ~ j * 1e30
-  const std::vector<float> got = run(context(), d, inputs, false);
+  const std::vector<float> got = run(context(), inputs, false);
   for (int64_t c = 0; c < 8; ++c) {
     EXPECT_EQ(got[size_t(c)], inputs.values(Tensor::v)[5 * 8 + c]) << c;  // all weight on key 5
   }
@@ -464,7 +418,7 @@ TEST_P(Attention, Bf16EveryKeyReachesTheOutput) {
           v[token * size_t(kDim) + token % size_t(kv_len) % size_t(kDim)] = 1.0f;
         }
         x.set(Tensor::v, std::move(v));
-        const std::vector<float> got = run(context(), d, x, false);
+        const std::vector<float> got = run(context(), x, false);
         const std::vector<double> want = reference::attention(d, x.reference());
         double worst = 0.0;
         size_t nonzero_where_none = 0;
@@ -672,7 +626,8 @@ TEST_P(Attention, CausalBlocksOfWideValues) {
 
 // out written into a larger buffer (gaps between its rows, heads outermost)
 // leaves the elements between its rows as they were (run() checks), and
-// strides of 0 repeat a tensor (one k and v for the whole batch).
+// strides of 0 repeat a tensor (one k and v for the whole batch); v and out
+// of value_head_dim wider and narrower than head_dim.
 TEST_P(Attention, StridedOutAndRepeatedInputs) {
   posenc_attention_desc d = relative_1d(desc(3, 20, 30, 8, 2), 4, 1);
   d.layout = POSENC_LAYOUT_STRIDED;
@@ -683,6 +638,15 @@ TEST_P(Attention, StridedOutAndRepeatedInputs) {
   EXPECT_TRUE(matches_reference(context(), causal(grouped(d, 1), 10)));
   d.q_strides = posenc_token_strides{0, 13, 3 * 13};  // BTHD with gaps, one q for both
   EXPECT_TRUE(matches_reference(context(), d));
+  // v and out of other head sizes than q and k, their rows with gaps.
+  for (int64_t dv : {13, 5}) {
+    posenc_attention_desc values = d;
+    values.value_head_dim = dv;
+    values.v_strides = posenc_token_strides{3 * 30 * (dv + 2), dv + 2, 3 * (dv + 2)};
+    values.out_strides = posenc_token_strides{20 * (dv + 3), 2 * 20 * (dv + 3) + 5, dv + 3};
+    EXPECT_TRUE(matches_reference(context(), values));
+    EXPECT_TRUE(matches_reference(context(), as_bf16(causal(values, 10), POSENC_BF16)));
+  }
 }
 
 // Grouped heads whose tasks a thread count splits inside a group (6 heads
@@ -720,7 +684,7 @@ TEST_P(Attention, GroupedAndStridedSameBitsAtAnyThreadCount) {
     for (int threads : {1, 2, 3}) {
       posenc_context* raw = nullptr;
       ASSERT_EQ(posenc_context_create(GetParam(), threads, &raw), POSENC_OK);
-      const std::vector<float> got = run(raw, d, inputs, threads == 2);
+      const std::vector<float> got = run(raw, inputs, threads == 2);
       posenc_context_destroy(raw);
       if (first.empty()) {
         first = got;
