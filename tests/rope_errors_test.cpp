@@ -208,7 +208,7 @@ TEST_F(RopeErrors, ConfigFields) {
        [](posenc_rope_config& c) {
          c.scaling = POSENC_ROPE_SCALING_YARN;
          c.original_max_positions = 16;
-         c.beta_fast = 1.0;
+         c.beta_fast = 0.5;  // below beta_slow's 1
        }},
       {"beta_slow",
        [](posenc_rope_config& c) {

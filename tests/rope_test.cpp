@@ -194,16 +194,23 @@ TEST(RopeFrequencies, YarnBetasAtTheEndsOfTheDoubles) {
   }
 }
 
-// gpt-oss's YaRN (rotary_dim 64, theta 150000, s 32, L0 4096, betas 32 and
-// 1, transformers' truncate = False): the correction range is d(32) =
-// 8.0928 to d(1) = 17.3980 (d(b) = 64 ln(4096 / (2 pi b)) / (2 ln 150000)),
-// not rounded out to [8, 18]; pairs below it keep w_j, pairs above are w_j / s.
-TEST(RopeFrequencies, YarnFractionalCorrectionRange) {
+// gpt-oss's YaRN frequencies (rotary_dim 64, theta 150000, s 32, L0 4096;
+// the default betas 32 and 1, the range rounded).
+posenc_rope_config gpt_oss_yarn() {
   posenc_rope_config c = make_config(64, POSENC_ROPE_HALF_SPLIT);
   c.base = 150000.0;
   c.scaling = POSENC_ROPE_SCALING_YARN;
   c.factor = 32.0;
   c.original_max_positions = 4096;
+  return c;
+}
+
+// gpt-oss's YaRN with transformers' truncate = False, as gpt-oss sets it:
+// the correction range is d(32) = 8.0928 to d(1) = 17.3980 (d(b) =
+// 64 ln(4096 / (2 pi b)) / (2 ln 150000)), not rounded out to [8, 18];
+// pairs below it keep w_j, pairs above are w_j / s.
+TEST(RopeFrequencies, YarnFractionalCorrectionRange) {
+  posenc_rope_config c = gpt_oss_yarn();
   std::vector<double> rounded(32), fractional(32);
   ASSERT_EQ(posenc_rope_inverse_frequencies(&c, rounded.data(), nullptr), POSENC_OK);
   c.fractional_correction_range = 1;
@@ -222,6 +229,25 @@ TEST(RopeFrequencies, YarnFractionalCorrectionRange) {
     }
   }
   EXPECT_NE(rounded[9], fractional[9]);
+}
+
+// Equal betas (transformers warns only for beta_fast < beta_slow): gpt-oss's
+// frequencies with betas 8 and 8, d(8) = 11.8149. Rounded the range is
+// [11, 12]; fractional it is [11.8149, 11.8149 + 0.001], as transformers
+// widens an empty one. Either way pairs up to 11 keep w_j, the rest w_j / s.
+TEST(RopeFrequencies, YarnEqualBetasMakeAStep) {
+  posenc_rope_config c = gpt_oss_yarn();
+  c.beta_fast = c.beta_slow = 8.0;
+  for (int fractional : {0, 1}) {
+    c.fractional_correction_range = fractional;
+    std::vector<double> got(32);
+    ASSERT_EQ(posenc_rope_inverse_frequencies(&c, got.data(), nullptr), POSENC_OK)
+        << posenc_last_error();
+    for (size_t j = 0; j < got.size(); ++j) {
+      const double w = std::pow(150000.0, -double(2 * j) / 64.0);
+      EXPECT_NEAR(got[j], j <= 11 ? w : w / 32.0, 1e-14 * w) << fractional << " " << j;
+    }
+  }
 }
 
 // extrapolation_factor 0, llama.cpp's ext_factor 0: YaRN is then linear

@@ -132,7 +132,7 @@ typedef struct posenc_rope_config {
   double extrapolation_factor;  /* YARN, in [0, 1]; default 1 */
   double attention_factor;      /* YARN, in [0, 2^64]; 0 (default): 0.1 ln(s) + 1, or 1 (see
                                    above) */
-  double beta_fast;             /* YARN, > beta_slow; default 32 */
+  double beta_fast;             /* YARN, >= beta_slow; default 32 */
   double beta_slow;             /* YARN, > 0; default 1 */
   double low_freq_factor;       /* LLAMA3, > 0; default 1 */
   double high_freq_factor;      /* LLAMA3, > low_freq_factor; default 4 */

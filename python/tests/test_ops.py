@@ -383,6 +383,8 @@ def test_rope_qk_in_place_bhtd_and_linear_scaling():
     ("yarn", dict(factor=16.0, original_max_positions=8192, beta_fast=16.0, beta_slow=2.0)),
     ("yarn", dict(factor=0.5, original_max_positions=256)),
     ("yarn", dict(factor=32.0, original_max_positions=4096, fractional_correction_range=True)),
+    ("yarn", dict(factor=8.0, original_max_positions=4096, beta_fast=4.0, beta_slow=4.0,
+                  fractional_correction_range=True)),
     ("llama3", dict(factor=8.0, original_max_positions=8192)),
     ("llama3", dict(factor=32.0, original_max_positions=8192, low_freq_factor=2.0,
                     high_freq_factor=8.0)),
@@ -391,7 +393,8 @@ def test_rope_qk_in_place_bhtd_and_linear_scaling():
 def test_rope_scalings_match_transformers(scaling, fields, dim, base):
     """Every scaling against transformers' formulas (reference.py), with their
     floor and ceil of YaRN's correction range (or without: gpt-oss's
-    truncate=False) and llama3's three bands."""
+    truncate=False; or empty, equal betas widened by 0.001) and llama3's
+    three bands."""
     inv_freq, attention_factor = posenc.inverse_frequencies(
         posenc.rope_config(dim, base=base, scaling=scaling, **fields))
     expected, expected_factor = reference.rope_inverse_frequencies(dim, base, scaling, **fields)

@@ -68,6 +68,13 @@ void require_above(double value, double bound, const char* name, const char* bou
   }
 }
 
+void require_at_least(double value, double bound, const char* name, const char* bound_text) {
+  if (!std::isfinite(value) || !(value >= bound)) {
+    invalid(std::string(name) + " must be finite and >= " + bound_text + " (got " +
+            real_text(value) + ")");
+  }
+}
+
 void require_position_offset(int64_t value, const char* name) {
   if (value < -kMaxPositionOffset || value > kMaxPositionOffset) {
     invalid(std::string(name) + " must be within +-2^40 (got " + std::to_string(value) + ")");

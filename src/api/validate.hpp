@@ -36,9 +36,10 @@ void require_non_negative(int64_t value, const char* name);
 // value is 0 or 1.
 void require_flag(int value, const char* name);
 void require_finite(double value, const char* name);
-// A finite value > bound; `bound_text` names the bound in the message ("0",
-// "beta_slow").
+// A finite value > bound (>= bound); `bound_text` names the bound in the
+// message ("0", "beta_slow").
 void require_above(double value, double bound, const char* name, const char* bound_text);
+void require_at_least(double value, double bound, const char* name, const char* bound_text);
 // A double as an error message shows it: %.9g (1e-30, not std::to_string's
 // 0.000000).
 std::string real_text(double value);
