@@ -63,18 +63,9 @@ std::vector<int64_t> positions_of(const Spec& s) {
 
 // The rotation and the frequencies of its scaling in double.
 std::vector<double> reference_of(const Spec& s, const std::vector<float>& x) {
-  reference::RopeReference r{};
-  r.pairing = s.config.pairing;
-  r.rotary_dim = s.config.rotary_dim;
-  r.grid_width = s.config.grid_width;
-  r.inv_freq = reference::rope_inverse_frequencies(s.config, &r.attention_factor);
-  r.layout = s.layout;
-  r.batch = s.batch;
-  r.tokens = s.tokens;
-  r.heads = s.heads;
-  r.head_dim = s.head_dim;
-  r.positions = positions_of(s);
-  return reference::rope(r, x.data());
+  return reference::rope(reference::rope_reference(s.config, s.layout, s.batch, s.tokens, s.heads,
+                                                   s.head_dim, positions_of(s)),
+                         x.data());
 }
 
 // x*cos + rotate_half(x)*sin over [T, H, d] with per-position tables.

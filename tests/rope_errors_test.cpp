@@ -156,6 +156,12 @@ TEST_F(RopeErrors, ConfigFields) {
       {"base", [](posenc_rope_config& c) { c.base = 1.0; }},
       {"base", [](posenc_rope_config& c) { c.base = 0x1p-65; }},  // frequencies above 2^64
       {"grid_width", [](posenc_rope_config& c) { c.grid_width = -1; }},
+      {"column_first", [](posenc_rope_config& c) { c.column_first = 2; }},
+      {"column_first",  // refused in 1D too, where it is not read
+       [](posenc_rope_config& c) {
+         c.grid_width = 0;
+         c.column_first = -1;
+       }},
       {"scaling", [](posenc_rope_config& c) { c.scaling = posenc_rope_scaling(9); }},
       {"factor",
        [](posenc_rope_config& c) {

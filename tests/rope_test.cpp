@@ -59,10 +59,9 @@ std::vector<int64_t> positions_of(const Problem& p) {
 }
 
 std::vector<double> reference_of(const Problem& p, const float* x) {
-  reference::RopeReference r{p.config.pairing, p.config.rotary_dim, p.config.grid_width, {}, 1.0,
-                             p.layout, p.batch, p.tokens, p.heads, p.head_dim, positions_of(p)};
-  r.inv_freq = reference::rope_inverse_frequencies(p.config, &r.attention_factor);
-  return reference::rope(r, x);
+  return reference::rope(reference::rope_reference(p.config, p.layout, p.batch, p.tokens,
+                                                   p.heads, p.head_dim, positions_of(p)),
+                         x);
 }
 
 // Runs posenc_rope on x (float or bf16 bits) into out.
@@ -572,18 +571,22 @@ TEST_P(Rope, Axial2d) {
     for (auto pairing : kPairings) {
       for (auto layout : kLayouts) {
         for (int64_t cache_positions : {int64_t(0), height * width}) {
-          Problem p{make_config(rotary_dim, pairing)};
-          p.config.grid_width = width;
-          p.layout = layout;
-          p.tokens = height * width;
-          p.head_dim = 16;
-          p.cache_positions = cache_positions;
-          EXPECT_TRUE(matches_reference(context(), p))
-              << rotary_dim << " " << pairing << " " << layout << " " << cache_positions;
-          p.ids = {14, 0, 7, 3, 9, 11, 2, 4, 13, 1, 5, 6, 8, 10, 12};  // a subset, MAE-style
-          p.ids.insert(p.ids.end(), p.ids.begin(), p.ids.begin() + 15);
-          p.tokens = 15;
-          EXPECT_TRUE(matches_reference(context(), p)) << "ids";
+          for (int column_first : {0, 1}) {
+            Problem p{make_config(rotary_dim, pairing)};
+            p.config.grid_width = width;
+            p.config.column_first = column_first;
+            p.layout = layout;
+            p.tokens = height * width;
+            p.head_dim = 16;
+            p.cache_positions = cache_positions;
+            EXPECT_TRUE(matches_reference(context(), p))
+                << rotary_dim << " " << pairing << " " << layout << " " << cache_positions << " "
+                << column_first;
+            p.ids = {14, 0, 7, 3, 9, 11, 2, 4, 13, 1, 5, 6, 8, 10, 12};  // a subset, MAE-style
+            p.ids.insert(p.ids.end(), p.ids.begin(), p.ids.begin() + 15);
+            p.tokens = 15;
+            EXPECT_TRUE(matches_reference(context(), p)) << "ids";
+          }
         }
       }
     }
@@ -603,6 +606,42 @@ TEST_P(Rope, Axial2dRowPairsComeFirst) {
     for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(out[size_t(y * 16 + i)], x[size_t(y * 16 + i)]);
     EXPECT_NE(out[size_t(y * 16 + 8)], x[size_t(y * 16 + 8)]);
   }
+}
+
+// column_first as SAM 2 defines its axial RoPE (compute_axial_cis(dim, end_x,
+// end_y, theta), apply_rotary_enc): token t of an end_x-wide grid has
+// t_x = t % end_x and t_y = t // end_x; frequencies f_j = theta^(-4j/dim)
+// for j < dim/4; pair j of the interleaved pairs turns by t_x f_j, pair
+// dim/4 + j by t_y f_j, as the complex product (x0 + i x1) e^(i angle).
+// A 3-row, 5-wide grid, dim 16, theta 10000, on the fly and from a cache.
+TEST_P(Rope, Axial2dColumnFirstIsSam2) {
+  const int64_t end_x = 5, end_y = 3, dim = 16, tokens = end_x * end_y;
+  posenc_rope_config config = make_config(dim, POSENC_ROPE_INTERLEAVED);
+  config.grid_width = end_x;
+  config.column_first = 1;
+  const std::vector<float> x = random_floats(size_t(tokens * dim), 8);
+  std::vector<double> want(x.size());
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t j = 0; j < dim / 2; ++j) {
+      const double f = std::pow(10000.0, -double(4 * (j % (dim / 4))) / double(dim));
+      const double angle = double(j < dim / 4 ? t % end_x : t / end_x) * f;
+      const double x0 = x[size_t(t * dim + 2 * j)], x1 = x[size_t(t * dim + 2 * j + 1)];
+      want[size_t(t * dim + 2 * j)] = x0 * std::cos(angle) - x1 * std::sin(angle);
+      want[size_t(t * dim + 2 * j + 1)] = x0 * std::sin(angle) + x1 * std::cos(angle);
+    }
+  }
+  posenc_rope_cache* cache = nullptr;
+  ASSERT_EQ(posenc_rope_cache_create(context(), &config, tokens, &cache), POSENC_OK);
+  for (const bool cached : {false, true}) {
+    std::vector<float> out(x.size());
+    ASSERT_EQ(posenc_rope(context(), cached ? nullptr : &config, cached ? cache : nullptr,
+                          nullptr, POSENC_ROPE_BTHD, POSENC_F32, 1, tokens, 1, dim, x.data(),
+                          out.data()),
+              POSENC_OK)
+        << posenc_last_error();
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], want[i], 1e-6) << cached << i;
+  }
+  posenc_rope_cache_destroy(cache);
 }
 
 TEST_P(Rope, CacheSharedByThreads) {

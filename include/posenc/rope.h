@@ -53,10 +53,12 @@
  * 2D axial RoPE (grid_width W >= 1, for an X-by-Y feature map with W = Y and
  * token n = x*Y + y): position p is the cell (p / W, p % W). Pairs
  * [0, rotary_dim/4) rotate by the row x and pairs [rotary_dim/4, rotary_dim/2)
- * by the column y, both halves with the 1D frequencies of dimension
- * F = rotary_dim/2 (rotary_dim must be a multiple of 4). With HALF_SPLIT the
- * row pairs are therefore values [0, rotary_dim/4) and
- * [rotary_dim/2, 3 rotary_dim/4).
+ * by the column y (timm's EVA and RotaryEmbeddingCat), or with column_first
+ * the first by the column and the second by the row (SAM 2's and RoPE-ViT's
+ * compute_axial_cis with end_x = W: t_x = p % W first), both halves with the
+ * 1D frequencies of dimension F = rotary_dim/2 (rotary_dim must be a
+ * multiple of 4). With HALF_SPLIT the first axis's pairs are therefore
+ * values [0, rotary_dim/4) and [rotary_dim/2, 3 rotary_dim/4).
  *
  * Angles. A cos/sin cache (posenc_rope_cache) holds rows computed in double
  * and rounded once to fp32. Without a cache the rows are computed per call:
@@ -138,6 +140,9 @@ typedef struct posenc_rope_config {
   double high_freq_factor;      /* LLAMA3, > low_freq_factor; default 4 */
   /* Added in 0.5. YARN: 0 (default) rounds lo and hi, 1 keeps them fractional. */
   int fractional_correction_range;
+  /* Added in 0.6. 2D: 0 (default) the row's pairs first, 1 the column's (SAM 2); 1D ignores
+     it. */
+  int column_first;
 } posenc_rope_config;
 
 /* Fills *config with the defaults above and the given rotary_dim. */

@@ -32,7 +32,7 @@ ROPE_LAYOUT = {"bthd": 0, "bhtd": 1}
 ROPE_SCALING = {"none": 0, "linear": 1, "dynamic_ntk": 2, "yarn": 3, "llama3": 4}
 ROPE_POSITIONS = {"int32": 0, "int64": 1}
 # The library version whose structs these mirror (major, minor: the soname's).
-ABI_VERSION = ("0", "5")
+ABI_VERSION = ("0", "6")
 ROPE_MAX_ROTARY_DIM = 65536  # POSENC_ROPE_MAX_ROTARY_DIM
 MAX_THREADS = 1024  # POSENC_MAX_THREADS
 
@@ -202,7 +202,7 @@ class RopeConfig(ctypes.Structure):  # posenc_rope_config
                 ("attention_factor", ctypes.c_double), ("beta_fast", ctypes.c_double),
                 ("beta_slow", ctypes.c_double), ("low_freq_factor", ctypes.c_double),
                 ("high_freq_factor", ctypes.c_double),
-                ("fractional_correction_range", ctypes.c_int)]
+                ("fractional_correction_range", ctypes.c_int), ("column_first", ctypes.c_int)]
 
 
 class RopePositions(ctypes.Structure):  # posenc_rope_positions

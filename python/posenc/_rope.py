@@ -22,7 +22,9 @@ def rope_config(rotary_dim, **fields):
     grid_width, scaling ("none", "linear", "dynamic_ntk", "yarn", "llama3"),
     factor, original_max_positions, sequence_length, extrapolation_factor,
     attention_factor, beta_fast, beta_slow, low_freq_factor, high_freq_factor,
-    fractional_correction_range (True: transformers' YaRN truncate=False)."""
+    fractional_correction_range (True: transformers' YaRN truncate=False),
+    column_first (2D: True turns the first half of the pairs by the column,
+    as SAM 2 does; timm's EVA turns them by the row)."""
     config = _abi.RopeConfig()
     check(lib.posenc_rope_config_init(ctypes.byref(config), _abi.integer(rotary_dim, "rotary_dim")))
     names = {name for name, _ in _abi.RopeConfig._fields_}

@@ -60,7 +60,7 @@ def test_structs_and_enums_match_the_headers(tmp_path):
 
 def test_the_library_is_of_the_mirrors_version():
     """The package loads only a libposenc of the minor version its mirrors
-    and its own version are of (0.5's RopeConfig has a field 0.4's lacks)."""
+    and its own version are of (0.5's and 0.6's RopeConfig have fields 0.4's and 0.5's lack)."""
     import posenc
     from posenc._lib import abi_mismatch, lib
     assert tuple(posenc.version().split(".")[:2]) == _abi.ABI_VERSION

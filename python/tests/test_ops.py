@@ -361,6 +361,56 @@ def test_rope_config_cache_positions(pairing):
     close(posenc.rope(torch.from_numpy(x), cache=cache, positions=ids), expected)
 
 
+def sam2_axial_rope(x, end_x, end_y, theta):
+    """SAM 2's axial RoPE as its compute_axial_cis and apply_rotary_enc define
+    it (in double): token t of an end_x-wide grid at t_x = t % end_x, t_y =
+    t // end_x; f_j = theta^(-4j/dim), j < dim/4; x's interleaved pairs as
+    complex numbers times [e^(i t_x f), e^(i t_y f)]. x [B, H, N, dim]."""
+    dim = x.shape[-1]
+    freqs = 1.0 / theta ** (torch.arange(0, dim, 4)[:dim // 4].double() / dim)
+    t = torch.arange(end_x * end_y, dtype=torch.float64)
+    t_x, t_y = t % end_x, torch.div(t, end_x, rounding_mode="floor")
+    angles = torch.cat([torch.outer(t_x, freqs), torch.outer(t_y, freqs)], dim=-1)
+    cis = torch.polar(torch.ones_like(angles), angles)
+    pairs = torch.view_as_complex(x.double().reshape(*x.shape[:-1], -1, 2).contiguous())
+    return torch.view_as_real(pairs * cis).flatten(3)
+
+
+def timm_eva_rope(x, height, width, temperature):
+    """timm's RotaryEmbeddingCat (in_pixels=False) and apply_rot_embed_cat as
+    they define it (in double): bands 1/temperature^(j/(dim/4)), j < dim/4;
+    a meshgrid "ij" of (row, column) times the bands, [rows | columns] per
+    token, each repeated twice; x cos + rot(x) sin with rot(x) = (-x1, x0)
+    for each pair. x [B, H, N, dim]."""
+    dim = x.shape[-1]
+    bands = 1.0 / temperature ** (torch.arange(dim // 4).double() / (dim // 4))
+    grid = torch.stack(torch.meshgrid(torch.arange(height).double(),
+                                      torch.arange(width).double(), indexing="ij"), dim=-1)
+    angles = (grid.unsqueeze(-1) * bands).reshape(height * width, -1)
+    sin, cos = (f(angles).repeat_interleave(2, -1) for f in (torch.sin, torch.cos))
+    x = x.double()
+    rotated = torch.stack([-x[..., 1::2], x[..., ::2]], -1).reshape(x.shape)
+    return x * cos + rotated * sin
+
+
+@pytest.mark.parametrize("column_first", [False, True])
+def test_rope_2d_matches_sam2_and_timm_eva(column_first):
+    """A 3-row, 5-wide grid: column_first is SAM 2's axial RoPE, the default
+    timm's EVA (row first); on the fly and from a cache, BHTD as both hold q."""
+    height, width, dim = 3, 5, 16
+    x = torch.randn(2, 4, height * width, dim)
+    config = posenc.rope_config(dim, pairing="interleaved", grid_width=width,
+                                column_first=column_first)
+    if column_first:
+        expected = sam2_axial_rope(x, width, height, 10000.0)
+    else:
+        expected = timm_eva_rope(x, height, width, 10000.0)
+    close(posenc.rope(x, config=config, layout="bhtd"), expected.numpy())
+    cache = posenc.RopeCache(config, height * width)
+    assert cache.config.column_first == column_first
+    close(posenc.rope(x, cache=cache, layout="bhtd"), expected.numpy())
+
+
 def test_rope_qk_in_place_bhtd_and_linear_scaling():
     config = posenc.rope_config(8, scaling="linear", factor=2.0)
     inv_freq, _ = posenc.inverse_frequencies(config)

@@ -78,6 +78,7 @@ void require_rope_config(const posenc_rope_config& c) {
   require_enum(c.pairing, "pairing", {POSENC_ROPE_INTERLEAVED, POSENC_ROPE_HALF_SPLIT});
   require_frequency_base(c.base, "base");
   require_non_negative(c.grid_width, "grid_width");
+  require_flag(c.column_first, "column_first");
   if (c.grid_width > 0 && c.rotary_dim % 4 != 0) {
     invalid("rotary_dim must be a multiple of 4 for 2D RoPE (grid_width > 0) (got " +
             std::to_string(c.rotary_dim) + ")");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace posenc::reference {
 namespace {
@@ -59,6 +60,15 @@ std::vector<double> rope_inverse_frequencies(const posenc_rope_config& c,
   return per_pair;
 }
 
+RopeReference rope_reference(const posenc_rope_config& c, posenc_rope_layout layout,
+                             int64_t batch, int64_t tokens, int64_t heads, int64_t head_dim,
+                             std::vector<int64_t> positions) {
+  RopeReference r{c.pairing, c.rotary_dim, c.grid_width, c.column_first != 0, {}, 1.0, layout,
+                  batch, tokens, heads, head_dim, std::move(positions)};
+  r.inv_freq = rope_inverse_frequencies(c, &r.attention_factor);
+  return r;
+}
+
 std::vector<double> rope(const RopeReference& r, const float* x) {
   const int64_t pairs = r.rotary_dim / 2;
   std::vector<double> out(size_t(r.batch * r.tokens * r.heads * r.head_dim));
@@ -73,7 +83,10 @@ std::vector<double> rope(const RopeReference& r, const float* x) {
         for (int64_t i = 0; i < r.head_dim; ++i) o[i] = in[i];
         for (int64_t j = 0; j < pairs; ++j) {
           int64_t position = p;
-          if (r.grid_width > 0) position = j < pairs / 2 ? p / r.grid_width : p % r.grid_width;
+          if (r.grid_width > 0) {
+            const bool by_column = (j < pairs / 2) == r.column_first;
+            position = by_column ? p % r.grid_width : p / r.grid_width;
+          }
           const double angle = double(position) * r.inv_freq[size_t(j)];
           const double c = r.attention_factor * std::cos(angle);
           const double s = r.attention_factor * std::sin(angle);

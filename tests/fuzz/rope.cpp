@@ -32,7 +32,9 @@ posenc_rope_config draw_config(FuzzInput& in, int& bad) {
   c.low_freq_factor = double(in.byte() % 4);
   c.high_freq_factor = double(in.byte() % 8);
   c.fractional_correction_range = in.choice(3);  // 2: refused under YARN
+  c.column_first = in.choice(3);                 // 2: refused
   bad += c.rotary_dim % 2 != 0 || c.pairing > POSENC_ROPE_HALF_SPLIT || c.grid_width < 0 ||
+         c.column_first > 1 ||
          (c.grid_width > 0 && c.rotary_dim % 4 != 0) || c.scaling > POSENC_ROPE_SCALING_LLAMA3;
   return c;
 }

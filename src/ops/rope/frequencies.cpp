@@ -120,7 +120,8 @@ bool same_config(const posenc_rope_config& a, const posenc_rope_config& b) {
          same(a.attention_factor, b.attention_factor) && same(a.beta_fast, b.beta_fast) &&
          same(a.beta_slow, b.beta_slow) && same(a.low_freq_factor, b.low_freq_factor) &&
          same(a.high_freq_factor, b.high_freq_factor) &&
-         a.fractional_correction_range == b.fractional_correction_range;
+         a.fractional_correction_range == b.fractional_correction_range &&
+         a.column_first == b.column_first;
 }
 
 // The calling thread's angles of its last config.

@@ -31,7 +31,8 @@ void write_pairs(const RopeAngles& angles, const Real* cos, const Real* sin, int
 }
 
 // Calls axis(first_pair, axis_position) for each axis of the position: the
-// whole row in 1D; the row then the column of the grid cell in 2D.
+// whole row in 1D; in 2D the grid cell's row then its column, or its column
+// then its row (column_first).
 template <class Axis>
 void for_each_axis(const RopeAngles& angles, int64_t position, const Axis& axis) {
   const int64_t width = angles.config.grid_width;
@@ -39,8 +40,10 @@ void for_each_axis(const RopeAngles& angles, int64_t position, const Axis& axis)
     axis(0, position);
   } else {
     const int64_t half = angles.pairs() / 2;
-    axis(0, position / width);
-    axis(half, position % width);
+    const int64_t row = position / width, column = position % width;
+    const bool column_first = angles.config.column_first != 0;
+    axis(0, column_first ? column : row);
+    axis(half, column_first ? row : column);
   }
 }
 
