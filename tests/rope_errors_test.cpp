@@ -4,7 +4,9 @@
 
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "c_enum_calls.h"
 #include "compare.hpp"
@@ -374,6 +376,62 @@ TEST_F(RopeErrors, CacheAndHelpers) {
   expect_rejected(posenc_rope_cache_config(nullptr, &config_), POSENC_ERROR_NULL_POINTER,
                   "cache");
   EXPECT_EQ(posenc_rope_cache_max_positions(nullptr), 0);
+}
+
+// posenc_rope_cache_create_from_tables refuses each bad argument by name
+// and makes nothing; a position past the tables' is refused at the call.
+TEST_F(RopeErrors, CacheFromTables) {
+  const std::vector<float> cos(4 * 4, 1.0f), sin(4 * 4, 0.0f);  // 4 positions of 4 pairs
+  posenc_rope_cache* cache = nullptr;
+  const auto make = [&](int64_t rotary_dim, int pairing, int64_t positions, const float* c,
+                        const float* s, posenc_rope_cache** out) {
+    posenc_rope_pairing p;
+    store_enum(p, pairing);
+    return posenc_rope_cache_create_from_tables(nullptr, rotary_dim, p, positions, c, s, out);
+  };
+  constexpr int kHalf = POSENC_ROPE_HALF_SPLIT;
+  constexpr auto kInvalid = POSENC_ERROR_INVALID_ARGUMENT;
+  expect_rejected(make(7, kHalf, 4, cos.data(), sin.data(), &cache), kInvalid, "rotary_dim");
+  expect_rejected(make(0, kHalf, 4, cos.data(), sin.data(), &cache), kInvalid, "rotary_dim");
+  expect_rejected(make(8, -1, 4, cos.data(), sin.data(), &cache), kInvalid, "pairing");
+  expect_rejected(make(8, 2, 4, cos.data(), sin.data(), &cache), kInvalid, "pairing");
+  expect_rejected(make(8, kHalf, 0, cos.data(), sin.data(), &cache), kInvalid, "max_positions");
+  expect_rejected(make(8, kHalf, INT64_MAX / 4, cos.data(), sin.data(), &cache),
+                  POSENC_ERROR_OVERFLOW, "max_positions");
+  expect_rejected(make(8, kHalf, 4, nullptr, sin.data(), &cache), POSENC_ERROR_NULL_POINTER,
+                  "cos");
+  expect_rejected(make(8, kHalf, 4, cos.data(), nullptr, &cache), POSENC_ERROR_NULL_POINTER,
+                  "sin");
+  expect_rejected(make(8, kHalf, 4, offset_bytes(cos.data(), 2), sin.data(), &cache), kInvalid,
+                  "cos");
+  expect_rejected(make(8, kHalf, 4, cos.data(), sin.data(), nullptr), POSENC_ERROR_NULL_POINTER,
+                  "cache");
+  EXPECT_EQ(cache, nullptr);
+  ASSERT_EQ(make(8, kHalf, 4, cos.data(), sin.data(), &cache), POSENC_OK) << posenc_last_error();
+  const int64_t ids[kBatch * kTokens] = {0, 1, 2, 4};
+  const posenc_rope_positions past{0, ids, POSENC_ROPE_POSITIONS_INT64};
+  expect_rejected(posenc_rope(nullptr, nullptr, cache, &past, kBthd, POSENC_F32, kBatch, kTokens,
+                              kHeads, kDim, x_.data(), out_.data()),
+                  kInvalid, "positions");
+  posenc_rope_config config = config_;
+  expect_rejected(posenc_rope_cache_config(cache, &config), kInvalid, "no config");
+  EXPECT_EQ(std::memcmp(&config, &config_, sizeof config), 0);
+  // Reading them back: into two disjoint, aligned buffers of 16 floats.
+  GuardedFloats both(32);
+  expect_rejected(posenc_rope_cache_tables(nullptr, both.data(), both.data() + 16),
+                  POSENC_ERROR_NULL_POINTER, "cache");
+  expect_rejected(posenc_rope_cache_tables(cache, nullptr, both.data() + 16),
+                  POSENC_ERROR_NULL_POINTER, "cos");
+  expect_rejected(posenc_rope_cache_tables(cache, both.data(), offset_bytes(both.data(), 2)),
+                  kInvalid, "sin");
+  expect_rejected(posenc_rope_cache_tables(cache, both.data(), both.data() + 15),
+                  POSENC_ERROR_ALIASING, "sin");
+  EXPECT_TRUE(both.payload_untouched());
+  ASSERT_EQ(posenc_rope_cache_tables(cache, both.data(), both.data() + 16), POSENC_OK);
+  EXPECT_TRUE(both.guards_intact());
+  EXPECT_EQ(std::vector<float>(both.data(), both.data() + 16), cos);
+  EXPECT_EQ(std::vector<float>(both.data() + 16, both.data() + 32), sin);
+  posenc_rope_cache_destroy(cache);
 }
 
 }  // namespace

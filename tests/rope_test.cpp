@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -644,6 +645,145 @@ TEST_P(Rope, Axial2dColumnFirstIsSam2) {
   posenc_rope_cache_destroy(cache);
 }
 
+// The cos and sin tables [positions, rotary_dim/2] of 1D angles p * w_j
+// times `attention`, each computed in double and rounded once, as a model's
+// own buffers (or ONNX Runtime's cos_cache and sin_cache) hold them.
+struct RopeTables {
+  std::vector<float> cos, sin;
+};
+RopeTables tables_of(const std::vector<double>& inv_freq, double attention, int64_t positions) {
+  RopeTables t;
+  for (int64_t p = 0; p < positions; ++p) {
+    for (double w : inv_freq) {
+      t.cos.push_back(float(attention * std::cos(double(p) * w)));
+      t.sin.push_back(float(attention * std::sin(double(p) * w)));
+    }
+  }
+  return t;
+}
+
+posenc_rope_cache* cache_of_tables(posenc_context* context, const posenc_rope_config& config,
+                                   const RopeTables& t) {
+  posenc_rope_cache* cache = nullptr;
+  const int64_t positions = int64_t(t.cos.size()) / (config.rotary_dim / 2);
+  EXPECT_EQ(posenc_rope_cache_create_from_tables(context, config.rotary_dim, config.pairing,
+                                                 positions, t.cos.data(), t.sin.data(), &cache),
+            POSENC_OK)
+      << posenc_last_error();
+  return cache;
+}
+
+// A cache of a config's tables (YaRN's frequencies and attention factor,
+// partial rotation) holds the config cache's rows: both give those tables
+// back, and q and k rotate with the same bits, fp32 and bf16, at an offset
+// and at explicit positions, every pairing and layout. The cache of tables
+// has no config to give.
+TEST_P(Rope, CacheFromTablesIsTheConfigsCache) {
+  for (auto pairing : kPairings) {
+    posenc_rope_config config = make_config(24, pairing);
+    config.scaling = POSENC_ROPE_SCALING_YARN;
+    config.factor = 4.0;
+    config.original_max_positions = 64;
+    std::vector<double> inv_freq(12);
+    double attention = 0.0;
+    ASSERT_EQ(posenc_rope_inverse_frequencies(&config, inv_freq.data(), &attention), POSENC_OK);
+    const RopeTables tables = tables_of(inv_freq, attention, 300);
+    posenc_rope_cache* from_tables = cache_of_tables(context(), config, tables);
+    posenc_rope_cache* from_config = nullptr;
+    ASSERT_EQ(posenc_rope_cache_create(context(), &config, 300, &from_config), POSENC_OK);
+    for (const posenc_rope_cache* cache : {from_tables, from_config}) {
+      RopeTables back{std::vector<float>(tables.cos.size()), std::vector<float>(tables.sin.size())};
+      ASSERT_EQ(posenc_rope_cache_tables(cache, back.cos.data(), back.sin.data()), POSENC_OK)
+          << posenc_last_error();
+      EXPECT_EQ(back.cos, tables.cos) << pairing;
+      EXPECT_EQ(back.sin, tables.sin) << pairing;
+    }
+    posenc_rope_config copy;
+    EXPECT_EQ(posenc_rope_cache_config(from_tables, &copy), POSENC_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(posenc_last_error()).find("no config"), std::string::npos);
+    EXPECT_EQ(posenc_rope_cache_max_positions(from_tables), 300);
+    const int64_t batch = 2, tokens = 37, q_heads = 4, k_heads = 2, dim = 32;
+    std::vector<int64_t> ids(size_t(batch * tokens));
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int64_t(i * 131 % 300);
+    for (auto layout : kLayouts) {
+      for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
+        for (bool explicit_ids : {false, true}) {
+          const posenc_rope_positions at =
+              explicit_ids ? posenc_rope_positions{0, ids.data(), POSENC_ROPE_POSITIONS_INT64}
+                           : posenc_rope_positions{250, nullptr, POSENC_ROPE_POSITIONS_INT64};
+          std::vector<float> q = random_floats(size_t(batch * tokens * q_heads * dim), 5);
+          std::vector<float> k = random_floats(size_t(batch * tokens * k_heads * dim), 6);
+          std::vector<float> want_q(q.size()), want_k(k.size()), got_q(q.size()),
+              got_k(k.size());
+          if (dtype == POSENC_BF16) {  // bf16 bits in the first half of each buffer (and out)
+            const std::vector<uint16_t> qb = to_bf16(q), kb = to_bf16(k);
+            std::memcpy(q.data(), qb.data(), qb.size() * sizeof(uint16_t));
+            std::memcpy(k.data(), kb.data(), kb.size() * sizeof(uint16_t));
+          }
+          for (auto [cache, q_out, k_out] : {std::tuple{from_config, &want_q, &want_k},
+                                             std::tuple{from_tables, &got_q, &got_k}}) {
+            ASSERT_EQ(posenc_rope_qk(context(), nullptr, cache, &at, layout, dtype, batch, tokens,
+                                     q_heads, k_heads, dim, q.data(), q_out->data(), k.data(),
+                                     k_out->data()),
+                      POSENC_OK)
+                << posenc_last_error();
+          }
+          EXPECT_EQ(got_q, want_q) << pairing << " " << layout << " " << dtype << " "
+                                   << explicit_ids;
+          EXPECT_EQ(got_k, want_k);
+        }
+      }
+    }
+    posenc_rope_cache_destroy(from_tables);
+    posenc_rope_cache_destroy(from_config);
+  }
+}
+
+// Tables of angles posenc does not compute: LongRoPE-like per-pair rescale
+// factors r_j (w_j = theta^(-2j/d) / r_j) and an attention factor, against
+// the reference rotation with those frequencies, partial rotation (26 of
+// 40), every pairing and layout, offsets and explicit positions.
+TEST_P(Rope, CacheFromTablesOfAnyAngles) {
+  for (auto pairing : kPairings) {
+    for (auto layout : kLayouts) {
+      Problem p{make_config(26, pairing)};
+      p.layout = layout;
+      p.head_dim = 40;
+      p.tokens = 45;
+      std::vector<double> inv_freq;
+      for (int64_t j = 0; j < 13; ++j) {
+        inv_freq.push_back(std::pow(10000.0, -double(2 * j) / 26.0) / (1.0 + 0.37 * double(j)));
+      }
+      const double attention = 1.19;
+      const RopeTables tables = tables_of(inv_freq, attention, 512);
+      posenc_rope_cache* cache = cache_of_tables(context(), p.config, tables);
+      for (bool explicit_ids : {false, true}) {
+        p.offset = explicit_ids ? 0 : 467;
+        p.ids.clear();
+        for (int64_t i = 0; explicit_ids && i < p.batch * p.tokens; ++i) {
+          p.ids.push_back(i * 97 % 512);
+        }
+        const std::vector<float> x = random_floats(p.size(), 9);
+        GuardedFloats out(p.size());
+        const posenc_rope_positions at{p.offset, p.ids.empty() ? nullptr : p.ids.data(),
+                                       POSENC_ROPE_POSITIONS_INT64};
+        ASSERT_EQ(posenc_rope(context(), nullptr, cache, &at, p.layout, POSENC_F32, p.batch,
+                              p.tokens, p.heads, p.head_dim, x.data(), out.data()),
+                  POSENC_OK)
+            << posenc_last_error();
+        EXPECT_TRUE(out.guards_intact());
+        reference::RopeReference r = reference::rope_reference(
+            p.config, p.layout, p.batch, p.tokens, p.heads, p.head_dim, positions_of(p));
+        r.inv_freq = inv_freq;
+        r.attention_factor = attention;
+        EXPECT_TRUE(all_close(out.data(), reference::rope(r, x.data()), kF32Atol, 0.0))
+            << pairing << " " << layout << " " << explicit_ids;
+      }
+      posenc_rope_cache_destroy(cache);
+    }
+  }
+}
+
 TEST_P(Rope, CacheSharedByThreads) {
   const posenc_rope_config config = make_config(64, POSENC_ROPE_INTERLEAVED);
   posenc_rope_cache* cache = nullptr;
@@ -698,6 +838,20 @@ TEST(RopeCpp, CacheConfigAndErrors) {
     EXPECT_EQ(e.status(), POSENC_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(e.what()).find("positions"), std::string::npos);
   }
+  // A cache of tables: the on-the-fly rotation's, up to fp32 rounding.
+  std::vector<double> inv_freq(4);
+  ASSERT_EQ(posenc_rope_inverse_frequencies(&config, inv_freq.data(), nullptr), POSENC_OK);
+  const RopeTables t = tables_of(inv_freq, 1.0, 16);
+  const posenc::RopeCache tables = posenc::RopeCache::from_tables(
+      context, 8, posenc::RopePairing::interleaved, 16, t.cos.data(), t.sin.data());
+  EXPECT_EQ(tables.max_positions(), 16);
+  std::vector<float> with_tables(q.size());
+  posenc::rope(context, tables, posenc::RopeLayout::bthd, 1, 3, 2, 8, with_cache.data(),
+               with_tables.data(), posenc::rope_offset(4));
+  posenc::rope(context, cache, posenc::RopeLayout::bthd, 1, 3, 2, 8, with_cache.data(),
+               with_cache.data(), posenc::rope_offset(4));
+  EXPECT_EQ(with_tables, with_cache);
+  EXPECT_THROW(tables.config(), posenc::Error);
   const posenc_rope_config odd = posenc::rope_config(7);
   EXPECT_THROW(posenc::rope(context, odd, posenc::RopeLayout::bthd, 1, 3, 2, 8, q.data(),
                             q.data()),

@@ -167,10 +167,34 @@ POSENC_API posenc_status posenc_rope_cache_create(posenc_context* context,
                                                   const posenc_rope_config* config,
                                                   int64_t max_positions,
                                                   posenc_rope_cache** cache);
+/* A cache of the caller's angles (added in 0.6), for a model whose tables
+ * posenc does not compute (LongRoPE, a model's own cos/sin buffers, ...):
+ * cos[p * rotary_dim/2 + j] and sin[p * rotary_dim/2 + j] are pair j's
+ * cosine and sine at position p < max_positions, used as they are (any
+ * scaling or attention factor already in them; non-finite values propagate).
+ * These are ONNX Runtime's RotaryEmbedding cos_cache and sin_cache; of
+ * Hugging Face's cos and sin (rotary_emb over positions 0 ..
+ * max_positions - 1), the first rotary_dim/2 columns for HALF_SPLIT pairs
+ * and every second column for INTERLEAVED ones. rotary_dim is even, in [2,
+ * POSENC_ROPE_MAX_ROTARY_DIM]; the tables are copied, so they may be freed
+ * after the call. Such a cache has no config (posenc_rope_cache_config
+ * refuses it). */
+POSENC_API posenc_status posenc_rope_cache_create_from_tables(
+    posenc_context* context, int64_t rotary_dim, posenc_rope_pairing pairing,
+    int64_t max_positions, const float* cos, const float* sin, posenc_rope_cache** cache);
+/* Copies any cache's angles (added in 0.6) as posenc_rope_cache_create_from_
+ * tables takes them: cos and sin [max_positions, rotary_dim/2] each
+ * (posenc_rope_cache_rotary_dim; a config's with its attention factor in
+ * them, in 2D per cell). cos and sin must not overlap. */
+POSENC_API posenc_status posenc_rope_cache_tables(const posenc_rope_cache* cache, float* cos,
+                                                  float* sin);
 POSENC_API void posenc_rope_cache_destroy(posenc_rope_cache* cache);
 /* max_positions of the cache (0 for NULL). */
 POSENC_API int64_t posenc_rope_cache_max_positions(const posenc_rope_cache* cache);
-/* Copies the config the cache was built from. */
+/* rotary_dim of the cache: its config's or its tables' (0 for NULL; added in 0.6). */
+POSENC_API int64_t posenc_rope_cache_rotary_dim(const posenc_rope_cache* cache);
+/* Copies the config the cache was built from; INVALID_ARGUMENT for a cache
+ * made from tables. */
 POSENC_API posenc_status posenc_rope_cache_config(const posenc_rope_cache* cache,
                                                   posenc_rope_config* config);
 

@@ -62,6 +62,17 @@ class RopeCache {
   RopeCache(const Context& context, const posenc_rope_config& config, int64_t max_positions) {
     check(posenc_rope_cache_create(context.get(), &config, max_positions, &handle_));
   }
+  // A cache of the caller's cos and sin [max_positions, rotary_dim / 2]
+  // (posenc_rope_cache_create_from_tables); it has no config().
+  static RopeCache from_tables(const Context& context, int64_t rotary_dim, RopePairing pairing,
+                               int64_t max_positions, const float* cos, const float* sin) {
+    RopeCache cache;
+    check(posenc_rope_cache_create_from_tables(
+        context.get(), rotary_dim,
+        detail::c_enum<posenc_rope_pairing>(pairing, "posenc::RopeCache::from_tables: pairing"),
+        max_positions, cos, sin, &cache.handle_));
+    return cache;
+  }
   RopeCache(RopeCache&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
   RopeCache& operator=(RopeCache&& other) noexcept {
     if (this != &other) {
@@ -75,7 +86,7 @@ class RopeCache {
   ~RopeCache() { posenc_rope_cache_destroy(handle_); }
 
   int64_t max_positions() const { return posenc_rope_cache_max_positions(handle_); }
-  // The config it was built from.
+  // The config it was built from (a cache of tables has none: throws).
   posenc_rope_config config() const {
     posenc_rope_config config{};
     check(posenc_rope_cache_config(handle_, &config));
@@ -84,6 +95,8 @@ class RopeCache {
   const posenc_rope_cache* get() const { return handle_; }
 
  private:
+  RopeCache() = default;
+
   posenc_rope_cache* handle_ = nullptr;
 };
 

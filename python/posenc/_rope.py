@@ -62,11 +62,13 @@ def inverse_frequencies(config):
 
 
 class RopeCache(Handle):
-    """An immutable cos/sin table of a config for positions [0, max_positions)."""
+    """An immutable cos/sin table of a config for positions [0, max_positions),
+    or of a model's own tables (from_tables)."""
 
     __module__ = "posenc"  # pickled by its public name, not its file's
 
     _destroy = "posenc_rope_cache_destroy"
+    _tables_pairing = None  # a cache of tables: its pairing ("half_split", "interleaved")
 
     def __init__(self, config, max_positions, context=None):
         cache = ctypes.c_void_p()
@@ -75,18 +77,56 @@ class RopeCache(Handle):
                                            ctypes.byref(cache)))
         super().__init__(cache)
 
+    @classmethod
+    def from_tables(cls, cos, sin, pairing="half_split", context=None):
+        """A cache of a model's own angles (posenc_rope_cache_create_from_tables):
+        cos and sin [max_positions, rotary_dim/2] float32, pair j's cosine and
+        sine at position p, used as they are (any scaling and attention factor
+        in them): ONNX Runtime's cos_cache and sin_cache; of Hugging Face's cos
+        and sin over positions 0 .. max_positions - 1, cos[:, :rotary_dim // 2]
+        for half-split pairs (rotate_half) and cos[:, ::2] for interleaved
+        ones. The tables are copied. Such a cache has no config."""
+        code = _abi.enum_value(_abi.ROPE_PAIRING, pairing, "pairing")
+        cv, sv = _tensor.dense(cos, "cos", 2), _tensor.dense(sin, "sin", 2)
+        _tensor.expect_shape(sv, cv.shape, "sin")
+        max_positions, pairs = cv.shape
+        cache = ctypes.c_void_p()
+        check(lib.posenc_rope_cache_create_from_tables(handle(context), 2 * pairs, code,
+                                                       max_positions, cv.ptr, sv.ptr,
+                                                       ctypes.byref(cache)))
+        self = cls.__new__(cls)
+        Handle.__init__(self, cache)
+        self._tables_pairing = pairing.lower()
+        return self
+
     @property
     def max_positions(self):
         return lib.posenc_rope_cache_max_positions(self._handle)
 
     @property
     def config(self):
+        """The config it was made from (posenc.Error for a cache of tables)."""
         config = _abi.RopeConfig()
         check(lib.posenc_rope_cache_config(self._handle, ctypes.byref(config)))
         return config
 
+    @property
+    def rotary_dim(self):
+        return lib.posenc_rope_cache_rotary_dim(self._handle)
+
+    def tables(self):
+        """(cos, sin), [max_positions, rotary_dim/2] float32 numpy arrays each,
+        as from_tables takes them (a config's with its attention factor in
+        them; in 2D per grid cell)."""
+        shape = (self.max_positions, self.rotary_dim // 2)
+        cos, sin = np.empty(shape, dtype=np.float32), np.empty(shape, dtype=np.float32)
+        check(lib.posenc_rope_cache_tables(self._handle, cos.ctypes.data, sin.ctypes.data))
+        return cos, sin
+
     def __reduce__(self):
-        return RopeCache, (self.config, self.max_positions)
+        if self._tables_pairing is None:
+            return RopeCache, (self.config, self.max_positions)
+        return RopeCache.from_tables, (*self.tables(), self._tables_pairing)
 
 
 def _angles(config, cache, offset, positions, batch, tokens):

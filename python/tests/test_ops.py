@@ -1,6 +1,8 @@
 """Every op family through the package against the float64 references of
 reference.py, on numpy arrays and torch tensors, odd and non-square sizes."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -356,7 +358,10 @@ def test_rope_config_cache_positions(pairing):
     expected = reference.rope(x, inv_freq, positions, pairing, rotary_dim=8)
     close(posenc.rope(x, config=config, offset=4), expected)
     cache = posenc.RopeCache(config, 16)
-    assert cache.max_positions == 16 and cache.config.base == 500.0
+    assert cache.max_positions == 16 and cache.config.base == 500.0 and cache.rotary_dim == 8
+    cos, sin = cache.tables()  # the exact angles, rounded once
+    np.testing.assert_allclose(cos, np.cos(np.outer(np.arange(16), inv_freq)), rtol=0, atol=6e-8)
+    np.testing.assert_allclose(sin, np.sin(np.outer(np.arange(16), inv_freq)), rtol=0, atol=6e-8)
     ids = torch.from_numpy(np.ascontiguousarray(positions)).to(torch.int64)
     close(posenc.rope(torch.from_numpy(x), cache=cache, positions=ids), expected)
 
@@ -409,6 +414,73 @@ def test_rope_2d_matches_sam2_and_timm_eva(column_first):
     cache = posenc.RopeCache(config, height * width)
     assert cache.config.column_first == column_first
     close(posenc.rope(x, cache=cache, layout="bhtd"), expected.numpy())
+
+
+def longrope_cos_sin(positions, dim, base, long_factor, factor, original_max_positions):
+    """Phi-3's LongRoPE as transformers defines it (in double): inverse
+    frequencies 1 / (ext_factor_j base^(2j/dim)), an attention factor
+    sqrt(1 + ln(factor) / ln(original_max_positions)), and cos and sin
+    [positions, dim] of the frequencies repeated twice (rotate_half)."""
+    ext = torch.tensor(long_factor, dtype=torch.float64)
+    inv_freq = 1.0 / (ext * base ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))
+    scaling = math.sqrt(1 + math.log(factor) / math.log(original_max_positions))
+    freqs = torch.outer(torch.as_tensor(positions, dtype=torch.float64), inv_freq)
+    emb = torch.cat([freqs, freqs], dim=-1)
+    return emb.cos() * scaling, emb.sin() * scaling
+
+
+def rotate_half_rope(x, cos, sin):
+    """transformers' apply_rotary_pos_emb: x [B, H, T, D] * cos + rotate_half(x)
+    * sin, cos and sin [B, T, D] broadcast over the heads."""
+    half = x.shape[-1] // 2
+    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+    return x.double() * cos[:, None] + rotated.double() * sin[:, None]
+
+
+def test_rope_cache_from_tables_matches_transformers_longrope():
+    """Tables posenc does not compute (LongRoPE's per-pair factors), from the
+    model's own cos and sin: their first half, at explicit positions, q and
+    k of grouped heads, BHTD as transformers holds them."""
+    dim, max_positions = 16, 256
+    long_factor = [1.0, 1.3, 2.0, 3.1, 5.2, 8.0, 11.5, 16.0]
+    cos, sin = longrope_cos_sin(range(max_positions), dim, 10000.0, long_factor, 32.0, 64)
+    cache = posenc.RopeCache.from_tables(cos[:, :dim // 2].float(), sin[:, :dim // 2].float())
+    assert (cache.max_positions, cache.rotary_dim) == (max_positions, dim)
+    q, k = torch.randn(2, 4, 9, dim), torch.randn(2, 2, 9, dim)
+    positions = torch.randint(0, max_positions, (2, 9))
+    got_q, got_k = posenc.rope_qk(q, k, cache=cache, positions=positions, layout="bhtd")
+    close(got_q, rotate_half_rope(q, cos[positions], sin[positions]).numpy())
+    close(got_k, rotate_half_rope(k, cos[positions], sin[positions]).numpy())
+    with pytest.raises(posenc.Error, match="no config"):
+        cache.config
+
+
+def test_rope_cache_from_tables_interleaved_as_onnx_runtime():
+    """ONNX Runtime's RotaryEmbedding with interleaved=1: x[2j], x[2j+1] turn by
+    cos_cache[p, j], sin_cache[p, j]; a partial rotation (12 of 20) and an
+    offset. The tables come back as given, and a pickled cache makes them
+    again."""
+    import pickle
+    rng = np.random.default_rng(3)
+    angles = rng.uniform(-4, 4, (40, 6))
+    cos_cache, sin_cache = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    cache = posenc.RopeCache.from_tables(cos_cache, sin_cache, pairing="interleaved")
+    x = randn(1, 5, 3, 20)  # BTHD
+    expected = x.astype(np.float64).copy()
+    c, s = cos_cache[30:35, None, :], sin_cache[30:35, None, :]
+    expected[0, :, :, 0:12:2] = x[0, :, :, 0:12:2] * c - x[0, :, :, 1:12:2] * s
+    expected[0, :, :, 1:12:2] = x[0, :, :, 1:12:2] * c + x[0, :, :, 0:12:2] * s
+    close(posenc.rope(x, cache=cache, offset=30), expected)
+    back = cache.tables()
+    assert np.array_equal(back[0], cos_cache) and np.array_equal(back[1], sin_cache)
+    again = pickle.loads(pickle.dumps(cache))
+    assert again is not cache and again.rotary_dim == 12
+    assert np.array_equal(posenc.rope(x, cache=again, offset=30), posenc.rope(x, cache=cache,
+                                                                             offset=30))
+    with pytest.raises(ValueError, match="sin: expected shape"):
+        posenc.RopeCache.from_tables(cos_cache, sin_cache[:, :5])
+    with pytest.raises(TypeError, match="cos: expected float32"):
+        posenc.RopeCache.from_tables(cos_cache.astype(np.float64), sin_cache)
 
 
 def test_rope_qk_in_place_bhtd_and_linear_scaling():

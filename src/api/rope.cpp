@@ -93,6 +93,21 @@ void rope_call(posenc_context* context, const posenc_rope_config* config,
   }
 }
 
+posenc_rope_config default_config(int64_t rotary_dim) {
+  posenc_rope_config config{};
+  config.rotary_dim = rotary_dim;
+  config.pairing = POSENC_ROPE_HALF_SPLIT;
+  config.base = 10000.0;
+  config.scaling = POSENC_ROPE_SCALING_NONE;
+  config.factor = 1.0;
+  config.extrapolation_factor = 1.0;
+  config.beta_fast = 32.0;
+  config.beta_slow = 1.0;
+  config.low_freq_factor = 1.0;
+  config.high_freq_factor = 4.0;
+  return config;
+}
+
 }  // namespace
 
 extern "C" {
@@ -100,17 +115,7 @@ extern "C" {
 posenc_status posenc_rope_config_init(posenc_rope_config* config, int64_t rotary_dim) {
   return guard("posenc_rope_config_init", [&] {
     require_not_null(config, "config");
-    *config = posenc_rope_config{};
-    config->rotary_dim = rotary_dim;
-    config->pairing = POSENC_ROPE_HALF_SPLIT;
-    config->base = 10000.0;
-    config->scaling = POSENC_ROPE_SCALING_NONE;
-    config->factor = 1.0;
-    config->extrapolation_factor = 1.0;
-    config->beta_fast = 32.0;
-    config->beta_slow = 1.0;
-    config->low_freq_factor = 1.0;
-    config->high_freq_factor = 4.0;
+    *config = default_config(rotary_dim);
   });
 }
 
@@ -144,9 +149,45 @@ posenc_status posenc_rope_cache_create(posenc_context* context, const posenc_rop
     auto created = std::make_unique<posenc_rope_cache>();
     created->angles = ops::rope_angles(*config);
     created->max_positions = max_positions;
+    created->from_tables = false;
     checked_bytes({max_positions, created->angles.row_floats()}, sizeof(float), "max_positions");
     ops::build_rope_cache(resolve_context(context), *created);
     *cache = created.release();
+  });
+}
+
+posenc_status posenc_rope_cache_create_from_tables(posenc_context* context, int64_t rotary_dim,
+                                                   posenc_rope_pairing pairing,
+                                                   int64_t max_positions, const float* cos,
+                                                   const float* sin, posenc_rope_cache** cache) {
+  return guard("posenc_rope_cache_create_from_tables", [&] {
+    require_not_null(cache, "cache");
+    posenc_rope_config config = default_config(rotary_dim);
+    config.pairing = pairing;
+    require_rope_config(config);  // rotary_dim and pairing
+    require_positive(max_positions, "max_positions");
+    require_tensor(cos, sizeof(float), "cos");
+    require_tensor(sin, sizeof(float), "sin");
+    auto created = std::make_unique<posenc_rope_cache>();
+    created->angles = ops::RopeAngles{config, {}, 1.0};
+    created->max_positions = max_positions;
+    created->from_tables = true;
+    // (The rows hold more floats than the tables: this bounds both.)
+    checked_bytes({max_positions, created->angles.row_floats()}, sizeof(float), "max_positions");
+    ops::build_rope_cache_from_tables(resolve_context(context), *created, cos, sin);
+    *cache = created.release();
+  });
+}
+
+posenc_status posenc_rope_cache_tables(const posenc_rope_cache* cache, float* cos, float* sin) {
+  return guard("posenc_rope_cache_tables", [&] {
+    require_not_null(cache, "cache");
+    require_tensor(cos, sizeof(float), "cos");
+    require_tensor(sin, sizeof(float), "sin");
+    const int64_t bytes = checked_bytes({cache->max_positions, cache->angles.pairs()},
+                                        sizeof(float), "the cache's tables");
+    require_disjoint(sin, bytes, "sin", cos, bytes, "cos");
+    ops::read_rope_cache_tables(*cache, cos, sin);
   });
 }
 
@@ -156,10 +197,17 @@ int64_t posenc_rope_cache_max_positions(const posenc_rope_cache* cache) {
   return cache ? cache->max_positions : 0;
 }
 
+int64_t posenc_rope_cache_rotary_dim(const posenc_rope_cache* cache) {
+  return cache ? cache->angles.config.rotary_dim : 0;
+}
+
 posenc_status posenc_rope_cache_config(const posenc_rope_cache* cache, posenc_rope_config* config) {
   return guard("posenc_rope_cache_config", [&] {
     require_not_null(cache, "cache");
     require_not_null(config, "config");
+    if (cache->from_tables) {
+      invalid("cache: made from tables (posenc_rope_cache_create_from_tables), it has no config");
+    }
     *config = cache->angles.config;
   });
 }

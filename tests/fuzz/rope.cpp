@@ -89,6 +89,20 @@ void fuzz_rope(FuzzInput& in) {
                   copy.rotary_dim == config.rotary_dim && copy.scaling == config.scaling &&
                   posenc_rope_cache_max_positions(cache) == max_positions,
               "the cache's config");
+      if (in.flag()) {  // the same angles as the caller's tables
+        const size_t n = size_t(max_positions * (config.rotary_dim / 2));
+        std::vector<float> cos(n), sin(n);
+        posenc_rope_cache* tables = nullptr;
+        require(posenc_rope_cache_rotary_dim(cache) == config.rotary_dim &&
+                    posenc_rope_cache_tables(cache, cos.data(), sin.data()) == POSENC_OK &&
+                    posenc_rope_cache_create_from_tables(context.get(), config.rotary_dim,
+                                                         config.pairing, max_positions,
+                                                         cos.data(), sin.data(),
+                                                         &tables) == POSENC_OK,
+                "a cache of a cache's tables");
+        posenc_rope_cache_destroy(cache);
+        cache = tables;
+      }
     }
   }
   const bool use_config = source == 1 || source >= 5;

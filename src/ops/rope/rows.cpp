@@ -74,4 +74,8 @@ void fast_rope_row(const ExecContext& ctx, const RopeAngles& angles, int64_t pos
   });
 }
 
+void table_rope_row(const RopeAngles& angles, const float* cos, const float* sin, float* row) {
+  write_pairs(angles, cos, sin, 0, angles.pairs(), row);
+}
+
 }  // namespace posenc::ops

@@ -1,6 +1,6 @@
 // Cos/sin rows of RoPE (the layout of RopeAngles::row_floats), for one
-// position: exactly (double, for caches) or fast (fp32 sin/cos of angles
-// reduced in double, for the on-the-fly path).
+// position: exactly (double, for caches), fast (fp32 sin/cos of angles
+// reduced in double, for the on-the-fly path), or from the caller's tables.
 #pragma once
 
 #include <cstdint>
@@ -19,5 +19,8 @@ void exact_rope_row(const RopeAngles& angles, int64_t position, float* row, doub
 
 void fast_rope_row(const ExecContext& ctx, const RopeAngles& angles, int64_t position,
                    float* row, float* scratch);
+
+// The row of one position's cos and sin, angles.pairs() each.
+void table_rope_row(const RopeAngles& angles, const float* cos, const float* sin, float* row);
 
 }  // namespace posenc::ops
