@@ -648,9 +648,6 @@ TEST_P(Rope, Axial2dColumnFirstIsSam2) {
 // The cos and sin tables [positions, rotary_dim/2] of 1D angles p * w_j
 // times `attention`, each computed in double and rounded once, as a model's
 // own buffers (or ONNX Runtime's cos_cache and sin_cache) hold them.
-struct RopeTables {
-  std::vector<float> cos, sin;
-};
 RopeTables tables_of(const std::vector<double>& inv_freq, double attention, int64_t positions) {
   RopeTables t;
   for (int64_t p = 0; p < positions; ++p) {
@@ -845,6 +842,11 @@ TEST(RopeCpp, CacheConfigAndErrors) {
   const posenc::RopeCache tables = posenc::RopeCache::from_tables(
       context, 8, posenc::RopePairing::interleaved, 16, t.cos.data(), t.sin.data());
   EXPECT_EQ(tables.max_positions(), 16);
+  EXPECT_EQ(tables.rotary_dim(), 8);
+  const posenc::RopeTables back = tables.tables();
+  EXPECT_EQ(back.cos, t.cos);
+  EXPECT_EQ(back.sin, t.sin);
+  EXPECT_EQ(cache.tables().cos, t.cos);  // the config's, the same values
   std::vector<float> with_tables(q.size());
   posenc::rope(context, tables, posenc::RopeLayout::bthd, 1, 3, 2, 8, with_cache.data(),
                with_tables.data(), posenc::rope_offset(4));

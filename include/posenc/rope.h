@@ -172,10 +172,12 @@ POSENC_API posenc_status posenc_rope_cache_create(posenc_context* context,
  * cos[p * rotary_dim/2 + j] and sin[p * rotary_dim/2 + j] are pair j's
  * cosine and sine at position p < max_positions, used as they are (any
  * scaling or attention factor already in them; non-finite values propagate).
- * These are ONNX Runtime's RotaryEmbedding cos_cache and sin_cache; of
+ * These are ONNX Runtime's RotaryEmbedding cos_cache and sin_cache. Of
  * Hugging Face's cos and sin (rotary_emb over positions 0 ..
- * max_positions - 1), the first rotary_dim/2 columns for HALF_SPLIT pairs
- * and every second column for INTERLEAVED ones. rotary_dim is even, in [2,
+ * max_positions - 1) they are the first rotary_dim/2 columns where the
+ * model builds them as cat(freqs, freqs) (Llama, Mistral, Qwen; GLM's
+ * interleaved pairs too), every second column where it repeats each
+ * frequency (repeat_interleave: Cohere). rotary_dim is even, in [2,
  * POSENC_ROPE_MAX_ROTARY_DIM]; the tables are copied, so they may be freed
  * after the call. Such a cache has no config (posenc_rope_cache_config
  * refuses it). */

@@ -55,6 +55,12 @@ inline RopeFrequencies rope_frequencies(const posenc_rope_config& config) {
   return f;
 }
 
+// A cache's cos and sin, [max_positions, rotary_dim / 2] each, as
+// posenc_rope_cache_create_from_tables takes them.
+struct RopeTables {
+  std::vector<float> cos, sin;
+};
+
 // Owns a posenc_rope_cache (immutable, shareable across threads). One moved
 // from holds none (calls with it fail).
 class RopeCache {
@@ -86,6 +92,16 @@ class RopeCache {
   ~RopeCache() { posenc_rope_cache_destroy(handle_); }
 
   int64_t max_positions() const { return posenc_rope_cache_max_positions(handle_); }
+  int64_t rotary_dim() const { return posenc_rope_cache_rotary_dim(handle_); }
+  // Its angles as tables (posenc_rope_cache_tables).
+  RopeTables tables() const {
+    RopeTables t;
+    const uint64_t count = uint64_t(max_positions()) * uint64_t(rotary_dim() / 2);
+    detail::allocate(t.cos, count, "posenc::RopeCache::tables: cos");
+    detail::allocate(t.sin, count, "posenc::RopeCache::tables: sin");
+    check(posenc_rope_cache_tables(handle_, t.cos.data(), t.sin.data()));
+    return t;
+  }
   // The config it was built from (a cache of tables has none: throws).
   posenc_rope_config config() const {
     posenc_rope_config config{};

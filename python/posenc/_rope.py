@@ -82,14 +82,19 @@ class RopeCache(Handle):
         """A cache of a model's own angles (posenc_rope_cache_create_from_tables):
         cos and sin [max_positions, rotary_dim/2] float32, pair j's cosine and
         sine at position p, used as they are (any scaling and attention factor
-        in them): ONNX Runtime's cos_cache and sin_cache; of Hugging Face's cos
-        and sin over positions 0 .. max_positions - 1, cos[:, :rotary_dim // 2]
-        for half-split pairs (rotate_half) and cos[:, ::2] for interleaved
-        ones. The tables are copied. Such a cache has no config."""
+        in them): ONNX Runtime's cos_cache and sin_cache. Of Hugging Face's
+        cos and sin over positions 0 .. max_positions - 1 ([1, T, rotary_dim],
+        cos[0]) they are cos[0, :, :rotary_dim // 2] where the model builds them
+        as cat(freqs, freqs) (Llama, Mistral, Qwen; GLM's interleaved pairs
+        too), cos[0, :, ::2] where it repeats each frequency (Cohere), as
+        float32. The tables are copied. Such a cache has no config."""
         code = _abi.enum_value(_abi.ROPE_PAIRING, pairing, "pairing")
         cv, sv = _tensor.dense(cos, "cos", 2), _tensor.dense(sin, "sin", 2)
         _tensor.expect_shape(sv, cv.shape, "sin")
         max_positions, pairs = cv.shape
+        if max_positions == 0 or pairs == 0:
+            raise ValueError(f"cos: expected [max_positions, rotary_dim / 2], neither 0, got "
+                             f"shape {list(cv.shape)}")
         cache = ctypes.c_void_p()
         check(lib.posenc_rope_cache_create_from_tables(handle(context), 2 * pairs, code,
                                                        max_positions, cv.ptr, sv.ptr,
@@ -105,7 +110,9 @@ class RopeCache(Handle):
 
     @property
     def config(self):
-        """The config it was made from (posenc.Error for a cache of tables)."""
+        """The config it was made from; None for a cache of tables."""
+        if self._tables_pairing is not None:
+            return None
         config = _abi.RopeConfig()
         check(lib.posenc_rope_cache_config(self._handle, ctypes.byref(config)))
         return config

@@ -33,7 +33,7 @@ void rope_call(posenc_context* context, const posenc_rope_config* config,
     fail(POSENC_ERROR_NULL_POINTER, "config and cache are both NULL; pass one");
   }
   if (config != nullptr && cache != nullptr) {
-    invalid("config and cache are both set; pass one (the cache has its config)");
+    invalid("config and cache are both set; pass one (the cache holds its angles)");
   }
   if (config != nullptr) require_rope_config(*config);
   const posenc_rope_config& c = cache ? cache->angles.config : *config;

@@ -43,7 +43,8 @@ void require_scaling_fields(const posenc_rope_config& c) {
                 real_text(c.attention_factor) + ")");
       }
       require_above(c.beta_slow, 0.0, "beta_slow", "0");
-      require_at_least(c.beta_fast, c.beta_slow, "beta_fast", "beta_slow");
+      require_at_least(c.beta_fast, c.beta_slow, "beta_fast",
+                       ("beta_slow (" + real_text(c.beta_slow) + ")").c_str());
       require_flag(c.fractional_correction_range, "fractional_correction_range");
       break;
     case POSENC_ROPE_SCALING_LLAMA3:
