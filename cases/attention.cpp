@@ -157,6 +157,7 @@ std::string describe(const posenc_attention_desc& d) {
   if (d.num_buckets > 0) s += " buckets" + std::to_string(d.num_buckets);
   if (d.max_distance > 0) s += " K" + std::to_string(d.max_distance);
   if (d.causal) s += " causal";
+  if (d.sliding_window > 0) s += " window" + std::to_string(d.sliding_window);
   if (d.relative_values) s += " values";
   if (d.mask_batch > 0) {
     s += std::string(" mask") + (d.mask_dtype == POSENC_BF16 ? "-bf16" : "") + "[" +
@@ -172,12 +173,16 @@ int64_t table_rows(const posenc_attention_desc& d) {
 }
 
 // The (query, key) pairs of a head that take part: key j <= query_offset + i
-// where causal.
+// where causal, and j > query_offset + i - W with a sliding window W.
 double visible_pairs(const posenc_attention_desc& d) {
   if (!d.causal) return double(d.q_len) * double(d.kv_len);
   double pairs = 0.0;
   for (int64_t i = 0; i < d.q_len; ++i) {
-    pairs += double(std::clamp<int64_t>(d.query_offset + i + 1, 0, d.kv_len));
+    const int64_t position = d.query_offset + i;
+    const int64_t first =
+        d.sliding_window > 0 ? std::clamp<int64_t>(position - d.sliding_window + 1, 0, d.kv_len)
+                             : 0;
+    pairs += double(std::clamp<int64_t>(position + 1, 0, d.kv_len) - first);
   }
   return pairs;
 }
@@ -689,6 +694,11 @@ posenc_attention_desc causal(posenc_attention_desc d) {
   d.causal = 1;
   return d;
 }
+posenc_attention_desc sliding(posenc_attention_desc d, int64_t window) {
+  d.causal = 1;
+  d.sliding_window = window;
+  return d;
+}
 posenc_attention_desc grouped(posenc_attention_desc d, int64_t kv_heads) {
   d.kv_heads = kv_heads;
   return d;
@@ -909,6 +919,13 @@ std::vector<Case> attention_cases() {
                     packed(causal(plain(1, 2, 256, 256, 128)))),
       kAttentionBf16({"bench"}, packed(causal(plain(1, 32, 2048, 2048, 128, bf16))),
                      packed(causal(plain(1, 2, 256, 256, 128, bf16)))),
+      // A sliding window (Mistral's 4096 of 16384 at an eighth of its heads):
+      // the key blocks before each query block's window are skipped, so the
+      // time follows the pairs in the window, against the full causal row.
+      kAttentionF32({"bench"}, grouped(causal(plain(1, 4, 16384, 16384, 128)), 1),
+                    grouped(causal(plain(1, 4, 300, 300, 16)), 2)),
+      kAttentionF32({"bench"}, grouped(sliding(plain(1, 4, 16384, 16384, 128), 4096), 1),
+                    grouped(sliding(plain(1, 4, 300, 300, 16), 70), 2)),
       // Issue 18's target shapes not covered above (the 2D relative B1 H4
       // 64x64 d64 rows are; fp32 causal is ALiBi's plain row): plain bf16,
       // causal bf16, SAM ViT-B's global attention, the BoTNet block of

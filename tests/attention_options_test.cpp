@@ -171,7 +171,57 @@ TEST_P(AttentionAllOptions, StackedHeadsDecode) {
                           {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D});
 }
 
+// Sliding windows (Mistral's, with causal): a prefill of 300 tokens with
+// windows inside a key block, across one and wider than the keys; a chunk
+// of 70 queries after 2930 cached keys, whose query blocks skip the key
+// blocks before their windows; decode steps of two sequences of their own
+// lengths and offsets, the keys split into ranges wholly before, across and
+// inside the windows; a padded batch of packed views.
+TEST_P(AttentionAllOptions, SlidingWindow) {
+  const std::initializer_list<posenc_attention_bias> biases = {
+      POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D};
+  for (int64_t window : {1, 7, 64, 100, 1000}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    posenc_attention_desc d = attention_desc(2, 4, 300, 300, 16);
+    d.kv_heads = 2;
+    d.sliding_window = window;
+    expect_all_biases_match(GetParam(), d, {}, false, biases);
+  }
+  posenc_attention_desc chunk = attention_desc(1, 4, 70, 3000, 16);
+  chunk.query_offset = 2930;
+  chunk.sliding_window = 500;
+  expect_all_biases_match(GetParam(), chunk, {}, false, biases);
+  posenc_attention_desc decode = attention_desc(2, 4, 1, 4500, 16);
+  decode.kv_heads = 1;
+  decode.sliding_window = 1000;
+  expect_all_biases_match(GetParam(), decode, {{4500, 2100}, {1, 1}, {4499, 2099}}, false,
+                          biases);
+  posenc_attention_desc padded = attention_desc(4, 6, 37, 37, 16);
+  padded.kv_heads = 2;
+  padded = packed_qkv_desc(padded, POSENC_LAYOUT_BHTD);
+  padded.sliding_window = 9;
+  const Sequences s{{37, 20, 1, 0}, {37, 19, 1, 5}, {0, 3, -2, 9}};
+  expect_all_biases_match(GetParam(), padded, s, true, biases);
+}
+
 POSENC_INSTANTIATE_ISA_TESTS(AttentionAllOptions);
+
+// A sliding window needs causal (it ends at the query) and is not negative.
+TEST(AttentionWindowErrors, RefusedWithoutCausalOrNegative) {
+  posenc_attention_desc d = attention_desc(1, 2, 8, 8, 16);
+  d.sliding_window = 4;
+  size_t bytes = 0;
+  EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(posenc_last_error()).find("desc->sliding_window (4) needs causal"),
+            std::string::npos)
+      << posenc_last_error();
+  d.causal = 1;
+  d.sliding_window = -1;
+  EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(posenc_last_error()).find("desc->sliding_window"), std::string::npos);
+  d.sliding_window = 4;
+  EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_OK);
+}
 
 }  // namespace
 }  // namespace posenc::test

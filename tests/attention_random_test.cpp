@@ -1,9 +1,9 @@
 // Randomized differential test of posenc_attention on every ISA path: valid
 // descs drawn at random, mixing the options that the other attention tests
 // check one or a few at a time (grouped kv heads, value head sizes, the
-// three layouts with spare and zero strides, causal with offsets,
-// per-sequence lengths and offsets, masks, every bias kind, scales, bf16 in
-// and out), with NaN in what posenc never reads (padding past the lengths,
+// three layouts with spare and zero strides, causal with offsets and
+// sliding windows, per-sequence lengths and offsets, masks, every bias
+// kind, scales, bf16 in and out), with NaN in what posenc never reads (padding past the lengths,
 // gaps between strided rows); each against the double reference loops, a
 // subset also bit for bit at 1, 2 and 3 threads. Call n is drawn from the
 // seed kSeed + n, which its failure message names with the desc.
@@ -228,6 +228,7 @@ posenc_attention_desc draw_desc(Draw& r) {
   // Scales the softmax applies, 0 and below, and one the GEMM applies (below 2^-24).
   if (r.one_in(4)) d.scale = r.of({0.3f, 1.5f, 0.0f, -0.5f, 0x1p-25f});
   d.causal = int(r.in(0, 1));
+  if (d.causal && r.one_in(3)) d.sliding_window = r.in(1, d.kv_len + 2);
   draw_layout(r, d);
   if (r.one_in(3)) draw_mask_shape(r, d);
   return d;

@@ -110,6 +110,11 @@
  *
  * causal: key j is visible to query i only if j <= query_offset + i. A query
  * that sees no key (query_offset + i < 0) gets an output row of zeros.
+ * sliding_window W >= 1 (added in 0.6; causal only) also hides the keys
+ * more than W - 1 before the query: j > query_offset + i - W, the W keys up
+ * to its position (transformers' sliding_window, as Mistral and Gemma set
+ * it; ONNX Runtime's local_window_size + 1; flash-attn's window_size (W-1,
+ * 0)). Key blocks wholly before every window of a query block are skipped.
  *
  * relative_values (Shaw et al.): also adds sum_j a[i,j] * RV[row(i,j)], RV
  * indexed exactly as the RELATIVE_1D table above (same max_distance rule and
@@ -320,6 +325,8 @@ typedef struct posenc_attention_desc {
   int64_t num_buckets;    /* T5 (max_distance: T5's max_distance) */
   int bidirectional;      /* T5 and ALIBI: 0 or 1 */
   int64_t value_head_dim; /* 0 (= head_dim), or the head size of v, out and RV */
+  /* Added in 0.6. */
+  int64_t sliding_window; /* 0: none; W >= 1 with causal: the W keys up to the query */
 } posenc_attention_desc;
 
 /* The tensors of one call. Pointers a desc does not use must be NULL. */
@@ -342,9 +349,10 @@ typedef struct posenc_attention_tensors {
 
 /* Fills *desc for plain attention: the given sizes, BHTD, F32 in and out,
  * scale 1/sqrt(head_dim), no bias, no mask, offset 0, bias_uses_scaled_q 1,
- * kv_heads 0 (= heads), INT32 per-sequence tensors. Added in 0.3: the fields
- * from kv_heads on, and the tensors mask .. query_offsets; a desc made
- * without this function must zero them.
+ * kv_heads 0 (= heads), INT32 per-sequence tensors, no sliding window. Added
+ * in 0.3: the fields from kv_heads on, and the tensors mask ..
+ * query_offsets; in 0.6 sliding_window; a desc made without this function
+ * must zero them.
  * Does nothing if desc is NULL. */
 POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t batch,
                                            int64_t heads, int64_t q_len, int64_t kv_len,
@@ -391,6 +399,7 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * query_offsets with TABLE_2D, map_height, map_width or max_distance not 0
  * with a bias (and no relative_values) that does not read them, kv_heads not 0
  * nor a divisor of heads (with heads 0: not 0), a negative value_head_dim,
+ * a negative sliding_window or one without causal,
  * a negative stride or a too short token stride, strides under BHTD or BTHD,
  * relative_order or a key map with a bias other than RELATIVE_2D, one of
  * kv_map_height and kv_map_width 0 (POSENC_ERROR_INVALID_ARGUMENT);

@@ -161,7 +161,7 @@ class AttentionDesc(ctypes.Structure):  # posenc_attention_desc
                 ("relative_order", c_enum), ("kv_map_height", ctypes.c_int64),
                 ("kv_map_width", ctypes.c_int64), ("class_token", ctypes.c_int),
                 ("num_buckets", ctypes.c_int64), ("bidirectional", ctypes.c_int),
-                ("value_head_dim", ctypes.c_int64)]
+                ("value_head_dim", ctypes.c_int64), ("sliding_window", ctypes.c_int64)]
 
 
 class AttentionTensors(ctypes.Structure):  # posenc_attention_tensors

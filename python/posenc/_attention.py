@@ -287,7 +287,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
           map_size=None, value_table=None, mask=None, kv_lengths=None, q_lengths=None,
           query_offsets=None, out=None, out_dtype=None, window=None, class_token=False,
           num_buckets=None, bidirectional=None, relative_order="key_minus_query",
-          kv_map_size=None, sizing=False):
+          kv_map_size=None, sliding_window=0, sizing=False):
     """The desc and tensors of one call, the output View and what must stay
     alive until the call returns. (A call without a bias, mask or lengths
     costs a few microseconds here: the options are looked at only when
@@ -355,6 +355,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     desc.dtype, desc.out_dtype = qv.dtype, out_code
     desc.scale = 1.0 / math.sqrt(head_dim) if scale is None else _abi.real32(scale, "scale")
     desc.causal = _abi.flag(causal, "causal")
+    desc.sliding_window = _abi.integer(sliding_window, "sliding_window")
     desc.query_offset = _abi.integer(query_offset, "query_offset")
     desc.bias_uses_scaled_q = _abi.flag(bias_uses_scaled_q, "bias_uses_scaled_q")
     desc.max_distance = _abi.count(max_distance or 0, "max_distance")
@@ -388,7 +389,8 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
               max_distance=None, map_size=None, value_table=None, mask=None, kv_lengths=None,
               q_lengths=None, query_offsets=None, out=None, out_dtype=None, workspace=None,
               context=None, window=None, class_token=False, num_buckets=None,
-              bidirectional=None, relative_order="key_minus_query", kv_map_size=None):
+              bidirectional=None, relative_order="key_minus_query", kv_map_size=None,
+              sliding_window=0):
     """softmax(scale q k^T + bias + mask) v, every option of posenc_attention.
 
     scale: default 1/sqrt(head_dim). bias: "none", "absolute" or
@@ -410,6 +412,8 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     torch). causal: key j is seen by query i when j <= query_offset + i, so
     with query_offset 0 the mask is aligned top-left as torch's is_causal;
     kv_len - q_len aligns it bottom-right (decoding after a KV cache).
+    sliding_window W (with causal): query i sees only the W keys up to its
+    position, j > query_offset + i - W (transformers' sliding_window).
     kv_lengths, q_lengths, query_offsets: [batch] int32 or int64. k and v
     may have fewer heads than q (grouped-query). v may have another head
     size than q and k (value_head_dim), which out and value_table then have.
@@ -440,7 +444,8 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
             value_table is None and window is None and class_token is False and \
             num_buckets is None and bidirectional is None and \
             relative_order == "key_minus_query" and kv_map_size is None:
-        key = _call_plans.signature(given, layout, scale, causal, query_offset, out_dtype)
+        key = _call_plans.signature(given, layout, scale, causal, query_offset, out_dtype,
+                                    sliding_window)
     plan = None if key is None else _PLANS.get(key)
     made = None if plan is None else plan.tensors(given)
     if made is not None:
@@ -453,7 +458,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
         q, k, v, layout, scale, causal, query_offset, bias, table, table_h, table_w,
         bias_uses_scaled_q, max_distance, map_size, value_table, mask, kv_lengths, q_lengths,
         query_offsets, out, out_dtype, window, class_token, num_buckets, bidirectional,
-        relative_order, kv_map_size)
+        relative_order, kv_map_size, sliding_window)
     pointer, size, pinned = _tensor.workspace_buffer(workspace)
     check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                pointer, size))

@@ -333,6 +333,31 @@ def test_bottleneck_mhsa_value_head_dim():
     close(out, expected.transpose(0, 1, 3, 2).reshape(batch, heads * value_dim, height, width))
 
 
+@pytest.mark.parametrize("window", [1, 5, 40])
+def test_attention_sliding_window_matches_transformers_mask(window):
+    """sliding_window as transformers defines Mistral's: key j is seen by the
+    query at position p when p - window < j <= p; a chunk of 6 queries after
+    34 cached keys, grouped heads, and decode steps whose kept plan follows
+    the window."""
+    q, k, v = torch.randn(2, 4, 6, 8), torch.randn(2, 2, 40, 8), torch.randn(2, 2, 40, 8)
+
+    def expected(w):
+        position, key = 34 + np.arange(6)[:, None], np.arange(40)[None, :]
+        seen = (key <= position) & (key > position - w)
+        return reference.attention(q.numpy(), k.repeat_interleave(2, 1).numpy(),
+                                   v.repeat_interleave(2, 1).numpy(), 8 ** -0.5,
+                                   mask=np.where(seen, 0.0, -np.inf))
+
+    close(posenc.attention(q, k, v, causal=True, query_offset=34, sliding_window=window),
+          expected(window))
+    for w in (window, window, window, window + 1):  # a kept plan is one window's
+        step = posenc.attention(q[:, :, 5:], k, v, causal=True, query_offset=39,
+                                sliding_window=w)
+        close(step, expected(w)[:, :, 5:])
+    with pytest.raises(posenc.Error, match="sliding_window .* needs causal"):
+        posenc.attention(q, k, v, sliding_window=window)
+
+
 def test_bottleneck_mhsa_matches_attention():
     batch, channels, height, width, heads, dim = 2, 6, 3, 4, 2, 4
     fmap = randn(batch, channels, height, width)

@@ -119,9 +119,14 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRow
         const double* qi = &qs[size_t(i * dh)];
         int64_t visible = kv_length;
         if (d.causal) visible = std::clamp<int64_t>(offset + i + 1, 0, kv_length);
-        if (visible == 0) continue;  // a fully masked row stays zero
+        // A sliding window shows keys j > offset + i - W only.
+        const int64_t first =
+            d.sliding_window > 0
+                ? std::clamp<int64_t>(offset + i - d.sliding_window + 1, 0, kv_length)
+                : 0;
+        if (first >= visible) continue;  // a fully masked row stays zero
         double max_score = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < visible; ++j) {
+        for (int64_t j = first; j < visible; ++j) {
           double s = 0.0;
           for (int64_t c = 0; c < dh; ++c) s += qi[c] * ks[size_t(j * dh + c)];
           s *= double(d.scale);
@@ -150,9 +155,11 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRow
           max_score = std::max(max_score, scores[size_t(j)]);
         }
         const auto masked = [](double s) { return s == -std::numeric_limits<double>::infinity(); };
-        if (std::all_of(&scores[0], &scores[size_t(visible)], masked)) continue;  // stays zero
+        if (std::all_of(&scores[size_t(first)], &scores[size_t(visible)], masked)) {
+          continue;  // stays zero
+        }
         double sum = 0.0;
-        for (int64_t j = 0; j < visible; ++j) {
+        for (int64_t j = first; j < visible; ++j) {
           scores[size_t(j)] = std::exp(scores[size_t(j)] - max_score);
           sum += scores[size_t(j)];
         }
@@ -161,7 +168,7 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRow
                                     ? ((b * d.heads + h) * d.q_len + i) * dv
                                     : index_of(d, {}, d.heads, d.q_len, b, h, i, 0, dv);
         double* o = &out[size_t(o_index)];
-        for (int64_t j = 0; j < visible; ++j) {
+        for (int64_t j = first; j < visible; ++j) {
           const double a = scores[size_t(j)] / sum;
           for (int64_t c = 0; c < dv; ++c) o[c] += a * vs[size_t(j * dv + c)];
           if (d.relative_values) {

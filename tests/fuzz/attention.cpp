@@ -273,6 +273,9 @@ void fuzz_attention(FuzzInput& in) {
       desc.bias_uses_scaled_q > 1) {
     ++invalid;
   }
+  // A sliding window: none mostly; with causal only, never negative.
+  desc.sliding_window = in.choice(4) == 0 ? int64_t(in.byte() % 12) - 2 : 0;
+  if (desc.sliding_window < 0 || (desc.sliding_window > 0 && desc.causal != 1)) ++invalid;
   if ((desc.bias == POSENC_BIAS_RELATIVE_2D || no_q) && desc.relative_values) ++invalid;
   if (no_q) draw_position_bias(in, desc, invalid);
   const int index_type = in.choice(8);  // 7: 2, no type

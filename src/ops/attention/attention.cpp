@@ -287,6 +287,13 @@ class QueryBlockRunner {
            size_t(qb.batch * p_.out.batch + (qb.head + j) * p_.out.head + i * p_.out.token) *
                dtype_bytes(p_.out_dtype);
   }
+  // Sets keys [0, hidden) of a score row of `valid` keys to -inf (before a
+  // sliding window, as a mask hides keys) and returns the largest of the
+  // others (-inf where none is left).
+  float hide_keys(float* row, int64_t hidden, int64_t valid) const {
+    std::fill(row, row + hidden, -std::numeric_limits<float>::infinity());
+    return ctx_.kernels->attention_bias.max_of(row + hidden, valid - hidden);
+  }
   // Writes the rows of out of the task's block of every stacked head: its
   // computed rows' results, zeros past q_length.
   void store(const QueryBlock& qb, const Sequence& seq, const Scratch& s) const;
@@ -312,9 +319,12 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   const QueryBlock in_place = query_block(query_task, seq);
   const int64_t b = in_place.batch;
   // The task's share of the keys visible to at least one query of the block
-  // (none past q_length).
-  const KeyRange range = key_range(task % blocking_.key_splits, blocking_.keys_per_split,
-                                   computed_keys(p_, seq, in_place.first, in_place.rows));
+  // (none past q_length): from the block holding its first query's first
+  // key under a sliding window.
+  const KeyRange range = skip_keys_before(
+      key_range(task % blocking_.key_splits, blocking_.keys_per_split,
+                computed_keys(p_, seq, in_place.first, in_place.rows)),
+      p_.first_visible_key(seq, in_place.first) / blocking_.key_block * blocking_.key_block);
   if (!shapes_only_ && range.count() > 0) {
     if (blocking_.copies_queries) copy_queries(in_place, s.dense_q, blocking_.widens_products(p_));
     if (blocking_.widens_bias_q(p_)) copy_queries(in_place, s.wide_bias_q, true);
@@ -493,7 +503,11 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
       const int64_t visible = i < seq.q_length ? p_.visible_keys(seq, i) : 0;
       const int64_t valid = std::clamp<int64_t>(visible - kb.first, 0, kb.count);
       PhaseScope row_timing = phase_scope(Phase::kBiasRows);
-      const float block_max = bias_.add_row(head_block, kb, r, valid, row, logits);
+      float block_max = bias_.add_row(head_block, kb, r, valid, row, logits);
+      // Keys before a sliding window: -inf, as a mask's.
+      const int64_t hidden =
+          std::clamp<int64_t>(p_.first_visible_key(seq, i) - kb.first, 0, valid);
+      if (hidden > 0) block_max = hide_keys(row, hidden, valid);
       row_timing.end();
       uint16_t* probs_bf16 = s.probs_bf16 + row_index * ld;
       PhaseScope softmax_timing = phase_scope(Phase::kSoftmax);
@@ -680,14 +694,15 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     return int64_t(b);
   };
   const AttentionProblem& p = problem;
-  const std::array<int64_t, 26> key = {
+  const std::array<int64_t, 27> key = {
       p.q_len, p.kv_len, p.head_dim, p.q.token, p.k.token, p.v.token, int64_t(p.dtype),
-      bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.query_offset, int64_t(p.bias),
+      bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.sliding_window,
+      p.query_offset, int64_t(p.bias),
       p.max_distance, p.map_height, p.map_width, p.kv_map_height, p.kv_map_width,
       int64_t(p.relative_values), blocking.slots, blocking.query_block, blocking.key_block,
       blocking.keys_per_split, int64_t(layout.packed.bytes()), p.value_head_dim,
       blocking.stacked_heads, int64_t(blocking.decode_products)};
-  const PreparedProblem<struct AttentionTag, 26> prepared(key, gemms);
+  const PreparedProblem<struct AttentionTag, 27> prepared(key, gemms);
   const int64_t head_tasks = blocking.query_blocks * blocking.key_splits;
   if (p.per_sequence() || !prepared.before(gemms)) {
     const QueryBlockRunner dry_runner(ctx, problem, tensors, blocking, layout, position_bias,

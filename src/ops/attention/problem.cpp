@@ -38,6 +38,11 @@ int64_t AttentionProblem::visible_keys(const Sequence& s, int64_t i) const {
   return std::clamp<int64_t>(s.query_offset + i + 1, 0, s.kv_length);
 }
 
+int64_t AttentionProblem::first_visible_key(const Sequence& s, int64_t i) const {
+  if (sliding_window == 0) return 0;
+  return std::clamp<int64_t>(s.query_offset + i - sliding_window + 1, 0, s.kv_length);
+}
+
 int64_t AttentionMask::row_start(int64_t b, int64_t h, int64_t i, int64_t kv_len) const {
   return (((b % batch) * heads + (heads == 1 ? 0 : h)) * q_len + (q_len == 1 ? 0 : i)) * kv_len;
 }
@@ -77,6 +82,7 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d,
   p.out_dtype = d.out_dtype;
   p.gemm_dtype = attention_gemm_dtype(d.dtype);
   p.causal = d.causal != 0;
+  p.sliding_window = d.sliding_window;
   p.query_offset = d.query_offset;
   p.bias = d.bias;
   p.tables_per_head = d.tables_per_head != 0;

@@ -54,6 +54,7 @@ struct AttentionProblem {
   // exp(softmax_scale (s - max)): set_scales.
   float qk_alpha, bias_alpha, mask_alpha, softmax_scale;
   bool causal;
+  int64_t sliding_window;  // 0, or with causal the keys a query sees, up to its own
   int64_t query_offset;
   posenc_attention_bias bias;
   bool tables_per_head;
@@ -96,8 +97,10 @@ struct AttentionProblem {
   RelativeAxis axis_w() const { return RelativeAxis{map_width, kv_map_width, query_minus_key}; }
   // Batch item b's lengths and offset (the whole problem's without the tensors).
   Sequence sequence(int64_t b) const;
-  // Keys visible to query i of sequence s: [0, visible_keys(s, i)).
+  // Keys visible to query i of sequence s: [first_visible_key(s, i),
+  // visible_keys(s, i)), the first 0 without a sliding window.
   int64_t visible_keys(const Sequence& s, int64_t i) const;
+  int64_t first_visible_key(const Sequence& s, int64_t i) const;
 };
 
 // The head size of v and out: desc.value_head_dim, or head_dim for 0.

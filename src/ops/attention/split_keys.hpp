@@ -31,6 +31,13 @@ inline KeyRange key_range(int64_t split, int64_t keys_per_split, int64_t visible
                   first + keys_per_split < visible ? first + keys_per_split : visible};
 }
 
+// range without its keys before `first` (a multiple of the key block, so
+// that its blocks stay the problem's): empty where none is left.
+inline KeyRange skip_keys_before(KeyRange range, int64_t first) {
+  if (first <= range.first) return range;
+  return KeyRange{first < range.end ? first : range.end, range.end};
+}
+
 // Byte offsets of one task's partial result inside its record, each 64-byte
 // aligned; a task's record is `bytes` long, task t's at t * bytes.
 struct PartialLayout {
