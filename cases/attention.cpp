@@ -179,9 +179,9 @@ double visible_pairs(const posenc_attention_desc& d) {
   double pairs = 0.0;
   for (int64_t i = 0; i < d.q_len; ++i) {
     const int64_t position = d.query_offset + i;
-    const int64_t first =
-        d.sliding_window > 0 ? std::clamp<int64_t>(position - d.sliding_window + 1, 0, d.kv_len)
-                             : 0;
+    const int64_t first = d.sliding_window > 0 && d.sliding_window <= position
+                              ? std::min(position - d.sliding_window + 1, d.kv_len)
+                              : 0;
     pairs += double(std::clamp<int64_t>(position + 1, 0, d.kv_len) - first);
   }
   return pairs;

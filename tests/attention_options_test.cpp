@@ -6,7 +6,10 @@
 // 2 and 3 threads.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -202,6 +205,55 @@ TEST_P(AttentionAllOptions, SlidingWindow) {
   padded.sliding_window = 9;
   const Sequences s{{37, 20, 1, 0}, {37, 19, 1, 5}, {0, 3, -2, 9}};
   expect_all_biases_match(GetParam(), padded, s, true, biases);
+}
+
+// A 2D relative bias over a 48 x 48 map (2304 keys: several key blocks),
+// causal with a window of 100: its tasks start at key 0, where they make the
+// map's logits; the same bits at 1, 2 and 3 threads.
+TEST_P(AttentionAllOptions, SlidingWindowOverA2dMap) {
+  posenc_attention_desc d = attention_desc(1, 2, 48 * 48, 48 * 48, 16);
+  d.bias = POSENC_BIAS_RELATIVE_2D;
+  d.map_height = d.map_width = 48;
+  d.tables_per_head = 1;
+  d.causal = 1;
+  d.sliding_window = 100;
+  const AttentionTensors call = call_of(d, {}, false);
+  EXPECT_TRUE(close_to_reference(run(context(), call, false),
+                                 reference::attention(d, call.reference()), call, 1e-5, 1e-4));
+  EXPECT_TRUE(same_bits_at_1_to_3_threads(GetParam(), call));
+}
+
+// NaN in the keys before the windows (their k rows) never reaches a row; a
+// window wider than any position (2^63 - 1, queries from -5) is no window,
+// bit for bit.
+TEST_P(AttentionAllOptions, SlidingWindowEdges) {
+  posenc_attention_desc d = attention_desc(1, 2, 70, 3000, 16);
+  d.causal = 1;
+  d.query_offset = 2930;
+  d.sliding_window = 300;
+  AttentionTensors call = call_of(d, {}, false);
+  std::vector<float>& buffer = call.values(Tensor::q);  // q, k and v, one after another
+  const size_t k_start = size_t(call.get(Tensor::k) - buffer.data());
+  for (int64_t h = 0; h < 2; ++h) {
+    for (int64_t j = 0; j < 2930 - 300 + 1; ++j) {
+      buffer[k_start + size_t((h * 3000 + j) * 16 + 3)] = std::numeric_limits<float>::quiet_NaN();
+    }
+  }
+  const std::vector<float> got = run(context(), call, false);
+  for (float x : got) ASSERT_TRUE(std::isfinite(x));
+  EXPECT_TRUE(close_to_reference(got, reference::attention(d, call.reference()), call, 1e-5, 1e-4));
+
+  posenc_attention_desc wide = attention_desc(1, 2, 10, 10, 16);
+  wide.causal = 1;
+  wide.query_offset = -5;
+  const AttentionTensors plain = call_of(wide, {}, false);
+  wide.sliding_window = INT64_MAX;
+  const AttentionTensors windowed = call_of(wide, {}, false);
+  const std::vector<float> want = run(context(), plain, false);
+  const std::vector<float> got_wide = run(context(), windowed, false);
+  EXPECT_EQ(std::memcmp(want.data(), got_wide.data(), want.size() * sizeof(float)), 0);
+  EXPECT_TRUE(close_to_reference(got_wide, reference::attention(wide, windowed.reference()),
+                                 windowed, 1e-5, 1e-4));
 }
 
 POSENC_INSTANTIATE_ISA_TESTS(AttentionAllOptions);

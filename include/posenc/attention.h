@@ -239,11 +239,13 @@
  *
  * Non-finite inputs propagate as IEEE arithmetic does (a NaN in q, k, v or a
  * table gives NaN where it is used); nothing traps. As in the unfused
- * softmax(scores + mask) v, a key masked by the mask or by causality has
- * its v row multiplied by a zero weight, so a NaN or Inf there can reach
- * the rows of queries processed together with it (a key past kv_lengths[b]
- * cannot, above), as can a NaN or Inf in a value_table row that another
- * query processed together uses; rows that see no key are always zero,
+ * softmax(scores + mask) v, a key masked by the mask, by causality or by a
+ * sliding window has its v row multiplied by a zero weight, so a NaN or Inf
+ * there can reach the rows of queries processed together with it (a key
+ * past kv_lengths[b] cannot, above), as can a NaN or Inf in a value_table
+ * row that another query processed together uses; a NaN in the k or bias
+ * of a key hidden by causality or a sliding window cannot (its score is
+ * not read, or replaced by -inf); rows that see no key are always zero,
  * except that a NaN score outlasts the mask's -inf (NaN + -inf is NaN): a
  * row masked by -inf everywhere whose scores hold a NaN (from q, k or a
  * table) is NaN, as in the unfused way.

@@ -119,11 +119,11 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRow
         const double* qi = &qs[size_t(i * dh)];
         int64_t visible = kv_length;
         if (d.causal) visible = std::clamp<int64_t>(offset + i + 1, 0, kv_length);
-        // A sliding window shows keys j > offset + i - W only.
-        const int64_t first =
-            d.sliding_window > 0
-                ? std::clamp<int64_t>(offset + i - d.sliding_window + 1, 0, kv_length)
-                : 0;
+        // A sliding window shows keys j > offset + i - W only (W compared
+        // first: offset + i - W may overflow).
+        const int64_t first = d.sliding_window > 0 && d.sliding_window <= offset + i
+                                  ? std::min(offset + i - d.sliding_window + 1, kv_length)
+                                  : 0;
         if (first >= visible) continue;  // a fully masked row stays zero
         double max_score = -std::numeric_limits<double>::infinity();
         for (int64_t j = first; j < visible; ++j) {

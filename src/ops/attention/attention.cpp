@@ -319,12 +319,17 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   const QueryBlock in_place = query_block(query_task, seq);
   const int64_t b = in_place.batch;
   // The task's share of the keys visible to at least one query of the block
-  // (none past q_length): from the block holding its first query's first
-  // key under a sliding window.
-  const KeyRange range = skip_keys_before(
-      key_range(task % blocking_.key_splits, blocking_.keys_per_split,
-                computed_keys(p_, seq, in_place.first, in_place.rows)),
-      p_.first_visible_key(seq, in_place.first) / blocking_.key_block * blocking_.key_block);
+  // (none past q_length); under a sliding window from the key block holding
+  // its first query's first key, but for RELATIVE_2D, whose logits a task
+  // makes at key 0 (bias.cpp's prepare_2d).
+  const int64_t window_start =
+      p_.bias == POSENC_BIAS_RELATIVE_2D
+          ? 0
+          : p_.first_visible_key(seq, in_place.first) / blocking_.key_block * blocking_.key_block;
+  const KeyRange range =
+      skip_keys_before(key_range(task % blocking_.key_splits, blocking_.keys_per_split,
+                                 computed_keys(p_, seq, in_place.first, in_place.rows)),
+                       window_start);
   if (!shapes_only_ && range.count() > 0) {
     if (blocking_.copies_queries) copy_queries(in_place, s.dense_q, blocking_.widens_products(p_));
     if (blocking_.widens_bias_q(p_)) copy_queries(in_place, s.wide_bias_q, true);

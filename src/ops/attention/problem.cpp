@@ -39,8 +39,11 @@ int64_t AttentionProblem::visible_keys(const Sequence& s, int64_t i) const {
 }
 
 int64_t AttentionProblem::first_visible_key(const Sequence& s, int64_t i) const {
-  if (sliding_window == 0) return 0;
-  return std::clamp<int64_t>(s.query_offset + i - sliding_window + 1, 0, s.kv_length);
+  const int64_t position = s.query_offset + i;  // |offset| <= 2^40: no overflow
+  // (A window past the position shows every key; compared first, as
+  // position - W could overflow for W near 2^63.)
+  if (sliding_window == 0 || sliding_window > position) return 0;
+  return std::min(position - sliding_window + 1, s.kv_length);
 }
 
 int64_t AttentionMask::row_start(int64_t b, int64_t h, int64_t i, int64_t kv_len) const {
