@@ -149,7 +149,6 @@ posenc_status posenc_rope_cache_create(posenc_context* context, const posenc_rop
     auto created = std::make_unique<posenc_rope_cache>();
     created->angles = ops::rope_angles(*config);
     created->max_positions = max_positions;
-    created->from_tables = false;
     checked_bytes({max_positions, created->angles.row_floats()}, sizeof(float), "max_positions");
     ops::build_rope_cache(resolve_context(context), *created);
     *cache = created.release();

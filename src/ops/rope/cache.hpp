@@ -12,8 +12,8 @@ struct posenc_rope_cache {
   // Of a cache of tables: rotary_dim, pairing and an attention factor of 1.
   posenc::ops::RopeAngles angles;
   int64_t max_positions;
-  bool from_tables;         // the caller's cos and sin: angles.config says nothing else
-  std::vector<float> rows;  // [max_positions, angles.row_floats()]
+  bool from_tables = false;  // the caller's cos and sin: angles.config says nothing else
+  std::vector<float> rows;   // [max_positions, angles.row_floats()]
 };
 
 namespace posenc::ops {
