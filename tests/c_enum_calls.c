@@ -43,3 +43,10 @@ posenc_status c_rope_qk(const posenc_rope_config* config, int32_t layout, int32_
   return posenc_rope_qk(NULL, config, NULL, NULL, (posenc_rope_layout)layout,
                         (posenc_dtype)dtype, 1, 4, 1, 1, config->rotary_dim, q, q_out, k, k_out);
 }
+
+posenc_status c_rope_cache_create_from_tables(int64_t rotary_dim, int32_t pairing,
+                                              int64_t max_positions, const float* cos,
+                                              const float* sin, posenc_rope_cache** cache) {
+  return posenc_rope_cache_create_from_tables(NULL, rotary_dim, (posenc_rope_pairing)pairing,
+                                              max_positions, cos, sin, cache);
+}

@@ -28,6 +28,9 @@ posenc_status c_rope(const posenc_rope_config* config, int32_t layout, int32_t d
                      const void* x, void* out);
 posenc_status c_rope_qk(const posenc_rope_config* config, int32_t layout, int32_t dtype,
                         const void* q, void* q_out, const void* k, void* k_out);
+posenc_status c_rope_cache_create_from_tables(int64_t rotary_dim, int32_t pairing,
+                                              int64_t max_positions, const float* cos,
+                                              const float* sin, posenc_rope_cache** cache);
 
 #ifdef __cplusplus
 }

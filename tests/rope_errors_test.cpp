@@ -383,11 +383,9 @@ TEST_F(RopeErrors, CacheAndHelpers) {
 TEST_F(RopeErrors, CacheFromTables) {
   const std::vector<float> cos(4 * 4, 1.0f), sin(4 * 4, 0.0f);  // 4 positions of 4 pairs
   posenc_rope_cache* cache = nullptr;
-  const auto make = [&](int64_t rotary_dim, int pairing, int64_t positions, const float* c,
+  const auto make = [&](int64_t rotary_dim, int32_t pairing, int64_t positions, const float* c,
                         const float* s, posenc_rope_cache** out) {
-    posenc_rope_pairing p;
-    store_enum(p, pairing);
-    return posenc_rope_cache_create_from_tables(nullptr, rotary_dim, p, positions, c, s, out);
+    return c_rope_cache_create_from_tables(rotary_dim, pairing, positions, c, s, out);
   };
   constexpr int kHalf = POSENC_ROPE_HALF_SPLIT;
   constexpr auto kInvalid = POSENC_ERROR_INVALID_ARGUMENT;

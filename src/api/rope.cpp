@@ -161,9 +161,10 @@ posenc_status posenc_rope_cache_create_from_tables(posenc_context* context, int6
                                                    const float* sin, posenc_rope_cache** cache) {
   return guard("posenc_rope_cache_create_from_tables", [&] {
     require_not_null(cache, "cache");
+    require_enum(pairing, "pairing", {POSENC_ROPE_INTERLEAVED, POSENC_ROPE_HALF_SPLIT});
     posenc_rope_config config = default_config(rotary_dim);
     config.pairing = pairing;
-    require_rope_config(config);  // rotary_dim and pairing
+    require_rope_config(config);  // rotary_dim
     require_positive(max_positions, "max_positions");
     require_tensor(cos, sizeof(float), "cos");
     require_tensor(sin, sizeof(float), "sin");
