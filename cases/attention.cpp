@@ -172,17 +172,12 @@ int64_t table_rows(const posenc_attention_desc& d) {
   return reference::table_rows_1d(d.query_offset, d.q_len, d.kv_len, d.max_distance);
 }
 
-// The (query, key) pairs of a head that take part: key j <= query_offset + i
-// where causal, and j > query_offset + i - W with a sliding window W.
+// The (query, key) pairs of a head that take part.
 double visible_pairs(const posenc_attention_desc& d) {
-  if (!d.causal) return double(d.q_len) * double(d.kv_len);
   double pairs = 0.0;
   for (int64_t i = 0; i < d.q_len; ++i) {
-    const int64_t position = d.query_offset + i;
-    const int64_t first = d.sliding_window > 0 && d.sliding_window <= position
-                              ? std::min(position - d.sliding_window + 1, d.kv_len)
-                              : 0;
-    pairs += double(std::clamp<int64_t>(position + 1, 0, d.kv_len) - first);
+    const reference::VisibleKeys keys = reference::visible_keys(d, d.query_offset + i, d.kv_len);
+    pairs += double(std::max<int64_t>(keys.end - keys.first, 0));
   }
   return pairs;
 }

@@ -117,13 +117,7 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRow
       const double* vs = v.at(b, kv_head);
       for (int64_t i = 0; i < q_length; ++i) {  // later rows stay zero
         const double* qi = &qs[size_t(i * dh)];
-        int64_t visible = kv_length;
-        if (d.causal) visible = std::clamp<int64_t>(offset + i + 1, 0, kv_length);
-        // A sliding window shows keys j > offset + i - W only (W compared
-        // first: offset + i - W may overflow).
-        const int64_t first = d.sliding_window > 0 && d.sliding_window <= offset + i
-                                  ? std::min(offset + i - d.sliding_window + 1, kv_length)
-                                  : 0;
+        const auto [first, visible] = visible_keys(d, offset + i, kv_length);
         if (first >= visible) continue;  // a fully masked row stays zero
         double max_score = -std::numeric_limits<double>::infinity();
         for (int64_t j = first; j < visible; ++j) {
@@ -219,6 +213,15 @@ int64_t extent_of(const posenc_attention_desc& d, const posenc_token_strides& st
   const int64_t row = row_size == 0 ? d.head_dim : row_size;
   return index_of(d, strides, heads, tokens, d.batch - 1, heads - 1, tokens - 1, row - 1, row) +
          1;
+}
+
+VisibleKeys visible_keys(const posenc_attention_desc& d, int64_t position, int64_t kv_length) {
+  if (!d.causal) return VisibleKeys{0, kv_length};
+  // (W is compared first: position - W may overflow.)
+  const int64_t first = d.sliding_window > 0 && d.sliding_window <= position
+                            ? std::min(position - d.sliding_window + 1, kv_length)
+                            : 0;
+  return VisibleKeys{first, std::clamp<int64_t>(position + 1, 0, kv_length)};
 }
 
 int64_t kv_heads_of(const posenc_attention_desc& d) {

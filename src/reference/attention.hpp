@@ -43,6 +43,13 @@ int64_t kv_heads_of(const posenc_attention_desc& desc);
 // The head size of v and out: value_head_dim, or head_dim for 0.
 int64_t value_head_dim_of(const posenc_attention_desc& desc);
 
+// The keys [first, end) the query at `position` sees among kv_length: all,
+// or with causal j <= position, and with a sliding window W j > position - W.
+struct VisibleKeys {
+  int64_t first, end;
+};
+VisibleKeys visible_keys(const posenc_attention_desc& desc, int64_t position, int64_t kv_length);
+
 // q, k, v read in the desc's layout (STRIDED: by its strides; k and v with
 // kv_heads heads). The output in the desc's layout, or dense
 // [batch, heads, q_len, value_head_dim] for STRIDED.

@@ -287,13 +287,6 @@ class QueryBlockRunner {
            size_t(qb.batch * p_.out.batch + (qb.head + j) * p_.out.head + i * p_.out.token) *
                dtype_bytes(p_.out_dtype);
   }
-  // Sets keys [0, hidden) of a score row of `valid` keys to -inf (before a
-  // sliding window, as a mask hides keys) and returns the largest of the
-  // others (-inf where none is left).
-  float hide_keys(float* row, int64_t hidden, int64_t valid) const {
-    std::fill(row, row + hidden, -std::numeric_limits<float>::infinity());
-    return ctx_.kernels->attention_bias.max_of(row + hidden, valid - hidden);
-  }
   // Writes the rows of out of the task's block of every stacked head: its
   // computed rows' results, zeros past q_length.
   void store(const QueryBlock& qb, const Sequence& seq, const Scratch& s) const;
@@ -320,12 +313,9 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   const int64_t b = in_place.batch;
   // The task's share of the keys visible to at least one query of the block
   // (none past q_length); under a sliding window from the key block holding
-  // its first query's first key, but for RELATIVE_2D, whose logits a task
-  // makes at key 0 (bias.cpp's prepare_2d).
+  // its first query's first key.
   const int64_t window_start =
-      p_.bias == POSENC_BIAS_RELATIVE_2D
-          ? 0
-          : p_.first_visible_key(seq, in_place.first) / blocking_.key_block * blocking_.key_block;
+      p_.first_visible_key(seq, in_place.first) / blocking_.key_block * blocking_.key_block;
   const KeyRange range =
       skip_keys_before(key_range(task % blocking_.key_splits, blocking_.keys_per_split,
                                  computed_keys(p_, seq, in_place.first, in_place.rows)),
@@ -498,8 +488,8 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
     const QueryBlock head_block = stacked_block(qb, j);
     PhaseScope bias_timing = phase_scope(Phase::kBiasLogits);
     const BlockLogits logits =
-        bias_.prepare(bias_block(head_block, j, s), kb, s.scores + j * qb.rows * ld, ld,
-                      s.bias + j * layout_.bias_head_stride, wide_table_rows(s));
+        bias_.prepare(bias_block(head_block, j, s), kb, range.first, s.scores + j * qb.rows * ld,
+                      ld, s.bias + j * layout_.bias_head_stride, wide_table_rows(s));
     bias_timing.end();
     for (int64_t r = 0; r < qb.rows && !shapes_only_; ++r) {
       const int64_t row_index = j * qb.rows + r;  // among the task's rows
@@ -507,12 +497,15 @@ void QueryBlockRunner::key_block(const QueryBlock& qb, int64_t b, const Sequence
       const int64_t i = qb.first + r;
       const int64_t visible = i < seq.q_length ? p_.visible_keys(seq, i) : 0;
       const int64_t valid = std::clamp<int64_t>(visible - kb.first, 0, kb.count);
-      PhaseScope row_timing = phase_scope(Phase::kBiasRows);
-      float block_max = bias_.add_row(head_block, kb, r, valid, row, logits);
-      // Keys before a sliding window: -inf, as a mask's.
+      // Keys before a sliding window are -inf, as a mask's; the bias is
+      // added to the others only.
       const int64_t hidden =
           std::clamp<int64_t>(p_.first_visible_key(seq, i) - kb.first, 0, valid);
-      if (hidden > 0) block_max = hide_keys(row, hidden, valid);
+      PhaseScope row_timing = phase_scope(Phase::kBiasRows);
+      std::fill(row, row + hidden, -std::numeric_limits<float>::infinity());
+      const float block_max =
+          bias_.add_row(head_block, KeyBlock{kb.first + hidden, kb.count - hidden}, r,
+                        valid - hidden, row + hidden, logits);
       row_timing.end();
       uint16_t* probs_bf16 = s.probs_bf16 + row_index * ld;
       PhaseScope softmax_timing = phase_scope(Phase::kSoftmax);

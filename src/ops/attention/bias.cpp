@@ -149,8 +149,9 @@ int64_t AttentionBias::wide_table_rows_floats(const AttentionProblem& p, int64_t
   }
 }
 
-BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores,
-                                   int64_t ld, float* scratch, float* wide_table_rows) const {
+BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, int64_t first_key,
+                                   float* scores, int64_t ld, float* scratch,
+                                   float* wide_table_rows) const {
   BlockLogits logits{scratch, 0, nullptr, 0, RowWindow{0, 0}, {}};
   switch (p_.bias) {
     case POSENC_BIAS_NONE:
@@ -180,7 +181,7 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, flo
       break;
     }
     case POSENC_BIAS_RELATIVE_2D:
-      logits = prepare_2d(qb, kb, scratch, wide_table_rows);
+      logits = prepare_2d(qb, kb.first == first_key, scratch, wide_table_rows);
       break;
   }
   return logits;
@@ -238,7 +239,7 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
   return add_mask_row(qb, kb, r, valid, nullptr, row);
 }
 
-BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb, float* scratch,
+BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, bool first_block, float* scratch,
                                       float* wide_table_rows) const {
   const RelativeAxis h = p_.axis_h(), w = p_.axis_w();
   const int64_t ld_h = gemm_output_stride(h.rows(), p_.gemm_dtype);
@@ -251,7 +252,7 @@ BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, const KeyBlock& kb, 
   const BlockLogits logits = gathered
       ? BlockLogits{gathered_h, h.k, gathered_w, w.k, RowWindow{0, 0}, {}}
       : BlockLogits{logits_h, ld_h, logits_w, ld_w, RowWindow{0, 0}, {}};
-  if (kb.first > 0) return logits;  // the first key block's logits serve them all
+  if (!first_block) return logits;  // the first block's logits serve the others
   auto table = [&](const void* tables, int64_t rows) {
     return gemm_rows(p_, elementwise_, table_row(p_, tables, qb.head, rows, 0), rows, p_.head_dim,
                      wide_table_rows);

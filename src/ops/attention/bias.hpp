@@ -55,16 +55,17 @@ class AttentionBias {
 
   // The block's position logits (its GEMMs), into scratch; absolute logits
   // go straight into scores (row stride ld), which must hold q k^T already.
-  // A 2D bias's are made at the first key block only: the block's later key
-  // blocks must pass the same scratch (one per stacked head).
+  // A 2D bias's are made at the task's first key block (first_key) only: its
+  // later key blocks must pass the same scratch (one per stacked head).
   // The GEMMs read the table in place, or widened into wide_table_rows
   // (null in a dry run: nothing widened).
-  BlockLogits prepare(const QueryBlock& qb, const KeyBlock& kb, float* scores, int64_t ld,
-                      float* scratch, float* wide_table_rows) const;
+  BlockLogits prepare(const QueryBlock& qb, const KeyBlock& kb, int64_t first_key, float* scores,
+                      int64_t ld, float* scratch, float* wide_table_rows) const;
 
   // row[j] += bias(query qb.first + r, key kb.first + j), then the mask's
   // entry (in the scores' units), for j < valid, from the logits prepare()
-  // gave for the same blocks; returns the largest of row[0, valid). One row
+  // gave for the same query block and a key block holding kb (its keys from
+  // a sliding window's first); returns the largest of row[0, valid). One row
   // at a time, so that the softmax finds it in cache.
   float add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r, int64_t valid, float* row,
                 const BlockLogits& logits) const;
@@ -74,8 +75,9 @@ class AttentionBias {
   const void* mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r) const;
 
  private:
-  // prepare() for RELATIVE_2D: the logits GEMMs at the first key block.
-  BlockLogits prepare_2d(const QueryBlock& qb, const KeyBlock& kb, float* scratch,
+  // prepare() for RELATIVE_2D: the logits GEMMs at the task's first key
+  // block.
+  BlockLogits prepare_2d(const QueryBlock& qb, bool first_block, float* scratch,
                          float* wide_table_rows) const;
   // The mask's part of add_row (read in place), with a run of bias (null:
   // none) added in the same pass; returns the row's maximum.
