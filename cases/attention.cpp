@@ -158,6 +158,7 @@ std::string describe(const posenc_attention_desc& d) {
   if (d.max_distance > 0) s += " K" + std::to_string(d.max_distance);
   if (d.causal) s += " causal";
   if (d.sliding_window > 0) s += " window" + std::to_string(d.sliding_window);
+  if (d.sinks) s += " sinks";
   if (d.relative_values) s += " values";
   if (d.mask_batch > 0) {
     s += std::string(" mask") + (d.mask_dtype == POSENC_BF16 ? "-bf16" : "") + "[" +
@@ -258,6 +259,7 @@ class AttentionBuffers {
       sizes.push_back(position_table_floats(d));
     }
     if (d.relative_values) sizes.push_back(size_t(table_rows(d)) * rows);
+    if (d.sinks) sizes.push_back(size_t(d.heads));
     for (size_t i = 0; i < sizes.size(); ++i) {
       const uint32_t seed = uint32_t(20 + i);
       if (d.dtype == POSENC_BF16) {
@@ -404,7 +406,8 @@ class AttentionBuffers {
                (!ops::is_position_bias(desc_.bias) || position_table_floats(desc_) > 0)) {
       t.table = pass(next++);
     }
-    if (desc_.relative_values) t.value_table = pass(next);
+    if (desc_.relative_values) t.value_table = pass(next++);
+    if (desc_.sinks) t.sinks = pass(next);
     if (desc_.mask_batch > 0) {
       t.mask = desc_.mask_dtype == POSENC_BF16 ? static_cast<const void*>(mask_.bf16.data())
                                                : mask_.f32.data();
@@ -416,9 +419,11 @@ class AttentionBuffers {
   reference::AttentionInputs inputs() {
     const posenc_attention_tensors t = tensors(POSENC_F32);
     const auto f = [](const void* p) { return static_cast<const float*>(p); };
-    return reference::AttentionInputs{f(t.q),           f(t.k),          f(t.v),
-                                      f(t.table),       f(t.table_h),    f(t.table_w),
-                                      f(t.value_table), mask_.f32.data()};
+    reference::AttentionInputs in{f(t.q),           f(t.k),          f(t.v),
+                                  f(t.table),       f(t.table_h),    f(t.table_w),
+                                  f(t.value_table), mask_.f32.data()};
+    in.sinks = f(t.sinks);
+    return in;
   }
 
   // reference_loop(desc, in) with the sequence lengths as int64.
@@ -694,6 +699,11 @@ posenc_attention_desc sliding(posenc_attention_desc d, int64_t window) {
   d.sliding_window = window;
   return d;
 }
+// gpt-oss's attention sinks, a logit per head.
+posenc_attention_desc with_sinks(posenc_attention_desc d) {
+  d.sinks = 1;
+  return d;
+}
 posenc_attention_desc grouped(posenc_attention_desc d, int64_t kv_heads) {
   d.kv_heads = kv_heads;
   return d;
@@ -921,6 +931,13 @@ std::vector<Case> attention_cases() {
                     grouped(causal(plain(1, 4, 300, 300, 16)), 2)),
       kAttentionF32({"bench"}, grouped(sliding(plain(1, 4, 16384, 16384, 128), 4096), 1),
                     grouped(sliding(plain(1, 4, 300, 300, 16), 70), 2)),
+      // gpt-oss-20b's sliding-window layer (64 heads on 8, d64, window 128)
+      // with and without its sinks: a sink costs an exp per row.
+      kAttentionBf16({"bench"}, grouped(sliding(plain(1, 64, 4096, 4096, 64, bf16), 128), 8),
+                     grouped(sliding(plain(1, 8, 300, 300, 16, bf16), 20), 2)),
+      kAttentionBf16({"bench"},
+                     with_sinks(grouped(sliding(plain(1, 64, 4096, 4096, 64, bf16), 128), 8)),
+                     with_sinks(grouped(sliding(plain(1, 8, 300, 300, 16, bf16), 20), 2))),
       // Issue 18's target shapes not covered above (the 2D relative B1 H4
       // 64x64 d64 rows are; fp32 causal is ALiBi's plain row): plain bf16,
       // causal bf16, SAM ViT-B's global attention, the BoTNet block of

@@ -258,8 +258,9 @@ TEST(AttentionDecodeMerge, WeightsBelowTwoToTheMinus64AreZero) {
     part.row_sum[0] = 2.0f * sizes[i];
     for (int64_t c = 0; c < kColumns; ++c) part.acc[c] = float(c + 1) * sizes[i];
   }
-  float acc[kColumns], row_sum = 0.0f;
-  ops::merge_partials(base, layout, 0, 3, 1, kColumns, kColumns, 0.5f, acc, &row_sum);
+  float acc[kColumns], row_max = 1.0f, row_sum = 0.0f;
+  ops::merge_partials(base, layout, 0, 3, 1, kColumns, kColumns, 0.5f, acc, &row_max, &row_sum);
+  EXPECT_EQ(row_max, 0.0f);  // the top range's
   const double kept = 1e20 * std::exp(0.5 * -88.6);  // about 5.8
   EXPECT_NEAR(row_sum, 2.0 * (1.0 + kept), 1e-5 * row_sum);
   for (int64_t c = 0; c < kColumns; ++c) {
@@ -292,12 +293,14 @@ TEST(AttentionDecodeMerge, NaNRangesMakeTheirRowNaN) {
       second.acc[r * kColumns + c] = r == 2 ? kInf : kNaN;  // (row 2: never written)
     }
   }
-  float acc[kRows * kColumns], row_sum[kRows];
-  ops::merge_partials(base, layout, 0, 2, kRows, kColumns, kColumns, 0.5f, acc, row_sum);
+  float acc[kRows * kColumns], row_max[kRows], row_sum[kRows];
+  ops::merge_partials(base, layout, 0, 2, kRows, kColumns, kColumns, 0.5f, acc, row_max,
+                      row_sum);
   for (int64_t r = 0; r < 2; ++r) {
     EXPECT_TRUE(std::isnan(row_sum[r])) << r;
     for (int64_t c = 0; c < kColumns; ++c) EXPECT_TRUE(std::isnan(acc[r * kColumns + c])) << r;
   }
+  EXPECT_EQ(row_max[2], 1.0f);
   EXPECT_EQ(row_sum[2], 2.0f);
   EXPECT_EQ(acc[4], 4.0f);
   EXPECT_EQ(acc[5], 4.0f);

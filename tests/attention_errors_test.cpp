@@ -30,7 +30,8 @@ class AttentionErrors : public ::testing::Test {
     d_.bias = POSENC_BIAS_RELATIVE_1D;
     t_ = posenc_attention_tensors{q_.data(), k_.data(), v_.data(), table_.data(),
                                   nullptr,   nullptr,   nullptr,   out_.data(),
-                                  nullptr,   nullptr,   nullptr,   nullptr};
+                                  nullptr,   nullptr,   nullptr,   nullptr,
+                                  nullptr};
   }
 
   posenc_status call() { return posenc_attention(nullptr, &d_, &t_, nullptr, 0); }
@@ -46,7 +47,8 @@ class AttentionErrors : public ::testing::Test {
     d_.bias = POSENC_BIAS_RELATIVE_1D;
     t_ = posenc_attention_tensors{q_.data(), k_.data(), v_.data(), table_.data(),
                                   nullptr,   nullptr,   nullptr,   out_.data(),
-                                  nullptr,   nullptr,   nullptr,   nullptr};
+                                  nullptr,   nullptr,   nullptr,   nullptr,
+                                  nullptr};
     return result;
   }
 
@@ -417,7 +419,8 @@ TEST_F(AttentionErrors, Bf16RunsAndIsSizedOnEveryCpu) {
                               table = to_bf16(table_);
   d_.dtype = POSENC_BF16;
   t_ = posenc_attention_tensors{q.data(), k.data(),    v.data(), table.data(), nullptr, nullptr,
-                                nullptr,  out_.data(), nullptr,  nullptr,      nullptr, nullptr};
+                                nullptr,  out_.data(), nullptr,  nullptr,      nullptr, nullptr,
+                                nullptr};
   EXPECT_EQ(call(), POSENC_OK) << posenc_last_error();
   size_t bytes = 0;
   EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d_, &bytes), POSENC_OK)

@@ -56,6 +56,8 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s, bool packe
   add(Tensor::value_table, d.relative_values ? size_t(d.heads * rows * d.head_dim) : 0, 5);
   x.set(Tensor::mask,
         mask_values(size_t(d.mask_batch * d.mask_heads * d.mask_q_len * d.kv_len), 91, -0.75f));
+  // Sinks from well below the rows' logits to well above them.
+  x.fill(Tensor::sinks, d.sinks ? size_t(d.heads) : 0, 92, -3.0f, 5.0f);
   return x;
 }
 
@@ -112,18 +114,28 @@ void expect_all_biases_match(posenc_isa isa, const posenc_attention_desc& base,
 class AttentionAllOptions : public IsaTest {};
 
 // A padded batch of 4 read from one packed qkv with 6 query heads on 2 kv
-// heads, lengths 0 to full, offsets, a per-head mask with a batch period of 2.
-TEST_P(AttentionAllOptions, PackedPaddedBatch) {
+// heads (out dense BHTD, as the reference gives it), and its lengths 0 to
+// full and offsets.
+posenc_attention_desc padded_batch() {
   posenc_attention_desc d = attention_desc(4, 6, 37, 37, 16);
   d.kv_heads = 2;
-  d = packed_qkv_desc(d, POSENC_LAYOUT_BHTD);  // out dense BHTD, as the reference gives it
+  return packed_qkv_desc(d, POSENC_LAYOUT_BHTD);
+}
+const Sequences kPaddedSequences{{37, 20, 1, 0}, {37, 19, 1, 5}, {0, 3, -2, 9}};
+// The padded batch with a per-head mask with a batch period of 2.
+posenc_attention_desc masked_padded_batch() {
+  posenc_attention_desc d = padded_batch();
   d.mask_batch = 2;
   d.mask_heads = 6;
   d.mask_q_len = 37;
-  const Sequences s{{37, 20, 1, 0}, {37, 19, 1, 5}, {0, 3, -2, 9}};
-  expect_all_biases_match(GetParam(), d, s, true,
-                          {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D,
-                           POSENC_BIAS_RELATIVE_2D});
+  return d;
+}
+constexpr std::initializer_list<posenc_attention_bias> kBiasesWithQ = {
+    POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D, POSENC_BIAS_RELATIVE_2D};
+
+TEST_P(AttentionAllOptions, PackedPaddedBatch) {
+  expect_all_biases_match(GetParam(), masked_padded_batch(), kPaddedSequences, true,
+                          kBiasesWithQ);
 }
 
 // Decode steps of two sequences against a KV cache with spare capacity,
@@ -199,12 +211,9 @@ TEST_P(AttentionAllOptions, SlidingWindow) {
   decode.sliding_window = 1000;
   expect_all_biases_match(GetParam(), decode, {{4500, 2100}, {1, 1}, {4499, 2099}}, false,
                           biases);
-  posenc_attention_desc padded = attention_desc(4, 6, 37, 37, 16);
-  padded.kv_heads = 2;
-  padded = packed_qkv_desc(padded, POSENC_LAYOUT_BHTD);
+  posenc_attention_desc padded = padded_batch();
   padded.sliding_window = 9;
-  const Sequences s{{37, 20, 1, 0}, {37, 19, 1, 5}, {0, 3, -2, 9}};
-  expect_all_biases_match(GetParam(), padded, s, true, biases);
+  expect_all_biases_match(GetParam(), padded, kPaddedSequences, true, biases);
 }
 
 // A 2D relative bias over a 48 x 48 map (2304 keys: several key blocks),
@@ -256,6 +265,63 @@ TEST_P(AttentionAllOptions, SlidingWindowEdges) {
                                  windowed, 1e-5, 1e-4));
 }
 
+// Sinks (gpt-oss), a logit per head: with a sliding window, the keys of a
+// decode step split into ranges (the merge adds the sink once), query heads
+// stacked on their kv head (each row reads its own head's sink), a padded
+// packed batch with a mask (rows masked everywhere stay zero).
+TEST_P(AttentionAllOptions, Sinks) {
+  const std::initializer_list<posenc_attention_bias> biases = {
+      POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D};
+  posenc_attention_desc windowed = attention_desc(2, 4, 300, 300, 16);
+  windowed.kv_heads = 2;
+  windowed.sliding_window = 64;
+  windowed.sinks = 1;
+  expect_all_biases_match(GetParam(), windowed, {}, false, biases);
+  posenc_attention_desc decode = attention_desc(2, 4, 3, 4500, 16);
+  decode.kv_heads = 1;
+  decode.sinks = 1;
+  expect_all_biases_match(GetParam(), decode, {{4500, 2100}, {3, 2}, {4497, 2098}}, false,
+                          biases);
+  posenc_attention_desc stacked = attention_desc(8, 64, 5, 90, 16);
+  stacked.kv_heads = 8;
+  stacked.layout = POSENC_LAYOUT_BTHD;
+  stacked.sinks = 1;
+  expect_all_biases_match(GetParam(), stacked,
+                          {{90, 60, 0, 1, 90, 45, 33, 89},
+                           {5, 3, 0, 1, 5, 2, 5, 4},
+                           {85, 57, 5, 0, 20, 43, -3, 85}},
+                          false, biases);
+  posenc_attention_desc padded = masked_padded_batch();
+  padded.sinks = 1;
+  expect_all_biases_match(GetParam(), padded, kPaddedSequences, true, kBiasesWithQ);
+}
+
+// A sink of -inf is no sink, bit for bit (its weight is exactly 0); one far
+// above every logit takes nearly all the weight: the rows go to zero, finite.
+TEST_P(AttentionAllOptions, SinkEdges) {
+  for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
+    posenc_attention_desc d = attention_desc(1, 3, 40, 40, 16);
+    d.causal = 1;
+    d.dtype = d.out_dtype = dtype;
+    const std::vector<float> plain = run(context(), call_of(d, {}, false), false);
+    d.sinks = 1;
+    AttentionTensors call = call_of(d, {}, false);
+    call.set(Tensor::sinks, std::vector<float>(3, -std::numeric_limits<float>::infinity()));
+    const std::vector<float> none = run(context(), call, false);
+    EXPECT_EQ(std::memcmp(plain.data(), none.data(), plain.size() * sizeof(float)), 0);
+    call.set(Tensor::sinks, {60.0f, 0.0f, 60.0f});
+    const std::vector<float> got = run(context(), call, false);
+    EXPECT_TRUE(close_to_reference(got, reference::attention(d, call.reference()), call, 1e-5,
+                                   1e-4));
+    for (int64_t h : {0, 2}) {
+      for (int64_t i = 0; i < 40 * 16; ++i) {
+        const float x = got[size_t(h * 40 * 16 + i)];
+        ASSERT_TRUE(std::isfinite(x) && std::fabs(x) < 1e-20f) << h << " " << i << " " << x;
+      }
+    }
+  }
+}
+
 POSENC_INSTANTIATE_ISA_TESTS(AttentionAllOptions);
 
 // A sliding window needs causal (it ends at the query) and is not negative.
@@ -273,6 +339,32 @@ TEST(AttentionWindowErrors, RefusedWithoutCausalOrNegative) {
   EXPECT_NE(std::string(posenc_last_error()).find("desc->sliding_window"), std::string::npos);
   d.sliding_window = 4;
   EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_OK);
+}
+
+// sinks is a flag, and its tensor is given exactly when it is set.
+TEST(AttentionSinkErrors, FlagAndTensor) {
+  posenc_attention_desc d = attention_desc(1, 2, 8, 8, 16);
+  const std::vector<float> x(2 * 8 * 16, 0.5f), sinks(2, 1.0f);
+  std::vector<float> out(x.size(), 7.0f);
+  posenc_attention_tensors t{};
+  t.q = t.k = t.v = x.data();
+  t.out = out.data();
+  const auto fails = [&](posenc_status want, const char* name) {
+    EXPECT_EQ(posenc_attention(nullptr, &d, &t, nullptr, 0), want);
+    EXPECT_NE(std::string(posenc_last_error()).find(name), std::string::npos)
+        << posenc_last_error();
+    for (float y : out) ASSERT_EQ(y, 7.0f);
+  };
+  d.sinks = 2;
+  t.sinks = sinks.data();
+  fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->sinks");
+  d.sinks = 0;
+  fails(POSENC_ERROR_INVALID_ARGUMENT, "tensors->sinks must be NULL unless sinks is 1");
+  d.sinks = 1;
+  t.sinks = nullptr;
+  fails(POSENC_ERROR_NULL_POINTER, "tensors->sinks");
+  t.sinks = sinks.data();
+  EXPECT_EQ(posenc_attention(nullptr, &d, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
 }
 
 }  // namespace

@@ -229,6 +229,7 @@ posenc_attention_desc draw_desc(Draw& r) {
   if (r.one_in(4)) d.scale = r.of({0.3f, 1.5f, 0.0f, -0.5f, 0x1p-25f});
   d.causal = int(r.in(0, 1));
   if (d.causal && r.one_in(3)) d.sliding_window = r.in(1, d.kv_len + 2);
+  d.sinks = int(r.one_in(4));
   draw_layout(r, d);
   if (r.one_in(3)) draw_mask_shape(r, d);
   return d;
@@ -292,6 +293,7 @@ void fill_inputs(Draw& r, AttentionTensors& x) {
   }
   if (d.relative_values) fill(Tensor::value_table, heads * rows_1d * dv);
   if (d.mask_batch > 0) x.set(Tensor::mask, mask_of(r, d));
+  if (d.sinks) fill(Tensor::sinks, d.heads, -3.0f, 5.0f);
 }
 
 // NaN in the elements of a tensor of `heads` heads and `tokens` tokens of

@@ -38,7 +38,7 @@ std::string describe(const posenc_attention_desc& d) {
     << " class_token " << d.class_token << " buckets " << d.num_buckets << " bidirectional "
     << d.bidirectional << " mask " << d.mask_batch << "x" << d.mask_heads << "x" << d.mask_q_len
     << " mask_dtype " << d.mask_dtype << " index_type " << d.index_type << " window "
-    << d.sliding_window;
+    << d.sliding_window << " sinks " << d.sinks;
   if (d.layout == POSENC_LAYOUT_STRIDED) {
     s << " q_strides " << list(d.q_strides) << " k_strides " << list(d.k_strides) << " v_strides "
       << list(d.v_strides) << " out_strides " << list(d.out_strides);
@@ -133,6 +133,7 @@ reference::AttentionInputs AttentionTensors::reference() const {
   in.kv_lengths = or_null(s_.kv_lengths);
   in.q_lengths = or_null(s_.q_lengths);
   in.query_offsets = or_null(s_.query_offsets);
+  in.sinks = get(Tensor::sinks);
   return in;
 }
 
@@ -153,6 +154,7 @@ posenc_attention_tensors AttentionTensors::tensors(void* out) const {
   t.kv_lengths = index_tensor(s_.kv_lengths, s32_[0]);
   t.q_lengths = index_tensor(s_.q_lengths, s32_[1]);
   t.query_offsets = index_tensor(s_.query_offsets, s32_[2]);
+  t.sinks = pass(Tensor::sinks);
   return t;
 }
 

@@ -208,7 +208,8 @@ TEST_P(Attention, DecodeStepIsLastRowOfFullSequence) {
   std::vector<float> full_out(q.size()), last_q(size_t(heads * dim)), step_out(last_q.size());
   const posenc_attention_tensors full_t{q.data(), kv.data(), kv.data(), table.data(),
                                         nullptr,  nullptr,   nullptr,   full_out.data(),
-                                        nullptr,  nullptr,   nullptr,   nullptr};
+                                        nullptr,  nullptr,   nullptr,   nullptr,
+                                        nullptr};
   ASSERT_EQ(posenc_attention(context(), &full, &full_t, nullptr, 0), POSENC_OK)
       << posenc_last_error();
   for (int64_t h = 0; h < heads; ++h) {
@@ -219,7 +220,8 @@ TEST_P(Attention, DecodeStepIsLastRowOfFullSequence) {
       causal(relative_1d(desc(heads, 1, length, dim), 0, 1), length - 1);
   const posenc_attention_tensors step_t{last_q.data(), kv.data(), kv.data(), table.data(),
                                         nullptr,       nullptr,   nullptr,   step_out.data(),
-                                        nullptr,       nullptr,   nullptr,   nullptr};
+                                        nullptr,       nullptr,   nullptr,   nullptr,
+                                        nullptr};
   ASSERT_EQ(posenc_attention(context(), &step, &step_t, nullptr, 0), POSENC_OK)
       << posenc_last_error();
   for (int64_t h = 0; h < heads; ++h) {
@@ -1011,7 +1013,8 @@ TEST(RelativeTable, SameLogitsThroughRelativeLogitsAndAttention) {
           std::vector<float> out(q.size());
           const posenc_attention_tensors t{q.data(), k.data(), v.data(), table.data(),
                                            nullptr,  nullptr,  nullptr,  out.data(),
-                                           nullptr,  nullptr,  nullptr,  nullptr};
+                                           nullptr,  nullptr,  nullptr,  nullptr,
+                                           nullptr};
           ASSERT_EQ(posenc_attention(nullptr, &d, &t, nullptr, 0), POSENC_OK)
               << posenc_last_error();
           for (int64_t h = 0; h < kHeads; ++h) {

@@ -116,6 +116,16 @@
  * it; ONNX Runtime's local_window_size + 1; flash-attn's window_size (W-1,
  * 0)). Key blocks wholly before every window of a query block are skipped.
  *
+ * sinks (added in 0.7): a learned logit sigma_h per head (tensors->sinks,
+ * [heads] of dtype, in softmax-input units: after scale, as the mask is)
+ * joins every row's softmax as one more key whose value is zero:
+ *   out[i] = sum_j exp(s[i,j] - M) v[j] / (exp(sigma_h - M) + sum_j exp(s[i,j] - M))
+ * over the keys j the row sees (M: the row's largest logit, sigma_h
+ * included), as gpt-oss's attention sinks and ONNX Runtime's
+ * GroupQueryAttention head_sink (its smooth_softmax: sigma_h = 0). A row
+ * that sees no key is zeros, as without sinks. The rows of a head read
+ * sigma of the head itself (not its kv head).
+ *
  * relative_values (Shaw et al.): also adds sum_j a[i,j] * RV[row(i,j)], RV
  * indexed exactly as the RELATIVE_1D table above (same max_distance rule and
  * row count). Not available with RELATIVE_2D nor with the kinds without q.
@@ -329,6 +339,8 @@ typedef struct posenc_attention_desc {
   int64_t value_head_dim; /* 0 (= head_dim), or the head size of v, out and RV */
   /* Added in 0.6. */
   int64_t sliding_window; /* 0: none; W >= 1 with causal: the W keys up to the query */
+  /* Added in 0.7. */
+  int sinks;              /* 0 or 1: a sink logit per head, tensors->sinks */
 } posenc_attention_desc;
 
 /* The tensors of one call. Pointers a desc does not use must be NULL. */
@@ -347,14 +359,16 @@ typedef struct posenc_attention_tensors {
   const void* kv_lengths;    /* optional, [batch] */
   const void* q_lengths;     /* optional, [batch] */
   const void* query_offsets; /* optional, [batch] */
+  /* Added in 0.7. */
+  const void* sinks;         /* sinks: [heads] */
 } posenc_attention_tensors;
 
 /* Fills *desc for plain attention: the given sizes, BHTD, F32 in and out,
  * scale 1/sqrt(head_dim), no bias, no mask, offset 0, bias_uses_scaled_q 1,
- * kv_heads 0 (= heads), INT32 per-sequence tensors, no sliding window. Added
- * in 0.3: the fields from kv_heads on, and the tensors mask ..
- * query_offsets; in 0.6 sliding_window; a desc made without this function
- * must zero them.
+ * kv_heads 0 (= heads), INT32 per-sequence tensors, no sliding window, no
+ * sinks. Added in 0.3: the fields from kv_heads on, and the tensors mask ..
+ * query_offsets; in 0.6 sliding_window; in 0.7 sinks and the tensor sinks;
+ * a desc made without this function must zero them.
  * Does nothing if desc is NULL. */
 POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t batch,
                                            int64_t heads, int64_t q_len, int64_t kv_len,
@@ -401,7 +415,7 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * query_offsets with TABLE_2D, map_height, map_width or max_distance not 0
  * with a bias (and no relative_values) that does not read them, kv_heads not 0
  * nor a divisor of heads (with heads 0: not 0), a negative value_head_dim,
- * a negative sliding_window or one without causal,
+ * a negative sliding_window or one without causal, sinks not 0 nor 1,
  * a negative stride or a too short token stride, strides under BHTD or BTHD,
  * relative_order or a key map with a bias other than RELATIVE_2D, one of
  * kv_map_height and kv_map_width 0 (POSENC_ERROR_INVALID_ARGUMENT);

@@ -32,7 +32,7 @@ ROPE_LAYOUT = {"bthd": 0, "bhtd": 1}
 ROPE_SCALING = {"none": 0, "linear": 1, "dynamic_ntk": 2, "yarn": 3, "llama3": 4}
 ROPE_POSITIONS = {"int32": 0, "int64": 1}
 # The library version whose structs these mirror (major, minor: the soname's).
-ABI_VERSION = ("0", "6")
+ABI_VERSION = ("0", "7")
 ROPE_MAX_ROTARY_DIM = 65536  # POSENC_ROPE_MAX_ROTARY_DIM
 MAX_THREADS = 1024  # POSENC_MAX_THREADS
 
@@ -47,7 +47,10 @@ def enum_value(table, name, argument):
 
 def integer(value, argument, bits=64):
     """value as a C int64_t (or int of `bits`), or an error naming the
-    argument: ctypes would keep the low bits of a larger int without a word."""
+    argument: ctypes would keep the low bits of a larger int without a word.
+    A bool is no integer here (sliding_window=True is not a window of 1)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{argument}: expected an integer, got {type(value).__name__}")
     try:
         value = operator.index(value)
     except TypeError:
@@ -161,13 +164,14 @@ class AttentionDesc(ctypes.Structure):  # posenc_attention_desc
                 ("relative_order", c_enum), ("kv_map_height", ctypes.c_int64),
                 ("kv_map_width", ctypes.c_int64), ("class_token", ctypes.c_int),
                 ("num_buckets", ctypes.c_int64), ("bidirectional", ctypes.c_int),
-                ("value_head_dim", ctypes.c_int64), ("sliding_window", ctypes.c_int64)]
+                ("value_head_dim", ctypes.c_int64), ("sliding_window", ctypes.c_int64),
+                ("sinks", ctypes.c_int)]
 
 
 class AttentionTensors(ctypes.Structure):  # posenc_attention_tensors
     _fields_ = [(name, ctypes.c_void_p) for name in
                 ("q", "k", "v", "table", "table_h", "table_w", "value_table", "out",
-                 "mask", "kv_lengths", "q_lengths", "query_offsets")]
+                 "mask", "kv_lengths", "q_lengths", "query_offsets", "sinks")]
 
 
 class PositionBiasDesc(ctypes.Structure):  # posenc_position_bias_desc

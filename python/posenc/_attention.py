@@ -287,7 +287,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
           map_size=None, value_table=None, mask=None, kv_lengths=None, q_lengths=None,
           query_offsets=None, out=None, out_dtype=None, window=None, class_token=False,
           num_buckets=None, bidirectional=None, relative_order="key_minus_query",
-          kv_map_size=None, sliding_window=0, sizing=False):
+          kv_map_size=None, sliding_window=0, sinks=None, sizing=False):
     """The desc and tensors of one call, the output View and what must stay
     alive until the call returns. (A call without a bias, mask or lengths
     costs a few microseconds here: the options are looked at only when
@@ -364,6 +364,13 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     tensors = _abi.AttentionTensors(q=views[0].ptr, k=views[1].ptr, v=views[2].ptr, out=ov.ptr)
 
     keep = views
+    if sinks is not None:
+        sv = _tensor.dense(sinks, "sinks", 1, _tensor.FLOATS)
+        if sv.dtype != qv.dtype:
+            raise TypeError("sinks: must have q's dtype")
+        _tensor.expect_shape(sv, (heads,), "sinks")
+        desc.sinks, tensors.sinks = 1, sv.ptr
+        keep = keep + [sv]
     # The lengths and offsets first: the 1D tables' rows follow query_offsets.
     if mask is not None or kv_lengths is not None or q_lengths is not None or \
             query_offsets is not None:
@@ -390,7 +397,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
               q_lengths=None, query_offsets=None, out=None, out_dtype=None, workspace=None,
               context=None, window=None, class_token=False, num_buckets=None,
               bidirectional=None, relative_order="key_minus_query", kv_map_size=None,
-              sliding_window=0):
+              sliding_window=0, sinks=None):
     """softmax(scale q k^T + bias + mask) v, every option of posenc_attention.
 
     scale: default 1/sqrt(head_dim). bias: "none", "absolute" or
@@ -414,6 +421,9 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     kv_len - q_len aligns it bottom-right (decoding after a KV cache).
     sliding_window W (with causal): query i sees only the W keys up to its
     position, j > query_offset + i - W (transformers' sliding_window).
+    sinks: [heads] of q's dtype, a logit per head that joins each row's
+    softmax as a key of value zero (gpt-oss's attention sinks; ONNX
+    Runtime's head_sink); a row that sees no key stays zeros.
     kv_lengths, q_lengths, query_offsets: [batch] int32 or int64. k and v
     may have fewer heads than q (grouped-query). v may have another head
     size than q and k (value_head_dim), which out and value_table then have.
@@ -437,7 +447,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     query map (map_size then needed), with SAM's coordinate scaling: the
     tables have 2 max(query, key) - 1 rows per axis.
     """
-    given = (q, k, v, out, mask, kv_lengths, q_lengths, query_offsets)  # TENSOR_FIELDS
+    given = (q, k, v, out, mask, kv_lengths, q_lengths, query_offsets, sinks)  # TENSOR_FIELDS
     key = None
     if bias is None and table is None and table_h is None and table_w is None and \
             bias_uses_scaled_q is True and max_distance is None and map_size is None and \
@@ -458,7 +468,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
         q, k, v, layout, scale, causal, query_offset, bias, table, table_h, table_w,
         bias_uses_scaled_q, max_distance, map_size, value_table, mask, kv_lengths, q_lengths,
         query_offsets, out, out_dtype, window, class_token, num_buckets, bidirectional,
-        relative_order, kv_map_size, sliding_window)
+        relative_order, kv_map_size, sliding_window, sinks)
     pointer, size, pinned = _tensor.workspace_buffer(workspace)
     check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                pointer, size))

@@ -24,7 +24,8 @@ _CAPACITY = 64
 
 # The tensor arguments a kept desc serves, as posenc_attention_tensors
 # names them; out may be None (a result is made).
-TENSOR_FIELDS = ("q", "k", "v", "out", "mask", "kv_lengths", "q_lengths", "query_offsets")
+TENSOR_FIELDS = ("q", "k", "v", "out", "mask", "kv_lengths", "q_lengths", "query_offsets",
+                 "sinks")
 _OUT = TENSOR_FIELDS.index("out")
 
 

@@ -356,6 +356,57 @@ def test_attention_sliding_window_matches_transformers_mask(window):
         close(step, expected(w)[:, :, 5:])
     with pytest.raises(posenc.Error, match="sliding_window .* needs causal"):
         posenc.attention(q, k, v, sliding_window=window)
+    with pytest.raises(TypeError, match="sliding_window: expected an integer, got bool"):
+        posenc.attention(q, k, v, causal=True, sliding_window=True)  # not a window of 1
+
+
+def gpt_oss_attention(q, k, v, sinks, scale, mask):
+    """gpt-oss's eager attention as transformers writes it: the head's sink
+    concatenated to each row's scaled, masked logits, the softmax over both,
+    the sink's column dropped before the product with v."""
+    groups = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
+    logits = torch.matmul(q, k.transpose(2, 3)) * scale + mask
+    sink = sinks.reshape(1, -1, 1, 1).expand(q.shape[0], -1, q.shape[2], -1)
+    combined = torch.cat([logits, sink], dim=-1)
+    combined = combined - combined.max(dim=-1, keepdim=True).values
+    probs = torch.softmax(combined, dim=-1, dtype=combined.dtype)
+    return torch.matmul(probs[..., :-1], v)
+
+
+def chunk_mask(window):
+    """The causal mask (with a sliding window: 0 none) of 6 queries at
+    positions 34.. over 40 keys."""
+    position, key = 34 + torch.arange(6)[:, None], torch.arange(40)[None, :]
+    seen = (key <= position) & ((key > position - window) if window else True)
+    return torch.where(seen, 0.0, -torch.inf)
+
+
+@pytest.mark.parametrize("window", [0, 8])
+def test_attention_sinks_match_gpt_oss(window):
+    """sinks as gpt-oss's attention (full and sliding-window layers): a chunk
+    of 6 queries after 34 cached keys on grouped heads, decode steps whose
+    kept plan takes each call's sinks, bf16 within its bound."""
+    q, k, v = torch.randn(2, 4, 6, 8), torch.randn(2, 2, 40, 8), torch.randn(2, 2, 40, 8)
+    sinks = torch.tensor([-1.0, 0.5, 2.0, 4.0])
+
+    def expected(s, rows=slice(None)):
+        return gpt_oss_attention(q[:, :, rows], k, v, s, 8 ** -0.5, chunk_mask(window)[rows])
+
+    options = dict(causal=True, sliding_window=window)
+    close(posenc.attention(q, k, v, query_offset=34, sinks=sinks, **options), expected(sinks))
+    for s in (sinks, sinks, sinks, sinks - 3.0):  # a kept plan reads each call's sinks
+        step = posenc.attention(q[:, :, 5:], k, v, query_offset=39, sinks=s, **options)
+        close(step, expected(s, slice(5, 6)))
+    bf16 = [x.to(torch.bfloat16) for x in (q, k, v, sinks)]
+    got = posenc.attention(*bf16[:3], query_offset=34, sinks=bf16[3], **options)
+    want = gpt_oss_attention(*[x.float() for x in bf16[:3]], bf16[3].float(), 8 ** -0.5,
+                             chunk_mask(window))
+    assert (got.float() - want).abs().max() < 2e-2
+    with pytest.raises(TypeError, match="sinks: must have q's dtype"):
+        posenc.attention(q, k, v, sinks=bf16[3])
+    with pytest.raises(ValueError, match="sinks"):
+        posenc.attention(q, k, v, sinks=sinks[:3])
 
 
 def test_bottleneck_mhsa_matches_attention():

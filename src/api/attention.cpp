@@ -148,6 +148,7 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
     invalid("desc->sliding_window (" + std::to_string(d.sliding_window) +
             ") needs causal: the window ends at the query's position");
   }
+  require_flag(d.sinks, "desc->sinks");
   require_flag(d.tables_per_head, "desc->tables_per_head");
   require_flag(d.bias_uses_scaled_q, "desc->bias_uses_scaled_q");
   require_flag(d.relative_values, "desc->relative_values");
@@ -311,6 +312,13 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
     table(t.value_table, "tensors->value_table", relative_rows, ops::value_head_dim(d));
   } else {
     require_null(t.value_table, "tensors->value_table", "unless relative_values is 1");
+  }
+  if (d.sinks) {
+    const int64_t bytes = checked_bytes({d.heads}, es, "tensors->sinks");
+    require_tensor_or_empty(t.sinks, es, bytes, "tensors->sinks");
+    inputs.push_back({t.sinks, bytes, "tensors->sinks"});
+  } else {
+    require_null(t.sinks, "tensors->sinks", "unless sinks is 1");
   }
   return inputs;
 }

@@ -106,7 +106,7 @@ struct Region {
   const char* name;
 };
 
-// The input regions of a call, at most nine: kept without allocating.
+// The input regions of a call, at most ten: kept without allocating.
 class Regions {
  public:
   Regions(std::initializer_list<Region> regions) {
@@ -117,7 +117,7 @@ class Regions {
   const Region* end() const { return items_.data() + count_; }
 
  private:
-  std::array<Region, 9> items_{};
+  std::array<Region, 10> items_{};
   size_t count_ = 0;
 };
 

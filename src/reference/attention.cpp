@@ -119,7 +119,10 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRow
         const double* qi = &qs[size_t(i * dh)];
         const auto [first, visible] = visible_keys(d, offset + i, kv_length);
         if (first >= visible) continue;  // a fully masked row stays zero
-        double max_score = -std::numeric_limits<double>::infinity();
+        // The head's sink, a logit with a value of zero, takes part in the
+        // softmax as one more key.
+        const double sink = d.sinks ? double(in.sinks[h]) : 0.0;
+        double max_score = d.sinks ? sink : -std::numeric_limits<double>::infinity();
         for (int64_t j = first; j < visible; ++j) {
           double s = 0.0;
           for (int64_t c = 0; c < dh; ++c) s += qi[c] * ks[size_t(j * dh + c)];
@@ -152,7 +155,7 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRow
         if (std::all_of(&scores[size_t(first)], &scores[size_t(visible)], masked)) {
           continue;  // stays zero
         }
-        double sum = 0.0;
+        double sum = d.sinks ? std::exp(sink - max_score) : 0.0;
         for (int64_t j = first; j < visible; ++j) {
           scores[size_t(j)] = std::exp(scores[size_t(j)] - max_score);
           sum += scores[size_t(j)];

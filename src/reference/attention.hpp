@@ -25,6 +25,7 @@ struct AttentionInputs {
   const int64_t* kv_lengths = nullptr;
   const int64_t* q_lengths = nullptr;
   const int64_t* query_offsets = nullptr;
+  const float* sinks = nullptr;  // [heads] with sinks
 };
 
 // Element (b, h, t, c) of a tensor of `heads` heads and `tokens` tokens of

@@ -276,6 +276,9 @@ void fuzz_attention(FuzzInput& in) {
   // A sliding window: none mostly; with causal only, never negative.
   desc.sliding_window = in.choice(4) == 0 ? int64_t(in.byte() % 12) - 2 : 0;
   if (desc.sliding_window < 0 || (desc.sliding_window > 0 && desc.causal != 1)) ++invalid;
+  // Sinks sometimes; 2 is no flag.
+  desc.sinks = in.choice(4) == 0 ? in.choice(3) : 0;
+  if (desc.sinks == 2) ++invalid;
   if ((desc.bias == POSENC_BIAS_RELATIVE_2D || no_q) && desc.relative_values) ++invalid;
   if (no_q) draw_position_bias(in, desc, invalid);
   const int index_type = in.choice(8);  // 7: 2, no type
@@ -373,6 +376,8 @@ void fuzz_attention(FuzzInput& in) {
       elements({invalid > 0 ? 1 : position_table_floats(desc)}, invalid), 0.25f);
   if (no_q && (desc.bias != POSENC_BIAS_ALIBI || in.flag())) t.table = position_table.data();
   if (desc.relative_values) t.value_table = values.data();
+  std::vector<float> sinks(desc.sinks == 1 ? elements({heads}, invalid) : 0, 2.0f);
+  if (desc.sinks == 1) t.sinks = sinks.data();
   t.kv_lengths = sequences.tensor(0, desc.index_type);
   t.q_lengths = sequences.tensor(1, desc.index_type);
   t.query_offsets = sequences.tensor(2, desc.index_type);
@@ -415,6 +420,10 @@ void fuzz_attention(FuzzInput& in) {
   if (pointers == 3) {
     t.mask = desc.mask_batch > 0 ? nullptr : &stray;
     bad_pointer = desc.mask_batch <= 0 || !mask.empty();
+  }
+  if (pointers == 4) {
+    t.sinks = desc.sinks == 1 ? nullptr : &stray;
+    bad_pointer = desc.sinks != 1 || !sinks.empty();
   }
   const posenc_attention_tensors* tensors = pointers == 2 ? nullptr : &t;
   size_t needed = 0;

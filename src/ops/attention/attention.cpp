@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -388,7 +389,7 @@ void QueryBlockRunner::merge(int64_t query_task, uint8_t* records, const Partial
   PhaseScope timing = phase_scope(Phase::kMerge);
   merge_partials(records, partial, query_task * blocking_.key_splits, blocking_.key_splits,
                  qb.rows * blocking_.stacked_heads, p_.value_head_dim, task_.acc_ld,
-                 p_.softmax_scale, s.acc, s.row_sum);
+                 p_.softmax_scale, s.acc, s.row_max, s.row_sum);
   timing.end();
   store(qb, seq, s);
 }
@@ -630,6 +631,8 @@ void QueryBlockRunner::store(const QueryBlock& qb, const Sequence& seq,
   const size_t out_bytes = dtype_bytes(p_.out_dtype);
   const int64_t out_rows = block_rows(qb.first);
   for (int64_t j = 0; j < blocking_.stacked_heads; ++j) {
+    // The head's sink logit, in softmax-input units.
+    const float sink = p_.sinks ? element_as_f32(t_.sinks, p_.dtype, qb.head + j) : 0.0f;
     for (int64_t r = 0; r < out_rows; ++r) {
       const int64_t row_index = j * qb.rows + r;  // among the task's computed rows
       const int64_t i = qb.first + r;
@@ -642,7 +645,10 @@ void QueryBlockRunner::store(const QueryBlock& qb, const Sequence& seq,
         continue;
       }
       const float* acc = s.acc + row_index * task_.acc_ld;
-      const float factor = 1.0f / s.row_sum[row_index];
+      float sum = s.row_sum[row_index];  // of exp(softmax_scale (score - row_max))
+      // The sink joins it as one more key, of value zero.
+      if (p_.sinks) sum += std::exp(sink - p_.softmax_scale * s.row_max[row_index]);
+      const float factor = 1.0f / sum;
       if (p_.out_dtype == POSENC_BF16) {
         ctx_.kernels->attention.scale_to_bf16(acc, factor, reinterpret_cast<uint16_t*>(out), d);
       } else {

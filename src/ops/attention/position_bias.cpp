@@ -5,15 +5,10 @@
 #include "ops/bias/alibi_slopes.hpp"
 #include "posenc/core.h"
 #include "runtime/checked_size.hpp"
+#include "runtime/dtype.hpp"
 
 namespace posenc::ops {
 namespace {
-
-// Element `index` of a table of dtype, as fp32.
-float stored(const void* table, posenc_dtype dtype, int64_t index) {
-  if (dtype == POSENC_BF16) return posenc_bf16_to_f32(static_cast<const uint16_t*>(table)[index]);
-  return static_cast<const float*>(table)[index];
-}
 
 // K: the distance past which the kind's value no longer changes (TABLE_1D's
 // clipping, T5's last bucket).
@@ -74,8 +69,8 @@ void PositionBias::prepare(const AttentionProblem& p, const void* table,
     case POSENC_BIAS_TABLE_2D: {  // table [rows, heads]
       const Window2d window = window_of(p);
       const int64_t rows = window.table_rows();
-      window_entries(
-          window, heads, [&](int64_t k) { return alpha * stored(table, p.dtype, k); }, prepared);
+      auto entry = [&](int64_t k) { return alpha * element_as_f32(table, p.dtype, k); };
+      window_entries(window, heads, entry, prepared);
       if (expands_window(p)) {
         float* expanded = prepared + heads * rows;
         const int64_t n = p.q_len;
@@ -92,7 +87,8 @@ void PositionBias::prepare(const AttentionProblem& p, const void* table,
       const int64_t K = line_limit(p), L = line_reach(p), width = 2 * L + 1;
       for (int64_t h = 0; h < heads; ++h) {
         for (int64_t k = 0; k < width; ++k) {
-          prepared[h * width + k] = alpha * stored(table, p.dtype, h * (2 * K + 1) + k - L + K);
+          prepared[h * width + k] =
+              alpha * element_as_f32(table, p.dtype, h * (2 * K + 1) + k - L + K);
         }
       }
       break;
@@ -103,7 +99,7 @@ void PositionBias::prepare(const AttentionProblem& p, const void* table,
       for (int64_t k = 0; k < width; ++k) {
         const int64_t bucket = buckets.bucket(k - L);
         for (int64_t h = 0; h < heads; ++h) {
-          prepared[h * width + k] = alpha * stored(table, p.dtype, bucket * heads + h);
+          prepared[h * width + k] = alpha * element_as_f32(table, p.dtype, bucket * heads + h);
         }
       }
       break;
@@ -111,7 +107,7 @@ void PositionBias::prepare(const AttentionProblem& p, const void* table,
     case POSENC_BIAS_ALIBI:
       for (int64_t h = 0; h < heads; ++h) {
         prepared[h] =
-            alpha * (table != nullptr ? stored(table, p.dtype, h) : alibi_slope(h, heads));
+            alpha * (table != nullptr ? element_as_f32(table, p.dtype, h) : alibi_slope(h, heads));
       }
       break;
     default:
@@ -177,10 +173,11 @@ float PositionBias::far_value(int64_t h, int64_t d) const {
   // As prepare() computes the line's values, so a distance gets the same
   // bits either way.
   if (p_.bias == POSENC_BIAS_T5) {
-    return p_.mask_alpha * stored(table_, p_.dtype, buckets_.bucket(d) * p_.heads + h);
+    return p_.mask_alpha * element_as_f32(table_, p_.dtype, buckets_.bucket(d) * p_.heads + h);
   }
   const int64_t K = line_limit(p_);
-  return p_.mask_alpha * stored(table_, p_.dtype, h * (2 * K + 1) + std::clamp(d, -K, K) + K);
+  const int64_t entry = h * (2 * K + 1) + std::clamp(d, -K, K) + K;
+  return p_.mask_alpha * element_as_f32(table_, p_.dtype, entry);
 }
 
 }  // namespace posenc::ops

@@ -55,6 +55,7 @@ struct AttentionProblem {
   float qk_alpha, bias_alpha, mask_alpha, softmax_scale;
   bool causal;
   int64_t sliding_window;  // 0, or with causal the keys a query sees, up to its own
+  bool sinks;              // a sink logit per head joins each row's softmax
   int64_t query_offset;
   posenc_attention_bias bias;
   bool tables_per_head;

@@ -21,7 +21,7 @@ PartialLayout partial_layout(int64_t query_block, int64_t acc_ld) {
 
 void merge_partials(uint8_t* records, const PartialLayout& layout, int64_t first_task,
                     int64_t splits, int64_t rows, int64_t columns, int64_t acc_ld,
-                    float softmax_scale, float* acc, float* row_sum) {
+                    float softmax_scale, float* acc, float* row_max, float* row_sum) {
   constexpr float neg_inf = -std::numeric_limits<float>::infinity();
   for (int64_t r = 0; r < rows; ++r) {
     // The ranges that saw a key have a sum: one of 0 saw none, or only -inf
@@ -34,8 +34,8 @@ void merge_partials(uint8_t* records, const PartialLayout& layout, int64_t first
     for (int64_t i = 0; i < splits; ++i) {
       const Partial part = partial_at(records, layout, first_task + i);
       if (part.row_sum[r] == 0.0f) continue;
-      const float row_max = part.row_max[r];
-      top = row_max != row_max ? row_max : std::max(top, row_max);
+      const float part_max = part.row_max[r];
+      top = part_max != part_max ? part_max : std::max(top, part_max);
     }
     float* out = acc + r * acc_ld;
     std::fill(out, out + columns, 0.0f);
@@ -50,6 +50,7 @@ void merge_partials(uint8_t* records, const PartialLayout& layout, int64_t first
       const float* x = part.acc + r * acc_ld;
       for (int64_t c = 0; c < columns; ++c) out[c] += weight * x[c];
     }
+    row_max[r] = top;
     row_sum[r] = sum;
   }
 }

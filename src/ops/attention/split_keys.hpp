@@ -88,11 +88,11 @@ class MergeCounts {
 
 // Merges the `splits` partials of tasks first_task.. (one query block of
 // `rows` rows) into acc (row stride acc_ld, `columns` columns: the value
-// head size) and row_sum,
-// as store() reads them: acc / row_sum is the output. A row no range saw a
-// key of gets acc 0 and row_sum 0.
+// head size), row_max and row_sum, as store() reads them: acc / row_sum is
+// the output, both relative to row_max. A row no range saw a key of gets
+// acc 0 and row_sum 0.
 void merge_partials(uint8_t* records, const PartialLayout& layout, int64_t first_task,
                     int64_t splits, int64_t rows, int64_t columns, int64_t acc_ld,
-                    float softmax_scale, float* acc, float* row_sum);
+                    float softmax_scale, float* acc, float* row_max, float* row_sum);
 
 }  // namespace posenc::ops
