@@ -19,6 +19,8 @@
 #include "attention_tensors.hpp"
 #include "compare.hpp"
 #include "isa_test.hpp"
+#include "ops/attention/plan.hpp"
+#include "ops/attention/problem.hpp"
 #include "posenc/posenc.h"
 #include "posenc/posenc.hpp"
 #include "reference/attention.hpp"
@@ -339,6 +341,28 @@ TEST(AttentionWindowErrors, RefusedWithoutCausalOrNegative) {
   EXPECT_NE(std::string(posenc_last_error()).find("desc->sliding_window"), std::string::npos);
   d.sliding_window = 4;
   EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_OK);
+}
+
+// Under a sliding window the key blocks follow the window (rounded up to 32
+// keys, 128 to 1024) and the query blocks stay 64 rows: gpt-oss's window of
+// 128 over 4096 keys, Mistral's 4096 over 16384, a window of 1; one of all
+// the keys is none.
+TEST(AttentionWindowBlocks, FollowTheWindow) {
+  const auto blocks = [](int64_t kv_len, int64_t window) {
+    posenc_attention_desc d = attention_desc(1, 8, kv_len, kv_len, 64);
+    d.causal = 1;
+    d.sliding_window = window;
+    const ops::AttentionBlocking b =
+        ops::plan_attention(ops::make_attention_problem(d), 2, POSENC_ISA_AVX2).blocking;
+    return std::pair<int64_t, int64_t>(b.key_block, b.query_block);
+  };
+  EXPECT_EQ(blocks(4096, 128), std::make_pair(int64_t(128), int64_t(64)));
+  EXPECT_EQ(blocks(4096, 100), std::make_pair(int64_t(128), int64_t(64)));
+  EXPECT_EQ(blocks(4096, 300), std::make_pair(int64_t(320), int64_t(64)));
+  EXPECT_EQ(blocks(16384, 4096), std::make_pair(int64_t(1024), int64_t(64)));
+  EXPECT_EQ(blocks(4096, 1), std::make_pair(int64_t(128), int64_t(64)));
+  EXPECT_EQ(blocks(300, 300), blocks(300, 0));
+  EXPECT_EQ(blocks(300, 0), std::make_pair(int64_t(300), int64_t(160)));
 }
 
 // sinks is a flag, and its tensor is given exactly when it is set.

@@ -26,6 +26,12 @@ constexpr int64_t kMinTasks = 8;
 // longer rows are cut into kKeyBlock keys with the online softmax.
 constexpr int64_t kSingleKeyBlock = 2048;
 constexpr int64_t kKeyBlock = 1024;
+// Under a sliding window a query block computes its keys from the key block
+// holding its first query's first key: about the window's keys plus the
+// block's rows and half a key block more. Key blocks of the window rounded
+// up to kKeyQuantum, at least kMinWindowKeyBlock, and kQueryBlock rows keep
+// that extra small (a window of all the keys is none).
+constexpr int64_t kMinWindowKeyBlock = 128;
 // Decoding: a problem of at most kMaxSplitQueries query rows (one query block)
 // whose (batch, head) pairs are fewer than kSplitTasks has its keys split
 // into ranges of at least kMinSplitKeys keys, about kSplitTasks tasks in
@@ -163,8 +169,13 @@ bool packing_pays(const AttentionProblem& p, const AttentionBlocking& b) {
 // scratch slots.
 AttentionBlocking attention_blocking(const AttentionProblem& p, int threads, posenc_isa isa) {
   const int64_t heads_total = p.batch * p.heads;
-  const int64_t key_block = p.kv_len <= kSingleKeyBlock ? p.kv_len : kKeyBlock;
-  const int64_t rows = std::clamp(kBlockScores / key_block, kQueryBlock, kMaxQueryBlock);
+  int64_t key_block = p.kv_len <= kSingleKeyBlock ? p.kv_len : kKeyBlock;
+  int64_t rows = std::clamp(kBlockScores / key_block, kQueryBlock, kMaxQueryBlock);
+  if (p.sliding_window > 0 && p.sliding_window < p.kv_len) {
+    key_block = std::min(
+        key_block, std::max(kMinWindowKeyBlock, round_up(p.sliding_window, kKeyQuantum)));
+    rows = kQueryBlock;
+  }
   int64_t blocks = ceil_div(p.q_len, rows);
   while (heads_total * blocks < kMinTasks &&
          ceil_div(p.q_len, blocks + 1) >= kMinQueryBlock) {
