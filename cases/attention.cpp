@@ -699,6 +699,11 @@ posenc_attention_desc sliding(posenc_attention_desc d, int64_t window) {
   d.sliding_window = window;
   return d;
 }
+// A window on both sides: keys less than `window` from the query.
+posenc_attention_desc local(posenc_attention_desc d, int64_t window) {
+  d.sliding_window = window;
+  return d;
+}
 // gpt-oss's attention sinks, a logit per head.
 posenc_attention_desc with_sinks(posenc_attention_desc d) {
   d.sinks = 1;
@@ -931,6 +936,10 @@ std::vector<Case> attention_cases() {
                     grouped(causal(plain(1, 4, 300, 300, 16)), 2)),
       kAttentionF32({"bench"}, grouped(sliding(plain(1, 4, 16384, 16384, 128), 4096), 1),
                     grouped(sliding(plain(1, 4, 300, 300, 16), 70), 2)),
+      // ModernBERT-base's local layer (a window of 128, W = 65 on each side)
+      // over 4096 tokens, against its global one (the families' plain row).
+      kAttentionF32({"bench"}, local(plain(1, 12, 4096, 4096, 64), 65),
+                    local(plain(1, 3, 300, 300, 16), 20)),
       // gpt-oss-20b's sliding-window layer (64 heads on 8, d64, window 128)
       // with and without its sinks: a sink costs an exp per row.
       kAttentionBf16({"bench"}, grouped(sliding(plain(1, 64, 4096, 4096, 64, bf16), 128), 8),

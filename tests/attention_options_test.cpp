@@ -64,11 +64,12 @@ AttentionTensors call_of(const posenc_attention_desc& d, Sequences s, bool packe
 }
 
 // Per-head tables of each bias kind (1D clipped at 8 with relative values;
-// 2D over a 1 x q_len map, not causal), causal otherwise.
-posenc_attention_desc with_bias(posenc_attention_desc d, posenc_attention_bias bias) {
+// 2D over a 1 x q_len map, not causal), causal otherwise unless said.
+posenc_attention_desc with_bias(posenc_attention_desc d, posenc_attention_bias bias,
+                                bool causal) {
   d.bias = bias;
   d.tables_per_head = 1;
-  d.causal = 1;
+  d.causal = causal;
   if (bias == POSENC_BIAS_RELATIVE_1D) {
     d.max_distance = 8;
     d.relative_values = 1;
@@ -85,10 +86,11 @@ posenc_attention_desc with_bias(posenc_attention_desc d, posenc_attention_bias b
 // and 3 threads.
 void expect_all_biases_match(posenc_isa isa, const posenc_attention_desc& base,
                              const Sequences& s, bool packed,
-                             std::initializer_list<posenc_attention_bias> biases) {
+                             std::initializer_list<posenc_attention_bias> biases,
+                             bool causal = true) {
   for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
     for (posenc_attention_bias bias : biases) {
-      posenc_attention_desc d = with_bias(base, bias);
+      posenc_attention_desc d = with_bias(base, bias, causal);
       d.dtype = d.out_dtype = dtype;
       d.index_type = POSENC_INDEX_INT64;  // the per-sequence tensors as int64
       SCOPED_TRACE("bias " + std::to_string(int(bias)) + (dtype == POSENC_BF16 ? " bf16" : ""));
@@ -218,25 +220,52 @@ TEST_P(AttentionAllOptions, SlidingWindow) {
   expect_all_biases_match(GetParam(), padded, kPaddedSequences, true, biases);
 }
 
+// Windows on both sides (ModernBERT's local attention, W = 65 for its 128):
+// a prefill of 300 tokens with windows inside a key block, across one and
+// wider than the keys; a chunk of 70 queries after 2930 cached keys, whose
+// later keys no query sees; a padded batch of packed views with offsets.
+TEST_P(AttentionAllOptions, BidirectionalWindow) {
+  for (int64_t window : {1, 7, 65, 100, 1000}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    posenc_attention_desc d = attention_desc(2, 4, 300, 300, 16);
+    d.kv_heads = 2;
+    d.sliding_window = window;
+    expect_all_biases_match(GetParam(), d, {}, false, kBiasesWithQ, false);
+  }
+  posenc_attention_desc chunk = attention_desc(1, 4, 70, 3000, 16);
+  chunk.query_offset = 2000;
+  chunk.sliding_window = 300;
+  expect_all_biases_match(GetParam(), chunk, {}, false,
+                          {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D},
+                          false);
+  posenc_attention_desc padded = masked_padded_batch();
+  padded.sliding_window = 9;
+  expect_all_biases_match(GetParam(), padded, kPaddedSequences, true, kBiasesWithQ, false);
+}
+
 // A 2D relative bias over a 48 x 48 map (2304 keys: several key blocks),
-// causal with a window of 100: its tasks start at key 0, where they make the
-// map's logits; the same bits at 1, 2 and 3 threads.
+// with a window of 100, causal and on both sides: each task makes the map's
+// logits at its first key block, past key 0; the same bits at 1, 2 and 3
+// threads.
 TEST_P(AttentionAllOptions, SlidingWindowOverA2dMap) {
-  posenc_attention_desc d = attention_desc(1, 2, 48 * 48, 48 * 48, 16);
-  d.bias = POSENC_BIAS_RELATIVE_2D;
-  d.map_height = d.map_width = 48;
-  d.tables_per_head = 1;
-  d.causal = 1;
-  d.sliding_window = 100;
-  const AttentionTensors call = call_of(d, {}, false);
-  EXPECT_TRUE(close_to_reference(run(context(), call, false),
-                                 reference::attention(d, call.reference()), call, 1e-5, 1e-4));
-  EXPECT_TRUE(same_bits_at_1_to_3_threads(GetParam(), call));
+  for (int causal : {1, 0}) {
+    posenc_attention_desc d = attention_desc(1, 2, 48 * 48, 48 * 48, 16);
+    d.bias = POSENC_BIAS_RELATIVE_2D;
+    d.map_height = d.map_width = 48;
+    d.tables_per_head = 1;
+    d.causal = causal;
+    d.sliding_window = 100;
+    const AttentionTensors call = call_of(d, {}, false);
+    EXPECT_TRUE(close_to_reference(run(context(), call, false),
+                                   reference::attention(d, call.reference()), call, 1e-5, 1e-4))
+        << "causal " << causal;
+    EXPECT_TRUE(same_bits_at_1_to_3_threads(GetParam(), call));
+  }
 }
 
 // NaN in the keys before the windows (their k rows) never reaches a row; a
 // window wider than any position (2^63 - 1, queries from -5) is no window,
-// bit for bit.
+// bit for bit, causal or not.
 TEST_P(AttentionAllOptions, SlidingWindowEdges) {
   posenc_attention_desc d = attention_desc(1, 2, 70, 3000, 16);
   d.causal = 1;
@@ -254,17 +283,19 @@ TEST_P(AttentionAllOptions, SlidingWindowEdges) {
   for (float x : got) ASSERT_TRUE(std::isfinite(x));
   EXPECT_TRUE(close_to_reference(got, reference::attention(d, call.reference()), call, 1e-5, 1e-4));
 
-  posenc_attention_desc wide = attention_desc(1, 2, 10, 10, 16);
-  wide.causal = 1;
-  wide.query_offset = -5;
-  const AttentionTensors plain = call_of(wide, {}, false);
-  wide.sliding_window = INT64_MAX;
-  const AttentionTensors windowed = call_of(wide, {}, false);
-  const std::vector<float> want = run(context(), plain, false);
-  const std::vector<float> got_wide = run(context(), windowed, false);
-  EXPECT_EQ(std::memcmp(want.data(), got_wide.data(), want.size() * sizeof(float)), 0);
-  EXPECT_TRUE(close_to_reference(got_wide, reference::attention(wide, windowed.reference()),
-                                 windowed, 1e-5, 1e-4));
+  for (int causal : {1, 0}) {
+    posenc_attention_desc wide = attention_desc(1, 2, 10, 10, 16);
+    wide.causal = causal;
+    wide.query_offset = -5;
+    const AttentionTensors plain = call_of(wide, {}, false);
+    wide.sliding_window = INT64_MAX;
+    const AttentionTensors windowed = call_of(wide, {}, false);
+    const std::vector<float> want = run(context(), plain, false);
+    const std::vector<float> got_wide = run(context(), windowed, false);
+    EXPECT_EQ(std::memcmp(want.data(), got_wide.data(), want.size() * sizeof(float)), 0);
+    EXPECT_TRUE(close_to_reference(got_wide, reference::attention(wide, windowed.reference()),
+                                   windowed, 1e-5, 1e-4));
+  }
 }
 
 // Sinks (gpt-oss), a logit per head: with a sliding window, the keys of a
@@ -326,20 +357,16 @@ TEST_P(AttentionAllOptions, SinkEdges) {
 
 POSENC_INSTANTIATE_ISA_TESTS(AttentionAllOptions);
 
-// A sliding window needs causal (it ends at the query) and is not negative.
-TEST(AttentionWindowErrors, RefusedWithoutCausalOrNegative) {
+// A sliding window is not negative.
+TEST(AttentionWindowErrors, RefusedNegative) {
   posenc_attention_desc d = attention_desc(1, 2, 8, 8, 16);
-  d.sliding_window = 4;
   size_t bytes = 0;
-  EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(posenc_last_error()).find("desc->sliding_window (4) needs causal"),
-            std::string::npos)
-      << posenc_last_error();
-  d.causal = 1;
   d.sliding_window = -1;
   EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(posenc_last_error()).find("desc->sliding_window"), std::string::npos);
   d.sliding_window = 4;
+  EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_OK);
+  d.causal = 1;
   EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_OK);
 }
 

@@ -228,7 +228,7 @@ posenc_attention_desc draw_desc(Draw& r) {
   // Scales the softmax applies, 0 and below, and one the GEMM applies (below 2^-24).
   if (r.one_in(4)) d.scale = r.of({0.3f, 1.5f, 0.0f, -0.5f, 0x1p-25f});
   d.causal = int(r.in(0, 1));
-  if (d.causal && r.one_in(3)) d.sliding_window = r.in(1, d.kv_len + 2);
+  if (r.one_in(3)) d.sliding_window = r.in(1, d.kv_len + 2);
   d.sinks = int(r.one_in(4));
   draw_layout(r, d);
   if (r.one_in(3)) draw_mask_shape(r, d);

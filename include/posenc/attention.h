@@ -110,11 +110,14 @@
  *
  * causal: key j is visible to query i only if j <= query_offset + i. A query
  * that sees no key (query_offset + i < 0) gets an output row of zeros.
- * sliding_window W >= 1 (added in 0.6; causal only) also hides the keys
- * more than W - 1 before the query: j > query_offset + i - W, the W keys up
- * to its position (transformers' sliding_window, as Mistral and Gemma set
+ * sliding_window W >= 1 (added in 0.6) hides the keys W or more before the
+ * query's position p = query_offset + i: with causal it sees j > p - W, the
+ * W keys up to p (transformers' sliding_window, as Mistral and Gemma set
  * it; ONNX Runtime's local_window_size + 1; flash-attn's window_size (W-1,
- * 0)). Key blocks wholly before every window of a query block are skipped.
+ * 0)); without causal (0.7) |j - p| < W, W - 1 keys on each side
+ * (ModernBERT's local attention of L tokens, |j - p| <= L/2, is W = L/2 + 1;
+ * flash-attn's (W-1, W-1)). Key blocks outside every window of a query
+ * block are skipped.
  *
  * sinks (added in 0.7): a learned logit sigma_h per head (tensors->sinks,
  * [heads] of dtype, in softmax-input units: after scale, as the mask is)
@@ -338,7 +341,8 @@ typedef struct posenc_attention_desc {
   int bidirectional;      /* T5 and ALIBI: 0 or 1 */
   int64_t value_head_dim; /* 0 (= head_dim), or the head size of v, out and RV */
   /* Added in 0.6. */
-  int64_t sliding_window; /* 0: none; W >= 1 with causal: the W keys up to the query */
+  int64_t sliding_window; /* 0: none; W >= 1: keys less than W from the query (causal:
+                             the W keys up to it) */
   /* Added in 0.7. */
   int sinks;              /* 0 or 1: a sink logit per head, tensors->sinks */
 } posenc_attention_desc;
@@ -415,7 +419,7 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * query_offsets with TABLE_2D, map_height, map_width or max_distance not 0
  * with a bias (and no relative_values) that does not read them, kv_heads not 0
  * nor a divisor of heads (with heads 0: not 0), a negative value_head_dim,
- * a negative sliding_window or one without causal, sinks not 0 nor 1,
+ * a negative sliding_window, sinks not 0 nor 1,
  * a negative stride or a too short token stride, strides under BHTD or BTHD,
  * relative_order or a key map with a bias other than RELATIVE_2D, one of
  * kv_map_height and kv_map_width 0 (POSENC_ERROR_INVALID_ARGUMENT);

@@ -419,8 +419,10 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     torch). causal: key j is seen by query i when j <= query_offset + i, so
     with query_offset 0 the mask is aligned top-left as torch's is_causal;
     kv_len - q_len aligns it bottom-right (decoding after a KV cache).
-    sliding_window W (with causal): query i sees only the W keys up to its
-    position, j > query_offset + i - W (transformers' sliding_window).
+    sliding_window W: query i at position p = query_offset + i sees only
+    keys less than W from it: with causal the W keys up to p, j > p - W
+    (transformers' sliding_window), without |j - p| < W (ModernBERT's
+    local attention of L tokens is W = L // 2 + 1).
     sinks: [heads] of q's dtype, a logit per head that joins each row's
     softmax as a key of value zero (gpt-oss's attention sinks; ONNX
     Runtime's head_sink); a row that sees no key stays zeros.

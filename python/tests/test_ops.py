@@ -354,10 +354,27 @@ def test_attention_sliding_window_matches_transformers_mask(window):
         step = posenc.attention(q[:, :, 5:], k, v, causal=True, query_offset=39,
                                 sliding_window=w)
         close(step, expected(w)[:, :, 5:])
-    with pytest.raises(posenc.Error, match="sliding_window .* needs causal"):
-        posenc.attention(q, k, v, sliding_window=window)
     with pytest.raises(TypeError, match="sliding_window: expected an integer, got bool"):
         posenc.attention(q, k, v, causal=True, sliding_window=True)  # not a window of 1
+
+
+@pytest.mark.parametrize("local_attention", [2, 16, 128])
+def test_attention_bidirectional_window_matches_modernbert(local_attention):
+    """A window on both sides as ModernBERT's local attention: key j seen by
+    query i when |i - j| <= local_attention // 2 (transformers builds the
+    mask from the distance), W = local_attention // 2 + 1; a padded batch
+    whose padding keys the mask hides too."""
+    q, k, v = torch.randn(2, 4, 50, 8), torch.randn(2, 4, 50, 8), torch.randn(2, 4, 50, 8)
+    distance = (torch.arange(50)[:, None] - torch.arange(50)[None, :]).abs()
+    window_mask = distance <= local_attention // 2
+    lengths = torch.tensor([50, 31], dtype=torch.int32)
+    padding = torch.arange(50)[None, :] < lengths[:, None].long()
+    seen = window_mask[None, None] & padding[:, None, None, :]
+    expected = reference.attention(q.numpy(), k.numpy(), v.numpy(), 8 ** -0.5,
+                                   mask=np.where(seen.numpy(), 0.0, -np.inf))
+    got = posenc.attention(q, k, v, sliding_window=local_attention // 2 + 1, kv_lengths=lengths)
+    close(got[0], expected[0])
+    close(got[1, :, :31], expected[1, :, :31])  # (rows past kv_lengths alone: not compared)
 
 
 def gpt_oss_attention(q, k, v, sinks, scale, mask):

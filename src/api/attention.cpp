@@ -144,10 +144,6 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
   require_finite(d.scale, "desc->scale");
   require_flag(d.causal, "desc->causal");
   require_non_negative(d.sliding_window, "desc->sliding_window");
-  if (d.sliding_window > 0 && d.causal == 0) {
-    invalid("desc->sliding_window (" + std::to_string(d.sliding_window) +
-            ") needs causal: the window ends at the query's position");
-  }
   require_flag(d.sinks, "desc->sinks");
   require_flag(d.tables_per_head, "desc->tables_per_head");
   require_flag(d.bias_uses_scaled_q, "desc->bias_uses_scaled_q");

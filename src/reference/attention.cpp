@@ -219,12 +219,16 @@ int64_t extent_of(const posenc_attention_desc& d, const posenc_token_strides& st
 }
 
 VisibleKeys visible_keys(const posenc_attention_desc& d, int64_t position, int64_t kv_length) {
-  if (!d.causal) return VisibleKeys{0, kv_length};
-  // (W is compared first: position - W may overflow.)
-  const int64_t first = d.sliding_window > 0 && d.sliding_window <= position
-                            ? std::min(position - d.sliding_window + 1, kv_length)
-                            : 0;
-  return VisibleKeys{first, std::clamp<int64_t>(position + 1, 0, kv_length)};
+  const int64_t W = d.sliding_window;
+  // (W is compared first: position - W and position + W may overflow.)
+  const int64_t first = W > 0 && W <= position ? std::min(position - W + 1, kv_length) : 0;
+  int64_t end = kv_length;
+  if (d.causal) {
+    end = std::clamp<int64_t>(position + 1, 0, kv_length);
+  } else if (W > 0 && W < kv_length - position) {
+    end = std::max<int64_t>(position + W, 0);
+  }
+  return VisibleKeys{first, end};
 }
 
 int64_t kv_heads_of(const posenc_attention_desc& d) {

@@ -45,7 +45,8 @@ int64_t kv_heads_of(const posenc_attention_desc& desc);
 int64_t value_head_dim_of(const posenc_attention_desc& desc);
 
 // The keys [first, end) the query at `position` sees among kv_length: all,
-// or with causal j <= position, and with a sliding window W j > position - W.
+// or with causal j <= position; with a sliding window W, j > position - W,
+// and without causal j < position + W too.
 struct VisibleKeys {
   int64_t first, end;
 };

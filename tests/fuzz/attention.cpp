@@ -273,9 +273,9 @@ void fuzz_attention(FuzzInput& in) {
       desc.bias_uses_scaled_q > 1) {
     ++invalid;
   }
-  // A sliding window: none mostly; with causal only, never negative.
+  // A sliding window: none mostly; never negative.
   desc.sliding_window = in.choice(4) == 0 ? int64_t(in.byte() % 12) - 2 : 0;
-  if (desc.sliding_window < 0 || (desc.sliding_window > 0 && desc.causal != 1)) ++invalid;
+  if (desc.sliding_window < 0) ++invalid;
   // Sinks sometimes; 2 is no flag.
   desc.sinks = in.choice(4) == 0 ? in.choice(3) : 0;
   if (desc.sinks == 2) ++invalid;

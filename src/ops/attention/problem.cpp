@@ -34,8 +34,12 @@ Sequence AttentionProblem::sequence(int64_t b) const {
 }
 
 int64_t AttentionProblem::visible_keys(const Sequence& s, int64_t i) const {
-  if (!causal) return s.kv_length;
-  return std::clamp<int64_t>(s.query_offset + i + 1, 0, s.kv_length);
+  const int64_t position = s.query_offset + i;  // |offset| <= 2^40: no overflow
+  if (causal) return std::clamp<int64_t>(position + 1, 0, s.kv_length);
+  // A window on both sides ends W - 1 keys after the position (W compared
+  // first: position + W could overflow).
+  if (sliding_window == 0 || sliding_window >= s.kv_length - position) return s.kv_length;
+  return std::max<int64_t>(position + sliding_window, 0);
 }
 
 int64_t AttentionProblem::first_visible_key(const Sequence& s, int64_t i) const {

@@ -54,7 +54,7 @@ struct AttentionProblem {
   // exp(softmax_scale (s - max)): set_scales.
   float qk_alpha, bias_alpha, mask_alpha, softmax_scale;
   bool causal;
-  int64_t sliding_window;  // 0, or with causal the keys a query sees, up to its own
+  int64_t sliding_window;  // 0, or W: keys less than W from the query (causal: up to it)
   bool sinks;              // a sink logit per head joins each row's softmax
   int64_t query_offset;
   posenc_attention_bias bias;
