@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -159,6 +160,11 @@ std::string describe(const posenc_attention_desc& d) {
   if (d.causal) s += " causal";
   if (d.sliding_window > 0) s += " window" + std::to_string(d.sliding_window);
   if (d.sinks) s += " sinks";
+  if (d.softcap > 0) {
+    char cap[32];
+    std::snprintf(cap, sizeof cap, " softcap%g", double(d.softcap));
+    s += cap;
+  }
   if (d.relative_values) s += " values";
   if (d.mask_batch > 0) {
     s += std::string(" mask") + (d.mask_dtype == POSENC_BF16 ? "-bf16" : "") + "[" +
@@ -704,6 +710,11 @@ posenc_attention_desc local(posenc_attention_desc d, int64_t window) {
   d.sliding_window = window;
   return d;
 }
+// Gemma 2's logit soft cap.
+posenc_attention_desc softcapped(posenc_attention_desc d, float cap) {
+  d.softcap = cap;
+  return d;
+}
 // gpt-oss's attention sinks, a logit per head.
 posenc_attention_desc with_sinks(posenc_attention_desc d) {
   d.sinks = 1;
@@ -940,6 +951,13 @@ std::vector<Case> attention_cases() {
       // over 4096 tokens, against its global one (the families' plain row).
       kAttentionF32({"bench"}, local(plain(1, 12, 4096, 4096, 64), 65),
                     local(plain(1, 3, 300, 300, 16), 20)),
+      // Gemma-2-2B's global layer (8 heads on 4, d256) with and without its
+      // soft cap of 50: a tanh per score.
+      kAttentionBf16({"bench"}, grouped(causal(plain(1, 8, 4096, 4096, 256, bf16)), 4),
+                     grouped(causal(plain(1, 4, 300, 300, 16, bf16)), 2)),
+      kAttentionBf16({"bench"},
+                     softcapped(grouped(causal(plain(1, 8, 4096, 4096, 256, bf16)), 4), 50.0f),
+                     softcapped(grouped(causal(plain(1, 4, 300, 300, 16, bf16)), 2), 0.5f)),
       // gpt-oss-20b's sliding-window layer (64 heads on 8, d64, window 128)
       // with and without its sinks: a sink costs an exp per row.
       kAttentionBf16({"bench"}, grouped(sliding(plain(1, 64, 4096, 4096, 64, bf16), 128), 8),

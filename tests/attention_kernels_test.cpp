@@ -510,6 +510,37 @@ TEST_P(AttentionKernels, MaskKernelsAddAndReturnTheRowMaximum) {
   }
 }
 
+// The soft cap: outer tanh(inner x) against the double definition, within
+// a few fp32 ulp of the cap; saturation at +-outer far out, tails, the row
+// maximum, nothing written past n.
+TEST_P(AttentionKernels, SoftcapIsTanhScaled) {
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(7), int64_t(16), int64_t(17), int64_t(31),
+                    int64_t(257), int64_t(1030)}) {
+    // Gemma 2's cap of 50 at scale 1 and at scale 0.125 (scores in q.k's
+    // units), and a cap of 1.
+    for (auto [inner, outer] : {std::pair{0.02f, 50.0f}, {0.0025f, 400.0f}, {1.0f, 1.0f}}) {
+      SCOPED_TRACE(testing::Message() << "n " << n << " inner " << inner);
+      std::vector<float> scores = random_floats(size_t(n) + 1, 19, -3.0f / inner, 3.0f / inner);
+      for (size_t j = 3; j < size_t(n); j += 7) scores[j] *= 0.001f;  // near 0
+      if (n > 5) scores[5] = 1e30f;
+      if (n > 6) scores[6] = -1e30f;
+      const std::vector<float> given = scores;
+      scores[size_t(n)] = 7.0f;  // guard
+      const float got_max = bias().softcap(scores.data(), n, inner, outer);
+      EXPECT_EQ(scores[size_t(n)], 7.0f);
+      for (int64_t j = 0; j < n; ++j) {
+        const double want = double(outer) * std::tanh(double(inner) * double(given[size_t(j)]));
+        ASSERT_NEAR(scores[size_t(j)], want, 4e-7 * double(outer)) << j << " " << given[size_t(j)];
+      }
+      if (n > 6) {
+        EXPECT_EQ(scores[5], outer);
+        EXPECT_EQ(scores[6], -outer);
+      }
+      ASSERT_EQ(double(got_max), max_of(scores, n));
+    }
+  }
+}
+
 POSENC_INSTANTIATE_ISA_TESTS(AttentionKernels);
 
 }  // namespace

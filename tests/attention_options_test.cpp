@@ -329,6 +329,35 @@ TEST_P(AttentionAllOptions, Sinks) {
   expect_all_biases_match(GetParam(), padded, kPaddedSequences, true, kBiasesWithQ);
 }
 
+// The logit soft cap (Gemma 2's), at caps small enough to bend these
+// logits: a causal prefill with a sliding window, split-key decode steps,
+// query heads stacked on their kv head, a padded packed batch with a mask.
+TEST_P(AttentionAllOptions, Softcap) {
+  const std::initializer_list<posenc_attention_bias> none = {POSENC_BIAS_NONE};
+  for (float cap : {0.3f, 2.0f}) {
+    SCOPED_TRACE("softcap " + std::to_string(cap));
+    posenc_attention_desc windowed = attention_desc(2, 4, 300, 300, 16);
+    windowed.kv_heads = 2;
+    windowed.sliding_window = 64;
+    windowed.softcap = cap;
+    expect_all_biases_match(GetParam(), windowed, {}, false, none);
+    posenc_attention_desc decode = attention_desc(2, 4, 3, 4500, 16);
+    decode.kv_heads = 1;
+    decode.softcap = cap;
+    expect_all_biases_match(GetParam(), decode, {{4500, 2100}, {3, 2}, {4497, 2098}}, false,
+                            none);
+    posenc_attention_desc stacked = attention_desc(8, 64, 5, 90, 16);
+    stacked.kv_heads = 8;
+    stacked.layout = POSENC_LAYOUT_BTHD;
+    stacked.softcap = cap;
+    stacked.sinks = 1;
+    expect_all_biases_match(GetParam(), stacked, {}, false, none);
+    posenc_attention_desc padded = masked_padded_batch();
+    padded.softcap = cap;
+    expect_all_biases_match(GetParam(), padded, kPaddedSequences, true, none, false);
+  }
+}
+
 // A sink of -inf is no sink, bit for bit (its weight is exactly 0); one far
 // above every logit takes nearly all the weight: the rows go to zero, finite.
 TEST_P(AttentionAllOptions, SinkEdges) {
@@ -356,6 +385,30 @@ TEST_P(AttentionAllOptions, SinkEdges) {
 }
 
 POSENC_INSTANTIATE_ISA_TESTS(AttentionAllOptions);
+
+// softcap is finite and not negative, and not with the kinds whose logits
+// q multiplies.
+TEST(AttentionSoftcapErrors, RefusedNegativeNonFiniteOrWithABiasOfQ) {
+  posenc_attention_desc d = attention_desc(1, 2, 8, 8, 16);
+  size_t bytes = 0;
+  for (float cap : {-1.0f, std::numeric_limits<float>::infinity(),
+                    std::numeric_limits<float>::quiet_NaN()}) {
+    d.softcap = cap;
+    EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(posenc_last_error()).find("desc->softcap must be finite and >= 0"),
+              std::string::npos)
+        << posenc_last_error();
+  }
+  d.softcap = 30.0f;
+  d.bias = POSENC_BIAS_ABSOLUTE;
+  EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(posenc_last_error()).find("desc->softcap caps scale q.k alone"),
+            std::string::npos)
+      << posenc_last_error();
+  d.bias = POSENC_BIAS_ALIBI;
+  EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_OK)
+      << posenc_last_error();
+}
 
 // A sliding window is not negative.
 TEST(AttentionWindowErrors, RefusedNegative) {

@@ -230,6 +230,9 @@ posenc_attention_desc draw_desc(Draw& r) {
   d.causal = int(r.in(0, 1));
   if (r.one_in(3)) d.sliding_window = r.in(1, d.kv_len + 2);
   d.sinks = int(r.one_in(4));
+  const bool bias_of_q = d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D ||
+                         d.bias == POSENC_BIAS_RELATIVE_2D;
+  if (!bias_of_q && r.one_in(4)) d.softcap = r.of({0.5f, 3.0f, 50.0f});
   draw_layout(r, d);
   if (r.one_in(3)) draw_mask_shape(r, d);
   return d;

@@ -38,7 +38,7 @@ std::string describe(const posenc_attention_desc& d) {
     << " class_token " << d.class_token << " buckets " << d.num_buckets << " bidirectional "
     << d.bidirectional << " mask " << d.mask_batch << "x" << d.mask_heads << "x" << d.mask_q_len
     << " mask_dtype " << d.mask_dtype << " index_type " << d.index_type << " window "
-    << d.sliding_window << " sinks " << d.sinks;
+    << d.sliding_window << " sinks " << d.sinks << " softcap " << d.softcap;
   if (d.layout == POSENC_LAYOUT_STRIDED) {
     s << " q_strides " << list(d.q_strides) << " k_strides " << list(d.k_strides) << " v_strides "
       << list(d.v_strides) << " out_strides " << list(d.out_strides);

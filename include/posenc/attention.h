@@ -119,6 +119,12 @@
  * flash-attn's (W-1, W-1)). Key blocks outside every window of a query
  * block are skipped.
  *
+ * softcap c > 0 (added in 0.7; bias NONE or a kind without q): each scaled
+ * logit scale q.k becomes c tanh(scale q.k / c) before the bias and the
+ * mask are added, as Gemma 2's attn_logit_softcapping (ONNX Runtime's
+ * GroupQueryAttention softcap, flash-attn's softcap). Refused with the
+ * kinds whose logits q multiplies (ABSOLUTE, RELATIVE_1D, RELATIVE_2D).
+ *
  * sinks (added in 0.7): a learned logit sigma_h per head (tensors->sinks,
  * [heads] of dtype, in softmax-input units: after scale, as the mask is)
  * joins every row's softmax as one more key whose value is zero:
@@ -345,6 +351,7 @@ typedef struct posenc_attention_desc {
                              the W keys up to it) */
   /* Added in 0.7. */
   int sinks;              /* 0 or 1: a sink logit per head, tensors->sinks */
+  float softcap;          /* 0: none; c > 0 (finite): scale q.k becomes c tanh(scale q.k / c) */
 } posenc_attention_desc;
 
 /* The tensors of one call. Pointers a desc does not use must be NULL. */
@@ -370,8 +377,9 @@ typedef struct posenc_attention_tensors {
 /* Fills *desc for plain attention: the given sizes, BHTD, F32 in and out,
  * scale 1/sqrt(head_dim), no bias, no mask, offset 0, bias_uses_scaled_q 1,
  * kv_heads 0 (= heads), INT32 per-sequence tensors, no sliding window, no
- * sinks. Added in 0.3: the fields from kv_heads on, and the tensors mask ..
- * query_offsets; in 0.6 sliding_window; in 0.7 sinks and the tensor sinks;
+ * sinks, no softcap. Added in 0.3: the fields from kv_heads on, and the
+ * tensors mask .. query_offsets; in 0.6 sliding_window; in 0.7 sinks,
+ * softcap and the tensor sinks;
  * a desc made without this function must zero them.
  * Does nothing if desc is NULL. */
 POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t batch,
@@ -419,7 +427,8 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * query_offsets with TABLE_2D, map_height, map_width or max_distance not 0
  * with a bias (and no relative_values) that does not read them, kv_heads not 0
  * nor a divisor of heads (with heads 0: not 0), a negative value_head_dim,
- * a negative sliding_window, sinks not 0 nor 1,
+ * a negative sliding_window, sinks not 0 nor 1, a negative or non-finite
+ * softcap or one with bias ABSOLUTE, RELATIVE_1D or RELATIVE_2D,
  * a negative stride or a too short token stride, strides under BHTD or BTHD,
  * relative_order or a key map with a bias other than RELATIVE_2D, one of
  * kv_map_height and kv_map_width 0 (POSENC_ERROR_INVALID_ARGUMENT);

@@ -165,7 +165,7 @@ class AttentionDesc(ctypes.Structure):  # posenc_attention_desc
                 ("kv_map_width", ctypes.c_int64), ("class_token", ctypes.c_int),
                 ("num_buckets", ctypes.c_int64), ("bidirectional", ctypes.c_int),
                 ("value_head_dim", ctypes.c_int64), ("sliding_window", ctypes.c_int64),
-                ("sinks", ctypes.c_int)]
+                ("sinks", ctypes.c_int), ("softcap", ctypes.c_float)]
 
 
 class AttentionTensors(ctypes.Structure):  # posenc_attention_tensors

@@ -287,7 +287,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
           map_size=None, value_table=None, mask=None, kv_lengths=None, q_lengths=None,
           query_offsets=None, out=None, out_dtype=None, window=None, class_token=False,
           num_buckets=None, bidirectional=None, relative_order="key_minus_query",
-          kv_map_size=None, sliding_window=0, sinks=None, sizing=False):
+          kv_map_size=None, sliding_window=0, sinks=None, softcap=None, sizing=False):
     """The desc and tensors of one call, the output View and what must stay
     alive until the call returns. (A call without a bias, mask or lengths
     costs a few microseconds here: the options are looked at only when
@@ -356,6 +356,8 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     desc.scale = 1.0 / math.sqrt(head_dim) if scale is None else _abi.real32(scale, "scale")
     desc.causal = _abi.flag(causal, "causal")
     desc.sliding_window = _abi.integer(sliding_window, "sliding_window")
+    if softcap is not None:
+        desc.softcap = _abi.real32(softcap, "softcap")
     desc.query_offset = _abi.integer(query_offset, "query_offset")
     desc.bias_uses_scaled_q = _abi.flag(bias_uses_scaled_q, "bias_uses_scaled_q")
     desc.max_distance = _abi.count(max_distance or 0, "max_distance")
@@ -397,7 +399,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
               q_lengths=None, query_offsets=None, out=None, out_dtype=None, workspace=None,
               context=None, window=None, class_token=False, num_buckets=None,
               bidirectional=None, relative_order="key_minus_query", kv_map_size=None,
-              sliding_window=0, sinks=None):
+              sliding_window=0, sinks=None, softcap=None):
     """softmax(scale q k^T + bias + mask) v, every option of posenc_attention.
 
     scale: default 1/sqrt(head_dim). bias: "none", "absolute" or
@@ -423,6 +425,8 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     keys less than W from it: with causal the W keys up to p, j > p - W
     (transformers' sliding_window), without |j - p| < W (ModernBERT's
     local attention of L tokens is W = L // 2 + 1).
+    softcap c: each scale q.k becomes c tanh(scale q.k / c) before bias and
+    mask (Gemma 2's attn_logit_softcapping); not with the biases of q.
     sinks: [heads] of q's dtype, a logit per head that joins each row's
     softmax as a key of value zero (gpt-oss's attention sinks; ONNX
     Runtime's head_sink); a row that sees no key stays zeros.
@@ -457,7 +461,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
             num_buckets is None and bidirectional is None and \
             relative_order == "key_minus_query" and kv_map_size is None:
         key = _call_plans.signature(given, layout, scale, causal, query_offset, out_dtype,
-                                    sliding_window)
+                                    sliding_window, softcap)
     plan = None if key is None else _PLANS.get(key)
     made = None if plan is None else plan.tensors(given)
     if made is not None:
@@ -470,7 +474,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
         q, k, v, layout, scale, causal, query_offset, bias, table, table_h, table_w,
         bias_uses_scaled_q, max_distance, map_size, value_table, mask, kv_lengths, q_lengths,
         query_offsets, out, out_dtype, window, class_token, num_buckets, bidirectional,
-        relative_order, kv_map_size, sliding_window, sinks)
+        relative_order, kv_map_size, sliding_window, sinks, softcap)
     pointer, size, pinned = _tensor.workspace_buffer(workspace)
     check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                pointer, size))

@@ -29,7 +29,8 @@ TENSOR_FIELDS = ("q", "k", "v", "out", "mask", "kv_lengths", "q_lengths", "query
 _OUT = TENSOR_FIELDS.index("out")
 
 
-def signature(tensors, layout, scale, causal, query_offset, out_dtype, sliding_window):
+def signature(tensors, layout, scale, causal, query_offset, out_dtype, sliding_window,
+              softcap):
     """The key of a call whose `tensors` (in TENSOR_FIELDS order, None where
     not given) are plain torch tensors with strides and whose options are
     plain values (a tensor as the scale could change between calls), or
@@ -38,9 +39,10 @@ def signature(tensors, layout, scale, causal, query_offset, out_dtype, sliding_w
     if torch is None or type(layout) is not str or \
             type(scale) not in (float, int, type(None)) or type(causal) is not bool or \
             type(query_offset) is not int or type(sliding_window) is not int or \
+            type(softcap) not in (float, int, type(None)) or \
             not (out_dtype is None or isinstance(out_dtype, (str, torch.dtype))):
         return None
-    key = [layout, scale, causal, query_offset, out_dtype, sliding_window]
+    key = [layout, scale, causal, query_offset, out_dtype, sliding_window, softcap]
     for x in tensors:
         if x is None:
             key.append(None)

@@ -145,6 +145,7 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
   require_flag(d.causal, "desc->causal");
   require_non_negative(d.sliding_window, "desc->sliding_window");
   require_flag(d.sinks, "desc->sinks");
+  require_at_least(d.softcap, 0.0, "desc->softcap", "0");
   require_flag(d.tables_per_head, "desc->tables_per_head");
   require_flag(d.bias_uses_scaled_q, "desc->bias_uses_scaled_q");
   require_flag(d.relative_values, "desc->relative_values");
@@ -155,6 +156,11 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
                {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D,
                 POSENC_BIAS_RELATIVE_2D, POSENC_BIAS_TABLE_2D, POSENC_BIAS_TABLE_1D,
                 POSENC_BIAS_T5, POSENC_BIAS_ALIBI});
+  if (d.softcap > 0 && (d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D ||
+                        d.bias == POSENC_BIAS_RELATIVE_2D)) {
+    invalid("desc->softcap caps scale q.k alone: not available with bias ABSOLUTE, "
+            "RELATIVE_1D or RELATIVE_2D, whose logits q multiplies too");
+  }
   // Refused where nothing reads it, not ignored (the kinds without q by
   // posenc/bias.h's rules, which name the kind).
   const bool checked = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values != 0 ||

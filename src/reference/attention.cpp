@@ -127,6 +127,7 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRow
           double s = 0.0;
           for (int64_t c = 0; c < dh; ++c) s += qi[c] * ks[size_t(j * dh + c)];
           s *= double(d.scale);
+          if (d.softcap > 0) s = double(d.softcap) * std::tanh(s / double(d.softcap));
           double bias = 0.0;
           switch (d.bias) {
             case POSENC_BIAS_ABSOLUTE:

@@ -279,6 +279,13 @@ void fuzz_attention(FuzzInput& in) {
   // Sinks sometimes; 2 is no flag.
   desc.sinks = in.choice(4) == 0 ? in.choice(3) : 0;
   if (desc.sinks == 2) ++invalid;
+  // A soft cap sometimes: refused negative, NaN, or with a bias of q.
+  const float caps[] = {30.0f, 0.5f, -1.0f, std::numeric_limits<float>::quiet_NaN()};
+  desc.softcap = in.choice(4) == 0 ? caps[in.choice(4)] : 0.0f;
+  const bool bias_of_q = desc.bias == POSENC_BIAS_ABSOLUTE ||
+                         desc.bias == POSENC_BIAS_RELATIVE_1D ||
+                         desc.bias == POSENC_BIAS_RELATIVE_2D;
+  if (!(desc.softcap >= 0.0f) || (desc.softcap > 0.0f && bias_of_q)) ++invalid;
   if ((desc.bias == POSENC_BIAS_RELATIVE_2D || no_q) && desc.relative_values) ++invalid;
   if (no_q) draw_position_bias(in, desc, invalid);
   const int index_type = in.choice(8);  // 7: 2, no type

@@ -11,6 +11,7 @@
 
 #include "kernels/attention/attention_bias_kernels.hpp"
 #include "kernels/attention/mask_add_impl.hpp"
+#include "kernels/attention/softcap_impl.hpp"
 #include "kernels/batch_inline.hpp"
 #include "kernels/elementwise/elementwise_impl.hpp"
 #include "kernels/elementwise/partial_batch_impl.hpp"
@@ -300,7 +301,7 @@ template <class Arch>
 constexpr AttentionBiasKernels make_attention_bias_kernels() {
   return AttentionBiasKernels{&gather_add<Arch>, &scatter_add<Arch>, &add_2d<Arch>,
                               &max_of<Arch>, &add_mask<Arch, float>,
-                              &add_mask<Arch, uint16_t>};
+                              &add_mask<Arch, uint16_t>, &softcap<Arch>};
 }
 
 }  // namespace posenc::kernels

@@ -39,6 +39,9 @@ struct AttentionBiasKernels {
                         int64_t n);
   float (*add_mask_bf16)(const uint16_t* mask, float alpha, const float* bias, float* scores,
                          int64_t n);
+  // scores[j] = outer tanh(inner scores[j]) for j < n: the logit soft cap
+  // (Gemma 2's); returns the largest new score, as gather_add.
+  float (*softcap)(float* scores, int64_t n, float inner, float outer);
 };
 
 }  // namespace posenc

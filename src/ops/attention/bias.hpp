@@ -63,7 +63,8 @@ class AttentionBias {
                       int64_t ld, float* scratch, float* wide_table_rows) const;
 
   // row[j] += bias(query qb.first + r, key kb.first + j), then the mask's
-  // entry (in the scores' units), for j < valid, from the logits prepare()
+  // entry (in the scores' units), for j < valid, the row's q.k capped first
+  // under a softcap, from the logits prepare()
   // gave for the same query block and a key block holding kb (its keys from
   // a sliding window's first); returns the largest of row[0, valid). One row
   // at a time, so that the softmax finds it in cache.

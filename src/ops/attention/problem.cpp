@@ -91,6 +91,7 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d,
   p.causal = d.causal != 0;
   p.sliding_window = d.sliding_window;
   p.sinks = d.sinks != 0;
+  p.softcap = d.softcap;
   p.query_offset = d.query_offset;
   p.bias = d.bias;
   p.tables_per_head = d.tables_per_head != 0;

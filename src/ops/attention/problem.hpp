@@ -56,6 +56,7 @@ struct AttentionProblem {
   bool causal;
   int64_t sliding_window;  // 0, or W: keys less than W from the query (causal: up to it)
   bool sinks;              // a sink logit per head joins each row's softmax
+  float softcap;           // 0, or c: softmax inputs x of q.k become c tanh(x / c)
   int64_t query_offset;
   posenc_attention_bias bias;
   bool tables_per_head;
