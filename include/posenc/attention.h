@@ -132,8 +132,12 @@
  * over the keys j the row sees (M: the row's largest logit, sigma_h
  * included), as gpt-oss's attention sinks and ONNX Runtime's
  * GroupQueryAttention head_sink (its smooth_softmax: sigma_h = 0). A row
- * that sees no key is zeros, as without sinks. The rows of a head read
- * sigma of the head itself (not its kv head).
+ * that sees no key is zeros, as without sinks, and so is one masked
+ * everywhere by -FLT_MAX (below), which a finite sink outweighs by far
+ * (without sinks the mean of v at some scales). A sink of +inf takes all
+ * the weight: zeros (the unfused softmax gives NaN, inf - inf); a sink far
+ * above a row's logits leaves the keys tiny weights, subnormal or 0. The
+ * rows of a head read sigma of the head itself (not its kv head).
  *
  * relative_values (Shaw et al.): also adds sum_j a[i,j] * RV[row(i,j)], RV
  * indexed exactly as the RELATIVE_1D table above (same max_distance rule and

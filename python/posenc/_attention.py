@@ -367,7 +367,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
 
     keep = views
     if sinks is not None:
-        sv = _tensor.dense(sinks, "sinks", 1, _tensor.FLOATS)
+        sv = (_tensor.view if sizing else _tensor.dense)(sinks, "sinks", 1, _tensor.FLOATS)
         if sv.dtype != qv.dtype:
             raise TypeError("sinks: must have q's dtype")
         _tensor.expect_shape(sv, (heads,), "sinks")

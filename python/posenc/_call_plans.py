@@ -47,7 +47,8 @@ def signature(tensors, layout, scale, causal, query_offset, out_dtype, sliding_w
         if x is None:
             key.append(None)
             continue
-        if type(x) is not torch.Tensor:  # numpy, subclasses: the full way
+        # numpy, subclasses but a module's parameters (gpt-oss's sinks): the full way
+        if type(x) is not torch.Tensor and type(x) is not torch.nn.Parameter:
             return None
         try:
             key += x.shape, x.stride(), x.dtype

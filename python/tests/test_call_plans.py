@@ -30,6 +30,24 @@ def kept_descs_only(monkeypatch):
     monkeypatch.setattr(_attention, "_plan", None)
 
 
+
+def test_a_parameter_as_sinks_is_kept(monkeypatch):
+    """gpt-oss's sinks as the model holds them, an nn.Parameter (under
+    no_grad): its calls reuse the kept desc and read each call's values."""
+    q, k, v = randn(1, 4, 1, 8), randn(1, 2, 9, 8), randn(1, 2, 9, 8)
+    sinks = torch.nn.Parameter(randn(4))
+    with torch.no_grad():
+        for repeat in range(4):
+            if repeat == 2:
+                kept_descs_only(monkeypatch)
+            sinks.add_(0.5)
+            got = posenc.attention(q, k, v, causal=True, query_offset=8, sinks=sinks)
+            logits = np.concatenate([np.einsum("bhqd,bhkd->bhqk", q.numpy(), np.repeat(
+                k.numpy(), 2, axis=1)) * SCALE, sinks.numpy()[None, :, None, None]], axis=-1)
+            weights = np.exp(logits - logits.max(-1, keepdims=True))
+            weights /= weights.sum(-1, keepdims=True)
+            close(got, weights[..., :-1] @ np.repeat(v.numpy(), 2, axis=1))
+
 def test_repeats_read_their_own_tensors(monkeypatch):
     before = len(_attention._PLANS)
     out = torch.empty(2, 4, 3, 8)

@@ -446,6 +446,11 @@ def test_attention_sinks_match_gpt_oss(window):
     for s in (sinks, sinks, sinks, sinks - 3.0):  # a kept plan reads each call's sinks
         step = posenc.attention(q[:, :, 5:], k, v, query_offset=39, sinks=s, **options)
         close(step, expected(s, slice(5, 6)))
+    parameter = torch.nn.Parameter(sinks + 1.0)  # as the model holds them
+    with torch.no_grad():
+        for _ in range(3):
+            step = posenc.attention(q[:, :, 5:], k, v, query_offset=39, sinks=parameter, **options)
+            close(step, expected(parameter.detach(), slice(5, 6)))
     bf16 = [x.to(torch.bfloat16) for x in (q, k, v, sinks)]
     got = posenc.attention(*bf16[:3], query_offset=34, sinks=bf16[3], **options)
     want = gpt_oss_attention(*[x.float() for x in bf16[:3]], bf16[3].float(), 8 ** -0.5,

@@ -103,6 +103,17 @@ struct PackedOperand {
 // threads visit a kv head's tasks one after the other (attention() below),
 // and a thread packs each key block of that kv head once, when the first of
 // its tasks that reads the block runs.
+// The factor of a row's acc, both it and row_sum relative to the row's
+// largest score, with a sink (a key of value zero) `gap` above that score
+// in softmax-input units: 1 / (row_sum + exp(gap)), or for a sink above the
+// score, every weight relative to the sink's, exp(-gap) / (row_sum exp(-gap)
+// + 1), which stays finite (rows of zeros for a sink of +inf).
+float sink_normalizer(float row_sum, float gap) {
+  if (!(gap > 0.0f)) return 1.0f / (row_sum + std::exp(gap));
+  const float keys = std::exp(-gap);
+  return keys / (row_sum * keys + 1.0f);
+}
+
 class QueryBlockRunner {
  public:
   QueryBlockRunner(const ExecContext& ctx, const AttentionProblem& p,
@@ -645,10 +656,11 @@ void QueryBlockRunner::store(const QueryBlock& qb, const Sequence& seq,
         continue;
       }
       const float* acc = s.acc + row_index * task_.acc_ld;
-      float sum = s.row_sum[row_index];  // of exp(softmax_scale (score - row_max))
-      // The sink joins it as one more key, of value zero.
-      if (p_.sinks) sum += std::exp(sink - p_.softmax_scale * s.row_max[row_index]);
-      const float factor = 1.0f / sum;
+      // acc and row_sum are relative to the row's largest score.
+      const float factor =
+          p_.sinks ? sink_normalizer(s.row_sum[row_index],
+                                     sink - p_.softmax_scale * s.row_max[row_index])
+                   : 1.0f / s.row_sum[row_index];
       if (p_.out_dtype == POSENC_BF16) {
         ctx_.kernels->attention.scale_to_bf16(acc, factor, reinterpret_cast<uint16_t*>(out), d);
       } else {

@@ -80,10 +80,9 @@ size_t reserve(size_t& offset, size_t bytes) {
 
 // How the keys of each query block are split: into `count` ranges of
 // keys_per_split keys for decoding, else into one range (count 1,
-// keys_per_split kv_len). Never for RELATIVE_2D, whose bias
-// logits are made at a task's key 0 (bias.cpp's prepare_2d), which a split
-// range may not start at (a key map of its own can pair few queries with
-// many keys).
+// keys_per_split kv_len). Not for RELATIVE_2D, whose logits GEMMs (the
+// map's rows and columns, for all its keys) each range would make again
+// at its first key block (bias.cpp's prepare_2d).
 struct KeySplit {
   int64_t count, keys_per_split;
 };
