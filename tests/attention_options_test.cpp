@@ -360,8 +360,8 @@ TEST_P(AttentionAllOptions, Softcap) {
 
 // A sink of -inf is no sink, bit for bit (its weight is exactly 0); one far
 // above every logit takes nearly all the weight: the rows go to zero, finite
-// (the keys' weights subnormal: within float's range of the reference, not
-// 0 from an inf sum), and one of +inf takes it all (zeros).
+// (outputs near 1e-35 as the reference's; subnormal ones may flush, as
+// NEON under qemu does), and one of +inf takes it all (zeros).
 TEST_P(AttentionAllOptions, SinkEdges) {
   for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
     posenc_attention_desc d = attention_desc(1, 3, 40, 40, 16);
@@ -373,7 +373,7 @@ TEST_P(AttentionAllOptions, SinkEdges) {
     call.set(Tensor::sinks, std::vector<float>(3, -std::numeric_limits<float>::infinity()));
     const std::vector<float> none = run(context(), call, false);
     EXPECT_EQ(std::memcmp(plain.data(), none.data(), plain.size() * sizeof(float)), 0);
-    call.set(Tensor::sinks, {60.0f, 0.0f, 90.0f});
+    call.set(Tensor::sinks, {60.0f, 0.0f, 80.0f});
     const std::vector<float> got = run(context(), call, false);
     const std::vector<double> want = reference::attention(d, call.reference());
     EXPECT_TRUE(close_to_reference(got, want, call, 1e-5, 1e-4));
@@ -382,7 +382,9 @@ TEST_P(AttentionAllOptions, SinkEdges) {
         const size_t at = size_t(h * 40 * 16 + i);
         ASSERT_TRUE(std::isfinite(got[at]) && std::fabs(got[at]) < 1e-20f) << h << " " << i;
         if (dtype == POSENC_F32) {  // (bf16 outputs: rounded once more)
-          ASSERT_NEAR(got[at], want[at], 1e-3 * std::fabs(want[at]) + 1e-44) << h << " " << i;
+          ASSERT_NEAR(got[at], want[at],
+                      1e-3 * std::fabs(want[at]) + std::numeric_limits<float>::min())
+              << h << " " << i;
         }
       }
     }
