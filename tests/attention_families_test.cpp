@@ -201,6 +201,24 @@ TEST_P(AttentionFamilies, SwinShiftedWindows) {
   }
 }
 
+// Gemma 2's soft cap comes before the bias (a cap of 0.5 bends these scores
+// and tables in [-2, 2) far more than their sum): each kind, causal with a
+// sliding window where it has a direction.
+TEST_P(AttentionFamilies, SoftcapBeforeTheBias) {
+  for (const posenc_dtype dtype : kDtypes) {
+    posenc_attention_desc windowed_1d = table_1d(1, 3, 40, 40, 6, 16);
+    windowed_1d.causal = 1;
+    windowed_1d.sliding_window = 9;
+    for (posenc_attention_desc d : {table_2d(2, 3, 4, 5, 1, 16), windowed_1d,
+                                    t5(1, 3, 40, 40, 8, 20, 1, 16),
+                                    alibi(1, 4, 40, 40, 0, 16)}) {
+      d.dtype = dtype;
+      d.softcap = 0.5f;
+      EXPECT_TRUE(matches_reference(context(), call_of(d)));
+    }
+  }
+}
+
 TEST_P(AttentionFamilies, Table1d) {
   for (const posenc_dtype dtype : kDtypes) {
     for (const int64_t K : {0, 3, 40}) {

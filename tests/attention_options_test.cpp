@@ -396,8 +396,8 @@ TEST_P(AttentionAllOptions, SinkEdges) {
 
 POSENC_INSTANTIATE_ISA_TESTS(AttentionAllOptions);
 
-// softcap is finite and not negative, and not with the kinds whose logits
-// q multiplies.
+// softcap is finite and not negative, within the floats' range of the
+// softmax's scale, and not with the kinds whose logits q multiplies.
 TEST(AttentionSoftcapErrors, RefusedNegativeNonFiniteOrWithABiasOfQ) {
   posenc_attention_desc d = attention_desc(1, 2, 8, 8, 16);
   size_t bytes = 0;
@@ -409,6 +409,17 @@ TEST(AttentionSoftcapErrors, RefusedNegativeNonFiniteOrWithABiasOfQ) {
               std::string::npos)
         << posenc_last_error();
   }
+  // Caps whose ratio to the softmax's scale is no normal float (at scale
+  // 0.125 and at 2^-30, where the softmax applies 1).
+  for (auto [scale, cap] : {std::pair{0.125f, 5e37f}, {0.125f, 1e-39f}, {0x1p-30f, 1e-39f}}) {
+    d.scale = scale;
+    d.softcap = cap;
+    EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(posenc_last_error()).find("is too far from the scale"),
+              std::string::npos)
+        << posenc_last_error();
+  }
+  d.scale = 0.125f;
   d.softcap = 30.0f;
   d.bias = POSENC_BIAS_ABSOLUTE;
   EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d, &bytes), POSENC_ERROR_INVALID_ARGUMENT);

@@ -109,7 +109,8 @@
  * max_distance > L, are looked up per key).
  *
  * causal: key j is visible to query i only if j <= query_offset + i. A query
- * that sees no key (query_offset + i < 0) gets an output row of zeros.
+ * that sees no key (query_offset + i < 0, or a window on both sides past
+ * every key) gets an output row of zeros.
  * sliding_window W >= 1 (added in 0.6) hides the keys W or more before the
  * query's position p = query_offset + i: with causal it sees j > p - W, the
  * W keys up to p (transformers' sliding_window, as Mistral and Gemma set
@@ -122,8 +123,10 @@
  * softcap c > 0 (added in 0.7; bias NONE or a kind without q): each scaled
  * logit scale q.k becomes c tanh(scale q.k / c) before the bias and the
  * mask are added, as Gemma 2's attn_logit_softcapping (ONNX Runtime's
- * GroupQueryAttention softcap, flash-attn's softcap). Refused with the
- * kinds whose logits q multiplies (ABSOLUTE, RELATIVE_1D, RELATIVE_2D).
+ * GroupQueryAttention softcap, flash-attn's softcap); sinks are not capped.
+ * Refused with the kinds whose logits q multiplies (ABSOLUTE, RELATIVE_1D,
+ * RELATIVE_2D), and where c / s or s / c is no normal float (s the scale
+ * the softmax applies: scale, or 1 below 2^-24).
  *
  * sinks (added in 0.7): a learned logit sigma_h per head (tensors->sinks,
  * [heads] of dtype, in softmax-input units: after scale, as the mask is)
@@ -432,7 +435,8 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * with a bias (and no relative_values) that does not read them, kv_heads not 0
  * nor a divisor of heads (with heads 0: not 0), a negative value_head_dim,
  * a negative sliding_window, sinks not 0 nor 1, a negative or non-finite
- * softcap or one with bias ABSOLUTE, RELATIVE_1D or RELATIVE_2D,
+ * softcap, one too far from the scale or with bias ABSOLUTE, RELATIVE_1D or
+ * RELATIVE_2D,
  * a negative stride or a too short token stride, strides under BHTD or BTHD,
  * relative_order or a key map with a bias other than RELATIVE_2D, one of
  * kv_map_height and kv_map_width 0 (POSENC_ERROR_INVALID_ARGUMENT);

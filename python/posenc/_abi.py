@@ -80,8 +80,9 @@ def positive(value, argument):
 def real(value, argument):
     """value as a C double, or a TypeError naming the argument (ctypes'
     own error names only the position; an OverflowError, naming it, beyond
-    a double's range)."""
-    if not isinstance(value, (str, bytes)):
+    a double's range). A bool is no real number here (softcap=True is not a
+    cap of 1)."""
+    if not isinstance(value, (str, bytes, bool, np.bool_)):
         try:
             return float(value)
         except (TypeError, ValueError, RuntimeError):  # RuntimeError: torch's, e.g. a meta tensor

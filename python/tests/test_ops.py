@@ -405,6 +405,8 @@ def test_attention_softcap_matches_gemma2(window):
     assert (got.float() - want).abs().max() < 2e-2
     with pytest.raises(posenc.Error, match="softcap caps scale q.k alone"):
         posenc.attention(q, k, v, softcap=2.0, bias="absolute", table=torch.randn(40, 8))
+    with pytest.raises(TypeError, match="softcap: expected a real number, got bool"):
+        posenc.attention(q, k, v, softcap=True)  # not a cap of 1
 
 
 def gpt_oss_attention(q, k, v, sinks, scale, mask):

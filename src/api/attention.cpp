@@ -1,6 +1,7 @@
 // C ABI: fused attention. Validation here; the work in
 // ops/attention/attention.cpp.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -160,6 +161,15 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
                         d.bias == POSENC_BIAS_RELATIVE_2D)) {
     invalid("desc->softcap caps scale q.k alone: not available with bias ABSOLUTE, "
             "RELATIVE_1D or RELATIVE_2D, whose logits q multiplies too");
+  }
+  if (d.softcap > 0) {
+    const float softmax_scale = ops::softmax_scale_of(d.scale);
+    const ops::SoftcapFactors f = ops::softcap_factors(softmax_scale, d.softcap);
+    if (!std::isnormal(f.inner) || !std::isnormal(f.outer)) {
+      invalid("desc->softcap (" + real_text(d.softcap) + ") is too far from the scale the " +
+              "softmax applies (" + real_text(softmax_scale) +
+              "): their ratios must be normal floats");
+    }
   }
   // Refused where nothing reads it, not ignored (the kinds without q by
   // posenc/bias.h's rules, which name the kind).

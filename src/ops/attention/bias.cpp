@@ -191,9 +191,8 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
                              int64_t valid, float* row, const BlockLogits& logits) const {
   const bool masked = p_.mask.batch > 0;
   if (p_.softcap > 0) {
-    // c tanh(x / c) of the softmax inputs x = softmax_scale s, in s's units.
-    const float capped_max = kernels_.softcap(row, valid, p_.softmax_scale / p_.softcap,
-                                              p_.softcap / p_.softmax_scale);
+    const SoftcapFactors f = softcap_factors(p_.softmax_scale, p_.softcap);
+    const float capped_max = kernels_.softcap(row, valid, f.inner, f.outer);
     if (p_.bias == POSENC_BIAS_NONE && !masked) return capped_max;
   }
   switch (p_.bias) {

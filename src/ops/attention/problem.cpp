@@ -60,8 +60,10 @@ int64_t AttentionMask::row_start(int64_t b, int64_t h, int64_t i, int64_t kv_len
 // are oneDNN's output scale of q k^T (qk_alpha).
 constexpr float kMinSoftmaxScale = 0x1p-24f;
 
+float softmax_scale_of(float scale) { return scale >= kMinSoftmaxScale ? scale : 1.0f; }
+
 void set_scales(AttentionProblem& p, float scale, bool bias_uses_scaled_q) {
-  p.softmax_scale = scale >= kMinSoftmaxScale ? scale : 1.0f;
+  p.softmax_scale = softmax_scale_of(scale);
   p.qk_alpha = scale / p.softmax_scale;
   p.bias_alpha = (bias_uses_scaled_q ? scale : 1.0f) / p.softmax_scale;
   // The mask is in softmax-input units: mask / softmax_scale here, which the

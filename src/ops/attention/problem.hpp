@@ -146,6 +146,18 @@ inline int64_t gemm_output_stride(int64_t columns, posenc_dtype ab_type) {
 // A positive scale is left to the softmax (scores in units of 1/scale):
 // oneDNN's AMX GEMM runs slower with an output scale.
 void set_scales(AttentionProblem& problem, float scale, bool bias_uses_scaled_q);
+// The scale the softmax applies for a desc's scale (set_scales).
+float softmax_scale_of(float scale);
+
+// A soft cap c of the softmax inputs x = softmax_scale s, in the scores'
+// units: s becomes outer tanh(inner s), inner = softmax_scale / c and
+// outer = c / softmax_scale (both normal floats for a valid desc).
+struct SoftcapFactors {
+  float inner, outer;
+};
+inline SoftcapFactors softcap_factors(float softmax_scale, float cap) {
+  return SoftcapFactors{softmax_scale / cap, cap / softmax_scale};
+}
 
 // The problem of a validated desc, with the strides of its layout (BHTD and
 // BTHD are presets; STRIDED takes the desc's), k and v with kv_heads heads.
