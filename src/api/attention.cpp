@@ -157,12 +157,11 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
                {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D,
                 POSENC_BIAS_RELATIVE_2D, POSENC_BIAS_TABLE_2D, POSENC_BIAS_TABLE_1D,
                 POSENC_BIAS_T5, POSENC_BIAS_ALIBI});
-  if (d.softcap > 0 && (d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D ||
-                        d.bias == POSENC_BIAS_RELATIVE_2D)) {
-    invalid("desc->softcap caps scale q.k alone: not available with bias ABSOLUTE, "
-            "RELATIVE_1D or RELATIVE_2D, whose logits q multiplies too");
-  }
   if (d.softcap > 0) {
+    if (ops::bias_reads_q(d.bias)) {
+      invalid("desc->softcap caps scale q.k alone: not available with bias ABSOLUTE, "
+              "RELATIVE_1D or RELATIVE_2D, whose logits q multiplies too");
+    }
     const float softmax_scale = ops::softmax_scale_of(d.scale);
     const ops::SoftcapFactors f = ops::softcap_factors(softmax_scale, d.softcap);
     if (!std::isnormal(f.inner) || !std::isnormal(f.outer)) {

@@ -85,6 +85,17 @@ struct PackedOperand {
   MatmulShape packed_for;
 };
 
+// The factor of a row's acc, both it and row_sum relative to the row's
+// largest score, with a sink (a key of value zero) `gap` above that score
+// in softmax-input units: 1 / (row_sum + exp(gap)), or for a sink above the
+// score, every weight relative to the sink's, exp(-gap) / (row_sum exp(-gap)
+// + 1), which stays finite (rows of zeros for a sink of +inf).
+float sink_normalizer(float row_sum, float gap) {
+  if (!(gap > 0.0f)) return 1.0f / (row_sum + std::exp(gap));
+  const float keys = std::exp(-gap);
+  return keys / (row_sum * keys + 1.0f);
+}
+
 // Runs the tasks of the attention: one query block of one (batch, head)
 // against all its visible keys, writing its rows of out, or with split keys
 // (split_keys.hpp) against one range of them, leaving its partial softmax in
@@ -103,17 +114,6 @@ struct PackedOperand {
 // threads visit a kv head's tasks one after the other (attention() below),
 // and a thread packs each key block of that kv head once, when the first of
 // its tasks that reads the block runs.
-// The factor of a row's acc, both it and row_sum relative to the row's
-// largest score, with a sink (a key of value zero) `gap` above that score
-// in softmax-input units: 1 / (row_sum + exp(gap)), or for a sink above the
-// score, every weight relative to the sink's, exp(-gap) / (row_sum exp(-gap)
-// + 1), which stays finite (rows of zeros for a sink of +inf).
-float sink_normalizer(float row_sum, float gap) {
-  if (!(gap > 0.0f)) return 1.0f / (row_sum + std::exp(gap));
-  const float keys = std::exp(-gap);
-  return keys / (row_sum * keys + 1.0f);
-}
-
 class QueryBlockRunner {
  public:
   QueryBlockRunner(const ExecContext& ctx, const AttentionProblem& p,

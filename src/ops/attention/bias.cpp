@@ -190,9 +190,8 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, int
 float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r,
                              int64_t valid, float* row, const BlockLogits& logits) const {
   const bool masked = p_.mask.batch > 0;
-  if (p_.softcap > 0) {
-    const SoftcapFactors f = softcap_factors(p_.softmax_scale, p_.softcap);
-    const float capped_max = kernels_.softcap(row, valid, f.inner, f.outer);
+  if (p_.softcap.outer > 0) {
+    const float capped_max = kernels_.softcap(row, valid, p_.softcap.inner, p_.softcap.outer);
     if (p_.bias == POSENC_BIAS_NONE && !masked) return capped_max;
   }
   switch (p_.bias) {

@@ -93,11 +93,11 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d,
   p.causal = d.causal != 0;
   p.sliding_window = d.sliding_window;
   p.sinks = d.sinks != 0;
-  p.softcap = d.softcap;
   p.query_offset = d.query_offset;
   p.bias = d.bias;
   p.tables_per_head = d.tables_per_head != 0;
   set_scales(p, d.scale, d.bias_uses_scaled_q != 0);
+  p.softcap = d.softcap > 0 ? softcap_factors(p.softmax_scale, d.softcap) : SoftcapFactors{0, 0};
   p.max_distance = d.max_distance;
   p.map_height = d.map_height;
   p.map_width = d.map_width;

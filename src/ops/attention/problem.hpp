@@ -42,6 +42,22 @@ struct AttentionMask {
   int64_t row_start(int64_t b, int64_t h, int64_t i, int64_t kv_len) const;
 };
 
+// A soft cap c of the softmax inputs x = softmax_scale s, in the scores'
+// units: s becomes outer tanh(inner s), inner = softmax_scale / c and
+// outer = c / softmax_scale (both normal floats for a valid desc).
+struct SoftcapFactors {
+  float inner, outer;
+};
+inline SoftcapFactors softcap_factors(float softmax_scale, float cap) {
+  return SoftcapFactors{softmax_scale / cap, cap / softmax_scale};
+}
+
+// Whether the bias's logits are GEMMs of q against a table.
+inline bool bias_reads_q(posenc_attention_bias bias) {
+  return bias == POSENC_BIAS_ABSOLUTE || bias == POSENC_BIAS_RELATIVE_1D ||
+         bias == POSENC_BIAS_RELATIVE_2D;
+}
+
 struct AttentionProblem {
   int64_t batch, heads, q_len, kv_len, head_dim;
   int64_t value_head_dim;  // of v, out and the relative values' table (q, k: head_dim)
@@ -56,7 +72,7 @@ struct AttentionProblem {
   bool causal;
   int64_t sliding_window;  // 0, or W: keys less than W from the query (causal: up to it)
   bool sinks;              // a sink logit per head joins each row's softmax
-  float softcap;           // 0, or c: softmax inputs x of q.k become c tanh(x / c)
+  SoftcapFactors softcap;  // a cap c of q.k's softmax inputs; outer 0: none
   int64_t query_offset;
   posenc_attention_bias bias;
   bool tables_per_head;
@@ -82,11 +98,7 @@ struct AttentionProblem {
   size_t element_bytes() const { return dtype_bytes(dtype); }
   // Whether the GEMMs run in fp32 on bf16 inputs (gemm_dtype).
   bool gemms_widen_bf16() const { return gemm_dtype != dtype; }
-  // Whether the bias's logits are GEMMs of q against a table.
-  bool bias_reads_q() const {
-    return bias == POSENC_BIAS_ABSOLUTE || bias == POSENC_BIAS_RELATIVE_1D ||
-           bias == POSENC_BIAS_RELATIVE_2D;
-  }
+  bool bias_reads_q() const { return ops::bias_reads_q(bias); }
   // The kv head query head h reads (grouped-query attention).
   int64_t kv_head(int64_t h) const { return h / (heads / kv_heads); }
   // Whether any per-sequence tensor is given: the blocks then follow each
@@ -148,16 +160,6 @@ inline int64_t gemm_output_stride(int64_t columns, posenc_dtype ab_type) {
 void set_scales(AttentionProblem& problem, float scale, bool bias_uses_scaled_q);
 // The scale the softmax applies for a desc's scale (set_scales).
 float softmax_scale_of(float scale);
-
-// A soft cap c of the softmax inputs x = softmax_scale s, in the scores'
-// units: s becomes outer tanh(inner s), inner = softmax_scale / c and
-// outer = c / softmax_scale (both normal floats for a valid desc).
-struct SoftcapFactors {
-  float inner, outer;
-};
-inline SoftcapFactors softcap_factors(float softmax_scale, float cap) {
-  return SoftcapFactors{softmax_scale / cap, cap / softmax_scale};
-}
 
 // The problem of a validated desc, with the strides of its layout (BHTD and
 // BTHD are presets; STRIDED takes the desc's), k and v with kv_heads heads.
