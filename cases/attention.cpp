@@ -12,9 +12,10 @@
 // against the value table's rows, 2*B*H*Tq*rows*dv; 2D:
 // 2*B*H*N*(2X-1 + 2Y-1)*d); the BoTNet block adds its 1x1 qkv projection,
 // 2*B*N*C*3*H*d. Bytes: what the call
-// reads and writes (with grouped kv heads, k and v of kv_heads heads: a
-// decode step's bytes are its keys and values, so "of memcpy" is its read
-// bandwidth against the copy's).
+// reads and writes (with grouped kv heads, k and v of kv_heads heads; under
+// a sliding window, the keys and values its queries see: a decode step's
+// bytes are its keys and values, so "of memcpy" is its read bandwidth
+// against the copy's).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -223,6 +224,14 @@ MaskValues mask_values(const posenc_attention_desc& d) {
   return m;
 }
 
+// The share of the keys some query sees: those of its sliding window (one
+// range: the windows move with the queries), all of them without one.
+double keys_seen_fraction(const posenc_attention_desc& d) {
+  const int64_t first = reference::visible_keys(d, d.query_offset, d.kv_len).first;
+  const int64_t end = reference::visible_keys(d, d.query_offset + d.q_len - 1, d.kv_len).end;
+  return double(std::max<int64_t>(end - first, 0)) / double(d.kv_len);
+}
+
 // One sequence of a padded batch's desc, alone and unpadded.
 posenc_attention_desc sequence_alone(posenc_attention_desc d, int64_t length) {
   d.batch = 1;
@@ -377,8 +386,12 @@ class AttentionBuffers {
   }
 
   double bytes() const {
+    // Separate k and v (f32_[1] and f32_[2]) read as far as queries see them.
+    const double kv_read = qkv_buffers_ == 3 ? keys_seen_fraction(desc_) : 1.0;
     double elements = 0;
-    for (const auto& x : f32_) elements += double(x->size());
+    for (size_t i = 0; i < f32_.size(); ++i) {
+      elements += double(f32_[i]->size()) * (i == 1 || i == 2 ? kv_read : 1.0);
+    }
     const double mask_bytes =
         double(mask_elements(desc_)) * (desc_.mask_dtype == POSENC_BF16 ? 2 : 4);
     return elements * (desc_.dtype == POSENC_BF16 ? 2 : 4) + mask_bytes + out_bytes();
@@ -705,6 +718,11 @@ posenc_attention_desc sliding(posenc_attention_desc d, int64_t window) {
   d.sliding_window = window;
   return d;
 }
+// The newest q_len tokens of the sequence as queries (a decode step).
+posenc_attention_desc newest(posenc_attention_desc d) {
+  d.query_offset = d.kv_len - d.q_len;
+  return d;
+}
 // A window on both sides: keys less than `window` from the query.
 posenc_attention_desc local(posenc_attention_desc d, int64_t window) {
   d.sliding_window = window;
@@ -1025,6 +1043,14 @@ std::vector<Case> attention_cases() {
                     grouped(plain(1, 8, 1, 600, 16), 1)),
       kAttentionBf16({"bench"}, grouped(plain(1, 64, 1, 4096, 128, bf16), 8),
                      grouped(plain(1, 8, 1, 600, 16, bf16), 1)),
+      // Decode steps under a sliding window, the key ranges over the
+      // window's keys (not the cache's): gpt-oss-20b's window of 128 with
+      // its sinks, Mistral's 4096 of a 32768-key cache.
+      kAttentionBf16(
+          {"bench"}, newest(with_sinks(grouped(sliding(plain(1, 64, 1, 4096, 64, bf16), 128), 8))),
+          newest(with_sinks(grouped(sliding(plain(1, 8, 1, 600, 16, bf16), 20), 2)))),
+      kAttentionF32({"bench"}, newest(grouped(sliding(plain(1, 32, 1, 32768, 128), 4096), 8)),
+                    newest(grouped(sliding(plain(1, 8, 1, 3000, 16), 700), 2))),
       kAttentionF32({"bench"}, grouped(plain(1, 32, 1, 65536, 128), 8),
                     grouped(plain(1, 8, 4, 3000, 16), 2)),
       kAttentionBf16({"bench"}, grouped(plain(1, 32, 1, 65536, 128, bf16), 8),

@@ -218,6 +218,59 @@ TEST(AttentionDecodePlan, StacksTheGroupOfAShortCacheAndSplitsItsKeys) {
   EXPECT_EQ(blocking_of(d, 16).stacked_heads, 2);
 }
 
+// Under a sliding window the ranges split the window's keys, not the
+// cache's: gpt-oss's window of 128 (64 query heads on 8) is one task a kv
+// head's stacked heads, over one or two 128-key blocks (8 ranges of 1024
+// keys before, one of them busy); Mistral's 4096 over 32768 keys (32 on 8)
+// 9 ranges of 512 from its first key block (8 of 4096 before, 2 busy).
+TEST(AttentionDecodePlan, SplitsTheWindowNotTheCache) {
+  const auto decode_step = [](int64_t heads, int64_t kv_heads, int64_t kv_len, int64_t head_dim,
+                              int64_t window) {
+    posenc_attention_desc d = attention_desc(1, heads, 1, kv_len, head_dim);
+    d.kv_heads = kv_heads;
+    d.causal = 1;
+    d.query_offset = kv_len - 1;
+    d.sliding_window = window;
+    return blocking_of(d, 16);
+  };
+  const ops::AttentionBlocking gpt_oss = decode_step(64, 8, 4096, 64, 128);
+  EXPECT_EQ(gpt_oss.key_splits, 1);
+  EXPECT_EQ(gpt_oss.key_block, 128);
+  const ops::AttentionBlocking mistral = decode_step(32, 8, 32768, 128, 4096);
+  EXPECT_EQ(mistral.stacked_heads, 4);
+  EXPECT_EQ(mistral.key_splits, 9);
+  EXPECT_EQ(mistral.keys_per_split, 512);
+  EXPECT_EQ(mistral.key_block, 512);
+}
+
+// A query block's ranges, from the key block holding its first visible key,
+// cover every key it computes, wherever the window falls on the key blocks:
+// causal or not, 1, 5 and 16 queries, each offset from before the keys to
+// past them.
+TEST(AttentionDecodePlan, RangesCoverEveryWindow) {
+  for (int causal : {1, 0}) {
+    for (int64_t q_len : {1, 5, 16}) {
+      for (int64_t window : {1, 100, 256, 700, 1000, 1100, 2500, 4499}) {
+        posenc_attention_desc d = attention_desc(1, 2, q_len, 4500, 16);
+        d.causal = causal;
+        d.sliding_window = window;
+        const ops::AttentionProblem p = ops::make_attention_problem(d);
+        const ops::AttentionBlocking b = ops::plan_attention(p, 2, POSENC_ISA_AVX2).blocking;
+        SCOPED_TRACE(describe(d));
+        ASSERT_EQ(b.query_blocks, 1);
+        if (window >= 700) EXPECT_GT(b.key_splits, 1);
+        for (int64_t offset = -window - q_len; offset <= d.kv_len; ++offset) {
+          const ops::Sequence seq{d.kv_len, q_len, offset};
+          const int64_t first =
+              p.first_visible_key(seq, 0) / b.key_block * b.key_block;
+          const int64_t end = ops::computed_keys(p, seq, 0, q_len);
+          ASSERT_LE(end - first, b.key_splits * b.keys_per_split) << "offset " << offset;
+        }
+      }
+    }
+  }
+}
+
 TEST(AttentionDecodePlan, NeverSplitsOtherShapes) {
   EXPECT_EQ(key_splits(attention_desc(1, 8, 1, 511, 128), 16), 1);    // short keys
   EXPECT_EQ(key_splits(attention_desc(1, 8, 17, 65536, 128), 16), 1);  // prefill

@@ -193,9 +193,10 @@ TEST_P(AttentionAllOptions, StackedHeadsDecode) {
 // Sliding windows (Mistral's, with causal): a prefill of 300 tokens with
 // windows inside a key block, across one and wider than the keys; a chunk
 // of 70 queries after 2930 cached keys, whose query blocks skip the key
-// blocks before their windows; decode steps of two sequences of their own
-// lengths and offsets, the keys split into ranges wholly before, across and
-// inside the windows; a padded batch of packed views.
+// blocks before their windows; decode steps of three sequences of their own
+// lengths and offsets, the window's keys split into ranges from its first
+// key block (1100 keys from key 3060 need the fourth range of 512 keys); a
+// padded batch of packed views.
 TEST_P(AttentionAllOptions, SlidingWindow) {
   const std::initializer_list<posenc_attention_bias> biases = {
       POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D};
@@ -210,11 +211,14 @@ TEST_P(AttentionAllOptions, SlidingWindow) {
   chunk.query_offset = 2930;
   chunk.sliding_window = 500;
   expect_all_biases_match(GetParam(), chunk, {}, false, biases);
-  posenc_attention_desc decode = attention_desc(2, 4, 1, 4500, 16);
-  decode.kv_heads = 1;
-  decode.sliding_window = 1000;
-  expect_all_biases_match(GetParam(), decode, {{4500, 2100}, {1, 1}, {4499, 2099}}, false,
-                          biases);
+  for (int64_t window : {300, 1000, 1100}) {
+    SCOPED_TRACE("decode, window " + std::to_string(window));
+    posenc_attention_desc decode = attention_desc(3, 4, 1, 4500, 16);
+    decode.kv_heads = 1;
+    decode.sliding_window = window;
+    expect_all_biases_match(GetParam(), decode,
+                            {{4500, 4160, 2100}, {1, 1, 1}, {4499, 4159, 2099}}, false, biases);
+  }
   posenc_attention_desc padded = padded_batch();
   padded.sliding_window = 9;
   expect_all_biases_match(GetParam(), padded, kPaddedSequences, true, biases);
@@ -223,7 +227,8 @@ TEST_P(AttentionAllOptions, SlidingWindow) {
 // Windows on both sides (ModernBERT's local attention, W = 65 for its 128):
 // a prefill of 300 tokens with windows inside a key block, across one and
 // wider than the keys; a chunk of 70 queries after 2930 cached keys, whose
-// later keys no query sees; a padded batch of packed views with offsets.
+// later keys no query sees; 5 queries amid 4500 keys, the window's split
+// into ranges; a padded batch of packed views with offsets.
 TEST_P(AttentionAllOptions, BidirectionalWindow) {
   for (int64_t window : {1, 7, 65, 100, 1000}) {
     SCOPED_TRACE("window " + std::to_string(window));
@@ -236,6 +241,12 @@ TEST_P(AttentionAllOptions, BidirectionalWindow) {
   chunk.query_offset = 2000;
   chunk.sliding_window = 300;
   expect_all_biases_match(GetParam(), chunk, {}, false,
+                          {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D},
+                          false);
+  posenc_attention_desc amid = attention_desc(2, 4, 5, 4500, 16);
+  amid.kv_heads = 2;
+  amid.sliding_window = 700;
+  expect_all_biases_match(GetParam(), amid, {{4500, 3000}, {5, 3}, {2000, 2390}}, false,
                           {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D},
                           false);
   posenc_attention_desc padded = masked_padded_batch();

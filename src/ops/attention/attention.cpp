@@ -329,9 +329,8 @@ void QueryBlockRunner::run(int64_t task, const Scratch& s) const {
   const int64_t window_start =
       p_.first_visible_key(seq, in_place.first) / blocking_.key_block * blocking_.key_block;
   const KeyRange range =
-      skip_keys_before(key_range(task % blocking_.key_splits, blocking_.keys_per_split,
-                                 computed_keys(p_, seq, in_place.first, in_place.rows)),
-                       window_start);
+      key_range(task % blocking_.key_splits, blocking_.keys_per_split, window_start,
+                computed_keys(p_, seq, in_place.first, in_place.rows));
   if (!shapes_only_ && range.count() > 0) {
     if (blocking_.copies_queries) copy_queries(in_place, s.dense_q, blocking_.widens_products(p_));
     if (blocking_.widens_bias_q(p_)) copy_queries(in_place, s.wide_bias_q, true);

@@ -78,11 +78,24 @@ size_t reserve(size_t& offset, size_t bytes) {
   return start;
 }
 
+// The keys a block of up to `rows` consecutive queries sees: all of them,
+// or under a sliding window narrower than them, each query's window (W keys
+// causal, 2W - 1 on both sides) and one more for each further query.
+int64_t visible_span(const AttentionProblem& p, int64_t rows) {
+  const int64_t w = p.sliding_window;
+  if (w == 0 || w >= p.kv_len) return p.kv_len;
+  return std::min(p.kv_len, (p.causal ? w : 2 * w - 1) + rows - 1);
+}
+
 // How the keys of each query block are split: into `count` ranges of
 // keys_per_split keys for decoding, else into one range (count 1,
-// keys_per_split kv_len). Not for RELATIVE_2D, whose logits GEMMs (the
-// map's rows and columns, for all its keys) each range would make again
-// at its first key block (bias.cpp's prepare_2d).
+// keys_per_split kv_len). The ranges cover the keys a block sees (its
+// window's, not the whole cache, under a sliding window), from the key
+// block holding its first key: the span and up to a key block's keys before
+// it (its end rounded to kKeyQuantum adds no range: the ranges are whole
+// multiples of kKeyQuantum, and so is their start). Not for RELATIVE_2D,
+// whose logits GEMMs (the map's rows and columns, for all its keys) each
+// range would make again at its first key block (bias.cpp's prepare_2d).
 struct KeySplit {
   int64_t count, keys_per_split;
 };
@@ -91,11 +104,14 @@ KeySplit key_split(const AttentionProblem& p, int64_t query_tasks) {
       p.bias == POSENC_BIAS_RELATIVE_2D) {
     return {1, p.kv_len};
   }
-  const int64_t ranges = std::min(ceil_div(kSplitTasks, query_tasks), p.kv_len / kMinSplitKeys);
+  const int64_t span = visible_span(p, p.q_len);  // one query block (q_len <= 16)
+  const int64_t ranges = std::min(ceil_div(kSplitTasks, query_tasks), span / kMinSplitKeys);
   if (ranges <= 1) return {1, p.kv_len};
-  const int64_t keys = ceil_div(p.kv_len, ranges);
+  const int64_t keys = ceil_div(span, ranges);
   const int64_t keys_per_split = round_up(keys, keys <= kKeyBlock ? kMinSplitKeys : kKeyBlock);
-  return {ceil_div(p.kv_len, keys_per_split), keys_per_split};
+  const int64_t key_block = std::min(kKeyBlock, keys_per_split);
+  const int64_t computed = std::min(p.kv_len, span + key_block - 1);
+  return {ceil_div(computed, keys_per_split), keys_per_split};
 }
 
 // Whether the tasks of `rows` rows of a small problem run their products

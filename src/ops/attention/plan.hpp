@@ -78,7 +78,8 @@ struct AttentionBlocking {
   // is in products_dtype).
   bool copies_queries;
   // Ranges of keys_per_split keys (whole key blocks) each query block's keys
-  // are split into (split_keys.hpp); 1 (keys_per_split = kv_len): no split.
+  // are split into (split_keys.hpp), from the key block holding its first
+  // visible key; 1 (keys_per_split = kv_len): no split.
   int64_t key_splits;
   int64_t keys_per_split;
   // batch * heads / stacked_heads * query_blocks * key_splits, in this order

@@ -23,19 +23,14 @@ struct KeyRange {
   int64_t count() const { return end - first; }
 };
 
-// The keys of range `split` (of keys_per_split each) among the first
-// `visible` keys: empty past them.
-inline KeyRange key_range(int64_t split, int64_t keys_per_split, int64_t visible) {
-  const int64_t first = split * keys_per_split;
-  return KeyRange{first < visible ? first : visible,
-                  first + keys_per_split < visible ? first + keys_per_split : visible};
-}
-
-// range without its keys before `first` (a multiple of the key block, so
-// that its blocks stay the problem's): empty where none is left.
-inline KeyRange skip_keys_before(KeyRange range, int64_t first) {
-  if (first <= range.first) return range;
-  return KeyRange{first < range.end ? first : range.end, range.end};
+// The keys of range `split` (of keys_per_split each, the first at key
+// `first`: a multiple of the key block, so that the blocks stay the
+// problem's) among the first `visible` keys: empty past them.
+inline KeyRange key_range(int64_t split, int64_t keys_per_split, int64_t first,
+                          int64_t visible) {
+  const int64_t start = first + split * keys_per_split;
+  return KeyRange{start < visible ? start : visible,
+                  start + keys_per_split < visible ? start + keys_per_split : visible};
 }
 
 // Byte offsets of one task's partial result inside its record, each 64-byte
