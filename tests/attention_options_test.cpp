@@ -309,63 +309,60 @@ TEST_P(AttentionAllOptions, SlidingWindowEdges) {
   }
 }
 
-// Sinks (gpt-oss), a logit per head: with a sliding window, the keys of a
-// decode step split into ranges (the merge adds the sink once), query heads
-// stacked on their kv head (each row reads its own head's sink), a padded
-// packed batch with a mask (rows masked everywhere stay zero).
-TEST_P(AttentionAllOptions, Sinks) {
-  const std::initializer_list<posenc_attention_bias> biases = {
-      POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D};
+// The serving shapes an option is tried on, set on each desc by `with`: a
+// causal prefill of 300 tokens with a sliding window of 64; decode steps of
+// two sequences, their keys split into ranges; 5 queries of 8 sequences
+// with the query heads stacked on their kv head (BTHD); with
+// `padded_biases`, the masked padded batch of packed views, causal or not.
+template <typename With>
+void expect_serving_shapes_match(posenc_isa isa, With with,
+                                 std::initializer_list<posenc_attention_bias> biases,
+                                 std::initializer_list<posenc_attention_bias> padded_biases,
+                                 bool padded_causal) {
   posenc_attention_desc windowed = attention_desc(2, 4, 300, 300, 16);
   windowed.kv_heads = 2;
   windowed.sliding_window = 64;
-  windowed.sinks = 1;
-  expect_all_biases_match(GetParam(), windowed, {}, false, biases);
+  with(windowed);
+  expect_all_biases_match(isa, windowed, {}, false, biases);
   posenc_attention_desc decode = attention_desc(2, 4, 3, 4500, 16);
   decode.kv_heads = 1;
-  decode.sinks = 1;
-  expect_all_biases_match(GetParam(), decode, {{4500, 2100}, {3, 2}, {4497, 2098}}, false,
-                          biases);
+  with(decode);
+  expect_all_biases_match(isa, decode, {{4500, 2100}, {3, 2}, {4497, 2098}}, false, biases);
   posenc_attention_desc stacked = attention_desc(8, 64, 5, 90, 16);
   stacked.kv_heads = 8;
   stacked.layout = POSENC_LAYOUT_BTHD;
-  stacked.sinks = 1;
-  expect_all_biases_match(GetParam(), stacked,
+  with(stacked);
+  expect_all_biases_match(isa, stacked,
                           {{90, 60, 0, 1, 90, 45, 33, 89},
                            {5, 3, 0, 1, 5, 2, 5, 4},
                            {85, 57, 5, 0, 20, 43, -3, 85}},
                           false, biases);
   posenc_attention_desc padded = masked_padded_batch();
-  padded.sinks = 1;
-  expect_all_biases_match(GetParam(), padded, kPaddedSequences, true, kBiasesWithQ);
+  with(padded);
+  expect_all_biases_match(isa, padded, kPaddedSequences, true, padded_biases, padded_causal);
 }
 
-// The logit soft cap (Gemma 2's), at caps small enough to bend these
-// logits: a causal prefill with a sliding window, split-key decode steps,
-// query heads stacked on their kv head, a padded packed batch with a mask.
+// Sinks (gpt-oss), a logit per head, on the serving shapes: the merge of
+// split keys adds the sink once, stacked heads' rows read their own head's
+// sink, rows masked everywhere stay zero.
+TEST_P(AttentionAllOptions, Sinks) {
+  expect_serving_shapes_match(
+      GetParam(), [](posenc_attention_desc& d) { d.sinks = 1; },
+      {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D}, kBiasesWithQ, true);
+}
+
+// The logit soft cap (Gemma 2's) on the serving shapes, at caps small
+// enough to bend these logits, the larger with sinks.
 TEST_P(AttentionAllOptions, Softcap) {
-  const std::initializer_list<posenc_attention_bias> none = {POSENC_BIAS_NONE};
-  for (float cap : {0.3f, 2.0f}) {
-    SCOPED_TRACE("softcap " + std::to_string(cap));
-    posenc_attention_desc windowed = attention_desc(2, 4, 300, 300, 16);
-    windowed.kv_heads = 2;
-    windowed.sliding_window = 64;
-    windowed.softcap = cap;
-    expect_all_biases_match(GetParam(), windowed, {}, false, none);
-    posenc_attention_desc decode = attention_desc(2, 4, 3, 4500, 16);
-    decode.kv_heads = 1;
-    decode.softcap = cap;
-    expect_all_biases_match(GetParam(), decode, {{4500, 2100}, {3, 2}, {4497, 2098}}, false,
-                            none);
-    posenc_attention_desc stacked = attention_desc(8, 64, 5, 90, 16);
-    stacked.kv_heads = 8;
-    stacked.layout = POSENC_LAYOUT_BTHD;
-    stacked.softcap = cap;
-    stacked.sinks = 1;
-    expect_all_biases_match(GetParam(), stacked, {}, false, none);
-    posenc_attention_desc padded = masked_padded_batch();
-    padded.softcap = cap;
-    expect_all_biases_match(GetParam(), padded, kPaddedSequences, true, none, false);
+  for (const auto& [cap, sinks] : {std::pair<float, int>{0.3f, 0}, {2.0f, 1}}) {
+    SCOPED_TRACE("softcap " + std::to_string(cap) + " sinks " + std::to_string(sinks));
+    expect_serving_shapes_match(
+        GetParam(),
+        [cap = cap, sinks = sinks](posenc_attention_desc& d) {
+          d.softcap = cap;
+          d.sinks = sinks;
+        },
+        {POSENC_BIAS_NONE}, {POSENC_BIAS_NONE}, false);
   }
 }
 
