@@ -126,7 +126,8 @@ class RopeCache(Handle):
         as from_tables takes them (a config's with its attention factor in
         them; in 2D per grid cell)."""
         shape = (self.max_positions, self.rotary_dim // 2)
-        cos, sin = np.empty(shape, dtype=np.float32), np.empty(shape, dtype=np.float32)
+        cos = _tensor.new_array(shape, "tables: cos")
+        sin = _tensor.new_array(shape, "tables: sin")
         check(lib.posenc_rope_cache_tables(self._handle, cos.ctypes.data, sin.ctypes.data))
         return cos, sin
 

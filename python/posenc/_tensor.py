@@ -214,7 +214,13 @@ def contiguous_copy(x, name):
         return x.contiguous() if is_torch(x) else np.ascontiguousarray(x)
     except (MemoryError, RuntimeError, ValueError) as error:
         itemsize = x.element_size() if is_torch(x) else x.itemsize
-        raise _unmade(f"{name}: a dense copy", tuple(x.shape), itemsize, error) from error
+        unmade = _unmade(f"{name}: a dense copy", tuple(x.shape), itemsize, error)
+        # torch raises a RuntimeError for a size past int64 and for one its
+        # allocator cannot allocate; another is not about the copy's memory.
+        if (isinstance(error, RuntimeError) and isinstance(unmade, MemoryError)
+                and "allocate" not in str(error)):
+            raise
+        raise unmade from error
 
 
 def expect_shape(v, shape, name):
@@ -332,11 +338,17 @@ def output(out, like, shape, dtype, name="out", dtype_argument="out_dtype"):
             raise TypeError(f"{name}: torch made a result without memory of its own (under a "
                             "fake or dispatch mode?), which posenc cannot write")
         return View.of_new(x, x.shape, dtype, address, x.stride())
-    try:
-        x = np.empty(shape, dtype=np.float32)
-    except (MemoryError, ValueError) as error:
-        raise _unmade(f"{name}: a result", shape, _itemsize(dtype), error) from error
+    x = new_array(shape, f"{name}: a result")
     return View.of_new(x, x.shape, dtype, x.ctypes.data, _dense_strides(x.shape))
+
+
+def new_array(shape, what):
+    """A new float32 numpy array, or the error of one the allocator cannot
+    make, naming `what` it is."""
+    try:
+        return np.empty(shape, dtype=np.float32)
+    except (MemoryError, ValueError) as error:
+        raise _unmade(what, shape, 4, error) from error
 
 
 def _itemsize(dtype):

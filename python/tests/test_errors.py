@@ -675,6 +675,37 @@ def test_values_out_of_reach_name_their_argument():
         posenc.position_bias("table_2d", torch.randn(15, 2), window=(2, 3), kv_len=7)
 
 
+def test_arrays_not_made_name_themselves(monkeypatch):
+    """A cache's tables the allocator cannot make are named; a RuntimeError
+    of torch's that is not its allocator's goes on as it is, not called an
+    allocation failure."""
+    def no_memory(*args, **kwargs):
+        raise MemoryError("no memory")
+
+    cache = posenc.RopeCache(posenc.rope_config(8), 16)
+    with monkeypatch.context() as patched:
+        patched.setattr(np, "empty", no_memory)
+        with pytest.raises(MemoryError, match=r"^tables: cos of shape \[16, 4\] \(256 bytes\) "
+                           "could not be allocated: no memory"):
+            cache.tables()
+
+    class Uncopyable(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func is torch.Tensor.contiguous:
+                raise RuntimeError("not today")
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    x = torch.randn(1, 4, 2, 8).transpose(1, 2).as_subclass(Uncopyable)
+    with pytest.raises(RuntimeError, match="^not today$"):
+        posenc.rope(x, posenc.rope_config(8))
+    # torch's allocator refusing the copy (2^60 bytes: past any 64-bit CPU's
+    # address space) is a MemoryError.
+    with pytest.raises(MemoryError, match=r"^x: a dense copy of shape \[268435456, 268435456, 1, "
+                       r"4\] \(1152921504606846976 bytes\) could not be allocated"):
+        posenc.rope(torch.zeros(1, 1, 1, 4).expand(2**28, 2**28, 1, 4), posenc.rope_config(4))
+
+
 def test_workspace_size_makes_no_copies():
     """Sizing reads shapes and strides only: inputs of a layout the call
     would copy (token rows closer than a row) are sized as their copies
