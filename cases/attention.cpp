@@ -12,10 +12,9 @@
 // against the value table's rows, 2*B*H*Tq*rows*dv; 2D:
 // 2*B*H*N*(2X-1 + 2Y-1)*d); the BoTNet block adds its 1x1 qkv projection,
 // 2*B*N*C*3*H*d. Bytes: what the call
-// reads and writes (with grouped kv heads, k and v of kv_heads heads; under
-// a sliding window, the keys and values its queries see: a decode step's
-// bytes are its keys and values, so "of memcpy" is its read bandwidth
-// against the copy's).
+// reads and writes (with grouped kv heads, k and v of kv_heads heads; of k
+// and v, the keys its queries see: a decode step's bytes are its keys and
+// values, so "of memcpy" is its read bandwidth against the copy's).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -224,8 +223,9 @@ MaskValues mask_values(const posenc_attention_desc& d) {
   return m;
 }
 
-// The share of the keys some query sees: those of its sliding window (one
-// range: the windows move with the queries), all of them without one.
+// The share of the keys some query sees (one range: the visible keys move
+// with the queries): a sliding window's, those up to the last query's
+// position with causal, all of them otherwise. (The desc's lengths only.)
 double keys_seen_fraction(const posenc_attention_desc& d) {
   const int64_t first = reference::visible_keys(d, d.query_offset, d.kv_len).first;
   const int64_t end = reference::visible_keys(d, d.query_offset + d.q_len - 1, d.kv_len).end;

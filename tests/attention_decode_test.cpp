@@ -219,10 +219,11 @@ TEST(AttentionDecodePlan, StacksTheGroupOfAShortCacheAndSplitsItsKeys) {
 }
 
 // Under a sliding window the ranges split the window's keys, not the
-// cache's: gpt-oss's window of 128 (64 query heads on 8) is one task a kv
-// head's stacked heads, over one or two 128-key blocks (8 ranges of 1024
-// keys before, one of them busy); Mistral's 4096 over 32768 keys (32 on 8)
-// 9 ranges of 512 from its first key block (8 of 4096 before, 2 busy).
+// cache's: gpt-oss's window of 128 (64 query heads on 8, 4 stacked a task)
+// is one range a task, over one or two 128-key blocks (4 ranges of 1024
+// keys before, one of them computing a whole block); Mistral's 4096 over
+// 32768 keys (32 on 8) 9 ranges of 512 from its first key block, 8 of them
+// busy (8 of 4096 before, one busy).
 TEST(AttentionDecodePlan, SplitsTheWindowNotTheCache) {
   const auto decode_step = [](int64_t heads, int64_t kv_heads, int64_t kv_len, int64_t head_dim,
                               int64_t window) {
@@ -250,7 +251,7 @@ TEST(AttentionDecodePlan, SplitsTheWindowNotTheCache) {
 TEST(AttentionDecodePlan, RangesCoverEveryWindow) {
   for (int causal : {1, 0}) {
     for (int64_t q_len : {1, 5, 16}) {
-      for (int64_t window : {1, 100, 256, 700, 1000, 1100, 2500, 4499}) {
+      for (int64_t window : {1, 100, 256, 513, 700, 1000, 1025, 1100, 2500, 4499}) {
         posenc_attention_desc d = attention_desc(1, 2, q_len, 4500, 16);
         d.causal = causal;
         d.sliding_window = window;
