@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+import models
 import posenc
 import reference
 from checks import close
@@ -377,16 +378,6 @@ def test_attention_bidirectional_window_matches_modernbert(local_attention):
     close(got[1, :, :31], expected[1, :, :31])  # (rows past kv_lengths alone: not compared)
 
 
-def gemma2_attention(q, k, v, scale, softcap, mask):
-    """Gemma 2's eager attention as transformers writes it: the scaled
-    logits divided by the cap, tanh, times the cap, then the mask."""
-    groups = q.shape[1] // k.shape[1]
-    k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
-    logits = torch.matmul(q, k.transpose(2, 3)) * scale
-    logits = torch.tanh(logits / softcap) * softcap
-    return torch.matmul(torch.softmax(logits + mask, dim=-1), v)
-
-
 @pytest.mark.parametrize("window", [0, 8])
 def test_attention_softcap_matches_gemma2(window):
     """softcap as Gemma 2's attn_logit_softcapping (its local and global
@@ -398,29 +389,15 @@ def test_attention_softcap_matches_gemma2(window):
     options = dict(causal=True, sliding_window=window, scale=0.25)
     for cap in (2.0, 2.0, 2.0, 5.0):  # a kept plan is one cap's
         close(posenc.attention(q, k, v, query_offset=34, softcap=cap, **options),
-              gemma2_attention(q, k, v, 0.25, cap, chunk_mask(window)).numpy())
+              models.gemma2_attention(q, k, v, 0.25, cap, chunk_mask(window)).numpy())
     bf16 = [x.to(torch.bfloat16) for x in (q, k, v)]
     got = posenc.attention(*bf16, query_offset=34, softcap=2.0, **options)
-    want = gemma2_attention(*[x.float() for x in bf16], 0.25, 2.0, chunk_mask(window))
+    want = models.gemma2_attention(*[x.float() for x in bf16], 0.25, 2.0, chunk_mask(window))
     assert (got.float() - want).abs().max() < 2e-2
     with pytest.raises(posenc.Error, match="softcap caps scale q.k alone"):
         posenc.attention(q, k, v, softcap=2.0, bias="absolute", table=torch.randn(40, 8))
     with pytest.raises(TypeError, match="softcap: expected a real number, got bool"):
         posenc.attention(q, k, v, softcap=True)  # not a cap of 1
-
-
-def gpt_oss_attention(q, k, v, sinks, scale, mask):
-    """gpt-oss's eager attention as transformers writes it: the head's sink
-    concatenated to each row's scaled, masked logits, the softmax over both,
-    the sink's column dropped before the product with v."""
-    groups = q.shape[1] // k.shape[1]
-    k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
-    logits = torch.matmul(q, k.transpose(2, 3)) * scale + mask
-    sink = sinks.reshape(1, -1, 1, 1).expand(q.shape[0], -1, q.shape[2], -1)
-    combined = torch.cat([logits, sink], dim=-1)
-    combined = combined - combined.max(dim=-1, keepdim=True).values
-    probs = torch.softmax(combined, dim=-1, dtype=combined.dtype)
-    return torch.matmul(probs[..., :-1], v)
 
 
 def chunk_mask(window):
@@ -440,7 +417,7 @@ def test_attention_sinks_match_gpt_oss(window):
     sinks = torch.tensor([-1.0, 0.5, 2.0, 4.0])
 
     def expected(s, rows=slice(None)):
-        return gpt_oss_attention(q[:, :, rows], k, v, s, 8 ** -0.5,
+        return models.gpt_oss_attention(q[:, :, rows], k, v, s, 8 ** -0.5,
                                  chunk_mask(window)[rows]).numpy()
 
     options = dict(causal=True, sliding_window=window)
@@ -455,7 +432,7 @@ def test_attention_sinks_match_gpt_oss(window):
             close(step, expected(parameter.detach(), slice(5, 6)))
     bf16 = [x.to(torch.bfloat16) for x in (q, k, v, sinks)]
     got = posenc.attention(*bf16[:3], query_offset=34, sinks=bf16[3], **options)
-    want = gpt_oss_attention(*[x.float() for x in bf16[:3]], bf16[3].float(), 8 ** -0.5,
+    want = models.gpt_oss_attention(*[x.float() for x in bf16[:3]], bf16[3].float(), 8 ** -0.5,
                              chunk_mask(window))
     assert (got.float() - want).abs().max() < 2e-2
     with pytest.raises(TypeError, match="sinks: must have q's dtype"):

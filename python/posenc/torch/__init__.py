@@ -52,6 +52,11 @@ default) or torch.jit.script. dtype=torch.bfloat16 runs the attention in bf16
 (outputs keep the input's dtype); None runs it in the input's dtype.
 posenc's threads follow torch.get_num_threads() (posenc.set_default_context
 overrides it).
+
+posenc.torch.transformers_attention is an attention function for Hugging Face
+transformers' AttentionInterface (transformers_attention.py): a model loaded
+with the attn_implementation it is registered under runs its attention
+layers through posenc_attention.
 """
 import collections
 import functools
@@ -60,6 +65,7 @@ import torch
 
 from .._tensor import has_tangent, storage_address
 from . import beit, botnet, sam, swin
+from .transformers_attention import transformers_attention
 from ._original import (has_own_forward, is_patched, original_forward, patched_dtype,
                         restore, set_patched_forward)
 from ._skipped import attn_drop_drops, hooks_need_original
