@@ -259,7 +259,9 @@ TEST(AttentionDecodePlan, RangesCoverEveryWindow) {
         const ops::AttentionBlocking b = ops::plan_attention(p, 2, POSENC_ISA_AVX2).blocking;
         SCOPED_TRACE(describe(d));
         ASSERT_EQ(b.query_blocks, 1);
-        if (window >= 700) EXPECT_GT(b.key_splits, 1);
+        if (window >= 700) {
+          EXPECT_GT(b.key_splits, 1);
+        }
         for (int64_t offset = -window - q_len; offset <= d.kv_len; ++offset) {
           const ops::Sequence seq{d.kv_len, q_len, offset};
           const int64_t first =

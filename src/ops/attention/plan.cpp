@@ -82,8 +82,8 @@ size_t reserve(size_t& offset, size_t bytes) {
 // or under a sliding window narrower than them, each query's window (W keys
 // causal, 2W - 1 on both sides) and one more for each further query.
 int64_t visible_span(const AttentionProblem& p, int64_t rows) {
+  if (!p.window_narrows()) return p.kv_len;
   const int64_t w = p.sliding_window;
-  if (w == 0 || w >= p.kv_len) return p.kv_len;
   return std::min(p.kv_len, (p.causal ? w : 2 * w - 1) + rows - 1);
 }
 
@@ -186,7 +186,7 @@ AttentionBlocking attention_blocking(const AttentionProblem& p, int threads, pos
   const int64_t heads_total = p.batch * p.heads;
   int64_t key_block = p.kv_len <= kSingleKeyBlock ? p.kv_len : kKeyBlock;
   int64_t rows = std::clamp(kBlockScores / key_block, kQueryBlock, kMaxQueryBlock);
-  if (p.sliding_window > 0 && p.sliding_window < p.kv_len) {
+  if (p.window_narrows()) {
     key_block = std::min(
         key_block, std::max(kMinWindowKeyBlock, round_up(p.sliding_window, kKeyQuantum)));
     rows = kQueryBlock;

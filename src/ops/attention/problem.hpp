@@ -99,6 +99,8 @@ struct AttentionProblem {
   // Whether the GEMMs run in fp32 on bf16 inputs (gemm_dtype).
   bool gemms_widen_bf16() const { return gemm_dtype != dtype; }
   bool bias_reads_q() const { return ops::bias_reads_q(bias); }
+  // Whether a sliding window narrower than the keys hides some of them.
+  bool window_narrows() const { return sliding_window > 0 && sliding_window < kv_len; }
   // The kv head query head h reads (grouped-query attention).
   int64_t kv_head(int64_t h) const { return h / (heads / kv_heads); }
   // Whether any per-sequence tensor is given: the blocks then follow each
