@@ -1,6 +1,9 @@
-"""Models' attention as transformers writes it (their eager paths, in torch):
+"""Models' attention as transformers writes it (their eager paths, in torch)
+and torch's scaled_dot_product_attention (through the float64 reference):
 the definitions posenc's options are checked against."""
 import torch
+
+import reference
 
 
 def gemma2_attention(q, k, v, scale, softcap, mask):
@@ -28,17 +31,14 @@ def gpt_oss_attention(q, k, v, sinks, scale, mask):
 
 
 def sdpa_attention(q, k, v, mask=None, scale=None, is_causal=False):
-    """torch's scaled_dot_product_attention as its documentation defines it,
-    k and v repeated to q's heads (enable_gqa): softmax(scale q k^T + bias) v,
-    the bias -inf above the diagonal aligned top-left with is_causal and
-    where a bool mask is False, a float mask added."""
+    """torch's scaled_dot_product_attention as its documentation defines it
+    (float64, numpy): k and v repeated to q's heads (enable_gqa), scale
+    1/sqrt(d) by default, is_causal aligned top-left, a bool mask's False
+    -inf, a float mask added; a row that sees no key is zeros (torch 2.5's)."""
     groups = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
-    scale = q.shape[-1] ** -0.5 if scale is None else scale
-    q_len, kv_len = q.shape[2], k.shape[2]
-    bias = torch.zeros(q_len, kv_len, dtype=q.dtype)
-    if is_causal:
-        bias = bias.masked_fill(~torch.ones(q_len, kv_len, dtype=torch.bool).tril(), -torch.inf)
-    if mask is not None:
-        bias = torch.where(mask, bias, -torch.inf) if mask.dtype == torch.bool else bias + mask
-    return torch.softmax(torch.matmul(q, k.transpose(-2, -1)) * scale + bias, dim=-1) @ v
+    if mask is not None and mask.dtype == torch.bool:
+        mask = torch.where(mask, 0.0, -torch.inf)
+    return reference.attention(q.numpy(), k.numpy(), v.numpy(),
+                               q.shape[-1] ** -0.5 if scale is None else scale,
+                               causal=is_causal, mask=None if mask is None else mask.numpy())
