@@ -51,6 +51,7 @@ def _load_abi():
 
 _abi = _load_abi()
 AttentionDesc, AttentionTensors, RopeConfig = _abi.AttentionDesc, _abi.AttentionTensors, _abi.RopeConfig
+AbsoluteResizeDesc = _abi.AbsoluteResizeDesc
 
 
 def load_posenc(path):
@@ -265,6 +266,36 @@ def case_rope():
                 1e-3)
 
 
+def resample_abs_pos_embed(pos_embed, old_size, new_size, antialias):
+    """timm's resample_abs_pos_embed with one prefix token, bicubic: the grid
+    permuted to [1, D, H, W], interpolated, permuted back, the prefix
+    concatenated."""
+    d = pos_embed.shape[-1]
+    grid = pos_embed[:, 1:].reshape(1, old_size, old_size, d).permute(0, 3, 1, 2)
+    grid = torch.nn.functional.interpolate(grid, size=(new_size, new_size), mode="bicubic",
+                                           antialias=antialias)
+    return torch.cat([pos_embed[:, :1], grid.permute(0, 2, 3, 1).reshape(1, -1, d)], dim=1)
+
+
+def case_resample(old_size, new_size, D, antialias):
+    def make():
+        return {"pe": randn(1, 1 + old_size ** 2, D), "out": torch.zeros(1, 1 + new_size ** 2, D)}
+
+    def posenc(lib, ctx, t):
+        desc = AbsoluteResizeDesc()
+        lib.posenc_absolute_resize_desc_init(ctypes.byref(desc), *(
+            ctypes.c_int64(n) for n in (D, old_size, old_size, new_size, new_size)))
+        desc.antialias = int(antialias)
+        check(lib, lib.posenc_resize_absolute_table_2d(ctx, ctypes.byref(desc), ptr(t["pe"]),
+                                                       ptr(t["out"])))
+        return t["out"]
+
+    return Case("timm resample_abs_pos_embed" + (" (antialias)" if antialias else ""),
+                f"{old_size}x{old_size} to {new_size}x{new_size} D{D}", make,
+                lambda t: resample_abs_pos_embed(t["pe"], old_size, new_size, antialias),
+                posenc, 1e-5)
+
+
 CASES = {
     "pe": case_positional_encoding,
     "skew": case_rel_to_abs,
@@ -273,6 +304,8 @@ CASES = {
     "botnet14": lambda: case_bottleneck(8, 4, 14, 14, 128),
     "botnet64": lambda: case_bottleneck(1, 4, 64, 64, 64),
     "rope": case_rope,
+    "resample_vit": lambda: case_resample(14, 32, 768, True),
+    "resample_dinov2": lambda: case_resample(37, 74, 1024, False),
 }
 
 

@@ -1,6 +1,6 @@
 // Absolute encodings. Tables and the on-the-fly add are set against the
 // naive fp32 way of the PyTorch tutorial (a table of std::sin / std::cos,
-// then an add).
+// then an add); and a ViT's learned table resized to another grid.
 #include <cmath>
 #include <memory>
 #include <string>
@@ -202,6 +202,41 @@ Spec concat(int64_t batch, int64_t tokens, int64_t x_dim, int64_t pos_dim, int64
   return {batch, tokens, x_dim, offset, kInterleaved, pos_dim};
 }
 
+// --- resize_absolute_table_2d: a ViT's learned table of one square grid to
+// another (timm's resample_abs_pos_embed; without antialias,
+// transformers' interpolate_pos_encoding).
+struct ResizeSpec {
+  int64_t dim, from, to;  // the grids' sides
+  int64_t prefix;         // class and register tokens
+  posenc_interpolation interpolation;
+  int antialias;
+};
+std::string describe_resize(const ResizeSpec& s) {
+  const auto grid = [](int64_t side) { return std::to_string(side) + "x" + std::to_string(side); };
+  return grid(s.from) + " to " + grid(s.to) + " D" + std::to_string(s.dim) +
+         (s.prefix != 0 ? " +" + std::to_string(s.prefix) : "") +
+         (s.interpolation == POSENC_INTERPOLATION_BILINEAR ? " bilinear" : " bicubic") +
+         (s.antialias != 0 ? " antialias" : "");
+}
+Problem resize_problem(const ResizeSpec& s) {
+  posenc_absolute_resize_desc d;
+  posenc_absolute_resize_desc_init(&d, s.dim, s.from, s.from, s.to, s.to);
+  d.prefix_tokens = s.prefix;
+  d.interpolation = s.interpolation;
+  d.antialias = s.antialias;
+  auto b = buffers(0, size_t((s.prefix + s.from * s.from) * s.dim),
+                   size_t((s.prefix + s.to * s.to) * s.dim));
+  Problem p = with_output(b);
+  p.bytes += double(b->table->size()) * kF;
+  p.run = [b, d](posenc_context* ctx) {
+    return posenc_resize_absolute_table_2d(ctx, &d, b->table->data(), b->out.data());
+  };
+  p.reference = [b, d] { return reference::resize_absolute_table_2d(d, b->table->data()); };
+  return p;
+}
+const Op<ResizeSpec> kResize{"absolute", "resize_absolute_table_2d", 1e-6, "", describe_resize,
+                             resize_problem};
+
 }  // namespace
 
 std::vector<Case> absolute_cases() {
@@ -221,6 +256,15 @@ std::vector<Case> absolute_cases() {
       kConcat({"check"}, concat(2, 7, 5, 33, 0)),
       kConcat({}, concat(4, 96, 130, 30, 0)),
       kConcat({"bench"}, concat(8, 1024, 512, 128, 0), concat(2, 37, 130, 31, 0)),
+      kResize({"check"}, {17, 7, 12, 1, POSENC_INTERPOLATION_BICUBIC, 1}),
+      kResize({"check"}, {5, 13, 6, 4, POSENC_INTERPOLATION_BILINEAR, 1}),
+      kResize({}, {9, 5, 11, 0, POSENC_INTERPOLATION_BICUBIC, 0}),
+      // ViT-B/16 from 224 to 512 pixels (timm's defaults); DINOv2-L/14 from
+      // 518 to 1036 pixels (transformers' way).
+      kResize({"bench"}, {768, 14, 32, 1, POSENC_INTERPOLATION_BICUBIC, 1},
+              {31, 5, 9, 1, POSENC_INTERPOLATION_BICUBIC, 1}),
+      kResize({"bench"}, {1024, 37, 74, 1, POSENC_INTERPOLATION_BICUBIC, 0},
+              {33, 9, 17, 1, POSENC_INTERPOLATION_BICUBIC, 0}),
   };
 }
 

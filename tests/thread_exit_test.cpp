@@ -70,9 +70,10 @@ TEST(ThreadExit, CallsAfterPosencsStateEndedAreRefused) {
     make_thread_state(context.get());
   }).join();
   int refused = 0;
+  const std::vector<Case> all = cases::all_cases();
   for (size_t i = 0; i < calls.size(); ++i) {
     const ExitCall& call = calls[i];
-    const std::string& op = cases::all_cases()[i].op;
+    const std::string& op = all[i].op;
     if (call.status == POSENC_OK) {
       EXPECT_TRUE(bitwise_equal(call.after, call.expected)) << op;
       continue;

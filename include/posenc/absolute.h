@@ -87,6 +87,62 @@ POSENC_API posenc_status posenc_concat_sinusoid(
     int64_t pos_dim, int64_t offset, double base, posenc_sincos_layout layout,
     const float* x, float* out);
 
+/* Interpolation of posenc_resize_absolute_table_2d, as
+ * torch.nn.functional.interpolate's modes of those names. */
+typedef enum posenc_interpolation {
+  POSENC_INTERPOLATION_BICUBIC = 0,
+  POSENC_INTERPOLATION_BILINEAR = 1,
+  POSENC_INTERPOLATION_MAX_ENUM = 0x7FFFFFFF
+} posenc_interpolation;
+
+/* Added in 0.8. A learned absolute table of a height x width grid resized
+ * to new_height x new_width, as a ViT trained at one image size runs at
+ * another: timm's resample_abs_pos_embed (at each call of a model with
+ * dynamic_img_size), DINOv2's and transformers' interpolate_pos_encoding. */
+typedef struct posenc_absolute_resize_desc {
+  int64_t dim;                   /* >= 1: columns of a row */
+  int64_t prefix_tokens;         /* >= 0: rows before the grid (class, register
+                                    tokens), copied unchanged */
+  int64_t height, width;         /* >= 1: the grid the table holds */
+  int64_t new_height, new_width; /* >= 0 */
+  posenc_interpolation interpolation;
+  int antialias;                 /* 0 or 1 */
+  double height_scale, width_scale; /* 0, or torch's scale_factor (> 0, finite) */
+} posenc_absolute_resize_desc;
+
+/* Fills *desc with the sizes and timm's defaults: one prefix token (the
+ * class token), BICUBIC, antialias 1, scales 0. Does nothing if desc is
+ * NULL. With antialias 0 it is transformers' ViT interpolate_pos_encoding
+ * (bicubic by sizes; DINOv2's original code passes scales). */
+POSENC_API void posenc_absolute_resize_desc_init(posenc_absolute_resize_desc* desc,
+                                                 int64_t dim, int64_t height, int64_t width,
+                                                 int64_t new_height, int64_t new_width);
+
+/* in [prefix_tokens + height*width, dim] to out [prefix_tokens +
+ * new_height*new_width, dim], grid cell (y, x) at row prefix_tokens +
+ * y*width + x: the prefix rows copied, each column of the grid resized as
+ * torch.nn.functional.interpolate(mode, align_corners=False, antialias)
+ * resizes a [1, dim, height, width] map. Along an axis of n inputs and m
+ * outputs, with s = n/m, or 1/scale where a scale is given (torch's
+ * scale_factor, which must then give m = floor(n * scale) as interpolate
+ * computes it; DINOv2 passes (m + 0.1)/n), output o reads:
+ * - without antialias, source coordinate u = (o + 0.5) s - 0.5:
+ *   BILINEAR the inputs floor(u') and the next, u' = max(u, 0), weights
+ *   1 - f and f (f = u' - floor(u')); BICUBIC the 4 inputs floor(u) - 1 ..
+ *   floor(u) + 2 with Keys' cubic weights (A = -0.75) at distances 1 + f,
+ *   f, 1 - f, 2 - f (f = u - floor(u)); indices clamped to [0, n).
+ * - with antialias (Pillow's filters): center c = (o + 0.5) s, support r =
+ *   R max(s, 1) (R = 1 BILINEAR, 2 BICUBIC); the inputs i from
+ *   max(trunc(c - r + 0.5), 0) up to, not including, min(trunc(c + r +
+ *   0.5), n), weighted by filter((i - c + 0.5) / max(s, 1)) normalized to
+ *   sum 1: the triangle max(1 - |x|, 0), or the cubic with A = -0.5.
+ * Computed in double and rounded once (torch computes in fp32: its results
+ * differ by about 1e-6 of the values). An equal size is resized too (an
+ * identity for finite values). out must not overlap in. */
+POSENC_API posenc_status posenc_resize_absolute_table_2d(posenc_context* context,
+                                                         const posenc_absolute_resize_desc* desc,
+                                                         const float* in, float* out);
+
 #ifdef __cplusplus
 }
 #endif

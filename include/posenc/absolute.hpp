@@ -75,4 +75,22 @@ inline void concat_sinusoid(const Context& context, int64_t batch, int64_t token
       detail::c_enum<posenc_sincos_layout>(s.layout, "posenc::concat_sinusoid: layout"), x, out));
 }
 
+// A desc of the sizes with timm's defaults (posenc_absolute_resize_desc_init:
+// one prefix token, bicubic, antialiased); set other fields directly.
+inline posenc_absolute_resize_desc absolute_resize_desc(int64_t dim, int64_t height,
+                                                        int64_t width, int64_t new_height,
+                                                        int64_t new_width) {
+  posenc_absolute_resize_desc desc;
+  posenc_absolute_resize_desc_init(&desc, dim, height, width, new_height, new_width);
+  return desc;
+}
+
+// in [prefix_tokens + height*width, dim] to out [prefix_tokens +
+// new_height*new_width, dim].
+inline void resize_absolute_table_2d(const Context& context,
+                                     const posenc_absolute_resize_desc& desc, const float* in,
+                                     float* out) {
+  check(posenc_resize_absolute_table_2d(context.get(), &desc, in, out));
+}
+
 }  // namespace posenc

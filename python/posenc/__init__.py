@@ -20,8 +20,8 @@ import ctypes as _ctypes
 
 from . import _abi
 from ._lib import Error, check as _check, library_path, lib as _lib
-from ._absolute import (add_learned, add_sinusoid, concat_sinusoid, sinusoid_table,
-                       sinusoid_table_2d)
+from ._absolute import (add_learned, add_sinusoid, concat_sinusoid, resize_absolute_table_2d,
+                       sinusoid_table, sinusoid_table_2d)
 from ._attention import (attention, attention_workspace_size, bottleneck_mhsa,
                         strided_supported)
 from ._bias import (alibi_slopes, position_bias, resize_relative_bias_table_2d,
@@ -31,7 +31,7 @@ from ._relative import (absolute_logits, rel_to_abs, relative_logits_1d, relativ
                        relative_logits_2d_decomposed, relative_logits_2d_maps)
 from ._rope import RopeCache, inverse_frequencies, rope, rope_config, rope_qk
 
-__version__ = "0.7.0"
+__version__ = "0.8.0"
 
 # What `from posenc import *` takes: the functions and classes, not the
 # submodules (posenc.torch would stand in for torch).
@@ -42,7 +42,8 @@ __all__ = [
     "library_path", "position_bias", "primitive_cache_capacity", "primitive_cache_evictions",
     "primitive_cache_size", "rel_to_abs",
     "relative_logits_1d", "relative_logits_2d", "relative_logits_2d_decomposed",
-    "relative_logits_2d_maps", "release_thread_memory", "resize_relative_bias_table_2d",
+    "relative_logits_2d_maps", "release_thread_memory", "resize_absolute_table_2d",
+    "resize_relative_bias_table_2d",
     "resize_relative_table", "rope", "rope_config", "rope_qk", "set_default_context",
     "set_max_isa", "set_primitive_cache_capacity", "sinusoid_table", "sinusoid_table_2d",
     "strided_supported", "version",
@@ -50,7 +51,7 @@ __all__ = [
 
 
 def version():
-    """The loaded libposenc's version ("0.7.0")."""
+    """The loaded libposenc's version ("0.8.0")."""
     return _lib.posenc_version().decode()
 
 

@@ -21,6 +21,7 @@ UNSUPPORTED = 6
 ISA = {"auto": 0, "baseline": 1, "avx2": 2, "avx512": 3, "neon": 4}
 F32, BF16 = 0, 1
 SINCOS_LAYOUT = {"interleaved": 0, "split": 1}
+INTERPOLATION = {"bicubic": 0, "bilinear": 1}
 ATTENTION_LAYOUT = {"bhtd": 0, "bthd": 1, "strided": 2}
 ATTENTION_BIAS = {"none": 0, "absolute": 1, "relative_1d": 2, "relative_2d": 3,
                   "table_2d": 4, "table_1d": 5, "t5": 6, "alibi": 7}
@@ -32,7 +33,7 @@ ROPE_LAYOUT = {"bthd": 0, "bhtd": 1}
 ROPE_SCALING = {"none": 0, "linear": 1, "dynamic_ntk": 2, "yarn": 3, "llama3": 4}
 ROPE_POSITIONS = {"int32": 0, "int64": 1}
 # The library version whose structs these mirror (major, minor: the soname's).
-ABI_VERSION = ("0", "7")
+ABI_VERSION = ("0", "8")
 ROPE_MAX_ROTARY_DIM = 65536  # POSENC_ROPE_MAX_ROTARY_DIM
 MAX_THREADS = 1024  # POSENC_MAX_THREADS
 
@@ -175,6 +176,14 @@ class AttentionTensors(ctypes.Structure):  # posenc_attention_tensors
                  "mask", "kv_lengths", "q_lengths", "query_offsets", "sinks")]
 
 
+class AbsoluteResizeDesc(ctypes.Structure):  # posenc_absolute_resize_desc
+    _fields_ = [("dim", ctypes.c_int64), ("prefix_tokens", ctypes.c_int64),
+                ("height", ctypes.c_int64), ("width", ctypes.c_int64),
+                ("new_height", ctypes.c_int64), ("new_width", ctypes.c_int64),
+                ("interpolation", c_enum), ("antialias", ctypes.c_int),
+                ("height_scale", ctypes.c_double), ("width_scale", ctypes.c_double)]
+
+
 class PositionBiasDesc(ctypes.Structure):  # posenc_position_bias_desc
     _fields_ = [("kind", c_enum), ("heads", ctypes.c_int64), ("q_len", ctypes.c_int64),
                 ("kv_len", ctypes.c_int64), ("query_offset", ctypes.c_int64),
@@ -216,6 +225,7 @@ class RopePositions(ctypes.Structure):  # posenc_rope_positions
 
 # C struct name -> ctypes mirror, for the layout test.
 STRUCTS = {
+    "posenc_absolute_resize_desc": AbsoluteResizeDesc,
     "posenc_relative_options": RelativeOptions,
     "posenc_relative_2d_desc": Relative2dDesc,
     "posenc_token_strides": TokenStrides,

@@ -100,6 +100,10 @@ _PROTOTYPES = {
     "posenc_add_sinusoid": (_st, [_p, _i64, _i64, _i64, _i64, _dbl, _st, _p, _p]),
     "posenc_add_learned": (_st, [_p, _i64, _i64, _i64, _i64, _p, _i64, _p, _p]),
     "posenc_concat_sinusoid": (_st, [_p, _i64, _i64, _i64, _i64, _i64, _dbl, _st, _p, _p]),
+    "posenc_absolute_resize_desc_init": (None, [ctypes.POINTER(_abi.AbsoluteResizeDesc), _i64,
+                                                _i64, _i64, _i64, _i64]),
+    "posenc_resize_absolute_table_2d": (_st, [_p, ctypes.POINTER(_abi.AbsoluteResizeDesc), _p,
+                                              _p]),
     # relative.h
     "posenc_absolute_logits": (_st, [_p, _i64, _i64, _i64, _i64, _i64, _p, _p, _i64, _p]),
     "posenc_rel_to_abs": (_st, [_p, _i64, _i64, _i64, _p, _p]),

@@ -635,6 +635,7 @@ def test_values_out_of_reach_name_their_argument():
                  lambda: posenc.sinusoid_table_2d(2**32, 2**32, 4),
                  lambda: posenc.concat_sinusoid(torch.randn(2, 5, 4), 2**63 - 4),
                  lambda: posenc.resize_relative_table(torch.randn(5, 4), 2**62),
+                 lambda: posenc.resize_absolute_table_2d(torch.randn(5, 4), (2**31, 2**31)),
                  lambda: posenc.relative_logits_1d(q, torch.randn(11, 4), clip=5, keys=2**62)]:
         with pytest.raises(ValueError, match=r"^out: a result of shape \[.*\] \(\d+ bytes\) "
                            "is larger than any memory"):

@@ -1,7 +1,11 @@
-// C ABI: absolute encodings. Validation here; the work in ops/absolute/encodings.cpp.
+// C ABI: absolute encodings. Validation here; the work in ops/absolute/encodings.cpp
+// and, for resizing a learned table, ops/resize/tables.cpp.
+#include <cmath>
+
 #include "api/guard.hpp"
 #include "api/validate.hpp"
 #include "ops/absolute/encodings.hpp"
+#include "ops/resize/tables.hpp"
 #include "posenc/absolute.h"
 #include "runtime/dtype.hpp"
 
@@ -26,9 +30,77 @@ void require_positions(int64_t offset, int64_t count, const char* offset_name,
   }
 }
 
+// A resize's scale along one axis: 0 (the sizes give it) or torch's
+// scale_factor, which must give the new size as interpolate computes it.
+void require_resize_scale(double scale, int64_t size, int64_t new_size, const char* name,
+                          const char* size_name, const char* new_size_name) {
+  require_finite(scale, name);
+  if (scale < 0) {
+    invalid(std::string(name) + " must be 0 or positive (got " + std::to_string(scale) + ")");
+  }
+  if (scale > 0 && std::floor(double(size) * scale) != double(new_size)) {
+    invalid(std::string(name) + " must give " + new_size_name + " = floor(" + size_name + " * " +
+            name + ") (got " + std::to_string(new_size) + " for " + std::to_string(size) +
+            " * " + std::to_string(scale) + ")");
+  }
+}
+
+// The bytes of a table of `prefix` rows and a height x width grid, rows of
+// dim floats (a grid without cells must still have sides whose bytes fit).
+int64_t grid_table_bytes(int64_t prefix, int64_t height, int64_t width, int64_t dim,
+                         const char* what) {
+  return checked_sum(checked_bytes({prefix, dim}, sizeof(float), what),
+                     checked_bytes({height, width, dim}, sizeof(float), what), what);
+}
+
 }  // namespace
 
 extern "C" {
+
+void posenc_absolute_resize_desc_init(posenc_absolute_resize_desc* desc, int64_t dim,
+                                      int64_t height, int64_t width, int64_t new_height,
+                                      int64_t new_width) {
+  if (desc == nullptr) return;
+  *desc = posenc_absolute_resize_desc{};
+  desc->dim = dim;
+  desc->prefix_tokens = 1;
+  desc->height = height;
+  desc->width = width;
+  desc->new_height = new_height;
+  desc->new_width = new_width;
+  desc->interpolation = POSENC_INTERPOLATION_BICUBIC;
+  desc->antialias = 1;
+}
+
+posenc_status posenc_resize_absolute_table_2d(posenc_context* context,
+                                              const posenc_absolute_resize_desc* desc,
+                                              const float* in, float* out) {
+  return guard("posenc_resize_absolute_table_2d", [&] {
+    require_not_null(desc, "desc");
+    const posenc_absolute_resize_desc d = *desc;
+    require_positive(d.dim, "desc->dim");
+    require_non_negative(d.prefix_tokens, "desc->prefix_tokens");
+    require_positive(d.height, "desc->height");
+    require_positive(d.width, "desc->width");
+    require_non_negative(d.new_height, "desc->new_height");
+    require_non_negative(d.new_width, "desc->new_width");
+    require_enum(d.interpolation, "desc->interpolation",
+                 {POSENC_INTERPOLATION_BICUBIC, POSENC_INTERPOLATION_BILINEAR});
+    require_flag(d.antialias, "desc->antialias");
+    require_resize_scale(d.height_scale, d.height, d.new_height, "desc->height_scale",
+                         "desc->height", "desc->new_height");
+    require_resize_scale(d.width_scale, d.width, d.new_width, "desc->width_scale",
+                         "desc->width", "desc->new_width");
+    const int64_t in_bytes = grid_table_bytes(d.prefix_tokens, d.height, d.width, d.dim, "in");
+    const int64_t out_bytes =
+        grid_table_bytes(d.prefix_tokens, d.new_height, d.new_width, d.dim, "out");
+    require_tensor(in, sizeof(float), "in");
+    require_tensor_or_empty(out, sizeof(float), out_bytes, "out");
+    require_disjoint(out, out_bytes, "out", in, in_bytes, "in");
+    if (out_bytes == 0) return;
+    ops::resize_absolute_table_2d(resolve_context(context), d, in, out);
+  });
+}
 
 posenc_status posenc_sinusoid_table(posenc_context* context, int64_t length, int64_t dim,
                                     int64_t start, double base, posenc_sincos_layout layout,

@@ -10,7 +10,7 @@
 #include "ops/bias/alibi_slopes.hpp"
 #include "ops/bias/bias_rows.hpp"
 #include "ops/bias/dense_bias.hpp"
-#include "ops/bias/resize_table.hpp"
+#include "ops/resize/tables.hpp"
 #include "ops/bias/t5_bucket.hpp"
 #include "posenc/bias.h"
 

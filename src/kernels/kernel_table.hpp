@@ -9,6 +9,7 @@
 #include "kernels/bias/position_bias_kernels.hpp"
 #include "kernels/elementwise/elementwise_kernels.hpp"
 #include "kernels/relative/relative_kernels.hpp"
+#include "kernels/resize/resize_kernels.hpp"
 #include "kernels/rope/rope_kernels.hpp"
 
 namespace posenc {
@@ -20,6 +21,7 @@ struct KernelTable {
   AttentionBiasKernels attention_bias;
   PositionBiasKernels position_bias;
   RelativeKernels relative;
+  ResizeKernels resize;
   RopeKernels rope;
 };
 

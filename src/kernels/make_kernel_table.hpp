@@ -9,6 +9,7 @@
 #include "kernels/elementwise/elementwise_impl.hpp"
 #include "kernels/kernel_table.hpp"
 #include "kernels/relative/relative_impl.hpp"
+#include "kernels/resize/resize_impl.hpp"
 #include "kernels/rope/rope_impl.hpp"
 
 namespace posenc {
@@ -21,6 +22,7 @@ constexpr KernelTable make_kernel_table() {
                      kernels::make_attention_bias_kernels<Arch>(),
                      kernels::make_position_bias_kernels<Arch>(),
                      kernels::make_relative_kernels<Arch>(),
+                     kernels::make_resize_kernels<Arch>(),
                      kernels::make_rope_kernels<Arch>()};
 }
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "reference/interpolation.hpp"
+
 namespace posenc::reference {
 
 std::vector<int64_t> swin_relative_position_index(int64_t height, int64_t width,
@@ -129,19 +131,6 @@ std::vector<double> resize_rows_linear(int64_t rows, int64_t dim, const float* i
   return out;
 }
 
-namespace {
-
-// Keys' cubic convolution kernel with A = -0.75 at distance x.
-double keys_kernel(double x) {
-  constexpr double A = -0.75;
-  x = std::fabs(x);
-  if (x <= 1) return (A + 2) * x * x * x - (A + 3) * x * x + 1;
-  if (x < 2) return A * x * x * x - 5 * A * x * x + 8 * A * x - 4 * A;
-  return 0;
-}
-
-}  // namespace
-
 std::vector<double> resize_bias_table_2d(int64_t heads, int64_t height, int64_t width,
                                          int64_t new_height, int64_t new_width,
                                          bool class_token, const float* in) {
@@ -160,7 +149,7 @@ std::vector<double> resize_bias_table_2d(int64_t heads, int64_t height, int64_t 
           for (int64_t b = int64_t(std::floor(sx)) - 1; b <= int64_t(std::floor(sx)) + 2; ++b) {
             const int64_t cy = std::clamp<int64_t>(a, 0, in_h - 1);
             const int64_t cx = std::clamp<int64_t>(b, 0, in_w - 1);
-            sum += keys_kernel(sy - double(a)) * keys_kernel(sx - double(b)) *
+            sum += keys_kernel(sy - double(a), -0.75) * keys_kernel(sx - double(b), -0.75) *
                    in[(cy * in_w + cx) * heads + h];
           }
         }

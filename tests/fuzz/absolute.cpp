@@ -1,5 +1,8 @@
 // Absolute encodings: sinusoid tables (1D, 2D), adding a sinusoid or a learned
-// table, concatenating a sinusoid.
+// table, concatenating a sinusoid, resizing a learned table of a grid.
+#include <cmath>
+#include <cstring>
+
 #include "checks.hpp"
 #include "families.hpp"
 
@@ -105,6 +108,57 @@ void fuzz_concat(FuzzInput& in) {
   // With no tokens, NULL tensors and out == x (empty ranges) are allowed.
   const bool bad_pointers = pointers <= 2 && invalid == 0 && batch * tokens > 0;
   expect_outcome(status, invalid + in.invalid_reals() > 0 || bad_pointers, out);
+}
+
+// A resize's scale for `size` cells to `new_size`: 0 (the sizes give it),
+// one that gives new_size as DINOv2's does, or any real, valid when it too
+// gives new_size.
+double resize_scale(FuzzInput& in, int64_t size, int64_t new_size, int invalid_sizes,
+                    int& invalid) {
+  switch (in.choice(3)) {
+    case 0: return 0.0;
+    case 1: return (double(new_size) + 0.1) / double(size);
+    default: {
+      const double scale = in.real(1.5);
+      const bool gives_size = invalid_sizes > 0 || scale == 0.0 ||
+                              (std::isfinite(scale) && scale > 0 &&
+                               std::floor(double(size) * scale) == double(new_size));
+      if (!gives_size) ++invalid;
+      return scale;
+    }
+  }
+}
+
+void fuzz_resize_absolute(FuzzInput& in) {
+  FuzzContext context(in);
+  int invalid = 0;
+  const int64_t dim = in.size(24, invalid), prefix = in.count(4, invalid);
+  const int64_t height = in.size(12, invalid), width = in.size(12, invalid);
+  const int64_t new_height = in.count(16, invalid), new_width = in.count(16, invalid);
+  posenc_absolute_resize_desc d;
+  posenc_absolute_resize_desc_init(&d, dim, height, width, new_height, new_width);
+  d.prefix_tokens = prefix;
+  const int32_t interpolation = in.choice(5);
+  std::memcpy(&d.interpolation, &interpolation, sizeof interpolation);
+  d.antialias = in.choice(9) == 0 ? 2 : in.choice(2);
+  invalid += (interpolation > 1) + (d.antialias > 1);
+  const int invalid_sizes = invalid;
+  d.height_scale = resize_scale(in, height, new_height, invalid_sizes, invalid);
+  d.width_scale = resize_scale(in, width, new_width, invalid_sizes, invalid);
+  const auto rows = [&](int64_t h, int64_t w) { return invalid_sizes > 0 ? 1 : prefix + h * w; };
+  const size_t in_floats = elements({rows(height, width), dim}, invalid_sizes);
+  const size_t out_floats = elements({rows(new_height, new_width), dim}, invalid_sizes);
+  std::vector<float> buffer(in_floats + out_floats, 0.25f);
+  const int pointers = in.choice(16);  // 0: desc NULL, 1: in NULL, 2: out NULL, 3: overlap
+  float* out = buffer.data() + in_floats - (pointers == 3 ? 1 : 0);
+  std::fill(out, out + out_floats, kUntouched);
+  const posenc_status status = posenc_resize_absolute_table_2d(
+      context.get(), pointers == 0 ? nullptr : &d, pointers == 1 ? nullptr : buffer.data(),
+      pointers == 2 ? nullptr : out);
+  // in always has elements; NULL out and an overlap need out to have some.
+  expect_outcome(status,
+                 invalid > 0 || pointers <= 1 || (pointers <= 3 && out_floats > 0),
+                 std::vector<float>(out, out + out_floats));
 }
 
 }  // namespace posenc::fuzz

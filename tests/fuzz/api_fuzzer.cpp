@@ -19,7 +19,7 @@ constexpr Family kFamilies[] = {
     fuzz_sinusoid_table, fuzz_add,         fuzz_relative_1d, fuzz_rope,
     fuzz_attention,      fuzz_core,        fuzz_concat,      fuzz_absolute_logits,
     fuzz_rel_to_abs,     fuzz_relative_2d, fuzz_bottleneck,  fuzz_position_bias,
-    fuzz_resize_table,
+    fuzz_resize_table,   fuzz_resize_absolute,
 };
 constexpr int kFamilyCount = int(sizeof(kFamilies) / sizeof(kFamilies[0]));
 

@@ -365,7 +365,7 @@ void fuzz_attention(FuzzInput& in) {
   std::vector<float> table_w(elements({table_heads, w_rows, head_dim}, invalid), 0.3f);
   std::vector<float> values(elements({table_heads, rows_1d, dv}, invalid), 0.4f);
   posenc_attention_tensors t{q.data(), k.data(), v.data(), nullptr, nullptr, nullptr, nullptr,
-                             out.data(), nullptr, nullptr, nullptr, nullptr};
+                             out.data(), nullptr, nullptr, nullptr, nullptr, nullptr};
   if (packed) {
     const size_t es = desc.dtype == POSENC_BF16 ? 2 : 4;
     t.k = reinterpret_cast<const char*>(q.data()) + k_offset * es;

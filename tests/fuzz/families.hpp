@@ -14,6 +14,7 @@ void fuzz_core(FuzzInput& in);
 void fuzz_sinusoid_table(FuzzInput& in);  // 1D and 2D tables
 void fuzz_add(FuzzInput& in);             // add_sinusoid, add_learned
 void fuzz_concat(FuzzInput& in);
+void fuzz_resize_absolute(FuzzInput& in);
 // relative.cpp
 void fuzz_absolute_logits(FuzzInput& in);
 void fuzz_rel_to_abs(FuzzInput& in);

@@ -1,0 +1,28 @@
+// torch.nn.functional.interpolate's weights along one axis, align_corners=
+// False (posenc/absolute.h states the rules): for each output index, the
+// consecutive inputs it reads and their weights.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace posenc::ops {
+
+enum class Interpolation { linear, cubic };
+
+struct AxisTaps {
+  int64_t stride = 0;           // the most inputs one output reads
+  std::vector<int64_t> first;   // [outputs]: its first input
+  std::vector<int64_t> count;   // [outputs]: its consecutive inputs, >= 1
+  std::vector<double> weights;  // [outputs, stride]: count of them used
+
+  const double* weights_of(int64_t output) const { return weights.data() + output * stride; }
+};
+
+// The taps of out_size outputs over in_size inputs (both >= 1), the source
+// advancing in_per_out inputs per output (in_size / out_size, or 1 / torch's
+// scale_factor).
+AxisTaps axis_taps(int64_t in_size, int64_t out_size, double in_per_out,
+                   Interpolation interpolation, bool antialias);
+
+}  // namespace posenc::ops
