@@ -9,6 +9,7 @@
 
 #include "compare.hpp"
 #include "posenc/absolute.hpp"
+#include "posenc/bias.hpp"
 #include "reference/absolute.hpp"
 
 namespace posenc::test {
@@ -105,6 +106,52 @@ TEST(ResizeAbsoluteTable2d, AntialiasesAsTorch) {
   d = plain_desc(1, 1, 2, 1, 4, POSENC_INTERPOLATION_BILINEAR);
   d.antialias = 1;
   EXPECT_TRUE(all_close(resized(d, {0, 1}).data(), {0, 0.25, 0.75, 1}, 1e-6, 1e-6));
+}
+
+// Height 4 with scale 1.2 stays 4 (floor 4.8): bilinear reads each row
+// with weight 1 (and again with 0), antialiased modes copy the axis, as
+// torch does; bicubic resamples it by 1/1.2 (u = -0.08, 0.75, 1.58, 2.42).
+TEST(ResizeAbsoluteTable2d, AnAxisThatKeepsItsSizeUnderAScale) {
+  const std::vector<float> in = {0, 1, 2, 3};
+  for (auto mode : kModes) {
+    for (int antialias : {0, 1}) {
+      posenc_absolute_resize_desc d = plain_desc(1, 4, 1, 4, 1, mode);
+      d.antialias = antialias;
+      d.height_scale = 1.2;
+      const std::vector<float> out = resized(d, in);
+      EXPECT_TRUE(all_close(out.data(), ref::resize_absolute_table_2d(d, in.data()), 1e-6, 1e-6));
+      const bool kept = mode == POSENC_INTERPOLATION_BILINEAR || antialias != 0;
+      EXPECT_EQ(out == in, kept) << "mode " << mode << " antialias " << antialias;
+    }
+  }
+}
+
+// Each tap multiplies its input, weight 0 included, at clamped indices too,
+// as torch reads them. Bicubic 3 to 5 (the width of 1 read 4 times with
+// weights 0, 1, 0, 0) with inf at input 0 gives NaN wherever a tap reads it:
+// outputs 0 to 3; output 4 (u = 2.2) reads inputs 1 and 2 only: 2.096.
+// Bilinear likewise reads the width's one cell with weight 1 and again 0:
+// NaN in outputs 0 and 1 (u = 0, 0.4), then 1, 1.6, 2.
+TEST(ResizeAbsoluteTable2d, NonFiniteInputsReachWhatTorchReaches) {
+  const float inf = std::numeric_limits<float>::infinity();
+  posenc_absolute_resize_desc d = plain_desc(1, 3, 1, 5, 1, POSENC_INTERPOLATION_BICUBIC);
+  const std::vector<float> cubic = resized(d, {inf, 1, 2});
+  for (int o = 0; o < 4; ++o) EXPECT_TRUE(std::isnan(cubic[size_t(o)])) << o;
+  EXPECT_NEAR(cubic[4], 2.096, 1e-6);
+  d.interpolation = POSENC_INTERPOLATION_BILINEAR;
+  const std::vector<float> linear = resized(d, {inf, 1, 2});
+  EXPECT_TRUE(std::isnan(linear[0]) && std::isnan(linear[1]));
+  EXPECT_TRUE(all_close(linear.data() + 2, {1, 1.6, 2}, 1e-6, 1e-6));
+  // The relative resizes alike: a linear resize to the same size reads row 1
+  // with weight 1 and 0 (NaN); a 1x1 bicubic grid reads its cell with K(1) = 0.
+  std::vector<float> rows(2);
+  const std::vector<float> one_inf = {1, inf};
+  resize_relative_table(2, 1, one_inf.data(), 2, rows.data());
+  EXPECT_EQ(rows[0], 1.0f);
+  EXPECT_TRUE(std::isnan(rows[1]));
+  std::vector<float> grid(9);
+  resize_relative_bias_table_2d(1, 1, 1, 2, 2, false, one_inf.data() + 1, grid.data());
+  for (float v : grid) EXPECT_TRUE(std::isnan(v));
 }
 
 // timm's defaults (posenc_absolute_resize_desc_init), and a grid resized

@@ -130,15 +130,24 @@ POSENC_API void posenc_absolute_resize_desc_init(posenc_absolute_resize_desc* de
  *   BILINEAR the inputs floor(u') and the next, u' = max(u, 0), weights
  *   1 - f and f (f = u' - floor(u')); BICUBIC the 4 inputs floor(u) - 1 ..
  *   floor(u) + 2 with Keys' cubic weights (A = -0.75) at distances 1 + f,
- *   f, 1 - f, 2 - f (f = u - floor(u)); indices clamped to [0, n).
+ *   f, 1 - f, 2 - f (f = u - floor(u)); indices clamped to [0, n). BILINEAR
+ *   with m = n reads input o with weight 1 (and again with 0), whatever the
+ *   scale, as torch does.
  * - with antialias (Pillow's filters): center c = (o + 0.5) s, support r =
  *   R max(s, 1) (R = 1 BILINEAR, 2 BICUBIC); the inputs i from
  *   max(trunc(c - r + 0.5), 0) up to, not including, min(trunc(c + r +
  *   0.5), n), weighted by filter((i - c + 0.5) / max(s, 1)) normalized to
- *   sum 1: the triangle max(1 - |x|, 0), or the cubic with A = -0.5.
- * Computed in double and rounded once (torch computes in fp32: its results
- * differ by about 1e-6 of the values). An equal size is resized too (an
- * identity for finite values). out must not overlap in. */
+ *   sum 1: the triangle max(1 - |x|, 0), or the cubic with A = -0.5. An
+ *   axis with m = n is copied, whatever the scale, as torch 2 does (1.13
+ *   resampled it by the scale).
+ * Each input a tap reads is multiplied by its weight, 0 included, as in
+ * torch: a non-finite input reaches every output that reads it (inf * 0 is
+ * NaN). Computed in double and rounded once: within 1e-7 of the values'
+ * scale of torch's interpolate in float64; its float32 kernels compute the
+ * coordinates and weights in float32, which moves their results by up to
+ * about 1e-5 of the values' scale at sizes of a few dozen. An equal size
+ * without a scale is an identity for finite values. out must not overlap
+ * in. */
 POSENC_API posenc_status posenc_resize_absolute_table_2d(posenc_context* context,
                                                          const posenc_absolute_resize_desc* desc,
                                                          const float* in, float* out);

@@ -159,8 +159,10 @@ POSENC_API posenc_status posenc_resize_relative_table(int64_t rows, int64_t dim,
  * geometric-progression resampling instead, not provided here). Computed in
  * double and rounded once, as the linear resize. heads >= 0, the windows'
  * sides >= 1. out must not overlap in. In both resizes a non-finite entry
- * reaches every output that weighs it, even by 0 (inf * 0 is NaN): an equal
- * size is interpolated too, not copied. */
+ * reaches every output that weighs it, even by 0 (inf * 0 is NaN), as in
+ * torch: an equal size is interpolated too, not copied (the linear resize
+ * then reads each row with weight 1 and again with weight 0, as torch's
+ * kernel does, so a non-finite row becomes NaN). */
 POSENC_API posenc_status posenc_resize_relative_bias_table_2d(
     int64_t heads, int64_t window_height, int64_t window_width, int64_t new_window_height,
     int64_t new_window_width, int class_token, const float* in, float* out);

@@ -122,7 +122,8 @@ def resize_absolute_table_2d(table, new_size=None, old_size=None, prefix_tokens=
     passes it to torch's interpolate. table [N, D] or a model's pos_embed
     [1, N, D] (float32): prefix_tokens rows copied, then the grid's cells
     row by row, old_size (height, width) of them (by default the square of
-    N - prefix_tokens). The result has the table's rank."""
+    N - prefix_tokens). The result has the table's rank. interpolate's
+    recompute_scale_factor=True is new_size = floor(old * scale)."""
     tv = _tensor.dense(table, "table", (2, 3))
     if len(tv.shape) == 3 and tv.shape[0] != 1:
         raise ValueError(f"table: expected [N, D] or [1, N, D], got shape {list(tv.shape)}")

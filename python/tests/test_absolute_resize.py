@@ -32,6 +32,65 @@ def test_is_timms_resample_abs_pos_embed(old_size, new_size, interpolation, anti
         close(out, expected.numpy())
 
 
+def grid_interpolate(table, prefix, old_size, **interpolate):
+    """torch's interpolate of a table's grid in float64, the prefix kept: the
+    definition's values without torch's float32 coordinates (which stray by
+    up to about 1e-5 of the values)."""
+    dim = table.shape[-1]
+    grid = table[prefix:].double().reshape(1, *old_size, dim).permute(0, 3, 1, 2)
+    grid = F.interpolate(grid, **interpolate)
+    return torch.cat([table[:prefix].double(), grid.permute(0, 2, 3, 1).reshape(-1, dim)])
+
+
+@pytest.mark.parametrize("interpolation", ["bicubic", "bilinear"])
+@pytest.mark.parametrize("antialias", [False, True])
+def test_within_rounding_of_torch_in_float64(interpolation, antialias):
+    generator = torch.Generator().manual_seed(9)
+    for old_size, new_size in GRIDS + [((40, 3), (2, 37)), ((2, 39), (40, 5))]:
+        table = torch.randn(2 + old_size[0] * old_size[1], 7, generator=generator)
+        out = posenc.resize_absolute_table_2d(table, new_size, old_size, prefix_tokens=2,
+                                              interpolation=interpolation, antialias=antialias)
+        expected = grid_interpolate(table, 2, old_size, size=new_size, mode=interpolation,
+                                    antialias=antialias)
+        close(out, expected.numpy(), rtol=2e-7)
+
+
+def test_an_axis_that_keeps_its_size_under_a_scale():
+    """Height 4 with scale 1.2 stays 4: torch's bilinear kernel reads each
+    row with weights 1 and 0 (any version), its antialiased one (from torch 2)
+    copies the axis, its bicubic one resamples it by 1/1.2."""
+    table = torch.randn(16, 3, generator=torch.Generator().manual_seed(5))
+    resize = lambda **options: posenc.resize_absolute_table_2d(
+        table, scale_factor=(1.2, 2.0), old_size=(4, 4), prefix_tokens=0, **options)
+    for mode in ["bilinear", "bicubic"]:
+        close(resize(interpolation=mode, antialias=False),
+              grid_interpolate(table, 0, (4, 4), scale_factor=(1.2, 2.0), mode=mode).numpy(),
+              rtol=2e-7)
+    for mode in ["bilinear", "bicubic"]:  # width 4 to 8 by 2.0 is by size too
+        close(resize(interpolation=mode, antialias=True),
+              grid_interpolate(table, 0, (4, 4), size=(4, 8), mode=mode,
+                               antialias=True).numpy(), rtol=2e-7)
+    assert not np.allclose(resize(antialias=False).numpy(),
+                           grid_interpolate(table, 0, (4, 4), size=(4, 8), mode="bicubic").numpy())
+
+
+def test_non_finite_entries_reach_what_torch_reaches():
+    """Every tap multiplies its input, weight 0 included (inf * 0 is NaN), at
+    the borders' clamped indices too, as torch's kernels read them."""
+    inf, nan = float("inf"), float("nan")
+    generator = torch.Generator().manual_seed(6)
+    for mode, grids in [("bicubic", [(3, 3, 5, 4), (3, 3, 3, 3), (4, 4, 2, 2), (5, 4, 3, 9)]),
+                        ("bilinear", [(3, 3, 3, 3), (4, 4, 2, 2), (2, 2, 2, 3), (5, 4, 3, 9)])]:
+        for h, w, nh, nw in grids:
+            table = torch.randn(h * w, 2, generator=generator)
+            table[0, 0], table[-1, 1], table[h * w // 2, 0] = inf, -inf, nan
+            out = posenc.resize_absolute_table_2d(table, (nh, nw), (h, w), prefix_tokens=0,
+                                                  interpolation=mode, antialias=False)
+            expected = grid_interpolate(table, 0, (h, w), size=(nh, nw), mode=mode).float()
+            for kind in (torch.isnan, torch.isposinf, torch.isneginf):
+                assert torch.equal(kind(out), kind(expected)), (mode, h, w, nh, nw)
+
+
 def dinov2_interpolate(pos_embed, new_height, new_width, antialias):
     """facebookresearch/dinov2's interpolate_pos_encoding (interpolate_offset
     0.1): the class token kept, the M x M grid bicubic by scale factors."""

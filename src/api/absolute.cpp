@@ -36,12 +36,12 @@ void require_resize_scale(double scale, int64_t size, int64_t new_size, const ch
                           const char* size_name, const char* new_size_name) {
   require_finite(scale, name);
   if (scale < 0) {
-    invalid(std::string(name) + " must be 0 or positive (got " + std::to_string(scale) + ")");
+    invalid(std::string(name) + " must be 0 or positive (got " + real_text(scale) + ")");
   }
   if (scale > 0 && std::floor(double(size) * scale) != double(new_size)) {
     invalid(std::string(name) + " must give " + new_size_name + " = floor(" + size_name + " * " +
             name + ") (got " + std::to_string(new_size) + " for " + std::to_string(size) +
-            " * " + std::to_string(scale) + ")");
+            " * " + real_text(scale) + ")");
   }
 }
 

@@ -110,7 +110,9 @@ std::vector<std::vector<double>> axis_weights(int64_t n, int64_t m, double s, bo
   const auto clamped = [n](int64_t i) { return size_t(std::clamp<int64_t>(i, 0, n - 1)); };
   for (int64_t o = 0; o < m; ++o) {
     std::vector<double>& w = weights[size_t(o)];
-    if (antialias) {
+    if (m == n && (!cubic || antialias)) {
+      w[size_t(o)] = 1;  // an axis of the same size copied, whatever the scale
+    } else if (antialias) {
       const double stretch = std::max(s, 1.0);
       const double center = (double(o) + 0.5) * s, support = (cubic ? 2 : 1) * stretch;
       double total = 0;

@@ -13,26 +13,26 @@ namespace posenc::kernels {
 
 // Columns [i0, i0 + Width) of the weighted sum.
 template <class Arch, int64_t Width, class In, class Out>
-void weigh_columns(const In* rows, int64_t stride, const double* weights, int64_t count,
-                   int64_t i0, Out* out) {
+void weigh_columns(const In* base, int64_t stride, const int64_t* indices,
+                   const double* weights, int64_t count, int64_t i0, Out* out) {
   double sums[Width] = {};
   for (int64_t k = 0; k < count; ++k) {
     const double w = weights[k];
-    const In* row = rows + k * stride + i0;
+    const In* row = base + indices[k] * stride + i0;
     for (int64_t i = 0; i < Width; ++i) sums[i] += w * double(row[i]);
   }
   for (int64_t i = 0; i < Width; ++i) out[i0 + i] = Out(sums[i]);
 }
 
 template <class Arch, class In, class Out>
-void weigh_rows(const In* rows, int64_t stride, const double* weights, int64_t count, int64_t n,
-                Out* out) {
+void weigh_rows(const In* base, int64_t stride, const int64_t* indices, const double* weights,
+                int64_t count, int64_t n, Out* out) {
   constexpr int64_t kWidth = 4 * int64_t(xsimd::batch<double, Arch>::size);  // 4 registers
   int64_t i0 = 0;
   for (; i0 + kWidth <= n; i0 += kWidth) {
-    weigh_columns<Arch, kWidth>(rows, stride, weights, count, i0, out);
+    weigh_columns<Arch, kWidth>(base, stride, indices, weights, count, i0, out);
   }
-  for (; i0 < n; ++i0) weigh_columns<Arch, 1>(rows, stride, weights, count, i0, out);
+  for (; i0 < n; ++i0) weigh_columns<Arch, 1>(base, stride, indices, weights, count, i0, out);
 }
 
 template <class Arch>

@@ -7,14 +7,15 @@
 namespace posenc {
 
 struct ResizeKernels {
-  // out[i] = sum over k < count of weights[k] * rows[k * stride + i], for
-  // i < n, summed in double (the rows along the grid's height, into a line).
-  void (*weigh_float_rows)(const float* rows, int64_t stride, const double* weights,
-                           int64_t count, int64_t n, double* out);
+  // out[i] = sum over k < count of weights[k] * base[indices[k] * stride + i],
+  // for i < n, summed in double (input rows along the grid's height, into a
+  // line).
+  void (*weigh_float_rows)(const float* base, int64_t stride, const int64_t* indices,
+                           const double* weights, int64_t count, int64_t n, double* out);
   // The same over rows of doubles, each sum rounded once to float (a line's
   // cells along the grid's width, into an output cell).
-  void (*weigh_double_rows)(const double* rows, int64_t stride, const double* weights,
-                            int64_t count, int64_t n, float* out);
+  void (*weigh_double_rows)(const double* base, int64_t stride, const int64_t* indices,
+                            const double* weights, int64_t count, int64_t n, float* out);
 };
 
 }  // namespace posenc

@@ -1,7 +1,6 @@
 #include "ops/resize/axis_taps.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 namespace posenc::ops {
@@ -17,30 +16,49 @@ double cubic(double x, double A) {
 
 double triangle(double x) { return std::max(1 - std::abs(x), 0.0); }
 
+// Output o's slots in the taps, made to read `count` inputs.
+struct Slots {
+  int64_t* index;
+  double* weight;
+};
+Slots slots(AxisTaps& taps, int64_t o, int64_t count) {
+  taps.count[size_t(o)] = count;
+  return {taps.index.data() + o * taps.stride, taps.weights.data() + o * taps.stride};
+}
+
 // Without antialias: the 2 (linear) or 4 (cubic) inputs around the source
-// coordinate, indices clamped, so the same input may be read more than once
-// at the borders; its weights are summed.
-void interpolating_taps(int64_t in_size, double in_per_out, Interpolation interpolation,
-                        int64_t o, AxisTaps& taps) {
+// coordinate, indices clamped. Linear keeps an axis of the same size (the
+// scale aside) as torch does: input o with weight 1, then again with 0.
+void interpolating_taps(int64_t in_size, int64_t out_size, double in_per_out,
+                        Interpolation interpolation, int64_t o, AxisTaps& taps) {
   const bool linear = interpolation == Interpolation::linear;
+  if (linear && out_size == in_size) {
+    const Slots s = slots(taps, o, 2);
+    s.index[0] = s.index[1] = o;
+    s.weight[0] = 1;
+    s.weight[1] = 0;
+    return;
+  }
   double u = (double(o) + 0.5) * in_per_out - 0.5;
   if (linear) u = std::max(u, 0.0);
   // (The index at most in_size - 1 and f within [0, 1], as torch guards them.)
   const double floor_u = std::min(std::floor(u), double(in_size - 1));
   const double f = std::clamp(u - floor_u, 0.0, 1.0);
-  const std::array<double, 4> cubic_weights{cubic(1 + f, -0.75), cubic(f, -0.75),
-                                            cubic(1 - f, -0.75), cubic(2 - f, -0.75)};
-  const std::array<double, 4> linear_weights{1 - f, f, 0, 0};
-  const std::array<double, 4>& w = linear ? linear_weights : cubic_weights;
-  const int64_t raw_first = int64_t(floor_u) - (linear ? 0 : 1);
+  const int64_t below = int64_t(floor_u);
   const auto clamped = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in_size - 1); };
-  const int64_t n = linear ? 2 : 4;
-  const int64_t first = clamped(raw_first);
-  double* weights = taps.weights.data() + o * taps.stride;
-  std::fill_n(weights, taps.stride, 0.0);
-  for (int64_t k = 0; k < n; ++k) weights[clamped(raw_first + k) - first] += w[size_t(k)];
-  taps.first[size_t(o)] = first;
-  taps.count[size_t(o)] = clamped(raw_first + n - 1) - first + 1;
+  if (linear) {
+    const Slots s = slots(taps, o, 2);
+    s.index[0] = below;
+    s.index[1] = clamped(below + 1);
+    s.weight[0] = 1 - f;
+    s.weight[1] = f;
+    return;
+  }
+  const Slots s = slots(taps, o, 4);
+  for (int64_t k = 0; k < 4; ++k) {
+    s.index[k] = clamped(below - 1 + k);
+    s.weight[k] = cubic(f + 1 - double(k), -0.75);  // distances 1 + f, f, 1 - f, 2 - f
+  }
 }
 
 // With antialias: Pillow's filter over the support, normalized.
@@ -53,19 +71,17 @@ void antialiased_taps(int64_t in_size, double in_per_out, Interpolation interpol
   // (Truncation, as torch's int64 casts; a negative start is clamped to 0.)
   const int64_t first = std::max<int64_t>(int64_t(center - support + 0.5), 0);
   const int64_t end = std::min<int64_t>(int64_t(center + support + 0.5), in_size);
-  double* weights = taps.weights.data() + o * taps.stride;
-  std::fill_n(weights, taps.stride, 0.0);
+  const Slots s = slots(taps, o, end - first);
   double total = 0;
-  for (int64_t i = first; i < end; ++i) {
-    const double x = (double(i) - center + 0.5) / stretch;
-    weights[i - first] = linear ? triangle(x) : cubic(x, -0.5);
-    total += weights[i - first];
+  for (int64_t k = 0; k < end - first; ++k) {
+    const double x = (double(first + k) - center + 0.5) / stretch;
+    s.index[k] = first + k;
+    s.weight[k] = linear ? triangle(x) : cubic(x, -0.5);
+    total += s.weight[k];
   }
   if (total != 0) {
-    for (int64_t i = first; i < end; ++i) weights[i - first] /= total;
+    for (int64_t k = 0; k < end - first; ++k) s.weight[k] /= total;
   }
-  taps.first[size_t(o)] = first;
-  taps.count[size_t(o)] = end - first;
 }
 
 }  // namespace
@@ -73,19 +89,28 @@ void antialiased_taps(int64_t in_size, double in_per_out, Interpolation interpol
 AxisTaps axis_taps(int64_t in_size, int64_t out_size, double in_per_out,
                    Interpolation interpolation, bool antialias) {
   AxisTaps taps;
-  const double reach = interpolation == Interpolation::linear ? 1.0 : 2.0;
+  const bool linear = interpolation == Interpolation::linear;
+  // Antialiased, torch (from 2.x; 1.13 resamples it) copies an axis whose
+  // size does not change, whatever the scale.
+  const bool copied = out_size == in_size && antialias;
+  const double reach = linear ? 1.0 : 2.0;
   // An antialiased output reads fewer than 2 reach max(s, 1) + 2 inputs.
-  taps.stride = antialias ? std::min<int64_t>(int64_t(2 * reach * std::max(in_per_out, 1.0)) + 2,
-                                              in_size)
-                          : int64_t(2 * reach);
-  taps.first.resize(size_t(out_size));
+  taps.stride = copied      ? 1
+                : antialias ? std::min<int64_t>(
+                                  int64_t(2 * reach * std::max(in_per_out, 1.0)) + 2, in_size)
+                            : int64_t(2 * reach);
   taps.count.resize(size_t(out_size));
-  taps.weights.resize(size_t(out_size * taps.stride));
+  taps.index.assign(size_t(out_size * taps.stride), 0);
+  taps.weights.assign(size_t(out_size * taps.stride), 0.0);
   for (int64_t o = 0; o < out_size; ++o) {
-    if (antialias) {
+    if (copied) {
+      const Slots s = slots(taps, o, 1);
+      s.index[0] = o;
+      s.weight[0] = 1;
+    } else if (antialias) {
       antialiased_taps(in_size, in_per_out, interpolation, o, taps);
     } else {
-      interpolating_taps(in_size, in_per_out, interpolation, o, taps);
+      interpolating_taps(in_size, out_size, in_per_out, interpolation, o, taps);
     }
   }
   return taps;

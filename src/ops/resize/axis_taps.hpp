@@ -1,6 +1,8 @@
 // torch.nn.functional.interpolate's weights along one axis, align_corners=
 // False (posenc/absolute.h states the rules): for each output index, the
-// consecutive inputs it reads and their weights.
+// inputs it reads and their weights, as torch reads them (an index clamped
+// at a border is read once per tap, so a non-finite input meets every
+// weight torch gives it, 0 included).
 #pragma once
 
 #include <cstdint>
@@ -12,10 +14,11 @@ enum class Interpolation { linear, cubic };
 
 struct AxisTaps {
   int64_t stride = 0;           // the most inputs one output reads
-  std::vector<int64_t> first;   // [outputs]: its first input
-  std::vector<int64_t> count;   // [outputs]: its consecutive inputs, >= 1
-  std::vector<double> weights;  // [outputs, stride]: count of them used
+  std::vector<int64_t> count;   // [outputs]: how many it reads, >= 1
+  std::vector<int64_t> index;   // [outputs, stride]: count of them used
+  std::vector<double> weights;  // [outputs, stride]
 
+  const int64_t* indices_of(int64_t output) const { return index.data() + output * stride; }
   const double* weights_of(int64_t output) const { return weights.data() + output * stride; }
 };
 

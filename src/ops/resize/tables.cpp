@@ -23,7 +23,7 @@ ExecContext calling_thread() {
 
 void resize_rows_linear(int64_t rows, int64_t dim, const float* in, int64_t new_rows,
                         float* out) {
-  // A grid of one column.
+  // A grid one cell wide, of dim columns.
   const GridResize grid{rows, 1, dim, sized_taps(rows, new_rows, Interpolation::linear),
                         sized_taps(1, 1, Interpolation::linear)};
   resize_grid(calling_thread(), grid, in, out);
