@@ -143,12 +143,16 @@ TEST(ResizeAbsoluteTable2d, NonFiniteInputsReachWhatTorchReaches) {
   EXPECT_TRUE(std::isnan(linear[0]) && std::isnan(linear[1]));
   EXPECT_TRUE(all_close(linear.data() + 2, {1, 1.6, 2}, 1e-6, 1e-6));
   // The relative resizes alike: a linear resize to the same size reads row 1
-  // with weight 1 and 0 (NaN); a 1x1 bicubic grid reads its cell with K(1) = 0.
-  std::vector<float> rows(2);
-  const std::vector<float> one_inf = {1, inf};
+  // with weight 1 and 0 (NaN); 2 rows to 3 read row 0 with weights 1 and 0.5
+  // (torch's 1D kernel has no second axis: inf stays inf); a 1x1 bicubic
+  // grid reads its cell with K(1) = 0.
+  std::vector<float> rows(3);
+  const std::vector<float> one_inf = {1, inf}, inf_one = {inf, 1};
   resize_relative_table(2, 1, one_inf.data(), 2, rows.data());
   EXPECT_EQ(rows[0], 1.0f);
   EXPECT_TRUE(std::isnan(rows[1]));
+  resize_relative_table(2, 1, inf_one.data(), 3, rows.data());
+  EXPECT_EQ(rows, std::vector<float>({inf, inf, 1}));
   std::vector<float> grid(9);
   resize_relative_bias_table_2d(1, 1, 1, 2, 2, false, one_inf.data() + 1, grid.data());
   for (float v : grid) EXPECT_TRUE(std::isnan(v));

@@ -82,6 +82,29 @@ def test_resize_relative_table_is_torch_linear():
     close(out, expected.numpy())
 
 
+def test_resizes_carry_non_finite_entries_as_torch():
+    """inf * 0 is NaN where torch's kernels weigh an entry by 0; torch's 1D
+    linear kernel, unlike a 2D one, has no second axis to read."""
+    inf = float("inf")
+    for rows, new_rows in [(2, 3), (2, 2), (5, 3)]:
+        table = torch.arange(float(rows * 2)).reshape(rows, 2)
+        table[0, 0], table[-1, 1] = inf, -inf
+        expected = F.interpolate(table.t()[None], size=new_rows, mode="linear")[0].t()
+        out = posenc.resize_relative_table(table, new_rows)
+        for kind in (torch.isnan, torch.isposinf, torch.isneginf):
+            assert torch.equal(kind(out), kind(expected)), (rows, new_rows)
+    for (wh, ww), (nh, nw) in [((1, 1), (2, 2)), ((2, 2), (2, 2)), ((2, 3), (3, 2))]:
+        grid = (2 * wh - 1) * (2 * ww - 1)
+        table = torch.randn(grid, 2)
+        table[0, 0] = inf
+        expected = F.interpolate(table.t().reshape(1, 2, 2 * wh - 1, 2 * ww - 1),
+                                 size=(2 * nh - 1, 2 * nw - 1), mode="bicubic",
+                                 align_corners=False).reshape(2, -1).t()
+        out = posenc.resize_relative_bias_table_2d(table, (wh, ww), (nh, nw))
+        for kind in (torch.isnan, torch.isposinf, torch.isneginf):
+            assert torch.equal(kind(out), kind(expected)), ((wh, ww), (nh, nw))
+
+
 @pytest.mark.parametrize("class_token", [False, True])
 def test_resize_relative_bias_table_2d_is_torch_bicubic(class_token):
     heads, (wh, ww), (nh, nw) = 3, (3, 4), (5, 6)

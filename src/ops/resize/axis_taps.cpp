@@ -84,30 +84,42 @@ void antialiased_taps(int64_t in_size, double in_per_out, Interpolation interpol
   }
 }
 
+// Room for `stride` taps of each of `outputs` outputs.
+AxisTaps sized_for(int64_t outputs, int64_t stride) {
+  AxisTaps taps;
+  taps.stride = stride;
+  taps.count.resize(size_t(outputs));
+  taps.index.assign(size_t(outputs * stride), 0);
+  taps.weights.assign(size_t(outputs * stride), 0.0);
+  return taps;
+}
+
 }  // namespace
+
+AxisTaps copy_taps(int64_t size) {
+  AxisTaps taps = sized_for(size, 1);
+  for (int64_t o = 0; o < size; ++o) {
+    const Slots s = slots(taps, o, 1);
+    s.index[0] = o;
+    s.weight[0] = 1;
+  }
+  return taps;
+}
 
 AxisTaps axis_taps(int64_t in_size, int64_t out_size, double in_per_out,
                    Interpolation interpolation, bool antialias) {
-  AxisTaps taps;
   const bool linear = interpolation == Interpolation::linear;
   // Antialiased, torch (from 2.x; 1.13 resamples it) copies an axis whose
   // size does not change, whatever the scale.
-  const bool copied = out_size == in_size && antialias;
+  if (out_size == in_size && antialias) return copy_taps(in_size);
   const double reach = linear ? 1.0 : 2.0;
   // An antialiased output reads fewer than 2 reach max(s, 1) + 2 inputs.
-  taps.stride = copied      ? 1
-                : antialias ? std::min<int64_t>(
-                                  int64_t(2 * reach * std::max(in_per_out, 1.0)) + 2, in_size)
-                            : int64_t(2 * reach);
-  taps.count.resize(size_t(out_size));
-  taps.index.assign(size_t(out_size * taps.stride), 0);
-  taps.weights.assign(size_t(out_size * taps.stride), 0.0);
+  AxisTaps taps = sized_for(
+      out_size, antialias ? std::min<int64_t>(
+                                int64_t(2 * reach * std::max(in_per_out, 1.0)) + 2, in_size)
+                          : int64_t(2 * reach));
   for (int64_t o = 0; o < out_size; ++o) {
-    if (copied) {
-      const Slots s = slots(taps, o, 1);
-      s.index[0] = o;
-      s.weight[0] = 1;
-    } else if (antialias) {
+    if (antialias) {
       antialiased_taps(in_size, in_per_out, interpolation, o, taps);
     } else {
       interpolating_taps(in_size, out_size, in_per_out, interpolation, o, taps);

@@ -22,6 +22,9 @@ struct AxisTaps {
   const double* weights_of(int64_t output) const { return weights.data() + output * stride; }
 };
 
+// Each of `size` outputs reads its own input with weight 1: a copy.
+AxisTaps copy_taps(int64_t size);
+
 // The taps of out_size outputs over in_size inputs (both >= 1), the source
 // advancing in_per_out inputs per output (in_size / out_size, or 1 / torch's
 // scale_factor).

@@ -23,9 +23,10 @@ ExecContext calling_thread() {
 
 void resize_rows_linear(int64_t rows, int64_t dim, const float* in, int64_t new_rows,
                         float* out) {
-  // A grid one cell wide, of dim columns.
+  // A grid one cell wide, of dim columns, that cell copied (torch's 1D
+  // linear kernel has no second axis to read).
   const GridResize grid{rows, 1, dim, sized_taps(rows, new_rows, Interpolation::linear),
-                        sized_taps(1, 1, Interpolation::linear)};
+                        copy_taps(1)};
   resize_grid(calling_thread(), grid, in, out);
 }
 
