@@ -240,6 +240,53 @@ def case_bottleneck(B, H, X, Y, d):
                                                scale), posenc, 1e-4)
 
 
+def conformer_attention(q, k, v, p, pos_bias_u, pos_bias_v):
+    """NeMo's RelPositionMultiHeadAttention after its projections (q, k, v
+    [B, H, T, d], p [1, H, 2T-1, d], the biases [H, d]): (q + v) p^T shifted
+    by the pad / view / slice, then, as NeMo's use_pytorch_sdpa path, torch's
+    scaled_dot_product_attention of q + u with that as its mask (scaled by
+    1/sqrt(d)); on a torch without it (1.13), (q + u) k^T added, softmax, v."""
+    b, h, t, d = q.shape
+    bd = torch.matmul(q + pos_bias_v[:, None], p.transpose(-2, -1))
+    bd = torch.nn.functional.pad(bd, pad=(1, 0)).view(b, h, -1, t)[:, :, 1:]
+    bd = bd.reshape(b, h, t, 2 * t - 1)[:, :, :, :t] / math.sqrt(d)
+    q_u = q + pos_bias_u[:, None]
+    sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+    if sdpa is not None:
+        return sdpa(q_u, k, v, attn_mask=bd)
+    ac = torch.matmul(q_u, k.transpose(-2, -1)) / math.sqrt(d)
+    return torch.matmul(torch.softmax(ac + bd, dim=-1), v)
+
+
+def case_conformer(B, H, T, d):
+    def make():
+        return {"q": randn(B, H, T, d), "k": randn(B, H, T, d), "v": randn(B, H, T, d),
+                "p": randn(1, H, 2 * T - 1, d), "u": randn(H, d), "v_bias": randn(H, d),
+                "out": torch.zeros(B, H, T, d)}
+
+    def posenc(lib, ctx, t):
+        # q + pos_bias_u as q and pos_bias_v - pos_bias_u, as a caller passes them.
+        q = t["q"] + t["u"][:, None]
+        query_bias = t["v_bias"] - t["u"]
+        desc = AttentionDesc()
+        lib.posenc_attention_desc_init(ctypes.byref(desc), ctypes.c_int64(B),
+                                       ctypes.c_int64(H), ctypes.c_int64(T),
+                                       ctypes.c_int64(T), ctypes.c_int64(d))
+        desc.bias = 2  # RELATIVE_1D
+        desc.tables_per_head = 1
+        desc.relative_query_bias = 1
+        tensors = AttentionTensors(q=q.data_ptr(), k=t["k"].data_ptr(), v=t["v"].data_ptr(),
+                                   table=t["p"].data_ptr(), out=t["out"].data_ptr(),
+                                   relative_query_bias=query_bias.data_ptr())
+        check(lib, lib.posenc_attention(ctx, ctypes.byref(desc), ctypes.byref(tensors),
+                                        None, ctypes.c_size_t(0)))
+        return t["out"]
+
+    return Case("Conformer relative attention", f"B{B} H{H} T{T} d{d}", make,
+                lambda t: conformer_attention(t["q"], t["k"], t["v"], t["p"], t["u"],
+                                              t["v_bias"]), posenc, 1e-4)
+
+
 def case_rope():
     B, H, T, d = 1, 32, 2048, 128
 
@@ -306,6 +353,7 @@ CASES = {
     "rope": case_rope,
     "resample_vit": lambda: case_resample(14, 32, 768, True),
     "resample_dinov2": lambda: case_resample(37, 74, 1024, False),
+    "conformer": lambda: case_conformer(1, 8, 750, 64),
 }
 
 

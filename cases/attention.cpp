@@ -160,6 +160,7 @@ std::string describe(const posenc_attention_desc& d) {
   if (d.causal) s += " causal";
   if (d.sliding_window > 0) s += " window" + std::to_string(d.sliding_window);
   if (d.sinks) s += " sinks";
+  if (d.relative_query_bias) s += " query-bias";
   if (d.softcap > 0) {
     char cap[32];
     std::snprintf(cap, sizeof cap, " softcap%g", double(d.softcap));
@@ -275,6 +276,7 @@ class AttentionBuffers {
     }
     if (d.relative_values) sizes.push_back(size_t(table_rows(d)) * rows);
     if (d.sinks) sizes.push_back(size_t(d.heads));
+    if (d.relative_query_bias) sizes.push_back(size_t(d.heads * d.head_dim));
     for (size_t i = 0; i < sizes.size(); ++i) {
       const uint32_t seed = uint32_t(20 + i);
       if (d.dtype == POSENC_BF16) {
@@ -426,7 +428,8 @@ class AttentionBuffers {
       t.table = pass(next++);
     }
     if (desc_.relative_values) t.value_table = pass(next++);
-    if (desc_.sinks) t.sinks = pass(next);
+    if (desc_.sinks) t.sinks = pass(next++);
+    if (desc_.relative_query_bias) t.relative_query_bias = pass(next);
     if (desc_.mask_batch > 0) {
       t.mask = desc_.mask_dtype == POSENC_BF16 ? static_cast<const void*>(mask_.bf16.data())
                                                : mask_.f32.data();
@@ -442,6 +445,7 @@ class AttentionBuffers {
                                   f(t.table),       f(t.table_h),    f(t.table_w),
                                   f(t.value_table), mask_.f32.data()};
     in.sinks = f(t.sinks);
+    in.relative_query_bias = f(t.relative_query_bias);
     return in;
   }
 
@@ -733,6 +737,13 @@ posenc_attention_desc softcapped(posenc_attention_desc d, float cap) {
   d.softcap = cap;
   return d;
 }
+// The Conformer's (Transformer-XL's) relative attention: per-head 1D
+// tables of 2T-1 rows, their logits from q + pos_bias_v.
+posenc_attention_desc conformer(posenc_attention_desc d) {
+  d.tables_per_head = 1;
+  d.relative_query_bias = 1;
+  return d;
+}
 // gpt-oss's attention sinks, a logit per head.
 posenc_attention_desc with_sinks(posenc_attention_desc d) {
   d.sinks = 1;
@@ -938,6 +949,23 @@ std::vector<Case> attention_cases() {
                    padded(2, 16, {0, 1, 37, 200, 130})),
       kAttention1dF32({"bench"}, padded(8, 64, std::vector<int32_t>(8, 512)).desc,
                       padded(2, 16, std::vector<int32_t>(5, 200)).desc),
+      // The Conformer's relative attention (NeMo's FastConformer-L encoder:
+      // 8 heads of 64; 750 frames, a minute of audio at 8x subsampling),
+      // against the same per-head tables without pos_bias_v: the query
+      // bias's cost. Checked in fp32 and bf16 on odd sizes.
+      kAttention1dF32({"bench"}, conformer(desc_1d(1, 8, 750, 750, 64)),
+                      conformer(desc_1d(1, 2, 70, 70, 16))),
+      kAttention1dF32({"bench"}, per_head(desc_1d(1, 8, 750, 750, 64)),
+                      per_head(desc_1d(1, 2, 70, 70, 16))),
+      kAttention1dBf16({"bench"}, conformer(desc_1d(1, 8, 750, 750, 64, bf16)),
+                       conformer(desc_1d(1, 2, 70, 70, 16, bf16))),
+      // A streaming step: 16 new frames against 128 cached ones.
+      kAttention1dF32({"bench"}, conformer(newest(desc_1d(1, 8, 16, 144, 64))),
+                      conformer(newest(desc_1d(1, 2, 5, 40, 16)))),
+      kAttention1dF32({"bench"}, per_head(newest(desc_1d(1, 8, 16, 144, 64))),
+                      per_head(newest(desc_1d(1, 2, 5, 40, 16)))),
+      kAttention1dF32({"check"}, conformer(desc_1d(3, 2, 77, 77, 16))),
+      kAttention1dBf16({"check"}, conformer(desc_1d(2, 3, 41, 41, 24, bf16))),
       // Grouped kv heads (groups of 3 that a thread count splits), a packed
       // qkv, a KV cache with spare rows.
       kAttention1dF32({"check"}, grouped(decoding(desc_1d(2, 6, 40, 90, 16), 8, 50), 2)),

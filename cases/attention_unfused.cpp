@@ -65,7 +65,7 @@ void skew(const ExecContext& ctx, int64_t groups, int64_t L, const float* logits
 bool UnfusedAttention::applies(const posenc_attention_desc& d) {
   if (d.dtype != POSENC_F32 || d.layout != POSENC_LAYOUT_BHTD || d.tables_per_head ||
       d.relative_values || d.q_len != d.kv_len || d.query_offset != 0 || d.sliding_window != 0 ||
-      d.sinks || d.softcap > 0 ||
+      d.sinks || d.softcap > 0 || d.relative_query_bias ||
       (d.kv_heads != 0 && d.kv_heads != d.heads)) {
     return false;
   }

@@ -474,30 +474,68 @@ TEST(AttentionWindowBlocks, FollowTheWindow) {
   EXPECT_EQ(blocks(300, 0), std::make_pair(int64_t(300), int64_t(160)));
 }
 
+// A small valid call whose options' flags and tensors the error tests set.
+class AttentionOptionErrors : public ::testing::Test {
+ protected:
+  AttentionOptionErrors() {
+    t_.q = t_.k = t_.v = x_.data();
+    t_.out = out_.data();
+  }
+  // The call fails with `want`, its message naming `name`, nothing written.
+  void fails(posenc_status want, const char* name) {
+    EXPECT_TRUE(fails_with(posenc_attention(nullptr, &d_, &t_, nullptr, 0), want, name));
+    for (float y : out_) ASSERT_EQ(y, 7.0f);
+  }
+  void runs() {
+    EXPECT_EQ(posenc_attention(nullptr, &d_, &t_, nullptr, 0), POSENC_OK) << posenc_last_error();
+  }
+
+  posenc_attention_desc d_ = attention_desc(1, 2, 8, 8, 16);
+  const std::vector<float> x_ = std::vector<float>(2 * 8 * 16, 0.5f);
+  std::vector<float> out_ = std::vector<float>(x_.size(), 7.0f);
+  posenc_attention_tensors t_{};
+};
+
 // sinks is a flag, and its tensor is given exactly when it is set.
-TEST(AttentionSinkErrors, FlagAndTensor) {
-  posenc_attention_desc d = attention_desc(1, 2, 8, 8, 16);
-  const std::vector<float> x(2 * 8 * 16, 0.5f), sinks(2, 1.0f);
-  std::vector<float> out(x.size(), 7.0f);
-  posenc_attention_tensors t{};
-  t.q = t.k = t.v = x.data();
-  t.out = out.data();
-  const auto fails = [&](posenc_status want, const char* name) {
-    EXPECT_EQ(posenc_attention(nullptr, &d, &t, nullptr, 0), want);
-    EXPECT_NE(std::string(posenc_last_error()).find(name), std::string::npos)
-        << posenc_last_error();
-    for (float y : out) ASSERT_EQ(y, 7.0f);
-  };
-  d.sinks = 2;
-  t.sinks = sinks.data();
+TEST_F(AttentionOptionErrors, Sinks) {
+  const std::vector<float> sinks(2, 1.0f);
+  d_.sinks = 2;
+  t_.sinks = sinks.data();
   fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->sinks");
-  d.sinks = 0;
+  d_.sinks = 0;
   fails(POSENC_ERROR_INVALID_ARGUMENT, "tensors->sinks must be NULL unless sinks is 1");
-  d.sinks = 1;
-  t.sinks = nullptr;
+  d_.sinks = 1;
+  t_.sinks = nullptr;
   fails(POSENC_ERROR_NULL_POINTER, "tensors->sinks");
-  t.sinks = sinks.data();
-  EXPECT_EQ(posenc_attention(nullptr, &d, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
+  t_.sinks = sinks.data();
+  runs();
+}
+
+// relative_query_bias is a flag of RELATIVE_1D, and its tensor [heads,
+// head_dim] is given exactly when it is set, out overlapping none of it.
+TEST_F(AttentionOptionErrors, RelativeQueryBias) {
+  const std::vector<float> table(15 * 16, 0.25f), u(2 * 16, 1.0f);
+  d_.bias = POSENC_BIAS_RELATIVE_1D;
+  t_.table = table.data();
+  d_.relative_query_bias = 2;
+  t_.relative_query_bias = u.data();
+  fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->relative_query_bias");
+  d_.relative_query_bias = 0;
+  fails(POSENC_ERROR_INVALID_ARGUMENT,
+        "tensors->relative_query_bias must be NULL unless relative_query_bias is 1");
+  d_.relative_query_bias = 1;
+  t_.relative_query_bias = nullptr;
+  fails(POSENC_ERROR_NULL_POINTER, "tensors->relative_query_bias");
+  t_.relative_query_bias = out_.data() + 8;
+  fails(POSENC_ERROR_ALIASING, "tensors->relative_query_bias");
+  t_.relative_query_bias = u.data();
+  for (posenc_attention_bias other :
+       {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_2D, POSENC_BIAS_T5}) {
+    d_.bias = other;
+    fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->relative_query_bias shifts q in the relative");
+  }
+  d_.bias = POSENC_BIAS_RELATIVE_1D;
+  runs();
 }
 
 }  // namespace

@@ -230,6 +230,7 @@ posenc_attention_desc draw_desc(Draw& r) {
   d.causal = int(r.in(0, 1));
   if (r.one_in(3)) d.sliding_window = r.in(1, d.kv_len + 2);
   d.sinks = int(r.one_in(4));
+  if (d.bias == POSENC_BIAS_RELATIVE_1D) d.relative_query_bias = int(r.one_in(3));
   const bool bias_of_q = d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D ||
                          d.bias == POSENC_BIAS_RELATIVE_2D;
   if (!bias_of_q && r.one_in(4)) d.softcap = r.of({0.5f, 3.0f, 50.0f});
@@ -297,6 +298,7 @@ void fill_inputs(Draw& r, AttentionTensors& x) {
   if (d.relative_values) fill(Tensor::value_table, heads * rows_1d * dv);
   if (d.mask_batch > 0) x.set(Tensor::mask, mask_of(r, d));
   if (d.sinks) fill(Tensor::sinks, d.heads, -3.0f, 5.0f);
+  if (d.relative_query_bias) fill(Tensor::relative_query_bias, d.heads * d.head_dim);
 }
 
 // NaN in the elements of a tensor of `heads` heads and `tokens` tokens of

@@ -38,7 +38,8 @@ std::string describe(const posenc_attention_desc& d) {
     << " class_token " << d.class_token << " buckets " << d.num_buckets << " bidirectional "
     << d.bidirectional << " mask " << d.mask_batch << "x" << d.mask_heads << "x" << d.mask_q_len
     << " mask_dtype " << d.mask_dtype << " index_type " << d.index_type << " window "
-    << d.sliding_window << " sinks " << d.sinks << " softcap " << d.softcap;
+    << d.sliding_window << " sinks " << d.sinks << " softcap " << d.softcap
+    << " relative_query_bias " << d.relative_query_bias;
   if (d.layout == POSENC_LAYOUT_STRIDED) {
     s << " q_strides " << list(d.q_strides) << " k_strides " << list(d.k_strides) << " v_strides "
       << list(d.v_strides) << " out_strides " << list(d.out_strides);
@@ -134,6 +135,7 @@ reference::AttentionInputs AttentionTensors::reference() const {
   in.q_lengths = or_null(s_.q_lengths);
   in.query_offsets = or_null(s_.query_offsets);
   in.sinks = get(Tensor::sinks);
+  in.relative_query_bias = get(Tensor::relative_query_bias);
   return in;
 }
 
@@ -155,6 +157,7 @@ posenc_attention_tensors AttentionTensors::tensors(void* out) const {
   t.q_lengths = index_tensor(s_.q_lengths, s32_[1]);
   t.query_offsets = index_tensor(s_.query_offsets, s32_[2]);
   t.sinks = pass(Tensor::sinks);
+  t.relative_query_bias = pass(Tensor::relative_query_bias);
   return t;
 }
 

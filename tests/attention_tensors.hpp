@@ -23,7 +23,9 @@ struct Sequences {
 };
 
 // The float tensors of posenc_attention_tensors.
-enum class Tensor { q, k, v, table, table_h, table_w, value_table, mask, sinks };
+enum class Tensor {
+  q, k, v, table, table_h, table_w, value_table, mask, sinks, relative_query_bias
+};
 
 // The rows of a RELATIVE_1D table (and of the relative values' table) as
 // posenc/attention.h states them: 2K+1 when clipped, else from the largest
@@ -68,7 +70,7 @@ class AttentionTensors {
   const void* index_tensor(const std::vector<int64_t>& values,
                            const std::vector<int32_t>& narrow) const;
 
-  static constexpr size_t kCount = size_t(Tensor::sinks) + 1;
+  static constexpr size_t kCount = size_t(Tensor::relative_query_bias) + 1;
   posenc_attention_desc d_;
   Sequences s_;
   std::vector<int32_t> s32_[3];  // s_ as int32, for INT32 index_type

@@ -142,6 +142,29 @@
  * above a row's logits leaves the keys tiny weights, subnormal or 0. The
  * rows of a head read sigma of the head itself (not its kv head).
  *
+ * relative_query_bias (added in 0.9; RELATIVE_1D only): the relative
+ * logits take the query plus a learned vector u_h per head
+ * (tensors->relative_query_bias, [heads, head_dim] of dtype):
+ *   bias[i,j] = c * (q_i + u_h) . R[row(i,j)]
+ * computed as c * q_i . R[row] + c * u_h . R[row] (u's against the table
+ * rows as stored, accumulated in fp32), so q_i + u_h is never rounded, not
+ * even to bf16. This is the position term of Transformer-XL's relative
+ * attention (Dai et al. 2019),
+ *   score[i,j] = (q_i + a) . k_j + (q_i + b) . P[i - j],
+ * a and b learned per head (r_w_bias and r_r_bias), in the form the
+ * Conformer keeps: NeMo's RelPositionMultiHeadAttention, ESPnet's
+ * RelPositionMultiHeadedAttention (rel_pos_type "latest"; the legacy one
+ * has another table and shift) and transformers' Wav2Vec2Conformer with
+ * a and b its pos_bias_u and pos_bias_v: pass q + a as q and u = b - a.
+ * Their projected positions, 2T-1 rows from distance T-1 down to -(T-1)
+ * (query minus key, largest first), are this header's unclipped table
+ * R[j - i + T - 1] as stored (a streaming step's 2Tk-1 rows likewise, with
+ * query_offset the cached frames); both terms are scaled by
+ * 1/sqrt(head_dim): bias_uses_scaled_q 1. Transformer-XL's own table
+ * (klen rows, distances klen-1 down to 0) lacks the rows of the future keys
+ * this table has (whatever they hold: causal hides them); XLNet's starts a
+ * row earlier (its rows from 1 on), and its segment term is not this.
+ *
  * relative_values (Shaw et al.): also adds sum_j a[i,j] * RV[row(i,j)], RV
  * indexed exactly as the RELATIVE_1D table above (same max_distance rule and
  * row count). Not available with RELATIVE_2D nor with the kinds without q.
@@ -359,6 +382,9 @@ typedef struct posenc_attention_desc {
   /* Added in 0.7. */
   int sinks;              /* 0 or 1: a sink logit per head, tensors->sinks */
   float softcap;          /* 0: none; c > 0 (finite): scale q.k becomes c tanh(scale q.k / c) */
+  /* Added in 0.9. */
+  int relative_query_bias; /* 0 or 1 (RELATIVE_1D): the relative logits take q + u_h,
+                              tensors->relative_query_bias */
 } posenc_attention_desc;
 
 /* The tensors of one call. Pointers a desc does not use must be NULL. */
@@ -379,14 +405,17 @@ typedef struct posenc_attention_tensors {
   const void* query_offsets; /* optional, [batch] */
   /* Added in 0.7. */
   const void* sinks;         /* sinks: [heads] */
+  /* Added in 0.9. */
+  const void* relative_query_bias; /* relative_query_bias: [heads, head_dim] */
 } posenc_attention_tensors;
 
 /* Fills *desc for plain attention: the given sizes, BHTD, F32 in and out,
  * scale 1/sqrt(head_dim), no bias, no mask, offset 0, bias_uses_scaled_q 1,
  * kv_heads 0 (= heads), INT32 per-sequence tensors, no sliding window, no
- * sinks, no softcap. Added in 0.3: the fields from kv_heads on, and the
- * tensors mask .. query_offsets; in 0.6 sliding_window; in 0.7 sinks,
- * softcap and the tensor sinks;
+ * sinks, no softcap, no relative query bias. Added in 0.3: the fields from
+ * kv_heads on, and the tensors mask .. query_offsets; in 0.6
+ * sliding_window; in 0.7 sinks, softcap and the tensor sinks; in 0.9
+ * relative_query_bias and its tensor;
  * a desc made without this function must zero them.
  * Does nothing if desc is NULL. */
 POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t batch,
@@ -434,7 +463,8 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * query_offsets with TABLE_2D, map_height, map_width or max_distance not 0
  * with a bias (and no relative_values) that does not read them, kv_heads not 0
  * nor a divisor of heads (with heads 0: not 0), a negative value_head_dim,
- * a negative sliding_window, sinks not 0 nor 1, a negative or non-finite
+ * a negative sliding_window, sinks not 0 nor 1, relative_query_bias not 0
+ * nor 1 or set with a bias other than RELATIVE_1D, a negative or non-finite
  * softcap, one too far from the scale or with bias ABSOLUTE, RELATIVE_1D or
  * RELATIVE_2D,
  * a negative stride or a too short token stride, strides under BHTD or BTHD,

@@ -287,7 +287,8 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
           map_size=None, value_table=None, mask=None, kv_lengths=None, q_lengths=None,
           query_offsets=None, out=None, out_dtype=None, window=None, class_token=False,
           num_buckets=None, bidirectional=None, relative_order="key_minus_query",
-          kv_map_size=None, sliding_window=0, sinks=None, softcap=None, sizing=False):
+          kv_map_size=None, sliding_window=0, sinks=None, softcap=None,
+          relative_query_bias=None, sizing=False):
     """The desc and tensors of one call, the output View and what must stay
     alive until the call returns. (A call without a bias, mask or lengths
     costs a few microseconds here: the options are looked at only when
@@ -373,6 +374,15 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
         _tensor.expect_shape(sv, (heads,), "sinks")
         desc.sinks, tensors.sinks = 1, sv.ptr
         keep = keep + [sv]
+    if relative_query_bias is not None:
+        name = "relative_query_bias"
+        uv = (_tensor.view if sizing else _tensor.dense)(relative_query_bias, name, 2,
+                                                          _tensor.FLOATS)
+        if uv.dtype != qv.dtype:
+            raise TypeError("relative_query_bias: must have q's dtype")
+        _tensor.expect_shape(uv, (heads, head_dim), name)
+        desc.relative_query_bias, tensors.relative_query_bias = 1, uv.ptr
+        keep = keep + [uv]
     # The lengths and offsets first: the 1D tables' rows follow query_offsets.
     if mask is not None or kv_lengths is not None or q_lengths is not None or \
             query_offsets is not None:
@@ -399,7 +409,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
               q_lengths=None, query_offsets=None, out=None, out_dtype=None, workspace=None,
               context=None, window=None, class_token=False, num_buckets=None,
               bidirectional=None, relative_order="key_minus_query", kv_map_size=None,
-              sliding_window=0, sinks=None, softcap=None):
+              sliding_window=0, sinks=None, softcap=None, relative_query_bias=None):
     """softmax(scale q k^T + bias + mask) v, every option of posenc_attention.
 
     scale: default 1/sqrt(head_dim). bias: "none", "absolute" or
@@ -408,6 +418,14 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     their rows imply). Tables [rows, head_dim] or per head [heads, rows,
     head_dim] (then all of them). value_table: Shaw's relative values, with
     bias "none", "absolute" or "relative_1d".
+    relative_query_bias: [heads, head_dim] of q's dtype, u added to q in the
+    "relative_1d" logits only, (q_i + u_h) . table[row] (never rounded:
+    q . table + u . table): Transformer-XL's relative attention as the
+    Conformer keeps it (NeMo's RelPositionMultiHeadAttention, ESPnet's
+    RelPositionMultiHeadedAttention of rel_pos_type "latest", transformers'
+    Wav2Vec2Conformer) with q + pos_bias_u as q, u = pos_bias_v - pos_bias_u
+    and their projected positions [heads, 2T-1, head_dim] as the table, as
+    stored.
     mask: additive (float32 or bfloat16, -inf masks a key) or bool (True:
     the key takes part, as in torch's scaled_dot_product_attention), of
     [mask_batch, mask_heads, mask_q_len, kv_len] with mask_heads 1 or heads,
@@ -459,7 +477,8 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
             bias_uses_scaled_q is True and max_distance is None and map_size is None and \
             value_table is None and window is None and class_token is False and \
             num_buckets is None and bidirectional is None and \
-            relative_order == "key_minus_query" and kv_map_size is None:
+            relative_order == "key_minus_query" and kv_map_size is None and \
+            relative_query_bias is None:
         key = _call_plans.signature(given, layout, scale, causal, query_offset, out_dtype,
                                     sliding_window, softcap)
     plan = None if key is None else _PLANS.get(key)
@@ -474,7 +493,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
         q, k, v, layout, scale, causal, query_offset, bias, table, table_h, table_w,
         bias_uses_scaled_q, max_distance, map_size, value_table, mask, kv_lengths, q_lengths,
         query_offsets, out, out_dtype, window, class_token, num_buckets, bidirectional,
-        relative_order, kv_map_size, sliding_window, sinks, softcap)
+        relative_order, kv_map_size, sliding_window, sinks, softcap, relative_query_bias)
     pointer, size, pinned = _tensor.workspace_buffer(workspace)
     check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                pointer, size))

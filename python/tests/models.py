@@ -42,3 +42,50 @@ def sdpa_attention(q, k, v, mask=None, scale=None, is_causal=False):
     return reference.attention(q.numpy(), k.numpy(), v.numpy(),
                                q.shape[-1] ** -0.5 if scale is None else scale,
                                causal=is_causal, mask=None if mask is None else mask.numpy())
+
+
+def relative_positions(tokens, d_model, max_len=5000):
+    """NeMo's RelPositionalEncoding (ESPnet's latest): sinusoids of the
+    positions max_len - 1 down to -(max_len - 1) (sin in the even columns,
+    cos in the odd, frequencies 10000^(-2i/d_model)), the 2T - 1 rows of
+    positions T - 1 down to -(T - 1) sliced around the centre: [1, 2T-1, D]."""
+    import math
+    positions = torch.arange(max_len - 1, -max_len, -1, dtype=torch.float32).unsqueeze(1)
+    pe = torch.zeros(positions.size(0), d_model)
+    div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32)
+                         * -(math.log(10000.0) / d_model))
+    pe[:, 0::2] = torch.sin(positions * div_term)
+    pe[:, 1::2] = torch.cos(positions * div_term)
+    pe = pe.unsqueeze(0)
+    center = pe.size(1) // 2 + 1
+    return pe[:, center - tokens:center + tokens - 1]
+
+
+def rel_shift(x):
+    """Transformer-XL's shift as NeMo writes it: [b, h, t1, t2] padded with
+    a column of zeros on the left, read as [b, h, t2 + 1, t1], its first row
+    dropped, read back as [b, h, t1, t2]."""
+    b, h, qlen, pos_len = x.size()
+    x = torch.nn.functional.pad(x, pad=(1, 0))
+    x = x.view(b, h, -1, qlen)
+    return x[:, :, 1:].view(b, h, qlen, pos_len)
+
+
+def conformer_attention(q, k, v, p, pos_bias_u, pos_bias_v, pad_mask=None):
+    """NeMo's RelPositionMultiHeadAttention after its projections: q, k, v
+    [B, H, T, d], p = linear_pos(pos_emb) as [1, H, 2T-1, d], pos_bias_u and
+    pos_bias_v [H, d]; (q + u) k^T plus the shifted (q + v) p^T, over
+    sqrt(d); pad_mask [B, T, T] (True: masked) filled with -10000 before the
+    softmax and with 0 after it."""
+    q = q.transpose(1, 2)  # [B, T, H, d], as the model adds its biases
+    q_with_bias_u = (q + pos_bias_u).transpose(1, 2)
+    q_with_bias_v = (q + pos_bias_v).transpose(1, 2)
+    matrix_bd = rel_shift(torch.matmul(q_with_bias_v, p.transpose(-2, -1)))
+    matrix_bd = matrix_bd[:, :, :, :k.size(-2)]
+    matrix_ac = torch.matmul(q_with_bias_u, k.transpose(-2, -1))
+    scores = (matrix_ac + matrix_bd) / k.size(-1) ** 0.5
+    if pad_mask is None:
+        return torch.matmul(torch.softmax(scores, dim=-1), v)
+    mask = pad_mask.unsqueeze(1)
+    attn = torch.softmax(scores.masked_fill(mask, -10000.0), dim=-1).masked_fill(mask, 0.0)
+    return torch.matmul(attn, v)

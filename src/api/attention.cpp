@@ -146,6 +146,7 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
   require_flag(d.causal, "desc->causal");
   require_non_negative(d.sliding_window, "desc->sliding_window");
   require_flag(d.sinks, "desc->sinks");
+  require_flag(d.relative_query_bias, "desc->relative_query_bias");
   require_at_least(d.softcap, 0.0, "desc->softcap", "0");
   require_flag(d.tables_per_head, "desc->tables_per_head");
   require_flag(d.bias_uses_scaled_q, "desc->bias_uses_scaled_q");
@@ -157,6 +158,10 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
                {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D,
                 POSENC_BIAS_RELATIVE_2D, POSENC_BIAS_TABLE_2D, POSENC_BIAS_TABLE_1D,
                 POSENC_BIAS_T5, POSENC_BIAS_ALIBI});
+  if (d.relative_query_bias && d.bias != POSENC_BIAS_RELATIVE_1D) {
+    invalid("desc->relative_query_bias shifts q in the relative logits of RELATIVE_1D bias "
+            "only: must be 0 with any other bias");
+  }
   if (d.softcap > 0) {
     if (ops::bias_reads_q(d.bias)) {
       invalid("desc->softcap caps scale q.k alone: not available with bias ABSOLUTE, "
@@ -330,6 +335,15 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
     inputs.push_back({t.sinks, bytes, "tensors->sinks"});
   } else {
     require_null(t.sinks, "tensors->sinks", "unless sinks is 1");
+  }
+  if (d.relative_query_bias) {
+    const char* name = "tensors->relative_query_bias";
+    const int64_t bytes = checked_bytes({d.heads, d.head_dim}, es, name);
+    require_tensor_or_empty(t.relative_query_bias, es, bytes, name);
+    inputs.push_back({t.relative_query_bias, bytes, name});
+  } else {
+    require_null(t.relative_query_bias, "tensors->relative_query_bias",
+                 "unless relative_query_bias is 1");
   }
   return inputs;
 }

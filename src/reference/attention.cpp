@@ -133,9 +133,15 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRow
             case POSENC_BIAS_ABSOLUTE:
               bias = dot(qi, table_of(in.table, d.kv_len, h, j, dh), dh);
               break;
-            case POSENC_BIAS_RELATIVE_1D:
-              bias = dot(qi, table_of(in.table, table_rows, h, relative_row(i, j), dh), dh);
+            case POSENC_BIAS_RELATIVE_1D: {
+              const float* row = table_of(in.table, table_rows, h, relative_row(i, j), dh);
+              bias = dot(qi, row, dh);
+              if (d.relative_query_bias) {  // (q_i + u_h) . R[row]
+                const float* u = &in.relative_query_bias[size_t(h * dh)];
+                for (int64_t c = 0; c < dh; ++c) bias += double(u[c]) * double(row[c]);
+              }
               break;
+            }
             case POSENC_BIAS_RELATIVE_2D: {
               // Query (x1, y1) of the X x Y map, key (x2, y2) of the X' x Y' one.
               const int64_t Y = d.map_width, Y2 = axis_w.k;

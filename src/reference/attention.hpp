@@ -26,6 +26,7 @@ struct AttentionInputs {
   const int64_t* q_lengths = nullptr;
   const int64_t* query_offsets = nullptr;
   const float* sinks = nullptr;  // [heads] with sinks
+  const float* relative_query_bias = nullptr;  // [heads, head_dim] with relative_query_bias
 };
 
 // Element (b, h, t, c) of a tensor of `heads` heads and `tokens` tokens of

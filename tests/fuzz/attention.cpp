@@ -286,6 +286,12 @@ void fuzz_attention(FuzzInput& in) {
                          desc.bias == POSENC_BIAS_RELATIVE_1D ||
                          desc.bias == POSENC_BIAS_RELATIVE_2D;
   if (!(desc.softcap >= 0.0f) || (desc.softcap > 0.0f && bias_of_q)) ++invalid;
+  // The relative query bias sometimes: RELATIVE_1D's only; 2 is no flag.
+  desc.relative_query_bias = in.choice(8) == 0 ? in.choice(3) : 0;
+  if (desc.relative_query_bias == 2 ||
+      (desc.relative_query_bias == 1 && desc.bias != POSENC_BIAS_RELATIVE_1D)) {
+    ++invalid;
+  }
   if ((desc.bias == POSENC_BIAS_RELATIVE_2D || no_q) && desc.relative_values) ++invalid;
   if (no_q) draw_position_bias(in, desc, invalid);
   const int index_type = in.choice(8);  // 7: 2, no type
@@ -365,7 +371,8 @@ void fuzz_attention(FuzzInput& in) {
   std::vector<float> table_w(elements({table_heads, w_rows, head_dim}, invalid), 0.3f);
   std::vector<float> values(elements({table_heads, rows_1d, dv}, invalid), 0.4f);
   posenc_attention_tensors t{q.data(), k.data(), v.data(), nullptr, nullptr, nullptr, nullptr,
-                             out.data(), nullptr, nullptr, nullptr, nullptr, nullptr};
+                             out.data(), nullptr, nullptr, nullptr, nullptr, nullptr,
+                             nullptr};
   if (packed) {
     const size_t es = desc.dtype == POSENC_BF16 ? 2 : 4;
     t.k = reinterpret_cast<const char*>(q.data()) + k_offset * es;
@@ -385,6 +392,9 @@ void fuzz_attention(FuzzInput& in) {
   if (desc.relative_values) t.value_table = values.data();
   std::vector<float> sinks(desc.sinks == 1 ? elements({heads}, invalid) : 0, 2.0f);
   if (desc.sinks == 1) t.sinks = sinks.data();
+  std::vector<float> query_bias(
+      desc.relative_query_bias == 1 ? elements({heads, desc.head_dim}, invalid) : 0, 0.5f);
+  if (desc.relative_query_bias == 1) t.relative_query_bias = query_bias.data();
   t.kv_lengths = sequences.tensor(0, desc.index_type);
   t.q_lengths = sequences.tensor(1, desc.index_type);
   t.query_offsets = sequences.tensor(2, desc.index_type);
@@ -431,6 +441,10 @@ void fuzz_attention(FuzzInput& in) {
   if (pointers == 4) {
     t.sinks = desc.sinks == 1 ? nullptr : &stray;
     bad_pointer = desc.sinks != 1 || !sinks.empty();
+  }
+  if (pointers == 5) {
+    t.relative_query_bias = desc.relative_query_bias == 1 ? nullptr : &stray;
+    bad_pointer = desc.relative_query_bias != 1 || !query_bias.empty();
   }
   const posenc_attention_tensors* tensors = pointers == 2 ? nullptr : &t;
   size_t needed = 0;

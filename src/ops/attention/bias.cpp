@@ -50,6 +50,23 @@ void logits_gemm(const AttentionProblem& p, const QueryBlock& qb, const void* ro
   matmul(s, qb.q, rows, out);
 }
 
+// out[c] = alpha u . rows[c] for c < count (u and the rows as stored, in
+// the problem's dtype, rows head_dim apart): the relative query bias's
+// logits against a 1D block's window, by the decode kernel of one row (no
+// GEMM call per block: decode steps' blocks are a row or a few).
+void query_bias_logits(const AttentionProblem& p, const AttentionKernels& kernels, const void* u,
+                       const void* rows, int64_t count, float* out) {
+  if (p.dtype == POSENC_BF16) {
+    kernels.decode_scores_bf16(static_cast<const uint16_t*>(u), p.head_dim, 1,
+                               static_cast<const uint16_t*>(rows), p.head_dim, count, p.head_dim,
+                               p.bias_alpha, out, count);
+  } else {
+    kernels.decode_scores_f32(static_cast<const float*>(u), p.head_dim, 1,
+                              static_cast<const float*>(rows), p.head_dim, count, p.head_dim,
+                              p.bias_alpha, out, count);
+  }
+}
+
 // Whether a RELATIVE_2D query's logits are gathered into key order
 // (prepare_2d), or read in place as a window of the table's rows.
 bool gathers_2d(const AttentionProblem& p) {
@@ -113,6 +130,7 @@ AttentionBias::AttentionBias(const AttentionProblem& problem,
     : p_(problem),
       t_(tensors),
       kernels_(kernels.attention_bias),
+      products_(kernels.attention),
       elementwise_(kernels.elementwise),
       position_(problem, tensors.table, kernels, position_bias),
       shapes_only_(shapes_only) {}
@@ -120,9 +138,12 @@ AttentionBias::AttentionBias(const AttentionProblem& problem,
 int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_block,
                                       int64_t key_block) {
   switch (p.bias) {
-    case POSENC_BIAS_RELATIVE_1D:
-      return query_block *
-             gemm_output_stride(longest_window_1d(p, query_block, key_block), p.gemm_dtype);
+    case POSENC_BIAS_RELATIVE_1D: {
+      const int64_t window = longest_window_1d(p, query_block, key_block);
+      // With a relative query bias, its row of logits.
+      const int64_t query_bias = p.relative_query_bias ? window : 0;
+      return query_block * gemm_output_stride(window, p.gemm_dtype) + query_bias;
+    }
     case POSENC_BIAS_RELATIVE_2D: {
       const RelativeAxis h = p.axis_h(), w = p.axis_w();
       const int64_t gathered = gathers_2d(p) ? h.k + w.k : 0;
@@ -173,11 +194,21 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, int
                                       kb.first, kb.count);
       logits.ld = gemm_output_stride(logits.window.count, p_.gemm_dtype);
       const int64_t count = logits.window.count;
-      const void* rows =
-          gemm_rows(p_, elementwise_,
-                    table_row(p_, t_.table, qb.head, logits.index.rows, logits.window.first), count,
-                    p_.head_dim, wide_table_rows);
-      logits_gemm(p_, qb, rows, count, p_.bias_alpha, false, scratch, logits.ld);
+      const void* stored = table_row(p_, t_.table, qb.head, logits.index.rows, logits.window.first);
+      logits_gemm(p_, qb, gemm_rows(p_, elementwise_, stored, count, p_.head_dim, wide_table_rows),
+                  count, p_.bias_alpha, false, scratch, logits.ld);
+      if (p_.relative_query_bias && !shapes_only_) {
+        // (q_r + u) . R = q_r . R + u . R: u's logits added to each query's,
+        // so that q + u is never rounded.
+        float* u_logits = scratch + qb.rows * logits.ld;
+        const void* u = static_cast<const char*>(t_.relative_query_bias) +
+                        size_t(qb.head * p_.head_dim) * p_.element_bytes();
+        query_bias_logits(p_, products_, u, stored, count, u_logits);
+        for (int64_t r = 0; r < qb.rows; ++r) {
+          float* row = scratch + r * logits.ld;
+          elementwise_.add_f32(row, u_logits, row, count);
+        }
+      }
       break;
     }
     case POSENC_BIAS_RELATIVE_2D:

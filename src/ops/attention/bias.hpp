@@ -88,6 +88,7 @@ class AttentionBias {
   const AttentionProblem& p_;
   const posenc_attention_tensors& t_;
   const AttentionBiasKernels& kernels_;
+  const AttentionKernels& products_;  // the decode kernels (the relative query bias's)
   const ElementwiseKernels& elementwise_;
   PositionBias position_;
   bool shapes_only_;

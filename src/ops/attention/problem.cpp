@@ -105,6 +105,7 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d,
   p.kv_map_width = d.kv_map_width == 0 ? d.map_width : d.kv_map_width;
   p.query_minus_key = d.relative_order == POSENC_RELATIVE_QUERY_MINUS_KEY;
   p.relative_values = d.relative_values != 0;
+  p.relative_query_bias = d.relative_query_bias != 0;
   p.class_token = d.class_token != 0;
   p.num_buckets = d.num_buckets;
   p.bidirectional = d.bidirectional != 0;

@@ -81,6 +81,7 @@ struct AttentionProblem {
   int64_t kv_map_height, kv_map_width;  // and the key map (the query map's by default)
   bool query_minus_key;                 // relative_order
   bool relative_values;
+  bool relative_query_bias;  // RELATIVE_1D's logits take q + u of the head
   // The kinds without q (position_bias.hpp): BEiT's class token (TABLE_2D),
   // T5's buckets, T5's and ALiBi's direction.
   bool class_token;
