@@ -510,6 +510,32 @@ const std::vector<OpCase>& op_cases() {
                    d.class_token = 1;
                    return posenc_position_bias(ctx, &d, x.data(), out);
                  }});
+    // The table resizes: their taps and lines in the calling thread's kept
+    // scratch (the relative ones run on it alone).
+    c.push_back({"resize_absolute_table_2d", (1 + 20 * 23) * 24,
+                 [](posenc_context* ctx, float* out) {
+                   posenc_absolute_resize_desc d;
+                   posenc_absolute_resize_desc_init(&d, 24, 14, 14, 20, 23);
+                   return posenc_resize_absolute_table_2d(ctx, &d, x.data(), out);
+                 }});
+    c.push_back({"resize_relative_table", 127 * 16, [](posenc_context*, float* out) {
+                   return posenc_resize_relative_table(27, 16, x.data(), 127, out);
+                 }});
+    c.push_back({"resize_relative_bias_table_2d", 3 * ((23 * 23) + 3),
+                 [](posenc_context*, float* out) {
+                   return posenc_resize_relative_bias_table_2d(3, 7, 7, 12, 12, 1, x.data(), out);
+                 }});
+    // Transformer-XL's query bias in the 1D relative logits.
+    posenc_attention_desc query_bias;
+    posenc_attention_desc_init(&query_bias, 2, 3, 70, 70, 16);
+    query_bias.bias = POSENC_BIAS_RELATIVE_1D;
+    query_bias.relative_query_bias = 1;
+    c.push_back({"attention_query_bias", 2 * 3 * 70 * 16,
+                 [query_bias](posenc_context* ctx, float* out) {
+                   posenc_attention_tensors t{};
+                   t.relative_query_bias = z.data();
+                   return attention(ctx, query_bias, t, out);
+                 }});
     c.push_back({"rope", 2 * 40 * 3 * 32, [](posenc_context* ctx, float* out) {
                    posenc_rope_config config;
                    posenc_rope_config_init(&config, 32);
@@ -589,7 +615,8 @@ TEST(AllocationFailure, OnWorkerThreadsIsRecovered) {
     const bool runs_gemms = op.name.find("sinusoid") == std::string::npos &&
                             op.name != "rel_to_abs" && op.name != "rope" &&
                             op.name != "attention_small_window" &&
-                            op.name.find("position_bias") == std::string::npos;
+                            op.name.find("position_bias") == std::string::npos &&
+                            op.name.rfind("resize", 0) == std::string::npos;
     if (runs_gemms) {
       EXPECT_GT(failed, 0) << op.name << ": no allocation failed";
     }

@@ -21,16 +21,16 @@ struct Slots {
   int64_t* index;
   double* weight;
 };
-Slots slots(AxisTaps& taps, int64_t o, int64_t count) {
-  taps.count[size_t(o)] = count;
-  return {taps.index.data() + o * taps.stride, taps.weights.data() + o * taps.stride};
+Slots slots(const AxisTaps& taps, int64_t o, int64_t count) {
+  taps.count[o] = count;
+  return {taps.index + o * taps.stride, taps.weights + o * taps.stride};
 }
 
 // Without antialias: the 2 (linear) or 4 (cubic) inputs around the source
 // coordinate, indices clamped. Linear keeps an axis of the same size (the
 // scale aside) as torch does: input o with weight 1, then again with 0.
 void interpolating_taps(int64_t in_size, int64_t out_size, double in_per_out,
-                        Interpolation interpolation, int64_t o, AxisTaps& taps) {
+                        Interpolation interpolation, int64_t o, const AxisTaps& taps) {
   const bool linear = interpolation == Interpolation::linear;
   if (linear && out_size == in_size) {
     const Slots s = slots(taps, o, 2);
@@ -63,7 +63,7 @@ void interpolating_taps(int64_t in_size, int64_t out_size, double in_per_out,
 
 // With antialias: Pillow's filter over the support, normalized.
 void antialiased_taps(int64_t in_size, double in_per_out, Interpolation interpolation,
-                      int64_t o, AxisTaps& taps) {
+                      int64_t o, const AxisTaps& taps) {
   const bool linear = interpolation == Interpolation::linear;
   const double stretch = std::max(in_per_out, 1.0);
   const double support = (linear ? 1.0 : 2.0) * stretch;
@@ -84,45 +84,44 @@ void antialiased_taps(int64_t in_size, double in_per_out, Interpolation interpol
   }
 }
 
-// Room for `stride` taps of each of `outputs` outputs.
-AxisTaps sized_for(int64_t outputs, int64_t stride) {
-  AxisTaps taps;
-  taps.stride = stride;
-  taps.count.resize(size_t(outputs));
-  taps.index.assign(size_t(outputs * stride), 0);
-  taps.weights.assign(size_t(outputs * stride), 0.0);
-  return taps;
+// Whether the axis is read as a copy: asked for, or antialiased at the
+// same size (torch from 2.x copies such an axis, whatever the scale; 1.13
+// resamples it).
+bool copies(const AxisResize& a) {
+  return a.interpolation == Interpolation::copy || (a.antialias && a.out_size == a.in_size);
+}
+
+// The most inputs an output of the axis reads: one for a copy, 2 (linear)
+// or 4 (cubic), antialiased fewer than 2 reach max(s, 1) + 2.
+int64_t taps_stride(const AxisResize& a) {
+  if (copies(a)) return 1;
+  const int64_t reach = a.interpolation == Interpolation::linear ? 1 : 2;
+  if (!a.antialias) return 2 * reach;
+  return std::min<int64_t>(int64_t(2 * double(reach) * std::max(a.in_per_out, 1.0)) + 2,
+                           a.in_size);
 }
 
 }  // namespace
 
-AxisTaps copy_taps(int64_t size) {
-  AxisTaps taps = sized_for(size, 1);
-  for (int64_t o = 0; o < size; ++o) {
-    const Slots s = slots(taps, o, 1);
-    s.index[0] = o;
-    s.weight[0] = 1;
-  }
-  return taps;
+size_t taps_bytes(const AxisResize& axis) {
+  return size_t(axis.out_size) * (size_t(taps_stride(axis)) * 2 + 1) * sizeof(int64_t);
 }
 
-AxisTaps axis_taps(int64_t in_size, int64_t out_size, double in_per_out,
-                   Interpolation interpolation, bool antialias) {
-  const bool linear = interpolation == Interpolation::linear;
-  // Antialiased, torch (from 2.x; 1.13 resamples it) copies an axis whose
-  // size does not change, whatever the scale.
-  if (out_size == in_size && antialias) return copy_taps(in_size);
-  const double reach = linear ? 1.0 : 2.0;
-  // An antialiased output reads fewer than 2 reach max(s, 1) + 2 inputs.
-  AxisTaps taps = sized_for(
-      out_size, antialias ? std::min<int64_t>(
-                                int64_t(2 * reach * std::max(in_per_out, 1.0)) + 2, in_size)
-                          : int64_t(2 * reach));
-  for (int64_t o = 0; o < out_size; ++o) {
-    if (antialias) {
-      antialiased_taps(in_size, in_per_out, interpolation, o, taps);
+AxisTaps axis_taps(const AxisResize& a, void* memory) {
+  const int64_t stride = taps_stride(a);
+  auto* count = static_cast<int64_t*>(memory);
+  auto* index = count + a.out_size;
+  auto* weights = reinterpret_cast<double*>(index + a.out_size * stride);
+  const AxisTaps taps{stride, count, index, weights};  // (slots past an output's count unused)
+  for (int64_t o = 0; o < a.out_size; ++o) {
+    if (copies(a)) {
+      const Slots s = slots(taps, o, 1);
+      s.index[0] = o;
+      s.weight[0] = 1;
+    } else if (a.antialias) {
+      antialiased_taps(a.in_size, a.in_per_out, a.interpolation, o, taps);
     } else {
-      interpolating_taps(in_size, out_size, in_per_out, interpolation, o, taps);
+      interpolating_taps(a.in_size, a.out_size, a.in_per_out, a.interpolation, o, taps);
     }
   }
   return taps;

@@ -10,15 +10,16 @@
 namespace posenc::ops {
 
 struct GridResize {
-  int64_t height, width;  // the input grid
-  int64_t columns;        // floats per cell
-  AxisTaps along_height;  // new_height outputs over height inputs
-  AxisTaps along_width;   // new_width outputs over width inputs
+  int64_t columns;          // floats per cell
+  AxisResize along_height;  // the grid's rows, height to new_height
+  AxisResize along_width;   // its columns, width to new_width
 };
 
 // in [height*width, columns] to out [new_height*new_width, columns] on the
 // context's threads (a task per output row of the grid), summed in double
-// and rounded once: the same bits for any thread count.
+// and rounded once: the same bits for any thread count. The taps and the
+// threads' lines are the calling thread's kept scratch, taken before
+// anything is written.
 void resize_grid(const ExecContext& ctx, const GridResize& grid, const float* in, float* out);
 
 }  // namespace posenc::ops
