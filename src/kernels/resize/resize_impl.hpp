@@ -59,11 +59,8 @@ void weigh_rows(const In* base, int64_t stride, const int64_t* indices, const do
                             out);
   } else if (count == 4) {
     weigh_clamped_rows<Arch, 4>(base, stride, indices, weights, n, out);
-  } else if (count == 2) {
-    weigh_clamped_rows<Arch, 2>(base, stride, indices, weights, n, out);
   } else {
-    weigh_all_columns<Arch>([&](int64_t k) { return base + indices[k] * stride; }, weights,
-                            count, n, out);
+    weigh_clamped_rows<Arch, 2>(base, stride, indices, weights, n, out);
   }
 }
 

@@ -9,7 +9,8 @@ namespace posenc {
 struct ResizeKernels {
   // out[i] = sum over k < count of weights[k] * base[indices[k] * stride + i],
   // for i < n, summed in double (input rows along the grid's height, into a
-  // line).
+  // line). The indices are consecutive, or 2 or 4 of them (ops/resize's
+  // taps: a border's clamped rows without antialias).
   void (*weigh_float_rows)(const float* base, int64_t stride, const int64_t* indices,
                            const double* weights, int64_t count, int64_t n, double* out);
   // The same over rows of doubles, each sum rounded once to float (a line's

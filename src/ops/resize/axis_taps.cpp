@@ -113,8 +113,9 @@ AxisTaps axis_taps(const AxisResize& a, void* memory) {
   auto* index = count + a.out_size;
   auto* weights = reinterpret_cast<double*>(index + a.out_size * stride);
   const AxisTaps taps{stride, count, index, weights};  // (slots past an output's count unused)
+  const bool copy = copies(a);
   for (int64_t o = 0; o < a.out_size; ++o) {
-    if (copies(a)) {
+    if (copy) {
       const Slots s = slots(taps, o, 1);
       s.index[0] = o;
       s.weight[0] = 1;
