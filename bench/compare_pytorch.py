@@ -287,6 +287,85 @@ def case_conformer(B, H, T, d):
                                               t["v_bias"]), posenc, 1e-4)
 
 
+def deberta_bias_parts(q, k, pos_key, pos_query, c2p_index, p2c_index, scale):
+    """DebertaV2's c2p and p2c terms as transformers computes them, over
+    [B*H, T, d] with bmm: q pos_key^T gathered at c2p_index, k pos_query^T
+    gathered at p2c_index and transposed, each divided by the scale."""
+    bh, t, _ = q.shape
+    repeat = bh // pos_key.shape[0]
+    c2p = torch.bmm(q, pos_key.repeat(repeat, 1, 1).transpose(-1, -2))
+    c2p = torch.gather(c2p, -1, c2p_index.expand(bh, t, t))
+    p2c = torch.bmm(k, pos_query.repeat(repeat, 1, 1).transpose(-1, -2))
+    p2c = torch.gather(p2c, -1, p2c_index.expand(bh, t, t)).transpose(-1, -2)
+    return c2p / scale, p2c / scale
+
+
+def deberta_attention(t, sdpa):
+    """DebertaV2's DisentangledSelfAttention after its projections (q, k, v
+    [B, H, T, d], pos_key and pos_query [H, 2S, d], no padding): its eager
+    way (bmm, gather, softmax, bmm, in fp32), or, the best PyTorch path,
+    torch's scaled_dot_product_attention with c2p + p2c materialized as its
+    float mask (on a torch without it, 1.13, the eager softmax)."""
+    b, h, n, d = t["q"].shape
+    scale = math.sqrt(d * 3)
+    q, k, v = (t[name].reshape(b * h, n, d) for name in ("q", "k", "v"))
+    c2p, p2c = deberta_bias_parts(q, k, t["pos_key"], t["pos_query"], t["c2p_index"],
+                                  t["p2c_index"], scale)
+    function = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+    if sdpa and function is not None:
+        return function(t["q"], t["k"], t["v"], attn_mask=(c2p + p2c).view(b, h, n, n),
+                        scale=1 / scale)
+    scores = torch.bmm(q, k.transpose(-1, -2) / scale)
+    scores += c2p
+    scores += p2c
+    return torch.bmm(torch.softmax(scores, -1), v).view(b, h, n, d)
+
+
+def deberta_relative_index(tokens, buckets, max_relative):
+    """DebertaV2's build_relative_position (query minus key, log buckets in
+    float32 as make_log_bucket_position) and the c2p and p2c gather indices
+    clamped to the 2S rows: built once per forward, outside the timing."""
+    ids = torch.arange(tokens)
+    rel = ids[:, None] - ids[None, :]
+    sign, mid = torch.sign(rel), buckets // 2
+    abs_pos = torch.where((rel < mid) & (rel > -mid), torch.tensor(mid - 1), rel.abs())
+    log_range = torch.log(torch.tensor((max_relative - 1) / mid))
+    log_pos = torch.ceil(torch.log(abs_pos / mid) / log_range * (mid - 1)) + mid
+    rel = torch.where(abs_pos <= mid, rel.float(), log_pos * sign).long()
+    return (torch.clamp(rel + buckets, 0, 2 * buckets - 1)[None],
+            torch.clamp(-rel + buckets, 0, 2 * buckets - 1)[None])
+
+
+def case_deberta(B, H, T, d, buckets, max_relative, sdpa):
+    def make():
+        c2p_index, p2c_index = deberta_relative_index(T, buckets, max_relative)
+        return {"q": randn(B, H, T, d), "k": randn(B, H, T, d), "v": randn(B, H, T, d),
+                "pos_key": randn(H, 2 * buckets, d), "pos_query": randn(H, 2 * buckets, d),
+                "c2p_index": c2p_index, "p2c_index": p2c_index,
+                "out": torch.zeros(B, H, T, d)}
+
+    def posenc(lib, ctx, t):
+        desc = AttentionDesc()
+        lib.posenc_attention_desc_init(ctypes.byref(desc), ctypes.c_int64(B),
+                                       ctypes.c_int64(H), ctypes.c_int64(T),
+                                       ctypes.c_int64(T), ctypes.c_int64(d))
+        desc.scale = 1 / math.sqrt(3 * d)
+        desc.bias = 8  # DISENTANGLED
+        desc.tables_per_head = 1
+        desc.num_buckets, desc.max_distance = buckets, max_relative
+        tensors = AttentionTensors(q=t["q"].data_ptr(), k=t["k"].data_ptr(),
+                                   v=t["v"].data_ptr(), table=t["pos_key"].data_ptr(),
+                                   key_table=t["pos_query"].data_ptr(),
+                                   out=t["out"].data_ptr())
+        check(lib, lib.posenc_attention(ctx, ctypes.byref(desc), ctypes.byref(tensors),
+                                        None, ctypes.c_size_t(0)))
+        return t["out"]
+
+    torch_way = "SDPA, c2p + p2c as its mask" if sdpa else "transformers eager"
+    return Case(f"DeBERTa-v3 disentangled attention ({torch_way})", f"B{B} H{H} T{T} d{d}",
+                make, lambda t: deberta_attention(t, sdpa), posenc, 1e-4)
+
+
 def case_rope():
     B, H, T, d = 1, 32, 2048, 128
 
@@ -354,6 +433,9 @@ CASES = {
     "resample_vit": lambda: case_resample(14, 32, 768, True),
     "resample_dinov2": lambda: case_resample(37, 74, 1024, False),
     "conformer": lambda: case_conformer(1, 8, 750, 64),
+    # DeBERTa-v3-base: 12 heads of 64, position_buckets 256, max_relative_positions 512.
+    "deberta": lambda: case_deberta(1, 12, 512, 64, 256, 512, sdpa=False),
+    "deberta_sdpa": lambda: case_deberta(1, 12, 512, 64, 256, 512, sdpa=True),
 }
 
 

@@ -10,7 +10,8 @@
 // them, each query against every row (ABSOLUTE: R of Tk rows; 1D: of
 // Tq+Tk-1 rows, or 2K+1 clipped, 2*B*H*Tq*rows*d, and the probabilities
 // against the value table's rows, 2*B*H*Tq*rows*dv; 2D:
-// 2*B*H*N*(2X-1 + 2Y-1)*d); the BoTNet block adds its 1x1 qkv projection,
+// 2*B*H*N*(2X-1 + 2Y-1)*d; disentangled: q's and k's against the 2S rows
+// of each table, 2*B*H*(Tq+Tk)*2S*d); the BoTNet block adds its 1x1 qkv projection,
 // 2*B*N*C*3*H*d. Bytes: what the call
 // reads and writes (with grouped kv heads, k and v of kv_heads heads; of k
 // and v, the keys its queries see: a decode step's bytes are its keys and
@@ -30,6 +31,7 @@
 #include "cases/values.hpp"
 #include "ops/attention/position_bias.hpp"
 #include "ops/attention/problem.hpp"
+#include "ops/relative/disentangled_index.hpp"
 #include "posenc/attention.hpp"
 #include "reference/attention.hpp"
 #include "reference/relative.hpp"
@@ -130,6 +132,7 @@ const char* bias_name(const posenc_attention_desc& d) {
     case POSENC_BIAS_TABLE_1D: return "table1D";
     case POSENC_BIAS_T5: return d.bidirectional ? "T5" : "T5-uni";
     case POSENC_BIAS_ALIBI: return d.bidirectional ? "ALiBi-bidi" : "ALiBi";
+    case POSENC_BIAS_DISENTANGLED: return "disentangled";
     default: return "plain";
   }
 }
@@ -180,6 +183,11 @@ int64_t table_rows(const posenc_attention_desc& d) {
   return reference::table_rows_1d(d.query_offset, d.q_len, d.kv_len, d.max_distance);
 }
 
+// Rows of each DISENTANGLED table.
+int64_t disentangled_rows(const posenc_attention_desc& d) {
+  return disentangled_index(d.num_buckets, d.max_distance).rows();
+}
+
 // The (query, key) pairs of a head that take part.
 double visible_pairs(const posenc_attention_desc& d) {
   double pairs = 0.0;
@@ -201,6 +209,8 @@ double flops_of(const posenc_attention_desc& d) {
     bias_rows = double(d.kv_len);
   } else if (d.bias == POSENC_BIAS_RELATIVE_1D) {
     bias_rows = double(table_rows(d));
+  } else if (d.bias == POSENC_BIAS_DISENTANGLED) {  // (k's rows counted per query)
+    bias_rows = double(disentangled_rows(d)) * double(d.q_len + d.kv_len) / q;
   }
   const double value_rows = d.relative_values ? double(table_rows(d)) : 0.0;
   return bh * 2.0 * (visible_pairs(d) * (dh + dv) + q * (bias_rows * dh + value_rows * dv));
@@ -271,6 +281,8 @@ class AttentionBuffers {
       sizes.push_back(size_t(d.kv_len) * rows);
     } else if (d.bias == POSENC_BIAS_RELATIVE_1D) {
       sizes.push_back(size_t(table_rows(d)) * rows);
+    } else if (d.bias == POSENC_BIAS_DISENTANGLED) {  // table, key_table
+      sizes.insert(sizes.end(), 2, size_t(disentangled_rows(d)) * rows);
     } else if (position_table_floats(d) > 0) {
       sizes.push_back(position_table_floats(d));
     }
@@ -426,6 +438,7 @@ class AttentionBuffers {
     } else if (desc_.bias != POSENC_BIAS_NONE &&
                (!ops::is_position_bias(desc_.bias) || position_table_floats(desc_) > 0)) {
       t.table = pass(next++);
+      if (desc_.bias == POSENC_BIAS_DISENTANGLED) t.key_table = pass(next++);
     }
     if (desc_.relative_values) t.value_table = pass(next++);
     if (desc_.sinks) t.sinks = pass(next++);
@@ -446,6 +459,7 @@ class AttentionBuffers {
                                   f(t.value_table), mask_.f32.data()};
     in.sinks = f(t.sinks);
     in.relative_query_bias = f(t.relative_query_bias);
+    in.key_table = f(t.key_table);
     return in;
   }
 
@@ -744,6 +758,18 @@ posenc_attention_desc conformer(posenc_attention_desc d) {
   d.relative_query_bias = 1;
   return d;
 }
+// DeBERTa's disentangled attention as transformers' DebertaV2 runs it:
+// per-head tables of 2 x 256 rows (DeBERTa-v3's log buckets, M 512), the
+// scale 1/sqrt(3d); B buckets and M of another size for the checks.
+posenc_attention_desc deberta(posenc_attention_desc d, int64_t buckets = 256,
+                              int64_t max_distance = 512) {
+  d.bias = POSENC_BIAS_DISENTANGLED;
+  d.tables_per_head = 1;
+  d.num_buckets = buckets;
+  d.max_distance = max_distance;
+  d.scale = float(1.0 / std::sqrt(3.0 * double(d.head_dim)));
+  return d;
+}
 // gpt-oss's attention sinks, a logit per head.
 posenc_attention_desc with_sinks(posenc_attention_desc d) {
   d.sinks = 1;
@@ -966,6 +992,16 @@ std::vector<Case> attention_cases() {
                       per_head(newest(desc_1d(1, 2, 5, 40, 16)))),
       kAttention1dF32({"check"}, conformer(desc_1d(3, 2, 77, 77, 16))),
       kAttention1dBf16({"check"}, conformer(desc_1d(2, 3, 41, 41, 24, bf16))),
+      // DeBERTa-v3-base's layer (12 heads of 64, 512 tokens: log buckets past
+      // 128) against the unfused way of transformers' DebertaV2, and against
+      // the same shape's plain attention (the bias's cost: `posenc bench
+      // --filter 'T512 d64'`). Checked on odd sizes with buckets and without.
+      kAttention1dF32({"bench"}, deberta(desc_1d(1, 12, 512, 512, 64)),
+                      deberta(desc_1d(2, 3, 77, 77, 24), 16, 20)),
+      kAttention1dBf16({"bench"}, deberta(desc_1d(1, 12, 512, 512, 64, bf16)),
+                       deberta(desc_1d(2, 3, 41, 41, 24, bf16), 7, 9)),
+      kAttentionF32({"bench"}, plain(1, 12, 512, 512, 64), plain(1, 2, 50, 50, 16)),
+      kAttention1dF32({"check"}, deberta(desc_1d(1, 2, 50, 50, 16), 0, 8)),
       // Grouped kv heads (groups of 3 that a thread count splits), a packed
       // qkv, a KV cache with spare rows.
       kAttention1dF32({"check"}, grouped(decoding(desc_1d(2, 6, 40, 90, 16), 8, 50), 2)),

@@ -7,6 +7,7 @@
 #include "cases/timing/machine.hpp"
 #include "ops/attention/position_bias.hpp"
 #include "ops/bias/attention_bias_desc.hpp"
+#include "ops/relative/disentangled_index.hpp"
 #include "posenc/bias.h"
 #include "runtime/context.hpp"
 #include "runtime/matmul.hpp"
@@ -63,7 +64,9 @@ void skew(const ExecContext& ctx, int64_t groups, int64_t L, const float* logits
 }  // namespace
 
 bool UnfusedAttention::applies(const posenc_attention_desc& d) {
-  if (d.dtype != POSENC_F32 || d.layout != POSENC_LAYOUT_BHTD || d.tables_per_head ||
+  const bool disentangled = d.bias == POSENC_BIAS_DISENTANGLED;
+  if (d.dtype != POSENC_F32 || d.layout != POSENC_LAYOUT_BHTD ||
+      (d.tables_per_head && !disentangled) ||
       d.relative_values || d.q_len != d.kv_len || d.query_offset != 0 || d.sliding_window != 0 ||
       d.sinks || d.softcap > 0 || d.relative_query_bias ||
       (d.kv_heads != 0 && d.kv_heads != d.heads)) {
@@ -77,7 +80,7 @@ bool UnfusedAttention::applies(const posenc_attention_desc& d) {
   // The 2D way is posenc's order on one map (not SAM's conventions).
   const bool plain_2d = d.bias == POSENC_BIAS_RELATIVE_2D &&
                         d.relative_order == POSENC_RELATIVE_KEY_MINUS_QUERY && d.kv_map_height == 0;
-  return !d.causal && d.mask_batch == 0 && (plain_1d || plain_2d);
+  return !d.causal && d.mask_batch == 0 && (plain_1d || plain_2d || disentangled);
 }
 
 UnfusedAttention::UnfusedAttention(const posenc_attention_desc& desc) : d_(desc) {
@@ -85,6 +88,16 @@ UnfusedAttention::UnfusedAttention(const posenc_attention_desc& desc) : d_(desc)
   scores_.resize(n * n);
   if (ops::is_position_bias(d_.bias)) {
     dense_bias_.resize(size_t(d_.heads) * n * n);
+  } else if (d_.bias == POSENC_BIAS_DISENTANGLED) {
+    const DisentangledIndex index = disentangled_index(d_.num_buckets, d_.max_distance);
+    logits_.resize(n * size_t(index.rows()));
+    key_logits_.resize(n * size_t(index.rows()));
+    pair_rows_.resize(n * n);
+    for (int64_t i = 0; i < d_.q_len; ++i) {
+      for (int64_t j = 0; j < d_.q_len; ++j) {
+        pair_rows_[size_t(i) * n + size_t(j)] = int32_t(index.row(i - j));
+      }
+    }
   } else if (d_.bias == POSENC_BIAS_RELATIVE_1D) {
     logits_.resize(n * (2 * n - 1));
     padded_.resize(n * 2 * n);
@@ -137,6 +150,27 @@ void UnfusedAttention::relative_2d(const ExecContext& ctx, const float* q, const
   });
 }
 
+// q's logits (c2p) and k's (p2c) against head h's tables, each pair's
+// gathered into the scores.
+void UnfusedAttention::disentangled(const ExecContext& ctx, int64_t h, const float* q,
+                                    const float* k, const posenc_attention_tensors& t) {
+  const int64_t n = d_.q_len, d = d_.head_dim;
+  const int64_t rows = disentangled_index(d_.num_buckets, d_.max_distance).rows();
+  const float alpha = d_.bias_uses_scaled_q ? d_.scale : 1.0f;
+  const float* table = static_cast<const float*>(t.table) + h * rows * d;
+  const float* key_table = static_cast<const float*>(t.key_table) + h * rows * d;
+  gemm(1, n, rows, d, q, table, true, alpha, logits_.data());
+  gemm(1, n, rows, d, k, key_table, true, alpha, key_logits_.data());
+  parallel_for(ctx.num_threads, n, [&](int64_t i) {
+    float* row = &scores_[size_t(i * n)];
+    const int32_t* pair_rows = &pair_rows_[size_t(i * n)];
+    for (int64_t j = 0; j < n; ++j) {
+      row[j] += logits_[size_t(i * rows + pair_rows[j])] +
+                key_logits_[size_t(j * rows + pair_rows[j])];
+    }
+  });
+}
+
 // The head's slice of the dense bias, then the mask, added to the scores.
 void UnfusedAttention::add_position_bias(const ExecContext& ctx, int64_t b, int64_t h,
                                          const posenc_attention_tensors& t) {
@@ -168,6 +202,8 @@ void UnfusedAttention::run(posenc_context* context, const posenc_attention_tenso
     gemm(1, n, n, d, q, k, true, d_.scale, scores_.data());
     if (ops::is_position_bias(d_.bias)) {
       add_position_bias(ctx, bh / d_.heads, bh % d_.heads, t);
+    } else if (d_.bias == POSENC_BIAS_DISENTANGLED) {
+      disentangled(ctx, bh % d_.heads, q, k, t);
     } else if (d_.bias == POSENC_BIAS_RELATIVE_1D) {
       relative_1d(ctx, q, static_cast<const float*>(t.table));
     } else {

@@ -36,6 +36,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -536,6 +537,22 @@ const std::vector<OpCase>& op_cases() {
                    t.relative_query_bias = z.data();
                    return attention(ctx, query_bias, t, out);
                  }});
+    // DeBERTa's disentangled bias, both ways: the whole table (its keys'
+    // logits kept in the workspace) and the block pairs' windows.
+    for (const auto& [name, buckets, q_len] :
+         {std::tuple<const char*, int64_t, int64_t>{"attention_disentangled_whole", 8, 70},
+          {"attention_disentangled_pairs", 256, 3}}) {
+      posenc_attention_desc deberta;
+      posenc_attention_desc_init(&deberta, 2, 3, q_len, 70, 16);
+      deberta.bias = POSENC_BIAS_DISENTANGLED;
+      deberta.num_buckets = buckets;
+      deberta.max_distance = 512;
+      c.push_back({name, size_t(2 * 3 * q_len * 16), [deberta](posenc_context* ctx, float* out) {
+                     posenc_attention_tensors t{};
+                     t.table = t.key_table = input(3).data();
+                     return attention(ctx, deberta, t, out);
+                   }});
+    }
     c.push_back({"rope", 2 * 40 * 3 * 32, [](posenc_context* ctx, float* out) {
                    posenc_rope_config config;
                    posenc_rope_config_init(&config, 32);

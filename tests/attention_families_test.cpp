@@ -526,7 +526,7 @@ TEST_F(AttentionFamiliesErrors, Fields) {
       // The kinds' fields with the other kinds.
       {plain, [](auto& d) { d.class_token = 1; }, bad, "desc->class_token"},
       {plain, [](auto& d) { d.bidirectional = 1; }, bad, "desc->bidirectional"},
-      {plain, [](auto& d) { store_enum(d.bias, 8); }, bad, "desc->bias"},
+      {plain, [](auto& d) { store_enum(d.bias, 9); }, bad, "desc->bias"},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(std::string(row.field) + " of row " + std::to_string(&row - rows));

@@ -538,5 +538,56 @@ TEST_F(AttentionOptionErrors, RelativeQueryBias) {
   runs();
 }
 
+// DISENTANGLED: its span or buckets, both tables (key_table only with it),
+// and the options it does not take.
+TEST_F(AttentionOptionErrors, Disentangled) {
+  const std::vector<float> table(2 * 16 * 16, 0.25f);
+  d_.bias = POSENC_BIAS_DISENTANGLED;
+  t_.table = t_.key_table = table.data();
+  // (A call that ran wrote out: the refusals after it must find 7s again.)
+  const auto runs_and_refills = [&] {
+    runs();
+    std::fill(out_.begin(), out_.end(), 7.0f);
+  };
+  fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->max_distance must be >= 1");
+  d_.max_distance = 8;  // S = 8: 16 rows
+  runs_and_refills();
+  d_.num_buckets = 1;
+  fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->num_buckets must be 0 or in [2, 2^24]");
+  d_.num_buckets = 8;  // m = 4: ln(7 / 4) < 3 ln(5 / 4) <= ln(8 / 4)
+  d_.max_distance = 8;
+  fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->max_distance must be at least 9");
+  d_.max_distance = 9;
+  runs_and_refills();
+  t_.key_table = nullptr;
+  fails(POSENC_ERROR_NULL_POINTER, "tensors->key_table");
+  t_.key_table = out_.data() + 3;
+  fails(POSENC_ERROR_ALIASING, "tensors->key_table");
+  t_.key_table = table.data();
+  d_.relative_values = 1;
+  t_.value_table = table.data();
+  fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->relative_values is not available with DISENTANGLED");
+  d_.relative_values = 0;
+  t_.value_table = nullptr;
+  d_.softcap = 30.0f;
+  fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->softcap caps scale q.k alone");
+  d_.softcap = 0.0f;
+  d_.relative_query_bias = 1;
+  t_.relative_query_bias = table.data();
+  fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->relative_query_bias shifts q");
+  d_.relative_query_bias = 0;
+  t_.relative_query_bias = nullptr;
+  runs_and_refills();
+  d_.bias = POSENC_BIAS_RELATIVE_1D;
+  d_.num_buckets = 0;
+  fails(POSENC_ERROR_INVALID_ARGUMENT,
+        "tensors->key_table must be NULL unless bias is DISENTANGLED");
+  d_.bias = POSENC_BIAS_NONE;
+  d_.max_distance = 0;
+  t_.table = t_.key_table = nullptr;
+  d_.num_buckets = 4;
+  fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->num_buckets must be 0 unless bias is T5 or");
+}
+
 }  // namespace
 }  // namespace posenc::test

@@ -73,24 +73,15 @@ std::vector<double> conformer_head(const float* q, const float* k, const float* 
   }
   // As [2T, T] without its first row (T elements), read as [T, 2T-1].
   const double* shifted = padded.data() + T;
-  std::vector<double> out(size_t(T * d), 0.0);
-  std::vector<double> scores(static_cast<size_t>(T));
+  std::vector<double> scores(size_t(T * T));
   for (int64_t i = 0; i < T; ++i) {
-    double max_score = -INFINITY;
     for (int64_t j = 0; j < T; ++j) {
       double ac = 0.0;
       for (int64_t c = 0; c < d; ++c) ac += (double(q[i * d + c]) + a[c]) * k[j * d + c];
-      scores[size_t(j)] = (ac + shifted[i * L + j]) / std::sqrt(double(d));
-      max_score = std::max(max_score, scores[size_t(j)]);
-    }
-    double sum = 0.0;
-    for (double& s : scores) sum += (s = std::exp(s - max_score));
-    for (int64_t j = 0; j < T; ++j) {
-      const double weight = scores[size_t(j)] / sum;
-      for (int64_t c = 0; c < d; ++c) out[size_t(i * d + c)] += weight * v[j * d + c];
+      scores[size_t(i * T + j)] = (ac + shifted[i * L + j]) / std::sqrt(double(d));
     }
   }
-  return out;
+  return softmax_rows_times(scores, T, T, v, d);
 }
 
 // posenc takes the Conformer's layer as q + a, u = b - a and P as the

@@ -140,7 +140,7 @@ void draw_lengths(Draw& r, posenc_attention_desc& d) {
 // The fields of the bias kind (posenc/attention.h's and posenc/bias.h's
 // ranges), relative values where they are available.
 void draw_bias_fields(Draw& r, posenc_attention_desc& d) {
-  const bool reads_q = d.bias <= POSENC_BIAS_RELATIVE_2D;
+  const bool reads_q = d.bias <= POSENC_BIAS_RELATIVE_2D || d.bias == POSENC_BIAS_DISENTANGLED;
   if (reads_q) {
     d.tables_per_head = int(r.in(0, 1));
     d.bias_uses_scaled_q = int(r.in(0, 1));
@@ -151,6 +151,15 @@ void draw_bias_fields(Draw& r, posenc_attention_desc& d) {
   }
   if (d.bias == POSENC_BIAS_TABLE_1D) d.max_distance = r.one_in(3) ? r.in(0, 3000) : r.in(0, 40);
   if (d.bias == POSENC_BIAS_T5 || d.bias == POSENC_BIAS_ALIBI) d.bidirectional = int(r.in(0, 1));
+  if (d.bias == POSENC_BIAS_DISENTANGLED) {  // a span, or log buckets (least M: 3, 7, 20, 345)
+    d.num_buckets = r.of<int64_t>({0, 2, 7, 16, 256});
+    const int64_t least = d.num_buckets == 0   ? 1
+                          : d.num_buckets == 2 ? 3
+                          : d.num_buckets == 7 ? 7
+                          : d.num_buckets == 16 ? 20
+                                                : 345;
+    d.max_distance = least + (r.one_in(3) ? 0 : r.in(1, 600));
+  }
   if (d.bias == POSENC_BIAS_T5) {
     d.num_buckets =
         d.bidirectional ? r.of<int64_t>({4, 8, 32, 320}) : r.of<int64_t>({2, 8, 32, 320});
@@ -218,7 +227,7 @@ posenc_attention_desc draw_desc(Draw& r) {
   const int64_t batch = r.in(1, 3);
   const int64_t heads = r.of<int64_t>({1, 2, 3, 4, 6, 8});
   posenc_attention_desc d = attention_desc(batch, heads, 0, 0, r.of(kHeadSizes));
-  d.bias = posenc_attention_bias(r.in(POSENC_BIAS_NONE, POSENC_BIAS_ALIBI));
+  d.bias = posenc_attention_bias(r.in(POSENC_BIAS_NONE, POSENC_BIAS_DISENTANGLED));
   draw_lengths(r, d);
   draw_bias_fields(r, d);
   d.kv_heads = r.one_in(4) ? 0 : divisor_of(r, d.heads);
@@ -232,7 +241,7 @@ posenc_attention_desc draw_desc(Draw& r) {
   d.sinks = int(r.one_in(4));
   if (d.bias == POSENC_BIAS_RELATIVE_1D) d.relative_query_bias = int(r.one_in(3));
   const bool bias_of_q = d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D ||
-                         d.bias == POSENC_BIAS_RELATIVE_2D;
+                         d.bias == POSENC_BIAS_RELATIVE_2D || d.bias == POSENC_BIAS_DISENTANGLED;
   if (!bias_of_q && r.one_in(4)) d.softcap = r.of({0.5f, 3.0f, 50.0f});
   draw_layout(r, d);
   if (r.one_in(3)) draw_mask_shape(r, d);
@@ -292,6 +301,12 @@ void fill_inputs(Draw& r, AttentionTensors& x) {
     case POSENC_BIAS_ALIBI:
       if (r.one_in(2)) fill(Tensor::table, d.heads, 0.01f, 1.0f);
       break;
+    case POSENC_BIAS_DISENTANGLED: {
+      const int64_t rows = 2 * (d.num_buckets > 0 ? d.num_buckets : d.max_distance);
+      fill(Tensor::table, heads * rows * d.head_dim);
+      fill(Tensor::key_table, heads * rows * d.head_dim);
+      break;
+    }
     default:
       break;
   }

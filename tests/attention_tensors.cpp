@@ -1,6 +1,7 @@
 #include "attention_tensors.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -63,6 +64,22 @@ int64_t relative_rows(const posenc_attention_desc& d, const std::vector<int64_t>
   int64_t offset = d.query_offset;
   for (int64_t o : query_offsets) offset = std::max(offset, o);
   return std::max<int64_t>(offset, 0) + d.q_len + d.kv_len - 1;
+}
+
+std::vector<double> softmax_rows_times(const std::vector<double>& scores, int64_t rows,
+                                       int64_t keys, const float* v, int64_t d) {
+  std::vector<double> out(size_t(rows * d), 0.0);
+  for (int64_t i = 0; i < rows; ++i) {
+    const double* row = &scores[size_t(i * keys)];
+    const double max_score = *std::max_element(row, row + keys);
+    double sum = 0.0;
+    for (int64_t j = 0; j < keys; ++j) sum += std::exp(row[j] - max_score);
+    for (int64_t j = 0; j < keys; ++j) {
+      const double weight = std::exp(row[j] - max_score) / sum;
+      for (int64_t c = 0; c < d; ++c) out[size_t(i * d + c)] += weight * v[j * d + c];
+    }
+  }
+  return out;
 }
 
 std::vector<float> mask_values(size_t count, uint32_t seed, float minus_inf_below) {
@@ -136,6 +153,7 @@ reference::AttentionInputs AttentionTensors::reference() const {
   in.query_offsets = or_null(s_.query_offsets);
   in.sinks = get(Tensor::sinks);
   in.relative_query_bias = get(Tensor::relative_query_bias);
+  in.key_table = get(Tensor::key_table);
   return in;
 }
 
@@ -158,6 +176,7 @@ posenc_attention_tensors AttentionTensors::tensors(void* out) const {
   t.query_offsets = index_tensor(s_.query_offsets, s32_[2]);
   t.sinks = pass(Tensor::sinks);
   t.relative_query_bias = pass(Tensor::relative_query_bias);
+  t.key_table = pass(Tensor::key_table);
   return t;
 }
 

@@ -24,7 +24,7 @@ struct Sequences {
 
 // The float tensors of posenc_attention_tensors.
 enum class Tensor {
-  q, k, v, table, table_h, table_w, value_table, mask, sinks, relative_query_bias
+  q, k, v, table, table_h, table_w, value_table, mask, sinks, relative_query_bias, key_table
 };
 
 // The rows of a RELATIVE_1D table (and of the relative values' table) as
@@ -36,6 +36,11 @@ int64_t relative_rows(const posenc_attention_desc& d,
 // `count` mask values: 2x for x of random_floats(count, seed), -inf where
 // x < minus_inf_below (-0.8: about one in ten).
 std::vector<float> mask_values(size_t count, uint32_t seed, float minus_inf_below = -0.8f);
+
+// A model's attention after its scores, in double: out[i] = sum_j
+// softmax_j(scores[i, :]) v[j] for scores [rows, keys] and v [keys, d].
+std::vector<double> softmax_rows_times(const std::vector<double>& scores, int64_t rows,
+                                       int64_t keys, const float* v, int64_t d);
 
 class AttentionTensors {
  public:
@@ -70,7 +75,7 @@ class AttentionTensors {
   const void* index_tensor(const std::vector<int64_t>& values,
                            const std::vector<int32_t>& narrow) const;
 
-  static constexpr size_t kCount = size_t(Tensor::relative_query_bias) + 1;
+  static constexpr size_t kCount = size_t(Tensor::key_table) + 1;
   posenc_attention_desc d_;
   Sequences s_;
   std::vector<int32_t> s32_[3];  // s_ as int32, for INT32 index_type

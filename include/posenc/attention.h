@@ -165,6 +165,37 @@
  * this table has (whatever they hold: causal hides them); XLNet's starts a
  * row earlier (its rows from 1 on), and its segment term is not this.
  *
+ * DISENTANGLED (added in 0.10): DeBERTa's disentangled attention (He et
+ * al. 2021), its content-to-position and position-to-content terms:
+ *   bias[i,j] = c * (q_i . R[row(i,j)] + k_j . RK[row(i,j)])
+ * R = tensors->table (the c2p term's position keys), RK =
+ * tensors->key_table (the p2c term's position queries), both of 2S rows,
+ * k_j of query head h's kv head; with r = query_offset + i - j (query
+ * minus key) the row is
+ *   row(i,j) = clamp(delta(r) + S, 0, 2S - 1), where
+ * - num_buckets = 0: S = max_distance >= 1 and delta(r) = r;
+ * - num_buckets = B >= 2: S = B, m = B / 2 (rounded down), max_distance
+ *   M >= m + 2 with ln((M - 1) / m) >= (m - 1) ln((m + 1) / m) (no bucket
+ *   then skips a row: M >= 345 for B = 256, 20 for B = 16; the error
+ *   names the least M), and delta(r) = r for |r| <= m, else
+ *   sign(r) * (ceil(ln(|r| / m) / ln((M - 1) / m) * (m - 1)) + m),
+ *   evaluated in double (DeBERTa's log buckets: make_log_bucket_position;
+ *   transformers evaluates it in float32, which gives the same buckets for
+ *   DeBERTa-v3's B = 256, M = 512, checked for every |r| <= 4M).
+ * transformers' DebertaV2 (DeBERTa-v3, position_buckets B = 256 and
+ * max_relative_positions M = 512; without position_buckets, num_buckets 0
+ * and max_distance its span, max_relative_positions) with pos_att_type
+ * c2p and p2c: scale = 1/sqrt(3 head_dim) (its scale_factor 3) and
+ * bias_uses_scaled_q 1; R and RK are its pos_key_layer and pos_query_layer
+ * of the head (key_proj and query_proj of its normalized rel_embeddings'
+ * first 2S rows, with share_att_key; else pos_key_proj and
+ * pos_query_proj), [heads, 2S, head_dim] with tables_per_head 1. Its
+ * positions start at 0 for queries and keys alike (query_offset 0).
+ * Not with relative_values, relative_query_bias, softcap, or the fields of
+ * other kinds (relative_order, the maps, class_token, bidirectional);
+ * key_table must be NULL with any other bias. A model with c2p or p2c
+ * alone passes a zero table for the other term.
+ *
  * relative_values (Shaw et al.): also adds sum_j a[i,j] * RV[row(i,j)], RV
  * indexed exactly as the RELATIVE_1D table above (same max_distance rule and
  * row count). Not available with RELATIVE_2D nor with the kinds without q.
@@ -324,6 +355,7 @@ typedef enum posenc_attention_bias {
   POSENC_BIAS_TABLE_1D = 5,
   POSENC_BIAS_T5 = 6,
   POSENC_BIAS_ALIBI = 7,
+  POSENC_BIAS_DISENTANGLED = 8, /* added in 0.10: DeBERTa's c2p and p2c */
   POSENC_BIAS_MAX_ENUM = 0x7FFFFFFF
 } posenc_attention_bias;
 
@@ -359,7 +391,8 @@ typedef struct posenc_attention_desc {
   int bias_uses_scaled_q; /* 0 or 1: position logits from scale*q (BoTNet as
                              bottleneck-transformer-pytorch writes it) or q */
   int64_t max_distance;   /* RELATIVE_1D and relative_values: 0 unclipped, else K >= 1;
-                             TABLE_1D: K >= 0; T5: T5's max_distance; else 0 */
+                             TABLE_1D: K >= 0; T5: T5's max_distance; DISENTANGLED:
+                             S, or DeBERTa's max_relative_positions; else 0 */
   int64_t map_height, map_width; /* RELATIVE_2D: X, Y with X*Y = q_len (and kv_len
                                     without a key map); TABLE_2D: Wh, Ww; else 0 */
   int relative_values;    /* 0 or 1 */
@@ -373,7 +406,8 @@ typedef struct posenc_attention_desc {
   posenc_relative_order relative_order;  /* RELATIVE_2D */
   int64_t kv_map_height, kv_map_width;   /* RELATIVE_2D: 0 and 0, or the key map */
   int class_token;        /* TABLE_2D: 0 or 1 (BEiT) */
-  int64_t num_buckets;    /* T5 (max_distance: T5's max_distance) */
+  int64_t num_buckets;    /* T5 (max_distance: T5's max_distance); DISENTANGLED: 0 or
+                             DeBERTa's position_buckets */
   int bidirectional;      /* T5 and ALIBI: 0 or 1 */
   int64_t value_head_dim; /* 0 (= head_dim), or the head size of v, out and RV */
   /* Added in 0.6. */
@@ -407,6 +441,8 @@ typedef struct posenc_attention_tensors {
   const void* sinks;         /* sinks: [heads] */
   /* Added in 0.9. */
   const void* relative_query_bias; /* relative_query_bias: [heads, head_dim] */
+  /* Added in 0.10. */
+  const void* key_table;   /* DISENTANGLED: RK, the table k multiplies */
 } posenc_attention_tensors;
 
 /* Fills *desc for plain attention: the given sizes, BHTD, F32 in and out,
@@ -415,7 +451,7 @@ typedef struct posenc_attention_tensors {
  * sinks, no softcap, no relative query bias. Added in 0.3: the fields from
  * kv_heads on, and the tensors mask .. query_offsets; in 0.6
  * sliding_window; in 0.7 sinks, softcap and the tensor sinks; in 0.9
- * relative_query_bias and its tensor;
+ * relative_query_bias and its tensor (the tensor key_table in 0.10);
  * a desc made without this function must zero them.
  * Does nothing if desc is NULL. */
 POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t batch,

@@ -24,7 +24,7 @@ SINCOS_LAYOUT = {"interleaved": 0, "split": 1}
 INTERPOLATION = {"bicubic": 0, "bilinear": 1}
 ATTENTION_LAYOUT = {"bhtd": 0, "bthd": 1, "strided": 2}
 ATTENTION_BIAS = {"none": 0, "absolute": 1, "relative_1d": 2, "relative_2d": 3,
-                  "table_2d": 4, "table_1d": 5, "t5": 6, "alibi": 7}
+                  "table_2d": 4, "table_1d": 5, "t5": 6, "alibi": 7, "disentangled": 8}
 RELATIVE_ORDER = {"key_minus_query": 0, "query_minus_key": 1}
 POSITION_BIAS_KIND = {"table_2d": 0, "table_1d": 1, "t5": 2, "alibi": 3}
 INDEX_TYPE = {"int32": 0, "int64": 1}
@@ -33,7 +33,7 @@ ROPE_LAYOUT = {"bthd": 0, "bhtd": 1}
 ROPE_SCALING = {"none": 0, "linear": 1, "dynamic_ntk": 2, "yarn": 3, "llama3": 4}
 ROPE_POSITIONS = {"int32": 0, "int64": 1}
 # The library version whose structs these mirror (major, minor: the soname's).
-ABI_VERSION = ("0", "9")
+ABI_VERSION = ("0", "10")
 ROPE_MAX_ROTARY_DIM = 65536  # POSENC_ROPE_MAX_ROTARY_DIM
 MAX_THREADS = 1024  # POSENC_MAX_THREADS
 
@@ -175,7 +175,7 @@ class AttentionTensors(ctypes.Structure):  # posenc_attention_tensors
     _fields_ = [(name, ctypes.c_void_p) for name in
                 ("q", "k", "v", "table", "table_h", "table_w", "value_table", "out",
                  "mask", "kv_lengths", "q_lengths", "query_offsets", "sinks",
-                 "relative_query_bias")]
+                 "relative_query_bias", "key_table")]
 
 
 class AbsoluteResizeDesc(ctypes.Structure):  # posenc_absolute_resize_desc

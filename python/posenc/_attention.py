@@ -123,6 +123,12 @@ def _expect_q_tables(desc, views, query_offsets):
         expected["table"] = (desc.kv_len, desc.head_dim, "kv_len")
     elif desc.bias == _abi.ATTENTION_BIAS["relative_1d"]:
         expected["table"] = (rows_1d, desc.head_dim, rule_1d)
+    elif desc.bias == _abi.ATTENTION_BIAS["disentangled"]:
+        span = desc.num_buckets or desc.max_distance
+        if span >= 1:  # else refused by posenc, naming the field
+            rule = "2 num_buckets" if desc.num_buckets else "2 max_distance, num_buckets 0"
+            for name in ("table", "key_table"):
+                expected[name] = (2 * span, desc.head_dim, rule)
     elif desc.bias == _abi.ATTENTION_BIAS["relative_2d"]:
         key_map = (desc.kv_map_height or desc.map_height, desc.kv_map_width or desc.map_width)
         for name, q_size, k_size in zip(("table_h", "table_w"),
@@ -148,6 +154,17 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
     """Sets desc's and tensors' fields of the position bias: `bias` and the
     given `tables` (name -> tensor), checked; returns the tables' Views."""
     no_q = isinstance(bias, str) and bias.lower() in _bias.KINDS
+    disentangled = isinstance(bias, str) and bias.lower() == "disentangled"
+    if "key_table" in tables and not disentangled:
+        raise ValueError(f"key_table: goes with bias 'disentangled', not {bias!r}")
+    if disentangled:
+        missing = [name for name in ("table", "key_table") if name not in tables]
+        if missing:
+            raise ValueError(f"{', '.join(missing)}: the disentangled bias takes table (c2p's "
+                             "position keys) and key_table (p2c's position queries)")
+        if max_distance is None:
+            raise ValueError("max_distance: needed with bias 'disentangled' (DeBERTa's "
+                             "max_relative_positions; with num_buckets 0 the span)")
     views = {name: _table(t, name, dtype) for name, t in tables.items()
              if not (no_q and name == "table")}
     tables_2d = "table_h" in views or "table_w" in views
@@ -187,11 +204,14 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
                                  class_token, max_distance, num_buckets, bidirectional)
         if no_q_table is not None:
             views["table"] = no_q_table
-    elif window is not None or class_token or num_buckets is not None or \
-            bidirectional is not None:
+    elif window is not None or class_token or bidirectional is not None or \
+            (num_buckets is not None and not disentangled):
         raise ValueError("window, class_token, num_buckets, bidirectional: parameters of "
-                         f"the biases {', '.join(_bias.KINDS)}, not of {bias!r}")
+                         f"the biases {', '.join(_bias.KINDS)} (and num_buckets of "
+                         f"'disentangled'), not of {bias!r}")
     else:
+        if disentangled:
+            desc.num_buckets = _abi.count(num_buckets or 0, "num_buckets")
         _expect_q_tables(desc, views, query_offsets)
     for name, t in views.items():
         setattr(tensors, name, t.ptr)
@@ -288,7 +308,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
           query_offsets=None, out=None, out_dtype=None, window=None, class_token=False,
           num_buckets=None, bidirectional=None, relative_order="key_minus_query",
           kv_map_size=None, sliding_window=0, sinks=None, softcap=None,
-          relative_query_bias=None, sizing=False):
+          relative_query_bias=None, key_table=None, sizing=False):
     """The desc and tensors of one call, the output View and what must stay
     alive until the call returns. (A call without a bias, mask or lengths
     costs a few microseconds here: the options are looked at only when
@@ -393,9 +413,11 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
     if bias is not None or table is not None or table_h is not None or table_w is not None or \
             value_table is not None or window is not None or class_token or \
             num_buckets is not None or bidirectional is not None or map_size is not None or \
-            relative_order != "key_minus_query" or kv_map_size is not None:
+            relative_order != "key_minus_query" or kv_map_size is not None or \
+            key_table is not None:
         tables = {name: t for name, t in (("table", table), ("table_h", table_h),
-                                           ("table_w", table_w), ("value_table", value_table))
+                                           ("table_w", table_w), ("value_table", value_table),
+                                           ("key_table", key_table))
                   if t is not None}
         keep = keep + _bias_fields(desc, tensors, bias, tables, qv.dtype, heads, map_size,
                                    relative_order, kv_map_size, window, class_token,
@@ -409,7 +431,8 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
               q_lengths=None, query_offsets=None, out=None, out_dtype=None, workspace=None,
               context=None, window=None, class_token=False, num_buckets=None,
               bidirectional=None, relative_order="key_minus_query", kv_map_size=None,
-              sliding_window=0, sinks=None, softcap=None, relative_query_bias=None):
+              sliding_window=0, sinks=None, softcap=None, relative_query_bias=None,
+              key_table=None):
     """softmax(scale q k^T + bias + mask) v, every option of posenc_attention.
 
     scale: default 1/sqrt(head_dim). bias: "none", "absolute" or
@@ -426,6 +449,15 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     Wav2Vec2Conformer) with q + pos_bias_u as q, u = pos_bias_v - pos_bias_u
     and their projected positions [heads, 2T-1, head_dim] as the table, as
     stored.
+    bias "disentangled": DeBERTa's c2p and p2c terms, scale (q_i . table[row]
+    + k_j . key_table[row]) (without scale if bias_uses_scaled_q is False),
+    row = clamp(delta(query_offset + i - j) + S, 0, 2S - 1); both tables
+    [2S, head_dim] or both [heads, 2S, head_dim], of q's dtype. num_buckets
+    B >= 2: S = B and delta DeBERTa's log buckets up to max_distance M;
+    num_buckets 0 (default): S = M and delta(r) = r. DeBERTa-v2/v3
+    (transformers' DebertaV2): scale = 1/sqrt(3 head_dim), table =
+    pos_key_layer and key_table = pos_query_layer [heads, 2S, head_dim],
+    num_buckets = position_buckets, max_distance = max_relative_positions.
     mask: additive (float32 or bfloat16, -inf masks a key) or bool (True:
     the key takes part, as in torch's scaled_dot_product_attention), of
     [mask_batch, mask_heads, mask_q_len, kv_len] with mask_heads 1 or heads,
@@ -478,7 +510,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
             value_table is None and window is None and class_token is False and \
             num_buckets is None and bidirectional is None and \
             relative_order == "key_minus_query" and kv_map_size is None and \
-            relative_query_bias is None:
+            relative_query_bias is None and key_table is None:
         key = _call_plans.signature(given, layout, scale, causal, query_offset, out_dtype,
                                     sliding_window, softcap)
     plan = None if key is None else _PLANS.get(key)
@@ -493,7 +525,8 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
         q, k, v, layout, scale, causal, query_offset, bias, table, table_h, table_w,
         bias_uses_scaled_q, max_distance, map_size, value_table, mask, kv_lengths, q_lengths,
         query_offsets, out, out_dtype, window, class_token, num_buckets, bidirectional,
-        relative_order, kv_map_size, sliding_window, sinks, softcap, relative_query_bias)
+        relative_order, kv_map_size, sliding_window, sinks, softcap, relative_query_bias,
+        key_table)
     pointer, size, pinned = _tensor.workspace_buffer(workspace)
     check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                pointer, size))

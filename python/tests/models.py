@@ -89,3 +89,63 @@ def conformer_attention(q, k, v, p, pos_bias_u, pos_bias_v, pad_mask=None):
     mask = pad_mask.unsqueeze(1)
     attn = torch.softmax(scores.masked_fill(mask, -10000.0), dim=-1).masked_fill(mask, 0.0)
     return torch.matmul(attn, v)
+
+
+def log_bucket_position(relative_pos, bucket_size, max_position):
+    """DeBERTa-v2's make_log_bucket_position as transformers computes it:
+    relative_pos a long tensor, the log buckets in float32 (long / int and
+    torch.tensor of a Python float are float32), returned as float32."""
+    sign = torch.sign(relative_pos)
+    mid = bucket_size // 2
+    near = (relative_pos < mid) & (relative_pos > -mid)
+    abs_pos = torch.where(near, torch.tensor(mid - 1).type_as(relative_pos),
+                          torch.abs(relative_pos))
+    log_pos = torch.ceil(torch.log(abs_pos / mid)
+                         / torch.log(torch.tensor((max_position - 1) / mid))
+                         * (mid - 1)) + mid
+    return torch.where(abs_pos <= mid, relative_pos.type_as(log_pos), log_pos * sign)
+
+
+def deberta_relative_positions(query_size, key_size, bucket_size=-1, max_position=-1):
+    """DeBERTa-v2's build_relative_position: query id minus key id [q, k],
+    log-bucketed where bucket_size and max_position are > 0, as long."""
+    q_ids = torch.arange(query_size, dtype=torch.long)
+    k_ids = torch.arange(key_size, dtype=torch.long)
+    rel = q_ids[:, None] - k_ids[None, :]
+    if bucket_size > 0 and max_position > 0:
+        rel = log_bucket_position(rel, bucket_size, max_position)
+    return rel.to(torch.long)
+
+
+def deberta_attention(q, k, v, pos_key, pos_query, position_buckets, max_relative_positions,
+                      attention_mask=None):
+    """DebertaV2's DisentangledSelfAttention (pos_att_type c2p and p2c)
+    after its projections: q [B, H, T, d], k and v [B, Hk, T, d] (repeated
+    to q's heads), pos_key and pos_query (its pos_key_layer and
+    pos_query_layer) [2S, d] or [H, 2S, d], S = position_buckets if > 0
+    else max_relative_positions; scores q k^T, the c2p term gathered from
+    q pos_key^T at clamp(rel + S), the p2c term from k pos_query^T at
+    clamp(-rel + S) transposed, all over sqrt(3 d); attention_mask [B, T]
+    of 0 and 1 as its XSoftmax reads the pair mask: masked scores at the
+    dtype's min before the softmax, the probabilities zeroed after (a padded
+    query's row is zeros)."""
+    groups = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
+    tokens, head_dim = q.shape[2], q.shape[3]
+    span = position_buckets if position_buckets > 0 else max_relative_positions
+    rel = deberta_relative_positions(tokens, tokens, position_buckets, max_relative_positions)
+    scale = (head_dim * 3) ** 0.5
+    scores = torch.matmul(q, k.transpose(-1, -2)) / scale
+    shape = q.shape[:2] + (tokens, tokens)
+    c2p = torch.matmul(q, pos_key.transpose(-1, -2))
+    c2p = torch.gather(c2p, -1, torch.clamp(rel + span, 0, 2 * span - 1).expand(shape))
+    p2c = torch.matmul(k, pos_query.transpose(-1, -2))
+    p2c = torch.gather(p2c, -1, torch.clamp(-rel + span, 0, 2 * span - 1).expand(shape))
+    scores = scores + (c2p + p2c.transpose(-1, -2)) / scale
+    if attention_mask is None:
+        return torch.matmul(torch.softmax(scores, -1), v)
+    valid = attention_mask.bool()
+    masked = ~(valid[:, None, :, None] & valid[:, None, None, :])
+    scores = scores.masked_fill(masked, torch.finfo(scores.dtype).min)
+    probs = torch.softmax(scores, -1).masked_fill(masked, 0.0)
+    return torch.matmul(probs, v)

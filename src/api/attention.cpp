@@ -13,6 +13,7 @@
 #include "ops/attention/plan.hpp"
 #include "ops/attention/position_bias.hpp"
 #include "ops/bias/attention_bias_desc.hpp"
+#include "ops/relative/disentangled_index.hpp"
 #include "ops/relative/relative_index.hpp"
 #include "posenc/attention.h"
 #include "runtime/dtype.hpp"
@@ -34,7 +35,9 @@ int64_t validate_position_bias_fields(const posenc_attention_desc& d) {
       }
     };
     unused(d.class_token, "class_token", "TABLE_2D");
-    unused(d.num_buckets, "num_buckets", "T5");
+    if (d.bias != POSENC_BIAS_DISENTANGLED) {
+      unused(d.num_buckets, "num_buckets", "T5 or DISENTANGLED");
+    }
     unused(d.bidirectional, "bidirectional", "T5 or ALIBI");
     return 0;
   }
@@ -52,6 +55,34 @@ int64_t validate_position_bias_fields(const posenc_attention_desc& d) {
     invalid("desc->relative_values is not available with bias TABLE_2D, TABLE_1D, T5 or ALIBI");
   }
   return table_floats;
+}
+
+// DISENTANGLED's fields: its table's span S (max_distance), or DeBERTa's
+// log buckets (num_buckets, max_distance), none of them skipping a row
+// (least_bucketed_max_distance).
+void validate_disentangled_fields(const posenc_attention_desc& d) {
+  if (d.bias != POSENC_BIAS_DISENTANGLED) return;
+  if (d.relative_values) {
+    invalid("desc->relative_values is not available with DISENTANGLED bias");
+  }
+  if (d.num_buckets == 0) {
+    if (d.max_distance < 1) {
+      invalid("desc->max_distance must be >= 1 with DISENTANGLED bias and num_buckets 0 (the "
+              "tables have 2 max_distance rows): got " + std::to_string(d.max_distance));
+    }
+    return;
+  }
+  if (d.num_buckets < 2 || d.num_buckets > (int64_t(1) << 24)) {
+    invalid("desc->num_buckets must be 0 or in [2, 2^24] with DISENTANGLED bias (got " +
+            std::to_string(d.num_buckets) + ")");
+  }
+  const int64_t least = least_bucketed_max_distance(d.num_buckets);
+  if (d.max_distance < least) {
+    invalid("desc->max_distance must be at least " + std::to_string(least) +
+            " with DISENTANGLED bias and num_buckets " + std::to_string(d.num_buckets) +
+            " (no log bucket skips a row: ln((max_distance - 1) / m) >= (m - 1) ln((m + 1) / "
+            "m), m = num_buckets / 2; got " + std::to_string(d.max_distance) + ")");
+  }
 }
 
 // The mask's shape: mask_batch divides batch (1 and batch included), the
@@ -157,7 +188,7 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
   require_enum(d.bias, "desc->bias",
                {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_1D,
                 POSENC_BIAS_RELATIVE_2D, POSENC_BIAS_TABLE_2D, POSENC_BIAS_TABLE_1D,
-                POSENC_BIAS_T5, POSENC_BIAS_ALIBI});
+                POSENC_BIAS_T5, POSENC_BIAS_ALIBI, POSENC_BIAS_DISENTANGLED});
   if (d.relative_query_bias && d.bias != POSENC_BIAS_RELATIVE_1D) {
     invalid("desc->relative_query_bias shifts q in the relative logits of RELATIVE_1D bias "
             "only: must be 0 with any other bias");
@@ -165,7 +196,7 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
   if (d.softcap > 0) {
     if (ops::bias_reads_q(d.bias)) {
       invalid("desc->softcap caps scale q.k alone: not available with bias ABSOLUTE, "
-              "RELATIVE_1D or RELATIVE_2D, whose logits q multiplies too");
+              "RELATIVE_1D, RELATIVE_2D or DISENTANGLED, whose logits q multiplies too");
     }
     const float softmax_scale = ops::softmax_scale_of(d.scale);
     const ops::SoftcapFactors f = ops::softcap_factors(softmax_scale, d.softcap);
@@ -178,12 +209,14 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
   // Refused where nothing reads it, not ignored (the kinds without q by
   // posenc/bias.h's rules, which name the kind).
   const bool checked = d.bias == POSENC_BIAS_RELATIVE_1D || d.relative_values != 0 ||
-                       ops::is_position_bias(d.bias);
+                       ops::is_position_bias(d.bias) || d.bias == POSENC_BIAS_DISENTANGLED;
   if (!checked && d.max_distance != 0) {
-    invalid("desc->max_distance applies to RELATIVE_1D, relative_values, TABLE_1D and T5 only: "
-            "must be 0 with this bias (got " + std::to_string(d.max_distance) + ")");
+    invalid("desc->max_distance applies to RELATIVE_1D, relative_values, TABLE_1D, T5 and "
+            "DISENTANGLED only: must be 0 with this bias (got " +
+            std::to_string(d.max_distance) + ")");
   }
   validate_map_desc(d);
+  validate_disentangled_fields(d);
   const int64_t position_table = validate_position_bias_fields(d);
   validate_mask_desc(d);
   // Bounds the workspace sizes (which grow with q_len + kv_len) and the 1D
@@ -276,6 +309,12 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
     case POSENC_BIAS_RELATIVE_1D:
       table(t.table, "tensors->table", relative_rows, d.head_dim);
       break;
+    case POSENC_BIAS_DISENTANGLED: {
+      const int64_t rows = disentangled_index(d.num_buckets, d.max_distance).rows();
+      table(t.table, "tensors->table", rows, d.head_dim);
+      table(t.key_table, "tensors->key_table", rows, d.head_dim);
+      break;
+    }
     case POSENC_BIAS_RELATIVE_2D: {
       // 2 max(X, X') - 1 and 2 max(Y, Y') - 1 rows (the maps' sizes are
       // below 2^24: q_len and kv_len are).
@@ -299,10 +338,15 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
     }
   }
   const bool uses_table = d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D ||
+                          d.bias == POSENC_BIAS_DISENTANGLED ||
                           (ops::is_position_bias(d.bias) && d.bias != POSENC_BIAS_ALIBI);
   if (!uses_table && d.bias != POSENC_BIAS_ALIBI) {
     require_null(t.table, "tensors->table",
-                 "unless bias is ABSOLUTE, RELATIVE_1D, TABLE_2D, TABLE_1D, T5 or ALIBI");
+                 "unless bias is ABSOLUTE, RELATIVE_1D, DISENTANGLED, TABLE_2D, TABLE_1D, T5 or "
+                 "ALIBI");
+  }
+  if (d.bias != POSENC_BIAS_DISENTANGLED) {
+    require_null(t.key_table, "tensors->key_table", "unless bias is DISENTANGLED");
   }
   if (d.bias != POSENC_BIAS_RELATIVE_2D) {
     require_null(t.table_h, "tensors->table_h", "unless bias is RELATIVE_2D");

@@ -68,6 +68,11 @@ std::vector<double> dense_position_bias(const posenc_attention_desc& d, const fl
   return position_bias(ops::position_bias_desc_of(d, query_offset), table);
 }
 
+// DISENTANGLED's S: its tables have 2S rows.
+int64_t disentangled_span(const posenc_attention_desc& d) {
+  return d.num_buckets > 0 ? d.num_buckets : d.max_distance;
+}
+
 // value_magnitudes: |value_table|'s rows in place of value_table's (v is the
 // caller's).
 std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRows& q,
@@ -140,6 +145,13 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRow
                 const float* u = &in.relative_query_bias[size_t(h * dh)];
                 for (int64_t c = 0; c < dh; ++c) bias += double(u[c]) * double(row[c]);
               }
+              break;
+            }
+            case POSENC_BIAS_DISENTANGLED: {
+              const int64_t row = disentangled_row(d, offset + i - j);
+              bias = dot(qi, table_of(in.table, 2 * disentangled_span(d), h, row, dh), dh);
+              const float* rk = table_of(in.key_table, 2 * disentangled_span(d), h, row, dh);
+              for (int64_t c = 0; c < dh; ++c) bias += ks[size_t(j * dh + c)] * double(rk[c]);
               break;
             }
             case POSENC_BIAS_RELATIVE_2D: {
@@ -316,6 +328,21 @@ std::vector<double> bottleneck_mhsa(const posenc_bottleneck_desc& d, const float
     }
   }
   return out;
+}
+
+int64_t disentangled_row(const posenc_attention_desc& d, int64_t r) {
+  const int64_t span = disentangled_span(d);
+  double delta = double(r);
+  const int64_t m = d.num_buckets / 2;
+  if (d.num_buckets > 0 && (r > m || r < -m)) {
+    // DeBERTa's make_log_bucket_position past the linear buckets.
+    const double magnitude = std::ceil(std::log(std::fabs(double(r)) / double(m)) /
+                                       std::log(double(d.max_distance - 1) / double(m)) *
+                                       double(m - 1)) +
+                             double(m);
+    delta = r > 0 ? magnitude : -magnitude;
+  }
+  return int64_t(std::clamp(delta + double(span), 0.0, double(2 * span - 1)));
 }
 
 }  // namespace posenc::reference

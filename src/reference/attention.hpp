@@ -27,7 +27,11 @@ struct AttentionInputs {
   const int64_t* query_offsets = nullptr;
   const float* sinks = nullptr;  // [heads] with sinks
   const float* relative_query_bias = nullptr;  // [heads, head_dim] with relative_query_bias
+  const float* key_table = nullptr;  // DISENTANGLED: the table k multiplies
 };
+
+// DISENTANGLED's table row of query minus key distance r (posenc/attention.h).
+int64_t disentangled_row(const posenc_attention_desc& desc, int64_t r);
 
 // Element (b, h, t, c) of a tensor of `heads` heads and `tokens` tokens of
 // row_size elements (0: head_dim; v and out have value_head_dim_of(desc)) in

@@ -240,7 +240,7 @@ void fuzz_attention(FuzzInput& in) {
   desc.batch = batch;
   desc.heads = heads;
   desc.head_dim = head_dim;
-  desc.bias = posenc_attention_bias(in.choice(9));  // 8: no kind
+  desc.bias = posenc_attention_bias(in.choice(10));  // 9: no kind
   // The kinds without q (posenc/bias.h's): TABLE_2D, TABLE_1D, T5, ALIBI.
   const bool no_q = desc.bias >= POSENC_BIAS_TABLE_2D && desc.bias <= POSENC_BIAS_ALIBI;
   // The map sizes are only passed (and may only be invalid) for the 2D
@@ -261,15 +261,16 @@ void fuzz_attention(FuzzInput& in) {
   desc.relative_values = in.choice(2);
   // Read by RELATIVE_1D, the relative values and the kinds without q (their
   // own rules below); for the others mostly 0, else refused.
+  const bool disentangled = desc.bias == POSENC_BIAS_DISENTANGLED;
   const bool reads_max_distance =
-      desc.bias == POSENC_BIAS_RELATIVE_1D || desc.relative_values || no_q;
+      desc.bias == POSENC_BIAS_RELATIVE_1D || desc.relative_values || no_q || disentangled;
   desc.max_distance = reads_max_distance || in.choice(8) == 0 ? in.byte() % 8 : 0;
   if (!reads_max_distance && desc.max_distance != 0) ++invalid;
   desc.dtype = dtype(in, invalid);
   desc.out_dtype = dtype(in, invalid);
   desc.scale = scale(in, desc.scale, invalid);
   desc.bias_uses_scaled_q = in.choice(3);
-  if (desc.bias > POSENC_BIAS_ALIBI || desc.causal > 1 || desc.layout > 2 ||
+  if (desc.bias > POSENC_BIAS_DISENTANGLED || desc.causal > 1 || desc.layout > 2 ||
       desc.bias_uses_scaled_q > 1) {
     ++invalid;
   }
@@ -284,7 +285,7 @@ void fuzz_attention(FuzzInput& in) {
   desc.softcap = in.choice(4) == 0 ? caps[in.choice(4)] : 0.0f;
   const bool bias_of_q = desc.bias == POSENC_BIAS_ABSOLUTE ||
                          desc.bias == POSENC_BIAS_RELATIVE_1D ||
-                         desc.bias == POSENC_BIAS_RELATIVE_2D;
+                         desc.bias == POSENC_BIAS_RELATIVE_2D || disentangled;
   if (!(desc.softcap >= 0.0f) || (desc.softcap > 0.0f && bias_of_q)) ++invalid;
   // The relative query bias sometimes: RELATIVE_1D's only; 2 is no flag.
   desc.relative_query_bias = in.choice(8) == 0 ? in.choice(3) : 0;
@@ -292,8 +293,19 @@ void fuzz_attention(FuzzInput& in) {
       (desc.relative_query_bias == 1 && desc.bias != POSENC_BIAS_RELATIVE_1D)) {
     ++invalid;
   }
-  if ((desc.bias == POSENC_BIAS_RELATIVE_2D || no_q) && desc.relative_values) ++invalid;
+  if ((desc.bias == POSENC_BIAS_RELATIVE_2D || no_q || disentangled) && desc.relative_values) {
+    ++invalid;
+  }
   if (no_q) draw_position_bias(in, desc, invalid);
+  // DeBERTa's span (max_distance) or buckets (1 is none; the least M of 2, 4
+  // and 8 buckets is 3, 4 and 9).
+  if (disentangled) {
+    const int64_t buckets[] = {0, 2, 4, 8, 1}, least[] = {1, 3, 4, 9, 1};
+    const int choice = in.choice(5);
+    desc.num_buckets = buckets[choice];
+    desc.max_distance = in.byte() % 12;
+    if (choice == 4 || desc.max_distance < least[choice]) ++invalid;
+  }
   const int index_type = in.choice(8);  // 7: 2, no type
   desc.index_type = posenc_index_type(index_type == 7 ? 2 : index_type % 2);
   if (index_type == 7) ++invalid;
@@ -342,7 +354,10 @@ void fuzz_attention(FuzzInput& in) {
           ? 1
           : std::max<int64_t>(
                 desc.q_len + desc.kv_len - 1 + std::max<int64_t>(sequences.max_offset, 0), 0);
-  const int64_t table_rows = desc.bias == POSENC_BIAS_ABSOLUTE ? desc.kv_len : rows_1d;
+  const int64_t span = desc.num_buckets > 0 ? desc.num_buckets : desc.max_distance;
+  const int64_t table_rows = desc.bias == POSENC_BIAS_ABSOLUTE ? desc.kv_len
+                             : disentangled                    ? 2 * span
+                                                               : rows_1d;
   // Buffers of floats, large enough for either dtype.
   size_t qn = elements({batch, heads, desc.q_len, head_dim}, invalid);
   size_t kn = elements({batch, heads, desc.kv_len, head_dim}, invalid);
@@ -372,14 +387,16 @@ void fuzz_attention(FuzzInput& in) {
   std::vector<float> values(elements({table_heads, rows_1d, dv}, invalid), 0.4f);
   posenc_attention_tensors t{q.data(), k.data(), v.data(), nullptr, nullptr, nullptr, nullptr,
                              out.data(), nullptr, nullptr, nullptr, nullptr, nullptr,
-                             nullptr};
+                             nullptr, nullptr};
   if (packed) {
     const size_t es = desc.dtype == POSENC_BF16 ? 2 : 4;
     t.k = reinterpret_cast<const char*>(q.data()) + k_offset * es;
     t.v = reinterpret_cast<const char*>(q.data()) + v_offset * es;
   }
-  if (desc.bias == POSENC_BIAS_ABSOLUTE || desc.bias == POSENC_BIAS_RELATIVE_1D) {
+  std::vector<float> key_table(disentangled ? table.size() : 0, -0.1f);
+  if (desc.bias == POSENC_BIAS_ABSOLUTE || desc.bias == POSENC_BIAS_RELATIVE_1D || disentangled) {
     t.table = table.data();
+    if (disentangled) t.key_table = key_table.data();
   } else if (desc.bias == POSENC_BIAS_RELATIVE_2D) {
     t.table_h = table_h.data();
     t.table_w = table_w.data();
@@ -445,6 +462,10 @@ void fuzz_attention(FuzzInput& in) {
   if (pointers == 5) {
     t.relative_query_bias = desc.relative_query_bias == 1 ? nullptr : &stray;
     bad_pointer = desc.relative_query_bias != 1 || !query_bias.empty();
+  }
+  if (pointers == 6) {
+    t.key_table = disentangled ? nullptr : &stray;
+    bad_pointer = !disentangled || !key_table.empty();
   }
   const posenc_attention_tensors* tensors = pointers == 2 ? nullptr : &t;
   size_t needed = 0;

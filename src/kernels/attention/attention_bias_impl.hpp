@@ -297,10 +297,45 @@ float add_2d(const float* row_logits, const float* col_logits, int64_t width, in
   return m.value();
 }
 
+// Whole batches by two gathers each; the tail's lanes in memory.
+template <class Arch>
+float add_pair_columns(const float* query_logits, const float* key_logits, int64_t ld,
+                       const int32_t* columns, float* scores, int64_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  using indices = xsimd::batch<int32_t, Arch>;
+  constexpr int64_t lanes = batch::size;
+  static_assert(indices::size == lanes);
+  alignas(64) int32_t lane_rows[lanes];
+  for (int64_t l = 0; l < lanes; ++l) lane_rows[l] = int32_t(l * ld);
+  const indices lane_offsets = indices::load_aligned(lane_rows);
+  RunningMax<Arch> m;
+  int64_t j = 0;
+  for (; j + lanes <= n; j += lanes) {
+    const indices c = indices::load_unaligned(columns + j);
+    const batch v = batch::load_unaligned(scores + j) + batch::gather(query_logits, c) +
+                    batch::gather(key_logits + j * ld, c + lane_offsets);
+    v.store_unaligned(scores + j);
+    m.see(v);
+  }
+  if (j < n) {  // lanes past n: -inf, which no max takes
+    alignas(64) float from_query[lanes] = {};
+    alignas(64) float from_key[lanes] = {};
+    for (int64_t l = 0; l < n - j; ++l) {
+      from_query[l] = query_logits[columns[j + l]];
+      from_key[l] = key_logits[(j + l) * ld + columns[j + l]];
+    }
+    const batch v = load_partial<Arch>(scores + j, n - j, -std::numeric_limits<float>::infinity()) +
+                    batch::load_aligned(from_query) + batch::load_aligned(from_key);
+    store_partial<Arch>(v, scores + j, n - j);
+    m.see(v);
+  }
+  return m.value();
+}
+
 template <class Arch>
 constexpr AttentionBiasKernels make_attention_bias_kernels() {
   return AttentionBiasKernels{&gather_add<Arch>, &scatter_add<Arch>, &add_2d<Arch>,
-                              &max_of<Arch>, &add_mask<Arch, float>,
+                              &add_pair_columns<Arch>, &max_of<Arch>, &add_mask<Arch, float>,
                               &add_mask<Arch, uint16_t>, &softcap<Arch>};
 }
 

@@ -27,6 +27,13 @@ struct AttentionBiasKernels {
   // the largest new score, as gather_add.
   float (*add_2d)(const float* row_logits, const float* col_logits, int64_t width,
                   int64_t first_key, float* scores, int64_t n);
+  // scores[j] += query_logits[columns[j]] + key_logits[j * ld + columns[j]]
+  // for j < n (added in that order): a query's row of DeBERTa's
+  // disentangled bias, its logits against a window of table rows and each
+  // key's (rows ld apart), both read at the key's row; returns the largest
+  // new score, as gather_add. j * ld + columns[j] fits int32.
+  float (*add_pair_columns)(const float* query_logits, const float* key_logits, int64_t ld,
+                            const int32_t* columns, float* scores, int64_t n);
   // The largest of scores[0, n), as gather_add, for rows without a bias of
   // their own.
   float (*max_of)(const float* scores, int64_t n);

@@ -127,10 +127,13 @@ class QueryBlockRunner {
         task_(blocking.task_gemms(p)),
         shapes_only_(shapes_only),
         timed_phases_(!shapes_only && phase_times_enabled()),
-        bias_(p, t, *ctx.kernels, position_bias, shapes_only),
+        bias_(p, t, *ctx.kernels, position_bias, shapes_only, blocking.query_block,
+              blocking.key_block),
         values_(p, t, *ctx.kernels) {}
 
   void run(int64_t task, const Scratch& s) const;
+  // The slot's bias keeps no logits from an earlier call (AttentionBias::forget).
+  void forget_bias_logits(const Scratch& s) const { bias_.forget(s.bias); }
   // Merges the partials of query block `query_task` (records as laid out by
   // `partial`) and writes its rows of out.
   void merge(int64_t query_task, uint8_t* records, const PartialLayout& partial,
@@ -683,9 +686,11 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
   PositionBias::prepare(problem, tensors.table, *ctx.kernels, position_bias);
   const QueryBlockRunner runner(ctx, problem, tensors, blocking, layout, position_bias);
   auto scratch = [&](int slot) { return Scratch(base + size_t(slot) * layout.bytes, layout); };
-  // Until its thread packs them, a slot holds no packed key block.
-  auto forget_packed_blocks = [&](int slot) {
+  // Until its thread makes them, a slot holds no packed key block, nor
+  // keys' logits of a disentangled bias.
+  auto forget_kept_blocks = [&](int slot) {
     std::fill_n(scratch(slot).packed_block_kv, layout.packed.key_blocks, int64_t(-1));
+    runner.forget_bias_logits(scratch(slot));
   };
   uint8_t* records = base + plan.partials;
   // A task's scratch: its thread's, with its result in its partial record
@@ -724,7 +729,7 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
                                       true);
     const GemmSlots::Use dry(gemms, 0, false, true);
     const int64_t sequences = p.per_sequence() ? p.batch : 1;
-    forget_packed_blocks(0);
+    forget_kept_blocks(0);
     for (int64_t b = 0; b < sequences; ++b) {
       for (int64_t i = 0; i < head_tasks; ++i) {
         const int64_t task = b * (p.heads / blocking.stacked_heads) * head_tasks + i;
@@ -751,7 +756,7 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     stride = std::max<int64_t>(1, groups * 618 / 1000);
     while (std::gcd(stride, groups) != 1) ++stride;
   }
-  for (int slot = 0; slot < blocking.slots; ++slot) forget_packed_blocks(slot);
+  for (int slot = 0; slot < blocking.slots; ++slot) forget_kept_blocks(slot);
   const MergeCounts finished(base + plan.merge_counts,
                              blocking.splits_keys() ? blocking.query_tasks() : 0);
   before_region.end();

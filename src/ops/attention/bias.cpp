@@ -1,6 +1,7 @@
 #include "ops/attention/bias.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "ops/attention/widen.hpp"
 #include "runtime/matmul.hpp"
@@ -122,18 +123,76 @@ int64_t longest_window_1d(const AttentionProblem& p, int64_t query_block, int64_
   return std::min(relative_index_of(p).readable, key_block + query_block - 1);
 }
 
+// DISENTANGLED's window over a query block of up to `queries` rows and a
+// key block of up to `keys`: as many table rows as the pair has distances
+// (at most the table's; no bucket skips a row, so the pair's rows fit).
+int64_t disentangled_window(const AttentionProblem& p, int64_t queries, int64_t keys) {
+  return std::min(p.disentangled().rows(), queries + keys - 1);
+}
+
+// The floats of DISENTANGLED's scratch: the queries' logits, the keys'
+// (all keys' in the whole table way), the keys widened (where the problem
+// widens bf16), the columns (int32, an even count) and the (batch, head)
+// whose keys' logits the whole table way keeps (int64).
+struct DisentangledScratch {
+  int64_t ld, key_logits, wide_keys, columns, kept_head, floats;
+};
+DisentangledScratch disentangled_scratch(const AttentionProblem& p, const DisentangledWay& way) {
+  DisentangledScratch s{};
+  const int64_t rows = way.whole_table ? p.disentangled().rows()
+                                       : disentangled_window(p, way.query_block, way.key_block);
+  s.ld = gemm_output_stride(rows, p.gemm_dtype);
+  s.key_logits = way.query_block * s.ld;
+  s.wide_keys = s.key_logits + (way.whole_table ? p.kv_len : way.key_block) * s.ld;
+  s.columns = s.wide_keys + (p.gemms_widen_bf16() ? way.key_block * p.head_dim : 0);
+  s.kept_head = s.columns + (way.query_block + way.key_block) / 2 * 2;
+  s.floats = s.kept_head + 2;
+  return s;
+}
+
+// The whole table way keeps all keys' logits of a head: at most this many
+// floats (4 MiB), e.g. 2048 keys against DeBERTa-v3's 512 rows.
+constexpr int64_t kMaxKeptKeyLogits = int64_t(1) << 20;
+
 }  // namespace
+
+DisentangledWay disentangled_way(const AttentionProblem& p, int64_t query_block,
+                                 int64_t key_block) {
+  DisentangledWay way{false, query_block, key_block};
+  const int64_t rows = p.bias == POSENC_BIAS_DISENTANGLED ? p.disentangled().rows() : 0;
+  // Decoding (q_len <= 16: stacked heads, split keys) and narrow windows
+  // (most keys' logits unread) keep to the pairs.
+  if (rows == 0 || p.q_len <= 16 || p.window_narrows() || p.kv_len * rows > kMaxKeptKeyLogits) {
+    return way;
+  }
+  // Rows times columns of the logits GEMMs per head: each pair's queries
+  // and keys against its window, or every query and key against the table.
+  const double pairs = double((p.q_len + query_block - 1) / query_block) *
+                       double((p.kv_len + key_block - 1) / key_block) *
+                       double(query_block + key_block) *
+                       double(disentangled_window(p, query_block, key_block));
+  way.whole_table = double(rows) * double(p.q_len + p.kv_len) < pairs;
+  return way;
+}
 
 AttentionBias::AttentionBias(const AttentionProblem& problem,
                              const posenc_attention_tensors& tensors, const KernelTable& kernels,
-                             const float* position_bias, bool shapes_only)
+                             const float* position_bias, bool shapes_only, int64_t query_block,
+                             int64_t key_block)
     : p_(problem),
       t_(tensors),
       kernels_(kernels.attention_bias),
       products_(kernels.attention),
       elementwise_(kernels.elementwise),
       position_(problem, tensors.table, kernels, position_bias),
-      shapes_only_(shapes_only) {}
+      shapes_only_(shapes_only),
+      disentangled_(disentangled_way(problem, query_block, key_block)) {}
+
+void AttentionBias::forget(float* scratch) const {
+  if (!disentangled_.whole_table) return;
+  const int64_t none = -1;
+  std::memcpy(scratch + disentangled_scratch(p_, disentangled_).kept_head, &none, sizeof none);
+}
 
 int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_block,
                                       int64_t key_block) {
@@ -144,6 +203,8 @@ int64_t AttentionBias::scratch_floats(const AttentionProblem& p, int64_t query_b
       const int64_t query_bias = p.relative_query_bias ? window : 0;
       return query_block * gemm_output_stride(window, p.gemm_dtype) + query_bias;
     }
+    case POSENC_BIAS_DISENTANGLED:
+      return disentangled_scratch(p, disentangled_way(p, query_block, key_block)).floats;
     case POSENC_BIAS_RELATIVE_2D: {
       const RelativeAxis h = p.axis_h(), w = p.axis_w();
       const int64_t gathered = gathers_2d(p) ? h.k + w.k : 0;
@@ -163,6 +224,11 @@ int64_t AttentionBias::wide_table_rows_floats(const AttentionProblem& p, int64_t
       return key_block * p.head_dim;
     case POSENC_BIAS_RELATIVE_1D:
       return longest_window_1d(p, query_block, key_block) * p.head_dim;
+    case POSENC_BIAS_DISENTANGLED:  // one table's rows at a time
+      return (disentangled_way(p, query_block, key_block).whole_table
+                  ? p.disentangled().rows()
+                  : disentangled_window(p, query_block, key_block)) *
+             p.head_dim;
     case POSENC_BIAS_RELATIVE_2D:
       return std::max(p.axis_h().rows(), p.axis_w().rows()) * p.head_dim;
     default:
@@ -214,6 +280,9 @@ BlockLogits AttentionBias::prepare(const QueryBlock& qb, const KeyBlock& kb, int
     case POSENC_BIAS_RELATIVE_2D:
       logits = prepare_2d(qb, kb.first == first_key, scratch, wide_table_rows);
       break;
+    case POSENC_BIAS_DISENTANGLED:
+      logits = prepare_disentangled(qb, kb, kb.first == first_key, scratch, wide_table_rows);
+      break;
   }
   return logits;
 }
@@ -254,6 +323,14 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
                                     logits.window.first);
       const float row_max =
           kernels_.gather_add(logits.logits + r * logits.ld, c.shift, c.lo, c.hi, row, valid);
+      if (!masked) return row_max;
+      break;
+    }
+    case POSENC_BIAS_DISENTANGLED: {
+      const int64_t keys_in = kb.first - logits.first_key;  // (past a window's hidden keys)
+      const float row_max = kernels_.add_pair_columns(
+          logits.logits + r * logits.ld, logits.col_logits + keys_in * logits.ld_cols,
+          logits.ld_cols, logits.columns + keys_in + (qb.rows - 1 - r), row, valid);
       if (!masked) return row_max;
       break;
     }
@@ -307,6 +384,87 @@ BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, bool first_block, fl
     }
   }
   return logits;
+}
+
+BlockLogits AttentionBias::prepare_disentangled(const QueryBlock& qb, const KeyBlock& kb,
+                                                bool first_block, float* scratch,
+                                                float* wide_table_rows) const {
+  const DisentangledIndex index = p_.disentangled();
+  const DisentangledScratch layout = disentangled_scratch(p_, disentangled_);
+  float* key_logits = scratch + layout.key_logits;
+  float* wide_keys = scratch + layout.wide_keys;
+  auto* columns = reinterpret_cast<int32_t*>(scratch + layout.columns);
+  // Distances r = query - key over the block, from the first query against
+  // the last key to the last query against the first key; rows follow r.
+  const int64_t last_query = qb.query_offset + qb.first + qb.rows - 1;
+  RowWindow window{0, index.rows()};
+  BlockLogits logits{scratch, layout.ld, key_logits, layout.ld, window, {}, columns, kb.first};
+  auto table = [&](const void* tables, int64_t first, int64_t rows) {
+    const void* stored = table_row(p_, tables, qb.head, index.rows(), first);
+    return gemm_rows(p_, elementwise_, stored, rows, p_.head_dim, wide_table_rows);
+  };
+  if (disentangled_.whole_table) {
+    // The queries' logits at the task's first key block; the keys' once per
+    // (batch, head) on this thread (kept_head), for all keys.
+    if (first_block) {
+      logits_gemm(p_, qb, table(t_.table, 0, window.count), window.count, p_.bias_alpha, false,
+                  scratch, layout.ld);
+    }
+    int64_t kept = -1;
+    const int64_t head = qb.batch * p_.heads + qb.head;
+    std::memcpy(&kept, scratch + layout.kept_head, sizeof kept);
+    if (shapes_only_ || kept != head) {
+      for (int64_t first = 0; first < p_.kv_len; first += disentangled_.key_block) {
+        const int64_t keys = std::min(disentangled_.key_block, p_.kv_len - first);
+        keys_against_table(qb, first, keys, 0, window.count, key_logits + first * layout.ld,
+                           layout.ld, wide_keys, wide_table_rows);
+      }
+      if (!shapes_only_) std::memcpy(scratch + layout.kept_head, &head, sizeof head);
+    }
+    logits.col_logits = key_logits + kb.first * layout.ld;
+  } else {
+    const int64_t lowest = index.row(qb.query_offset + qb.first - (kb.first + kb.count - 1));
+    window.count = disentangled_window(p_, qb.rows, kb.count);
+    window.first = std::min(lowest, index.rows() - window.count);
+    logits.window = window;
+    logits.ld = logits.ld_cols = gemm_output_stride(window.count, p_.gemm_dtype);
+    logits_gemm(p_, qb, table(t_.table, window.first, window.count), window.count,
+                p_.bias_alpha, false, scratch, logits.ld);
+    keys_against_table(qb, kb.first, kb.count, window.first, window.count, key_logits,
+                       logits.ld, wide_keys, wide_table_rows);
+  }
+  if (shapes_only_) return logits;
+  for (int64_t t = 0; t < qb.rows + kb.count - 1; ++t) {
+    columns[t] = int32_t(index.row(last_query - kb.first - t) - window.first);
+  }
+  return logits;
+}
+
+void AttentionBias::keys_against_table(const QueryBlock& qb, int64_t first_key, int64_t keys,
+                                       int64_t first_row, int64_t rows, float* out, int64_t ld,
+                                       float* wide_keys, float* wide_table_rows) const {
+  const int64_t key_row = qb.batch * p_.k.batch + p_.kv_head(qb.head) * p_.k.head;
+  const void* k = static_cast<const char*>(t_.k) +
+                  size_t(key_row + first_key * p_.k.token) * p_.element_bytes();
+  int64_t ldk = p_.k.token;
+  if (p_.gemms_widen_bf16()) {
+    if (!shapes_only_) widen_rows(elementwise_, k, ldk, keys, p_.head_dim, wide_keys);
+    k = wide_keys;
+    ldk = p_.head_dim;
+  }
+  const void* table =
+      table_row(p_, t_.key_table, qb.head, p_.disentangled().rows(), first_row);
+  MatmulShape s;
+  s.m = keys;
+  s.n = rows;
+  s.k = p_.head_dim;
+  s.lda = ldk;
+  s.ldb = p_.head_dim;
+  s.ldc = ld;
+  s.transpose_b = true;
+  s.ab_type = p_.gemm_dtype;
+  s.alpha = p_.bias_alpha;
+  matmul(s, k, gemm_rows(p_, elementwise_, table, rows, p_.head_dim, wide_table_rows), out);
 }
 
 float AttentionBias::add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r,

@@ -8,7 +8,12 @@
 // logits against Rh and Rw (two small GEMMs), then their broadcast sum (each
 // query's logits gathered into key order first where the order or SAM's
 // scaled coordinates need it: ops/relative/relative_axis.hpp).
-// Absolute: a second GEMM accumulated into the scores.
+// Absolute: a second GEMM accumulated into the scores. Disentangled
+// (DeBERTa's): the queries' logits and the keys' against table rows, each
+// score reading both at its pair's row; per block pair against its window
+// of rows, or (where a head's query blocks would make the keys' logits
+// again and again) each query block's against the whole table and the
+// keys' against it once per (batch, head) and thread: DisentangledWay.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +33,10 @@ namespace posenc::ops {
 // a window of them; or, where a key's table row is not its coordinate plus
 // a shift (query minus key order, a key map of another size), those logits
 // gathered into key order, [rows, X'] and [rows, Y'].
+// Disentangled: the queries' logits [rows, window.count] (rows ld apart),
+// the keys' [keys, window.count] in col_logits (rows ld_cols apart, from
+// key first_key), and columns: the window's column of each distance,
+// columns[t] for query minus key distance (last query) - first_key - t.
 struct BlockLogits {
   const float* logits;
   int64_t ld;
@@ -35,15 +44,31 @@ struct BlockLogits {
   int64_t ld_cols;
   RowWindow window;
   RelativeIndex index;  // RELATIVE_1D: the block's table index
+  const int32_t* columns = nullptr;
+  int64_t first_key = 0;
 };
+
+// How DISENTANGLED's logits are made for blocks of up to these sizes: per
+// block pair, or against the whole table (whole_table).
+struct DisentangledWay {
+  bool whole_table;
+  int64_t query_block, key_block;
+};
+DisentangledWay disentangled_way(const AttentionProblem& problem, int64_t query_block,
+                                 int64_t key_block);
 
 class AttentionBias {
  public:
   // position_bias: what PositionBias::prepare wrote for this call (kinds
   // without q). shapes_only: prepare() runs its GEMMs dry (GemmSlots::Use)
-  // and writes nothing.
+  // and writes nothing. The blocks: those of scratch_floats.
   AttentionBias(const AttentionProblem& problem, const posenc_attention_tensors& tensors,
-                const KernelTable& kernels, const float* position_bias, bool shapes_only);
+                const KernelTable& kernels, const float* position_bias, bool shapes_only,
+                int64_t query_block, int64_t key_block);
+
+  // Makes a thread's scratch hold no keys' logits (DISENTANGLED's whole
+  // table way keeps them across its tasks), before its first task of a call.
+  void forget(float* scratch) const;
 
   // Floats of scratch prepare() needs for blocks of up to these sizes, and
   // of the table rows its GEMMs read at once, widened (where the problem
@@ -80,6 +105,16 @@ class AttentionBias {
   // block.
   BlockLogits prepare_2d(const QueryBlock& qb, bool first_block, float* scratch,
                          float* wide_table_rows) const;
+  // prepare() for DISENTANGLED; first_block: the task's first key block.
+  BlockLogits prepare_disentangled(const QueryBlock& qb, const KeyBlock& kb, bool first_block,
+                                   float* scratch, float* wide_table_rows) const;
+  // The keys' logits (k of the query head's kv head against key_table's
+  // rows [first_row, first_row + rows)) of keys [first_key, first_key +
+  // keys), into `out` (rows ld apart); widened keys in wide_keys where the
+  // problem widens bf16.
+  void keys_against_table(const QueryBlock& qb, int64_t first_key, int64_t keys,
+                          int64_t first_row, int64_t rows, float* out, int64_t ld,
+                          float* wide_keys, float* wide_table_rows) const;
   // The mask's part of add_row (read in place), with a run of bias (null:
   // none) added in the same pass; returns the row's maximum.
   float add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r, int64_t valid,
@@ -92,6 +127,7 @@ class AttentionBias {
   const ElementwiseKernels& elementwise_;
   PositionBias position_;
   bool shapes_only_;
+  DisentangledWay disentangled_;
 };
 
 // Shaw's relative values: out_i += sum_j a_ij RV[row(i,j)]. Per query block,

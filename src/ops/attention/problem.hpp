@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ops/relative/disentangled_index.hpp"
 #include "ops/relative/relative_axis.hpp"
 #include "posenc/attention.h"
 #include "runtime/dtype.hpp"
@@ -55,7 +56,7 @@ inline SoftcapFactors softcap_factors(float softmax_scale, float cap) {
 // Whether the bias's logits are GEMMs of q against a table.
 inline bool bias_reads_q(posenc_attention_bias bias) {
   return bias == POSENC_BIAS_ABSOLUTE || bias == POSENC_BIAS_RELATIVE_1D ||
-         bias == POSENC_BIAS_RELATIVE_2D;
+         bias == POSENC_BIAS_RELATIVE_2D || bias == POSENC_BIAS_DISENTANGLED;
 }
 
 struct AttentionProblem {
@@ -83,7 +84,7 @@ struct AttentionProblem {
   bool relative_values;
   bool relative_query_bias;  // RELATIVE_1D's logits take q + u of the head
   // The kinds without q (position_bias.hpp): BEiT's class token (TABLE_2D),
-  // T5's buckets, T5's and ALiBi's direction.
+  // T5's buckets (and DISENTANGLED's), T5's and ALiBi's direction.
   bool class_token;
   int64_t num_buckets;
   bool bidirectional;
@@ -109,6 +110,8 @@ struct AttentionProblem {
   bool per_sequence() const {
     return kv_lengths != nullptr || q_lengths != nullptr || query_offsets != nullptr;
   }
+  // DISENTANGLED's table rows.
+  DisentangledIndex disentangled() const { return disentangled_index(num_buckets, max_distance); }
   // The axes of a RELATIVE_2D map: rows (table_h) and columns (table_w).
   RelativeAxis axis_h() const { return RelativeAxis{map_height, kv_map_height, query_minus_key}; }
   RelativeAxis axis_w() const { return RelativeAxis{map_width, kv_map_width, query_minus_key}; }
