@@ -194,7 +194,12 @@
  * Not with relative_values, relative_query_bias, softcap, or the fields of
  * other kinds (relative_order, the maps, class_token, bidirectional);
  * key_table must be NULL with any other bias. A model with c2p or p2c
- * alone passes a zero table for the other term.
+ * alone passes a zero table for the other term. transformers' BERT with
+ * position_embedding_type "relative_key_query" (RoBERTa's, ELECTRA's
+ * likewise: q . e + k . e, e = distance_embedding[i - j + M - 1] of 2M - 1
+ * rows, M its max_position_embeddings) is num_buckets 0, max_distance M,
+ * scale 1/sqrt(head_dim), both tables that embedding after one more row
+ * (row 0, distance -M, is never used: |i - j| < M), shared by the heads.
  *
  * relative_values (Shaw et al.): also adds sum_j a[i,j] * RV[row(i,j)], RV
  * indexed exactly as the RELATIVE_1D table above (same max_distance rule and

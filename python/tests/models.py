@@ -149,3 +149,22 @@ def deberta_attention(q, k, v, pos_key, pos_query, position_buckets, max_relativ
     scores = scores.masked_fill(masked, torch.finfo(scores.dtype).min)
     probs = torch.softmax(scores, -1).masked_fill(masked, 0.0)
     return torch.matmul(probs, v)
+
+
+def bert_relative_key_query(q, k, v, distance_embedding, query_offset=0):
+    """transformers' BertSelfAttention with position_embedding_type
+    "relative_key_query" (RoBERTa's, ELECTRA's likewise): q [B, H, Tq, d],
+    k and v [B, H, Tk, d], distance_embedding its nn.Embedding's weight
+    [2M - 1, d]; the query ids from query_offset (a decode step's from
+    Tk - 1), distance = query id - key id looked up at distance + M - 1;
+    scores q k^T + q . e + k . e, over sqrt(d), softmax, times v."""
+    rows, head_dim = distance_embedding.shape
+    longest = (rows + 1) // 2
+    ids_l = torch.arange(q.shape[2])[:, None] + query_offset
+    ids_r = torch.arange(k.shape[2])[None, :]
+    positional = distance_embedding[ids_l - ids_r + longest - 1]  # [Tq, Tk, d]
+    scores = torch.matmul(q, k.transpose(-1, -2))
+    scores = scores + torch.einsum("bhld,lrd->bhlr", q, positional)
+    scores = scores + torch.einsum("bhrd,lrd->bhlr", k, positional)
+    probs = torch.softmax(scores / head_dim ** 0.5, -1)
+    return torch.matmul(probs, v)

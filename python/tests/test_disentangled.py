@@ -79,6 +79,23 @@ def test_transformers_float32_buckets_are_the_exact_ones():
     np.testing.assert_array_equal(got, exact)
 
 
+def test_bert_relative_key_query():
+    """BERT's relative_key_query is the disentangled bias without buckets,
+    S = M, both tables its distance_embedding with a row before it (row
+    r + M for its row r + M - 1, query minus key r within +-(M - 1): the
+    first row, distance -M, is never used); an encoder and a decode step."""
+    longest, g = 64, torch.Generator().manual_seed(21)
+    q, k, v = (torch.randn(2, 3, 40, 16, generator=g) for _ in range(3))
+    embedding = torch.randn(2 * longest - 1, 16, generator=g)
+    table = torch.cat([torch.zeros(1, 16), embedding])
+    options = dict(bias="disentangled", table=table, key_table=table, max_distance=longest)
+    want = models.bert_relative_key_query(*(x.double() for x in (q, k, v, embedding)))
+    close(posenc.attention(q, k, v, **options), want.numpy())
+    step = models.bert_relative_key_query(*(x.double() for x in (q[:, :, -1:], k, v, embedding)),
+                                          query_offset=39)
+    close(posenc.attention(q[:, :, -1:], k, v, query_offset=39, **options), step.numpy())
+
+
 def test_padded_batch_matches_deberta_mask():
     """DeBERTa's attention_mask over keys and queries is posenc's kv_lengths
     and q_lengths (its padded query rows are zeros either way)."""
