@@ -1001,6 +1001,10 @@ std::vector<Case> attention_cases() {
       kAttention1dBf16({"bench"}, deberta(desc_1d(1, 12, 512, 512, 64, bf16)),
                        deberta(desc_1d(2, 3, 41, 41, 24, bf16), 7, 9)),
       kAttentionF32({"bench"}, plain(1, 12, 512, 512, 64), plain(1, 2, 50, 50, 16)),
+      // A batch of sentences (the block pairs' way).
+      kAttention1dF32({"bench"}, deberta(desc_1d(8, 12, 128, 128, 64)),
+                      deberta(desc_1d(3, 2, 30, 30, 16))),
+      kAttentionF32({"bench"}, plain(8, 12, 128, 128, 64), plain(3, 2, 30, 30, 16)),
       kAttention1dF32({"check"}, deberta(desc_1d(1, 2, 50, 50, 16), 0, 8)),
       // Grouped kv heads (groups of 3 that a thread count splits), a packed
       // qkv, a KV cache with spare rows.

@@ -538,9 +538,11 @@ const std::vector<OpCase>& op_cases() {
                    return attention(ctx, query_bias, t, out);
                  }});
     // DeBERTa's disentangled bias, both ways: the whole table (its keys'
-    // logits kept in the workspace) and the block pairs' windows.
+    // logits kept in the workspace) and the block pairs' windows; the first
+    // two differ in num_buckets alone (their tables' rows, 16 and 1024).
     for (const auto& [name, buckets, q_len] :
          {std::tuple<const char*, int64_t, int64_t>{"attention_disentangled_whole", 8, 70},
+          {"attention_disentangled_span", 0, 70},
           {"attention_disentangled_pairs", 256, 3}}) {
       posenc_attention_desc deberta;
       posenc_attention_desc_init(&deberta, 2, 3, q_len, 70, 16);

@@ -31,7 +31,8 @@ struct AttentionBiasKernels {
   // for j < n (added in that order): a query's row of DeBERTa's
   // disentangled bias, its logits against a window of table rows and each
   // key's (rows ld apart), both read at the key's row; returns the largest
-  // new score, as gather_add. j * ld + columns[j] fits int32.
+  // new score, as gather_add. lanes * ld + columns[j] fits int32 (lanes:
+  // the ISA's floats per register).
   float (*add_pair_columns)(const float* query_logits, const float* key_logits, int64_t ld,
                             const int32_t* columns, float* scores, int64_t n);
   // The largest of scores[0, n), as gather_add, for rows without a bias of

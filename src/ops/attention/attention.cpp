@@ -714,15 +714,15 @@ void attention(const ExecContext& ctx, const AttentionProblem& problem, const At
     return int64_t(b);
   };
   const AttentionProblem& p = problem;
-  const std::array<int64_t, 27> key = {
+  const std::array<int64_t, 28> key = {
       p.q_len, p.kv_len, p.head_dim, p.q.token, p.k.token, p.v.token, int64_t(p.dtype),
       bits(p.qk_alpha), bits(p.bias_alpha), int64_t(p.causal), p.sliding_window,
       p.query_offset, int64_t(p.bias),
-      p.max_distance, p.map_height, p.map_width, p.kv_map_height, p.kv_map_width,
+      p.max_distance, p.num_buckets, p.map_height, p.map_width, p.kv_map_height, p.kv_map_width,
       int64_t(p.relative_values), blocking.slots, blocking.query_block, blocking.key_block,
       blocking.keys_per_split, int64_t(layout.packed.bytes()), p.value_head_dim,
       blocking.stacked_heads, int64_t(blocking.decode_products)};
-  const PreparedProblem<struct AttentionTag, 27> prepared(key, gemms);
+  const PreparedProblem<struct AttentionTag, 28> prepared(key, gemms);
   const int64_t head_tasks = blocking.query_blocks * blocking.key_splits;
   if (p.per_sequence() || !prepared.before(gemms)) {
     const QueryBlockRunner dry_runner(ctx, problem, tensors, blocking, layout, position_bias,

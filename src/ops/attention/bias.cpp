@@ -162,7 +162,8 @@ DisentangledWay disentangled_way(const AttentionProblem& p, int64_t query_block,
   const int64_t rows = p.bias == POSENC_BIAS_DISENTANGLED ? p.disentangled().rows() : 0;
   // Decoding (q_len <= 16: stacked heads, split keys) and narrow windows
   // (most keys' logits unread) keep to the pairs.
-  if (rows == 0 || p.q_len <= 16 || p.window_narrows() || p.kv_len * rows > kMaxKeptKeyLogits) {
+  if (rows == 0 || p.q_len <= 16 || p.window_narrows() || p.kv_len == 0 ||
+      rows > kMaxKeptKeyLogits / p.kv_len) {
     return way;
   }
   // Rows times columns of the logits GEMMs per head: each pair's queries
@@ -414,6 +415,8 @@ BlockLogits AttentionBias::prepare_disentangled(const QueryBlock& qb, const KeyB
     const int64_t head = qb.batch * p_.heads + qb.head;
     std::memcpy(&kept, scratch + layout.kept_head, sizeof kept);
     if (shapes_only_ || kept != head) {
+      // (Until all are made the slot keeps no head's: a GEMM may throw.)
+      if (!shapes_only_) AttentionBias::forget(scratch);
       for (int64_t first = 0; first < p_.kv_len; first += disentangled_.key_block) {
         const int64_t keys = std::min(disentangled_.key_block, p_.kv_len - first);
         keys_against_table(qb, first, keys, 0, window.count, key_logits + first * layout.ld,
