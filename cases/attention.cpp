@@ -1005,6 +1005,13 @@ std::vector<Case> attention_cases() {
       kAttention1dF32({"bench"}, deberta(desc_1d(8, 12, 128, 128, 64)),
                       deberta(desc_1d(3, 2, 30, 30, 16))),
       kAttentionF32({"bench"}, plain(8, 12, 128, 128, 64), plain(3, 2, 30, 30, 16)),
+      // A decode step of BERT's relative_key_query (no buckets, 512
+      // positions): each key's logit at its row (the decode kernel), not a
+      // GEMM of every key against the window; against the plain step.
+      kAttention1dF32({"bench"}, causal(newest(deberta(desc_1d(1, 12, 1, 512, 64), 0, 512))),
+                      causal(newest(deberta(desc_1d(2, 3, 2, 90, 16), 0, 40)))),
+      kAttentionF32({"bench"}, causal(newest(plain(1, 12, 1, 512, 64))),
+                    causal(newest(plain(2, 3, 2, 90, 16)))),
       kAttention1dF32({"check"}, deberta(desc_1d(1, 2, 50, 50, 16), 0, 8)),
       // Grouped kv heads (groups of 3 that a thread count splits), a packed
       // qkv, a KV cache with spare rows.

@@ -150,6 +150,12 @@ DisentangledScratch disentangled_scratch(const AttentionProblem& p, const Disent
   return s;
 }
 
+// Whether a block pair's keys' logits are made at the rows its queries read
+// (each key against its rows, by the decode kernel) rather than against its
+// window of `window` rows (a GEMM): for few queries against many rows (a
+// decode step: one row a key, where the GEMM makes `window`).
+bool reads_few_key_rows(int64_t queries, int64_t window) { return 16 * queries <= window; }
+
 // The whole table way keeps all keys' logits of a head: at most this many
 // floats (4 MiB), e.g. 2048 keys against DeBERTa-v3's 512 rows.
 constexpr int64_t kMaxKeptKeyLogits = int64_t(1) << 20;
@@ -433,14 +439,49 @@ BlockLogits AttentionBias::prepare_disentangled(const QueryBlock& qb, const KeyB
     logits.ld = logits.ld_cols = gemm_output_stride(window.count, p_.gemm_dtype);
     logits_gemm(p_, qb, table(t_.table, window.first, window.count), window.count,
                 p_.bias_alpha, false, scratch, logits.ld);
-    keys_against_table(qb, kb.first, kb.count, window.first, window.count, key_logits,
-                       logits.ld, wide_keys, wide_table_rows);
+    if (!reads_few_key_rows(qb.rows, window.count)) {
+      keys_against_table(qb, kb.first, kb.count, window.first, window.count, key_logits,
+                         logits.ld, wide_keys, wide_table_rows);
+    }
   }
   if (shapes_only_) return logits;
   for (int64_t t = 0; t < qb.rows + kb.count - 1; ++t) {
     columns[t] = int32_t(index.row(last_query - kb.first - t) - window.first);
   }
+  if (!disentangled_.whole_table && reads_few_key_rows(qb.rows, window.count)) {
+    keys_at_their_rows(qb, kb, columns, window, key_logits, logits.ld);
+  }
   return logits;
+}
+
+void AttentionBias::keys_at_their_rows(const QueryBlock& qb, const KeyBlock& kb,
+                                       const int32_t* columns, const RowWindow& window,
+                                       float* out, int64_t ld) const {
+  const int64_t key_row = qb.batch * p_.k.batch + p_.kv_head(qb.head) * p_.k.head;
+  const char* keys = static_cast<const char*>(t_.k) +
+                     size_t(key_row + kb.first * p_.k.token) * p_.element_bytes();
+  const int64_t d = p_.head_dim;
+  for (int64_t r = 0; r < qb.rows; ++r) {
+    const int32_t* row_columns = columns + (qb.rows - 1 - r);
+    // The runs of keys that read one table row: that row against them.
+    for (int64_t j = 0, end; j < kb.count; j = end) {
+      const int64_t column = row_columns[j];
+      for (end = j + 1; end < kb.count && row_columns[end] == column;) ++end;
+      const void* k = keys + size_t(j * p_.k.token) * p_.element_bytes();
+      const void* rk =
+          table_row(p_, t_.key_table, qb.head, p_.disentangled().rows(), window.first + column);
+      float* at = out + j * ld + column;
+      if (p_.dtype == POSENC_BF16) {
+        products_.decode_scores_bf16(static_cast<const uint16_t*>(k), p_.k.token, end - j,
+                                     static_cast<const uint16_t*>(rk), d, 1, d, p_.bias_alpha,
+                                     at, ld);
+      } else {
+        products_.decode_scores_f32(static_cast<const float*>(k), p_.k.token, end - j,
+                                    static_cast<const float*>(rk), d, 1, d, p_.bias_alpha, at,
+                                    ld);
+      }
+    }
+  }
 }
 
 void AttentionBias::keys_against_table(const QueryBlock& qb, int64_t first_key, int64_t keys,

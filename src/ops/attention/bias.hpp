@@ -115,6 +115,11 @@ class AttentionBias {
   void keys_against_table(const QueryBlock& qb, int64_t first_key, int64_t keys,
                           int64_t first_row, int64_t rows, float* out, int64_t ld,
                           float* wide_keys, float* wide_table_rows) const;
+  // The keys' logits the block's queries read (columns as BlockLogits
+  // holds them, of the window), each key against those rows of key_table
+  // by the decode kernel, into `out` (rows ld apart); nothing else of it.
+  void keys_at_their_rows(const QueryBlock& qb, const KeyBlock& kb, const int32_t* columns,
+                          const RowWindow& window, float* out, int64_t ld) const;
   // The mask's part of add_row (read in place), with a run of bias (null:
   // none) added in the same pass; returns the row's maximum.
   float add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r, int64_t valid,
