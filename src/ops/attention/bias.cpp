@@ -406,6 +406,7 @@ BlockLogits AttentionBias::prepare_disentangled(const QueryBlock& qb, const KeyB
   const int64_t last_query = qb.query_offset + qb.first + qb.rows - 1;
   RowWindow window{0, index.rows()};
   BlockLogits logits{scratch, layout.ld, key_logits, layout.ld, window, {}, columns, kb.first};
+  bool at_their_rows = false;  // (the pairs' way for few queries)
   auto table = [&](const void* tables, int64_t first, int64_t rows) {
     const void* stored = table_row(p_, tables, qb.head, index.rows(), first);
     return gemm_rows(p_, elementwise_, stored, rows, p_.head_dim, wide_table_rows);
@@ -439,7 +440,8 @@ BlockLogits AttentionBias::prepare_disentangled(const QueryBlock& qb, const KeyB
     logits.ld = logits.ld_cols = gemm_output_stride(window.count, p_.gemm_dtype);
     logits_gemm(p_, qb, table(t_.table, window.first, window.count), window.count,
                 p_.bias_alpha, false, scratch, logits.ld);
-    if (!reads_few_key_rows(qb.rows, window.count)) {
+    at_their_rows = reads_few_key_rows(qb.rows, window.count);
+    if (!at_their_rows) {
       keys_against_table(qb, kb.first, kb.count, window.first, window.count, key_logits,
                          logits.ld, wide_keys, wide_table_rows);
     }
@@ -448,18 +450,21 @@ BlockLogits AttentionBias::prepare_disentangled(const QueryBlock& qb, const KeyB
   for (int64_t t = 0; t < qb.rows + kb.count - 1; ++t) {
     columns[t] = int32_t(index.row(last_query - kb.first - t) - window.first);
   }
-  if (!disentangled_.whole_table && reads_few_key_rows(qb.rows, window.count)) {
+  if (at_their_rows) {
     keys_at_their_rows(qb, kb, columns, window, key_logits, logits.ld);
   }
   return logits;
 }
 
+const char* AttentionBias::key_rows(const QueryBlock& qb, int64_t first_key) const {
+  const int64_t row = qb.batch * p_.k.batch + p_.kv_head(qb.head) * p_.k.head;
+  return static_cast<const char*>(t_.k) + size_t(row + first_key * p_.k.token) * p_.element_bytes();
+}
+
 void AttentionBias::keys_at_their_rows(const QueryBlock& qb, const KeyBlock& kb,
                                        const int32_t* columns, const RowWindow& window,
                                        float* out, int64_t ld) const {
-  const int64_t key_row = qb.batch * p_.k.batch + p_.kv_head(qb.head) * p_.k.head;
-  const char* keys = static_cast<const char*>(t_.k) +
-                     size_t(key_row + kb.first * p_.k.token) * p_.element_bytes();
+  const char* keys = key_rows(qb, kb.first);
   const int64_t d = p_.head_dim;
   for (int64_t r = 0; r < qb.rows; ++r) {
     const int32_t* row_columns = columns + (qb.rows - 1 - r);
@@ -487,9 +492,7 @@ void AttentionBias::keys_at_their_rows(const QueryBlock& qb, const KeyBlock& kb,
 void AttentionBias::keys_against_table(const QueryBlock& qb, int64_t first_key, int64_t keys,
                                        int64_t first_row, int64_t rows, float* out, int64_t ld,
                                        float* wide_keys, float* wide_table_rows) const {
-  const int64_t key_row = qb.batch * p_.k.batch + p_.kv_head(qb.head) * p_.k.head;
-  const void* k = static_cast<const char*>(t_.k) +
-                  size_t(key_row + first_key * p_.k.token) * p_.element_bytes();
+  const void* k = key_rows(qb, first_key);
   int64_t ldk = p_.k.token;
   if (p_.gemms_widen_bf16()) {
     if (!shapes_only_) widen_rows(elementwise_, k, ldk, keys, p_.head_dim, wide_keys);

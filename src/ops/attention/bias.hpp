@@ -115,6 +115,8 @@ class AttentionBias {
   void keys_against_table(const QueryBlock& qb, int64_t first_key, int64_t keys,
                           int64_t first_row, int64_t rows, float* out, int64_t ld,
                           float* wide_keys, float* wide_table_rows) const;
+  // The first of keys [first_key, ..) of the block's kv head, as stored.
+  const char* key_rows(const QueryBlock& qb, int64_t first_key) const;
   // The keys' logits the block's queries read (columns as BlockLogits
   // holds them, of the window), each key against those rows of key_table
   // by the decode kernel, into `out` (rows ld apart); nothing else of it.
