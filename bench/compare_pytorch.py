@@ -71,6 +71,25 @@ def ptr(tensor):
     return ctypes.c_void_p(tensor.data_ptr())
 
 
+def attention_desc(lib, B, H, T, d):
+    """posenc_attention_desc_init's desc of B x H x T queries and keys of d."""
+    desc = AttentionDesc()
+    lib.posenc_attention_desc_init(ctypes.byref(desc), *(ctypes.c_int64(n) for n in
+                                                          (B, H, T, T, d)))
+    return desc
+
+
+def run_attention(lib, ctx, desc, t, q=None, **tensors):
+    """posenc_attention of t's q (or the given one), k and v into t's out,
+    with the other tensors given (name -> tensor); returns out."""
+    fields = {name: x.data_ptr() for name, x in tensors.items()}
+    tensors = AttentionTensors(q=(t["q"] if q is None else q).data_ptr(), k=t["k"].data_ptr(),
+                               v=t["v"].data_ptr(), out=t["out"].data_ptr(), **fields)
+    check(lib, lib.posenc_attention(ctx, ctypes.byref(desc), ctypes.byref(tensors), None,
+                                    ctypes.c_size_t(0)))
+    return t["out"]
+
+
 # --- seed-style PyTorch ----------------------------------------------------
 
 def positional_encoding_table(max_length, d_model):
@@ -222,18 +241,10 @@ def case_bottleneck(B, H, X, Y, d):
                 "Rw": randn(2 * Y - 1, d, scale=scale), "out": torch.zeros(B, H, X * Y, d)}
 
     def posenc(lib, ctx, t):
-        desc = AttentionDesc()
-        lib.posenc_attention_desc_init(ctypes.byref(desc), ctypes.c_int64(B),
-                                       ctypes.c_int64(H), ctypes.c_int64(X * Y),
-                                       ctypes.c_int64(X * Y), ctypes.c_int64(d))
+        desc = attention_desc(lib, B, H, X * Y, d)
         desc.bias = 3  # RELATIVE_2D
         desc.map_height, desc.map_width = X, Y
-        tensors = AttentionTensors(q=t["q"].data_ptr(), k=t["k"].data_ptr(),
-                                   v=t["v"].data_ptr(), table_h=t["Rh"].data_ptr(),
-                                   table_w=t["Rw"].data_ptr(), out=t["out"].data_ptr())
-        check(lib, lib.posenc_attention(ctx, ctypes.byref(desc), ctypes.byref(tensors),
-                                        None, ctypes.c_size_t(0)))
-        return t["out"]
+        return run_attention(lib, ctx, desc, t, table_h=t["Rh"], table_w=t["Rw"])
 
     return Case("bottleneck attention forward", f"B{B} H{H} {X}x{Y} d{d}", make,
                 lambda t: bottleneck_attention(t["q"], t["k"], t["v"], t["Rh"], t["Rw"], X, Y,
@@ -268,19 +279,12 @@ def case_conformer(B, H, T, d):
         # q + pos_bias_u as q and pos_bias_v - pos_bias_u, as a caller passes them.
         q = t["q"] + t["u"][:, None]
         query_bias = t["v_bias"] - t["u"]
-        desc = AttentionDesc()
-        lib.posenc_attention_desc_init(ctypes.byref(desc), ctypes.c_int64(B),
-                                       ctypes.c_int64(H), ctypes.c_int64(T),
-                                       ctypes.c_int64(T), ctypes.c_int64(d))
+        desc = attention_desc(lib, B, H, T, d)
         desc.bias = 2  # RELATIVE_1D
         desc.tables_per_head = 1
         desc.relative_query_bias = 1
-        tensors = AttentionTensors(q=q.data_ptr(), k=t["k"].data_ptr(), v=t["v"].data_ptr(),
-                                   table=t["p"].data_ptr(), out=t["out"].data_ptr(),
-                                   relative_query_bias=query_bias.data_ptr())
-        check(lib, lib.posenc_attention(ctx, ctypes.byref(desc), ctypes.byref(tensors),
-                                        None, ctypes.c_size_t(0)))
-        return t["out"]
+        return run_attention(lib, ctx, desc, t, q=q, table=t["p"],
+                             relative_query_bias=query_bias)
 
     return Case("Conformer relative attention", f"B{B} H{H} T{T} d{d}", make,
                 lambda t: conformer_attention(t["q"], t["k"], t["v"], t["p"], t["u"],
@@ -345,25 +349,65 @@ def case_deberta(B, H, T, d, buckets, max_relative, sdpa):
                 "out": torch.zeros(B, H, T, d)}
 
     def posenc(lib, ctx, t):
-        desc = AttentionDesc()
-        lib.posenc_attention_desc_init(ctypes.byref(desc), ctypes.c_int64(B),
-                                       ctypes.c_int64(H), ctypes.c_int64(T),
-                                       ctypes.c_int64(T), ctypes.c_int64(d))
+        desc = attention_desc(lib, B, H, T, d)
         desc.scale = 1 / math.sqrt(3 * d)
         desc.bias = 8  # DISENTANGLED
         desc.tables_per_head = 1
         desc.num_buckets, desc.max_distance = buckets, max_relative
-        tensors = AttentionTensors(q=t["q"].data_ptr(), k=t["k"].data_ptr(),
-                                   v=t["v"].data_ptr(), table=t["pos_key"].data_ptr(),
-                                   key_table=t["pos_query"].data_ptr(),
-                                   out=t["out"].data_ptr())
-        check(lib, lib.posenc_attention(ctx, ctypes.byref(desc), ctypes.byref(tensors),
-                                        None, ctypes.c_size_t(0)))
-        return t["out"]
+        return run_attention(lib, ctx, desc, t, table=t["pos_key"], key_table=t["pos_query"])
 
     torch_way = "SDPA, c2p + p2c as its mask" if sdpa else "transformers eager"
     return Case(f"DeBERTa-v3 disentangled attention ({torch_way})", f"B{B} H{H} T{T} d{d}",
                 make, lambda t: deberta_attention(t, sdpa), posenc, 1e-4)
+
+
+def wavlm_position_bias(table, tokens, buckets, max_distance):
+    """WavLM's compute_bias (the first layer's, which every layer gates):
+    T5's bidirectional buckets of key minus query in float32, its table
+    [buckets, H] looked up, as [H, T, T]."""
+    rel = torch.arange(tokens)[None, :] - torch.arange(tokens)[:, None]
+    half = buckets // 2
+    bucket = (rel > 0).long() * half
+    n = rel.abs()
+    exact = half // 2
+    large = torch.log(n.float() / exact) / math.log(max_distance / exact) * (half - exact)
+    large = torch.clamp((exact + large).long(), max=half - 1)
+    bucket += torch.where(n < exact, n, large)
+    return table[bucket].permute(2, 0, 1)
+
+
+def wavlm_attention(t):
+    """A WavLM layer's attention after its projections, as transformers runs
+    it: the first layer's position bias [H, T, T] (made once per forward,
+    outside the timing) times the layer's gate [B, H, T] per query row,
+    materialized, as the float mask of torch's scaled_dot_product_attention
+    (what F.multi_head_attention_forward calls without weights; on a torch
+    without it, 1.13, q k^T / sqrt(d) + the bias, softmax, v)."""
+    gated = t["gate"][..., None] * t["position_bias"]
+    function = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+    if function is not None:
+        return function(t["q"], t["k"], t["v"], attn_mask=gated)
+    scores = torch.matmul(t["q"], t["k"].transpose(-1, -2)) / math.sqrt(t["q"].shape[-1])
+    return torch.matmul(torch.softmax(scores + gated, -1), t["v"])
+
+
+def case_wavlm(B, H, T, d, buckets=320, max_distance=800):
+    def make():
+        table = randn(buckets, H)
+        return {"q": randn(B, H, T, d), "k": randn(B, H, T, d), "v": randn(B, H, T, d),
+                "table": table, "gate": 1 + 2 * torch.rand(B, H, T),
+                "position_bias": wavlm_position_bias(table, T, buckets, max_distance),
+                "out": torch.zeros(B, H, T, d)}
+
+    def posenc(lib, ctx, t):
+        desc = attention_desc(lib, B, H, T, d)
+        desc.bias = 6  # T5
+        desc.num_buckets, desc.max_distance, desc.bidirectional = buckets, max_distance, 1
+        desc.bias_gate = 1
+        return run_attention(lib, ctx, desc, t, table=t["table"], bias_gate=t["gate"])
+
+    return Case("WavLM gated relative attention (SDPA, gated bias as its mask)",
+                f"B{B} H{H} T{T} d{d}", make, wavlm_attention, posenc, 1e-4)
 
 
 def case_rope():
@@ -436,6 +480,8 @@ CASES = {
     # DeBERTa-v3-base: 12 heads of 64, position_buckets 256, max_relative_positions 512.
     "deberta": lambda: case_deberta(1, 12, 512, 64, 256, 512, sdpa=False),
     "deberta_sdpa": lambda: case_deberta(1, 12, 512, 64, 256, 512, sdpa=True),
+    # WavLM-base+: 12 heads of 64, 10 s of audio (500 frames), 4 utterances.
+    "wavlm": lambda: case_wavlm(4, 12, 500, 64),
 }
 
 

@@ -164,6 +164,7 @@ std::string describe(const posenc_attention_desc& d) {
   if (d.sliding_window > 0) s += " window" + std::to_string(d.sliding_window);
   if (d.sinks) s += " sinks";
   if (d.relative_query_bias) s += " query-bias";
+  if (d.bias_gate) s += " gated";
   if (d.softcap > 0) {
     char cap[32];
     std::snprintf(cap, sizeof cap, " softcap%g", double(d.softcap));
@@ -289,6 +290,7 @@ class AttentionBuffers {
     if (d.relative_values) sizes.push_back(size_t(table_rows(d)) * rows);
     if (d.sinks) sizes.push_back(size_t(d.heads));
     if (d.relative_query_bias) sizes.push_back(size_t(d.heads * d.head_dim));
+    if (d.bias_gate) sizes.push_back(size_t(d.batch * d.heads * d.q_len));
     for (size_t i = 0; i < sizes.size(); ++i) {
       const uint32_t seed = uint32_t(20 + i);
       if (d.dtype == POSENC_BF16) {
@@ -442,7 +444,8 @@ class AttentionBuffers {
     }
     if (desc_.relative_values) t.value_table = pass(next++);
     if (desc_.sinks) t.sinks = pass(next++);
-    if (desc_.relative_query_bias) t.relative_query_bias = pass(next);
+    if (desc_.relative_query_bias) t.relative_query_bias = pass(next++);
+    if (desc_.bias_gate) t.bias_gate = pass(next);
     if (desc_.mask_batch > 0) {
       t.mask = desc_.mask_dtype == POSENC_BF16 ? static_cast<const void*>(mask_.bf16.data())
                                                : mask_.f32.data();
@@ -460,6 +463,7 @@ class AttentionBuffers {
     in.sinks = f(t.sinks);
     in.relative_query_bias = f(t.relative_query_bias);
     in.key_table = f(t.key_table);
+    in.bias_gate = f(t.bias_gate);
     return in;
   }
 
@@ -680,6 +684,20 @@ posenc_attention_desc t5(int64_t batch, int64_t heads, int64_t length, int64_t h
   d.bidirectional = 1;
   return d;
 }
+// WavLM's gated relative position bias: T5's buckets (320 up to 800,
+// bidirectional), each query row's bias times its gate.
+posenc_attention_desc wavlm(int64_t batch, int64_t heads, int64_t length, int64_t head_dim) {
+  posenc_attention_desc d = t5(batch, heads, length, head_dim);
+  d.num_buckets = 320;
+  d.max_distance = 800;
+  d.bias_gate = 1;
+  return d;
+}
+// The same without the gate.
+posenc_attention_desc ungated(posenc_attention_desc d) {
+  d.bias_gate = 0;
+  return d;
+}
 // A causal decoder's ALiBi, the standard slopes.
 posenc_attention_desc alibi(int64_t heads, int64_t length, int64_t head_dim) {
   posenc_attention_desc d;
@@ -710,7 +728,7 @@ posenc_attention_desc bidirectional(posenc_attention_desc d) {
 posenc_attention_desc without_bias(posenc_attention_desc d) {
   d.bias = POSENC_BIAS_NONE;
   d.map_height = d.map_width = d.max_distance = d.num_buckets = 0;
-  d.class_token = d.bidirectional = 0;
+  d.class_token = d.bidirectional = d.bias_gate = 0;
   return d;
 }
 
@@ -932,6 +950,7 @@ std::vector<Case> attention_cases() {
       kAttentionFamilyF32({"check"}, table_1d(3, 45, 16)),
       kAttentionFamilyF32({"check"}, t5(2, 3, 150, 16)),
       kAttentionFamilyF32({"check"}, t5_decoder(t5(1, 3, 150, 16))),
+      kAttentionFamilyF32({"check"}, wavlm(2, 3, 130, 16)),
       kAttentionFamilyF32({"check"}, alibi(6, 70, 16)),
       kAttentionFamilyF32({"check"}, bidirectional(alibi(5, 70, 16))),
       // BoTNet26t's last stage (16x16, 4 heads) with 512 channels in and out.
@@ -1098,6 +1117,13 @@ std::vector<Case> attention_cases() {
       kAttentionFamilyF32({"bench"}, t5(8, 12, 512, 64), t5(2, 2, 70, 16)),
       kAttentionFamilyPlainF32({"bench"}, without_bias(t5(8, 12, 512, 64)),
                                without_bias(t5(2, 2, 70, 16))),
+      // WavLM-base's layer over 10 s of audio (500 frames), gated, ungated
+      // and without a bias: the gate's cost.
+      kAttentionFamilyF32({"bench"}, wavlm(1, 12, 500, 64), wavlm(2, 2, 60, 16)),
+      kAttentionFamilyF32({"bench"}, ungated(wavlm(1, 12, 500, 64)),
+                          ungated(wavlm(2, 2, 60, 16))),
+      kAttentionFamilyPlainF32({"bench"}, without_bias(wavlm(1, 12, 500, 64)),
+                               without_bias(wavlm(2, 2, 60, 16))),
       kAttentionFamilyF32({"bench"}, alibi(32, 2048, 128), alibi(3, 100, 16)),
       kAttentionFamilyPlainF32({"bench"}, without_bias(alibi(32, 2048, 128)),
                                without_bias(alibi(3, 100, 16))),

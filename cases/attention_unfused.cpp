@@ -171,11 +171,14 @@ void UnfusedAttention::disentangled(const ExecContext& ctx, int64_t h, const flo
   });
 }
 
-// The head's slice of the dense bias, then the mask, added to the scores.
+// The head's slice of the dense bias (each row times its gate, as WavLM's
+// gate_output * position_bias), then the mask, added to the scores.
 void UnfusedAttention::add_position_bias(const ExecContext& ctx, int64_t b, int64_t h,
                                          const posenc_attention_tensors& t) {
   const int64_t n = d_.q_len;
   const float* bias = &dense_bias_[size_t(h * n * n)];
+  const float* gates =
+      d_.bias_gate ? static_cast<const float*>(t.bias_gate) + (b * d_.heads + h) * n : nullptr;
   const float* mask = nullptr;
   if (d_.mask_batch > 0) {
     mask = static_cast<const float*>(t.mask) +
@@ -183,7 +186,11 @@ void UnfusedAttention::add_position_bias(const ExecContext& ctx, int64_t b, int6
   }
   parallel_for(ctx.num_threads, n, [&](int64_t i) {
     float* row = &scores_[size_t(i * n)];
-    ctx.kernels->elementwise.add_f32(row, bias + i * n, row, n);
+    if (gates != nullptr) {
+      for (int64_t j = 0; j < n; ++j) row[j] += gates[i] * bias[i * n + j];
+    } else {
+      ctx.kernels->elementwise.add_f32(row, bias + i * n, row, n);
+    }
     if (mask != nullptr) ctx.kernels->elementwise.add_f32(row, mask + i * n, row, n);
   });
 }

@@ -345,7 +345,8 @@ const std::vector<OpCase>& op_cases() {
                      return attention(ctx, d, posenc_attention_tensors{}, out);
                    }});
     }
-    // The bias kinds without q: their tables laid out in the workspace.
+    // The bias kinds without q: their tables laid out in the workspace; T5's
+    // gated as WavLM's (its 320 buckets up to 800).
     for (const posenc_attention_bias bias : {POSENC_BIAS_TABLE_2D, POSENC_BIAS_TABLE_1D,
                                              POSENC_BIAS_T5, POSENC_BIAS_ALIBI}) {
       posenc_attention_desc d;
@@ -353,16 +354,19 @@ const std::vector<OpCase>& op_cases() {
       d.bias = bias;
       d.map_height = bias == POSENC_BIAS_TABLE_2D ? 7 : 0;
       d.map_width = bias == POSENC_BIAS_TABLE_2D ? 10 : 0;
-      d.max_distance = bias == POSENC_BIAS_TABLE_1D ? 9 : bias == POSENC_BIAS_T5 ? 128 : 0;
-      d.num_buckets = bias == POSENC_BIAS_T5 ? 32 : 0;
+      d.max_distance = bias == POSENC_BIAS_TABLE_1D ? 9 : bias == POSENC_BIAS_T5 ? 800 : 0;
+      d.num_buckets = bias == POSENC_BIAS_T5 ? 320 : 0;
+      d.bias_gate = bias == POSENC_BIAS_T5;
       d.causal = bias == POSENC_BIAS_ALIBI;
       const std::string name = std::string("attention_") +
                                (bias == POSENC_BIAS_TABLE_2D   ? "table_2d"
                                 : bias == POSENC_BIAS_TABLE_1D ? "table_1d"
-                                : bias == POSENC_BIAS_T5       ? "t5"
+                                : bias == POSENC_BIAS_T5       ? "t5_gated"
                                                                : "alibi");
       c.push_back({name, 2 * 3 * 70 * 16, [d](posenc_context* ctx, float* out) {
-                     return attention(ctx, d, posenc_attention_tensors{}, out);
+                     posenc_attention_tensors t{};
+                     if (d.bias_gate) t.bias_gate = z.data();
+                     return attention(ctx, d, t, out);
                    }});
     }
     // bf16 (widened to fp32 GEMMs where oneDNN's bf16 GEMM is not native:

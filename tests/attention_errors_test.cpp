@@ -31,7 +31,7 @@ class AttentionErrors : public ::testing::Test {
     t_ = posenc_attention_tensors{q_.data(), k_.data(), v_.data(), table_.data(),
                                   nullptr,   nullptr,   nullptr,   out_.data(),
                                   nullptr,   nullptr,   nullptr,   nullptr,
-                                  nullptr, nullptr, nullptr};
+                                  nullptr, nullptr, nullptr, nullptr};
   }
 
   posenc_status call() { return posenc_attention(nullptr, &d_, &t_, nullptr, 0); }
@@ -48,7 +48,7 @@ class AttentionErrors : public ::testing::Test {
     t_ = posenc_attention_tensors{q_.data(), k_.data(), v_.data(), table_.data(),
                                   nullptr,   nullptr,   nullptr,   out_.data(),
                                   nullptr,   nullptr,   nullptr,   nullptr,
-                                  nullptr, nullptr, nullptr};
+                                  nullptr, nullptr, nullptr, nullptr};
     return result;
   }
 
@@ -420,7 +420,7 @@ TEST_F(AttentionErrors, Bf16RunsAndIsSizedOnEveryCpu) {
   d_.dtype = POSENC_BF16;
   t_ = posenc_attention_tensors{q.data(), k.data(),    v.data(), table.data(), nullptr, nullptr,
                                 nullptr,  out_.data(), nullptr,  nullptr,      nullptr, nullptr,
-                                nullptr, nullptr, nullptr};
+                                nullptr, nullptr, nullptr, nullptr};
   EXPECT_EQ(call(), POSENC_OK) << posenc_last_error();
   size_t bytes = 0;
   EXPECT_EQ(posenc_attention_workspace_size(nullptr, &d_, &bytes), POSENC_OK)

@@ -375,7 +375,8 @@ TEST_P(AttentionFamilies, ThreadCountIndependent) {
 // block of 7 keys the values the whole row gets (bit for bit) and the
 // block's maximum; window_row's run the values add_row adds. The lines past the prepared
 // distances (K past q_len + kv_len, far offsets: their ends added one by
-// one), a lone window with the class token, ALiBi's standard slopes.
+// one), a lone window with the class token, ALiBi's standard slopes. Rows
+// of the 1D kinds gated (bias_gate's factor: 0.25 to 1.25, or -0.5).
 TEST_P(AttentionFamilies, PositionBiasRowsAddTheirBiasAndReturnTheMaximum) {
   // 5 queries at the offset against 30 keys.
   std::vector<posenc_attention_desc> descs;
@@ -403,10 +404,14 @@ TEST_P(AttentionFamilies, PositionBiasRowsAddTheirBiasAndReturnTheMaximum) {
         const int64_t position = d.query_offset + i;
         const std::vector<float> scores = random_floats(size_t(d.kv_len), ++seed, -3.0f, 3.0f);
         std::vector<float> whole = scores, blocks = scores;
-        const float whole_max = bias.add_row(h, i, position, 0, d.kv_len, whole.data());
+        const float gate = d.bias == POSENC_BIAS_TABLE_2D ? 1.0f
+                           : (h + i) % 6 == 5             ? -0.5f
+                                                          : 0.25f * float(1 + (h + i) % 6);
+        const float whole_max = bias.add_row(h, i, position, 0, d.kv_len, gate, whole.data());
         ASSERT_EQ(whole_max, *std::max_element(whole.begin(), whole.end()));
         for (int64_t j = 0; j < d.kv_len; ++j) {
-          const double added = p.mask_alpha * want[size_t((h * d.q_len + i) * d.kv_len + j)];
+          const double added =
+              gate * p.mask_alpha * want[size_t((h * d.q_len + i) * d.kv_len + j)];
           ASSERT_NEAR(whole[size_t(j)], scores[size_t(j)] + added,
                       1e-6 * (1.0 + std::abs(scores[size_t(j)]) + std::abs(added)))
               << "head " << h << " query " << i << " key " << j;
@@ -414,13 +419,13 @@ TEST_P(AttentionFamilies, PositionBiasRowsAddTheirBiasAndReturnTheMaximum) {
         for (int64_t first = 0; first < d.kv_len; first += 7) {
           const int64_t count = std::min<int64_t>(7, d.kv_len - first);
           float* block = blocks.data() + first;
-          const float block_max = bias.add_row(h, i, position, first, count, block);
+          const float block_max = bias.add_row(h, i, position, first, count, gate, block);
           ASSERT_EQ(block_max, *std::max_element(block, block + count)) << "first key " << first;
         }
         ASSERT_EQ(blocks, whole) << "head " << h << " query " << i;
         if (d.bias == POSENC_BIAS_TABLE_2D) {
           std::vector<float> added(size_t(d.kv_len), 0.0f), stage(ops::PositionBias::kStageFloats);
-          bias.add_row(h, i, position, 0, d.kv_len, added.data());
+          bias.add_row(h, i, position, 0, d.kv_len, 1.0f, added.data());
           const float* run = bias.window_row(h, i, 0, d.kv_len, stage.data());
           ASSERT_NE(run, nullptr);
           ASSERT_EQ(std::vector<float>(run, run + d.kv_len), added) << "query " << i;

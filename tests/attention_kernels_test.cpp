@@ -384,34 +384,55 @@ double max_of(const std::vector<float>& x, int64_t n) {
 // window's ends before, inside (at every lane of a batch) or past the row,
 // and shifts of 2^40 either way. The window is exactly its values (a read
 // past them is the sanitizers'), its ends +inf in a second pass (lanes past
-// a row's end that took them would give NaN). The sums (one addition each)
-// and the maximum exact, nothing written around the row.
+// a row's end that took them would give NaN). Gates of 1, 0.5 and -2
+// (exact products). The sums (one addition each) and the maximum exact,
+// nothing written around the row.
 TEST_P(AttentionKernels, GatherAddClampsAtEveryColumn) {
   const int64_t far = int64_t(1) << 40;
-  for (int64_t width : {1, 2, 3, 6, 14, 16, 40}) {
-    std::vector<float> window = random_floats(size_t(width), 21, -4.0f, 4.0f);
-    const int64_t lo = 0, hi = width - 1;
-    for (const bool infinite_ends : {false, true}) {
-      if (infinite_ends) window.front() = window.back() = kInf;
-      for (int64_t n : {0, 1, 2, 7, 16, 17, 30, 33, 48, 100}) {
-        const std::vector<float> scores = random_floats(size_t(n) + 2, 22, -3.0f, 3.0f);
-        std::vector<int64_t> shifts = {-far, far};
-        for (int64_t shift = lo - n - 2; shift <= hi + 2; ++shift) shifts.push_back(shift);
-        for (const int64_t shift : shifts) {
-          SCOPED_TRACE(testing::Message() << "width " << width << " n " << n << " shift " << shift
-                                          << (infinite_ends ? ", infinite ends" : ""));
-          std::vector<float> got = scores, want = scores;
-          float want_max = -kInf;
-          for (int64_t j = 0; j < n; ++j) {
-            want[size_t(j + 1)] += window[size_t(std::clamp(j + shift, lo, hi))];
-            want_max = std::max(want_max, want[size_t(j + 1)]);
+  for (const float gate : {1.0f, 0.5f, -2.0f}) {
+    for (int64_t width : {1, 2, 3, 6, 14, 16, 40}) {
+      std::vector<float> window = random_floats(size_t(width), 21, -4.0f, 4.0f);
+      const int64_t lo = 0, hi = width - 1;
+      for (const bool infinite_ends : {false, true}) {
+        if (infinite_ends) window.front() = window.back() = kInf;
+        for (int64_t n : {0, 1, 2, 7, 16, 17, 30, 33, 48, 100}) {
+          const std::vector<float> scores = random_floats(size_t(n) + 2, 22, -3.0f, 3.0f);
+          std::vector<int64_t> shifts = {-far, far};
+          for (int64_t shift = lo - n - 2; shift <= hi + 2; ++shift) shifts.push_back(shift);
+          for (const int64_t shift : shifts) {
+            SCOPED_TRACE(testing::Message() << "gate " << gate << " width " << width << " n " << n
+                                            << " shift " << shift
+                                            << (infinite_ends ? ", infinite ends" : ""));
+            std::vector<float> got = scores, want = scores;
+            float want_max = -kInf;
+            for (int64_t j = 0; j < n; ++j) {
+              want[size_t(j + 1)] += gate * window[size_t(std::clamp(j + shift, lo, hi))];
+              want_max = std::max(want_max, want[size_t(j + 1)]);
+            }
+            const float got_max =
+                bias().gather_add(window.data(), shift, lo, hi, gate, got.data() + 1, n);
+            ASSERT_EQ(got, want);
+            ASSERT_EQ(got_max, want_max);
           }
-          const float got_max = bias().gather_add(window.data(), shift, lo, hi, got.data() + 1, n);
-          ASSERT_EQ(got, want);
-          ASSERT_EQ(got_max, want_max);
         }
       }
     }
+  }
+}
+
+// An infinite gate: each column inf times its value (positive here: +inf),
+// and the maximum of the row's columns alone (the lanes past a tail, 0 x
+// inf, are NaN), at every tail length; a NaN gate gives NaN columns.
+TEST_P(AttentionKernels, GatherAddTakesAGateOfInfOrNaN) {
+  const std::vector<float> window = random_floats(40, 23, 0.5f, 4.0f);
+  for (int64_t n = 1; n <= 40; ++n) {
+    SCOPED_TRACE(testing::Message() << "n " << n);
+    std::vector<float> scores(size_t(n), -1.0f);
+    EXPECT_EQ(bias().gather_add(window.data(), 0, 0, 39, kInf, scores.data(), n), kInf);
+    for (const float s : scores) ASSERT_EQ(s, kInf);
+    scores.assign(size_t(n), -1.0f);
+    bias().gather_add(window.data(), 0, 0, 39, std::nanf(""), scores.data(), n);
+    for (const float s : scores) ASSERT_TRUE(std::isnan(s));
   }
 }
 
@@ -426,7 +447,8 @@ TEST_P(AttentionKernels, BiasKernelsReturnTheRowMaximum) {
       for (int64_t j = 0; j < n; ++j) {
         want[size_t(j)] += window[size_t(std::clamp(j + shift, lo, hi))];
       }
-      const float got_max = bias().gather_add(window.data(), shift, lo, hi, scores.data(), n);
+      const float got_max =
+          bias().gather_add(window.data(), shift, lo, hi, 1.0f, scores.data(), n);
       ASSERT_EQ(scores[size_t(n)], 7.0f);
       for (int64_t j = 0; j < n; ++j) ASSERT_NEAR(scores[size_t(j)], want[size_t(j)], 1e-6);
       ASSERT_EQ(double(got_max), max_of(scores, n));

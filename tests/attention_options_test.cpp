@@ -489,6 +489,23 @@ class AttentionOptionErrors : public ::testing::Test {
   void runs() {
     EXPECT_EQ(posenc_attention(nullptr, &d_, &t_, nullptr, 0), POSENC_OK) << posenc_last_error();
   }
+  // desc->name is a flag (2 refused), and tensors->name is given exactly
+  // when it is 1 (`given` then), out overlapping none of it; leaves both set.
+  void checks_flag_and_tensor(int& flag, const void*& tensor, const float* given,
+                              const std::string& name) {
+    flag = 2;
+    tensor = given;
+    fails(POSENC_ERROR_INVALID_ARGUMENT, ("desc->" + name).c_str());
+    flag = 0;
+    fails(POSENC_ERROR_INVALID_ARGUMENT,
+          ("tensors->" + name + " must be NULL unless " + name + " is 1").c_str());
+    flag = 1;
+    tensor = nullptr;
+    fails(POSENC_ERROR_NULL_POINTER, ("tensors->" + name).c_str());
+    tensor = out_.data() + 1;
+    fails(POSENC_ERROR_ALIASING, ("tensors->" + name).c_str());
+    tensor = given;
+  }
 
   posenc_attention_desc d_ = attention_desc(1, 2, 8, 8, 16);
   const std::vector<float> x_ = std::vector<float>(2 * 8 * 16, 0.5f);
@@ -499,15 +516,7 @@ class AttentionOptionErrors : public ::testing::Test {
 // sinks is a flag, and its tensor is given exactly when it is set.
 TEST_F(AttentionOptionErrors, Sinks) {
   const std::vector<float> sinks(2, 1.0f);
-  d_.sinks = 2;
-  t_.sinks = sinks.data();
-  fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->sinks");
-  d_.sinks = 0;
-  fails(POSENC_ERROR_INVALID_ARGUMENT, "tensors->sinks must be NULL unless sinks is 1");
-  d_.sinks = 1;
-  t_.sinks = nullptr;
-  fails(POSENC_ERROR_NULL_POINTER, "tensors->sinks");
-  t_.sinks = sinks.data();
+  checks_flag_and_tensor(d_.sinks, t_.sinks, sinks.data(), "sinks");
   runs();
 }
 
@@ -517,18 +526,8 @@ TEST_F(AttentionOptionErrors, RelativeQueryBias) {
   const std::vector<float> table(15 * 16, 0.25f), u(2 * 16, 1.0f);
   d_.bias = POSENC_BIAS_RELATIVE_1D;
   t_.table = table.data();
-  d_.relative_query_bias = 2;
-  t_.relative_query_bias = u.data();
-  fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->relative_query_bias");
-  d_.relative_query_bias = 0;
-  fails(POSENC_ERROR_INVALID_ARGUMENT,
-        "tensors->relative_query_bias must be NULL unless relative_query_bias is 1");
-  d_.relative_query_bias = 1;
-  t_.relative_query_bias = nullptr;
-  fails(POSENC_ERROR_NULL_POINTER, "tensors->relative_query_bias");
-  t_.relative_query_bias = out_.data() + 8;
-  fails(POSENC_ERROR_ALIASING, "tensors->relative_query_bias");
-  t_.relative_query_bias = u.data();
+  checks_flag_and_tensor(d_.relative_query_bias, t_.relative_query_bias, u.data(),
+                         "relative_query_bias");
   for (posenc_attention_bias other :
        {POSENC_BIAS_NONE, POSENC_BIAS_ABSOLUTE, POSENC_BIAS_RELATIVE_2D, POSENC_BIAS_T5}) {
     d_.bias = other;
@@ -587,6 +586,33 @@ TEST_F(AttentionOptionErrors, Disentangled) {
   t_.table = t_.key_table = nullptr;
   d_.num_buckets = 4;
   fails(POSENC_ERROR_INVALID_ARGUMENT, "desc->num_buckets must be 0 unless bias is T5 or");
+}
+
+// bias_gate is a flag of TABLE_1D, T5 and ALIBI, and its tensor [batch,
+// heads, q_len] is given exactly when it is set, out overlapping none of it.
+TEST_F(AttentionOptionErrors, BiasGate) {
+  const std::vector<float> buckets(32 * 2, 0.25f), gate(2 * 8, 1.5f);
+  d_.bias = POSENC_BIAS_T5;
+  d_.num_buckets = 32;
+  d_.max_distance = 128;
+  t_.table = buckets.data();
+  checks_flag_and_tensor(d_.bias_gate, t_.bias_gate, gate.data(), "bias_gate");
+  runs();
+  std::fill(out_.begin(), out_.end(), 7.0f);
+  d_.num_buckets = d_.max_distance = 0;
+  t_.table = nullptr;
+  for (posenc_attention_bias other : {POSENC_BIAS_NONE, POSENC_BIAS_TABLE_2D}) {
+    d_.bias = other;
+    fails(POSENC_ERROR_INVALID_ARGUMENT,
+          "desc->bias_gate gates the bias of TABLE_1D, T5 or ALIBI only");
+  }
+  d_.bias = POSENC_BIAS_RELATIVE_1D;
+  t_.table = buckets.data();
+  fails(POSENC_ERROR_INVALID_ARGUMENT,
+        "desc->bias_gate gates the bias of TABLE_1D, T5 or ALIBI only");
+  d_.bias = POSENC_BIAS_ALIBI;
+  t_.table = nullptr;
+  runs();
 }
 
 }  // namespace

@@ -240,6 +240,9 @@ posenc_attention_desc draw_desc(Draw& r) {
   if (r.one_in(3)) d.sliding_window = r.in(1, d.kv_len + 2);
   d.sinks = int(r.one_in(4));
   if (d.bias == POSENC_BIAS_RELATIVE_1D) d.relative_query_bias = int(r.one_in(3));
+  if (d.bias == POSENC_BIAS_TABLE_1D || d.bias == POSENC_BIAS_T5 || d.bias == POSENC_BIAS_ALIBI) {
+    d.bias_gate = int(r.one_in(3));
+  }
   const bool bias_of_q = d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D ||
                          d.bias == POSENC_BIAS_RELATIVE_2D || d.bias == POSENC_BIAS_DISENTANGLED;
   if (!bias_of_q && r.one_in(4)) d.softcap = r.of({0.5f, 3.0f, 50.0f});
@@ -314,6 +317,7 @@ void fill_inputs(Draw& r, AttentionTensors& x) {
   if (d.mask_batch > 0) x.set(Tensor::mask, mask_of(r, d));
   if (d.sinks) fill(Tensor::sinks, d.heads, -3.0f, 5.0f);
   if (d.relative_query_bias) fill(Tensor::relative_query_bias, d.heads * d.head_dim);
+  if (d.bias_gate) fill(Tensor::bias_gate, d.batch * d.heads * d.q_len, -1.0f, 3.0f);
 }
 
 // NaN in the elements of a tensor of `heads` heads and `tokens` tokens of

@@ -284,7 +284,7 @@ TEST_P(AttentionSequences, PaddedBatchMatchesEachSequenceAlone) {
     std::vector<float> out(q.size());
     const posenc_attention_tensors t{q.data(), k.data(), v.data(), nullptr, nullptr, nullptr,
                                      nullptr,  out.data(), nullptr, nullptr, nullptr, nullptr,
-                                     nullptr, nullptr, nullptr};
+                                     nullptr, nullptr, nullptr, nullptr};
     ASSERT_EQ(posenc_attention(context(), &alone, &t, nullptr, 0), POSENC_OK)
         << posenc_last_error();
     for (int64_t h = 0; h < heads; ++h) {

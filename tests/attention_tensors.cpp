@@ -40,7 +40,7 @@ std::string describe(const posenc_attention_desc& d) {
     << d.bidirectional << " mask " << d.mask_batch << "x" << d.mask_heads << "x" << d.mask_q_len
     << " mask_dtype " << d.mask_dtype << " index_type " << d.index_type << " window "
     << d.sliding_window << " sinks " << d.sinks << " softcap " << d.softcap
-    << " relative_query_bias " << d.relative_query_bias;
+    << " relative_query_bias " << d.relative_query_bias << " bias_gate " << d.bias_gate;
   if (d.layout == POSENC_LAYOUT_STRIDED) {
     s << " q_strides " << list(d.q_strides) << " k_strides " << list(d.k_strides) << " v_strides "
       << list(d.v_strides) << " out_strides " << list(d.out_strides);
@@ -154,6 +154,7 @@ reference::AttentionInputs AttentionTensors::reference() const {
   in.sinks = get(Tensor::sinks);
   in.relative_query_bias = get(Tensor::relative_query_bias);
   in.key_table = get(Tensor::key_table);
+  in.bias_gate = get(Tensor::bias_gate);
   return in;
 }
 
@@ -177,6 +178,7 @@ posenc_attention_tensors AttentionTensors::tensors(void* out) const {
   t.sinks = pass(Tensor::sinks);
   t.relative_query_bias = pass(Tensor::relative_query_bias);
   t.key_table = pass(Tensor::key_table);
+  t.bias_gate = pass(Tensor::bias_gate);
   return t;
 }
 

@@ -24,7 +24,8 @@ struct Sequences {
 
 // The float tensors of posenc_attention_tensors.
 enum class Tensor {
-  q, k, v, table, table_h, table_w, value_table, mask, sinks, relative_query_bias, key_table
+  q, k, v, table, table_h, table_w, value_table, mask, sinks, relative_query_bias, key_table,
+  bias_gate
 };
 
 // The rows of a RELATIVE_1D table (and of the relative values' table) as
@@ -75,7 +76,7 @@ class AttentionTensors {
   const void* index_tensor(const std::vector<int64_t>& values,
                            const std::vector<int32_t>& narrow) const;
 
-  static constexpr size_t kCount = size_t(Tensor::key_table) + 1;
+  static constexpr size_t kCount = size_t(Tensor::bias_gate) + 1;
   posenc_attention_desc d_;
   Sequences s_;
   std::vector<int32_t> s32_[3];  // s_ as int32, for INT32 index_type

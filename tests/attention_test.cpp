@@ -209,7 +209,7 @@ TEST_P(Attention, DecodeStepIsLastRowOfFullSequence) {
   const posenc_attention_tensors full_t{q.data(), kv.data(), kv.data(), table.data(),
                                         nullptr,  nullptr,   nullptr,   full_out.data(),
                                         nullptr,  nullptr,   nullptr,   nullptr,
-                                        nullptr, nullptr, nullptr};
+                                        nullptr, nullptr, nullptr, nullptr};
   ASSERT_EQ(posenc_attention(context(), &full, &full_t, nullptr, 0), POSENC_OK)
       << posenc_last_error();
   for (int64_t h = 0; h < heads; ++h) {
@@ -221,7 +221,7 @@ TEST_P(Attention, DecodeStepIsLastRowOfFullSequence) {
   const posenc_attention_tensors step_t{last_q.data(), kv.data(), kv.data(), table.data(),
                                         nullptr,       nullptr,   nullptr,   step_out.data(),
                                         nullptr,       nullptr,   nullptr,   nullptr,
-                                        nullptr, nullptr, nullptr};
+                                        nullptr, nullptr, nullptr, nullptr};
   ASSERT_EQ(posenc_attention(context(), &step, &step_t, nullptr, 0), POSENC_OK)
       << posenc_last_error();
   for (int64_t h = 0; h < heads; ++h) {
@@ -1014,7 +1014,7 @@ TEST(RelativeTable, SameLogitsThroughRelativeLogitsAndAttention) {
           const posenc_attention_tensors t{q.data(), k.data(), v.data(), table.data(),
                                            nullptr,  nullptr,  nullptr,  out.data(),
                                            nullptr,  nullptr,  nullptr,  nullptr,
-                                           nullptr, nullptr, nullptr};
+                                           nullptr, nullptr, nullptr, nullptr};
           ASSERT_EQ(posenc_attention(nullptr, &d, &t, nullptr, 0), POSENC_OK)
               << posenc_last_error();
           for (int64_t h = 0; h < kHeads; ++h) {

@@ -252,7 +252,8 @@ POSENC_INSTANTIATE_ISA_TESTS(AttentionValueDim);
   GuardedFloats out(4096);
   const posenc_attention_tensors t{q.data(), k.data(), v.data(), nullptr, nullptr, nullptr,
                                    nullptr, out_offset < 0 ? v.data() + -out_offset : out.data(),
-                                   nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+                                   nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                   nullptr};
   size_t bytes = 0;
   const bool desc_error = want != POSENC_ERROR_ALIASING || out_offset == 0;
   if (desc_error) {

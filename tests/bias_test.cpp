@@ -618,8 +618,8 @@ TEST_P(BiasRowKernels, AttentionBlocksAddTheDenseBias) {
                                    block, k.position_bias.add_runs);
       }
       if (d.kind == POSENC_POSITION_BIAS_TABLE_1D) {
-        return k.attention_bias.gather_add(table.data() + h * (2 * K + 1), d0 + K, 0, 2 * K, block,
-                                           keys);
+        return k.attention_bias.gather_add(table.data() + h * (2 * K + 1), d0 + K, 0, 2 * K, 1.0f,
+                                           block, keys);
       }
       return k.position_bias.add_alibi_row(slopes[size_t(h)], d.bidirectional != 0, d0, block,
                                            keys);

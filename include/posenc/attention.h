@@ -142,6 +142,19 @@
  * above a row's logits leaves the keys tiny weights, subnormal or 0. The
  * rows of a head read sigma of the head itself (not its kv head).
  *
+ * bias_gate (added in 0.11; TABLE_1D, T5 and ALIBI only): the bias of each
+ * query row multiplied by a gate of its own (tensors->bias_gate, dense
+ * [batch, heads, q_len] of dtype, in every layout):
+ *   bias[b,h,i,j] = gate[b,h,i] * bias_h(i, j)
+ * (the mask is not gated). This is WavLM's gated relative position bias
+ * (transformers' WavLMAttention, torchaudio's WavLMSelfAttention, ONNX
+ * Runtime's GatedRelativePositionBias): T5's bidirectional buckets with its
+ * num_buckets (320) and max_distance (800), its rel_attn_embed [num_buckets,
+ * heads] as the T5 table, and its gate_output of the layer (gate_a * (gate_b
+ * * gru_rel_pos_const - 1) + 2, from the layer's input per head) as the gate;
+ * scale 1/sqrt(head_dim), the padded keys as kv_lengths. Every layer gates
+ * the first layer's table (its position_bias).
+ *
  * relative_query_bias (added in 0.9; RELATIVE_1D only): the relative
  * logits take the query plus a learned vector u_h per head
  * (tensors->relative_query_bias, [heads, head_dim] of dtype):
@@ -424,6 +437,9 @@ typedef struct posenc_attention_desc {
   /* Added in 0.9. */
   int relative_query_bias; /* 0 or 1 (RELATIVE_1D): the relative logits take q + u_h,
                               tensors->relative_query_bias */
+  /* Added in 0.11. */
+  int bias_gate;          /* 0 or 1 (TABLE_1D, T5, ALIBI): each query row's bias times
+                             its gate, tensors->bias_gate */
 } posenc_attention_desc;
 
 /* The tensors of one call. Pointers a desc does not use must be NULL. */
@@ -448,16 +464,19 @@ typedef struct posenc_attention_tensors {
   const void* relative_query_bias; /* relative_query_bias: [heads, head_dim] */
   /* Added in 0.10. */
   const void* key_table;   /* DISENTANGLED: RK, the table k multiplies */
+  /* Added in 0.11. */
+  const void* bias_gate;   /* bias_gate: [batch, heads, q_len] */
 } posenc_attention_tensors;
 
 /* Fills *desc for plain attention: the given sizes, BHTD, F32 in and out,
  * scale 1/sqrt(head_dim), no bias, no mask, offset 0, bias_uses_scaled_q 1,
  * kv_heads 0 (= heads), INT32 per-sequence tensors, no sliding window, no
- * sinks, no softcap, no relative query bias. Added in 0.3: the fields from
- * kv_heads on, and the tensors mask .. query_offsets; in 0.6
- * sliding_window; in 0.7 sinks, softcap and the tensor sinks; in 0.9
- * relative_query_bias and its tensor (the tensor key_table in 0.10);
- * a desc made without this function must zero them.
+ * sinks, no softcap, no relative query bias, no bias gate. Added in 0.3:
+ * the fields from kv_heads on, and the tensors mask .. query_offsets; in
+ * 0.6 sliding_window; in 0.7 sinks, softcap and the tensor sinks; in 0.9
+ * relative_query_bias and its tensor (the tensor key_table in 0.10); in
+ * 0.11 bias_gate and its tensor; a desc made without this function must
+ * zero them.
  * Does nothing if desc is NULL. */
 POSENC_API void posenc_attention_desc_init(posenc_attention_desc* desc, int64_t batch,
                                            int64_t heads, int64_t q_len, int64_t kv_len,
@@ -505,7 +524,8 @@ POSENC_API posenc_status posenc_attention_workspace_size(posenc_context* context
  * with a bias (and no relative_values) that does not read them, kv_heads not 0
  * nor a divisor of heads (with heads 0: not 0), a negative value_head_dim,
  * a negative sliding_window, sinks not 0 nor 1, relative_query_bias not 0
- * nor 1 or set with a bias other than RELATIVE_1D, a negative or non-finite
+ * nor 1 or set with a bias other than RELATIVE_1D, bias_gate not 0 nor 1 or
+ * set with a bias other than TABLE_1D, T5 and ALIBI, a negative or non-finite
  * softcap, one too far from the scale or with bias ABSOLUTE, RELATIVE_1D or
  * RELATIVE_2D,
  * a negative stride or a too short token stride, strides under BHTD or BTHD,

@@ -132,7 +132,7 @@ POSENC_API const char* posenc_status_string(posenc_status status);
  * pointer stays valid until the next posenc call on this thread. */
 POSENC_API const char* posenc_last_error(void);
 
-/* "0.10.0" */
+/* "0.11.0" */
 POSENC_API const char* posenc_version(void);
 
 /* Lower-case name: "auto", "baseline", "avx2", "avx512", "neon"; NULL for an

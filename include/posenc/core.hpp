@@ -80,7 +80,7 @@ enum class Isa {
   neon = POSENC_ISA_NEON,
 };
 
-// "0.10.0", and a status's static name ("invalid argument").
+// "0.11.0", and a status's static name ("invalid argument").
 inline const char* version() { return posenc_version(); }
 inline const char* status_string(posenc_status status) { return posenc_status_string(status); }
 

@@ -31,7 +31,7 @@ from ._relative import (absolute_logits, rel_to_abs, relative_logits_1d, relativ
                        relative_logits_2d_decomposed, relative_logits_2d_maps)
 from ._rope import RopeCache, inverse_frequencies, rope, rope_config, rope_qk
 
-__version__ = "0.10.0"
+__version__ = "0.11.0"
 
 # What `from posenc import *` takes: the functions and classes, not the
 # submodules (posenc.torch would stand in for torch).
@@ -51,7 +51,7 @@ __all__ = [
 
 
 def version():
-    """The loaded libposenc's version ("0.10.0")."""
+    """The loaded libposenc's version ("0.11.0")."""
     return _lib.posenc_version().decode()
 
 

@@ -33,7 +33,7 @@ ROPE_LAYOUT = {"bthd": 0, "bhtd": 1}
 ROPE_SCALING = {"none": 0, "linear": 1, "dynamic_ntk": 2, "yarn": 3, "llama3": 4}
 ROPE_POSITIONS = {"int32": 0, "int64": 1}
 # The library version whose structs these mirror (major, minor: the soname's).
-ABI_VERSION = ("0", "10")
+ABI_VERSION = ("0", "11")
 ROPE_MAX_ROTARY_DIM = 65536  # POSENC_ROPE_MAX_ROTARY_DIM
 MAX_THREADS = 1024  # POSENC_MAX_THREADS
 
@@ -168,14 +168,14 @@ class AttentionDesc(ctypes.Structure):  # posenc_attention_desc
                 ("num_buckets", ctypes.c_int64), ("bidirectional", ctypes.c_int),
                 ("value_head_dim", ctypes.c_int64), ("sliding_window", ctypes.c_int64),
                 ("sinks", ctypes.c_int), ("softcap", ctypes.c_float),
-                ("relative_query_bias", ctypes.c_int)]
+                ("relative_query_bias", ctypes.c_int), ("bias_gate", ctypes.c_int)]
 
 
 class AttentionTensors(ctypes.Structure):  # posenc_attention_tensors
     _fields_ = [(name, ctypes.c_void_p) for name in
                 ("q", "k", "v", "table", "table_h", "table_w", "value_table", "out",
                  "mask", "kv_lengths", "q_lengths", "query_offsets", "sinks",
-                 "relative_query_bias", "key_table")]
+                 "relative_query_bias", "key_table", "bias_gate")]
 
 
 class AbsoluteResizeDesc(ctypes.Structure):  # posenc_absolute_resize_desc

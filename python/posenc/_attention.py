@@ -146,13 +146,15 @@ def _expect_q_tables(desc, views, query_offsets):
 
 
 _VALUE_TABLE_BIASES = {_abi.ATTENTION_BIAS[name] for name in ("none", "absolute", "relative_1d")}
+_GATED_BIASES = {_abi.ATTENTION_BIAS[name] for name in ("table_1d", "t5", "alibi")}
 
 
 def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_order,
                  kv_map_size, window, class_token, max_distance, num_buckets, bidirectional,
-                 query_offsets):
+                 query_offsets, gated):
     """Sets desc's and tensors' fields of the position bias: `bias` and the
-    given `tables` (name -> tensor), checked; returns the tables' Views."""
+    given `tables` (name -> tensor), checked (gated: a bias_gate is given,
+    which only the biases of _GATED_BIASES take); returns the tables' Views."""
     no_q = isinstance(bias, str) and bias.lower() in _bias.KINDS
     disentangled = isinstance(bias, str) and bias.lower() == "disentangled"
     if "key_table" in tables and not disentangled:
@@ -180,6 +182,8 @@ def _bias_fields(desc, tensors, bias, tables, dtype, heads, map_size, relative_o
         # which the 2D and bucketed biases do not share.
         raise ValueError(f"value_table: goes with bias 'none', 'absolute' or 'relative_1d', "
                          f"not {bias!r}")
+    if gated and desc.bias not in _GATED_BIASES:
+        raise ValueError(f"bias_gate: goes with bias 'table_1d', 't5' or 'alibi', not {bias!r}")
     if desc.bias == _abi.ATTENTION_BIAS["relative_2d"]:
         if ("table_h" in views) != ("table_w" in views):
             raise ValueError("table_h, table_w: the relative_2d bias takes both")
@@ -308,7 +312,7 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
           query_offsets=None, out=None, out_dtype=None, window=None, class_token=False,
           num_buckets=None, bidirectional=None, relative_order="key_minus_query",
           kv_map_size=None, sliding_window=0, sinks=None, softcap=None,
-          relative_query_bias=None, key_table=None, sizing=False):
+          relative_query_bias=None, key_table=None, bias_gate=None, sizing=False):
     """The desc and tensors of one call, the output View and what must stay
     alive until the call returns. (A call without a bias, mask or lengths
     costs a few microseconds here: the options are looked at only when
@@ -403,6 +407,14 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
         _tensor.expect_shape(uv, (heads, head_dim), name)
         desc.relative_query_bias, tensors.relative_query_bias = 1, uv.ptr
         keep = keep + [uv]
+    if bias_gate is not None:
+        gv = (_tensor.view if sizing else _tensor.dense)(bias_gate, "bias_gate", 3,
+                                                          _tensor.FLOATS)
+        if gv.dtype != qv.dtype:
+            raise TypeError("bias_gate: must have q's dtype")
+        _tensor.expect_shape(gv, (batch, heads, q_len), "bias_gate")
+        desc.bias_gate, tensors.bias_gate = 1, gv.ptr
+        keep = keep + [gv]
     # The lengths and offsets first: the 1D tables' rows follow query_offsets.
     if mask is not None or kv_lengths is not None or q_lengths is not None or \
             query_offsets is not None:
@@ -414,14 +426,15 @@ def _plan(q, k, v, layout="bhtd", scale=None, causal=False, query_offset=0, bias
             value_table is not None or window is not None or class_token or \
             num_buckets is not None or bidirectional is not None or map_size is not None or \
             relative_order != "key_minus_query" or kv_map_size is not None or \
-            key_table is not None:
+            key_table is not None or bias_gate is not None:
         tables = {name: t for name, t in (("table", table), ("table_h", table_h),
                                            ("table_w", table_w), ("value_table", value_table),
                                            ("key_table", key_table))
                   if t is not None}
         keep = keep + _bias_fields(desc, tensors, bias, tables, qv.dtype, heads, map_size,
                                    relative_order, kv_map_size, window, class_token,
-                                   max_distance, num_buckets, bidirectional, query_offsets)
+                                   max_distance, num_buckets, bidirectional, query_offsets,
+                                   bias_gate is not None)
     return desc, tensors, ov, keep
 
 
@@ -432,7 +445,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
               context=None, window=None, class_token=False, num_buckets=None,
               bidirectional=None, relative_order="key_minus_query", kv_map_size=None,
               sliding_window=0, sinks=None, softcap=None, relative_query_bias=None,
-              key_table=None):
+              key_table=None, bias_gate=None):
     """softmax(scale q k^T + bias + mask) v, every option of posenc_attention.
 
     scale: default 1/sqrt(head_dim). bias: "none", "absolute" or
@@ -496,6 +509,15 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
     bidirectional); "alibi" (table = slopes [heads] or None, bidirectional).
     They are added as the mask is, to the scaled scores. max_distance: for
     "relative_1d" and value_table, 0 (default) unclipped or K.
+    bias_gate: [batch, heads, q_len] of q's dtype (whatever the layout),
+    with bias "table_1d", "t5" or "alibi" only: query i of head h in item b
+    adds gate[b, h, i] * bias[h, i, j] (the mask is not gated). WavLM's
+    gated relative position bias (transformers' WavLMAttention, torchaudio's
+    WavLMSelfAttention, ONNX Runtime's GatedRelativePositionBias): bias="t5",
+    table=rel_attn_embed.weight [num_buckets, heads] as stored,
+    num_buckets=320, max_distance=800, bidirectional=True, the layer's
+    gate_output (gate_a * (gate_b * gru_rel_pos_const - 1) + 2) [B, H, T] as
+    bias_gate, the default scale, the padded keys as kv_lengths.
 
     relative_2d only: relative_order "key_minus_query" (posenc's and BoTNet's
     tables) or "query_minus_key" (SAM's and MViTv2's rel_pos_h and rel_pos_w
@@ -510,7 +532,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
             value_table is None and window is None and class_token is False and \
             num_buckets is None and bidirectional is None and \
             relative_order == "key_minus_query" and kv_map_size is None and \
-            relative_query_bias is None and key_table is None:
+            relative_query_bias is None and key_table is None and bias_gate is None:
         key = _call_plans.signature(given, layout, scale, causal, query_offset, out_dtype,
                                     sliding_window, softcap)
     plan = None if key is None else _PLANS.get(key)
@@ -526,7 +548,7 @@ def attention(q, k, v, *, layout="bhtd", scale=None, causal=False, query_offset=
         bias_uses_scaled_q, max_distance, map_size, value_table, mask, kv_lengths, q_lengths,
         query_offsets, out, out_dtype, window, class_token, num_buckets, bidirectional,
         relative_order, kv_map_size, sliding_window, sinks, softcap, relative_query_bias,
-        key_table)
+        key_table, bias_gate)
     pointer, size, pinned = _tensor.workspace_buffer(workspace)
     check(lib.posenc_attention(handle(context), ctypes.byref(desc), ctypes.byref(tensors),
                                pointer, size))

@@ -1,6 +1,8 @@
 """Models' attention as transformers writes it (their eager paths, in torch)
 and torch's scaled_dot_product_attention (through the float64 reference):
 the definitions posenc's options are checked against."""
+import math
+
 import torch
 
 import reference
@@ -49,7 +51,6 @@ def relative_positions(tokens, d_model, max_len=5000):
     positions max_len - 1 down to -(max_len - 1) (sin in the even columns,
     cos in the odd, frequencies 10000^(-2i/d_model)), the 2T - 1 rows of
     positions T - 1 down to -(T - 1) sliced around the centre: [1, 2T-1, D]."""
-    import math
     positions = torch.arange(max_len - 1, -max_len, -1, dtype=torch.float32).unsqueeze(1)
     pe = torch.zeros(positions.size(0), d_model)
     div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32)
@@ -168,3 +169,56 @@ def bert_relative_key_query(q, k, v, distance_embedding, query_offset=0):
     scores = scores + torch.einsum("bhrd,lrd->bhlr", k, positional)
     probs = torch.softmax(scores / head_dim ** 0.5, -1)
     return torch.matmul(probs, v)
+
+
+def wavlm_buckets(q_len, kv_len, num_buckets=320, max_distance=800):
+    """WavLM's bidirectional relative-position buckets [q_len, kv_len] as
+    transformers computes them (WavLMAttention._relative_positions_bucket):
+    the distance key minus query; half the buckets for each sign (keys
+    after the query in the upper half); below half // 2 the distance
+    itself, past it the log buckets, whose arithmetic is float32's (the
+    long distance made float, divided and scaled by Python floats), cut to
+    long and clipped to the half's last bucket."""
+    distance = torch.arange(kv_len, dtype=torch.long)[None, :] - \
+        torch.arange(q_len, dtype=torch.long)[:, None]
+    half = num_buckets // 2
+    buckets = (distance > 0).to(torch.long) * half
+    distance = distance.abs()
+    max_exact = half // 2
+    log_part = torch.log(distance.float() / max_exact) / math.log(max_distance / max_exact)
+    large = (max_exact + log_part * (half - max_exact)).to(torch.long)
+    large = torch.min(large, torch.full_like(large, half - 1))
+    return buckets + torch.where(distance < max_exact, distance, large)
+
+
+def wavlm_gate(hidden, weight, bias, const):
+    """WavLM's gate of the position bias (WavLMAttention.forward): hidden
+    [B, T, H*d] split into heads [B, H, T, d], projected by
+    gru_rel_pos_linear (weight [8, d], bias [8]) and summed in two groups
+    of four, each group's sigmoid a gate; gate_a * (gate_b *
+    gru_rel_pos_const - 1) + 2, const [1, H, 1, 1]: [B, H, T]."""
+    batch, tokens, _ = hidden.shape
+    heads = const.shape[1]
+    per_head = hidden.view(batch, tokens, heads, -1).permute(0, 2, 1, 3)
+    projected = torch.nn.functional.linear(per_head, weight, bias)
+    projected = projected.view(per_head.shape[:-1] + (2, 4)).sum(-1)
+    gate_a, gate_b = torch.sigmoid(projected).chunk(2, dim=-1)
+    return (gate_a * (gate_b * const - 1.0) + 2.0).squeeze(-1)
+
+
+def wavlm_attention(q, k, v, rel_attn_embed, gate, num_buckets=320, max_distance=800,
+                    key_padding_mask=None):
+    """WavLMAttention after its projections: q, k, v [B, H, T, d],
+    rel_attn_embed its nn.Embedding's weight [num_buckets, H], gate [B, H,
+    T] (wavlm_gate's); the bias rel_attn_embed[bucket] as [H, T, T] (its
+    compute_bias), each query row's times its gate, added as
+    F.multi_head_attention_forward adds attn_mask to q k^T / sqrt(d), with
+    key_padding_mask [B, T] (True: a padded key) at -inf; softmax, times v."""
+    tokens, head_dim = q.shape[2], q.shape[3]
+    buckets = wavlm_buckets(tokens, k.shape[2], num_buckets, max_distance)
+    bias = rel_attn_embed[buckets].permute(2, 0, 1)  # [H, Tq, Tk]
+    scores = torch.matmul(q / head_dim ** 0.5, k.transpose(-1, -2))
+    scores = scores + gate[..., None] * bias
+    if key_padding_mask is not None:
+        scores = scores.masked_fill(key_padding_mask[:, None, None, :], -torch.inf)
+    return torch.matmul(torch.softmax(scores, -1), v)

@@ -178,6 +178,7 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
   require_non_negative(d.sliding_window, "desc->sliding_window");
   require_flag(d.sinks, "desc->sinks");
   require_flag(d.relative_query_bias, "desc->relative_query_bias");
+  require_flag(d.bias_gate, "desc->bias_gate");
   require_at_least(d.softcap, 0.0, "desc->softcap", "0");
   require_flag(d.tables_per_head, "desc->tables_per_head");
   require_flag(d.bias_uses_scaled_q, "desc->bias_uses_scaled_q");
@@ -192,6 +193,11 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
   if (d.relative_query_bias && d.bias != POSENC_BIAS_RELATIVE_1D) {
     invalid("desc->relative_query_bias shifts q in the relative logits of RELATIVE_1D bias "
             "only: must be 0 with any other bias");
+  }
+  if (d.bias_gate && d.bias != POSENC_BIAS_TABLE_1D && d.bias != POSENC_BIAS_T5 &&
+      d.bias != POSENC_BIAS_ALIBI) {
+    invalid("desc->bias_gate gates the bias of TABLE_1D, T5 or ALIBI only: must be 0 with "
+            "any other bias");
   }
   if (d.softcap > 0) {
     if (ops::bias_reads_q(d.bias)) {
@@ -388,6 +394,14 @@ Regions validate_tensors(const posenc_attention_desc& d, const posenc_attention_
   } else {
     require_null(t.relative_query_bias, "tensors->relative_query_bias",
                  "unless relative_query_bias is 1");
+  }
+  if (d.bias_gate) {
+    const char* name = "tensors->bias_gate";
+    const int64_t bytes = checked_bytes({d.batch, d.heads, d.q_len}, es, name);
+    require_tensor_or_empty(t.bias_gate, es, bytes, name);
+    inputs.push_back({t.bias_gate, bytes, name});
+  } else {
+    require_null(t.bias_gate, "tensors->bias_gate", "unless bias_gate is 1");
   }
   return inputs;
 }

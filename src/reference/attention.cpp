@@ -165,8 +165,9 @@ std::vector<double> attention_core(const posenc_attention_desc& d, const HeadRow
             default:
               break;
           }
-          const double no_q =
+          double no_q =
               position.empty() ? 0.0 : position[size_t((h * d.q_len + i) * d.kv_len + j)];
+          if (d.bias_gate) no_q *= double(in.bias_gate[size_t((b * d.heads + h) * d.q_len + i)]);
           scores[size_t(j)] = s + alpha * bias + no_q + mask_of(b, h, i, j);
           max_score = std::max(max_score, scores[size_t(j)]);
         }

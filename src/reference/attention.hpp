@@ -28,6 +28,7 @@ struct AttentionInputs {
   const float* sinks = nullptr;  // [heads] with sinks
   const float* relative_query_bias = nullptr;  // [heads, head_dim] with relative_query_bias
   const float* key_table = nullptr;  // DISENTANGLED: the table k multiplies
+  const float* bias_gate = nullptr;  // [batch, heads, q_len] with bias_gate
 };
 
 // DISENTANGLED's table row of query minus key distance r (posenc/attention.h).

@@ -293,6 +293,11 @@ void fuzz_attention(FuzzInput& in) {
       (desc.relative_query_bias == 1 && desc.bias != POSENC_BIAS_RELATIVE_1D)) {
     ++invalid;
   }
+  // The bias gate sometimes: TABLE_1D's, T5's and ALiBi's only; 2 is no flag.
+  desc.bias_gate = in.choice(8) == 0 ? in.choice(3) : 0;
+  const bool gated_kind = desc.bias == POSENC_BIAS_TABLE_1D || desc.bias == POSENC_BIAS_T5 ||
+                          desc.bias == POSENC_BIAS_ALIBI;
+  if (desc.bias_gate == 2 || (desc.bias_gate == 1 && !gated_kind)) ++invalid;
   if ((desc.bias == POSENC_BIAS_RELATIVE_2D || no_q || disentangled) && desc.relative_values) {
     ++invalid;
   }
@@ -387,7 +392,7 @@ void fuzz_attention(FuzzInput& in) {
   std::vector<float> values(elements({table_heads, rows_1d, dv}, invalid), 0.4f);
   posenc_attention_tensors t{q.data(), k.data(), v.data(), nullptr, nullptr, nullptr, nullptr,
                              out.data(), nullptr, nullptr, nullptr, nullptr, nullptr,
-                             nullptr, nullptr};
+                             nullptr, nullptr, nullptr};
   if (packed) {
     const size_t es = desc.dtype == POSENC_BF16 ? 2 : 4;
     t.k = reinterpret_cast<const char*>(q.data()) + k_offset * es;
@@ -412,6 +417,9 @@ void fuzz_attention(FuzzInput& in) {
   std::vector<float> query_bias(
       desc.relative_query_bias == 1 ? elements({heads, desc.head_dim}, invalid) : 0, 0.5f);
   if (desc.relative_query_bias == 1) t.relative_query_bias = query_bias.data();
+  std::vector<float> gate(
+      desc.bias_gate == 1 ? elements({batch, heads, desc.q_len}, invalid) : 0, 1.5f);
+  if (desc.bias_gate == 1) t.bias_gate = gate.data();
   t.kv_lengths = sequences.tensor(0, desc.index_type);
   t.q_lengths = sequences.tensor(1, desc.index_type);
   t.query_offsets = sequences.tensor(2, desc.index_type);
@@ -466,6 +474,10 @@ void fuzz_attention(FuzzInput& in) {
   if (pointers == 6) {
     t.key_table = disentangled ? nullptr : &stray;
     bad_pointer = !disentangled || !key_table.empty();
+  }
+  if (pointers == 7) {
+    t.bias_gate = desc.bias_gate == 1 ? nullptr : &stray;
+    bad_pointer = desc.bias_gate != 1 || !gate.empty();
   }
   const posenc_attention_tensors* tensors = pointers == 2 ? nullptr : &t;
   size_t needed = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -112,11 +113,12 @@ POSENC_BATCH_INLINE xsimd::batch<float, Arch> clamped_window(const float* window
 // end (clamped_window). No partial store at a segment's end, which the
 // next batch's load (and the softmax's) would wait on.
 template <class Arch>
-float gather_add(const float* window, int64_t shift, int64_t lo, int64_t hi, float* scores,
-                 int64_t n) {
+float gather_add(const float* window, int64_t shift, int64_t lo, int64_t hi, float gate,
+                 float* scores, int64_t n) {
   using batch = xsimd::batch<float, Arch>;
   constexpr int64_t lanes = batch::size;
   const ClampSegments s = clamp_segments<Arch>(shift, lo, hi, n);
+  const batch gates(gate);
   RunningMax<Arch> m;
   int64_t j = 0;
   // The whole batches from j that end by column `end`, biased by bias(column).
@@ -130,7 +132,7 @@ float gather_add(const float* window, int64_t shift, int64_t lo, int64_t hi, flo
   const auto across = [&] {
     if (j + lanes > n) return;
     const batch v = batch::load_unaligned(scores + j) +
-                    clamped_window<Arch>(window, shift, lo, hi, s, j, lanes);
+                    gates * clamped_window<Arch>(window, shift, lo, hi, s, j, lanes);
     v.store_unaligned(scores + j);
     m.see(v);
     j += lanes;
@@ -139,21 +141,27 @@ float gather_add(const float* window, int64_t shift, int64_t lo, int64_t hi, flo
   // and the window's middle only addressed where it is read (a far shift
   // would point far outside it).
   if (s.low_end > 0) {
-    const batch low_value(window[lo]);
+    const batch low_value(gate * window[lo]);
     batches_to(s.low_end, [&](int64_t) { return low_value; });
     if (j < s.low_end) across();
   }
-  batches_to(s.high_begin, [&](int64_t c) { return batch::load_unaligned(window + shift + c); });
+  batches_to(s.high_begin,
+             [&](int64_t c) { return gates * batch::load_unaligned(window + shift + c); });
   if (j < s.high_begin) across();
   if (s.high_begin < n) {
-    const batch high_value(window[hi]);
+    const batch high_value(gate * window[hi]);
     batches_to(n, [&](int64_t) { return high_value; });
   }
-  if (j < n) {  // lanes past n: -inf, which no max takes
+  if (j < n) {  // lanes past n: -inf, which no max takes (but for a gate
+                // of inf or NaN, which makes them NaN: then lane by lane)
     const batch v = load_partial<Arch>(scores + j, n - j, -std::numeric_limits<float>::infinity()) +
-                    clamped_window<Arch>(window, shift, lo, hi, s, j, n - j);
+                    gates * clamped_window<Arch>(window, shift, lo, hi, s, j, n - j);
     store_partial<Arch>(v, scores + j, n - j);
-    m.see(v);
+    if (std::isfinite(gate)) {
+      m.see(v);
+    } else {
+      for (; j < n; ++j) m.see(scores[j]);
+    }
   }
   return m.value();
 }

@@ -12,10 +12,11 @@
 namespace posenc {
 
 struct AttentionBiasKernels {
-  // scores[j] += window[clamp(j + shift, lo, hi)] for j < n; returns the
+  // scores[j] += gate * window[clamp(j + shift, lo, hi)] for j < n (the
+  // product rounded: a gate of 1 adds the window's values); returns the
   // largest new score (-inf for n = 0; a NaN may or may not win). The
   // indices the clamp can produce must lie inside the window.
-  float (*gather_add)(const float* window, int64_t shift, int64_t lo, int64_t hi,
+  float (*gather_add)(const float* window, int64_t shift, int64_t lo, int64_t hi, float gate,
                       float* scores, int64_t n);
   // weights[clamp(j + shift, lo, hi)] += p[j] for j < n (the adjoint of
   // gather_add): sums a row of probabilities per table row.

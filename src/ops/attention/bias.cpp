@@ -320,8 +320,8 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
     case POSENC_BIAS_T5:
     case POSENC_BIAS_ALIBI: {
       const int64_t i = qb.first + r;
-      const float row_max =
-          position_.add_row(qb.head, i, qb.query_offset + i, kb.first, valid, row);
+      const float row_max = position_.add_row(qb.head, i, qb.query_offset + i, kb.first, valid,
+                                              gate_of(qb, i), row);
       if (!masked) return row_max;
       break;
     }
@@ -329,7 +329,8 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
       const auto c = window_columns(logits.index, qb.query_offset + qb.first + r, kb.first,
                                     logits.window.first);
       const float row_max =
-          kernels_.gather_add(logits.logits + r * logits.ld, c.shift, c.lo, c.hi, row, valid);
+          kernels_.gather_add(logits.logits + r * logits.ld, c.shift, c.lo, c.hi, 1.0f, row,
+                              valid);
       if (!masked) return row_max;
       break;
     }
@@ -356,6 +357,11 @@ float AttentionBias::add_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r
     }
   }
   return add_mask_row(qb, kb, r, valid, nullptr, row);
+}
+
+float AttentionBias::gate_of(const QueryBlock& qb, int64_t i) const {
+  if (!p_.bias_gate) return 1.0f;
+  return element_as_f32(t_.bias_gate, p_.dtype, (qb.batch * p_.heads + qb.head) * p_.q_len + i);
 }
 
 BlockLogits AttentionBias::prepare_2d(const QueryBlock& qb, bool first_block, float* scratch,

@@ -122,6 +122,8 @@ class AttentionBias {
   // by the decode kernel, into `out` (rows ld apart); nothing else of it.
   void keys_at_their_rows(const QueryBlock& qb, const KeyBlock& kb, const int32_t* columns,
                           const RowWindow& window, float* out, int64_t ld) const;
+  // The gate of query i's position bias (bias_gate; else 1).
+  float gate_of(const QueryBlock& qb, int64_t i) const;
   // The mask's part of add_row (read in place), with a run of bias (null:
   // none) added in the same pass; returns the row's maximum.
   float add_mask_row(const QueryBlock& qb, const KeyBlock& kb, int64_t r, int64_t valid,

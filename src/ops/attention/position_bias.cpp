@@ -141,31 +141,35 @@ const float* PositionBias::window_row(int64_t h, int64_t i, int64_t first_key, i
 }
 
 float PositionBias::add_row(int64_t h, int64_t i, int64_t query_pos, int64_t first_key,
-                            int64_t count, float* row) const {
+                            int64_t count, float gate, float* row) const {
   const int64_t d0 = first_key - query_pos;
   switch (p_.bias) {
     case POSENC_BIAS_TABLE_2D:
       return add_window_row(window_, prepared_ + h * stride_, i, first_key, count, row,
                             kernels_.position_bias.add_runs);
     case POSENC_BIAS_ALIBI:
-      return kernels_.position_bias.add_alibi_row(prepared_[h], p_.bidirectional, d0, row, count);
+      return kernels_.position_bias.add_alibi_row(gate * prepared_[h], p_.bidirectional, d0, row,
+                                                  count);
     default:
-      return add_row_line(h, d0, count, row);
+      return add_row_line(h, d0, count, gate, row);
   }
 }
 
-float PositionBias::add_row_line(int64_t h, int64_t d0, int64_t count, float* row) const {
+float PositionBias::add_row_line(int64_t h, int64_t d0, int64_t count, float gate,
+                                 float* row) const {
   // value(h, d) = line[clamp(d - lo, 0, hi - lo)]
   const float* line = line_.values + h * line_.stride;
   const auto& k = kernels_.attention_bias;
-  if (line_has_ends_) return k.gather_add(line, d0 - line_.lo, 0, line_.hi - line_.lo, row, count);
+  if (line_has_ends_) {
+    return k.gather_add(line, d0 - line_.lo, 0, line_.hi - line_.lo, gate, row, count);
+  }
   // Distances below -L for c < lo, within the line for c < hi, above after.
   const int64_t lo = std::clamp(line_.lo - d0, int64_t(0), count);
   const int64_t hi = std::clamp(line_.hi - d0 + 1, lo, count);
-  for (int64_t c = 0; c < lo; ++c) row[c] += far_value(h, d0 + c);
-  for (int64_t c = hi; c < count; ++c) row[c] += far_value(h, d0 + c);
+  for (int64_t c = 0; c < lo; ++c) row[c] += gate * far_value(h, d0 + c);
+  for (int64_t c = hi; c < count; ++c) row[c] += gate * far_value(h, d0 + c);
   const float line_max =
-      k.gather_add(line, d0 + lo - line_.lo, 0, line_.hi - line_.lo, row + lo, hi - lo);
+      k.gather_add(line, d0 + lo - line_.lo, 0, line_.hi - line_.lo, gate, row + lo, hi - lo);
   return std::max({line_max, k.max_of(row, lo), k.max_of(row + hi, count - hi)});
 }
 

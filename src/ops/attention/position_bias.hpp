@@ -47,14 +47,15 @@ class PositionBias {
   PositionBias(const AttentionProblem& problem, const void* table, const KernelTable& kernels,
                const float* prepared);
 
-  // row[c] += bias(head h, query i at position query_pos, key first_key + c)
-  // for c < count, in the scores' units; returns the largest of
+  // row[c] += gate * bias(head h, query i at position query_pos, key
+  // first_key + c) for c < count, in the scores' units (gate: bias_gate's,
+  // or 1; TABLE_2D takes 1 only); returns the largest of
   // row[0, count) (-inf for count 0; a NaN may or may not win). ALiBi's
   // kernel, the lines' gather and TABLE_2D's runs (add_runs, when
   // window_row gives none) add and find it in one pass; the lines' far
   // distances are added one by one, and max_of finds it.
   float add_row(int64_t h, int64_t i, int64_t query_pos, int64_t first_key, int64_t count,
-                float* row) const;
+                float gate, float* row) const;
 
   // Floats of the stage window_row may write: a whole row of a window that
   // is one key block (plan.cpp's single blocks reach 2048 keys).
@@ -73,7 +74,7 @@ class PositionBias {
 
  private:
   // T5 and TABLE_1D: the line within [-L, L], the stored table past it.
-  float add_row_line(int64_t h, int64_t d0, int64_t count, float* row) const;
+  float add_row_line(int64_t h, int64_t d0, int64_t count, float gate, float* row) const;
   // The value of distance d outside the line (L < K only).
   float far_value(int64_t h, int64_t d) const;
 

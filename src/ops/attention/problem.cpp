@@ -106,6 +106,7 @@ AttentionProblem make_attention_problem(const posenc_attention_desc& d,
   p.query_minus_key = d.relative_order == POSENC_RELATIVE_QUERY_MINUS_KEY;
   p.relative_values = d.relative_values != 0;
   p.relative_query_bias = d.relative_query_bias != 0;
+  p.bias_gate = d.bias_gate != 0;
   p.class_token = d.class_token != 0;
   p.num_buckets = d.num_buckets;
   p.bidirectional = d.bidirectional != 0;

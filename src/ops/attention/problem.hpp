@@ -83,6 +83,7 @@ struct AttentionProblem {
   bool query_minus_key;                 // relative_order
   bool relative_values;
   bool relative_query_bias;  // RELATIVE_1D's logits take q + u of the head
+  bool bias_gate;            // TABLE_1D's, T5's and ALiBi's rows times a gate per query
   // The kinds without q (position_bias.hpp): BEiT's class token (TABLE_2D),
   // T5's buckets (and DISENTANGLED's), T5's and ALiBi's direction.
   bool class_token;
