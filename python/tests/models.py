@@ -152,6 +152,49 @@ def deberta_attention(q, k, v, pos_key, pos_query, position_buckets, max_relativ
     return torch.matmul(probs, v)
 
 
+def deberta_v1_attention(query_layer, key_layer, value_layer, q_bias, v_bias, rel_embeddings,
+                         pos_proj, pos_q_proj, pos_q_bias, max_relative_positions,
+                         attention_mask=None):
+    """DeBERTa (v1)'s DisentangledSelfAttention as transformers writes it
+    (modeling_deberta.py, pos_att_type c2p and p2c, no talking heads) after
+    its in_proj: query_layer, key_layer, value_layer [B, H, T, d]; q_bias
+    and v_bias [H, d] added to q and v; q over sqrt(3 d); rel_embeddings
+    [2S, D], S = max_relative_positions, sliced to the span min(T, S)
+    around S; pos_key_layer its pos_proj (weight [H d, D]), pos_query_layer
+    its pos_q_proj (with pos_q_bias) over sqrt(3 d); relative_pos = query
+    minus key; c2p gathered at clamp(r + span, 0, 2 span - 1), p2c at
+    clamp(-r + span, ...) transposed; XSoftmax with the pair mask of
+    attention_mask [B, T]."""
+    batch, heads, tokens, head_dim = query_layer.shape
+    query_layer = query_layer + q_bias[:, None]
+    value_layer = value_layer + v_bias[:, None]
+    scale = math.sqrt(head_dim * 3)
+    query_layer = query_layer / scale
+    scores = torch.matmul(query_layer, key_layer.transpose(-1, -2))
+    span = min(tokens, max_relative_positions)
+    rel_embeddings = rel_embeddings[max_relative_positions - span:max_relative_positions + span]
+
+    def per_head(x):  # [2 span, H d] -> [H, 2 span, d], as transpose_for_scores
+        return x.view(2 * span, heads, head_dim).permute(1, 0, 2)
+
+    pos_key_layer = per_head(rel_embeddings @ pos_proj.T)
+    pos_query_layer = per_head(rel_embeddings @ pos_q_proj.T + pos_q_bias) / scale
+    rel = deberta_relative_positions(tokens, tokens)
+    shape = (batch, heads, tokens, tokens)
+    c2p = torch.matmul(query_layer, pos_key_layer.transpose(-1, -2))
+    c2p = torch.gather(c2p, -1, torch.clamp(rel + span, 0, 2 * span - 1).expand(shape))
+    p2c = torch.matmul(key_layer, pos_query_layer.transpose(-1, -2))
+    p2c = torch.gather(p2c, -1, torch.clamp(-rel + span, 0, 2 * span - 1).expand(shape))
+    scores = scores + c2p + p2c.transpose(-1, -2)
+    if attention_mask is None:
+        return torch.matmul(torch.softmax(scores, -1), value_layer)
+    valid = attention_mask.bool()
+    masked = ~(valid[:, None, :, None] & valid[:, None, None, :])
+    scores = scores.masked_fill(masked, torch.finfo(scores.dtype).min)
+    probs = torch.softmax(scores, -1).masked_fill(masked, 0.0)
+    return torch.matmul(probs, value_layer)
+
+
 def bert_relative_key_query(q, k, v, distance_embedding, query_offset=0):
     """transformers' BertSelfAttention with position_embedding_type
     "relative_key_query" (RoBERTa's, ELECTRA's likewise): q [B, H, Tq, d],

@@ -96,6 +96,40 @@ def test_bert_relative_key_query():
     close(posenc.attention(q[:, :, -1:], k, v, query_offset=39, **options), step.numpy())
 
 
+@pytest.mark.parametrize("tokens", [5, 20])
+def test_deberta_v1(tokens):
+    """DeBERTa (v1, transformers' modeling_deberta) is the bias without
+    buckets, max_distance its max_relative_positions S (8 here): q + q_bias
+    as q, v + v_bias as v, its pos_proj and pos_q_proj (with their bias) of
+    the whole rel_embeddings [2S, D] as the tables per head. Its span
+    min(T, S) slices the table's middle, whose clamp is the whole table's:
+    below S (T 5) no distance reaches the slice's ends, past it (T 20) the
+    slice is the table; a padded batch (its pair mask)."""
+    heads, head_dim, longest, g = 2, 8, 8, torch.Generator().manual_seed(31 + tokens)
+    q, k, v = (torch.randn(2, heads, tokens, head_dim, generator=g) for _ in range(3))
+    q_bias, v_bias = (torch.randn(heads, head_dim, generator=g) for _ in range(2))
+    hidden = heads * head_dim
+    rel_embeddings = torch.randn(2 * longest, hidden, generator=g)
+    pos_proj, pos_q_proj = (torch.randn(hidden, hidden, generator=g) / hidden ** 0.5
+                            for _ in range(2))
+    pos_q_bias = torch.randn(hidden, generator=g)
+    lengths = torch.tensor([tokens, tokens - 3])
+    mask = (torch.arange(tokens)[None, :] < lengths[:, None]).long()
+    want = models.deberta_v1_attention(
+        *(x.double() for x in (q, k, v, q_bias, v_bias, rel_embeddings, pos_proj, pos_q_proj,
+                               pos_q_bias)), longest, mask)
+
+    def per_head(x):  # [2S, H d] -> [H, 2S, d]
+        return x.view(2 * longest, heads, head_dim).permute(1, 0, 2).contiguous()
+
+    got = posenc.attention(q + q_bias[:, None], k, v + v_bias[:, None],
+                           scale=1 / math.sqrt(3 * head_dim), bias="disentangled",
+                           table=per_head(rel_embeddings @ pos_proj.T),
+                           key_table=per_head(rel_embeddings @ pos_q_proj.T + pos_q_bias),
+                           max_distance=longest, kv_lengths=lengths, q_lengths=lengths)
+    close(got, want.numpy())
+
+
 def test_padded_batch_matches_deberta_mask():
     """DeBERTa's attention_mask over keys and queries is posenc's kv_lengths
     and q_lengths (its padded query rows are zeros either way)."""
