@@ -6,8 +6,9 @@
 // as models run them: the dense bias [heads, q_len, kv_len] materialized
 // once per call (posenc_position_bias: Swin's gather of its table, T5's
 // compute_bias), added to each head's scores (each row times its gate
-// with bias_gate: WavLM's gated bias) with the mask, causal keys masked. DeBERTa's disentangled bias as transformers' DebertaV2 runs it:
-// the table rows of each (query, key) pair once per call, then per head
+// with bias_gate: WavLM's gated bias) with the mask, causal keys masked.
+// DeBERTa's disentangled bias as transformers' DebertaV2 runs it: the
+// table rows of each (query, key) pair once per call, then per head
 // the logits of q and of k against every table row (two GEMMs) gathered
 // into the scores. Only for fp32 BHTD inputs; a baseline for benchmarks.
 #pragma once

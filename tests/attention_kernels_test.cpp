@@ -420,17 +420,20 @@ TEST_P(AttentionKernels, GatherAddClampsAtEveryColumn) {
   }
 }
 
-// An infinite gate: each column inf times its value (positive here: +inf),
-// and the maximum of the row's columns alone (the lanes past a tail, 0 x
-// inf, are NaN), at every tail length; a NaN gate gives NaN columns.
+// An infinite gate: each column inf times its value (positive here: +inf
+// for a gate of +inf, -inf for -inf), and the maximum of the row's columns
+// alone (the lanes past a tail, 0 x inf, are NaN), at every tail length; a
+// NaN gate gives NaN columns.
 TEST_P(AttentionKernels, GatherAddTakesAGateOfInfOrNaN) {
   const std::vector<float> window = random_floats(40, 23, 0.5f, 4.0f);
   for (int64_t n = 1; n <= 40; ++n) {
     SCOPED_TRACE(testing::Message() << "n " << n);
+    for (const float gate : {kInf, -kInf}) {
+      std::vector<float> scores(size_t(n), -1.0f);
+      EXPECT_EQ(bias().gather_add(window.data(), 0, 0, 39, gate, scores.data(), n), gate);
+      for (const float s : scores) ASSERT_EQ(s, gate);
+    }
     std::vector<float> scores(size_t(n), -1.0f);
-    EXPECT_EQ(bias().gather_add(window.data(), 0, 0, 39, kInf, scores.data(), n), kInf);
-    for (const float s : scores) ASSERT_EQ(s, kInf);
-    scores.assign(size_t(n), -1.0f);
     bias().gather_add(window.data(), 0, 0, 39, std::nanf(""), scores.data(), n);
     for (const float s : scores) ASSERT_TRUE(std::isnan(s));
   }

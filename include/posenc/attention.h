@@ -144,7 +144,7 @@
  *
  * bias_gate (added in 0.11; TABLE_1D, T5 and ALIBI only): the bias of each
  * query row multiplied by a gate of its own (tensors->bias_gate, dense
- * [batch, heads, q_len] of dtype, in every layout):
+ * [batch, heads, q_len] of dtype in every layout, heads the query heads):
  *   bias[b,h,i,j] = gate[b,h,i] * bias_h(i, j)
  * (the mask is not gated). This is WavLM's gated relative position bias
  * (transformers' WavLMAttention, torchaudio's WavLMSelfAttention, ONNX
