@@ -14,7 +14,7 @@ a machine shared with other jobs, one-thread runs then count their own work
 only. Needs torch (Debian's python3-torch or a later one), timm and a built
 libposenc (found as the package says: POSENC_LIBRARY, else the build tree).
 
-    /usr/bin/python3 bench/torch_models.py [--models sam,botnet,swin,beit] [--sam-size 1024]
+    /usr/bin/python3 bench/torch_models.py [--models sam,botnet,swin,swinv2,beit] [--sam-size 1024]
         [--dtypes fp32,bf16] [--threads 1,all] [--repeats 3] [--warmup 1] [--clock wall|cpu]
         [--markdown]
 """
@@ -36,6 +36,7 @@ MODELS = {
     "sam": ("samvit_base_patch16", "sam_size"),
     "botnet": ("botnet26t_256", 256),
     "swin": ("swin_tiny_patch4_window7_224", 224),
+    "swinv2": ("swinv2_tiny_window8_256", 256),
     "beit": ("beit_base_patch16_224", 224),
 }
 
@@ -103,14 +104,17 @@ def child(args):
     torch.manual_seed(0)
     model = timm.create_model(name, pretrained=False, **kwargs).eval()
     # Weights timm starts at zero would hide differences: SAM's position
-    # tables, BEiT's bias tables and q and v biases, and the last BatchNorm of
-    # BoTNet's residual branches.
+    # tables, BEiT's bias tables and q and v biases, the last BatchNorm of
+    # BoTNet's residual branches and Swin V2's post-norms (its
+    # _init_respostnorm zeroes their weights: the attention would add 0).
     for parameter_name, parameter in model.named_parameters():
         if "rel_pos" in parameter_name or \
                 parameter_name.endswith(("relative_position_bias_table", "q_bias", "v_bias")):
             torch.nn.init.normal_(parameter, std=0.02)
     for module in model.modules():
         if isinstance(module, torch.nn.BatchNorm2d):
+            torch.nn.init.uniform_(module.weight, 0.5, 1.5)
+        if name.startswith("swinv2") and isinstance(module, torch.nn.LayerNorm):
             torch.nn.init.uniform_(module.weight, 0.5, 1.5)
     x = torch.randn(1, 3, size, size)
     if args.dtype == "bf16":

@@ -2,8 +2,8 @@
 and Segment Anything's SAM attention (windowed with padding, global, odd and
 non-square maps, resized tables, qk_norm), timm's BottleneckAttn (both
 scale_pos_embed settings, qkv_bias, stride 2, qk_ratio != 1), timm's Swin
-window attention (odd and non-square windows, shifted and not, padded maps)
-and BEiT attention (class token, q and v biases, a shared bias), whole timm
+window attention (odd and non-square windows, shifted and not, padded maps),
+Swin V2's (cosine attention, its continuous position bias) and BEiT attention (class token, q and v biases, a shared bias), whole timm
 models (and each replaced module on its inputs there); fp32 within 1e-5 of
 the output's magnitude, bf16 within 2e-2 (on every CPU: bf16 is widened to fp32
 where oneDNN does not multiply it in hardware); refusals; the fallback under autograd and in
@@ -22,6 +22,7 @@ import timm
 import timm.layers.bottleneck_attn as timm_botnet
 import timm.models.beit as timm_beit
 import timm.models.swin_transformer as timm_swin
+import timm.models.swin_transformer_v2 as timm_swinv2
 import timm.models.vision_transformer_sam as timm_sam
 
 import posenc
@@ -301,6 +302,57 @@ def test_timm_swin_model(dtype, tolerance):
     assert [r.kind for r in replaced] == ["swin_attention"] * 4
 
 
+def randomize_swinv2(model, dtype=None):
+    """Swin V2's logit scales start at ln 10 for every head and its biases
+    at zero: per-head scales from 2 to 200 (the last past its clamp at 100;
+    to 20 in bf16, whose rounding of q s_h moves logits of s_h = 100 by up
+    to 0.2, as in timm's own bf16 run), random q and v biases."""
+    torch.manual_seed(3)
+    largest = 5.3 if dtype is None else 3.0
+    for name, parameter in model.named_parameters():
+        if name.endswith("logit_scale"):
+            with torch.no_grad():
+                parameter.copy_(torch.linspace(0.7, largest, parameter.numel())
+                                .view_as(parameter))
+        elif name.endswith(("q_bias", "v_bias")):
+            torch.nn.init.normal_(parameter)
+    return model
+
+
+@pytest.mark.parametrize("dtype,tolerance", DTYPES)
+@pytest.mark.parametrize("window,shift", [((3, 3), (0, 0)), ((3, 5), (1, 2)), ((4, 4), (2, 2))])
+def test_swinv2_blocks(window, shift, dtype, tolerance):
+    """Swin V2's block on a 7x10 map, shifted or not: its cosine attention
+    (q and k normalized, a logit scale per head) and the 16 sigmoid of its
+    cpb_mlp's table as posenc's TABLE_2D."""
+    torch.manual_seed(0)
+    block = timm_swinv2.SwinTransformerV2Block(32, input_resolution=(7, 10), num_heads=4,
+                                               window_size=window, shift_size=shift)
+    randomize_swinv2(block, dtype)
+    compare(block, torch.randn(2, 7, 10, 32), dtype, tolerance, expect=["swinv2_attention"])
+
+
+@pytest.mark.parametrize("qkv_bias", [True, False])
+def test_swinv2_qkv_options(qkv_bias):
+    """Without q and v biases, and with them added after the projection
+    (qkv_bias_separate), as timm's forward does."""
+    torch.manual_seed(0)
+    attention = randomize_swinv2(timm_swinv2.WindowAttention(32, (3, 4), num_heads=2,
+                                                             qkv_bias=qkv_bias))
+    attention.qkv_bias_separate = qkv_bias
+    compare(attention, torch.randn(3, 12, 32), expect=["swinv2_attention"])
+
+
+@pytest.mark.parametrize("dtype,tolerance", DTYPES)
+def test_timm_swinv2_model(dtype, tolerance):
+    torch.manual_seed(0)
+    model = timm.create_model("swinv2_tiny_window8_256", pretrained=False, img_size=64,
+                              window_size=4, embed_dim=32, depths=(2, 2), num_heads=(2, 4))
+    randomize_swinv2(model, dtype)
+    replaced = compare(model, torch.randn(2, 3, 64, 64), dtype, tolerance)
+    assert [r.kind for r in replaced] == ["swinv2_attention"] * 4
+
+
 @pytest.mark.parametrize("dtype,tolerance", DTYPES)
 @pytest.mark.parametrize("qkv_bias_separate", [False, True])
 def test_beit_blocks_with_class_token(qkv_bias_separate, dtype, tolerance):
@@ -345,9 +397,11 @@ def test_refuses_what_it_cannot_reproduce_and_patches_nothing():
         timm_sam.Attention(32, num_heads=2),
         timm_sam.Attention(32, num_heads=2, rope=torch.nn.Identity()),
         timm_swin.WindowAttention(32, num_heads=2, window_size=3),
-        timm_beit.Attention(32, num_heads=2, window_size=(2, 2)))
+        timm_beit.Attention(32, num_heads=2, window_size=(2, 2)),
+        timm_swinv2.WindowAttention(32, (3, 3), num_heads=2))
     model[2].relative_position_index[0, 1] += 1
     model[3].relative_position_bias_table = torch.nn.Parameter(torch.zeros(9, 2))
+    model[4].relative_position_index[2, 1] += 1
     with pytest.raises(posenc_torch.PatchError) as refused:
         posenc_torch.patch(model)
     message = str(refused.value)
@@ -355,7 +409,9 @@ def test_refuses_what_it_cannot_reproduce_and_patches_nothing():
     assert "2: swin_attention: relative_position_index is not the standard one of a 3x3" \
         in message
     assert "3: beit_attention: relative_position_bias_table [9, 2] is not [12, heads]" in message
-    assert [name for name, _ in refused.value.refused] == ["1", "2", "3"]
+    assert "4: swinv2_attention: relative_position_index is not the standard one of a 3x3" \
+        in message
+    assert [name for name, _ in refused.value.refused] == ["1", "2", "3", "4"]
     assert not any(posenc_torch.is_patched(m) for m in model.modules())
 
 
@@ -721,7 +777,8 @@ def compile_case(kind):
         x, op = torch.randn(2, 16, 4, 6), torch.ops.posenc.bottleneck.default
     else:
         module = randomize_bias_tables(timm_swin.WindowAttention(32, num_heads=2,
-                                                                 window_size=(3, 5)))
+                                                                 window_size=(3, 5))) \
+            if kind == "swin" else randomize_swinv2(timm_swinv2.WindowAttention(32, (3, 5), 2))
         x, op = torch.randn(4, 15, 32), torch.ops.posenc.attention_table_2d.default
         kwargs["mask"] = torch.where(torch.rand(2, 15, 15) < 0.3, -100.0, 0.0)
     return module.eval(), x, kwargs, op
@@ -741,7 +798,7 @@ def compiled_with_graphs(module):
 
 @pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
                     reason="torch.library.custom_op came with torch 2.4")
-@pytest.mark.parametrize("kind", ["sam", "botnet", "swin"])
+@pytest.mark.parametrize("kind", ["sam", "botnet", "swin", "swinv2"])
 def test_torch_compile_keeps_the_custom_ops_in_its_graph(kind):
     """fullgraph=True: a graph break (Dynamo meeting the ctypes call) fails."""
     module, x, kwargs, op = compile_case(kind)
@@ -757,7 +814,7 @@ def test_torch_compile_keeps_the_custom_ops_in_its_graph(kind):
 
 @pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
                     reason="torch.library.custom_op came with torch 2.4")
-@pytest.mark.parametrize("kind", ["sam", "botnet", "swin"])
+@pytest.mark.parametrize("kind", ["sam", "botnet", "swin", "swinv2"])
 def test_torch_compile_traces_the_fallback(kind):
     """With grad on the patched forward runs the module's own, which
     fullgraph=True traces (the bound method's __get__ broke the graph)."""
@@ -774,7 +831,7 @@ def test_torch_compile_traces_the_fallback(kind):
 @pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
                     reason="torch.library.custom_op came with torch 2.4")
 @pytest.mark.parametrize("strict", [False, True], ids=["non_strict", "strict"])
-@pytest.mark.parametrize("kind", ["sam", "botnet", "swin"])
+@pytest.mark.parametrize("kind", ["sam", "botnet", "swin", "swinv2"])
 def test_torch_export_keeps_the_custom_ops(kind, strict):
     """Under torch.no_grad. torch 2.15's is_fx_tracing is true under export's
     default, non-strict tracing, where the patched forward ran timm's ops."""

@@ -15,9 +15,12 @@ imported here):
   (posenc_bottleneck);
 - timm's swin_transformer.WindowAttention (Swin v1: the learned bias table,
   the shifted windows' mask): kind "swin_attention";
+- timm's swin_transformer_v2.WindowAttention (Swin V2: cosine attention
+  with its per-head logit scale, the continuous position bias of its
+  cpb_mlp, the shifted windows' mask): kind "swinv2_attention";
 - timm's beit.Attention (its bias table with the class token's entries, or
   none; q_bias and v_bias; a shared_rel_pos_bias argument): kind
-  "beit_attention" (both posenc_attention's TABLE_2D bias).
+  "beit_attention" (the three posenc_attention's TABLE_2D bias).
 The model's weights and every other layer stay as they are. A module posenc
 cannot reproduce exactly makes patch raise PatchError naming it and why, and
 nothing is patched (a module with a forward of its own, an instance
@@ -64,7 +67,7 @@ import functools
 import torch
 
 from .._tensor import has_tangent, storage_address
-from . import beit, botnet, sam, swin
+from . import beit, botnet, sam, swin, swinv2
 from .transformers_attention import transformers_attention
 from ._original import (has_own_forward, is_patched, original_forward, patched_dtype,
                         restore, set_patched_forward)
@@ -78,10 +81,11 @@ KNOWN = {
     ("segment_anything.modeling.image_encoder", "Attention"): "sam_attention",
     ("timm.layers.bottleneck_attn", "BottleneckAttn"): "bottleneck_attention",
     ("timm.models.swin_transformer", "WindowAttention"): "swin_attention",
+    ("timm.models.swin_transformer_v2", "WindowAttention"): "swinv2_attention",
     ("timm.models.beit", "Attention"): "beit_attention",
 }
 _IMPLEMENTATIONS = {"sam_attention": sam, "bottleneck_attention": botnet,
-                    "swin_attention": swin, "beit_attention": beit}
+                    "swin_attention": swin, "swinv2_attention": swinv2, "beit_attention": beit}
 _INPUT_DTYPES = (torch.float32, torch.bfloat16)  # what posenc takes
 _DTYPES = (None,) + _INPUT_DTYPES  # patch's dtype argument
 

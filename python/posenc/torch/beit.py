@@ -11,11 +11,9 @@ N]) is added after the module's own bias: posenc's mask, read in place.
 timm's fused path (SDPA with the biases as attn_mask) and its explicit one
 compute the same, but for the scale, as in swin.py.
 """
-import torch
-import torch.nn.functional as F
-
 from . import _ops
 from ._original import original_forward, original_scale
+from ._qkv import qkv_with_biases
 from ._skipped import attn_drop_reason
 from .swin import index_mismatch
 
@@ -47,16 +45,7 @@ def forward(module, dtype, x, shared_rel_pos_bias=None):
         # not broadcast: timm's forward (and its error).
         return original_forward(module)(x, mask)
     run_dtype = dtype or x.dtype
-    if module.q_bias is None:
-        qkv = module.qkv(x)
-    else:
-        qkv_bias = torch.cat((module.q_bias, module.k_bias, module.v_bias))
-        if module.qkv_bias_separate:
-            qkv = module.qkv(x)
-            qkv += qkv_bias
-        else:
-            qkv = F.linear(x, weight=module.qkv.weight, bias=qkv_bias)
-    qkv = qkv.reshape(batch, tokens, 3, module.num_heads, -1)
+    qkv = qkv_with_biases(module, x).reshape(batch, tokens, 3, module.num_heads, -1)
     if qkv.dtype != run_dtype:
         qkv = qkv.to(run_dtype)
     q, k, v = qkv.unbind(2)  # [B, N, heads, d] views

@@ -54,6 +54,13 @@ def index_mismatch(module, class_token):
     if table.dim() != 2 or table.shape[0] != rows:
         return (f"relative_position_bias_table {list(table.shape)} is not "
                 f"[{rows}, heads] for a {wh}x{ww} window")
+    return position_index_mismatch(module, class_token)
+
+
+def position_index_mismatch(module, class_token):
+    """Why module's relative_position_index is not the one posenc computes
+    for its window_size, or None."""
+    wh, ww = module.window_size
     index = module.relative_position_index
     expected = relative_position_index(wh, ww, class_token)
     if index is not None and index.is_meta:
@@ -64,36 +71,56 @@ def index_mismatch(module, class_token):
     return None
 
 
-def cannot_reproduce(module):
-    """Why posenc cannot run this module exactly, or None."""
+def cannot_run_softmax(module):
+    """Why module's softmax (Swin v1's and v2's) is not one over the keys
+    that posenc's replaces, or None."""
     softmax = module.softmax
     if not plain(softmax, (torch.nn.Softmax,)) or softmax.dim not in (-1, 3):
         return f"softmax ({type(softmax).__name__}) is not an nn.Softmax over the keys"
-    return attn_drop_reason(module) or index_mismatch(module, False)
+    return None
+
+
+def cannot_reproduce(module):
+    """Why posenc cannot run this module exactly, or None."""
+    return cannot_run_softmax(module) or attn_drop_reason(module) or \
+        index_mismatch(module, False)
+
+
+def takes_window_call(module, x, mask):
+    """Whether x [B*nW, N, C] is a window's tokens and mask None or
+    SwinTransformerBlock's [nW, N, N] (Swin v1's and v2's alike)."""
+    windows, tokens, _ = x.shape
+    wh, ww = module.window_size
+    # Else timm's own broadcasting (or error; a mask of a wider dtype than
+    # x, fp32 in a bf16 module, makes its scores fp32, which its product
+    # with v refuses).
+    return tokens == wh * ww and (mask is None or (
+        mask.dim() == 3 and tuple(mask.shape[1:]) == (tokens, tokens) and
+        mask.shape[0] > 0 and windows % mask.shape[0] == 0 and
+        torch.promote_types(x.dtype, mask.dtype) == x.dtype))
+
+
+def window_mask(mask):
+    """SwinTransformerBlock's mask [nW, N, N] as attention reads it (batch
+    item b reading mask b % nW), or None."""
+    if mask is None:
+        return None
+    return mask.reshape(mask.shape[0], 1, *mask.shape[1:]).contiguous()
 
 
 def forward(module, dtype, x, mask=None):
     """The patched forward: x [B*nW, N, C], mask [nW, N, N] or None."""
-    windows, tokens, _ = x.shape
-    wh, ww = module.window_size
-    if tokens != wh * ww or (mask is not None and (
-            mask.dim() != 3 or tuple(mask.shape[1:]) != (tokens, tokens) or
-            mask.shape[0] == 0 or windows % mask.shape[0] or
-            torch.promote_types(x.dtype, mask.dtype) != x.dtype)):
-        # Not a window's tokens, or not SwinTransformerBlock's mask: timm's
-        # own broadcasting (or error; a mask of a wider dtype than x, fp32
-        # in a bf16 module, makes its scores fp32, which its product with v
-        # refuses).
+    if not takes_window_call(module, x, mask):
         return original_forward(module)(x, mask)
+    windows, tokens, _ = x.shape
     run_dtype = dtype or x.dtype
     qkv = module.qkv(x).reshape(windows, tokens, 3, module.num_heads, -1)
     if qkv.dtype != run_dtype:
         qkv = qkv.to(run_dtype)
     q, k, v = qkv.unbind(2)  # [B*nW, N, heads, d] views
-    if mask is not None:
-        mask = mask.reshape(mask.shape[0], 1, tokens, tokens).contiguous()
     table = module.relative_position_bias_table.to(run_dtype).contiguous()
-    out = _ops.attention_table_2d(q, k, v, table, list(module.window_size), False, mask,
-                                  original_scale(module, q.shape[-1]), x.dtype)
+    out = _ops.attention_table_2d(q, k, v, table, list(module.window_size), False,
+                                  window_mask(mask), original_scale(module, q.shape[-1]),
+                                  x.dtype)
     out = module.proj(out.reshape(windows, tokens, -1))
     return module.proj_drop(out)
