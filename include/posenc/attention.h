@@ -205,10 +205,13 @@
  * pos_query_proj), [heads, 2S, head_dim] with tables_per_head 1. Its
  * positions start at 0 for queries and keys alike (query_offset 0).
  * transformers' Deberta (v1) is num_buckets 0 and max_distance its
- * max_relative_positions, q + q_bias as q and v + v_bias as v, the tables
- * its pos_proj and pos_q_proj (with its bias) of all 2S rows of
- * rel_embeddings per head (the span it slices, min(T, S) rows each side,
- * reads the same rows), scale 1/sqrt(3 head_dim).
+ * max_relative_positions (max_position_embeddings where that is below 1),
+ * its q, k, v (in_proj's output, interleaved per head) with q + q_bias as q
+ * and v + v_bias as v, the tables its pos_proj and pos_q_proj (with its
+ * bias) of all 2S rows of rel_embeddings per head (the span it slices,
+ * min(T, S) rows each side, reads the same rows), scale 1/sqrt(3
+ * head_dim) with pos_att_type c2p and p2c (its scale_factor is 1 + the
+ * number of terms: 1/sqrt(2 head_dim) with one).
  * Not with relative_values, relative_query_bias, softcap, or the fields of
  * other kinds (relative_order, the maps, class_token, bidirectional);
  * key_table must be NULL with any other bias. A model with c2p or p2c

@@ -303,10 +303,12 @@ def test_timm_swin_model(dtype, tolerance):
 
 
 def randomize_swinv2(model, dtype=None):
-    """Swin V2's logit scales start at ln 10 for every head and its biases
-    at zero: per-head scales from 2 to 200 (the last past its clamp at 100;
-    to 20 in bf16, whose rounding of q s_h moves logits of s_h = 100 by up
-    to 0.2, as in timm's own bf16 run), random q and v biases."""
+    """Swin V2's logit scales start at ln 10 for every head, its biases at
+    zero and a model's post-norms at zero weight (which would hide the
+    attention from the output): per-head scales from 2 to 200 (the last
+    past its clamp at 100; to 20 in bf16, whose rounding of q s_h moves
+    logits of s_h = 100 by up to 0.2, as in timm's own bf16 run), random q
+    and v biases, norm weights in [0.5, 1.5]."""
     torch.manual_seed(3)
     largest = 5.3 if dtype is None else 3.0
     for name, parameter in model.named_parameters():
@@ -316,6 +318,9 @@ def randomize_swinv2(model, dtype=None):
                                 .view_as(parameter))
         elif name.endswith(("q_bias", "v_bias")):
             torch.nn.init.normal_(parameter)
+    for module in model.modules():
+        if isinstance(module, torch.nn.LayerNorm):
+            torch.nn.init.uniform_(module.weight, 0.5, 1.5)
     return model
 
 
@@ -351,6 +356,30 @@ def test_timm_swinv2_model(dtype, tolerance):
     randomize_swinv2(model, dtype)
     replaced = compare(model, torch.randn(2, 3, 64, 64), dtype, tolerance)
     assert [r.kind for r in replaced] == ["swinv2_attention"] * 4
+
+
+def test_swinv2_model_in_bf16():
+    """The model itself in bf16 (its logit scales, table and mask too)."""
+    torch.manual_seed(0)
+    model = timm.create_model("swinv2_tiny_window8_256", pretrained=False, img_size=64,
+                              window_size=4, embed_dim=32, depths=(2, 2), num_heads=(2, 4))
+    model = randomize_swinv2(model, torch.bfloat16).bfloat16()
+    compare(model, torch.randn(2, 3, 64, 64).bfloat16(), None, 2e-2)
+
+
+def test_swinv2_falls_back_where_timm_widens_the_scores():
+    """A logit scale kept in fp32 in a bf16 module widens timm's scores,
+    whose product with the bf16 v it refuses: the patched module gives the
+    same error."""
+    attention = timm_swinv2.WindowAttention(16, (2, 2), num_heads=2).eval().bfloat16()
+    attention.logit_scale = torch.nn.Parameter(attention.logit_scale.float())
+    x = torch.randn(2, 4, 16).bfloat16()
+    with torch.no_grad(), pytest.raises(RuntimeError) as unpatched:
+        attention(x)
+    posenc_torch.patch(attention)
+    with torch.no_grad(), pytest.raises(RuntimeError) as patched:
+        attention(x)
+    assert str(patched.value) == str(unpatched.value)
 
 
 @pytest.mark.parametrize("dtype,tolerance", DTYPES)
@@ -876,6 +905,8 @@ def _explicit(module):
 SKIPPED_SUBMODULES = [
     (lambda: randomize_bias_tables(timm_swin.WindowAttention(16, num_heads=2, window_size=3)),
      (2, 9, 16), ("softmax", "attn_drop")),
+    (lambda: randomize_swinv2(timm_swinv2.WindowAttention(16, (3, 3), num_heads=2)),
+     (2, 9, 16), ("softmax", "attn_drop")),
     (lambda: randomize_bias_tables(timm_beit.Attention(16, num_heads=2, qkv_bias=True,
                                                        window_size=(3, 3))),
      (2, 10, 16), ("attn_drop",)),
@@ -891,7 +922,7 @@ SKIPPED_SUBMODULES = [
 
 
 @pytest.mark.parametrize("make,shape,skipped", SKIPPED_SUBMODULES,
-                         ids=["swin", "beit", "sam", "sam_qk_norm", "botnet"])
+                         ids=["swin", "swinv2", "beit", "sam", "sam_qk_norm", "botnet"])
 def test_hooks_on_submodules_posenc_does_not_run_fall_back(make, shape, skipped):
     """timm's forward gives these submodules what posenc's fused attention
     never makes (the probabilities) or runs inside it: while one has a
@@ -934,6 +965,7 @@ def test_hooks_on_submodules_posenc_does_not_run_fall_back(make, shape, skipped)
 DROPPING = [
     (lambda: timm_swin.WindowAttention(16, num_heads=2, window_size=3, attn_drop=0.5),
      (2, 9, 16)),
+    (lambda: timm_swinv2.WindowAttention(16, (3, 3), num_heads=2, attn_drop=0.5), (2, 9, 16)),
     (lambda: timm_beit.Attention(16, num_heads=2, window_size=(3, 3), attn_drop=0.5),
      (2, 10, 16)),
     (lambda: timm_sam.Attention(16, num_heads=2, use_rel_pos=True, input_size=(3, 4),
@@ -941,7 +973,7 @@ DROPPING = [
 ]
 
 
-@pytest.mark.parametrize("make,shape", DROPPING, ids=["swin", "beit", "sam"])
+@pytest.mark.parametrize("make,shape", DROPPING, ids=["swin", "swinv2", "beit", "sam"])
 def test_an_attn_drop_in_training_mode_falls_back(make, shape):
     """Monte Carlo dropout: the module in eval mode, its attn_drop in
     training mode drops attention probabilities, which posenc never makes."""
@@ -979,7 +1011,12 @@ def test_skipped_submodules_that_could_compute_are_refused():
     botnet_pool.pool = torch.nn.MaxPool2d(2)
     botnet_pos = timm_botnet.BottleneckAttn(8, 16, feat_size=(4, 6), num_heads=2)
     botnet_pos.pos_embed = torch.nn.Identity()
+    swinv2_softmax = timm_swinv2.WindowAttention(16, (3, 3), num_heads=2)
+    swinv2_softmax.softmax = torch.nn.Softmax(dim=1)
+    swinv2_drop = timm_swinv2.WindowAttention(16, (3, 3), num_heads=2)
+    swinv2_drop.attn_drop = torch.nn.Sigmoid()
     model = torch.nn.Sequential(swin_softmax, swin_drop, beit, sam, botnet_pool, botnet_pos,
+                                swinv2_softmax, swinv2_drop,
                                 timm_swin.WindowAttention(16, num_heads=2, window_size=3))
     with pytest.raises(posenc_torch.PatchError) as refused:
         posenc_torch.patch(model)
@@ -990,7 +1027,10 @@ def test_skipped_submodules_that_could_compute_are_refused():
     assert "3: sam_attention: attn_drop (ReLU) is not an nn.Dropout" in message
     assert "4: bottleneck_attention: pool (MaxPool2d) is neither" in message
     assert "5: bottleneck_attention: pos_embed (Identity) is not timm's PosEmbedRel" in message
-    assert [name for name, _ in refused.value.refused] == ["0", "1", "2", "3", "4", "5"]
+    assert "6: swinv2_attention: softmax (Softmax) is not an nn.Softmax over the keys" in message
+    assert "7: swinv2_attention: attn_drop (Sigmoid) is not an nn.Dropout" in message
+    assert [name for name, _ in refused.value.refused] == ["0", "1", "2", "3", "4", "5", "6",
+                                                           "7"]
     assert not any(posenc_torch.is_patched(m) for m in model.modules())
 
 

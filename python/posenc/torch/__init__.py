@@ -20,7 +20,7 @@ imported here):
   cpb_mlp, the shifted windows' mask): kind "swinv2_attention";
 - timm's beit.Attention (its bias table with the class token's entries, or
   none; q_bias and v_bias; a shared_rel_pos_bias argument): kind
-  "beit_attention" (the three posenc_attention's TABLE_2D bias).
+  "beit_attention" (these three with posenc_attention's TABLE_2D bias).
 The model's weights and every other layer stay as they are. A module posenc
 cannot reproduce exactly makes patch raise PatchError naming it and why, and
 nothing is patched (a module with a forward of its own, an instance

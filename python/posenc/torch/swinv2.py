@@ -36,24 +36,29 @@ def cannot_reproduce(module):
 
 def forward(module, dtype, x, mask=None):
     """The patched forward: x [B*nW, N, C], mask [nW, N, N] or None."""
-    if not takes_window_call(module, x, mask):
+    wh, ww = module.window_size
+    coords = module.relative_coords_table
+    if not takes_window_call(module, x, mask) or \
+            tuple(coords.shape[1:3]) != (2 * wh - 1, 2 * ww - 1) or \
+            torch.promote_types(x.dtype, torch.promote_types(
+                module.logit_scale.dtype, coords.dtype)) != x.dtype:
+        # Not a window's tokens, not SwinTransformerBlock's mask, coordinates
+        # of another window, or a logit scale or table of a wider dtype than
+        # x (timm's scores then widen, which its product with v refuses):
+        # timm's forward.
         return original_forward(module)(x, mask)
     windows, tokens, _ = x.shape
     heads = module.num_heads
-    wh, ww = module.window_size
-    table = module.cpb_mlp(module.relative_coords_table).view(-1, heads)
-    if table.shape[0] != (2 * wh - 1) * (2 * ww - 1):
-        # Coordinates of another window than window_size's: timm's error.
-        return original_forward(module)(x, mask)
     run_dtype = dtype or x.dtype
+    # (qkv, then cpb_mlp: timm's order, which hooks on them see.)
     qkv = qkv_with_biases(module, x).reshape(windows, tokens, 3, heads, -1)
     q, k, v = qkv.unbind(2)  # [B*nW, N, heads, d] views
     logit_scale = torch.clamp(module.logit_scale, max=math.log(1.0 / 0.01)).exp()
     q = F.normalize(q, dim=-1) * logit_scale.view(heads, 1)
     k = F.normalize(k, dim=-1)
-    q, k, v = (t.to(run_dtype) for t in (q, k, v))
-    table = (16 * torch.sigmoid(table)).to(run_dtype).contiguous()
-    out = _ops.attention_table_2d(q, k, v, table, [wh, ww], False, window_mask(mask), 1.0,
-                                  x.dtype)
+    table = 16 * torch.sigmoid(module.cpb_mlp(coords).view(-1, heads))
+    q, k, v, table = (t.to(run_dtype) for t in (q, k, v, table))
+    out = _ops.attention_table_2d(q, k, v, table.contiguous(), [wh, ww], False,
+                                  window_mask(mask), 1.0, x.dtype)
     out = module.proj(out.reshape(windows, tokens, -1))
     return module.proj_drop(out)
