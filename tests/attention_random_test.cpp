@@ -23,6 +23,7 @@
 #include "attention_tensors.hpp"
 #include "isa_test.hpp"
 #include "ops/attention/plan.hpp"
+#include "ops/attention/position_bias.hpp"
 #include "posenc/posenc.h"
 #include "posenc/posenc.hpp"
 #include "reference/attention.hpp"
@@ -240,9 +241,7 @@ posenc_attention_desc draw_desc(Draw& r) {
   if (r.one_in(3)) d.sliding_window = r.in(1, d.kv_len + 2);
   d.sinks = int(r.one_in(4));
   if (d.bias == POSENC_BIAS_RELATIVE_1D) d.relative_query_bias = int(r.one_in(3));
-  if (d.bias == POSENC_BIAS_TABLE_1D || d.bias == POSENC_BIAS_T5 || d.bias == POSENC_BIAS_ALIBI) {
-    d.bias_gate = int(r.one_in(3));
-  }
+  if (ops::takes_bias_gate(d.bias)) d.bias_gate = int(r.one_in(3));
   const bool bias_of_q = d.bias == POSENC_BIAS_ABSOLUTE || d.bias == POSENC_BIAS_RELATIVE_1D ||
                          d.bias == POSENC_BIAS_RELATIVE_2D || d.bias == POSENC_BIAS_DISENTANGLED;
   if (!bias_of_q && r.one_in(4)) d.softcap = r.of({0.5f, 3.0f, 50.0f});

@@ -137,12 +137,27 @@ def deberta_attention(q, k, v, pos_key, pos_query, position_buckets, max_relativ
     rel = deberta_relative_positions(tokens, tokens, position_buckets, max_relative_positions)
     scale = (head_dim * 3) ** 0.5
     scores = torch.matmul(q, k.transpose(-1, -2)) / scale
-    shape = q.shape[:2] + (tokens, tokens)
+    scores = scores + deberta_c2p_p2c(q, k, pos_key, pos_query, rel, span) / scale
+    return deberta_softmax_times(scores, attention_mask, v)
+
+
+def deberta_c2p_p2c(q, k, pos_key, pos_query, rel, span):
+    """DeBERTa's two position terms, both versions': q pos_key^T gathered at
+    clamp(rel + span, 0, 2 span - 1) (c2p) plus k pos_query^T gathered at
+    clamp(-rel + span, ...) and transposed (p2c); rel query minus key."""
+    shape = q.shape[:2] + rel.shape
     c2p = torch.matmul(q, pos_key.transpose(-1, -2))
     c2p = torch.gather(c2p, -1, torch.clamp(rel + span, 0, 2 * span - 1).expand(shape))
     p2c = torch.matmul(k, pos_query.transpose(-1, -2))
     p2c = torch.gather(p2c, -1, torch.clamp(-rel + span, 0, 2 * span - 1).expand(shape))
-    scores = scores + (c2p + p2c.transpose(-1, -2)) / scale
+    return c2p + p2c.transpose(-1, -2)
+
+
+def deberta_softmax_times(scores, attention_mask, v):
+    """DeBERTa's XSoftmax of the scores with the pair mask of attention_mask
+    [B, T] (0 and 1; None: none), masked scores at the dtype's min before
+    the softmax and the probabilities zeroed after (a padded query's row is
+    zeros), times v."""
     if attention_mask is None:
         return torch.matmul(torch.softmax(scores, -1), v)
     valid = attention_mask.bool()
@@ -165,7 +180,7 @@ def deberta_v1_attention(query_layer, key_layer, value_layer, q_bias, v_bias, re
     minus key; c2p gathered at clamp(r + span, 0, 2 span - 1), p2c at
     clamp(-r + span, ...) transposed; XSoftmax with the pair mask of
     attention_mask [B, T]."""
-    batch, heads, tokens, head_dim = query_layer.shape
+    _, heads, tokens, head_dim = query_layer.shape
     query_layer = query_layer + q_bias[:, None]
     value_layer = value_layer + v_bias[:, None]
     scale = math.sqrt(head_dim * 3)
@@ -180,19 +195,9 @@ def deberta_v1_attention(query_layer, key_layer, value_layer, q_bias, v_bias, re
     pos_key_layer = per_head(rel_embeddings @ pos_proj.T)
     pos_query_layer = per_head(rel_embeddings @ pos_q_proj.T + pos_q_bias) / scale
     rel = deberta_relative_positions(tokens, tokens)
-    shape = (batch, heads, tokens, tokens)
-    c2p = torch.matmul(query_layer, pos_key_layer.transpose(-1, -2))
-    c2p = torch.gather(c2p, -1, torch.clamp(rel + span, 0, 2 * span - 1).expand(shape))
-    p2c = torch.matmul(key_layer, pos_query_layer.transpose(-1, -2))
-    p2c = torch.gather(p2c, -1, torch.clamp(-rel + span, 0, 2 * span - 1).expand(shape))
-    scores = scores + c2p + p2c.transpose(-1, -2)
-    if attention_mask is None:
-        return torch.matmul(torch.softmax(scores, -1), value_layer)
-    valid = attention_mask.bool()
-    masked = ~(valid[:, None, :, None] & valid[:, None, None, :])
-    scores = scores.masked_fill(masked, torch.finfo(scores.dtype).min)
-    probs = torch.softmax(scores, -1).masked_fill(masked, 0.0)
-    return torch.matmul(probs, value_layer)
+    scores = scores + deberta_c2p_p2c(query_layer, key_layer, pos_key_layer, pos_query_layer,
+                                      rel, span)
+    return deberta_softmax_times(scores, attention_mask, value_layer)
 
 
 def bert_relative_key_query(q, k, v, distance_embedding, query_offset=0):

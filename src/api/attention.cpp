@@ -194,8 +194,7 @@ DescExtents validate_desc(const posenc_attention_desc& d) {
     invalid("desc->relative_query_bias shifts q in the relative logits of RELATIVE_1D bias "
             "only: must be 0 with any other bias");
   }
-  if (d.bias_gate && d.bias != POSENC_BIAS_TABLE_1D && d.bias != POSENC_BIAS_T5 &&
-      d.bias != POSENC_BIAS_ALIBI) {
+  if (d.bias_gate && !ops::takes_bias_gate(d.bias)) {
     invalid("desc->bias_gate gates the bias of TABLE_1D, T5 or ALIBI only: must be 0 with "
             "any other bias");
   }

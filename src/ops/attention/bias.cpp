@@ -471,7 +471,7 @@ void AttentionBias::keys_at_their_rows(const QueryBlock& qb, const KeyBlock& kb,
                                        const int32_t* columns, const RowWindow& window,
                                        float* out, int64_t ld) const {
   const char* keys = key_rows(qb, kb.first);
-  const int64_t d = p_.head_dim;
+  const int64_t d = p_.head_dim, table_rows = p_.disentangled().rows();
   for (int64_t r = 0; r < qb.rows; ++r) {
     const int32_t* row_columns = columns + (qb.rows - 1 - r);
     // The runs of keys that read one table row: that row against them.
@@ -479,8 +479,7 @@ void AttentionBias::keys_at_their_rows(const QueryBlock& qb, const KeyBlock& kb,
       const int64_t column = row_columns[j];
       for (end = j + 1; end < kb.count && row_columns[end] == column;) ++end;
       const void* k = keys + size_t(j * p_.k.token) * p_.element_bytes();
-      const void* rk =
-          table_row(p_, t_.key_table, qb.head, p_.disentangled().rows(), window.first + column);
+      const void* rk = table_row(p_, t_.key_table, qb.head, table_rows, window.first + column);
       float* at = out + j * ld + column;
       if (p_.dtype == POSENC_BF16) {
         products_.decode_scores_bf16(static_cast<const uint16_t*>(k), p_.k.token, end - j,

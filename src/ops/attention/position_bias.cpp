@@ -43,6 +43,10 @@ bool is_position_bias(posenc_attention_bias bias) {
          bias == POSENC_BIAS_T5 || bias == POSENC_BIAS_ALIBI;
 }
 
+bool takes_bias_gate(posenc_attention_bias bias) {
+  return bias == POSENC_BIAS_TABLE_1D || bias == POSENC_BIAS_T5 || bias == POSENC_BIAS_ALIBI;
+}
+
 int64_t PositionBias::prepared_floats(const AttentionProblem& p) {
   switch (p.bias) {
     case POSENC_BIAS_TABLE_2D:

@@ -34,6 +34,9 @@ namespace posenc::ops {
 
 // Whether the problem's bias is one of these kinds.
 bool is_position_bias(posenc_attention_bias bias);
+// Whether the kind takes bias_gate (a gate per query row): those whose row
+// is a line of values (TABLE_1D, T5) or ALiBi's.
+bool takes_bias_gate(posenc_attention_bias bias);
 
 class PositionBias {
  public:
