@@ -14,7 +14,8 @@ a machine shared with other jobs, one-thread runs then count their own work
 only. Needs torch (Debian's python3-torch or a later one), timm and a built
 libposenc (found as the package says: POSENC_LIBRARY, else the build tree).
 
-    /usr/bin/python3 bench/torch_models.py [--models sam,botnet,swin,swinv2,beit] [--sam-size 1024]
+    /usr/bin/python3 bench/torch_models.py [--models sam,botnet,swin,swinv2,beit,maxvit,
+        coatnet,vit_relpos,mvitv2] [--sam-size 1024]
         [--dtypes fp32,bf16] [--threads 1,all] [--repeats 3] [--warmup 1] [--clock wall|cpu]
         [--markdown]
 """
@@ -38,6 +39,10 @@ MODELS = {
     "swin": ("swin_tiny_patch4_window7_224", 224),
     "swinv2": ("swinv2_tiny_window8_256", 256),
     "beit": ("beit_base_patch16_224", 224),
+    "maxvit": ("maxvit_tiny_tf_224", 224),
+    "coatnet": ("coatnet_0_rw_224", 224),
+    "vit_relpos": ("vit_relpos_base_patch16_224", 224),
+    "mvitv2": ("mvitv2_tiny", 224),
 }
 
 
@@ -104,7 +109,8 @@ def child(args):
     torch.manual_seed(0)
     model = timm.create_model(name, pretrained=False, **kwargs).eval()
     # Weights timm starts at zero would hide differences: SAM's position
-    # tables, BEiT's bias tables and q and v biases, the last BatchNorm of
+    # tables, the bias tables (BEiT's, Swin's, MaxViT's and CoAtNet's rel_pos
+    # tables and MLPs), BEiT's q and v biases, the last BatchNorm of
     # BoTNet's residual branches and Swin V2's post-norms (its
     # _init_respostnorm zeroes their weights: the attention would add 0).
     for parameter_name, parameter in model.named_parameters():

@@ -3,12 +3,16 @@ and Segment Anything's SAM attention (windowed with padding, global, odd and
 non-square maps, resized tables, qk_norm), timm's BottleneckAttn (both
 scale_pos_embed settings, qkv_bias, stride 2, qk_ratio != 1), timm's Swin
 window attention (odd and non-square windows, shifted and not, padded maps),
-Swin V2's (cosine attention, its continuous position bias) and BEiT attention (class token, q and v biases, a shared bias), whole timm
+Swin V2's (cosine attention, its continuous position bias) and BEiT
+attention (class token, q and v biases, a shared bias), whole timm
 models (and each replaced module on its inputs there); fp32 within 1e-5 of
 the output's magnitude, bf16 within 2e-2 (on every CPU: bf16 is widened to fp32
 where oneDNN does not multiply it in hardware); refusals; the fallback under autograd and in
-training, under torch.jit.trace and for hooks on the submodules posenc does not run."""
+training, under torch.jit.trace and for hooks on the submodules posenc does not run;
+torch.compile and torch.export of each kind (test_patch_relpos.py: timm's
+pos_embed_rel biases)."""
 import copy
+import functools
 import pickle
 
 import pytest
@@ -20,13 +24,18 @@ import torch
 import segment_anything.modeling.image_encoder as sam_encoder
 import timm
 import timm.layers.bottleneck_attn as timm_botnet
+import timm.layers.pos_embed_rel as timm_rel
 import timm.models.beit as timm_beit
+import timm.models.maxxvit as timm_maxxvit
+import timm.models.mvitv2 as timm_mvitv2
 import timm.models.swin_transformer as timm_swin
 import timm.models.swin_transformer_v2 as timm_swinv2
+import timm.models.vision_transformer_relpos as timm_relpos
 import timm.models.vision_transformer_sam as timm_sam
 
 import posenc
 import posenc.torch as posenc_torch
+from patch_checks import DTYPES, MapCall, compare
 
 
 def randomize_position_tables(model):
@@ -48,56 +57,6 @@ def randomize_bias_tables(model):
     return model
 
 
-def first_calls(model, x):
-    """model(x), and each submodule's first call in it: name -> (args,
-    kwargs, output), recorded through a forward of the instance's own,
-    deleted before returning."""
-    calls = {}
-
-    def recording(name, module):
-        def forward(*args, **kwargs):
-            output = type(module).forward(module, *args, **kwargs)
-            calls.setdefault(name, (args, kwargs, output))
-            return output
-        return forward
-
-    modules = dict(model.named_modules())
-    for name, module in modules.items():
-        module.forward = recording(name, module)
-    try:
-        return model(x), calls
-    finally:
-        for module in modules.values():
-            del module.forward
-
-
-def assert_close_to(actual, expected, tolerance, what):
-    assert actual.dtype == expected.dtype and actual.shape == expected.shape, what
-    error = (actual.float() - expected.float()).abs().max().item()
-    assert error <= tolerance * expected.abs().max().item(), (what, error)
-
-
-def compare(model, x, dtype=None, tolerance=1e-5, expect=None):
-    """Runs model unpatched and patched on x, and each module patch replaced
-    on the inputs it had unpatched (in a model, bf16 rounding in one block
-    moves the next one's inputs, which hid a bias table read one row off in
-    BEiT's and Swin's models); returns what patch replaced."""
-    model = model.eval()
-    with torch.no_grad():
-        expected, calls = first_calls(model, x)
-        replaced = posenc_torch.patch(model, dtype=dtype)
-        actual = model(x)
-        assert_close_to(actual, expected, tolerance, "the output")
-        modules = dict(model.named_modules())
-        for name, _ in replaced:
-            args, kwargs, output = calls[name]
-            assert_close_to(modules[name](*args, **kwargs), output, tolerance, name)
-    if expect is not None:
-        assert [r.kind for r in replaced] == expect
-    return replaced
-
-
-DTYPES = [(None, 1e-5), (torch.bfloat16, 2e-2)]
 
 
 @pytest.mark.parametrize("dtype,tolerance", DTYPES)
@@ -804,13 +763,39 @@ def compile_case(kind):
     elif kind == "botnet":
         module = timm_botnet.BottleneckAttn(16, 32, feat_size=(4, 6), num_heads=2)
         x, op = torch.randn(2, 16, 4, 6), torch.ops.posenc.bottleneck.default
-    else:
+    elif kind in ("swin", "swinv2"):
         module = randomize_bias_tables(timm_swin.WindowAttention(32, num_heads=2,
                                                                  window_size=(3, 5))) \
             if kind == "swin" else randomize_swinv2(timm_swinv2.WindowAttention(32, (3, 5), 2))
         x, op = torch.randn(4, 15, 32), torch.ops.posenc.attention_table_2d.default
         kwargs["mask"] = torch.where(torch.rand(2, 15, 15) < 0.3, -100.0, 0.0)
+    elif kind == "mvitv2":  # q and the keys pooled to 4x4 and 2x2
+        module = MapCall(timm_mvitv2.MultiScaleAttention(
+            32, 32, (8, 8), num_heads=4, kernel_q=(3, 3), kernel_kv=(3, 3), stride_q=(2, 2),
+            stride_kv=(4, 4), has_cls_token=False), [8, 8])
+        randomize_position_tables(module)
+        x, op = torch.randn(2, 64, 32), torch.ops.posenc.attention_2d.default
+    else:  # timm's pos_embed_rel biases: an MLP's table, MaxViT's flipped one
+        rel_pos = {"relpos_mlp": timm_rel.RelPosMlp, "maxvit_tf": timm_rel.RelPosBiasTf,
+                   "coatnet": timm_rel.RelPosBias}[kind]
+        rel_pos_cls = functools.partial(rel_pos, window_size=(3, 5))
+        module, x = {
+            "relpos_mlp": (timm_relpos.RelPosAttention(32, num_heads=4, rel_pos_cls=rel_pos_cls),
+                           torch.randn(2, 15, 32)),
+            "maxvit_tf": (timm_maxxvit.AttentionCl(32, dim_head=8, head_first=False,
+                                                   rel_pos_cls=rel_pos_cls),
+                          torch.randn(4, 3, 5, 32)),
+            "coatnet": (timm_maxxvit.Attention2d(32, dim_head=8, rel_pos_cls=rel_pos_cls),
+                        torch.randn(2, 32, 3, 5))}[kind]
+        for name, parameter in module.named_parameters():
+            if "rel_pos" in name:
+                torch.nn.init.normal_(parameter)
+        op = torch.ops.posenc.attention_table_2d.default
     return module.eval(), x, kwargs, op
+
+
+COMPILE_KINDS = ["sam", "botnet", "swin", "swinv2", "relpos_mlp", "maxvit_tf", "coatnet",
+                 "mvitv2"]
 
 
 def compiled_with_graphs(module):
@@ -827,7 +812,7 @@ def compiled_with_graphs(module):
 
 @pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
                     reason="torch.library.custom_op came with torch 2.4")
-@pytest.mark.parametrize("kind", ["sam", "botnet", "swin", "swinv2"])
+@pytest.mark.parametrize("kind", COMPILE_KINDS)
 def test_torch_compile_keeps_the_custom_ops_in_its_graph(kind):
     """fullgraph=True: a graph break (Dynamo meeting the ctypes call) fails."""
     module, x, kwargs, op = compile_case(kind)
@@ -843,7 +828,7 @@ def test_torch_compile_keeps_the_custom_ops_in_its_graph(kind):
 
 @pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
                     reason="torch.library.custom_op came with torch 2.4")
-@pytest.mark.parametrize("kind", ["sam", "botnet", "swin", "swinv2"])
+@pytest.mark.parametrize("kind", COMPILE_KINDS)
 def test_torch_compile_traces_the_fallback(kind):
     """With grad on the patched forward runs the module's own, which
     fullgraph=True traces (the bound method's __get__ broke the graph)."""
@@ -860,7 +845,7 @@ def test_torch_compile_traces_the_fallback(kind):
 @pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
                     reason="torch.library.custom_op came with torch 2.4")
 @pytest.mark.parametrize("strict", [False, True], ids=["non_strict", "strict"])
-@pytest.mark.parametrize("kind", ["sam", "botnet", "swin", "swinv2"])
+@pytest.mark.parametrize("kind", COMPILE_KINDS)
 def test_torch_export_keeps_the_custom_ops(kind, strict):
     """Under torch.no_grad. torch 2.15's is_fx_tracing is true under export's
     default, non-strict tracing, where the patched forward ran timm's ops."""

@@ -20,7 +20,18 @@ imported here):
   cpb_mlp, the shifted windows' mask): kind "swinv2_attention";
 - timm's beit.Attention (its bias table with the class token's entries, or
   none; q_bias and v_bias; a shared_rel_pos_bias argument): kind
-  "beit_attention" (these three with posenc_attention's TABLE_2D bias).
+  "beit_attention";
+- timm's attention with a layers.pos_embed_rel bias (RelPosBias, the
+  TensorFlow ports' RelPosBiasTf, RelPosMlp; with a prefix token or none;
+  or none and a shared_rel_pos): vision_transformer_relpos.RelPosAttention
+  (vit_relpos, vit_srelpos; its qk_norm), kind "relpos_attention", and
+  maxxvit's AttentionCl and Attention2d (MaxViT, CoAtNet, MaxxViT), kinds
+  "maxxvit_attention" and "maxxvit_attention_2d" (relpos.py) (these six
+  with posenc_attention's TABLE_2D bias);
+- timm's mvitv2.MultiScaleAttention (MViTv2 without a class token: its
+  pooled q, k and v, the decomposed relative positions of the pooled maps,
+  residual pooling): kind "mvitv2_attention" (posenc_attention, 2D
+  relative bias with a key map).
 The model's weights and every other layer stay as they are. A module posenc
 cannot reproduce exactly makes patch raise PatchError naming it and why, and
 nothing is patched (a module with a forward of its own, an instance
@@ -67,7 +78,7 @@ import functools
 import torch
 
 from .._tensor import has_tangent, storage_address
-from . import beit, botnet, sam, swin, swinv2
+from . import beit, botnet, mvitv2, relpos, sam, swin, swinv2
 from .transformers_attention import transformers_attention
 from ._original import (has_own_forward, is_patched, original_forward, patched_dtype,
                         restore, set_patched_forward)
@@ -83,9 +94,16 @@ KNOWN = {
     ("timm.models.swin_transformer", "WindowAttention"): "swin_attention",
     ("timm.models.swin_transformer_v2", "WindowAttention"): "swinv2_attention",
     ("timm.models.beit", "Attention"): "beit_attention",
+    ("timm.models.vision_transformer_relpos", "RelPosAttention"): "relpos_attention",
+    ("timm.models.maxxvit", "AttentionCl"): "maxxvit_attention",
+    ("timm.models.maxxvit", "Attention2d"): "maxxvit_attention_2d",
+    ("timm.models.mvitv2", "MultiScaleAttention"): "mvitv2_attention",
 }
 _IMPLEMENTATIONS = {"sam_attention": sam, "bottleneck_attention": botnet,
-                    "swin_attention": swin, "swinv2_attention": swinv2, "beit_attention": beit}
+                    "swin_attention": swin, "swinv2_attention": swinv2, "beit_attention": beit,
+                    "relpos_attention": relpos.RELPOS_ATTENTION,
+                    "maxxvit_attention": relpos.CHANNELS_LAST_ATTENTION,
+                    "maxxvit_attention_2d": relpos.NCHW_ATTENTION, "mvitv2_attention": mvitv2}
 _INPUT_DTYPES = (torch.float32, torch.bfloat16)  # what posenc takes
 _DTYPES = (None,) + _INPUT_DTYPES  # patch's dtype argument
 

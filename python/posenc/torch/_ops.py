@@ -14,13 +14,19 @@ _CUSTOM_OPS = hasattr(torch.library, "custom_op")
 def _attention_2d(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   table_h: Optional[torch.Tensor], table_w: Optional[torch.Tensor],
                   scale: float, bias_uses_scaled_q: bool, out_dtype: torch.dtype,
-                  query_minus_key: bool = False) -> torch.Tensor:
+                  query_minus_key: bool = False, map_size: Optional[List[int]] = None,
+                  kv_map_size: Optional[List[int]] = None) -> torch.Tensor:
     """Attention over [B, N, H, d] (BTHD) q, k, v, with the 2D relative bias
     when the tables are given (rows by query minus key with
-    query_minus_key); out [B, N, H, v's head size] of out_dtype."""
+    query_minus_key; the queries' map and the keys' where they differ, as
+    MViTv2's pooled keys); out [B, N, H, v's head size] of out_dtype."""
     options = {}
     if query_minus_key and table_h is not None:
         options["relative_order"] = "query_minus_key"
+    if map_size is not None and table_h is not None:
+        options["map_size"] = tuple(map_size)
+    if kv_map_size is not None and table_h is not None:
+        options["kv_map_size"] = tuple(kv_map_size)
     return attention(q, k, v, layout="bthd", scale=scale, table_h=table_h, table_w=table_w,
                      bias_uses_scaled_q=bias_uses_scaled_q, out_dtype=out_dtype, **options)
 
@@ -67,7 +73,7 @@ if _CUSTOM_OPS:
 
     @attention_2d.register_fake
     def _(q, k, v, table_h, table_w, scale, bias_uses_scaled_q, out_dtype,
-          query_minus_key=False):
+          query_minus_key=False, map_size=None, kv_map_size=None):
         return _attention_out(q, v, out_dtype)
 
     @bottleneck.register_fake
