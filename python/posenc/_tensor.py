@@ -37,6 +37,15 @@ def forward_ad_level():
     return torch_module().autograd.forward_ad._current_level >= 0
 
 
+def refuse_gradient(x, name):
+    """A RuntimeError naming x if autograd would record a call on it (grad
+    mode on and x requiring grad): posenc computes no gradients."""
+    if x.requires_grad and torch_module().is_grad_enabled():
+        raise RuntimeError(f"{name}: requires grad, and posenc computes no gradients: "
+                           "call it under torch.no_grad() or torch.inference_mode(), "
+                           "or pass a detached tensor")
+
+
 def has_tangent(x):
     """Whether torch tensor x carries a forward-mode tangent (a dual tensor
     of torch.autograd.forward_ad's level in force), which posenc would drop.
@@ -113,10 +122,7 @@ class View:
             raise ValueError(f"{name}: posenc runs on the CPU, got a {x.device} tensor")
         if x.layout != torch.strided:
             raise TypeError(f"{name}: expected a strided (dense) tensor, got {x.layout}")
-        if x.requires_grad and torch.is_grad_enabled():
-            raise RuntimeError(f"{name}: requires grad, and posenc computes no gradients: "
-                               "call it under torch.no_grad() or torch.inference_mode(), "
-                               "or pass a detached tensor")
+        refuse_gradient(x, name)
         if has_tangent(x):
             raise RuntimeError(f"{name}: has a forward-mode tangent (a dual tensor), and "
                                "posenc computes no derivatives: pass its primal "

@@ -67,6 +67,9 @@ default) or torch.jit.script. dtype=torch.bfloat16 runs the attention in bf16
 posenc's threads follow torch.get_num_threads() (posenc.set_default_context
 overrides it).
 
+posenc.torch.attention is posenc.attention for code torch.compile and
+torch.export trace: the custom op torch.ops.posenc.attention (functional.py).
+
 posenc.torch.transformers_attention is an attention function for Hugging Face
 transformers' AttentionInterface (transformers_attention.py): a model loaded
 with the attn_implementation it is registered under runs its attention
@@ -79,6 +82,7 @@ import torch
 
 from .._tensor import has_tangent, storage_address
 from . import beit, botnet, mvitv2, relpos, sam, swin, swinv2
+from .functional import attention
 from .transformers_attention import transformers_attention
 from ._original import (has_own_forward, is_patched, original_forward, patched_dtype,
                         restore, set_patched_forward)

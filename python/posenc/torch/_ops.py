@@ -2,6 +2,7 @@
 2.4 and later (torch.library.custom_op: torch.compile keeps them in its
 graph as opaque nodes, with shapes from their fake implementations) and as
 plain calls before."""
+import inspect
 from typing import List, Optional
 
 import torch
@@ -56,7 +57,58 @@ def _bottleneck(fmap: torch.Tensor, w_qkv: torch.Tensor, qkv_bias: Optional[torc
                            stride=stride)
 
 
+def _output_shape(q: torch.Tensor, v: torch.Tensor, layout: str, out_layout: str):
+    """attention's output: q's shape in `layout` with v's head size, its
+    token and head axes swapped where out_layout is the other layout."""
+    shape = [*q.shape[:-1], v.shape[-1]]
+    if out_layout.lower() != layout.lower():
+        shape[1], shape[2] = shape[2], shape[1]
+    return shape
+
+
+def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: str, out_layout: str,
+               scale: Optional[float], causal: bool, query_offset: int, bias: Optional[str],
+               table: Optional[torch.Tensor], table_h: Optional[torch.Tensor],
+               table_w: Optional[torch.Tensor], key_table: Optional[torch.Tensor],
+               value_table: Optional[torch.Tensor], mask: Optional[torch.Tensor],
+               kv_lengths: Optional[torch.Tensor], q_lengths: Optional[torch.Tensor],
+               query_offsets: Optional[torch.Tensor], sinks: Optional[torch.Tensor],
+               relative_query_bias: Optional[torch.Tensor], bias_gate: Optional[torch.Tensor],
+               bias_uses_scaled_q: bool, max_distance: Optional[int],
+               map_size: Optional[List[int]], kv_map_size: Optional[List[int]],
+               window: Optional[List[int]], class_token: bool, num_buckets: Optional[int],
+               bidirectional: Optional[bool], relative_order: str, sliding_window: int,
+               softcap: Optional[float], out_dtype: Optional[torch.dtype]) -> torch.Tensor:
+    """posenc.attention with every option (posenc.torch.attention's
+    arguments), its output new, in out_layout."""
+    out = q.new_empty(_output_shape(q, v, layout, out_layout), dtype=out_dtype or q.dtype)
+    sizes = {name: None if size is None else tuple(size)
+             for name, size in (("map_size", map_size), ("kv_map_size", kv_map_size),
+                                ("window", window))}
+    attention(q, k, v, layout=layout, scale=scale, causal=causal, query_offset=query_offset,
+              bias=bias, table=table, table_h=table_h, table_w=table_w, key_table=key_table,
+              value_table=value_table, mask=mask, kv_lengths=kv_lengths, q_lengths=q_lengths,
+              query_offsets=query_offsets, sinks=sinks, relative_query_bias=relative_query_bias,
+              bias_gate=bias_gate, bias_uses_scaled_q=bias_uses_scaled_q,
+              max_distance=max_distance, class_token=class_token, num_buckets=num_buckets,
+              bidirectional=bidirectional, relative_order=relative_order,
+              sliding_window=sliding_window, softcap=softcap, out_dtype=out_dtype,
+              out=out if out_layout.lower() == layout.lower() else out.transpose(1, 2),
+              **sizes)
+    return out
+
+
+attention_call = _attention  # the op's code, for calls no tracer sees
+
 if _CUSTOM_OPS:
+    attention_op = torch.library.custom_op("posenc::attention", mutates_args=())(_attention)
+
+    @attention_op.register_fake
+    def _(*args, **kwargs):
+        a = inspect.signature(_attention).bind(*args, **kwargs).arguments
+        return a["q"].new_empty(_output_shape(a["q"], a["v"], a["layout"], a["out_layout"]),
+                                dtype=a["out_dtype"] or a["q"].dtype)
+
     attention_2d = torch.library.custom_op("posenc::attention_2d", mutates_args=())(
         _attention_2d)
     bottleneck = torch.library.custom_op("posenc::bottleneck", mutates_args=())(_bottleneck)
@@ -84,5 +136,5 @@ if _CUSTOM_OPS:
         return fmap.new_empty((batch, value_rows, height // stride, width // stride),
                               dtype=out_dtype)
 else:
-    attention_2d, bottleneck = _attention_2d, _bottleneck
+    attention_op, attention_2d, bottleneck = _attention, _attention_2d, _bottleneck
     attention_table_2d = _attention_table_2d

@@ -13,11 +13,10 @@ transformers passes no mask (no padding, no window). The function is called
 as transformers calls its sdpa_attention_forward and computes what that
 computes with torch's scaled_dot_product_attention, with the options sdpa
 does not take: Gemma 2's soft cap (softcap) and gpt-oss's sinks (s_aux), as
-their eager attention does.
+their eager attention does. It calls posenc.torch.attention, which
+torch.compile keeps in its graph (torch 2.4 and later).
 """
-import torch
-
-from .._attention import attention
+from .functional import attention
 
 
 def transformers_attention(module, query, key, value, attention_mask, dropout=0.0,
@@ -47,13 +46,13 @@ def transformers_attention(module, query, key, value, attention_mask, dropout=0.
         raise ValueError(f"dropout: posenc runs attention for inference, got {dropout}")
     if is_causal is None:
         is_causal = getattr(module, "is_causal", True)
-    batch, heads, q_len, _ = query.shape
+    q_len = query.shape[2]
     mask = attention_mask
     if mask is not None and mask.shape[-1] > key.shape[2]:
         mask = mask[..., :key.shape[2]]
     if s_aux is not None and s_aux.dtype != query.dtype:
         s_aux = s_aux.to(query.dtype)
-    out = torch.empty((batch, q_len, heads, value.shape[-1]), dtype=query.dtype)
-    attention(query, key, value, scale=scaling, mask=mask, softcap=softcap, sinks=s_aux,
-              causal=q_len > 1 and mask is None and bool(is_causal), out=out.transpose(1, 2))
+    out = attention(query, key, value, out_layout="bthd", scale=scaling, mask=mask,
+                    softcap=softcap, sinks=s_aux,
+                    causal=q_len > 1 and mask is None and bool(is_causal))
     return out, None
