@@ -106,39 +106,43 @@ def test_opcheck(name, out_layout, monkeypatch):
     q, k, v, options = case(name)
     options["out_layout"] = out_layout
     captured = {}
+    real = posenc_torch._ops.attention_op
 
     def record(*args):  # the op's arguments as posenc.torch.attention passes them
         captured["args"] = args
-        return posenc_torch._ops.attention_call(*args)
+        return real(*args)
 
     monkeypatch.setattr(posenc_torch._ops, "attention_op", record)
-    monkeypatch.setattr(posenc_torch.functional, "_traced", lambda tensors: True)
     posenc_torch.attention(q, k, v, **options)
     torch.library.opcheck(torch.ops.posenc.attention.default, captured["args"])
 
 
-def test_an_eager_call_skips_the_ops_dispatch(monkeypatch):
-    """Called eagerly on plain tensors (or parameters) it runs the op's code
-    without torch's dispatch; a dispatch mode (a tracer) sees the op."""
+@needs_custom_ops
+def test_only_traced_calls_take_the_ops_dispatch():
+    """Plain tensors and parameters run the op's code without torch's
+    dispatch (some 60-90 us a call); fake tensors, a dispatch mode (a
+    tracer's) and torch.jit.trace see the op."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+    traced = posenc_torch._ops.traced
+    x = torch.randn(2, 3)
+    assert not traced([x, torch.nn.Parameter(x)])
+    with FakeTensorMode() as mode:
+        assert traced([mode.from_tensor(x)])
+
+    class Seen(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    seen = []
     q, k, v, options = case("relative_1d_values")
-    options["table"] = torch.nn.Parameter(options["table"], requires_grad=False)
-    monkeypatch.setattr(posenc_torch._ops, "attention_op", None)  # would fail if called
-    with torch.no_grad():
-        assert torch.equal(posenc_torch.attention(q, k, v, **options),
-                           posenc.attention(q, k, v, **options))
-    monkeypatch.undo()
-    if CUSTOM_OPS:
-        from torch.utils._python_dispatch import TorchDispatchMode
-
-        class Seen(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                seen.append(func)
-                return func(*args, **(kwargs or {}))
-
-        seen = []
-        with Seen():
-            posenc_torch.attention(q, k, v, **options)
-        assert torch.ops.posenc.attention.default in seen
+    with Seen():
+        posenc_torch.attention(q, k, v, **options)
+    assert torch.ops.posenc.attention.default in seen
+    traced_function = torch.jit.trace(lambda q, k, v: posenc_torch.attention(q, k, v, causal=True),
+                                      (q, k, v), check_trace=False)
+    assert "posenc::attention" in str(traced_function.graph)
 
 
 def graph_with_op(function, *inputs, dynamic=False):

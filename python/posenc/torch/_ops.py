@@ -1,15 +1,19 @@
-"""The posenc calls the patched modules make, as torch custom ops with torch
-2.4 and later (torch.library.custom_op: torch.compile keeps them in its
-graph as opaque nodes, with shapes from their fake implementations) and as
-plain calls before."""
+"""The posenc calls the patched modules and posenc.torch.attention make, as
+torch custom ops with torch 2.4 and later (torch.library.custom_op:
+torch.compile and torch.export keep them in their graphs as opaque nodes,
+with shapes from their fake implementations) where a tracer would see the
+call, and as plain calls elsewhere and before."""
+import functools
 import inspect
 from typing import List, Optional
 
 import torch
+from torch.utils import _python_dispatch
 
 from .._attention import attention, bottleneck_mhsa
 
 _CUSTOM_OPS = hasattr(torch.library, "custom_op")
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
 
 
 def _attention_2d(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -98,43 +102,64 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: str, o
     return out
 
 
-attention_call = _attention  # the op's code, for calls no tracer sees
+def traced(tensors):
+    """Whether a tracer would miss a plain call on tensors: torch.compile's
+    Dynamo, torch.jit.trace, a dispatch mode (make_fx, torch.export's
+    non-strict tracing, FlopCounterMode) or tensors that are not plain
+    (fake, functional or another subclass's)."""
+    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    if (is_compiling is not None and is_compiling()) or torch.jit.is_tracing() or \
+            _python_dispatch._get_current_dispatch_mode() is not None:
+        return True
+    return any(type(t) not in _PLAIN for t in tensors)
 
-if _CUSTOM_OPS:
-    attention_op = torch.library.custom_op("posenc::attention", mutates_args=())(_attention)
 
-    @attention_op.register_fake
-    def _(*args, **kwargs):
-        a = inspect.signature(_attention).bind(*args, **kwargs).arguments
-        return a["q"].new_empty(_output_shape(a["q"], a["v"], a["layout"], a["out_layout"]),
-                                dtype=a["out_dtype"] or a["q"].dtype)
+def _op(name, function, fake):
+    """function as the custom op posenc::name (its fake implementation
+    `fake`), called as the op where a tracer would see it and as function
+    itself elsewhere: torch's dispatch of a Python op costs some 60-90 us a
+    call."""
+    if not _CUSTOM_OPS:
+        return function
+    op = torch.library.custom_op(f"posenc::{name}", mutates_args=())(function)
+    op.register_fake(fake)
 
-    attention_2d = torch.library.custom_op("posenc::attention_2d", mutates_args=())(
-        _attention_2d)
-    bottleneck = torch.library.custom_op("posenc::bottleneck", mutates_args=())(_bottleneck)
-    attention_table_2d = torch.library.custom_op("posenc::attention_table_2d", mutates_args=())(
-        _attention_table_2d)
+    @functools.wraps(function)
+    def call(*args):
+        return (op if traced([a for a in args if isinstance(a, torch.Tensor)]) else function)(
+            *args)
+    return call
 
-    def _attention_out(q, v, out_dtype):
-        """[B, N, H, v's head size], as attention writes it."""
-        return q.new_empty((*q.shape[:-1], v.shape[-1]), dtype=out_dtype)
 
-    @attention_table_2d.register_fake
-    def _(q, k, v, table, window, class_token, mask, scale, out_dtype):
-        return _attention_out(q, v, out_dtype)
+def _attention_fake(*args, **kwargs):
+    a = inspect.signature(_attention).bind(*args, **kwargs).arguments
+    return a["q"].new_empty(_output_shape(a["q"], a["v"], a["layout"], a["out_layout"]),
+                            dtype=a["out_dtype"] or a["q"].dtype)
 
-    @attention_2d.register_fake
-    def _(q, k, v, table_h, table_w, scale, bias_uses_scaled_q, out_dtype,
-          query_minus_key=False, map_size=None, kv_map_size=None):
-        return _attention_out(q, v, out_dtype)
 
-    @bottleneck.register_fake
-    def _(fmap, w_qkv, qkv_bias, rel_h, rel_w, heads, scale, bias_uses_scaled_q, stride,
-          out_dtype):
-        batch, _, height, width = fmap.shape
-        value_rows = w_qkv.shape[0] - 2 * heads * rel_h.shape[-1]
-        return fmap.new_empty((batch, value_rows, height // stride, width // stride),
-                              dtype=out_dtype)
-else:
-    attention_op, attention_2d, bottleneck = _attention, _attention_2d, _bottleneck
-    attention_table_2d = _attention_table_2d
+def _attention_out(q, v, out_dtype):
+    """[B, N, H, v's head size], as attention writes it."""
+    return q.new_empty((*q.shape[:-1], v.shape[-1]), dtype=out_dtype)
+
+
+def _attention_table_2d_fake(q, k, v, table, window, class_token, mask, scale, out_dtype):
+    return _attention_out(q, v, out_dtype)
+
+
+def _attention_2d_fake(q, k, v, table_h, table_w, scale, bias_uses_scaled_q, out_dtype,
+                       query_minus_key=False, map_size=None, kv_map_size=None):
+    return _attention_out(q, v, out_dtype)
+
+
+def _bottleneck_fake(fmap, w_qkv, qkv_bias, rel_h, rel_w, heads, scale, bias_uses_scaled_q,
+                     stride, out_dtype):
+    batch, _, height, width = fmap.shape
+    value_rows = w_qkv.shape[0] - 2 * heads * rel_h.shape[-1]
+    return fmap.new_empty((batch, value_rows, height // stride, width // stride),
+                          dtype=out_dtype)
+
+
+attention_op = _op("attention", _attention, _attention_fake)
+attention_2d = _op("attention_2d", _attention_2d, _attention_2d_fake)
+attention_table_2d = _op("attention_table_2d", _attention_table_2d, _attention_table_2d_fake)
+bottleneck = _op("bottleneck", _bottleneck, _bottleneck_fake)

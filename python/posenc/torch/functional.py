@@ -5,25 +5,8 @@ torch.ops.posenc.attention, which their graphs keep as one opaque node
 posenc.attention call, a ctypes call, breaks Dynamo's graph (an error under
 fullgraph=True). Called eagerly it runs the op's code directly. Before
 torch 2.4 it is posenc.attention itself."""
-import torch
-from torch.utils import _python_dispatch
-
 from .._tensor import refuse_gradient
 from . import _ops
-
-_PLAIN = (torch.Tensor, torch.nn.Parameter)
-
-
-def _traced(tensors):
-    """Whether a tracer would miss a plain call: torch.compile's Dynamo,
-    torch.jit.trace, a dispatch mode (make_fx, torch.export's non-strict
-    tracing, FlopCounterMode) or tensors that are not plain (fake,
-    functional or another subclass's)."""
-    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
-    if (is_compiling is not None and is_compiling()) or torch.jit.is_tracing() or \
-            _python_dispatch._get_current_dispatch_mode() is not None:
-        return True
-    return any(t is not None and type(t) not in _PLAIN for t in tensors)
 
 
 def attention(q, k, v, *, layout="bhtd", out_layout=None, scale=None, causal=False,
@@ -49,12 +32,7 @@ def attention(q, k, v, *, layout="bhtd", out_layout=None, scale=None, causal=Fal
             refuse_gradient(x, name)
     sizes = [None if size is None else [int(n) for n in size]
              for size in (map_size, kv_map_size, window)]
-    tensors = (q, k, v, table, table_h, table_w, key_table, value_table, mask, kv_lengths,
-               q_lengths, query_offsets, sinks, relative_query_bias, bias_gate)
-    # The op where a tracer would see the call; else the op's own code,
-    # without torch's dispatch of a Python op (some 60-90 us a call).
-    call = _ops.attention_op if _traced(tensors) else _ops.attention_call
-    return call(
+    return _ops.attention_op(
         q, k, v, layout, layout if out_layout is None else out_layout, scale, causal,
         query_offset, bias, table, table_h, table_w, key_table, value_table, mask, kv_lengths,
         q_lengths, query_offsets, sinks, relative_query_bias, bias_gate, bias_uses_scaled_q,
