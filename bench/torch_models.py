@@ -112,11 +112,14 @@ def child(args):
     # tables, the bias tables (BEiT's, Swin's, MaxViT's and CoAtNet's rel_pos
     # tables and MLPs), BEiT's q and v biases, the last BatchNorm of
     # BoTNet's residual branches and Swin V2's post-norms (its
-    # _init_respostnorm zeroes their weights: the attention would add 0).
+    # _init_respostnorm zeroes their weights: the attention would add 0),
+    # and LayerScale's gammas.
     for parameter_name, parameter in model.named_parameters():
         if "rel_pos" in parameter_name or \
                 parameter_name.endswith(("relative_position_bias_table", "q_bias", "v_bias")):
             torch.nn.init.normal_(parameter, std=0.02)
+        if parameter_name.endswith(".gamma"):  # LayerScale: vit_relpos starts it at 1e-6
+            torch.nn.init.uniform_(parameter, 0.5, 1.5)
     for module in model.modules():
         if isinstance(module, torch.nn.BatchNorm2d):
             torch.nn.init.uniform_(module.weight, 0.5, 1.5)

@@ -57,8 +57,6 @@ def randomize_bias_tables(model):
     return model
 
 
-
-
 @pytest.mark.parametrize("dtype,tolerance", DTYPES)
 @pytest.mark.parametrize("window", [0, 4])
 @pytest.mark.parametrize("block_class", [timm_sam.Block, sam_encoder.Block],
@@ -903,11 +901,19 @@ SKIPPED_SUBMODULES = [
      (2, 3, 4, 16), ("q_norm", "k_norm")),
     (lambda: timm_botnet.BottleneckAttn(8, 16, feat_size=(4, 6), stride=2, num_heads=2),
      (2, 8, 4, 6), ("pos_embed", "pool")),
+    (lambda: timm_relpos.RelPosAttention(16, num_heads=2, rel_pos_cls=functools.partial(
+        timm_rel.RelPosMlp, window_size=(3, 3), hidden_dim=8, mode="swin")),
+     (2, 9, 16), ("rel_pos", "rel_pos.bias_act", "attn_drop")),
+    (lambda: timm_maxxvit.AttentionCl(16, dim_head=8, rel_pos_cls=functools.partial(
+        timm_rel.RelPosBiasTf, window_size=(3, 3))), (2, 3, 3, 16), ("rel_pos", "attn_drop")),
+    (lambda: timm_maxxvit.Attention2d(16, dim_head=8, rel_pos_cls=functools.partial(
+        timm_rel.RelPosBias, window_size=(3, 3))), (2, 16, 3, 3), ("rel_pos", "attn_drop")),
 ]
 
 
 @pytest.mark.parametrize("make,shape,skipped", SKIPPED_SUBMODULES,
-                         ids=["swin", "swinv2", "beit", "sam", "sam_qk_norm", "botnet"])
+                         ids=["swin", "swinv2", "beit", "sam", "sam_qk_norm", "botnet", "relpos",
+                              "maxvit", "coatnet"])
 def test_hooks_on_submodules_posenc_does_not_run_fall_back(make, shape, skipped):
     """timm's forward gives these submodules what posenc's fused attention
     never makes (the probabilities) or runs inside it: while one has a
@@ -920,7 +926,7 @@ def test_hooks_on_submodules_posenc_does_not_run_fall_back(make, shape, skipped)
     x = torch.randn(*shape)
     for name in skipped:
         seen, seen_unpatched = [], []
-        handles = [getattr(m, name).register_forward_hook(
+        handles = [functools.reduce(getattr, name.split("."), m).register_forward_hook(
             lambda _m, _inputs, out, record=record: record.append(out))
             for m, record in ((module, seen), (reference, seen_unpatched))]
         try:
@@ -955,10 +961,14 @@ DROPPING = [
      (2, 10, 16)),
     (lambda: timm_sam.Attention(16, num_heads=2, use_rel_pos=True, input_size=(3, 4),
                                 attn_drop=0.5), (2, 3, 4, 16)),
+    (lambda: timm_relpos.RelPosAttention(16, num_heads=2, attn_drop=0.5), (2, 9, 16)),
+    (lambda: timm_maxxvit.AttentionCl(16, dim_head=8, attn_drop=0.5), (2, 3, 3, 16)),
+    (lambda: timm_maxxvit.Attention2d(16, dim_head=8, attn_drop=0.5), (2, 16, 3, 3)),
 ]
 
 
-@pytest.mark.parametrize("make,shape", DROPPING, ids=["swin", "swinv2", "beit", "sam"])
+@pytest.mark.parametrize("make,shape", DROPPING, ids=["swin", "swinv2", "beit", "sam", "relpos",
+                                                      "maxvit", "coatnet"])
 def test_an_attn_drop_in_training_mode_falls_back(make, shape):
     """Monte Carlo dropout: the module in eval mode, its attn_drop in
     training mode drops attention probabilities, which posenc never makes."""

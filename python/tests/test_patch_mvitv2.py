@@ -5,6 +5,9 @@ tables' rows scaled as cal_rel_pos_type scales them), each pooling mode,
 with and without residual pooling and relative positions, a map other than
 the one the tables were made for, whole mvitv2 models, and the refusal of a
 class token."""
+import copy
+import re
+
 import pytest
 import torch
 
@@ -97,3 +100,27 @@ def test_fallback_under_autograd_gives_timms_result():
     actual = module(x, [8, 8])[0]
     assert_close_to(actual, expected, 0, "the fallback")
     actual.sum().backward()
+
+
+def test_the_map_and_mixed_dtypes_as_timm_has_them():
+    """Without q pooling timm returns the caller's feat_size itself (the
+    model passes a torch.Size); tables of another dtype than q get timm's
+    result or error (its einsum of q and the table)."""
+    module = attention(stride_q=(1, 1)).eval()
+    posenc_torch.patch(module)
+    feat_size = torch.Size([8, 8])
+    with torch.no_grad():
+        assert module(torch.randn(2, 64, 32), feat_size)[1] is feat_size
+    mixed = attention().eval().bfloat16()
+    mixed.rel_pos_h.data = mixed.rel_pos_h.data.float()
+    reference = copy.deepcopy(mixed)
+    posenc_torch.patch(mixed)
+    x = torch.randn(2, 64, 32, dtype=torch.bfloat16)
+    with torch.no_grad():
+        try:
+            expected = reference(x, [8, 8])[0]
+        except RuntimeError as error:
+            with pytest.raises(RuntimeError, match=re.escape(str(error))):
+                mixed(x, [8, 8])
+        else:
+            assert torch.equal(mixed(x, [8, 8])[0], expected)

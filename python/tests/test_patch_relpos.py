@@ -122,9 +122,12 @@ def test_plain_attention_without_any_bias():
     ("vit_srelpos_small_patch16_224", {}),
 ])
 def test_timm_vit_relpos_models(name, options, dtype, tolerance):
+    """Without timm's LayerScale of 1e-6 on the attention branch, which
+    would leave the model's output within 1e-5 of it without attention."""
     torch.manual_seed(0)
     model = randomized(timm.create_model(name, pretrained=False, img_size=48, depth=2,
-                                         embed_dim=64, num_heads=4, num_classes=0, **options))
+                                         embed_dim=64, num_heads=4, num_classes=0,
+                                         init_values=None, **options))
     replaced = compare(model, torch.randn(2, 3, 48, 48), dtype, tolerance)
     assert [r.kind for r in replaced] == ["relpos_attention"] * 2
 
@@ -155,16 +158,41 @@ def test_refuses_what_it_cannot_reproduce():
     odd_act.rel_pos.bias_act = torch.nn.Tanh()
     other_heads = timm_maxxvit.AttentionCl(32, dim_head=8)
     other_heads.rel_pos = timm_rel.RelPosBias(WINDOW, num_heads=2)
+    own_forward = timm_maxxvit.AttentionCl(32, dim_head=8, rel_pos_cls=rel_pos_class("bias"))
+    own_forward.rel_pos.forward = lambda attn, shared_rel_pos=None: attn
+    own_get_bias = timm_maxxvit.AttentionCl(32, dim_head=8, rel_pos_cls=rel_pos_class("bias"))
+    own_get_bias.rel_pos.get_bias = lambda: 0
+    short_table = timm_relpos.RelPosAttention(32, num_heads=2,
+                                              rel_pos_cls=rel_pos_class("bias"))
+    short_table.rel_pos.relative_position_bias_table = torch.nn.Parameter(torch.zeros(34, 2))
+    odd_coords = timm_maxxvit.AttentionCl(32, dim_head=8, rel_pos_cls=rel_pos_class("mlp_cr"))
+    odd_coords.rel_pos.rel_coords_log = torch.zeros(3, 3, 2)
+    odd_mlp_index = timm_maxxvit.AttentionCl(32, dim_head=8,
+                                             rel_pos_cls=rel_pos_class("mlp_swin"))
+    odd_mlp_index.rel_pos.relative_position_index[5] = 0
+    two_prefixes = timm_relpos.RelPosAttention(32, num_heads=2,
+                                               rel_pos_cls=rel_pos_class("mlp_cr", 2))
+    meta = timm_maxxvit.AttentionCl(32, dim_head=8,
+                                    rel_pos_cls=rel_pos_class("bias_tf")).to("meta")
+    narrow_heads = timm_maxxvit.Attention2d(48, dim_head=32)  # 48 channels: one head of 32
     modules = {
         "rel_pos (OwnBias)": timm_relpos.RelPosAttention(
             32, num_heads=2, rel_pos_cls=functools.partial(OwnBias, window_size=WINDOW)),
         "relative_position_index is not the standard one": odd_index,
         "width_lookup is not the one-hot lookup": odd_lookup,
         "bias_act (Tanh)": odd_act,
-        "rel_pos has 2 heads, the module 4": other_heads}
+        "rel_pos has 2 heads, the module 4": other_heads,
+        "without a forward or get_bias of its own": own_forward,
+        "without a forward or get_bias of its own ": own_get_bias,
+        "relative_position_bias_table [34, 2] is not the table": short_table,
+        "rel_coords_log is not of its window": odd_coords,
+        "relative_position_index is not the standard one ": odd_mlp_index,
+        "rel_pos has 2 prefix tokens": two_prefixes,
+        "meta device": meta,
+        "qkv gives 144 channels, not 3 x 1 heads x 32": narrow_heads}
     for reason, module in modules.items():
         forward = module.forward
-        with pytest.raises(posenc_torch.PatchError, match=re.escape(reason)):
+        with pytest.raises(posenc_torch.PatchError, match=re.escape(reason.strip())):
             posenc_torch.patch(module)
         assert module.forward == forward
 
@@ -188,27 +216,93 @@ def test_calls_timm_must_run_fall_back_exactly():
     reference = copy.deepcopy(shared)
     posenc_torch.patch(shared)
     x = torch.randn(2, 12, 32)
-    for mask in (torch.randn(1, 4, 12, 12, dtype=torch.float64), torch.randn(12),
-                 torch.randn(3, 4, 12, 12)):
-        with torch.no_grad():
-            try:
-                expected = reference(x, shared_rel_pos=mask)
-            except (RuntimeError, IndexError) as error:
-                with pytest.raises(type(error), match=re.escape(str(error))):
-                    shared(x, shared_rel_pos=mask)
-                continue
-            torch.testing.assert_close(shared(x, shared_rel_pos=mask), expected, rtol=0, atol=0)
+    for mask in (torch.randn(1, 4, 12, 12, dtype=torch.float64),
+                 torch.randn(1, 4, 12, 12, dtype=torch.bfloat16), torch.randn(12),
+                 torch.randn(3, 4, 12, 12), torch.randn(2, 12, 12), torch.randn(1, 2, 12, 12)):
+        assert_same_outcome(shared, reference, x, shared_rel_pos=mask)
+    # An empty batch: maxxvit's view refuses it, RelPosAttention's reshape not.
+    for module, x in ((windowed, torch.randn(0, 12, 32)),
+                      (timm_maxxvit.AttentionCl(32, dim_head=8), torch.randn(0, 3, 4, 32)),
+                      (timm_maxxvit.Attention2d(32, dim_head=8), torch.randn(0, 32, 3, 4))):
+        module.eval()
+        reference = copy.deepcopy(module)
+        posenc_torch.unpatch(reference)
+        posenc_torch.patch(module)
+        assert_same_outcome(module, reference, x)
 
 
-def test_hooks_on_rel_pos_run_the_original_forward():
-    """timm's explicit path adds the bias through rel_pos's forward (its
-    fused path through get_bias): with hooks on rel_pos, timm's forward."""
+def assert_same_outcome(module, reference, *args, **kwargs):
+    """module(...) gives reference(...)'s result, bit for bit, or its error."""
+    with torch.no_grad():
+        try:
+            expected = reference(*args, **kwargs)
+        except (RuntimeError, IndexError) as error:
+            with pytest.raises(type(error), match=re.escape(str(error))):
+                module(*args, **kwargs)
+            return
+        torch.testing.assert_close(module(*args, **kwargs), expected, rtol=0, atol=0)
+
+
+def test_what_patch_cannot_see_later_falls_back():
+    """A rel_pos swapped for another class after patch (timm's forward runs
+    it), and a bias table of another dtype than the input (timm's explicit
+    sum widens its scores, which its product with v refuses)."""
+    class OwnBias(timm_rel.RelPosBias):
+        def get_bias(self):
+            return 2 * super().get_bias()
+
     torch.manual_seed(0)
     module = randomized(timm_maxxvit.AttentionCl(32, dim_head=8,
                                                  rel_pos_cls=rel_pos_class("bias"))).eval()
-    reference = copy.deepcopy(module)
     posenc_torch.patch(module)
-    module.rel_pos.register_forward_hook(lambda *_: None)
+    module.rel_pos = OwnBias(WINDOW, num_heads=4)
+    reference = copy.deepcopy(module)
+    posenc_torch.unpatch(reference)
     x = torch.randn(2, *WINDOW, 32)
     with torch.no_grad():
         torch.testing.assert_close(module(x), reference(x), rtol=0, atol=0)
+    mixed = randomized(timm_maxxvit.AttentionCl(32, dim_head=8,
+                                                rel_pos_cls=rel_pos_class("bias"))).eval()
+    mixed = mixed.bfloat16()
+    mixed.rel_pos.float()
+    reference = copy.deepcopy(mixed)
+    posenc_torch.patch(mixed)
+    assert_same_outcome(mixed, reference, x.bfloat16())
+
+
+def test_explicit_path_reads_the_modules_scale():
+    """timm's explicit path multiplies q by module.scale, its fused path
+    takes SDPA's default head_dim^-1/2 (original_scale)."""
+    torch.manual_seed(0)
+    module = randomized(timm_relpos.RelPosAttention(32, num_heads=4,
+                                                    rel_pos_cls=rel_pos_class("bias"))).eval()
+    module.fused_attn, module.scale = False, 0.7
+    compare(module, torch.randn(2, 12, 32), expect=["relpos_attention"])
+
+
+@pytest.mark.parametrize("hooked", ["rel_pos", "rel_pos.bias_act"])
+def test_hooks_on_rel_pos_run_the_original_forward(hooked):
+    """timm's explicit path adds the bias through rel_pos's forward (its
+    fused path through get_bias), and RelPosMlp's bias_act sees the gathered
+    bias there, posenc's table here: with hooks on either, timm's forward,
+    and each hook sees what it sees unpatched."""
+    torch.manual_seed(0)
+    module = randomized(timm_maxxvit.AttentionCl(32, dim_head=8,
+                                                 rel_pos_cls=rel_pos_class("mlp_swin"))).eval()
+    module.fused_attn = False  # rel_pos's forward runs on this path
+    reference = copy.deepcopy(module)
+    posenc_torch.patch(module)
+    seen = {}
+
+    def recording(name):
+        def hook(_module, _inputs, out):
+            seen[name] = out.shape
+        return hook
+
+    for name, m in (("patched", module), ("unpatched", reference)):
+        submodule = m.rel_pos if hooked == "rel_pos" else m.rel_pos.bias_act
+        submodule.register_forward_hook(recording(name))
+    x = torch.randn(2, *WINDOW, 32)
+    with torch.no_grad():
+        torch.testing.assert_close(module(x), reference(x), rtol=0, atol=0)
+    assert seen["patched"] == seen["unpatched"]

@@ -49,15 +49,20 @@ CPU, or neither float32 nor bfloat16), and where timm's forward would
 refuse the call or run more than posenc does: a BottleneckAttn given
 another map size, an empty batch or an input of another dtype than its qkv
 weight; a BEiT shared bias torch would not broadcast; a Swin mask of a wider
-dtype than its input (fp32 in a bf16 block); while global forward
+dtype than its input (fp32 in a bf16 block); a pos_embed_rel module given
+tokens other than its window's, an empty batch (maxxvit), a shared_rel_pos
+of another dtype than its input, of one axis or that torch would not
+broadcast, a rel_pos of another class than patch saw or a bias of another
+dtype than the input; an MViTv2 map reaching past its tables, or tables
+of another dtype than q; while global forward
 hooks are registered, or forward hooks on a submodule timm's forward calls
 and posenc's does not, or not as timm does (attn_drop, Swin's softmax,
-SAM's q_norm and k_norm, BottleneckAttn's pos_embed and pool, whose
-classes patch checks: _skipped.py). A query
+SAM's q_norm and k_norm, BottleneckAttn's pos_embed and pool, rel_pos and
+a RelPosMlp's bias_act, whose classes patch checks: _skipped.py). A query
 whose mask row is -inf for every key gets attention output zeros, where
 timm's explicit softmax gives NaN. A module is checked when it is patched:
-a Swin or BEiT index or SAM's rope changed afterwards is not seen until it
-is unpatched and patched again. A patched model can be deep-copied,
+a Swin, BEiT or rel_pos index or table size or SAM's rope changed
+afterwards is not seen until it is unpatched and patched again. A patched model can be deep-copied,
 pickled and saved as it is (a shallow copy.copy's forward stays the
 original module's). With torch 2.4 and later torch.compile keeps posenc's
 custom ops in its graph and traces the fallback; torch.export keeps them

@@ -46,11 +46,14 @@ def global_hooks():
 
 def hooks_need_original(module, skipped):
     """Whether a call must run the original forward for hooks: global ones,
-    or hooks on one of module's submodules named in `skipped`."""
+    or hooks on one of module's submodules named in `skipped` (a dotted
+    path for a submodule's own: "rel_pos.bias_act")."""
     if global_hooks():
         return True
     for name in skipped:
-        submodule = getattr(module, name, None)
+        submodule = module
+        for part in name.split("."):
+            submodule = getattr(submodule, part, None)
         if submodule is not None and (submodule._forward_hooks or submodule._forward_pre_hooks):
             return True
     return False

@@ -28,7 +28,8 @@ def cannot_reproduce(module):
 def _pooled(x, pool, norm, feat_size, heads):
     """x [B, heads, N, d] pooled over the [H, W] map as timm's
     reshape_pre_pool, pool and reshape_post_pool make it (no class token),
-    then normed; and its map."""
+    then normed; and its map (feat_size itself, as timm returns it, where
+    nothing pools)."""
     if pool is not None:
         x = x.reshape(-1, *feat_size, x.shape[-1]).permute(0, 3, 1, 2).contiguous()
         x = pool(x)
@@ -36,18 +37,19 @@ def _pooled(x, pool, norm, feat_size, heads):
         x = x.reshape(-1, heads, x.shape[1], feat_size[0] * feat_size[1]).transpose(2, 3)
     if norm is not None:
         x = norm(x)
-    return x, list(feat_size)
+    return x, feat_size
 
 
-def _tables(module, q_size, k_size, dtype):
+def _tables(module, q_size, k_size, q_dtype, dtype):
     """rel_pos_h and rel_pos_w as the call reads them: cal_rel_pos_type's
     largest row is 2 max(q, k) - 2 on each axis, so a longer table's first
-    2 max(q, k) - 1 rows; None where a table is shorter (timm's error)."""
+    2 max(q, k) - 1 rows; None where a table is shorter or not of q's dtype
+    (timm's error: its index, or its einsum of q and the table)."""
     tables = []
     for table, q, k in ((module.rel_pos_h, q_size[0], k_size[0]),
                         (module.rel_pos_w, q_size[1], k_size[1])):
         rows = 2 * max(q, k) - 1
-        if table.shape[0] < rows:
+        if table.shape[0] < rows or table.dtype != q_dtype:
             return None
         tables.append(table[:rows].to(dtype).contiguous())
     return tables
@@ -66,13 +68,13 @@ def forward(module, dtype, x, feat_size):
     run_dtype = dtype or x.dtype
     tables = [None, None]
     if module.rel_pos_type == "spatial":
-        tables = _tables(module, q_size, k_size, run_dtype)
-        if tables is None:  # the pooled maps reach past the tables: timm's error
+        tables = _tables(module, q_size, k_size, q.dtype, run_dtype)
+        if tables is None:
             return original_forward(module)(x, feat_size)
     q_run, k_run, v_run = (t.to(run_dtype) if t.dtype != run_dtype else t for t in (q, k, v))
     out = _ops.attention_2d(q_run.transpose(1, 2), k_run.transpose(1, 2), v_run.transpose(1, 2),
                             tables[0], tables[1], module.scale, False, x.dtype, True,
-                            q_size, k_size)  # [B, N', heads, d]
+                            list(q_size), list(k_size))  # [B, N', heads, d]
     if module.residual_pooling:
         out = out + q.transpose(1, 2)
     out = module.proj(out.reshape(batch, -1, module.dim_out))

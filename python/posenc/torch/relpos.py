@@ -29,9 +29,11 @@ from ._original import original_forward, original_scale
 from ._skipped import attn_drop_reason, plain
 from .swin import relative_position_index
 
-# The submodules timm's explicit path calls and this forward does not
-# (_skipped.py): rel_pos's forward adds the bias to the scores there.
-SKIPPED = ("rel_pos", "attn_drop")
+# The submodules timm's explicit path calls and this forward does not, or
+# not as timm does (_skipped.py): rel_pos's forward adds the bias to the
+# scores there, and RelPosMlp's bias_act acts on the gathered bias, where
+# posenc gives it the table.
+SKIPPED = ("rel_pos", "rel_pos.bias_act", "attn_drop")
 
 _REL_POS_MODULE = "timm.layers.pos_embed_rel"
 _REL_POS_CLASSES = ("RelPosBias", "RelPosBiasTf", "RelPosMlp")
@@ -44,6 +46,12 @@ def _one_hot_lookup(length):
     lookup = torch.zeros(length, length, 2 * length - 1)
     lookup[n, m, m - n + length - 1] = 1
     return lookup
+
+
+def _known(rel_pos):
+    """Whether rel_pos is of one of the classes posenc reads (not a subclass)."""
+    return type(rel_pos).__module__ == _REL_POS_MODULE and \
+        type(rel_pos).__name__ in _REL_POS_CLASSES
 
 
 def _meta(*tensors):
@@ -68,9 +76,9 @@ def _table_mismatch(rel_pos, heads):
     """Why posenc cannot read rel_pos's bias as a TABLE_2D table of `heads`
     heads, or None."""
     kind = type(rel_pos).__name__
-    if type(rel_pos).__module__ != _REL_POS_MODULE or kind not in _REL_POS_CLASSES or \
-            "get_bias" in rel_pos.__dict__:
-        return f"rel_pos ({kind}) is not one of timm's {', '.join(_REL_POS_CLASSES)}"
+    if not _known(rel_pos) or "get_bias" in rel_pos.__dict__ or "forward" in rel_pos.__dict__:
+        return (f"rel_pos ({kind}) is not one of timm's {', '.join(_REL_POS_CLASSES)} "
+                "without a forward or get_bias of its own")
     table_heads = rel_pos.num_heads if kind == "RelPosMlp" else \
         rel_pos.relative_position_bias_table.shape[-1 if kind == "RelPosBias" else 0]
     if table_heads != heads:
@@ -108,9 +116,21 @@ def _table_mismatch(rel_pos, heads):
     return _flat_index_mismatch(rel_pos, False)
 
 
+def _qkv_width_mismatch(module):
+    """Why module's qkv projection does not give 3 x heads x head size
+    channels, or None (maxxvit asserts it in AttentionCl, not Attention2d)."""
+    qkv = module.qkv
+    width = getattr(qkv, "out_features", None) or getattr(qkv, "out_channels", None)
+    head_dim = getattr(module, "dim_head", None) or module.head_dim
+    if width != 3 * module.num_heads * head_dim:
+        return (f"qkv gives {width} channels, not 3 x {module.num_heads} heads x "
+                f"{head_dim}")
+    return None
+
+
 def cannot_reproduce(module):
     """Why posenc cannot run this module exactly, or None."""
-    reason = attn_drop_reason(module)
+    reason = attn_drop_reason(module) or _qkv_width_mismatch(module)
     if reason or module.rel_pos is None:
         return reason
     return _table_mismatch(module.rel_pos, module.num_heads)
@@ -136,28 +156,42 @@ def position_table(rel_pos, run_dtype):
     return table.to(run_dtype).contiguous(), list(rel_pos.window_size), class_token
 
 
-def _shared_mask(mask, x, batch, tokens):
+def _shared_mask(mask, x, batch, heads, tokens):
     """A shared_rel_pos as attention's mask, or False where timm's forward
     must take it: another dtype than x's or fewer than 2 axes (timm's two
     paths differ there: SDPA refuses them, the explicit sum widens or
-    broadcasts), more than 4 axes or a batch other than 1 and B (which
-    posenc would read as items b % its batch)."""
+    broadcasts), or a shape torch would not broadcast to [B, heads, N, N]
+    (timm's error; posenc would read a batch of m as items b % m)."""
     if mask is None:
         return None
-    if mask.dtype != x.dtype or not 2 <= mask.dim() <= 4 or \
-            (mask.dim() == 4 and mask.shape[0] not in (1, batch)):
+    scores = (batch, heads, tokens, tokens)
+    if mask.dtype != x.dtype or not 2 <= mask.dim() <= 4:
         return False
-    # attention broadcasts every axis as torch does but the keys'
-    return mask.expand(*mask.shape[:-1], tokens)
+    try:
+        return mask if torch.broadcast_shapes(mask.shape, scores) == scores else False
+    except RuntimeError:
+        return False
+
+
+def _bias_dtype(rel_pos):
+    """The dtype of rel_pos's bias as timm makes it."""
+    if type(rel_pos).__name__ == "RelPosMlp":
+        return rel_pos.rel_coords_log.dtype
+    return rel_pos.relative_position_bias_table.dtype
 
 
 def _mask_of_call(module, x, batch, tokens, shared_rel_pos):
     """The call's mask (None, or shared_rel_pos as attention reads it), or
     False where timm's forward must run: tokens other than rel_pos's window
-    (timm's error, or its broadcasting) or a shared_rel_pos it must take."""
+    (timm's error, or its broadcasting), a rel_pos of another class than
+    patch saw or a bias of another dtype than x's (timm's explicit sum
+    widens the scores, which its product with v refuses), or a
+    shared_rel_pos it must take."""
     rel_pos = module.rel_pos
     if rel_pos is None:
-        return _shared_mask(shared_rel_pos, x, batch, tokens)
+        return _shared_mask(shared_rel_pos, x, batch, module.num_heads, tokens)
+    if not _known(rel_pos) or _bias_dtype(rel_pos) != x.dtype:
+        return False
     wh, ww = rel_pos.window_size
     return None if tokens == wh * ww + getattr(rel_pos, "prefix_tokens", 0) else False
 
