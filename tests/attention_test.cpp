@@ -21,6 +21,7 @@
 #include "ops/attention/plan.hpp"
 #include "posenc/posenc.h"
 #include "posenc/posenc.hpp"
+#include "runtime/cpu_features.hpp"
 #include "runtime/matmul.hpp"
 
 namespace posenc::test {
@@ -830,7 +831,7 @@ TEST_P(Bottleneck, Bf16) {
 // nn.Conv2d with a bias (timm's qkv) adds it. On one token the output is v:
 // W_v x = 1 + 2^-8 - 2^-12 (exact in fp32) rounds down to 1 in bf16, and
 // 1 + 2^-8 then ties to 1; W_v x + 2^-8 rounds up to 1 + 2^-7. Widened
-// (oneDNN without bf16 hardware), qkv stays fp32: 1 + 2^-7 - 2^-12.
+// (bf16_gemms_outpace_fp32 false), qkv stays fp32: 1 + 2^-7 - 2^-12.
 TEST_P(Bottleneck, Bf16QkvBiasIsAddedBeforeRounding) {
   posenc_bottleneck_desc d = bottleneck_desc(1, 3, 1, 1, 1, 1);
   d.dtype = POSENC_BF16;
@@ -846,7 +847,7 @@ TEST_P(Bottleneck, Bf16QkvBiasIsAddedBeforeRounding) {
                                     table.data(), table.data(), out.data()};
   ASSERT_EQ(posenc_bottleneck(context(), &d, &t, nullptr, 0), POSENC_OK) << posenc_last_error();
   const float exact = 1.0f + std::ldexp(1.0f, -7) - std::ldexp(1.0f, -12);
-  const float want = onednn_bf16_gemm_is_native() ? 1.0f + std::ldexp(1.0f, -7) : exact;
+  const float want = bf16_gemms_outpace_fp32() ? 1.0f + std::ldexp(1.0f, -7) : exact;
   EXPECT_EQ(out.data()[0], want);
 }
 
@@ -1047,7 +1048,7 @@ TEST(AttentionWorkspace, StaysSmallForLongSequencesAndLargeMaps) {
 // stride (what bf16 needs at oneDNN 2.6.3's broken widths, 49 to 63) sends
 // oneDNN's small fp32 GEMMs from brgemm to its slower gemm (Swin's 7x7
 // windows: 49 keys). GEMMs in bf16 pad those widths only (bf16 widened to
-// fp32 where oneDNN's bf16 GEMM is not native runs fp32 GEMMs).
+// fp32 where the attention's GEMMs do not run in bf16 runs fp32 GEMMs).
 TEST(AttentionPlan, ScoresArePaddedOnlyAtBrokenBf16Widths) {
   for (int64_t keys = 40; keys <= 72; ++keys) {
     for (posenc_dtype dtype : {POSENC_F32, POSENC_BF16}) {
@@ -1056,7 +1057,7 @@ TEST(AttentionPlan, ScoresArePaddedOnlyAtBrokenBf16Widths) {
       const ops::AttentionProblem problem = ops::make_attention_problem(d);
       const ops::AttentionPlan plan = ops::plan_attention(problem, 1, POSENC_ISA_AVX2);
       const bool bf16_gemms = problem.gemm_dtype == POSENC_BF16;
-      EXPECT_EQ(bf16_gemms, dtype == POSENC_BF16 && onednn_bf16_gemm_is_native());
+      EXPECT_EQ(bf16_gemms, dtype == POSENC_BF16 && bf16_gemms_outpace_fp32());
       const bool padded = bf16_gemms && keys >= 49 && keys <= 63;
       EXPECT_EQ(plan.layout.scores_ld, padded ? 64 : keys) << "keys " << keys << " dtype " << dtype;
     }
@@ -1065,7 +1066,8 @@ TEST(AttentionPlan, ScoresArePaddedOnlyAtBrokenBf16Widths) {
 
 // Small problems (at most 64 keys, heads of at most 64, tasks of at most 64
 // rows) run their products with the decode kernels, except on the baseline
-// path and where oneDNN multiplies bf16 in hardware (plan.cpp).
+// path, where the attention's GEMMs run in bf16, and for bf16 where the
+// decode kernels use AVX512-BF16 (plan.cpp).
 TEST(AttentionPlan, SmallProblemsRunTheDecodeKernels) {
   const auto own_products = [](const posenc_attention_desc& d, posenc_isa isa) {
     return ops::plan_attention(ops::make_attention_problem(d), 2, isa).blocking.decode_products;
@@ -1075,7 +1077,11 @@ TEST(AttentionPlan, SmallProblemsRunTheDecodeKernels) {
     EXPECT_TRUE(own_products(window, isa)) << isa;
   }
   EXPECT_FALSE(own_products(window, POSENC_ISA_BASELINE));
-  EXPECT_EQ(own_products(as_bf16(window), POSENC_ISA_AVX2), !onednn_bf16_gemm_is_native());
+  EXPECT_EQ(own_products(as_bf16(window), POSENC_ISA_AVX2), !bf16_gemms_outpace_fp32());
+  // bf16 on the AVX-512 path of an AVX512-BF16 CPU: GEMMs, in bf16 or widened.
+  if (cpu_has(kCpuAvx512Bf16)) {
+    EXPECT_FALSE(own_products(as_bf16(window), POSENC_ISA_AVX512));
+  }
   EXPECT_TRUE(own_products(desc(4, 64, 64, 64), POSENC_ISA_AVX2));
   EXPECT_FALSE(own_products(desc(4, 64, 65, 64), POSENC_ISA_AVX2));
   EXPECT_FALSE(own_products(desc(4, 64, 64, 65), POSENC_ISA_AVX2));

@@ -319,17 +319,20 @@
  * NaN: below).
  *
  * Types: q, k, v and all tables are of `dtype` (F32, or BF16 as uint16_t
- * bit patterns); out is of out_dtype. With BF16 where oneDNN multiplies bf16
- * in hardware (AMX or AVX512-BF16, under the ISA cap) the GEMMs run in bf16
- * with fp32 accumulation and the softmax in fp32, its probabilities rounded
- * to bf16 for the product with v (except in decode steps of at most 4 query
- * rows per kv head run without AVX512-BF16 by the ISA path, which keep them
- * fp32). On every other CPU (AVX2, AVX-512 without BF16, Arm) posenc widens
- * bf16 to fp32 block by block as it reads it and runs fp32 GEMMs: the
- * result of F32 inputs of the same values, within fp32's rounding, at about
- * fp32's speed. bf16 subnormals (below 2^-126 in magnitude) multiplied in
- * hardware count as zero, as AVX512-BF16 and AMX treat them; widened to
- * fp32 they are kept.
+ * bit patterns); out is of out_dtype. With BF16 where oneDNN's bf16 GEMMs
+ * outpace its fp32 ones (AMX, or AVX512-BF16 on AMD's CPUs, under the ISA
+ * cap) the GEMMs run in bf16 with fp32 accumulation and the softmax in fp32,
+ * its probabilities rounded to bf16 for the product with v (except in
+ * decode steps of at most 4 query rows per kv head run without AVX512-BF16
+ * by the ISA path, which keep them fp32). On every other CPU (AVX2, AVX-512
+ * without BF16, Intel's AVX512-BF16 without AMX, Arm; changed in 0.11 for
+ * Intel's AVX512-BF16, where oneDNN's bf16 GEMM reached 0.6x its fp32 rate)
+ * posenc widens bf16 to fp32 block by block as it reads it and runs fp32
+ * GEMMs: the result of F32 inputs of the same values, within fp32's
+ * rounding, at about fp32's speed (but the decode kernels of AVX512-BF16,
+ * which round the probabilities to bf16 there too). bf16 subnormals (below
+ * 2^-126 in magnitude) multiplied in hardware count as zero, as
+ * AVX512-BF16 and AMX treat them; widened to fp32 they are kept.
  *
  * Range: at scales below 1 the GEMM forms q.k before the scale applies
  * (where 2^-24 <= scale < 1 the softmax applies it, below 2^-24 the GEMM
@@ -572,11 +575,12 @@ POSENC_API posenc_status posenc_attention(posenc_context* context,
  * map's last row or column is dropped). fmap, w_qkv, qkv_bias and the
  * tables are of dtype, out of out_dtype.
  *
- * BF16 runs on every CPU. Where oneDNN multiplies bf16 in hardware (AMX or
- * AVX512-BF16, under the ISA cap) the projection and the attention's GEMMs
- * run in bf16 (qkv rounded to bf16 once, with its bias, as a bf16
- * nn.Conv2d rounds). On every other CPU (AVX2, AVX-512
- * without BF16, Arm) the block widens fmap, w_qkv, qkv_bias and the tables
+ * BF16 runs on every CPU. Where oneDNN's bf16 GEMMs outpace its fp32 ones
+ * (AMX, or AVX512-BF16 on AMD's CPUs, under the ISA cap; posenc_attention's
+ * types) the projection and the attention's GEMMs run in bf16 (qkv rounded
+ * to bf16 once, with its bias, as a bf16 nn.Conv2d rounds). On every other
+ * CPU (AVX2, AVX-512 without BF16, Intel's AVX512-BF16 without AMX, Arm)
+ * the block widens fmap, w_qkv, qkv_bias and the tables
  * to fp32 in its workspace and runs the F32 block on them: bit for bit the
  * result of F32 inputs of the same values, at about fp32's speed.
  *

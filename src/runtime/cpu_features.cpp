@@ -54,4 +54,12 @@ bool cpu_supports(posenc_isa isa) {
   return path != nullptr && cpu_has(path->features);
 }
 
+bool cpu_is_intel() {
+#if defined(__x86_64__)
+  return __builtin_cpu_is("intel");
+#else
+  return false;
+#endif
+}
+
 }  // namespace posenc

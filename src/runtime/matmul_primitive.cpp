@@ -12,6 +12,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "runtime/cpu_features.hpp"
 #include "runtime/error.hpp"
 #include "runtime/isa_cap.hpp"
 #include "runtime/parallel.hpp"
@@ -418,6 +419,10 @@ bool onednn_isa_includes(dnnl::cpu_isa isa) {
 bool onednn_bf16_gemm_is_native() { return onednn_isa_includes(dnnl::cpu_isa::avx512_core_bf16); }
 
 bool onednn_bf16_gemm_is_amx() { return onednn_isa_includes(dnnl::cpu_isa::avx512_core_amx); }
+
+bool bf16_gemms_outpace_fp32() {
+  return onednn_bf16_gemm_is_amx() || (onednn_bf16_gemm_is_native() && !cpu_is_intel());
+}
 
 const char* onednn_matmul_impl(posenc_dtype type) {
   // Kept here: the cache may drop the primitive.

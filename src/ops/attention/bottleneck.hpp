@@ -48,13 +48,14 @@ struct Projection {
 // attention's plan, and where the buffers lie in the workspace (byte offsets
 // once it is aligned to 64 bytes).
 //
-// A BF16 desc whose GEMMs oneDNN would not multiply in hardware
-// (attention_gemm_dtype F32: no AVX512-BF16 or AMX, or the ISA cap below
-// them) is widened: its inputs are widened to fp32 in the workspace and the
-// F32 block runs on them (`block` is the desc with dtype F32), writing out in
-// out_dtype. The result is the F32 block's on the same values, at oneDNN's
-// fp32 rate, where the projection would otherwise run on oneDNN's bf16
-// emulation or find no bf16 GEMM at all (AVX2, Arm).
+// A BF16 desc whose GEMMs would not outpace fp32 ones (attention_gemm_dtype
+// F32: no AVX512-BF16 or AMX, Intel's AVX512-BF16 without AMX, or the ISA
+// cap below them) is widened: its inputs are widened to fp32 in the
+// workspace and the F32 block runs on them (`block` is the desc with dtype
+// F32), writing out in out_dtype. The result is the F32 block's on the same
+// values, at oneDNN's fp32 rate, where the projection would otherwise run on
+// oneDNN's slower bf16 GEMM or its emulation, or find no bf16 GEMM at all
+// (AVX2, Arm).
 struct BottleneckPlan {
   posenc_bottleneck_desc block;  // the desc, or the desc in F32 when widened
   bool widens;

@@ -144,12 +144,12 @@ inline int64_t index_value(const void* tensor, posenc_index_type type, int64_t b
 }
 
 // The type of the attention's GEMM operands for inputs of `dtype`: dtype, or
-// F32 for BF16 where oneDNN's bf16 GEMM is not native
-// (onednn_bf16_gemm_is_native): the attention then widens q, k, v and the
+// F32 for BF16 where oneDNN's bf16 GEMMs are not faster than its fp32 ones
+// (bf16_gemms_outpace_fp32): the attention then widens q, k, v and the
 // table rows its GEMMs read to fp32 as it reads them (widen.hpp), the same
 // bf16 values multiplied exactly.
 inline posenc_dtype attention_gemm_dtype(posenc_dtype dtype) {
-  return dtype == POSENC_BF16 && !onednn_bf16_gemm_is_native() ? POSENC_F32 : dtype;
+  return dtype == POSENC_BF16 && !bf16_gemms_outpace_fp32() ? POSENC_F32 : dtype;
 }
 
 // The row stride of every GEMM output the attention writes, for GEMMs of
