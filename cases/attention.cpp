@@ -495,7 +495,7 @@ Problem problem_of(const std::shared_ptr<AttentionBuffers>& b) {
   p.bytes = b->bytes();
   p.write_bytes = b->out_bytes();
   p.flops = flops_of(b->desc());
-  // bf16 widened to fp32 GEMMs where oneDNN's bf16 GEMM is not native.
+  // bf16 widened to fp32 GEMMs where the attention's GEMMs do not run in bf16.
   p.gemm_type = ops::attention_gemm_dtype(b->desc().dtype);
   p.run = [b](posenc_context* ctx) { return b->run(ctx, b->desc().dtype); };
   p.output = [b] { return b->out(); };
@@ -890,7 +890,7 @@ Problem bottleneck_problem(const BottleneckSpec& spec) {
   // The 1x1 qkv projection, then the 2D attention of the map's tokens.
   const double projection = 2.0 * double(d.batch * tokens * d.channels) * double(3 * inner);
   p.flops = projection + flops_of(desc_2d(d.batch, d.heads, d.height, d.width, d.head_dim));
-  // bf16 widened to fp32 GEMMs where oneDNN's bf16 GEMM is not native.
+  // bf16 widened to fp32 GEMMs where the attention's GEMMs do not run in bf16.
   p.gemm_type = ops::attention_gemm_dtype(d.dtype);
   p.run = [b, d, qkv_bias](posenc_context* ctx) { return b->run(ctx, d, d.dtype, qkv_bias); };
   p.output = [b] { return b->out; };

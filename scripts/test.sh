@@ -59,6 +59,9 @@ fi
 stage "the AVX-512 path again, as a CPU without AVX512-BF16 runs it (skipped without one)"
 POSENC_TEST_WITHOUT_AVX512_BF16=1 sharded "$root/build/tests/posenc_tests" \
   --gtest_filter='-*/avx2:*/baseline'
+stage "the suite with bf16 GEMMs where oneDNN has them (skipped where they run by default)"
+POSENC_TEST_BF16_GEMMS=1 sharded "$root/build/tests/posenc_tests" \
+  --gtest_filter='-*/avx2:*/baseline'
 stage "every case's bits across thread counts, with more OpenMP threads than cores"
 OMP_NUM_THREADS=4 sharded "$root/build/tests/posenc_tests" --gtest_filter='Every/Cases.*'
 "$root/build/tools/posenc/posenc" check

@@ -369,7 +369,7 @@ const std::vector<OpCase>& op_cases() {
                      return attention(ctx, d, t, out);
                    }});
     }
-    // bf16 (widened to fp32 GEMMs where oneDNN's bf16 GEMM is not native:
+    // bf16 (widened to fp32 GEMMs where the attention's GEMMs do not run in bf16:
     // q, each key block's keys and values, the table rows, all in the
     // threads' scratch), the kv head's keys and values packed for its three
     // query heads, or one reader's widened per key block. The inputs' fp32

@@ -412,7 +412,7 @@ TEST_F(AttentionErrors, MisalignedTensors) {
 }
 
 // bf16 attention and the bf16 bottleneck block run on every CPU (widened
-// to fp32 where oneDNN's bf16 GEMM is not native): the ops and their size
+// to fp32 where the attention's GEMMs do not run in bf16): the ops and their size
 // queries succeed alike.
 TEST_F(AttentionErrors, Bf16RunsAndIsSizedOnEveryCpu) {
   const std::vector<uint16_t> q = to_bf16(q_), k = to_bf16(k_), v = to_bf16(v_),

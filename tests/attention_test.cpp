@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -796,8 +797,9 @@ TEST_P(Bottleneck, TimmOptions) {
   EXPECT_TRUE(bottleneck_matches(context(), d, true));
 }
 
-// bf16 on every CPU: bf16 GEMMs where oneDNN multiplies bf16 in hardware,
-// else the fp32 block on the inputs widened (attention_widen_test.cpp).
+// bf16 on every CPU: bf16 GEMMs where the attention runs them
+// (attention_gemm_dtype), else the fp32 block on the inputs widened
+// (attention_widen_test.cpp).
 TEST_P(Bottleneck, Bf16) {
   posenc_bottleneck_desc d = bottleneck_desc(2, 16, 5, 6, 2, 16);
   d.dtype = POSENC_BF16;
@@ -1061,6 +1063,21 @@ TEST(AttentionPlan, ScoresArePaddedOnlyAtBrokenBf16Widths) {
       const bool padded = bf16_gemms && keys >= 49 && keys <= 63;
       EXPECT_EQ(plan.layout.scores_ld, padded ? 64 : keys) << "keys " << keys << " dtype " << dtype;
     }
+  }
+}
+
+// The attention's GEMMs run in bf16 on AMX and on AMD's AVX512-BF16, and
+// widen bf16 to fp32 elsewhere (runtime/matmul.hpp), stated apart from
+// bf16_gemms_outpace_fp32.
+TEST(AttentionPlan, Bf16GemmsOnAmxOrAmdAvx512Bf16) {
+  if (std::getenv("POSENC_TEST_BF16_GEMMS") != nullptr) GTEST_SKIP() << "forced bf16 GEMMs";
+  const bool bf16 = ops::attention_gemm_dtype(POSENC_BF16) == POSENC_BF16;
+  if (onednn_bf16_gemm_is_amx()) {
+    EXPECT_TRUE(bf16);
+  } else if (!onednn_bf16_gemm_is_native()) {
+    EXPECT_FALSE(bf16);
+  } else {
+    EXPECT_EQ(bf16, cpu_is_amd());
   }
 }
 

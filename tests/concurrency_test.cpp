@@ -36,8 +36,8 @@ TEST(Concurrency, EightThreadsMatchSequentialCalls) {
   // A single-threaded context and the shared default: both used at once.
   posenc::Context single(posenc::Isa::automatic, 1);
   posenc_context* const contexts[] = {single.get(), nullptr};
-  // Every case (bf16 runs on every CPU: widened to fp32 where oneDNN's bf16
-  // GEMM is not native).
+  // Every case (bf16 runs on every CPU: widened to fp32 where the attention's
+  // GEMMs do not run in bf16).
   std::vector<Case> cases;
   std::vector<cases::Problem> holders;  // keep each case's inputs alive, hence shared
   std::vector<std::vector<float>> expected[2];

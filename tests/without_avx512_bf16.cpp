@@ -28,6 +28,7 @@ class WithoutAvx512Bf16 : public ::testing::Environment {
         << "oneDNN made a primitive before the tests";
     ASSERT_EQ(kernel_table_for_cpu(POSENC_ISA_AVX512), compiled_kernel_table(POSENC_ISA_AVX512));
     ASSERT_FALSE(onednn_bf16_gemm_is_native());
+    ASSERT_FALSE(bf16_gemms_outpace_fp32());
   }
 };
 

@@ -167,8 +167,9 @@ POSENC_API posenc_isa posenc_best_isa(void);
 
 /* A context fixes the ISA path and thread count of the calls made with it.
  * The path is posenc's kernels'; the oneDNN GEMMs follow the process-wide
- * cap only (one per process, below), so a context on the avx2 path of an
- * AVX512-BF16 CPU still multiplies bf16 in hardware.
+ * cap only (one per process, below), so a context on the avx2 path of a
+ * CPU whose attention runs bf16 GEMMs (AMX, AMD's AVX512-BF16) still runs
+ * them.
  * isa: AUTO for the best under the cap, or a specific path, which must be
  * available and not above the cap. num_threads: 0 for OpenMP's default at call
  * time (at most POSENC_MAX_THREADS), else 1 to POSENC_MAX_THREADS (larger:

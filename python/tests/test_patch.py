@@ -7,7 +7,7 @@ Swin V2's (cosine attention, its continuous position bias) and BEiT
 attention (class token, q and v biases, a shared bias), whole timm
 models (and each replaced module on its inputs there); fp32 within 1e-5 of
 the output's magnitude, bf16 within 2e-2 (on every CPU: bf16 is widened to fp32
-where oneDNN does not multiply it in hardware); refusals; the fallback under autograd and in
+where the attention's GEMMs do not run in bf16); refusals; the fallback under autograd and in
 training, under torch.jit.trace and for hooks on the submodules posenc does not run;
 torch.compile and torch.export of each kind (test_patch_relpos.py: timm's
 pos_embed_rel biases)."""

@@ -113,8 +113,27 @@ def test_opcheck(name, out_layout, monkeypatch):
         return real(*args)
 
     monkeypatch.setattr(posenc_torch._ops, "attention_op", record)
+    monkeypatch.setattr(posenc_torch._ops, "traced", lambda tensors: True)
     posenc_torch.attention(q, k, v, **options)
     torch.library.opcheck(torch.ops.posenc.attention.default, captured["args"])
+
+
+def test_an_eager_call_skips_the_ops_dispatch(monkeypatch):
+    """Plain tensors and parameters, no tracer: the op's code runs without
+    torch's dispatch of a Python op."""
+    q, k, v, options = case("relative_1d_values")
+    options["table"] = torch.nn.Parameter(options["table"], requires_grad=False)
+    monkeypatch.setattr(posenc_torch._ops, "attention_op", None)  # would fail if called
+    with torch.no_grad():
+        assert torch.equal(posenc_torch.attention(q, k, v, **options),
+                           posenc.attention(q, k, v, **options))
+
+
+def test_layouts_are_checked():
+    q, k, v, _ = case("plain")
+    for options in (dict(out_layout="nonsense"), dict(layout=None), dict(out_layout=3)):
+        with pytest.raises(ValueError, match="layout"):
+            posenc_torch.attention(q, k, v, **options)
 
 
 @needs_custom_ops
@@ -140,6 +159,12 @@ def test_only_traced_calls_take_the_ops_dispatch():
     with Seen():
         posenc_torch.attention(q, k, v, **options)
     assert torch.ops.posenc.attention.default in seen
+    from torch.fx.experimental.proxy_tensor import make_fx
+    for pre_dispatch in (False, True):  # a dispatch mode of either stack: the op recorded
+        graph = make_fx(lambda q, k, v: posenc_torch.attention(q, k, v, causal=True),
+                        pre_dispatch=pre_dispatch)(q, k, v)
+        assert torch.ops.posenc.attention.default in [n.target for n in graph.graph.nodes]
+        assert torch.equal(graph(q, k, v), posenc.attention(q, k, v, causal=True))
     traced_function = torch.jit.trace(lambda q, k, v: posenc_torch.attention(q, k, v, causal=True),
                                       (q, k, v), check_trace=False)
     assert "posenc::attention" in str(traced_function.graph)

@@ -54,9 +54,9 @@ bool cpu_supports(posenc_isa isa) {
   return path != nullptr && cpu_has(path->features);
 }
 
-bool cpu_is_intel() {
+bool cpu_is_amd() {
 #if defined(__x86_64__)
-  return __builtin_cpu_is("intel");
+  return __builtin_cpu_is("amd");
 #else
   return false;
 #endif

@@ -32,8 +32,8 @@ void hide_cpu_features(CpuFeatures features);
 // True if this build has the path `isa` and the CPU and OS can run it.
 bool cpu_supports(posenc_isa isa);
 
-// True on an Intel CPU: for the choices measured to differ by vendor
+// True on an AMD CPU: for the choices measured to differ by vendor
 // (runtime/matmul.hpp's bf16_gemms_outpace_fp32).
-bool cpu_is_intel();
+bool cpu_is_amd();
 
 }  // namespace posenc

@@ -19,4 +19,11 @@ const KernelTable* kernel_table_for_cpu(posenc_isa isa) {
   return &path->kernels();
 }
 
+bool runs_extension_kernels(posenc_isa isa, CpuFeatures features) {
+  const IsaPath* path = compiled_isa_path(isa);
+  return path != nullptr && path->extension_kernels != nullptr &&
+         (path->extension_features & features) == features &&
+         kernel_table_for_cpu(isa) == &path->extension_kernels();
+}
+
 }  // namespace posenc

@@ -3,6 +3,7 @@
 
 #include "kernels/kernel_table.hpp"
 #include "posenc/core.h"
+#include "runtime/cpu_features.hpp"
 
 namespace posenc {
 
@@ -14,5 +15,9 @@ const KernelTable* compiled_kernel_table(posenc_isa isa);
 // that use extensions beyond the path's (AVX512-BF16) where the CPU has them.
 // The same results either way.
 const KernelTable* kernel_table_for_cpu(posenc_isa isa);
+
+// Whether kernel_table_for_cpu(isa) holds the kernels of the extension
+// `features` (AVX512-BF16's beside the AVX-512 path's).
+bool runs_extension_kernels(posenc_isa isa, CpuFeatures features);
 
 }  // namespace posenc

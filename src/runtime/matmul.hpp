@@ -296,23 +296,25 @@ inline bool onednn_bf16_depth_is_broken(int64_t depth) { return depth == 63; }
 // Whether oneDNN multiplies bf16 in hardware (AVX512-BF16 or AMX, under the
 // ISA cap). Elsewhere its bf16 GEMM, where it has one, widens the operands
 // itself at a fraction of its fp32 rate (a fifth on a 2-core Xeon without
-// AVX512-BF16), and AVX2 and Arm have none: the attention and the
-// bottleneck block then widen bf16 to fp32 themselves (attention_gemm_dtype,
-// ops/attention/problem.hpp). Fixed for the process once asked, as oneDNN's
-// ISA is.
+// AVX512-BF16), and AVX2 and Arm have none. Fixed for the process once
+// asked, as oneDNN's ISA is.
 bool onednn_bf16_gemm_is_native();
 // Whether it does so on AMX.
 bool onednn_bf16_gemm_is_amx();
 // Whether the attention and the bottleneck block run their GEMMs in bf16,
-// else widening bf16 to fp32 (attention_gemm_dtype): where oneDNN
-// multiplies bf16 on AMX, or with AVX512-BF16 on a CPU whose bf16 pair dot
-// product outpaces its fp32 FMAs, as AMD's (a 2-core Zen 4 VM: oneDNN's
-// bf16 GEMM at 2.2x its fp32 rate, bf16 attention 1.6-2.0x fp32's speed).
-// Intel's runs at its FMAs' rate: without AMX (Cooper Lake, or a Sapphire
-// or Emerald Rapids whose OS or VM leaves AMX off) oneDNN 2.6's bf16 GEMM
-// reached 0.6x its fp32 rate on a 2-core Emerald Rapids VM, where widened
-// bf16 attention ran 1.4-1.7x faster than on those GEMMs.
+// else widening bf16 to fp32 themselves (attention_gemm_dtype,
+// ops/attention/problem.hpp): where oneDNN multiplies bf16 on AMX, or with
+// AVX512-BF16 on AMD's CPUs, whose bf16 pair dot product runs at twice
+// their fp32 FMAs' rate. Intel's runs at its FMAs' rate, and without AMX
+// (Cooper Lake, or a Sapphire or Emerald Rapids whose OS or VM leaves AMX
+// off) oneDNN 2.6's bf16 GEMM is slower than its fp32 one (README,
+// "Benchmarks": 0.6x on an Emerald Rapids VM). Other vendors widen, which
+// is always exact.
 bool bf16_gemms_outpace_fp32();
+// From now on, bf16_gemms_outpace_fp32 wherever oneDNN multiplies bf16 in
+// hardware, for the tests: the bf16 GEMMs' paths on a CPU that would widen
+// (tests/with_bf16_gemms.cpp).
+void force_bf16_gemms();
 
 // oneDNN's version and the ISA its primitives dispatch to, for `posenc info`.
 const char* onednn_version_string();

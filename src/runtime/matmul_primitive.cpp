@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -420,9 +421,17 @@ bool onednn_bf16_gemm_is_native() { return onednn_isa_includes(dnnl::cpu_isa::av
 
 bool onednn_bf16_gemm_is_amx() { return onednn_isa_includes(dnnl::cpu_isa::avx512_core_amx); }
 
+namespace {
+std::atomic<bool> bf16_gemms_forced{false};
+}  // namespace
+
 bool bf16_gemms_outpace_fp32() {
-  return onednn_bf16_gemm_is_amx() || (onednn_bf16_gemm_is_native() && !cpu_is_intel());
+  return onednn_bf16_gemm_is_amx() ||
+         (onednn_bf16_gemm_is_native() &&
+          (cpu_is_amd() || bf16_gemms_forced.load(std::memory_order_relaxed)));
 }
+
+void force_bf16_gemms() { bf16_gemms_forced.store(true, std::memory_order_relaxed); }
 
 const char* onednn_matmul_impl(posenc_dtype type) {
   // Kept here: the cache may drop the primitive.

@@ -86,7 +86,7 @@ import functools
 import torch
 
 from .._tensor import has_tangent, storage_address
-from . import beit, botnet, mvitv2, relpos, sam, swin, swinv2
+from . import _ops, beit, botnet, mvitv2, relpos, sam, swin, swinv2
 from .functional import attention
 from .transformers_attention import transformers_attention
 from ._original import (has_own_forward, is_patched, original_forward, patched_dtype,
@@ -144,13 +144,6 @@ def known_modules(model):
     return found
 
 
-def _compiling():
-    """Whether torch.compile is tracing the call (its tensors are fake: the
-    custom ops carry posenc's call into the graph)."""
-    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
-    return is_compiling is not None and is_compiling()
-
-
 def _needs_torch(module, inputs):
     """Whether the call's tensors (its inputs, the module's parameters) ask
     for what posenc does not do: a gradient (grad mode on and a tensor
@@ -160,7 +153,7 @@ def _needs_torch(module, inputs):
     if torch.is_grad_enabled() and (any(t.requires_grad for t in tensors) or
                                     any(p.requires_grad for p in module.parameters())):
         return True
-    if _compiling():
+    if _ops.compiling():
         return False
     if any(has_tangent(t) or storage_address(t) is None for t in tensors):
         return True

@@ -85,11 +85,14 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: str, o
                softcap: Optional[float], out_dtype: Optional[torch.dtype]) -> torch.Tensor:
     """posenc.attention with every option (posenc.torch.attention's
     arguments), its output new, in out_layout."""
-    out = q.new_empty(_output_shape(q, v, layout, out_layout), dtype=out_dtype or q.dtype)
+    swapped = out_layout.lower() != layout.lower()
+    out = q.new_empty(_output_shape(q, v, layout, out_layout), dtype=out_dtype or q.dtype) \
+        if swapped else None
     sizes = {name: None if size is None else tuple(size)
              for name, size in (("map_size", map_size), ("kv_map_size", kv_map_size),
                                 ("window", window))}
-    attention(q, k, v, layout=layout, scale=scale, causal=causal, query_offset=query_offset,
+    result = attention(
+        q, k, v, layout=layout, scale=scale, causal=causal, query_offset=query_offset,
               bias=bias, table=table, table_h=table_h, table_w=table_w, key_table=key_table,
               value_table=value_table, mask=mask, kv_lengths=kv_lengths, q_lengths=q_lengths,
               query_offsets=query_offsets, sinks=sinks, relative_query_bias=relative_query_bias,
@@ -97,37 +100,55 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: str, o
               max_distance=max_distance, class_token=class_token, num_buckets=num_buckets,
               bidirectional=bidirectional, relative_order=relative_order,
               sliding_window=sliding_window, softcap=softcap, out_dtype=out_dtype,
-              out=out if out_layout.lower() == layout.lower() else out.transpose(1, 2),
-              **sizes)
-    return out
+              out=out.transpose(1, 2) if swapped else None, **sizes)
+    return out if swapped else result
+
+
+def compiling():
+    """Whether torch.compile is tracing the call (its tensors are fake: the
+    custom ops carry posenc's call into the graph)."""
+    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return is_compiling is not None and is_compiling()
 
 
 def traced(tensors):
-    """Whether a tracer would miss a plain call on tensors: torch.compile's
-    Dynamo, torch.jit.trace, a dispatch mode (make_fx, torch.export's
-    non-strict tracing, FlopCounterMode) or tensors that are not plain
-    (fake, functional or another subclass's)."""
-    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
-    if (is_compiling is not None and is_compiling()) or torch.jit.is_tracing() or \
-            _python_dispatch._get_current_dispatch_mode() is not None:
+    """Whether a tracer or transform would miss a plain call on tensors (with
+    torch 2.4 and later): torch.compile's Dynamo, torch.jit.trace, a dispatch
+    mode (make_fx, pre-dispatch too, torch.export's non-strict tracing,
+    FlopCounterMode), a torch function mode, torch.func's transforms, or
+    tensors that are not plain (fake, functional or another subclass's).
+    Before torch 2.4 there is no op to trace: false."""
+    if not _CUSTOM_OPS:
+        return False
+    if compiling() or torch.jit.is_tracing() or \
+            _python_dispatch.is_in_torch_dispatch_mode() or \
+            torch._C._len_torch_function_stack() > 0 or \
+            torch._C._functorch.peek_interpreter_stack() is not None:
         return True
     return any(type(t) not in _PLAIN for t in tensors)
 
 
 def _op(name, function, fake):
     """function as the custom op posenc::name (its fake implementation
-    `fake`), called as the op where a tracer would see it and as function
-    itself elsewhere: torch's dispatch of a Python op costs some 60-90 us a
-    call."""
+    `fake`), or function itself before torch 2.4."""
     if not _CUSTOM_OPS:
         return function
     op = torch.library.custom_op(f"posenc::{name}", mutates_args=())(function)
     op.register_fake(fake)
+    return op
+
+
+def _dispatching(op, function):
+    """Calls op where a tracer would see the call (traced) and function
+    itself elsewhere: torch's dispatch of a Python op costs tens of
+    microseconds a call."""
+    if op is function:
+        return function
 
     @functools.wraps(function)
-    def call(*args):
-        return (op if traced([a for a in args if isinstance(a, torch.Tensor)]) else function)(
-            *args)
+    def call(*args, **kwargs):
+        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+        return (op if traced(tensors) else function)(*args, **kwargs)
     return call
 
 
@@ -137,18 +158,13 @@ def _attention_fake(*args, **kwargs):
                             dtype=a["out_dtype"] or a["q"].dtype)
 
 
-def _attention_out(q, v, out_dtype):
-    """[B, N, H, v's head size], as attention writes it."""
-    return q.new_empty((*q.shape[:-1], v.shape[-1]), dtype=out_dtype)
-
-
 def _attention_table_2d_fake(q, k, v, table, window, class_token, mask, scale, out_dtype):
-    return _attention_out(q, v, out_dtype)
+    return q.new_empty(_output_shape(q, v, "bthd", "bthd"), dtype=out_dtype)
 
 
 def _attention_2d_fake(q, k, v, table_h, table_w, scale, bias_uses_scaled_q, out_dtype,
                        query_minus_key=False, map_size=None, kv_map_size=None):
-    return _attention_out(q, v, out_dtype)
+    return q.new_empty(_output_shape(q, v, "bthd", "bthd"), dtype=out_dtype)
 
 
 def _bottleneck_fake(fmap, w_qkv, qkv_bias, rel_h, rel_w, heads, scale, bias_uses_scaled_q,
@@ -159,7 +175,11 @@ def _bottleneck_fake(fmap, w_qkv, qkv_bias, rel_h, rel_w, heads, scale, bias_use
                           dtype=out_dtype)
 
 
+# posenc.torch.attention's op (functional.py calls it where traced);
+# the patched modules' calls.
 attention_op = _op("attention", _attention, _attention_fake)
-attention_2d = _op("attention_2d", _attention_2d, _attention_2d_fake)
-attention_table_2d = _op("attention_table_2d", _attention_table_2d, _attention_table_2d_fake)
-bottleneck = _op("bottleneck", _bottleneck, _bottleneck_fake)
+attention_2d = _dispatching(_op("attention_2d", _attention_2d, _attention_2d_fake),
+                            _attention_2d)
+attention_table_2d = _dispatching(
+    _op("attention_table_2d", _attention_table_2d, _attention_table_2d_fake), _attention_table_2d)
+bottleneck = _dispatching(_op("bottleneck", _bottleneck, _bottleneck_fake), _bottleneck)

@@ -122,12 +122,12 @@ KeySplit key_split(const AttentionProblem& p, int64_t query_tasks) {
 // the baseline path (SSE2 without FMA), whose kernels ran slower than
 // oneDNN's GEMMs, nor where the problem's GEMMs run in bf16
 // (attention_gemm_dtype), nor for bf16 on a path whose decode kernels use
-// AVX512-BF16 (kernel_table_for_cpu): built for a few rows, they took
+// AVX512-BF16 (runs_extension_kernels): built for a few rows, they took
 // 1.05-1.25x the time of the widened fp32 GEMMs on windows of 49 and 64
 // tokens (a 2-core Emerald Rapids VM without AMX), where the AVX2 path's
 // bf16 kernels took 0.75-0.95x theirs.
 bool small_problem_products(const AttentionProblem& p, int64_t rows, posenc_isa isa) {
-  const bool avx512_bf16_kernels = kernel_table_for_cpu(isa) != compiled_kernel_table(isa);
+  const bool avx512_bf16_kernels = runs_extension_kernels(isa, kCpuAvx512Bf16);
   return isa != POSENC_ISA_BASELINE && p.gemm_dtype == POSENC_F32 &&
          !(p.dtype == POSENC_BF16 && avx512_bf16_kernels) && p.kv_len <= kMaxSmallKeys &&
          std::max(p.head_dim, p.value_head_dim) <= kMaxSmallHeadDim && rows <= kMaxSmallRows;

@@ -1,5 +1,6 @@
-// bf16 operands widened to fp32 for the attention's GEMMs where oneDNN's
-// bf16 GEMM is not native (AttentionProblem::gemms_widen_bf16): a task
+// bf16 operands widened to fp32 for the attention's GEMMs where bf16 GEMMs
+// would not outpace fp32 ones (attention_gemm_dtype,
+// AttentionProblem::gemms_widen_bf16): a task
 // widens what it multiplies (its rows of q, a key block's keys and values,
 // the table rows of its bias) into its scratch as it reads them, so that
 // the workspace stays per thread and per block. The GEMMs then run at
